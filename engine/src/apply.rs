@@ -1,0 +1,667 @@
+//! Applying a write batch to a private copy of the state.
+//!
+//! Every operation is validated against the state as the earlier operations of the batch left it,
+//! then applied to the copy. The first invalid operation aborts the batch with an error naming its
+//! index and field; the caller drops the copy, so the published state never sees any of it.
+
+use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
+use crate::error::{WriteError, WriteErrorKind};
+use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
+use crate::limits::Limits;
+use crate::model::{ClaimState, PredicateDef};
+use crate::normalize::{name_key, vocabulary_key};
+use crate::state::{ClaimEvent, ClaimRecord, EntityEvent, EntityRecord, EvidenceRow, State, DELETED, ERASED, SENSITIVE, TIMED};
+use crate::time::Timestamp;
+use crate::value::{Properties, Value};
+use std::sync::Arc;
+
+type OpResult<T> = Result<T, (&'static str, WriteErrorKind)>;
+
+/// What a committed batch created, in operation order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Created {
+    /// The entity of each `UpsertEntity` (new or existing).
+    pub entities: Vec<EntityId>,
+    /// The id of each `AddClaim`.
+    pub claims: Vec<ClaimId>,
+    /// The id of each `AddEvidence`.
+    pub evidence: Vec<crate::ids::EvidenceId>,
+}
+
+/// Applies `batch` to `state` at transaction time `now`.
+pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits: &Limits) -> Result<Created, WriteError> {
+    let fail = |op_index, op, (field, kind)| WriteError { op_index, op, field, kind };
+    let ws = state
+        .catalog
+        .workspace(&batch.workspace)
+        .ok_or_else(|| fail(0, "batch", ("workspace", WriteErrorKind::UnknownWorkspace(batch.workspace.clone()))))?;
+    if batch.ops.len() > limits.batch_ops_max {
+        return Err(fail(
+            0,
+            "batch",
+            ("ops", WriteErrorKind::TooMany { count: batch.ops.len(), limit: limits.batch_ops_max, limit_name: "batch_ops_max" }),
+        ));
+    }
+    let mut w = Writer { st: state, ws, now, limits, created: Created::default() };
+    for (i, op) in batch.ops.iter().enumerate() {
+        w.apply(op).map_err(|e| fail(i, op_name(op), e))?;
+    }
+    Ok(w.created)
+}
+
+/// The operation's name as used in errors.
+pub fn op_name(op: &Op) -> &'static str {
+    match op {
+        Op::UpsertEntity(_) => "upsert_entity",
+        Op::RenameEntity { .. } => "rename_entity",
+        Op::AddAlias { .. } => "add_alias",
+        Op::RemoveAlias { .. } => "remove_alias",
+        Op::SetProperty { .. } => "set_property",
+        Op::AddClaim(_) => "add_claim",
+        Op::AddEvidence(_) => "add_evidence",
+        Op::AcceptClaim { .. } => "accept_claim",
+        Op::SetConfidence { .. } => "set_confidence",
+        Op::Deprecate { .. } => "deprecate",
+        Op::DeleteClaim { .. } => "delete_claim",
+        Op::RestoreClaim { .. } => "restore_claim",
+        Op::DeleteEntity { .. } => "delete_entity",
+        Op::RestoreEntity { .. } => "restore_entity",
+        Op::DeclarePredicate(_) => "declare_predicate",
+    }
+}
+
+struct Writer<'a> {
+    st: &'a mut State,
+    ws: WorkspaceId,
+    now: Timestamp,
+    limits: &'a Limits,
+    created: Created,
+}
+
+fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
+    if s.trim().is_empty() {
+        return Err((field, WriteErrorKind::Empty));
+    }
+    check_len(field, s, limit, limit_name)
+}
+
+fn check_len(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
+    if s.len() > limit {
+        return Err((field, WriteErrorKind::TooLong { len: s.len(), limit, limit_name }));
+    }
+    Ok(())
+}
+
+fn check_confidence(field: &'static str, c: f32) -> OpResult<()> {
+    if !c.is_finite() {
+        return Err((field, WriteErrorKind::NotFinite));
+    }
+    if !(0.0..=1.0).contains(&c) {
+        return Err((field, WriteErrorKind::ConfidenceOutOfRange(c)));
+    }
+    Ok(())
+}
+
+fn opt_arc(s: Option<&String>) -> Option<Arc<str>> {
+    s.map(|s| Arc::from(s.as_str()))
+}
+
+impl Writer<'_> {
+    fn apply(&mut self, op: &Op) -> OpResult<()> {
+        match op {
+            Op::UpsertEntity(u) => self.upsert_entity(u),
+            Op::RenameEntity { entity, name } => {
+                let e = self.entity(entity)?;
+                check_str("name", name, self.limits.name_bytes_max, "name_bytes_max")?;
+                self.rename(e, name);
+                Ok(())
+            }
+            Op::AddAlias { entity, alias } => {
+                let e = self.entity(entity)?;
+                check_str("alias", alias, self.limits.name_bytes_max, "name_bytes_max")?;
+                self.add_aliases(e, std::slice::from_ref(alias))
+            }
+            Op::RemoveAlias { entity, alias } => {
+                let e = self.entity(entity)?;
+                check_str("alias", alias, self.limits.name_bytes_max, "name_bytes_max")?;
+                self.remove_alias(e, alias);
+                Ok(())
+            }
+            Op::SetProperty { entity, key, value } => {
+                let e = self.entity(entity)?;
+                let mut props = Properties::new();
+                props.insert(Arc::from(key.as_str()), value.clone());
+                self.check_properties(&props)?;
+                self.merge_properties(e, &props);
+                Ok(())
+            }
+            Op::AddClaim(c) => {
+                let id = self.add_claim(c)?;
+                self.created.claims.push(ClaimId(id));
+                Ok(())
+            }
+            Op::AddEvidence(v) => self.add_evidence(v),
+            Op::AcceptClaim { claim } => {
+                let c = self.claim(claim, "claim")?;
+                self.transition(c, ClaimState::Accepted)
+            }
+            Op::SetConfidence { claim, confidence } => {
+                let c = self.claim(claim, "claim")?;
+                check_confidence("confidence", *confidence)?;
+                self.st.claims.confidence.set(c as usize, *confidence);
+                self.st.claims.rec.get_mut(c as usize).updated_at = self.now;
+                Ok(())
+            }
+            Op::Deprecate { claim, superseded_by } => self.deprecate(claim, superseded_by.as_ref()),
+            Op::DeleteClaim { claim } => {
+                let c = self.claim(claim, "claim")?;
+                self.set_claim_deleted(c, true);
+                Ok(())
+            }
+            Op::RestoreClaim { claim } => {
+                let c = self.claim(claim, "claim")?;
+                self.set_claim_deleted(c, false);
+                Ok(())
+            }
+            Op::DeleteEntity { entity } => {
+                let e = self.entity(entity)?;
+                self.set_entity_deleted(e, true);
+                Ok(())
+            }
+            Op::RestoreEntity { entity } => {
+                let e = self.entity(entity)?;
+                self.set_entity_deleted(e, false);
+                Ok(())
+            }
+            Op::DeclarePredicate(d) => self.declare_predicate(d),
+        }
+    }
+
+    // ----- resolution -------------------------------------------------------------------------
+
+    fn entity(&self, r: &EntityRef) -> OpResult<u32> {
+        self.entity_in("entity", r)
+    }
+
+    fn entity_in(&self, field: &'static str, r: &EntityRef) -> OpResult<u32> {
+        match r {
+            EntityRef::Ext(s) => self
+                .st
+                .entities
+                .by_ext
+                .get(&(self.ws, Arc::from(s.as_str())))
+                .map(|id| id.0)
+                .ok_or_else(|| (field, WriteErrorKind::UnknownEntity(s.clone()))),
+            EntityRef::Id(id) => {
+                let ents = &self.st.entities;
+                match ents.ws.try_get(id.index()) {
+                    None => Err((field, WriteErrorKind::UnknownEntity(id.to_string()))),
+                    Some(_) if *ents.flags.get(id.index()) & ERASED != 0 => Err((field, WriteErrorKind::UnknownEntity(id.to_string()))),
+                    Some(w) if *w != self.ws => Err((field, WriteErrorKind::CrossWorkspaceEntity(*id))),
+                    Some(_) => Ok(id.0),
+                }
+            }
+        }
+    }
+
+    fn claim(&self, r: &ClaimRef, field: &'static str) -> OpResult<u32> {
+        match r {
+            ClaimRef::Ext(s) => self
+                .st
+                .claims
+                .by_ext
+                .get(&(self.ws, Arc::from(s.as_str())))
+                .map(|id| id.0)
+                .ok_or_else(|| (field, WriteErrorKind::UnknownClaim(s.clone()))),
+            ClaimRef::Id(id) => {
+                let claims = &self.st.claims;
+                match claims.ws.try_get(id.index()) {
+                    None => Err((field, WriteErrorKind::UnknownClaim(id.to_string()))),
+                    Some(_) if *claims.flags.get(id.index()) & ERASED != 0 => Err((field, WriteErrorKind::UnknownClaim(id.to_string()))),
+                    Some(w) if *w != self.ws => Err((field, WriteErrorKind::CrossWorkspaceClaim(*id))),
+                    Some(_) => Ok(id.0),
+                }
+            }
+        }
+    }
+
+    // ----- entities ---------------------------------------------------------------------------
+
+    fn check_properties(&self, props: &Properties) -> OpResult<()> {
+        for (k, v) in props {
+            check_str("properties", k, self.limits.name_bytes_max, "name_bytes_max")?;
+            if v.has_non_finite() {
+                return Err(("properties", WriteErrorKind::NotFinite));
+            }
+            let bytes = v.approx_bytes();
+            if bytes > self.limits.property_bytes_max {
+                return Err((
+                    "properties",
+                    WriteErrorKind::TooLong { len: bytes, limit: self.limits.property_bytes_max, limit_name: "property_bytes_max" },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn intern_type(&mut self, t: &str) -> OpResult<TypeId> {
+        check_str("entity_type", t, self.limits.name_bytes_max, "name_bytes_max")?;
+        self.st
+            .catalog
+            .types
+            .intern(&vocabulary_key(t))
+            .map(TypeId)
+            .ok_or(("entity_type", WriteErrorKind::Invalid("the type vocabulary is full (65,536 names)")))
+    }
+
+    fn upsert_entity(&mut self, u: &UpsertEntity) -> OpResult<()> {
+        check_str("ext_id", &u.ext_id, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
+        check_str("name", &u.name, self.limits.name_bytes_max, "name_bytes_max")?;
+        if u.aliases.len() > self.limits.aliases_max {
+            return Err(("aliases", WriteErrorKind::TooMany { count: u.aliases.len(), limit: self.limits.aliases_max, limit_name: "aliases_max" }));
+        }
+        for a in &u.aliases {
+            check_str("aliases", a, self.limits.name_bytes_max, "name_bytes_max")?;
+        }
+        self.check_properties(&u.properties)?;
+        let ty = self.intern_type(&u.entity_type)?;
+        let ext: Arc<str> = Arc::from(u.ext_id.as_str());
+        if let Some(id) = self.st.entities.by_ext.get(&(self.ws, ext.clone())).copied() {
+            let e = id.0;
+            let old_ty = *self.st.entities.ty.get(e as usize);
+            if old_ty != ty {
+                self.st.entities.ty.set(e as usize, ty);
+                if let Some(set) = self.st.bitmaps.entities_by_type.get_mut(&old_ty) {
+                    set.remove(e);
+                }
+                self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
+            }
+            if self.st.entities.rec.get(e as usize).name.as_ref() != u.name {
+                self.rename(e, &u.name);
+            }
+            self.add_aliases(e, &u.aliases)?;
+            self.merge_properties(e, &u.properties);
+            self.st.entities.rec.get_mut(e as usize).updated_at = self.now;
+            self.created.entities.push(id);
+            return Ok(());
+        }
+        let e = u32::try_from(self.st.entities.len()).map_err(|_| ("ext_id", WriteErrorKind::Invalid("entity table is full")))?;
+        let props: Properties = u.properties.iter().filter(|(_, v)| **v != Value::Null).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let ents = &mut self.st.entities;
+        ents.ws.push(self.ws);
+        ents.ty.push(ty);
+        ents.flags.push(0);
+        ents.rec.push(EntityRecord {
+            ext_id: ext.clone(),
+            name: Arc::from(u.name.as_str()),
+            aliases: Arc::from(Vec::new()),
+            props: (!props.is_empty()).then(|| Arc::new(props)),
+            created_at: self.now,
+            updated_at: self.now,
+            last_event: NONE,
+        });
+        ents.by_ext.insert((self.ws, ext), EntityId(e));
+        self.index_name(e, &name_key(&u.name));
+        self.st.bitmaps.entities_by_ws.entry(self.ws).or_default().insert(e);
+        self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
+        self.created.entities.push(EntityId(e));
+        self.add_aliases(e, &u.aliases)
+    }
+
+    fn index_name(&mut self, e: u32, key: &str) {
+        let k = (self.ws, Arc::<str>::from(key));
+        let list = self.st.entities.by_name.entry(k).or_insert_with(|| Arc::from(Vec::new()));
+        if !list.contains(&EntityId(e)) {
+            let mut v = list.to_vec();
+            v.push(EntityId(e));
+            *list = Arc::from(v);
+        }
+    }
+
+    /// Removes `e` under `key` unless its name or another alias still has that key.
+    fn unindex_name_if_unused(&mut self, e: u32, key: &str) {
+        let rec = self.st.entities.rec.get(e as usize);
+        if name_key(&rec.name) == key || rec.aliases.iter().any(|a| name_key(a) == key) {
+            return;
+        }
+        let k = (self.ws, Arc::<str>::from(key));
+        if let Some(list) = self.st.entities.by_name.get(&k) {
+            let v: Vec<EntityId> = list.iter().copied().filter(|x| x.0 != e).collect();
+            if v.is_empty() {
+                self.st.entities.by_name.remove(&k);
+            } else {
+                self.st.entities.by_name.insert(k, Arc::from(v));
+            }
+        }
+    }
+
+    fn rename(&mut self, e: u32, name: &str) {
+        let rec = self.st.entities.rec.get_mut(e as usize);
+        let old = std::mem::replace(&mut rec.name, Arc::from(name));
+        rec.updated_at = self.now;
+        let old_key = name_key(&old);
+        let new_key = name_key(name);
+        // The old name stays findable: it becomes an alias unless one with its key exists.
+        if old_key != new_key && !rec.aliases.iter().any(|a| name_key(a) == old_key) {
+            let mut v = rec.aliases.to_vec();
+            v.push(old);
+            rec.aliases = Arc::from(v);
+        }
+        self.index_name(e, &new_key);
+    }
+
+    fn add_aliases(&mut self, e: u32, aliases: &[String]) -> OpResult<()> {
+        for alias in aliases {
+            let key = name_key(alias);
+            let rec = self.st.entities.rec.get(e as usize);
+            if name_key(&rec.name) == key || rec.aliases.iter().any(|a| name_key(a) == key) {
+                continue;
+            }
+            if rec.aliases.len() >= self.limits.aliases_max {
+                return Err(("aliases", WriteErrorKind::TooMany { count: rec.aliases.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" }));
+            }
+            let rec = self.st.entities.rec.get_mut(e as usize);
+            let mut v = rec.aliases.to_vec();
+            v.push(Arc::from(alias.as_str()));
+            rec.aliases = Arc::from(v);
+            rec.updated_at = self.now;
+            self.index_name(e, &key);
+        }
+        Ok(())
+    }
+
+    fn remove_alias(&mut self, e: u32, alias: &str) {
+        let key = name_key(alias);
+        let rec = self.st.entities.rec.get_mut(e as usize);
+        let before = rec.aliases.len();
+        let kept: Vec<Arc<str>> = rec.aliases.iter().filter(|a| name_key(a) != key).cloned().collect();
+        if kept.len() != before {
+            rec.aliases = Arc::from(kept);
+            rec.updated_at = self.now;
+            self.unindex_name_if_unused(e, &key);
+        }
+    }
+
+    fn merge_properties(&mut self, e: u32, props: &Properties) {
+        if props.is_empty() {
+            return;
+        }
+        let rec = self.st.entities.rec.get_mut(e as usize);
+        let mut merged = rec.props.as_deref().cloned().unwrap_or_default();
+        for (k, v) in props {
+            if *v == Value::Null {
+                merged.remove(k);
+            } else {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        rec.props = (!merged.is_empty()).then(|| Arc::new(merged));
+        rec.updated_at = self.now;
+    }
+
+    fn set_entity_deleted(&mut self, e: u32, deleted: bool) {
+        let i = e as usize;
+        let flags = *self.st.entities.flags.get(i);
+        if (flags & DELETED != 0) == deleted {
+            return;
+        }
+        let rec = self.st.entities.rec.get(i);
+        let ev = EntityEvent { at: self.now, deleted_before: !deleted, prev: rec.last_event };
+        let ev_idx = self.st.entities.events.len() as u32;
+        self.st.entities.events.push(ev);
+        let rec = self.st.entities.rec.get_mut(i);
+        rec.last_event = ev_idx;
+        rec.updated_at = self.now;
+        self.st.entities.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });
+        self.st.bitmaps.entities_deleted.set(e, deleted);
+        // The entity's claims are hidden (or shown again) with it.
+        let mut incident = Vec::new();
+        for dir in [0, 1] {
+            self.st.graph.for_each_edge(e, dir, None, |edge| incident.push(edge.claim));
+        }
+        for c in incident {
+            self.st.refresh_claim_live(c);
+        }
+    }
+
+    // ----- claims -----------------------------------------------------------------------------
+
+    fn intern_predicate(&mut self, field: &'static str, name: &str) -> OpResult<PredicateId> {
+        check_str(field, name, self.limits.name_bytes_max, "name_bytes_max")?;
+        self.st
+            .catalog
+            .predicates
+            .intern(&vocabulary_key(name))
+            .map(PredicateId)
+            .ok_or((field, WriteErrorKind::Invalid("the predicate vocabulary is full (65,536 names)")))
+    }
+
+    fn add_claim(&mut self, c: &AddClaim) -> OpResult<u32> {
+        if let Some(ext) = &c.ext_id {
+            check_str("ext_id", ext, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
+            if self.st.claims.by_ext.contains_key(&(self.ws, Arc::from(ext.as_str()))) {
+                return Err(("ext_id", WriteErrorKind::DuplicateId(ext.clone())));
+            }
+        }
+        let s = self.entity_in("subject", &c.subject)?;
+        let o = self.entity_in("object", &c.object)?;
+        for (field, e) in [("subject", s), ("object", o)] {
+            if *self.st.entities.flags.get(e as usize) & DELETED != 0 {
+                return Err((field, WriteErrorKind::EntityDeleted(EntityId(e))));
+            }
+        }
+        check_confidence("confidence", c.confidence)?;
+        if let Some(t) = &c.text {
+            check_len("text", t, self.limits.text_bytes_max, "text_bytes_max")?;
+        }
+        let valid_from = c.valid_from.unwrap_or(self.now);
+        let valid_until = c.valid_until.unwrap_or(Timestamp::MAX);
+        if valid_until <= valid_from {
+            return Err(("valid_until", WriteErrorKind::InvalidInterval));
+        }
+        let expires_at = c.expires_at.unwrap_or(Timestamp::MAX);
+        let pred = self.intern_predicate("predicate", &c.predicate)?;
+        let id = u32::try_from(self.st.claims.len())
+            .ok()
+            .filter(|&id| id != NONE)
+            .ok_or(("ext_id", WriteErrorKind::Invalid("claim table is full")))?;
+        let ext: Arc<str> = match &c.ext_id {
+            Some(e) => Arc::from(e.as_str()),
+            None => self.generated_claim_id(id),
+        };
+        let timed = valid_from > self.now || valid_until != Timestamp::MAX || expires_at != Timestamp::MAX;
+        let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 };
+        let cl = &mut self.st.claims;
+        cl.ws.push(self.ws);
+        cl.subject.push(s);
+        cl.object.push(o);
+        cl.pred.push(pred.0);
+        cl.confidence.push(c.confidence);
+        cl.state.push(c.state);
+        cl.flags.push(flags);
+        cl.valid_from.push(valid_from);
+        cl.valid_until.push(valid_until);
+        cl.rec.push(ClaimRecord {
+            ext_id: Some(ext.clone()),
+            text: opt_arc(c.text.as_ref()),
+            recorded_at: self.now,
+            updated_at: self.now,
+            expires_at,
+            superseded_by: NONE,
+            last_event: NONE,
+            evidence_head: NONE,
+        });
+        cl.by_ext.insert((self.ws, ext), ClaimId(id));
+        self.st.graph.add_claim(id, s, pred.0, o);
+        let bm = &mut self.st.bitmaps;
+        bm.claims_by_state[c.state as usize].insert(id);
+        bm.claims_by_ws.entry(self.ws).or_default().insert(id);
+        bm.claims_by_pred.entry(pred).or_default().insert(id);
+        self.st.refresh_claim_live(id);
+        Ok(id)
+    }
+
+    /// `c<id>`, or with a suffix if a caller already took that name.
+    fn generated_claim_id(&self, id: u32) -> Arc<str> {
+        let base = format!("c{id}");
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while self.st.claims.by_ext.contains_key(&(self.ws, Arc::from(candidate.as_str()))) {
+            candidate = format!("{base}_{n}");
+            n += 1;
+        }
+        Arc::from(candidate)
+    }
+
+    fn record_claim_event(&mut self, c: u32) {
+        let i = c as usize;
+        let ev = ClaimEvent {
+            at: self.now,
+            state_before: *self.st.claims.state.get(i),
+            deleted_before: *self.st.claims.flags.get(i) & DELETED != 0,
+            prev: self.st.claims.rec.get(i).last_event,
+        };
+        let idx = self.st.claims.events.len() as u32;
+        self.st.claims.events.push(ev);
+        let rec = self.st.claims.rec.get_mut(i);
+        rec.last_event = idx;
+        rec.updated_at = self.now;
+    }
+
+    fn transition(&mut self, c: u32, to: ClaimState) -> OpResult<()> {
+        let from = *self.st.claims.state.get(c as usize);
+        if from == to {
+            return Ok(());
+        }
+        if !from.can_move_to(to) {
+            return Err(("claim", WriteErrorKind::IllegalTransition { from, to }));
+        }
+        self.record_claim_event(c);
+        self.st.claims.state.set(c as usize, to);
+        let bm = &mut self.st.bitmaps;
+        bm.claims_by_state[from as usize].remove(c);
+        bm.claims_by_state[to as usize].insert(c);
+        self.st.refresh_claim_live(c);
+        Ok(())
+    }
+
+    fn deprecate(&mut self, claim: &ClaimRef, superseded_by: Option<&ClaimRef>) -> OpResult<()> {
+        let c = self.claim(claim, "claim")?;
+        let by = superseded_by.map(|r| self.claim(r, "superseded_by")).transpose()?;
+        if by == Some(c) {
+            return Err(("superseded_by", WriteErrorKind::SelfSupersession));
+        }
+        let from = *self.st.claims.state.get(c as usize);
+        if from == ClaimState::Deprecated {
+            return Err(("claim", WriteErrorKind::IllegalTransition { from, to: ClaimState::Deprecated }));
+        }
+        self.transition(c, ClaimState::Deprecated)?;
+        if let Some(b) = by {
+            self.st.claims.rec.get_mut(c as usize).superseded_by = b;
+            let list = self.st.claims.supersedes.entry(b).or_insert_with(|| Arc::from(Vec::new()));
+            let mut v = list.to_vec();
+            v.push(ClaimId(c));
+            *list = Arc::from(v);
+        }
+        Ok(())
+    }
+
+    fn set_claim_deleted(&mut self, c: u32, deleted: bool) {
+        let i = c as usize;
+        let flags = *self.st.claims.flags.get(i);
+        if (flags & DELETED != 0) == deleted {
+            return;
+        }
+        self.record_claim_event(c);
+        self.st.claims.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });
+        self.st.bitmaps.claims_deleted.set(c, deleted);
+        self.st.refresh_claim_live(c);
+    }
+
+    fn add_evidence(&mut self, v: &AddEvidence) -> OpResult<()> {
+        let claim = v.claim.as_ref().ok_or(("claim", WriteErrorKind::Empty))?;
+        let c = self.claim(claim, "claim")?;
+        if let Some(rc) = v.raw_confidence {
+            check_confidence("raw_confidence", rc)?;
+        }
+        for (field, s) in [
+            ("conversation_id", &v.conversation_id),
+            ("message_id", &v.message_id),
+            ("model", &v.model),
+            ("model_version", &v.model_version),
+        ] {
+            if let Some(s) = s {
+                check_len(field, s, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
+            }
+        }
+        if let Some(s) = &v.snippet {
+            check_len("snippet", s, self.limits.text_bytes_max, "text_bytes_max")?;
+        }
+        let id = self.st.evidence.rows.len() as u32;
+        let ext: Arc<str> = match &v.ext_id {
+            Some(e) => {
+                check_str("ext_id", e, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
+                let k = (self.ws, Arc::<str>::from(e.as_str()));
+                if self.st.evidence.by_ext.contains_key(&k) {
+                    return Err(("ext_id", WriteErrorKind::DuplicateId(e.clone())));
+                }
+                k.1
+            }
+            None => {
+                let mut candidate = format!("v{id}");
+                let mut n = 1;
+                while self.st.evidence.by_ext.contains_key(&(self.ws, Arc::from(candidate.as_str()))) {
+                    candidate = format!("v{id}_{n}");
+                    n += 1;
+                }
+                Arc::from(candidate)
+            }
+        };
+        let head = self.st.claims.rec.get(c as usize).evidence_head;
+        self.st.evidence.rows.push(EvidenceRow {
+            claim: ClaimId(c),
+            ext_id: Some(ext.clone()),
+            conversation_id: opt_arc(v.conversation_id.as_ref()),
+            message_id: opt_arc(v.message_id.as_ref()),
+            model: opt_arc(v.model.as_ref()),
+            model_version: opt_arc(v.model_version.as_ref()),
+            raw_confidence: v.raw_confidence,
+            snippet: opt_arc(v.snippet.as_ref()),
+            observed_at: v.observed_at.unwrap_or(self.now),
+            recorded_at: self.now,
+            next: head,
+        });
+        self.st.evidence.by_ext.insert((self.ws, ext), id);
+        self.st.claims.rec.get_mut(c as usize).evidence_head = id;
+        self.created.evidence.push(crate::ids::EvidenceId(id));
+        Ok(())
+    }
+
+    fn declare_predicate(&mut self, d: &DeclarePredicate) -> OpResult<()> {
+        let pred = self.intern_predicate("name", &d.name)?;
+        if let Some(h) = d.half_life_days {
+            if !h.is_finite() {
+                return Err(("half_life_days", WriteErrorKind::NotFinite));
+            }
+            if h <= 0.0 {
+                return Err(("half_life_days", WriteErrorKind::Invalid("half_life_days must be positive")));
+            }
+        }
+        let inverse = match &d.inverse {
+            Some(inv) => {
+                check_str("inverse", inv, self.limits.name_bytes_max, "name_bytes_max")?;
+                Some(Arc::<str>::from(vocabulary_key(inv)))
+            }
+            None => None,
+        };
+        let def = PredicateDef {
+            name: self.st.catalog.predicates.name(pred.0).clone(),
+            cardinality: d.cardinality,
+            inverse,
+            transitive: d.transitive,
+            half_life_days: d.half_life_days,
+        };
+        self.st.catalog.predicate_defs.insert((self.ws, pred), def);
+        Ok(())
+    }
+}

@@ -1,0 +1,174 @@
+//! Roaring bitmaps sharded by the high 16 bits of the id, copy-on-write per shard.
+//!
+//! A plain `RoaringBitmap` would have to be cloned whole on every commit to keep the published
+//! snapshot intact. Sharding at the roaring container boundary (65,536 ids) makes a commit copy only
+//! the shards it touches, while set algebra still runs on roaring containers shard by shard.
+
+use roaring::RoaringBitmap;
+use std::sync::Arc;
+
+const SHARD_BITS: u32 = 16;
+
+/// A set of dense `u32` ids.
+#[derive(Clone, Debug, Default)]
+pub struct IdSet {
+    shards: Vec<Option<Arc<RoaringBitmap>>>,
+}
+
+impl IdSet {
+    /// The empty set.
+    pub fn new() -> IdSet {
+        IdSet::default()
+    }
+
+    /// Builds a set from ascending or unordered ids.
+    pub fn from_ids(ids: impl IntoIterator<Item = u32>) -> IdSet {
+        let mut shards: Vec<RoaringBitmap> = Vec::new();
+        for id in ids {
+            let s = (id >> SHARD_BITS) as usize;
+            if shards.len() <= s {
+                shards.resize_with(s + 1, RoaringBitmap::new);
+            }
+            shards[s].insert(id);
+        }
+        IdSet {
+            shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect(),
+        }
+    }
+
+    /// Adds `id`; returns whether it was absent.
+    pub fn insert(&mut self, id: u32) -> bool {
+        let s = (id >> SHARD_BITS) as usize;
+        if self.shards.len() <= s {
+            self.shards.resize(s + 1, None);
+        }
+        if self.shards[s].as_ref().is_some_and(|b| b.contains(id)) {
+            return false;
+        }
+        Arc::make_mut(self.shards[s].get_or_insert_with(Default::default)).insert(id)
+    }
+
+    /// Removes `id`; returns whether it was present.
+    pub fn remove(&mut self, id: u32) -> bool {
+        let s = (id >> SHARD_BITS) as usize;
+        match self.shards.get_mut(s) {
+            Some(Some(shard)) if shard.contains(id) => {
+                let removed = Arc::make_mut(shard).remove(id);
+                if shard.is_empty() {
+                    self.shards[s] = None;
+                }
+                removed
+            }
+            _ => false,
+        }
+    }
+
+    /// Sets membership of `id` to `member`.
+    pub fn set(&mut self, id: u32, member: bool) {
+        if member {
+            self.insert(id);
+        } else {
+            self.remove(id);
+        }
+    }
+
+    /// Membership test.
+    #[inline]
+    pub fn contains(&self, id: u32) -> bool {
+        matches!(self.shards.get((id >> SHARD_BITS) as usize), Some(Some(b)) if b.contains(id))
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> u64 {
+        self.shards.iter().flatten().map(|b| b.len()).sum()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.shards.iter().flatten().all(|b| b.is_empty())
+    }
+
+    /// Ascending members.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.shards.iter().flatten().flat_map(|b| b.iter())
+    }
+
+    /// `self ∩ other`.
+    pub fn and(&self, other: &IdSet) -> IdSet {
+        let shards = self
+            .shards
+            .iter()
+            .zip(other.shards.iter())
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => {
+                    let r = a.as_ref() & b.as_ref();
+                    (!r.is_empty()).then(|| Arc::new(r))
+                }
+                _ => None,
+            })
+            .collect();
+        IdSet { shards }
+    }
+
+    /// `self ∪ other`.
+    pub fn or(&self, other: &IdSet) -> IdSet {
+        let n = self.shards.len().max(other.shards.len());
+        let shards = (0..n)
+            .map(|i| match (self.shards.get(i).cloned().flatten(), other.shards.get(i).cloned().flatten()) {
+                (Some(a), Some(b)) => Some(Arc::new(a.as_ref() | b.as_ref())),
+                (Some(a), None) | (None, Some(a)) => Some(a),
+                (None, None) => None,
+            })
+            .collect();
+        IdSet { shards }
+    }
+
+    /// `self \ other`.
+    pub fn and_not(&self, other: &IdSet) -> IdSet {
+        let shards = self
+            .shards
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match (a, other.shards.get(i).and_then(Option::as_ref)) {
+                (Some(a), Some(b)) => {
+                    let r = a.as_ref() - b.as_ref();
+                    (!r.is_empty()).then(|| Arc::new(r))
+                }
+                (a, _) => a.clone(),
+            })
+            .collect();
+        IdSet { shards }
+    }
+
+    /// Approximate heap bytes (roaring serialized size is a good proxy for its footprint).
+    pub fn heap_bytes(&self) -> usize {
+        self.shards.iter().flatten().map(|b| b.serialized_size()).sum::<usize>() + self.shards.len() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn ids() -> impl Strategy<Value = Vec<(bool, u32)>> {
+        proptest::collection::vec((any::<bool>(), prop_oneof![0u32..300, 0u32..400_000]), 0..400)
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_btreeset(a in ids(), b in ids()) {
+            let (mut sa, mut ra) = (IdSet::new(), BTreeSet::new());
+            for (ins, id) in a { sa.set(id, ins); if ins { ra.insert(id); } else { ra.remove(&id); } }
+            let (mut sb, mut rb) = (IdSet::new(), BTreeSet::new());
+            for (ins, id) in b { sb.set(id, ins); if ins { rb.insert(id); } else { rb.remove(&id); } }
+            prop_assert_eq!(sa.iter().collect::<Vec<_>>(), ra.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(sa.len(), ra.len() as u64);
+            prop_assert_eq!(sa.and(&sb).iter().collect::<Vec<_>>(), ra.intersection(&rb).copied().collect::<Vec<_>>());
+            prop_assert_eq!(sa.or(&sb).iter().collect::<Vec<_>>(), ra.union(&rb).copied().collect::<Vec<_>>());
+            prop_assert_eq!(sa.and_not(&sb).iter().collect::<Vec<_>>(), ra.difference(&rb).copied().collect::<Vec<_>>());
+            for id in ra.iter().take(20) { prop_assert!(sa.contains(*id)); }
+        }
+    }
+}

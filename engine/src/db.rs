@@ -1,0 +1,222 @@
+//! `Database`: the embedded API. One writer at a time; readers never wait on it.
+//!
+//! The published state is an `Arc<State>` behind a lock held only to clone or swap the pointer.
+//! A write clones the published state (copy-on-write columns make that cheap), applies the batch to
+//! the clone and, only if every operation succeeded, swaps the pointer. Readers holding the old
+//! `Arc` keep a consistent snapshot for as long as they like.
+
+use crate::apply::{apply_batch, Created};
+use crate::batch::WriteBatch;
+use crate::error::{WorkspaceError, WriteError};
+use crate::graph::{build_base, Graph};
+use crate::ids::{TypeId, WorkspaceId};
+use crate::limits::Limits;
+use crate::model::WorkspaceInfo;
+use crate::read::view::Snapshot;
+use crate::state::State;
+use crate::time::{Clock, SystemClock, Timestamp};
+use crate::workspace;
+use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The workspace every new database starts with.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
+/// Database settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Input limits.
+    pub limits: Limits,
+    /// Source of "now" (transaction time and default valid time).
+    pub clock: Arc<dyn Clock>,
+    /// Fold the delta overlay into a fresh CSR once it holds this many edges (and at least a
+    /// quarter of the base). Default 65,536.
+    pub merge_delta_edges_min: usize,
+    /// Run merges on a background thread (default); `false` merges inside the commit that
+    /// crosses the threshold (deterministic, for tests).
+    pub background_merge: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { limits: Limits::default(), clock: Arc::new(SystemClock), merge_delta_edges_min: 65_536, background_merge: true }
+    }
+}
+
+/// The outcome of a committed batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// The version the commit published.
+    pub version: u64,
+    /// Its transaction time.
+    pub committed_at: Timestamp,
+    /// What the batch created, in operation order.
+    pub created: Created,
+}
+
+struct Inner {
+    published: RwLock<Arc<State>>,
+    writer: Mutex<()>,
+    config: Config,
+    merging: AtomicBool,
+}
+
+/// An engram database. Cheap to clone (shared handle); `Send + Sync`.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("version", &self.inner.published.read().version).finish_non_exhaustive()
+    }
+}
+
+impl Database {
+    /// A new in-memory database with the default settings and a `default` workspace.
+    pub fn in_memory() -> Database {
+        Database::with_config(Config::default())
+    }
+
+    /// A new in-memory database with `config` and a `default` workspace.
+    pub fn with_config(config: Config) -> Database {
+        let mut st = State::default();
+        let now = config.clock.now();
+        st.committed_at = now;
+        workspace::create(&mut st, DEFAULT_WORKSPACE, now).expect("the default workspace name is valid");
+        Database {
+            inner: Arc::new(Inner { published: RwLock::new(Arc::new(st)), writer: Mutex::new(()), config, merging: AtomicBool::new(false) }),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// A consistent snapshot of the latest commit, evaluating validity at the clock's "now".
+    pub fn snapshot(&self) -> Snapshot {
+        let state = self.inner.published.read().clone();
+        Snapshot { state, now: self.inner.config.clock.now() }
+    }
+
+    /// Commits `batch` atomically: all of it, or (on error) none of it.
+    pub fn write(&self, batch: &WriteBatch) -> Result<CommitInfo, WriteError> {
+        let info = self.commit(|st, now, limits| apply_batch(st, batch, now, limits))?;
+        self.maybe_merge();
+        Ok(info)
+    }
+
+    fn commit<E>(&self, f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<Created, E>) -> Result<CommitInfo, E> {
+        let _writer = self.inner.writer.lock();
+        let current = self.inner.published.read().clone();
+        // Transaction time is strictly increasing even if the clock stalls or steps back.
+        let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
+        let mut next = (*current).clone();
+        drop(current);
+        next.version += 1;
+        next.committed_at = now;
+        let created = f(&mut next, now, &self.inner.config.limits)?;
+        let info = CommitInfo { version: next.version, committed_at: now, created };
+        *self.inner.published.write() = Arc::new(next);
+        Ok(info)
+    }
+
+    /// Creates a workspace.
+    pub fn create_workspace(&self, name: &str) -> Result<WorkspaceId, WorkspaceError> {
+        let mut id = WorkspaceId(0);
+        self.commit(|st, now, _| {
+            id = workspace::create(st, name, now)?;
+            Ok::<_, WorkspaceError>(Created::default())
+        })?;
+        Ok(id)
+    }
+
+    /// Drops (erases) a workspace and everything in it.
+    pub fn drop_workspace(&self, name: &str) -> Result<(), WorkspaceError> {
+        self.commit(|st, _, _| workspace::drop(st, name).map(|()| Created::default()))?;
+        Ok(())
+    }
+
+    /// Live workspaces, by name.
+    pub fn workspaces(&self) -> Vec<WorkspaceInfo> {
+        self.snapshot().workspaces()
+    }
+
+    fn should_merge(&self, st: &State) -> bool {
+        let delta = st.graph.delta_len();
+        delta >= self.inner.config.merge_delta_edges_min.max(st.graph.base[0].edge_count() / 2)
+    }
+
+    fn maybe_merge(&self) {
+        if !self.should_merge(&self.inner.published.read()) {
+            return;
+        }
+        if self.inner.merging.swap(true, Ordering::AcqRel) {
+            return; // one merge at a time
+        }
+        if self.inner.config.background_merge {
+            let db = self.clone();
+            std::thread::spawn(move || {
+                db.merge_from_snapshot();
+                db.inner.merging.store(false, Ordering::Release);
+            });
+        } else {
+            self.merge_from_snapshot();
+            self.inner.merging.store(false, Ordering::Release);
+        }
+    }
+
+    /// Folds the delta overlay into a fresh base CSR now, on the calling thread. Useful after a
+    /// bulk load; the automatic merge does the same in the background.
+    pub fn compact(&self) {
+        while self.inner.merging.swap(true, Ordering::AcqRel) {
+            std::thread::yield_now();
+        }
+        self.merge_from_snapshot();
+        self.inner.merging.store(false, Ordering::Release);
+    }
+
+    /// Builds a new base from a snapshot without holding the writer, then swaps it in under the
+    /// writer lock, re-threading into a new delta the claims committed meanwhile.
+    fn merge_from_snapshot(&self) {
+        let snap = self.inner.published.read().clone();
+        let n = snap.claims.len();
+        if snap.graph.watermark as usize == n {
+            return;
+        }
+        let subjects: Vec<u32> = snap.claims.subject.iter().copied().collect();
+        let preds: Vec<u16> = snap.claims.pred.iter().copied().collect();
+        let objects: Vec<u32> = snap.claims.object.iter().copied().collect();
+        let base = build_base(snap.entities.len(), &subjects, &preds, &objects);
+        drop(snap);
+        let _writer = self.inner.writer.lock();
+        let current = self.inner.published.read().clone();
+        let mut next = (*current).clone();
+        let mut graph = Graph { base, watermark: n as u32, delta: Default::default() };
+        for c in n..current.claims.len() {
+            graph.add_claim(c as u32, *current.claims.subject.get(c), *current.claims.pred.get(c), *current.claims.object.get(c));
+        }
+        next.graph = graph;
+        *self.inner.published.write() = Arc::new(next);
+    }
+
+    /// Whether a background merge is running.
+    pub fn merge_in_progress(&self) -> bool {
+        self.inner.merging.load(Ordering::Acquire)
+    }
+
+    /// Blocks until no merge is running.
+    pub fn wait_for_merge(&self) {
+        while self.merge_in_progress() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// The id of an entity type name, if interned.
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.inner.published.read().catalog.types.get(&crate::normalize::vocabulary_key(name)).map(TypeId)
+    }
+}

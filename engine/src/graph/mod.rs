@@ -1,0 +1,111 @@
+//! The graph: base CSR in both directions plus the delta overlay, read as one graph.
+//!
+//! Claims `0..watermark` are in the base; claims from `watermark` on are in the delta. A merge
+//! builds a fresh base over all claims from a read snapshot (off the write path), and the writer
+//! swaps it in, keeping in the delta only the claims that arrived meanwhile.
+
+pub mod csr;
+pub mod delta;
+
+use csr::{Csr, Edge};
+use delta::Delta;
+use std::sync::Arc;
+
+/// Which way to follow claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Direction {
+    /// Subject → object.
+    Out,
+    /// Object → subject.
+    In,
+    /// Either way.
+    #[default]
+    Both,
+}
+
+impl Direction {
+    /// The directions to scan: 0 = out, 1 = in.
+    pub(crate) fn dirs(self) -> &'static [usize] {
+        match self {
+            Direction::Out => &[0],
+            Direction::In => &[1],
+            Direction::Both => &[0, 1],
+        }
+    }
+}
+
+/// Base + delta adjacency.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub(crate) base: [Arc<Csr>; 2],
+    /// Claims below this id are in `base`.
+    pub(crate) watermark: u32,
+    pub(crate) delta: Delta,
+}
+
+impl Graph {
+    /// Records a new claim (always into the delta).
+    pub fn add_claim(&mut self, claim: u32, subject: u32, pred: u16, object: u32) {
+        debug_assert!(claim >= self.watermark);
+        self.delta.add(claim, subject, pred, object);
+    }
+
+    /// Calls `f` for every edge of `entity` in direction `dir` (0 out, 1 in), optionally only those
+    /// of one predicate. Base edges come first in (predicate, claim) order, then delta edges.
+    #[inline]
+    pub fn for_each_edge(&self, entity: u32, dir: usize, pred: Option<u16>, mut f: impl FnMut(Edge)) {
+        let base = &self.base[dir];
+        let r = match pred {
+            Some(p) => base.pred_range(entity, p),
+            None => base.range(entity),
+        };
+        let (preds, nbrs, claims) = (base.preds(r.clone()), base.nbrs(r.clone()), base.claims(r));
+        for i in 0..nbrs.len() {
+            f(Edge { pred: preds[i], nbr: nbrs[i], claim: claims[i] });
+        }
+        if !self.delta.is_empty() {
+            self.delta.for_each(entity, dir, |e| {
+                if pred.is_none_or(|p| p == e.pred) {
+                    f(e);
+                }
+            });
+        }
+    }
+
+    /// Base edge slices of `entity` in direction `dir`: (neighbours, claims). Hot traversal loops
+    /// read these directly and then visit the delta separately.
+    #[inline]
+    pub fn base_slices(&self, entity: u32, dir: usize) -> (&[u32], &[u32]) {
+        let base = &self.base[dir];
+        let r = base.range(entity);
+        (base.nbrs(r.clone()), base.claims(r))
+    }
+
+    /// Delta overlay.
+    #[inline]
+    pub fn delta(&self) -> &Delta {
+        &self.delta
+    }
+
+    /// Edges in the delta (two per claim).
+    pub fn delta_len(&self) -> usize {
+        self.delta.len()
+    }
+
+    /// Heap bytes of the base CSRs.
+    pub fn base_heap_bytes(&self) -> usize {
+        self.base[0].heap_bytes() + self.base[1].heap_bytes()
+    }
+}
+
+/// Builds both base directions over claims `0..claim_count` from the claim columns.
+pub fn build_base(entity_count: usize, subjects: &[u32], preds: &[u16], objects: &[u32]) -> [Arc<Csr>; 2] {
+    let n = subjects.len();
+    let out_edges: Vec<Edge> = (0..n).map(|i| Edge { pred: preds[i], nbr: objects[i], claim: i as u32 }).collect();
+    let in_edges: Vec<Edge> = (0..n).map(|i| Edge { pred: preds[i], nbr: subjects[i], claim: i as u32 }).collect();
+    let (out, inn) = rayon::join(
+        || Csr::build(entity_count, subjects, &out_edges),
+        || Csr::build(entity_count, objects, &in_edges),
+    );
+    [Arc::new(out), Arc::new(inn)]
+}

@@ -1,0 +1,60 @@
+//! Engram: an in-memory, temporal, trust-scored knowledge graph that is the long-term memory of
+//! AI agents.
+//!
+//! Entities are nodes; claims are directed, typed edges `subject PREDICATE object` with a
+//! confidence, a lifecycle (`PROPOSED → ACCEPTED → DEPRECATED`), valid time and transaction time;
+//! evidence rows say where each claim came from. Writes are atomic batches; reads see consistent
+//! snapshots and, by default, only the claims an agent should act on now.
+//!
+//! ```
+//! use engram::{AddClaim, ClaimState, Database, KHopQuery, WriteBatch};
+//!
+//! let db = Database::in_memory();
+//! let mut batch = WriteBatch::new("default");
+//! batch
+//!     .upsert_entity("auth", "service", "AuthService")
+//!     .upsert_entity("upstream", "service", "UpstreamService")
+//!     .add_claim(AddClaim::new("auth", "DEPENDS_ON", "upstream").state(ClaimState::Accepted).confidence(0.9));
+//! db.write(&batch)?;
+//!
+//! let snap = db.snapshot();
+//! let ws = snap.workspace("default")?;
+//! let auth = ws.find_by_name("auth service")[0];
+//! let reached = ws.khop(&[auth], &KHopQuery::depth(2))?;
+//! assert_eq!(reached.entities.len(), 2);
+//! # Ok::<(), engram::Error>(())
+//! ```
+
+pub mod apply;
+pub mod batch;
+pub mod bitmap;
+pub mod cow;
+pub mod db;
+pub mod error;
+pub mod graph;
+pub mod ids;
+pub mod limits;
+pub mod model;
+pub mod normalize;
+pub mod read;
+pub(crate) mod state;
+pub mod time;
+pub mod value;
+mod workspace;
+
+pub use apply::Created;
+pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
+pub use db::{CommitInfo, Config, Database, DEFAULT_WORKSPACE};
+pub use error::{Error, ReadError, WorkspaceError, WriteError, WriteErrorKind};
+pub use graph::Direction;
+pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
+pub use limits::Limits;
+pub use model::{Cardinality, Claim, ClaimState, Entity, Evidence, PredicateDef, StateSet, WorkspaceInfo};
+pub use read::filter::EdgeFilter;
+pub use read::khop::{KHopQuery, KHopResult, Reached};
+pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
+pub use read::pathview::{ClaimEdge, GraphView};
+pub use read::view::{Snapshot, WorkspaceView};
+pub use read::visibility::Visibility;
+pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
+pub use value::{Properties, Value};

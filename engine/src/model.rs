@@ -1,0 +1,213 @@
+//! The public shape of engram's data: what a caller reads back.
+//!
+//! Rows live in columns inside the engine (`state`); these are owned, cheap-to-clone views of one
+//! row (strings are shared `Arc<str>`), returned by the read API.
+
+use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId};
+use crate::time::Timestamp;
+use crate::value::Properties;
+use std::sync::Arc;
+
+/// A claim's lifecycle state. It only moves forward: `Proposed → Accepted → Deprecated`
+/// (or straight from `Proposed` to `Deprecated`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ClaimState {
+    /// Extracted but not yet validated.
+    Proposed = 0,
+    /// Confirmed by repetition, by a user, or by an authoritative high-confidence extraction.
+    Accepted = 1,
+    /// Superseded or retracted; kept for history.
+    Deprecated = 2,
+}
+
+impl ClaimState {
+    /// All states, in lifecycle order.
+    pub const ALL: [ClaimState; 3] = [ClaimState::Proposed, ClaimState::Accepted, ClaimState::Deprecated];
+
+    /// Parses `PROPOSED` / `ACCEPTED` / `DEPRECATED`, in any case.
+    pub fn parse(text: &str) -> Option<ClaimState> {
+        match text.trim().to_ascii_uppercase().as_str() {
+            "PROPOSED" => Some(ClaimState::Proposed),
+            "ACCEPTED" => Some(ClaimState::Accepted),
+            "DEPRECATED" => Some(ClaimState::Deprecated),
+            _ => None,
+        }
+    }
+
+    /// The upper-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimState::Proposed => "PROPOSED",
+            ClaimState::Accepted => "ACCEPTED",
+            ClaimState::Deprecated => "DEPRECATED",
+        }
+    }
+
+    /// Whether the lifecycle allows moving from `self` to `next`.
+    pub fn can_move_to(self, next: ClaimState) -> bool {
+        next >= self
+    }
+}
+
+/// A set of claim states, as a bit mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StateSet(u8);
+
+impl StateSet {
+    /// Proposed and accepted: what an agent sees by default.
+    pub const CURRENT: StateSet = StateSet(0b011);
+    /// Every state.
+    pub const ALL: StateSet = StateSet(0b111);
+
+    /// The set holding exactly the given states.
+    pub fn of(states: &[ClaimState]) -> StateSet {
+        StateSet(states.iter().fold(0, |m, s| m | (1 << *s as u8)))
+    }
+
+    /// Membership test.
+    #[inline]
+    pub fn contains(self, s: ClaimState) -> bool {
+        self.0 & (1 << s as u8) != 0
+    }
+}
+
+impl Default for StateSet {
+    fn default() -> Self {
+        StateSet::CURRENT
+    }
+}
+
+/// How many objects a subject may have for a predicate at one time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Cardinality {
+    /// One current value per subject (e.g. `streams_events_with`): a new value contradicts the old.
+    One,
+    /// Any number of values (the default for undeclared predicates).
+    #[default]
+    Many,
+}
+
+/// A predicate's declaration in one workspace's vocabulary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredicateDef {
+    /// Interned (lower-case) name.
+    pub name: Arc<str>,
+    /// One or many values per subject.
+    pub cardinality: Cardinality,
+    /// The name of the inverse predicate, if any (`part_of` ↔ `has_part`).
+    pub inverse: Option<Arc<str>>,
+    /// Whether the predicate is transitive (`subclass_of`): closure queries need it.
+    pub transitive: bool,
+    /// Time-decay half-life for ranking, in days; `None` means no decay.
+    pub half_life_days: Option<f64>,
+}
+
+impl PredicateDef {
+    /// The default for an undeclared predicate: many-valued, not transitive, no decay.
+    pub fn undeclared(name: Arc<str>) -> PredicateDef {
+        PredicateDef { name, cardinality: Cardinality::Many, inverse: None, transitive: false, half_life_days: None }
+    }
+}
+
+/// A workspace as listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkspaceInfo {
+    /// Dense id (never reused).
+    pub id: WorkspaceId,
+    /// Its name.
+    pub name: Arc<str>,
+    /// When it was created (transaction time).
+    pub created_at: Timestamp,
+}
+
+/// One entity, as read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entity {
+    /// Dense id.
+    pub id: EntityId,
+    /// Stable external id.
+    pub ext_id: Arc<str>,
+    /// Owning workspace.
+    pub workspace: WorkspaceId,
+    /// Type name (lower-case, interned).
+    pub entity_type: Arc<str>,
+    /// Canonical display name.
+    pub name: Arc<str>,
+    /// Alternative names.
+    pub aliases: Vec<Arc<str>>,
+    /// Typed properties.
+    pub properties: Properties,
+    /// When it was first recorded.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+    /// Soft-deleted (its claims are hidden with it).
+    pub deleted: bool,
+}
+
+/// One claim, as read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claim {
+    /// Dense id.
+    pub id: ClaimId,
+    /// Stable external id.
+    pub ext_id: Arc<str>,
+    /// Owning workspace.
+    pub workspace: WorkspaceId,
+    /// The subject entity.
+    pub subject: EntityId,
+    /// The predicate name (lower-case, interned).
+    pub predicate: Arc<str>,
+    /// The object entity.
+    pub object: EntityId,
+    /// Natural-language statement of the claim.
+    pub text: Option<Arc<str>>,
+    /// Confidence in `[0, 1]`.
+    pub confidence: f32,
+    /// Lifecycle state.
+    pub state: ClaimState,
+    /// Valid time: from (inclusive).
+    pub valid_from: Timestamp,
+    /// Valid time: until (exclusive); `Timestamp::MAX` when open.
+    pub valid_until: Timestamp,
+    /// Transaction time: when engram recorded it.
+    pub recorded_at: Timestamp,
+    /// Transaction time of the last change (state, deletion, restore).
+    pub updated_at: Timestamp,
+    /// The claim that replaced this one.
+    pub superseded_by: Option<ClaimId>,
+    /// Soft-deleted.
+    pub deleted: bool,
+    /// After this time the claim is no longer served; `Timestamp::MAX` when it never expires.
+    pub expires_at: Timestamp,
+    /// Marked as holding sensitive content (roles may hide it).
+    pub sensitive: bool,
+}
+
+/// One evidence row: where a claim came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evidence {
+    /// Dense id.
+    pub id: EvidenceId,
+    /// Stable external id.
+    pub ext_id: Arc<str>,
+    /// The claim it supports.
+    pub claim: ClaimId,
+    /// Source conversation.
+    pub conversation_id: Option<Arc<str>>,
+    /// Source message.
+    pub message_id: Option<Arc<str>>,
+    /// Extraction model name.
+    pub model: Option<Arc<str>>,
+    /// Extraction model version.
+    pub model_version: Option<Arc<str>>,
+    /// The extractor's own confidence.
+    pub raw_confidence: Option<f32>,
+    /// The source text span.
+    pub snippet: Option<Arc<str>>,
+    /// When the source said it (e.g. the extraction time).
+    pub observed_at: Timestamp,
+    /// When engram recorded this row.
+    pub recorded_at: Timestamp,
+}

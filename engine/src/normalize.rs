@@ -1,0 +1,41 @@
+//! The name key used for exact entity lookup.
+//!
+//! Agents and extractors spell one thing many ways: "Auth Service", "auth-service", "AuthService".
+//! The key is the name in Unicode NFKC, case-folded, with whitespace, `-`, `_` and `.` removed, so all
+//! three share a key while the display name keeps the form it was given.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// The lookup key of a name or alias.
+pub fn name_key(name: &str) -> String {
+    let nfkc: String = name.nfkc().collect();
+    let folded = caseless::default_case_fold_str(&nfkc);
+    folded
+        .chars()
+        .filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.')))
+        .collect()
+}
+
+/// The interned form of a predicate or entity type name: trimmed and lower-cased, so that
+/// `DEPENDS_ON` and `depends_on` are one predicate.
+pub fn vocabulary_key(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_share_a_key() {
+        let k = name_key("AuthService");
+        assert_eq!(name_key("Auth Service"), k);
+        assert_eq!(name_key("auth-service"), k);
+        assert_eq!(name_key("auth_service"), k);
+        assert_eq!(name_key("AUTH.SERVICE"), k);
+        // NFKC folds the full-width form; case folding handles ß.
+        assert_eq!(name_key("ＡｕｔｈＳｅｒｖｉｃｅ"), k);
+        assert_eq!(name_key("Straße"), name_key("STRASSE"));
+        assert_ne!(name_key("AuthService2"), k);
+    }
+}

@@ -1,0 +1,130 @@
+//! Transitive closure over a transitive predicate: ancestors and descendants with their distance,
+//! and the hierarchy paths between two entities. All cycle-safe.
+//!
+//! Direction follows the claim: for `child SUBCLASS_OF parent`, ancestors walk subject → object
+//! and descendants walk object → subject.
+
+use crate::error::ReadError;
+use crate::graph::Direction;
+use crate::ids::{EntityId, PredicateId};
+use crate::normalize::vocabulary_key;
+use crate::read::filter::{Compiled, EdgeFilter};
+use crate::read::khop::SCRATCH;
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use std::collections::HashSet;
+
+impl WorkspaceView<'_> {
+    fn transitive_filter(&self, predicate: &str, direction: Direction) -> Result<Compiled, ReadError> {
+        let key = vocabulary_key(predicate);
+        let transitive = self
+            .st
+            .catalog
+            .predicates
+            .get(&key)
+            .is_some_and(|p| self.st.catalog.predicate_def(self.ws, PredicateId(p)).transitive);
+        if !transitive {
+            return Err(ReadError::NotTransitive(key));
+        }
+        Ok(Compiled::new(&EdgeFilter::new(direction).predicates(&[predicate]), self.st))
+    }
+
+    fn closure(&self, entity: EntityId, predicate: &str, direction: Direction, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
+        self.check_entity(entity)?;
+        let filter = self.transitive_filter(predicate, direction)?;
+        let vis = self.vis(v);
+        let st = self.st;
+        Ok(SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            scratch.begin(st.entities.len());
+            scratch.visit(entity.0, 0);
+            let mut queue: Vec<(u32, u32)> = vec![(entity.0, 0)];
+            let mut head = 0;
+            while head < queue.len() {
+                let (e, d) = queue[head];
+                head += 1;
+                filter.for_each(st, &vis, e, |_, edge| {
+                    if scratch.visit(edge.nbr, 0) {
+                        queue.push((edge.nbr, d + 1));
+                    }
+                });
+            }
+            queue.into_iter().skip(1).map(|(e, d)| (EntityId(e), d)).collect()
+        }))
+    }
+
+    /// All transitive ancestors of `entity` over `predicate` (declared transitive), each with its
+    /// minimum distance, in BFS order.
+    pub fn ancestors(&self, entity: EntityId, predicate: &str, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
+        self.closure(entity, predicate, Direction::Out, v)
+    }
+
+    /// All transitive descendants of `entity` over `predicate`, with minimum distance, BFS order.
+    pub fn descendants(&self, entity: EntityId, predicate: &str, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
+        self.closure(entity, predicate, Direction::In, v)
+    }
+
+    /// The hierarchy paths from `from` up to its ancestor `to` (each path lists entities from
+    /// `from` to `to`), at most `max_paths` of them, shortest first. Empty when `to` is not an
+    /// ancestor.
+    pub fn hierarchy_paths(
+        &self,
+        from: EntityId,
+        to: EntityId,
+        predicate: &str,
+        max_paths: usize,
+        v: &Visibility,
+    ) -> Result<Vec<Vec<EntityId>>, ReadError> {
+        self.check_entity(from)?;
+        self.check_entity(to)?;
+        // Only entities that can still reach `to` are worth exploring: `to`'s descendants.
+        let mut useful: HashSet<u32> = self.descendants(to, predicate, v)?.into_iter().map(|(e, _)| e.0).collect();
+        useful.insert(to.0);
+        if !useful.contains(&from.0) || max_paths == 0 {
+            return Ok(Vec::new());
+        }
+        let up = self.transitive_filter(predicate, Direction::Out)?;
+        let vis = self.vis(v);
+        let mut paths = Vec::new();
+        let mut path = vec![from.0];
+        let mut on_path: HashSet<u32> = HashSet::from([from.0]);
+        self.paths_dfs(&up, &vis, to.0, &useful, &mut path, &mut on_path, &mut paths, max_paths);
+        paths.sort_by_key(Vec::len);
+        Ok(paths.into_iter().map(|p| p.into_iter().map(EntityId).collect()).collect())
+    }
+
+    #[allow(clippy::too_many_arguments)] // Reason: private recursion helper; a struct would only rename the same state.
+    fn paths_dfs(
+        &self,
+        up: &Compiled,
+        vis: &crate::read::visibility::Vis,
+        to: u32,
+        useful: &HashSet<u32>,
+        path: &mut Vec<u32>,
+        on_path: &mut HashSet<u32>,
+        paths: &mut Vec<Vec<u32>>,
+        max_paths: usize,
+    ) {
+        let last = *path.last().expect("path starts non-empty");
+        if last == to {
+            paths.push(path.clone());
+            return;
+        }
+        let mut next = Vec::new();
+        up.for_each(self.st, vis, last, |_, e| next.push(e.nbr));
+        next.sort_unstable();
+        next.dedup();
+        for n in next {
+            if paths.len() >= max_paths {
+                return;
+            }
+            if !useful.contains(&n) || !on_path.insert(n) {
+                continue;
+            }
+            path.push(n);
+            self.paths_dfs(up, vis, to, useful, path, on_path, paths, max_paths);
+            path.pop();
+            on_path.remove(&n);
+        }
+    }
+}

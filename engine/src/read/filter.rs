@@ -1,0 +1,113 @@
+//! Per-hop edge filters: direction, predicates, neighbour types and minimum confidence, given by
+//! name and compiled once per query to interned ids.
+
+use crate::graph::csr::Edge;
+use crate::graph::Direction;
+use crate::normalize::vocabulary_key;
+use crate::read::visibility::Vis;
+use crate::state::State;
+
+/// Which edges a hop may follow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeFilter {
+    /// Direction to follow.
+    pub direction: Direction,
+    /// Predicate names (case-insensitive); empty = any predicate.
+    pub predicates: Vec<String>,
+    /// Types the entity at the other end must have; empty = any type.
+    pub neighbor_types: Vec<String>,
+    /// Claims below this confidence are not followed.
+    pub min_confidence: f32,
+}
+
+impl Default for EdgeFilter {
+    fn default() -> Self {
+        EdgeFilter { direction: Direction::Both, predicates: Vec::new(), neighbor_types: Vec::new(), min_confidence: 0.0 }
+    }
+}
+
+impl EdgeFilter {
+    /// Any edge in `direction`.
+    pub fn new(direction: Direction) -> EdgeFilter {
+        EdgeFilter { direction, ..EdgeFilter::default() }
+    }
+
+    /// Only these predicates.
+    #[must_use]
+    pub fn predicates(mut self, names: &[&str]) -> EdgeFilter {
+        self.predicates = names.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// Only neighbours of these types.
+    #[must_use]
+    pub fn neighbor_types(mut self, names: &[&str]) -> EdgeFilter {
+        self.neighbor_types = names.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// Only claims at or above this confidence.
+    #[must_use]
+    pub fn min_confidence(mut self, c: f32) -> EdgeFilter {
+        self.min_confidence = c;
+        self
+    }
+}
+
+/// A compiled filter. `preds: Some(empty)` matches nothing (an unknown predicate name).
+#[derive(Clone, Debug)]
+pub(crate) struct Compiled {
+    pub direction: Direction,
+    pub preds: Option<Vec<u16>>,
+    pub types: Option<Vec<u16>>,
+    pub min_confidence: f32,
+}
+
+impl Compiled {
+    pub fn new(f: &EdgeFilter, st: &State) -> Compiled {
+        let preds = (!f.predicates.is_empty()).then(|| {
+            let mut v: Vec<u16> = f.predicates.iter().filter_map(|p| st.catalog.predicates.get(&vocabulary_key(p))).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        let types = (!f.neighbor_types.is_empty()).then(|| {
+            let mut v: Vec<u16> = f.neighbor_types.iter().filter_map(|t| st.catalog.types.get(&vocabulary_key(t))).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        Compiled { direction: f.direction, preds, types, min_confidence: f.min_confidence }
+    }
+
+    /// Calls `f(dir, edge)` for every edge of `e` that passes this filter and `vis`, base edges in
+    /// (predicate, claim) order first, then the delta's newest first.
+    #[inline]
+    pub fn for_each(&self, st: &State, vis: &Vis, e: u32, mut f: impl FnMut(usize, Edge)) {
+        let check_conf = self.min_confidence > 0.0;
+        let mut accept = |dir: usize, edge: Edge| {
+            if !vis.claim(st, edge.claim) {
+                return;
+            }
+            if check_conf && *st.claims.confidence.get(edge.claim as usize) < self.min_confidence {
+                return;
+            }
+            if let Some(types) = &self.types {
+                if !types.contains(&st.entities.ty.get(edge.nbr as usize).0) {
+                    return;
+                }
+            }
+            f(dir, edge);
+        };
+        for &dir in self.direction.dirs() {
+            match &self.preds {
+                None => st.graph.for_each_edge(e, dir, None, |edge| accept(dir, edge)),
+                Some(ps) => {
+                    for &p in ps {
+                        st.graph.for_each_edge(e, dir, Some(p), |edge| accept(dir, edge));
+                    }
+                }
+            }
+        }
+    }
+}

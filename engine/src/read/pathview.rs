@@ -1,0 +1,119 @@
+//! petgraph's visit traits on a filtered, workspace-scoped view of the graph, so petgraph's
+//! algorithms (shortest paths, A*, DFS orders) run on the CSR without copying it.
+
+use crate::error::ReadError;
+use crate::ids::{ClaimId, EntityId};
+use crate::read::filter::{Compiled, EdgeFilter};
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::{Vis, Visibility};
+use petgraph::visit::{Data, EdgeRef, GraphBase, IntoEdgeReferences, IntoEdges, IntoNeighbors, Visitable};
+use std::collections::HashSet;
+
+/// A filtered graph view implementing petgraph's visit traits. Edges follow the filter's
+/// direction; for `Both`, each claim is an edge from the entity asked about to the other end.
+#[derive(Debug)]
+pub struct GraphView<'a> {
+    view: WorkspaceView<'a>,
+    filter: Compiled,
+    vis: Vis,
+}
+
+/// One edge of a `GraphView`: a claim seen from `source`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClaimEdge {
+    source: EntityId,
+    target: EntityId,
+    claim: ClaimId,
+    confidence: f32,
+}
+
+impl EdgeRef for ClaimEdge {
+    type NodeId = EntityId;
+    type EdgeId = ClaimId;
+    type Weight = f32;
+    fn source(&self) -> EntityId {
+        self.source
+    }
+    fn target(&self) -> EntityId {
+        self.target
+    }
+    fn weight(&self) -> &f32 {
+        &self.confidence
+    }
+    fn id(&self) -> ClaimId {
+        self.claim
+    }
+}
+
+impl GraphView<'_> {
+    fn edges_of(&self, a: EntityId) -> Vec<ClaimEdge> {
+        let mut out = Vec::new();
+        if self.view.check_entity(a).is_err() {
+            return out;
+        }
+        let st = self.view.st;
+        self.filter.for_each(st, &self.vis, a.0, |_, e| {
+            out.push(ClaimEdge { source: a, target: EntityId(e.nbr), claim: ClaimId(e.claim), confidence: *st.claims.confidence.get(e.claim as usize) });
+        });
+        out
+    }
+}
+
+impl GraphBase for GraphView<'_> {
+    type NodeId = EntityId;
+    type EdgeId = ClaimId;
+}
+
+impl Data for GraphView<'_> {
+    type NodeWeight = ();
+    type EdgeWeight = f32;
+}
+
+impl<'b> IntoNeighbors for &'b GraphView<'_> {
+    type Neighbors = std::vec::IntoIter<EntityId>;
+    fn neighbors(self, a: EntityId) -> Self::Neighbors {
+        self.edges_of(a).into_iter().map(|e| e.target).collect::<Vec<_>>().into_iter()
+    }
+}
+
+impl<'b> IntoEdges for &'b GraphView<'_> {
+    type Edges = std::vec::IntoIter<ClaimEdge>;
+    fn edges(self, a: EntityId) -> Self::Edges {
+        self.edges_of(a).into_iter()
+    }
+}
+
+impl<'b> IntoEdgeReferences for &'b GraphView<'_> {
+    type EdgeRef = ClaimEdge;
+    type EdgeReferences = std::vec::IntoIter<ClaimEdge>;
+    fn edge_references(self) -> Self::EdgeReferences {
+        let Some(ents) = self.view.st.bitmaps.entities_by_ws.get(&self.view.ws) else { return Vec::new().into_iter() };
+        ents.iter().flat_map(|e| self.edges_of(EntityId(e))).collect::<Vec<_>>().into_iter()
+    }
+}
+
+impl Visitable for GraphView<'_> {
+    type Map = HashSet<EntityId>;
+    fn visit_map(&self) -> HashSet<EntityId> {
+        HashSet::new()
+    }
+    fn reset_map(&self, map: &mut HashSet<EntityId>) {
+        map.clear();
+    }
+}
+
+impl<'a> WorkspaceView<'a> {
+    /// A petgraph view of this workspace restricted by `filter` and `v`.
+    pub fn graph_view(&self, filter: &EdgeFilter, v: &Visibility) -> GraphView<'a> {
+        GraphView { view: *self, filter: Compiled::new(filter, self.st), vis: self.vis(v) }
+    }
+
+    /// A fewest-hops path from `from` to `to` over edges passing `filter` (petgraph's A* with a
+    /// zero heuristic on the view): the entities along it, or `None` when unreachable.
+    pub fn shortest_path(&self, from: EntityId, to: EntityId, filter: &EdgeFilter, v: &Visibility) -> Result<Option<Vec<EntityId>>, ReadError> {
+        self.check_entity(from)?;
+        self.check_entity(to)?;
+        let g = self.graph_view(filter, v);
+        Ok(petgraph::algo::astar(&g, from, |n| n == to, |_| 1u32, |_| 0).map(|(_, path)| path))
+    }
+}

@@ -1,0 +1,270 @@
+//! Read views: a `Snapshot` pins one published state; a `WorkspaceView` scopes it to one workspace.
+//!
+//! Every read goes through a `WorkspaceView`, and every id it accepts is checked to belong to its
+//! workspace, so isolation is enforced here in the engine, not by callers.
+
+use crate::error::ReadError;
+use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId, NONE};
+use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
+use crate::normalize::{name_key, vocabulary_key};
+use crate::read::visibility::{Vis, Visibility};
+use crate::state::{State, DELETED, ERASED, SENSITIVE};
+use crate::time::Timestamp;
+use std::sync::Arc;
+
+/// A consistent, immutable view of the database at one commit. Holding it never blocks writers.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub(crate) state: Arc<State>,
+    pub(crate) now: Timestamp,
+}
+
+impl Snapshot {
+    /// The commit counter this snapshot shows.
+    pub fn version(&self) -> u64 {
+        self.state.version
+    }
+
+    /// The "now" this snapshot evaluates validity at (taken from the clock when it was opened).
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// A copy evaluating validity at another "now" (tests and replays).
+    #[must_use]
+    pub fn at(&self, now: Timestamp) -> Snapshot {
+        Snapshot { state: self.state.clone(), now }
+    }
+
+    /// Live workspaces, by name.
+    pub fn workspaces(&self) -> Vec<WorkspaceInfo> {
+        let mut v: Vec<WorkspaceInfo> = self.state.catalog.workspaces.iter().flatten().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// A view of workspace `name`.
+    pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
+        let ws = self.state.catalog.workspace(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
+        Ok(WorkspaceView { st: &self.state, ws, now: self.now })
+    }
+
+    /// Entities, claims and evidence rows held (all workspaces, deleted included).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.state.entities.len(), self.state.claims.len(), self.state.evidence.rows.len())
+    }
+
+    /// Edges in the delta overlay (two per claim not yet merged into the base CSR).
+    pub fn delta_edges(&self) -> usize {
+        self.state.graph.delta_len()
+    }
+}
+
+/// One workspace of a snapshot: the scope of every read.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkspaceView<'a> {
+    pub(crate) st: &'a State,
+    pub(crate) ws: WorkspaceId,
+    pub(crate) now: Timestamp,
+}
+
+impl<'a> WorkspaceView<'a> {
+    /// This workspace's id.
+    pub fn id(&self) -> WorkspaceId {
+        self.ws
+    }
+
+    pub(crate) fn vis(&self, v: &Visibility) -> Vis {
+        Vis::new(v, self.st, self.now)
+    }
+
+    /// Checks that `e` is an entity of this workspace (deleted ones included).
+    pub(crate) fn check_entity(&self, e: EntityId) -> Result<(), ReadError> {
+        match self.st.entities.ws.try_get(e.index()) {
+            Some(w) if *w == self.ws && *self.st.entities.flags.get(e.index()) & ERASED == 0 => Ok(()),
+            _ => Err(ReadError::UnknownEntity(e)),
+        }
+    }
+
+    pub(crate) fn check_claim(&self, c: ClaimId) -> Result<(), ReadError> {
+        match self.st.claims.ws.try_get(c.index()) {
+            Some(w) if *w == self.ws && *self.st.claims.flags.get(c.index()) & ERASED == 0 => Ok(()),
+            _ => Err(ReadError::UnknownClaim(c)),
+        }
+    }
+
+    /// The entity with this dense id, if it is in this workspace (deleted ones included, flagged).
+    pub fn entity(&self, e: EntityId) -> Option<Entity> {
+        self.check_entity(e).ok()?;
+        let i = e.index();
+        let rec = self.st.entities.rec.get(i);
+        Some(Entity {
+            id: e,
+            ext_id: rec.ext_id.clone(),
+            workspace: self.ws,
+            entity_type: self.st.catalog.types.name(self.st.entities.ty.get(i).0).clone(),
+            name: rec.name.clone(),
+            aliases: rec.aliases.to_vec(),
+            properties: rec.props.as_deref().cloned().unwrap_or_default(),
+            created_at: rec.created_at,
+            updated_at: rec.updated_at,
+            deleted: *self.st.entities.flags.get(i) & DELETED != 0,
+        })
+    }
+
+    /// The dense id of the entity with this external id.
+    pub fn entity_id(&self, ext_id: &str) -> Option<EntityId> {
+        self.st.entities.by_ext.get(&(self.ws, Arc::from(ext_id))).copied()
+    }
+
+    /// Entities whose canonical name or an alias has the same normalised key as `name`
+    /// ("Auth Service" finds "AuthService"), deleted ones excluded, in id order.
+    pub fn find_by_name(&self, name: &str) -> Vec<EntityId> {
+        let key = (self.ws, Arc::<str>::from(name_key(name)));
+        let mut v: Vec<EntityId> = self
+            .st
+            .entities
+            .by_name
+            .get(&key)
+            .map(|l| l.iter().copied().filter(|e| *self.st.entities.flags.get(e.index()) & (DELETED | ERASED) == 0).collect())
+            .unwrap_or_default();
+        v.sort_unstable();
+        v
+    }
+
+    /// The claim with this dense id, if it is in this workspace (whatever its state).
+    pub fn claim(&self, c: ClaimId) -> Option<Claim> {
+        self.check_claim(c).ok()?;
+        let i = c.index();
+        let rec = self.st.claims.rec.get(i);
+        let flags = *self.st.claims.flags.get(i);
+        Some(Claim {
+            id: c,
+            ext_id: rec.ext_id.clone().unwrap_or_else(|| Arc::from(format!("c{}", c.0))),
+            workspace: self.ws,
+            subject: EntityId(*self.st.claims.subject.get(i)),
+            predicate: self.st.catalog.predicates.name(*self.st.claims.pred.get(i)).clone(),
+            object: EntityId(*self.st.claims.object.get(i)),
+            text: rec.text.clone(),
+            confidence: *self.st.claims.confidence.get(i),
+            state: *self.st.claims.state.get(i),
+            valid_from: *self.st.claims.valid_from.get(i),
+            valid_until: *self.st.claims.valid_until.get(i),
+            recorded_at: rec.recorded_at,
+            updated_at: rec.updated_at,
+            superseded_by: (rec.superseded_by != NONE).then_some(ClaimId(rec.superseded_by)),
+            deleted: flags & DELETED != 0,
+            expires_at: rec.expires_at,
+            sensitive: flags & SENSITIVE != 0,
+        })
+    }
+
+    /// The dense id of the claim with this external id.
+    pub fn claim_id(&self, ext_id: &str) -> Option<ClaimId> {
+        self.st.claims.by_ext.get(&(self.ws, Arc::from(ext_id))).copied()
+    }
+
+    /// Whether claim `c` is visible under `v` (false when it is not in this workspace).
+    pub fn claim_visible(&self, c: ClaimId, v: &Visibility) -> bool {
+        self.check_claim(c).is_ok() && self.vis(v).claim(self.st, c.0)
+    }
+
+    /// One evidence row.
+    pub fn evidence(&self, v: EvidenceId) -> Option<Evidence> {
+        let row = self.st.evidence.rows.try_get(v.index())?;
+        self.check_claim(row.claim).ok()?;
+        Some(Evidence {
+            id: v,
+            ext_id: row.ext_id.clone().unwrap_or_else(|| Arc::from(format!("v{}", v.0))),
+            claim: row.claim,
+            conversation_id: row.conversation_id.clone(),
+            message_id: row.message_id.clone(),
+            model: row.model.clone(),
+            model_version: row.model_version.clone(),
+            raw_confidence: row.raw_confidence,
+            snippet: row.snippet.clone(),
+            observed_at: row.observed_at,
+            recorded_at: row.recorded_at,
+        })
+    }
+
+    /// A claim's evidence, oldest first.
+    pub fn evidence_of(&self, c: ClaimId) -> Result<Vec<Evidence>, ReadError> {
+        self.check_claim(c)?;
+        let mut out = Vec::new();
+        let mut i = self.st.claims.rec.get(c.index()).evidence_head;
+        while i != NONE {
+            out.extend(self.evidence(EvidenceId(i)));
+            i = self.st.evidence.rows.get(i as usize).next;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The declaration of a predicate here (the undeclared default if it was never declared;
+    /// `None` if the name was never used anywhere).
+    pub fn predicate(&self, name: &str) -> Option<PredicateDef> {
+        let p = self.st.catalog.predicates.get(&vocabulary_key(name))?;
+        Some(self.st.catalog.predicate_def(self.ws, crate::ids::PredicateId(p)))
+    }
+
+    /// The supersession chain through `c`, oldest first: the claims it replaced (following the
+    /// earliest predecessor at each step), `c`, then its replacements up to the current one.
+    pub fn supersession_chain(&self, c: ClaimId) -> Result<Vec<ClaimId>, ReadError> {
+        self.check_claim(c)?;
+        let mut back = Vec::new();
+        let mut seen = std::collections::HashSet::from([c]);
+        let mut cur = c;
+        while let Some(prev) = self.st.claims.supersedes.get(&cur.0).and_then(|l| l.iter().min().copied()) {
+            if !seen.insert(prev) {
+                break;
+            }
+            back.push(prev);
+            cur = prev;
+        }
+        back.reverse();
+        back.push(c);
+        let mut cur = c;
+        loop {
+            let next = self.st.claims.rec.get(cur.index()).superseded_by;
+            if next == NONE || !seen.insert(ClaimId(next)) {
+                break;
+            }
+            back.push(ClaimId(next));
+            cur = ClaimId(next);
+        }
+        Ok(back)
+    }
+
+    /// The claims that `c` directly superseded.
+    pub fn superseded_by_claim(&self, c: ClaimId) -> Result<Vec<ClaimId>, ReadError> {
+        self.check_claim(c)?;
+        let mut v = self.st.claims.supersedes.get(&c.0).map(|l| l.to_vec()).unwrap_or_default();
+        v.sort_unstable();
+        Ok(v)
+    }
+
+    /// Entities of this workspace with the given type (deleted excluded), via the type bitmap.
+    pub fn entities_of_type(&self, entity_type: &str) -> Vec<EntityId> {
+        let Some(t) = self.st.catalog.types.get(&vocabulary_key(entity_type)) else { return Vec::new() };
+        let bm = &self.st.bitmaps;
+        let (Some(by_type), Some(by_ws)) = (bm.entities_by_type.get(&crate::ids::TypeId(t)), bm.entities_by_ws.get(&self.ws)) else {
+            return Vec::new();
+        };
+        by_type.and(by_ws).and_not(&bm.entities_deleted).iter().map(EntityId).collect()
+    }
+
+    /// Claims of this workspace in `state` with the given predicate, via bitmap algebra
+    /// (`None` predicate = all predicates). Deleted claims excluded.
+    pub fn claims_with(&self, predicate: Option<&str>, state: crate::model::ClaimState) -> Vec<ClaimId> {
+        let bm = &self.st.bitmaps;
+        let Some(by_ws) = bm.claims_by_ws.get(&self.ws) else { return Vec::new() };
+        let mut set = by_ws.and(&bm.claims_by_state[state as usize]);
+        if let Some(p) = predicate {
+            let Some(pid) = self.st.catalog.predicates.get(&vocabulary_key(p)) else { return Vec::new() };
+            let Some(by_pred) = bm.claims_by_pred.get(&crate::ids::PredicateId(pid)) else { return Vec::new() };
+            set = set.and(by_pred);
+        }
+        set.and_not(&bm.claims_deleted).iter().map(ClaimId).collect()
+    }
+}

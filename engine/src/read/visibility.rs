@@ -1,0 +1,147 @@
+//! Which claims a read sees.
+//!
+//! By default a read sees the claims an agent should act on now: not deleted (nor their endpoints),
+//! not deprecated, not expired, and valid now. `as_of` moves valid time, `known_as_of` moves
+//! transaction time ("what did we believe on day T"), and `all_versions` switches every filter off
+//! for audits. The default is answered from the per-claim `LIVE` flag materialized at commit, so a
+//! traversal tests one byte per edge; the other settings take the general path.
+
+use crate::model::StateSet;
+use crate::state::{State, DELETED, ERASED, LIVE, TIMED};
+use crate::time::Timestamp;
+
+/// Visibility settings of a read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Visibility {
+    /// Valid time to evaluate at; `None` = now.
+    pub as_of: Option<Timestamp>,
+    /// Transaction time: see the database as it had recorded by then; `None` = latest.
+    pub known_as_of: Option<Timestamp>,
+    /// Claim states to include (default: proposed and accepted).
+    pub states: StateSet,
+    /// Include soft-deleted claims and claims of soft-deleted entities.
+    pub include_deleted: bool,
+    /// Every claim ever recorded, whatever its state, deletion or validity (audits).
+    pub all_versions: bool,
+}
+
+impl Visibility {
+    /// The default: current, valid-now claims.
+    pub fn current() -> Visibility {
+        Visibility::default()
+    }
+
+    /// Everything, for audits.
+    pub fn all_versions() -> Visibility {
+        Visibility { all_versions: true, ..Visibility::default() }
+    }
+
+    /// The default, evaluated at valid time `t`.
+    pub fn as_of(t: Timestamp) -> Visibility {
+        Visibility { as_of: Some(t), ..Visibility::default() }
+    }
+}
+
+/// `Visibility` bound to a state and a "now": the per-claim test used by every read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Vis {
+    fast: bool,
+    all: bool,
+    valid_at: Timestamp,
+    known: Option<Timestamp>,
+    states: StateSet,
+    include_deleted: bool,
+}
+
+impl Vis {
+    pub fn new(v: &Visibility, st: &State, now: Timestamp) -> Vis {
+        let fast = v.as_of.is_none()
+            && v.known_as_of.is_none()
+            && v.states == StateSet::CURRENT
+            && !v.include_deleted
+            && !v.all_versions
+            && now >= st.committed_at;
+        Vis {
+            fast,
+            all: v.all_versions,
+            valid_at: v.as_of.unwrap_or(now),
+            known: v.known_as_of,
+            states: v.states,
+            include_deleted: v.include_deleted,
+        }
+    }
+
+    /// Whether claim `c` is visible.
+    #[inline]
+    pub fn claim(&self, st: &State, c: u32) -> bool {
+        let f = *st.claims.flags.get(c as usize);
+        if self.fast {
+            return f & LIVE != 0 && (f & TIMED == 0 || st.claim_valid_at(c, self.valid_at));
+        }
+        self.claim_general(st, c, f)
+    }
+
+    #[inline(never)]
+    fn claim_general(&self, st: &State, c: u32, f: u8) -> bool {
+        if f & ERASED != 0 {
+            return false;
+        }
+        if self.all {
+            return true;
+        }
+        let i = c as usize;
+        let (state, deleted) = match self.known {
+            Some(k) => {
+                if st.claims.rec.get(i).recorded_at > k {
+                    return false;
+                }
+                st.claim_lifecycle_at(c, k)
+            }
+            None => (*st.claims.state.get(i), f & DELETED != 0),
+        };
+        if !self.states.contains(state) {
+            return false;
+        }
+        if !self.include_deleted {
+            if deleted {
+                return false;
+            }
+            let s = *st.claims.subject.get(i);
+            let o = *st.claims.object.get(i);
+            if self.entity_deleted(st, s) || self.entity_deleted(st, o) {
+                return false;
+            }
+        }
+        st.claim_valid_at(c, self.valid_at)
+    }
+
+    fn entity_deleted(&self, st: &State, e: u32) -> bool {
+        match self.known {
+            Some(k) => st.entity_deleted_at(e, k),
+            None => *st.entities.flags.get(e as usize) & DELETED != 0,
+        }
+    }
+
+    /// Whether entity `e` is visible (exists at the known time, not erased, not deleted unless asked).
+    pub fn entity(&self, st: &State, e: u32) -> bool {
+        let f = *st.entities.flags.get(e as usize);
+        if f & ERASED != 0 {
+            return false;
+        }
+        if self.all {
+            return true;
+        }
+        if let Some(k) = self.known {
+            if st.entities.rec.get(e as usize).created_at > k {
+                return false;
+            }
+        }
+        self.include_deleted || !self.entity_deleted(st, e)
+    }
+
+    /// Whether this is the materialized fast path (for tests and plans).
+    #[cfg(test)]
+    pub fn is_fast(&self) -> bool {
+        self.fast
+    }
+}
