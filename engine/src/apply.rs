@@ -258,7 +258,10 @@ impl Writer<'_> {
         check_str("ext_id", &u.ext_id, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
         check_str("name", &u.name, self.limits.name_bytes_max, "name_bytes_max")?;
         if u.aliases.len() > self.limits.aliases_max {
-            return Err(("aliases", WriteErrorKind::TooMany { count: u.aliases.len(), limit: self.limits.aliases_max, limit_name: "aliases_max" }));
+            return Err((
+                "aliases",
+                WriteErrorKind::TooMany { count: u.aliases.len(), limit: self.limits.aliases_max, limit_name: "aliases_max" },
+            ));
         }
         for a in &u.aliases {
             check_str("aliases", a, self.limits.name_bytes_max, "name_bytes_max")?;
@@ -358,7 +361,10 @@ impl Writer<'_> {
                 continue;
             }
             if rec.aliases.len() >= self.limits.aliases_max {
-                return Err(("aliases", WriteErrorKind::TooMany { count: rec.aliases.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" }));
+                return Err((
+                    "aliases",
+                    WriteErrorKind::TooMany { count: rec.aliases.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" },
+                ));
             }
             let rec = self.st.entities.rec.get_mut(e as usize);
             let mut v = rec.aliases.to_vec();

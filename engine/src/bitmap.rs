@@ -31,9 +31,7 @@ impl IdSet {
             }
             shards[s].insert(id);
         }
-        IdSet {
-            shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect(),
-        }
+        IdSet { shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect() }
     }
 
     /// Adds `id`; returns whether it was absent.
@@ -94,6 +92,7 @@ impl IdSet {
     }
 
     /// `self ∩ other`.
+    #[must_use]
     pub fn and(&self, other: &IdSet) -> IdSet {
         let shards = self
             .shards
@@ -111,6 +110,7 @@ impl IdSet {
     }
 
     /// `self ∪ other`.
+    #[must_use]
     pub fn or(&self, other: &IdSet) -> IdSet {
         let n = self.shards.len().max(other.shards.len());
         let shards = (0..n)
@@ -124,6 +124,7 @@ impl IdSet {
     }
 
     /// `self \ other`.
+    #[must_use]
     pub fn and_not(&self, other: &IdSet) -> IdSet {
         let shards = self
             .shards

@@ -87,7 +87,12 @@ impl Database {
         st.committed_at = now;
         workspace::create(&mut st, DEFAULT_WORKSPACE, now).expect("the default workspace name is valid");
         Database {
-            inner: Arc::new(Inner { published: RwLock::new(Arc::new(st)), writer: Mutex::new(()), config, merging: AtomicBool::new(false) }),
+            inner: Arc::new(Inner {
+                published: RwLock::new(Arc::new(st)),
+                writer: Mutex::new(()),
+                config,
+                merging: AtomicBool::new(false),
+            }),
         }
     }
 
@@ -96,10 +101,12 @@ impl Database {
         &self.inner.config
     }
 
-    /// A consistent snapshot of the latest commit, evaluating validity at the clock's "now".
+    /// A consistent snapshot of the latest commit, evaluating validity at the clock's "now"
+    /// (never earlier than the snapshot's own last commit, should the clock lag behind it).
     pub fn snapshot(&self) -> Snapshot {
         let state = self.inner.published.read().clone();
-        Snapshot { state, now: self.inner.config.clock.now() }
+        let now = self.inner.config.clock.now().max(state.committed_at);
+        Snapshot { state, now }
     }
 
     /// Commits `batch` atomically: all of it, or (on error) none of it.
@@ -195,7 +202,7 @@ impl Database {
         let _writer = self.inner.writer.lock();
         let current = self.inner.published.read().clone();
         let mut next = (*current).clone();
-        let mut graph = Graph { base, watermark: n as u32, delta: Default::default() };
+        let mut graph = Graph { base, watermark: n as u32, delta: crate::graph::delta::Delta::default() };
         for c in n..current.claims.len() {
             graph.add_claim(c as u32, *current.claims.subject.get(c), *current.claims.pred.get(c), *current.claims.object.get(c));
         }

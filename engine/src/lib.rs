@@ -58,3 +58,8 @@ pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{Properties, Value};
+
+/// The README's embedded example, compiled and run as a doctest so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,6 +1,6 @@
 //! The name key used for exact entity lookup.
 //!
-//! Agents and extractors spell one thing many ways: "Auth Service", "auth-service", "AuthService".
+//! Agents and extractors spell one thing many ways: "Auth Service", "auth-service", `AuthService`.
 //! The key is the name in Unicode NFKC, case-folded, with whitespace, `-`, `_` and `.` removed, so all
 //! three share a key while the display name keeps the form it was given.
 
@@ -10,10 +10,7 @@ use unicode_normalization::UnicodeNormalization;
 pub fn name_key(name: &str) -> String {
     let nfkc: String = name.nfkc().collect();
     let folded = caseless::default_case_fold_str(&nfkc);
-    folded
-        .chars()
-        .filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.')))
-        .collect()
+    folded.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.'))).collect()
 }
 
 /// The interned form of a predicate or entity type name: trimmed and lower-cased, so that

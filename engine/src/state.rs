@@ -81,10 +81,7 @@ impl Catalog {
 
     /// The declaration of `pred` in `ws`, or the undeclared default.
     pub fn predicate_def(&self, ws: WorkspaceId, pred: PredicateId) -> PredicateDef {
-        self.predicate_defs
-            .get(&(ws, pred))
-            .cloned()
-            .unwrap_or_else(|| PredicateDef::undeclared(self.predicates.name(pred.0).clone()))
+        self.predicate_defs.get(&(ws, pred)).cloned().unwrap_or_else(|| PredicateDef::undeclared(self.predicates.name(pred.0).clone()))
     }
 }
 

@@ -37,11 +37,10 @@ impl Timestamp {
         let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
             .map_err(|_| TimeParseError { input: text.chars().take(64).collect() })?;
         let micros = parsed.unix_timestamp_nanos() / 1000;
-        i64::try_from(micros)
-            .map(Timestamp)
-            .map_err(|_| TimeParseError { input: text.chars().take(64).collect() })
+        i64::try_from(micros).map(Timestamp).map_err(|_| TimeParseError { input: text.chars().take(64).collect() })
     }
 
+    #[must_use]
     /// Adds a number of seconds, saturating at the ends of time.
     pub fn plus_seconds(self, secs: i64) -> Timestamp {
         Timestamp(self.0.saturating_add(secs.saturating_mul(1_000_000)))

@@ -103,9 +103,6 @@ pub fn build_base(entity_count: usize, subjects: &[u32], preds: &[u16], objects:
     let n = subjects.len();
     let out_edges: Vec<Edge> = (0..n).map(|i| Edge { pred: preds[i], nbr: objects[i], claim: i as u32 }).collect();
     let in_edges: Vec<Edge> = (0..n).map(|i| Edge { pred: preds[i], nbr: subjects[i], claim: i as u32 }).collect();
-    let (out, inn) = rayon::join(
-        || Csr::build(entity_count, subjects, &out_edges),
-        || Csr::build(entity_count, objects, &in_edges),
-    );
+    let (out, inn) = rayon::join(|| Csr::build(entity_count, subjects, &out_edges), || Csr::build(entity_count, objects, &in_edges));
     [Arc::new(out), Arc::new(inn)]
 }

@@ -17,12 +17,8 @@ use std::collections::HashSet;
 impl WorkspaceView<'_> {
     fn transitive_filter(&self, predicate: &str, direction: Direction) -> Result<Compiled, ReadError> {
         let key = vocabulary_key(predicate);
-        let transitive = self
-            .st
-            .catalog
-            .predicates
-            .get(&key)
-            .is_some_and(|p| self.st.catalog.predicate_def(self.ws, PredicateId(p)).transitive);
+        let transitive =
+            self.st.catalog.predicates.get(&key).is_some_and(|p| self.st.catalog.predicate_def(self.ws, PredicateId(p)).transitive);
         if !transitive {
             return Err(ReadError::NotTransitive(key));
         }

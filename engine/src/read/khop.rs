@@ -40,7 +40,14 @@ pub struct KHopQuery {
 
 impl Default for KHopQuery {
     fn default() -> Self {
-        KHopQuery { max_depth: 1, hops: Vec::new(), visibility: Visibility::default(), max_visited: None, with_claims: false, parallel: true }
+        KHopQuery {
+            max_depth: 1,
+            hops: Vec::new(),
+            visibility: Visibility::default(),
+            max_visited: None,
+            with_claims: false,
+            parallel: true,
+        }
     }
 }
 

@@ -53,7 +53,12 @@ impl GraphView<'_> {
         }
         let st = self.view.st;
         self.filter.for_each(st, &self.vis, a.0, |_, e| {
-            out.push(ClaimEdge { source: a, target: EntityId(e.nbr), claim: ClaimId(e.claim), confidence: *st.claims.confidence.get(e.claim as usize) });
+            out.push(ClaimEdge {
+                source: a,
+                target: EntityId(e.nbr),
+                claim: ClaimId(e.claim),
+                confidence: *st.claims.confidence.get(e.claim as usize),
+            });
         });
         out
     }
@@ -69,21 +74,21 @@ impl Data for GraphView<'_> {
     type EdgeWeight = f32;
 }
 
-impl<'b> IntoNeighbors for &'b GraphView<'_> {
+impl IntoNeighbors for &GraphView<'_> {
     type Neighbors = std::vec::IntoIter<EntityId>;
     fn neighbors(self, a: EntityId) -> Self::Neighbors {
         self.edges_of(a).into_iter().map(|e| e.target).collect::<Vec<_>>().into_iter()
     }
 }
 
-impl<'b> IntoEdges for &'b GraphView<'_> {
+impl IntoEdges for &GraphView<'_> {
     type Edges = std::vec::IntoIter<ClaimEdge>;
     fn edges(self, a: EntityId) -> Self::Edges {
         self.edges_of(a).into_iter()
     }
 }
 
-impl<'b> IntoEdgeReferences for &'b GraphView<'_> {
+impl IntoEdgeReferences for &GraphView<'_> {
     type EdgeRef = ClaimEdge;
     type EdgeReferences = std::vec::IntoIter<ClaimEdge>;
     fn edge_references(self) -> Self::EdgeReferences {
@@ -110,7 +115,13 @@ impl<'a> WorkspaceView<'a> {
 
     /// A fewest-hops path from `from` to `to` over edges passing `filter` (petgraph's A* with a
     /// zero heuristic on the view): the entities along it, or `None` when unreachable.
-    pub fn shortest_path(&self, from: EntityId, to: EntityId, filter: &EdgeFilter, v: &Visibility) -> Result<Option<Vec<EntityId>>, ReadError> {
+    pub fn shortest_path(
+        &self,
+        from: EntityId,
+        to: EntityId,
+        filter: &EdgeFilter,
+        v: &Visibility,
+    ) -> Result<Option<Vec<EntityId>>, ReadError> {
         self.check_entity(from)?;
         self.check_entity(to)?;
         let g = self.graph_view(filter, v);

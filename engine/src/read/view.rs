@@ -68,7 +68,7 @@ pub struct WorkspaceView<'a> {
     pub(crate) now: Timestamp,
 }
 
-impl<'a> WorkspaceView<'a> {
+impl WorkspaceView<'_> {
     /// This workspace's id.
     pub fn id(&self) -> WorkspaceId {
         self.ws
@@ -118,7 +118,7 @@ impl<'a> WorkspaceView<'a> {
     }
 
     /// Entities whose canonical name or an alias has the same normalised key as `name`
-    /// ("Auth Service" finds "AuthService"), deleted ones excluded, in id order.
+    /// ("Auth Service" finds `AuthService`), deleted ones excluded, in id order.
     pub fn find_by_name(&self, name: &str) -> Vec<EntityId> {
         let key = (self.ws, Arc::<str>::from(name_key(name)));
         let mut v: Vec<EntityId> = self

@@ -138,10 +138,4 @@ impl Vis {
         }
         self.include_deleted || !self.entity_deleted(st, e)
     }
-
-    /// Whether this is the materialized fast path (for tests and plans).
-    #[cfg(test)]
-    pub fn is_fast(&self) -> bool {
-        self.fast
-    }
 }

@@ -1,0 +1,79 @@
+//! Criterion benches of the core operations on a seeded random graph (100k entities, 500k claims):
+//! batch commit, neighbours, 2-hop expansion, transitive closure.
+
+use criterion::{criterion_main, BatchSize, Criterion};
+use engram::{AddClaim, EntityId, KHopQuery, NeighborQuery, Visibility, WriteBatch};
+use engram_bench::random_graph;
+use std::hint::black_box;
+
+const ENTITIES: usize = 100_000;
+const CLAIMS: usize = 500_000;
+const CONCEPTS: usize = 5_000;
+
+fn benches(c: &mut Criterion) {
+    let db = random_graph(ENTITIES, CLAIMS, CONCEPTS, 42);
+    let seeds: Vec<EntityId> = (0..1000).map(|i| EntityId((i * 97 + 13) % ENTITIES as u32)).collect();
+
+    let mut i = 0u64;
+    c.bench_function("commit_one_claim", |b| {
+        b.iter(|| {
+            i += 1;
+            let mut batch = WriteBatch::new("default");
+            batch.add_claim(AddClaim::new(EntityId((i % 1000) as u32), "mentions", EntityId(((i * 7) % 1000) as u32)));
+            black_box(db.write(&batch).expect("valid"));
+        });
+    });
+    c.bench_function("commit_100_claims", |b| {
+        b.iter_batched(
+            || {
+                let mut batch = WriteBatch::new("default");
+                for j in 0..100u32 {
+                    batch.add_claim(AddClaim::new(EntityId(j), "mentions", EntityId(j + 1)));
+                }
+                batch
+            },
+            |batch| black_box(db.write(&batch).expect("valid")),
+            BatchSize::SmallInput,
+        );
+    });
+    db.compact();
+
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").expect("default exists");
+    let mut k = 0;
+    c.bench_function("neighbors_both", |b| {
+        b.iter(|| {
+            k = (k + 1) % seeds.len();
+            black_box(ws.neighbors(seeds[k], &NeighborQuery::default()).expect("valid").items.len())
+        });
+    });
+    c.bench_function("khop_2", |b| {
+        b.iter(|| {
+            k = (k + 1) % seeds.len();
+            black_box(ws.khop(&seeds[k..=k], &KHopQuery::depth(2)).expect("valid").entities.len())
+        });
+    });
+    c.bench_function("khop_2_sequential", |b| {
+        b.iter(|| {
+            k = (k + 1) % seeds.len();
+            let q = KHopQuery { parallel: false, ..KHopQuery::depth(2) };
+            black_box(ws.khop(&seeds[k..=k], &q).expect("valid").entities.len())
+        });
+    });
+    let leaves: Vec<EntityId> = (0..100).map(|i| EntityId(CONCEPTS as u32 - 1 - i)).collect();
+    c.bench_function("ancestors", |b| {
+        b.iter(|| {
+            k = (k + 1) % leaves.len();
+            black_box(ws.ancestors(leaves[k], "subclass_of", &Visibility::default()).expect("transitive").len())
+        });
+    });
+    c.bench_function("descendants_of_root", |b| {
+        b.iter(|| black_box(ws.descendants(EntityId(0), "subclass_of", &Visibility::default()).expect("transitive").len()));
+    });
+}
+
+#[allow(missing_docs)] // Reason: criterion_group! generates an undocumented public fn.
+mod group {
+    criterion::criterion_group!(core, super::benches);
+}
+criterion_main!(group::core);

@@ -1,0 +1,161 @@
+//! The scenario of "Scaling agent context with knowledge graphs": an internal assistant's memory of
+//! the authentication service migration, built through the embedded API. Prints the two-hop
+//! neighbourhood of the migration and the Kafka → Kinesis supersession.
+//!
+//! Run: `cargo run --release --example agent_memory`
+
+use engram::{
+    AddClaim, AddEvidence, ClaimState, Database, DeclarePredicate, Direction, KHopQuery, Op, StateSet, Timestamp, Visibility, WriteBatch,
+};
+
+fn at(text: &str) -> Timestamp {
+    Timestamp::parse(text).expect("literal times are valid")
+}
+
+fn evidence(claim: &str, conversation: &str, message: &str, snippet: &str) -> Op {
+    Op::AddEvidence(AddEvidence {
+        claim: Some(claim.into()),
+        conversation_id: Some(conversation.into()),
+        message_id: Some(message.into()),
+        model: Some("extractor".into()),
+        model_version: Some("1.2".into()),
+        raw_confidence: Some(0.9),
+        snippet: Some(snippet.into()),
+        ..AddEvidence::default()
+    })
+}
+
+fn main() -> Result<(), engram::Error> {
+    let db = Database::in_memory();
+    remember(&db)?;
+    recall(&db)
+}
+
+/// What the extraction pipeline wrote after conversations 3 to 41.
+fn remember(db: &Database) -> Result<(), engram::Error> {
+    // Conversations 3..23: the first facts.
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("auth-migration", "project", "Auth Service Migration")
+        .upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("upstream", "service", "UpstreamService")
+        .upsert_entity("upstream-deprecation", "decision", "UpstreamService deprecation timeline")
+        .upsert_entity("oauth2-decision", "decision", "Use OAuth2 instead of SAML")
+        .upsert_entity("architect", "person", "Priya (architect)")
+        .upsert_entity("platform", "team", "Platform Team")
+        .upsert_entity("kafka", "technology", "Kafka")
+        .upsert_entity("kinesis", "technology", "Kinesis")
+        .upsert_entity("compat-risk", "incident", "Backwards compatibility risk");
+    b.push(Op::DeclarePredicate(DeclarePredicate { half_life_days: Some(180.0), ..DeclarePredicate::new("streams_events_with") }));
+    let accepted = |c: AddClaim| c.state(ClaimState::Accepted);
+    b.add_claim(accepted(AddClaim::new("auth-migration", "part_of", "auth").id("m1").text("The migration is about AuthService")))
+        .add_claim(accepted(
+            AddClaim::new("auth-migration", "blocked_by", "upstream-deprecation")
+                .id("m2")
+                .confidence(0.85)
+                .text("The migration depends on the UpstreamService deprecation timeline"),
+        ))
+        .add_claim(accepted(AddClaim::new("upstream-deprecation", "part_of", "upstream").id("m3")))
+        .add_claim(accepted(AddClaim::new("auth", "depends_on", "upstream").id("m4").confidence(0.95)))
+        .add_claim(accepted(AddClaim::new("platform", "owns", "auth").id("m5")))
+        .add_claim(accepted(
+            AddClaim::new("oauth2-decision", "decided_by", "architect")
+                .id("d1")
+                .text("Decision in conversation 23: OAuth2 instead of SAML")
+                .valid(Some(at("2026-02-10T00:00:00Z")), None),
+        ))
+        .add_claim(accepted(AddClaim::new("auth-migration", "implements", "oauth2-decision").id("d2")))
+        .add_claim(
+            AddClaim::new("compat-risk", "blocked_by", "auth-migration")
+                .id("r1")
+                .confidence(0.6)
+                .text("The architect flagged a backwards compatibility risk"),
+        )
+        .add_claim(accepted(
+            AddClaim::new("auth", "streams_events_with", "kafka")
+                .id("k1")
+                .text("We are using Kafka for event streaming")
+                .valid(Some(at("2026-01-05T00:00:00Z")), None),
+        ));
+    b.push(evidence("d1", "conv-23", "m-4", "let's go with OAuth2, SAML is too heavy for us"))
+        .push(evidence("r1", "conv-38", "m-12", "careful, old clients still send SAML assertions"))
+        .push(evidence("k1", "conv-3", "m-2", "we are using Kafka for event streaming"));
+    db.write(&b)?;
+
+    // Conversation 41: "we switched to Kinesis" supersedes the Kafka claim.
+    let mut b = WriteBatch::new("default");
+    b.add_claim(
+        AddClaim::new("auth", "streams_events_with", "kinesis")
+            .id("k2")
+            .state(ClaimState::Accepted)
+            .text("We switched to Kinesis")
+            .valid(Some(at("2026-03-01T00:00:00Z")), None),
+    )
+    .push(evidence("k2", "conv-41", "m-7", "we switched to Kinesis last sprint"))
+    .push(Op::Deprecate { claim: "k1".into(), superseded_by: Some("k2".into()) });
+    db.write(&b)?;
+    Ok(())
+}
+
+/// What an agent asks before its next turn.
+fn recall(db: &Database) -> Result<(), engram::Error> {
+    let snap = db.snapshot();
+    let ws = snap.workspace("default")?;
+    let name = |id| ws.entity(id).map_or_else(|| "?".to_owned(), |e| e.name.to_string());
+    let root = ws.find_by_name("auth service migration")[0];
+
+    println!("Two-hop neighbourhood of \"{}\" (current, trusted facts):", name(root));
+    let reach = ws.khop(&[root], &KHopQuery { max_depth: 2, with_claims: true, ..KHopQuery::default() })?;
+    for r in reach.entities.iter().skip(1) {
+        for c in &r.via {
+            let claim = ws.claim(*c).expect("claims returned by a traversal exist");
+            let ev: Vec<String> = ws.evidence_of(*c)?.iter().filter_map(|e| e.conversation_id.as_deref().map(str::to_owned)).collect();
+            println!(
+                "  hop {}  {} -[{}]-> {}  (conf {:.2}, {}{})",
+                r.depth,
+                name(claim.subject),
+                claim.predicate.to_uppercase(),
+                name(claim.object),
+                claim.confidence,
+                claim.state.as_str(),
+                if ev.is_empty() { String::new() } else { format!(", evidence {}", ev.join(", ")) }
+            );
+        }
+    }
+
+    let k1 = ws.claim_id("k1").expect("k1 was written");
+    println!("\nSupersession of the event-streaming claim:");
+    for c in ws.supersession_chain(k1)? {
+        let claim = ws.claim(c).expect("chain members exist");
+        println!(
+            "  {}  {} -[{}]-> {}  {}  valid from {}",
+            claim.ext_id,
+            name(claim.subject),
+            claim.predicate.to_uppercase(),
+            name(claim.object),
+            claim.state.as_str(),
+            claim.valid_from
+        );
+    }
+    let auth = ws.entity_id("auth").expect("auth was written");
+    let current = ws.neighbors(
+        auth,
+        &engram::NeighborQuery {
+            filter: engram::EdgeFilter::new(Direction::Out).predicates(&["streams_events_with"]),
+            ..Default::default()
+        },
+    )?;
+    let history = ws.neighbors(
+        auth,
+        &engram::NeighborQuery {
+            filter: engram::EdgeFilter::new(Direction::Out).predicates(&["streams_events_with"]),
+            visibility: Visibility { states: StateSet::ALL, ..Visibility::default() },
+            ..Default::default()
+        },
+    )?;
+    println!(
+        "\nAuthService streams events with: now {:?}; in history {:?}",
+        current.items.iter().map(|n| name(n.neighbor)).collect::<Vec<_>>(),
+        history.items.iter().map(|n| name(n.neighbor)).collect::<Vec<_>>()
+    );
+    Ok(())
+}

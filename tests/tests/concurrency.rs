@@ -1,0 +1,101 @@
+//! Concurrency stress: one writer commits batches (with background CSR merges triggered often)
+//! while several readers check that they never see part of a batch and that a snapshot they hold
+//! never changes under them.
+
+#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
+
+use engram::{AddClaim, Config, Database, KHopQuery, NeighborQuery, Op, WriteBatch};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const PER_BATCH: u64 = 7;
+const BATCHES: u64 = 300;
+const READERS: usize = 3;
+
+/// Visible hub claims after `b` batches: each adds `PER_BATCH` and deprecates one of the previous.
+fn expected_visible(b: u64) -> u64 {
+    if b == 0 {
+        0
+    } else {
+        PER_BATCH * b - (b - 1)
+    }
+}
+
+#[test]
+fn readers_see_whole_batches_and_stable_snapshots() {
+    let config = Config { merge_delta_edges_min: 64, background_merge: true, ..Config::default() };
+    let db = Database::with_config(config);
+    let mut setup = WriteBatch::new("default");
+    setup.upsert_entity("hub", "s", "Hub");
+    db.write(&setup).unwrap();
+    let v0 = db.snapshot().version();
+    let hub = db.snapshot().workspace("default").unwrap().entity_id("hub").unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..READERS)
+        .map(|_| {
+            let db = db.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut checks = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    let snap = db.snapshot();
+                    let ws = snap.workspace("default").unwrap();
+                    let b = snap.version() - v0;
+                    let first = ws.neighbors(hub, &NeighborQuery::default()).unwrap();
+                    assert_eq!(first.items.len() as u64, expected_visible(b), "partial batch seen at version {}", snap.version());
+                    let reach = ws.khop(&[hub], &KHopQuery::depth(1)).unwrap();
+                    assert_eq!(reach.entities.len() as u64, 1 + expected_visible(b));
+                    std::thread::yield_now();
+                    // The same snapshot, read again after more commits, is unchanged.
+                    let again = ws.neighbors(hub, &NeighborQuery::default()).unwrap();
+                    assert_eq!(first, again, "snapshot changed under a reader");
+                    checks += 1;
+                }
+                checks
+            })
+        })
+        .collect();
+    for b in 0..BATCHES {
+        let mut batch = WriteBatch::new("default");
+        for j in 0..PER_BATCH {
+            let ext = format!("n{b}-{j}");
+            batch.upsert_entity(&ext, "s", &ext).add_claim(AddClaim::new("hub", "r", ext.as_str()).id(&format!("c{b}-{j}")));
+        }
+        if b > 0 {
+            batch.push(Op::Deprecate { claim: format!("c{}-0", b - 1).into(), superseded_by: Some(format!("c{b}-0").into()) });
+        }
+        db.write(&batch).unwrap();
+    }
+    done.store(true, Ordering::Release);
+    let checks: u64 = readers.into_iter().map(|r| r.join().expect("reader panicked")).sum();
+    assert!(checks > 0);
+    db.wait_for_merge();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    assert_eq!(ws.neighbors(hub, &NeighborQuery::default()).unwrap().items.len() as u64, expected_visible(BATCHES));
+    db.compact();
+    assert_eq!(db.snapshot().delta_edges(), 0);
+}
+
+#[test]
+fn concurrent_writers_serialize() {
+    let db = Database::in_memory();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..100 {
+                    let mut b = WriteBatch::new("default");
+                    b.upsert_entity(&format!("w{w}-{i}"), "s", "E");
+                    db.write(&b).unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let snap = db.snapshot();
+    assert_eq!(snap.counts().0, 400);
+    assert_eq!(snap.version(), 400);
+}

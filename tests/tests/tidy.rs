@@ -1,0 +1,89 @@
+//! Tidy checks over the source tree (as rust-analyzer's `tidy.rs` does): every Rust file opens with
+//! a `//!` doc saying what it is for, no `dbg!` is left behind, every `unsafe` block carries a
+//! `// Safety:` comment, and the crate dependency arrows point the way `ARCHITECTURE.md` says.
+
+#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the workspace root").to_path_buf()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "target") {
+                continue;
+            }
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn all_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for krate in ["engine", "storage", "query", "server", "bench", "tests"] {
+        rust_files(&root().join(krate), &mut files);
+    }
+    assert!(files.len() > 10, "found only {} files", files.len());
+    files
+}
+
+#[test]
+fn every_file_starts_with_a_module_doc() {
+    for f in all_sources() {
+        let text = std::fs::read_to_string(&f).expect("readable source");
+        assert!(text.starts_with("//!"), "{} must start with a `//!` doc comment", f.display());
+    }
+}
+
+#[test]
+fn no_dbg_and_unsafe_is_explained() {
+    let dbg = ["dbg", "!("].concat();
+    let unsafe_block = ["unsafe", " {"].concat();
+    for f in all_sources() {
+        let text = std::fs::read_to_string(&f).expect("readable source");
+        assert!(!text.contains(&dbg), "{} contains a debug macro", f.display());
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains(&unsafe_block) {
+                let before = &lines[i.saturating_sub(4)..i];
+                assert!(
+                    before.iter().any(|l| l.contains("Safety:")),
+                    "{}:{} unsafe block without a `// Safety:` comment",
+                    f.display(),
+                    i + 1
+                );
+            }
+        }
+    }
+}
+
+/// The dependency arrows: `storage` and `query` are leaves, `engine` uses both, `server` uses
+/// `engine`, nothing depends on `server`.
+#[test]
+fn dependency_arrows_point_one_way() {
+    let forbidden: &[(&str, &[&str])] = &[
+        ("storage", &["engram", "engram-query", "engram-server"]),
+        ("query", &["engram", "engram-storage", "engram-server"]),
+        ("engine", &["engram-server"]),
+    ];
+    for (krate, banned) in forbidden {
+        let Ok(manifest) = std::fs::read_to_string(root().join(krate).join("Cargo.toml")) else { continue };
+        let deps: Vec<&str> = manifest
+            .split("\n[")
+            .filter(|s| s.contains("dependencies]"))
+            .flat_map(|s| s.lines().skip(1))
+            .filter_map(|l| l.split(['=', '.']).next())
+            .map(str::trim)
+            .collect();
+        for b in *banned {
+            assert!(!deps.contains(b), "{krate} must not depend on {b}");
+        }
+    }
+}
