@@ -10,7 +10,8 @@ use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{name_key, vocabulary_key};
-use crate::state::{ClaimEvent, ClaimRecord, EntityEvent, EntityRecord, EvidenceRow, State, DELETED, ERASED, SENSITIVE, TIMED};
+use crate::keyindex::key_hash;
+use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use std::sync::Arc;
@@ -85,6 +86,15 @@ fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static st
     check_len(field, s, limit, limit_name)
 }
 
+/// A name, alias, type or predicate: non-empty, within its limit, no control characters.
+fn check_name(field: &'static str, s: &str, limit: usize) -> OpResult<()> {
+    check_str(field, s, limit, "name_bytes_max")?;
+    if s.chars().any(char::is_control) {
+        return Err((field, WriteErrorKind::Invalid("control characters are not allowed in names")));
+    }
+    Ok(())
+}
+
 fn check_len(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
     if s.len() > limit {
         return Err((field, WriteErrorKind::TooLong { len: s.len(), limit, limit_name }));
@@ -112,13 +122,13 @@ impl Writer<'_> {
             Op::UpsertEntity(u) => self.upsert_entity(u),
             Op::RenameEntity { entity, name } => {
                 let e = self.entity(entity)?;
-                check_str("name", name, self.limits.name_bytes_max, "name_bytes_max")?;
+                check_name("name", name, self.limits.name_bytes_max)?;
                 self.rename(e, name);
                 Ok(())
             }
             Op::AddAlias { entity, alias } => {
                 let e = self.entity(entity)?;
-                check_str("alias", alias, self.limits.name_bytes_max, "name_bytes_max")?;
+                check_name("alias", alias, self.limits.name_bytes_max)?;
                 self.add_aliases(e, std::slice::from_ref(alias))
             }
             Op::RemoveAlias { entity, alias } => {
@@ -149,7 +159,7 @@ impl Writer<'_> {
                 let c = self.claim(claim, "claim")?;
                 check_confidence("confidence", *confidence)?;
                 self.st.claims.confidence.set(c as usize, *confidence);
-                self.st.claims.rec.get_mut(c as usize).updated_at = self.now;
+                self.st.claims.updated_at.insert(c, self.now);
                 Ok(())
             }
             Op::Deprecate { claim, superseded_by } => self.deprecate(claim, superseded_by.as_ref()),
@@ -185,13 +195,7 @@ impl Writer<'_> {
 
     fn entity_in(&self, field: &'static str, r: &EntityRef) -> OpResult<u32> {
         match r {
-            EntityRef::Ext(s) => self
-                .st
-                .entities
-                .by_ext
-                .get(&(self.ws, Arc::from(s.as_str())))
-                .map(|id| id.0)
-                .ok_or_else(|| (field, WriteErrorKind::UnknownEntity(s.clone()))),
+            EntityRef::Ext(s) => self.st.entities.find_ext(self.ws, s).ok_or_else(|| (field, WriteErrorKind::UnknownEntity(s.clone()))),
             EntityRef::Id(id) => {
                 let ents = &self.st.entities;
                 match ents.ws.try_get(id.index()) {
@@ -206,20 +210,15 @@ impl Writer<'_> {
 
     fn claim(&self, r: &ClaimRef, field: &'static str) -> OpResult<u32> {
         match r {
-            ClaimRef::Ext(s) => self
-                .st
-                .claims
-                .by_ext
-                .get(&(self.ws, Arc::from(s.as_str())))
-                .map(|id| id.0)
-                .ok_or_else(|| (field, WriteErrorKind::UnknownClaim(s.clone()))),
+            ClaimRef::Ext(s) => self.st.find_claim_ext(self.ws, s).ok_or_else(|| (field, WriteErrorKind::UnknownClaim(s.clone()))),
             ClaimRef::Id(id) => {
                 let claims = &self.st.claims;
-                match claims.ws.try_get(id.index()) {
-                    None => Err((field, WriteErrorKind::UnknownClaim(id.to_string()))),
-                    Some(_) if *claims.flags.get(id.index()) & ERASED != 0 => Err((field, WriteErrorKind::UnknownClaim(id.to_string()))),
-                    Some(w) if *w != self.ws => Err((field, WriteErrorKind::CrossWorkspaceClaim(*id))),
-                    Some(_) => Ok(id.0),
+                if id.index() >= claims.len() || *claims.flags.get(id.index()) & ERASED != 0 {
+                    Err((field, WriteErrorKind::UnknownClaim(id.to_string())))
+                } else if self.st.claim_ws(id.0) != self.ws {
+                    Err((field, WriteErrorKind::CrossWorkspaceClaim(*id)))
+                } else {
+                    Ok(id.0)
                 }
             }
         }
@@ -245,7 +244,7 @@ impl Writer<'_> {
     }
 
     fn intern_type(&mut self, t: &str) -> OpResult<TypeId> {
-        check_str("entity_type", t, self.limits.name_bytes_max, "name_bytes_max")?;
+        check_name("entity_type", t, self.limits.name_bytes_max)?;
         self.st
             .catalog
             .types
@@ -256,7 +255,7 @@ impl Writer<'_> {
 
     fn upsert_entity(&mut self, u: &UpsertEntity) -> OpResult<()> {
         check_str("ext_id", &u.ext_id, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
-        check_str("name", &u.name, self.limits.name_bytes_max, "name_bytes_max")?;
+        check_name("name", &u.name, self.limits.name_bytes_max)?;
         if u.aliases.len() > self.limits.aliases_max {
             return Err((
                 "aliases",
@@ -264,13 +263,11 @@ impl Writer<'_> {
             ));
         }
         for a in &u.aliases {
-            check_str("aliases", a, self.limits.name_bytes_max, "name_bytes_max")?;
+            check_name("aliases", a, self.limits.name_bytes_max)?;
         }
         self.check_properties(&u.properties)?;
         let ty = self.intern_type(&u.entity_type)?;
-        let ext: Arc<str> = Arc::from(u.ext_id.as_str());
-        if let Some(id) = self.st.entities.by_ext.get(&(self.ws, ext.clone())).copied() {
-            let e = id.0;
+        if let Some(e) = self.st.entities.find_ext(self.ws, &u.ext_id) {
             let old_ty = *self.st.entities.ty.get(e as usize);
             if old_ty != ty {
                 self.st.entities.ty.set(e as usize, ty);
@@ -279,13 +276,13 @@ impl Writer<'_> {
                 }
                 self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
             }
-            if self.st.entities.rec.get(e as usize).name.as_ref() != u.name {
+            if self.st.entities.name.get(e as usize) != u.name {
                 self.rename(e, &u.name);
             }
             self.add_aliases(e, &u.aliases)?;
             self.merge_properties(e, &u.properties);
-            self.st.entities.rec.get_mut(e as usize).updated_at = self.now;
-            self.created.entities.push(id);
+            self.st.entities.updated_at.insert(e, self.now);
+            self.created.entities.push(EntityId(e));
             return Ok(());
         }
         let e = u32::try_from(self.st.entities.len()).map_err(|_| ("ext_id", WriteErrorKind::Invalid("entity table is full")))?;
@@ -294,16 +291,14 @@ impl Writer<'_> {
         ents.ws.push(self.ws);
         ents.ty.push(ty);
         ents.flags.push(0);
-        ents.rec.push(EntityRecord {
-            ext_id: ext.clone(),
-            name: Arc::from(u.name.as_str()),
-            aliases: Arc::from(Vec::new()),
-            props: (!props.is_empty()).then(|| Arc::new(props)),
-            created_at: self.now,
-            updated_at: self.now,
-            last_event: NONE,
-        });
-        ents.by_ext.insert((self.ws, ext), EntityId(e));
+        ents.ext_id.push(&u.ext_id);
+        ents.name.push(&u.name);
+        ents.aliases.push("");
+        ents.created.note(e, self.now);
+        if !props.is_empty() {
+            ents.props.insert(e, Arc::new(props));
+        }
+        ents.by_ext.insert(key_hash(self.ws, &u.ext_id), e);
         self.index_name(e, &name_key(&u.name));
         self.st.bitmaps.entities_by_ws.entry(self.ws).or_default().insert(e);
         self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
@@ -312,43 +307,27 @@ impl Writer<'_> {
     }
 
     fn index_name(&mut self, e: u32, key: &str) {
-        let k = (self.ws, Arc::<str>::from(key));
-        let list = self.st.entities.by_name.entry(k).or_insert_with(|| Arc::from(Vec::new()));
-        if !list.contains(&EntityId(e)) {
-            let mut v = list.to_vec();
-            v.push(EntityId(e));
-            *list = Arc::from(v);
-        }
+        self.st.entities.by_name.insert(key_hash(self.ws, key), e);
     }
 
-    /// Removes `e` under `key` unless its name or another alias still has that key.
-    fn unindex_name_if_unused(&mut self, e: u32, key: &str) {
-        let rec = self.st.entities.rec.get(e as usize);
-        if name_key(&rec.name) == key || rec.aliases.iter().any(|a| name_key(a) == key) {
-            return;
-        }
-        let k = (self.ws, Arc::<str>::from(key));
-        if let Some(list) = self.st.entities.by_name.get(&k) {
-            let v: Vec<EntityId> = list.iter().copied().filter(|x| x.0 != e).collect();
-            if v.is_empty() {
-                self.st.entities.by_name.remove(&k);
-            } else {
-                self.st.entities.by_name.insert(k, Arc::from(v));
-            }
-        }
+    fn set_aliases(&mut self, e: u32, aliases: &[&str]) {
+        let joined = aliases.join(&ALIAS_SEP.to_string());
+        self.st.entities.aliases.set(e as usize, &joined);
+        self.st.entities.updated_at.insert(e, self.now);
     }
 
     fn rename(&mut self, e: u32, name: &str) {
-        let rec = self.st.entities.rec.get_mut(e as usize);
-        let old = std::mem::replace(&mut rec.name, Arc::from(name));
-        rec.updated_at = self.now;
+        let old = self.st.entities.name.get(e as usize).to_owned();
+        self.st.entities.name.set(e as usize, name);
+        self.st.entities.updated_at.insert(e, self.now);
         let old_key = name_key(&old);
         let new_key = name_key(name);
         // The old name stays findable: it becomes an alias unless one with its key exists.
-        if old_key != new_key && !rec.aliases.iter().any(|a| name_key(a) == old_key) {
-            let mut v = rec.aliases.to_vec();
-            v.push(old);
-            rec.aliases = Arc::from(v);
+        if old_key != new_key && !self.st.entities.aliases_of(e).any(|a| name_key(a) == old_key) {
+            let mut v: Vec<&str> = self.st.entities.aliases_of(e).collect();
+            v.push(&old);
+            let v: Vec<String> = v.into_iter().map(str::to_owned).collect();
+            self.set_aliases(e, &v.iter().map(String::as_str).collect::<Vec<_>>());
         }
         self.index_name(e, &new_key);
     }
@@ -356,35 +335,28 @@ impl Writer<'_> {
     fn add_aliases(&mut self, e: u32, aliases: &[String]) -> OpResult<()> {
         for alias in aliases {
             let key = name_key(alias);
-            let rec = self.st.entities.rec.get(e as usize);
-            if name_key(&rec.name) == key || rec.aliases.iter().any(|a| name_key(a) == key) {
+            if self.st.entities.has_key(e, &key) {
                 continue;
             }
-            if rec.aliases.len() >= self.limits.aliases_max {
-                return Err((
-                    "aliases",
-                    WriteErrorKind::TooMany { count: rec.aliases.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" },
-                ));
+            let mut v: Vec<String> = self.st.entities.aliases_of(e).map(str::to_owned).collect();
+            if v.len() >= self.limits.aliases_max {
+                return Err(("aliases", WriteErrorKind::TooMany { count: v.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" }));
             }
-            let rec = self.st.entities.rec.get_mut(e as usize);
-            let mut v = rec.aliases.to_vec();
-            v.push(Arc::from(alias.as_str()));
-            rec.aliases = Arc::from(v);
-            rec.updated_at = self.now;
+            v.push(alias.clone());
+            self.set_aliases(e, &v.iter().map(String::as_str).collect::<Vec<_>>());
             self.index_name(e, &key);
         }
         Ok(())
     }
 
+    /// Removes the aliases with `alias`'s key. The name index keeps a stale candidate, which
+    /// lookups reject by re-checking the entity's names.
     fn remove_alias(&mut self, e: u32, alias: &str) {
         let key = name_key(alias);
-        let rec = self.st.entities.rec.get_mut(e as usize);
-        let before = rec.aliases.len();
-        let kept: Vec<Arc<str>> = rec.aliases.iter().filter(|a| name_key(a) != key).cloned().collect();
-        if kept.len() != before {
-            rec.aliases = Arc::from(kept);
-            rec.updated_at = self.now;
-            self.unindex_name_if_unused(e, &key);
+        let all: Vec<String> = self.st.entities.aliases_of(e).map(str::to_owned).collect();
+        let kept: Vec<&str> = all.iter().map(String::as_str).filter(|a| name_key(a) != key).collect();
+        if kept.len() != all.len() {
+            self.set_aliases(e, &kept);
         }
     }
 
@@ -392,8 +364,7 @@ impl Writer<'_> {
         if props.is_empty() {
             return;
         }
-        let rec = self.st.entities.rec.get_mut(e as usize);
-        let mut merged = rec.props.as_deref().cloned().unwrap_or_default();
+        let mut merged = self.st.entities.props.get(&e).map(|p| p.as_ref().clone()).unwrap_or_default();
         for (k, v) in props {
             if *v == Value::Null {
                 merged.remove(k);
@@ -401,8 +372,12 @@ impl Writer<'_> {
                 merged.insert(k.clone(), v.clone());
             }
         }
-        rec.props = (!merged.is_empty()).then(|| Arc::new(merged));
-        rec.updated_at = self.now;
+        if merged.is_empty() {
+            self.st.entities.props.remove(&e);
+        } else {
+            self.st.entities.props.insert(e, Arc::new(merged));
+        }
+        self.st.entities.updated_at.insert(e, self.now);
     }
 
     fn set_entity_deleted(&mut self, e: u32, deleted: bool) {
@@ -411,13 +386,11 @@ impl Writer<'_> {
         if (flags & DELETED != 0) == deleted {
             return;
         }
-        let rec = self.st.entities.rec.get(i);
-        let ev = EntityEvent { at: self.now, deleted_before: !deleted, prev: rec.last_event };
+        let prev = self.st.entities.last_event.get(&e).copied().unwrap_or(NONE);
         let ev_idx = self.st.entities.events.len() as u32;
-        self.st.entities.events.push(ev);
-        let rec = self.st.entities.rec.get_mut(i);
-        rec.last_event = ev_idx;
-        rec.updated_at = self.now;
+        self.st.entities.events.push(EntityEvent { at: self.now, deleted_before: !deleted, prev });
+        self.st.entities.last_event.insert(e, ev_idx);
+        self.st.entities.updated_at.insert(e, self.now);
         self.st.entities.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });
         self.st.bitmaps.entities_deleted.set(e, deleted);
         // The entity's claims are hidden (or shown again) with it.
@@ -433,7 +406,7 @@ impl Writer<'_> {
     // ----- claims -----------------------------------------------------------------------------
 
     fn intern_predicate(&mut self, field: &'static str, name: &str) -> OpResult<PredicateId> {
-        check_str(field, name, self.limits.name_bytes_max, "name_bytes_max")?;
+        check_name(field, name, self.limits.name_bytes_max)?;
         self.st
             .catalog
             .predicates
@@ -445,7 +418,7 @@ impl Writer<'_> {
     fn add_claim(&mut self, c: &AddClaim) -> OpResult<u32> {
         if let Some(ext) = &c.ext_id {
             check_str("ext_id", ext, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
-            if self.st.claims.by_ext.contains_key(&(self.ws, Arc::from(ext.as_str()))) {
+            if self.st.find_claim_ext(self.ws, ext).is_some() {
                 return Err(("ext_id", WriteErrorKind::DuplicateId(ext.clone())));
             }
         }
@@ -471,33 +444,30 @@ impl Writer<'_> {
             .ok()
             .filter(|&id| id != NONE)
             .ok_or(("ext_id", WriteErrorKind::Invalid("claim table is full")))?;
-        let ext: Arc<str> = match &c.ext_id {
-            Some(e) => Arc::from(e.as_str()),
+        let ext: String = match &c.ext_id {
+            Some(e) => e.clone(),
             None => self.generated_claim_id(id),
         };
         let timed = valid_from > self.now || valid_until != Timestamp::MAX || expires_at != Timestamp::MAX;
         let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 };
         let cl = &mut self.st.claims;
-        cl.ws.push(self.ws);
         cl.subject.push(s);
         cl.object.push(o);
         cl.pred.push(pred.0);
         cl.confidence.push(c.confidence);
         cl.state.push(c.state);
         cl.flags.push(flags);
+        cl.fast.push(false);
         cl.valid_from.push(valid_from);
         cl.valid_until.push(valid_until);
-        cl.rec.push(ClaimRecord {
-            ext_id: Some(ext.clone()),
-            text: opt_arc(c.text.as_ref()),
-            recorded_at: self.now,
-            updated_at: self.now,
-            expires_at,
-            superseded_by: NONE,
-            last_event: NONE,
-            evidence_head: NONE,
-        });
-        cl.by_ext.insert((self.ws, ext), ClaimId(id));
+        cl.ext_id.push(&ext);
+        cl.text.push(c.text.as_deref().unwrap_or(""));
+        cl.evidence_head.push(NONE);
+        cl.recorded.note(id, self.now);
+        if expires_at != Timestamp::MAX {
+            cl.expires_at.insert(id, expires_at);
+        }
+        cl.by_ext.insert(key_hash(self.ws, &ext), id);
         self.st.graph.add_claim(id, s, pred.0, o);
         let bm = &mut self.st.bitmaps;
         bm.claims_by_state[c.state as usize].insert(id);
@@ -508,15 +478,15 @@ impl Writer<'_> {
     }
 
     /// `c<id>`, or with a suffix if a caller already took that name.
-    fn generated_claim_id(&self, id: u32) -> Arc<str> {
+    fn generated_claim_id(&self, id: u32) -> String {
         let base = format!("c{id}");
         let mut candidate = base.clone();
         let mut n = 1;
-        while self.st.claims.by_ext.contains_key(&(self.ws, Arc::from(candidate.as_str()))) {
+        while self.st.find_claim_ext(self.ws, &candidate).is_some() {
             candidate = format!("{base}_{n}");
             n += 1;
         }
-        Arc::from(candidate)
+        candidate
     }
 
     fn record_claim_event(&mut self, c: u32) {
@@ -525,13 +495,12 @@ impl Writer<'_> {
             at: self.now,
             state_before: *self.st.claims.state.get(i),
             deleted_before: *self.st.claims.flags.get(i) & DELETED != 0,
-            prev: self.st.claims.rec.get(i).last_event,
+            prev: self.st.claims.last_event.get(&c).copied().unwrap_or(NONE),
         };
         let idx = self.st.claims.events.len() as u32;
         self.st.claims.events.push(ev);
-        let rec = self.st.claims.rec.get_mut(i);
-        rec.last_event = idx;
-        rec.updated_at = self.now;
+        self.st.claims.last_event.insert(c, idx);
+        self.st.claims.updated_at.insert(c, self.now);
     }
 
     fn transition(&mut self, c: u32, to: ClaimState) -> OpResult<()> {
@@ -563,7 +532,7 @@ impl Writer<'_> {
         }
         self.transition(c, ClaimState::Deprecated)?;
         if let Some(b) = by {
-            self.st.claims.rec.get_mut(c as usize).superseded_by = b;
+            self.st.claims.superseded_by.insert(c, b);
             let list = self.st.claims.supersedes.entry(b).or_insert_with(|| Arc::from(Vec::new()));
             let mut v = list.to_vec();
             v.push(ClaimId(c));
@@ -623,7 +592,7 @@ impl Writer<'_> {
                 Arc::from(candidate)
             }
         };
-        let head = self.st.claims.rec.get(c as usize).evidence_head;
+        let head = *self.st.claims.evidence_head.get(c as usize);
         self.st.evidence.rows.push(EvidenceRow {
             claim: ClaimId(c),
             ext_id: Some(ext.clone()),
@@ -638,7 +607,7 @@ impl Writer<'_> {
             next: head,
         });
         self.st.evidence.by_ext.insert((self.ws, ext), id);
-        self.st.claims.rec.get_mut(c as usize).evidence_head = id;
+        self.st.claims.evidence_head.set(c as usize, id);
         self.created.evidence.push(crate::ids::EvidenceId(id));
         Ok(())
     }
@@ -655,7 +624,7 @@ impl Writer<'_> {
         }
         let inverse = match &d.inverse {
             Some(inv) => {
-                check_str("inverse", inv, self.limits.name_bytes_max, "name_bytes_max")?;
+                check_name("inverse", inv, self.limits.name_bytes_max)?;
                 Some(Arc::<str>::from(vocabulary_key(inv)))
             }
             None => None,

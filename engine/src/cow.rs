@@ -139,6 +139,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
         #[test]
         fn behaves_like_a_vec(ops in proptest::collection::vec((0u8..3, 0usize..5000, any::<u32>()), 0..3000)) {
             let mut reference: Vec<u32> = Vec::new();

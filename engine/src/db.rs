@@ -125,6 +125,8 @@ impl Database {
         drop(current);
         next.version += 1;
         next.committed_at = now;
+        // The materialized filter belongs to the published state it was built from.
+        next.fast_flat = std::sync::OnceLock::new();
         let created = f(&mut next, now, &self.inner.config.limits)?;
         let info = CommitInfo { version: next.version, committed_at: now, created };
         *self.inner.published.write() = Arc::new(next);

@@ -27,16 +27,20 @@
 
 pub mod apply;
 pub mod batch;
+pub mod bitcol;
 pub mod bitmap;
 pub mod cow;
 pub mod db;
 pub mod error;
 pub mod graph;
 pub mod ids;
+pub mod keyindex;
 pub mod limits;
 pub mod model;
 pub mod normalize;
 pub mod read;
+pub mod strvec;
+pub mod timelog;
 pub(crate) mod state;
 pub mod time;
 pub mod value;

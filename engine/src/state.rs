@@ -4,14 +4,19 @@
 //! (cheap: every column is copy-on-write), applies a batch to the clone, and publishes the clone.
 //! A batch that fails part-way is simply dropped, so a failed transaction cannot leave a trace.
 
+use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
 use crate::graph::Graph;
-use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
+use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
+use crate::keyindex::{key_hash, KeyIndex};
+use crate::normalize::name_key;
+use crate::strvec::StrVec;
+use crate::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
 use crate::time::Timestamp;
 use crate::value::Properties;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Claim flag: visible in the lifecycle sense (not deprecated, not deleted, endpoints not deleted,
 /// workspace not dropped). The hot traversal loops test this bit.
@@ -85,19 +90,6 @@ impl Catalog {
     }
 }
 
-/// The cold part of an entity row.
-#[derive(Clone, Debug)]
-pub struct EntityRecord {
-    pub ext_id: Arc<str>,
-    pub name: Arc<str>,
-    pub aliases: Arc<[Arc<str>]>,
-    pub props: Option<Arc<Properties>>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-    /// Head of this entity's deletion history in `Entities::events`.
-    pub last_event: u32,
-}
-
 /// A change of an entity's deleted flag, with the value before it (transaction-time history).
 #[derive(Clone, Copy, Debug)]
 pub struct EntityEvent {
@@ -106,17 +98,31 @@ pub struct EntityEvent {
     pub prev: u32,
 }
 
-/// The entity table: hot columns apart, cold fields in one record column.
+/// Separates aliases inside the packed alias column (control characters are refused in names).
+pub(crate) const ALIAS_SEP: char = '\u{1f}';
+
+/// The entity table. Dense columns for what every entity has; persistent sparse maps for what
+/// few have (properties, later updates, deletion history), so a bulk-loaded entity costs only
+/// its dense columns.
 #[derive(Clone, Debug, Default)]
 pub struct Entities {
     pub ws: CowVec<WorkspaceId>,
     pub ty: CowVec<TypeId>,
     pub flags: CowVec<u8>,
-    pub rec: CowVec<EntityRecord>,
+    pub ext_id: StrVec,
+    pub name: StrVec,
+    /// Aliases joined by `ALIAS_SEP`.
+    pub aliases: StrVec,
+    pub created: TimeLog,
+    pub updated_at: imbl::HashMap<u32, Timestamp>,
+    pub props: imbl::HashMap<u32, Arc<Properties>>,
+    /// Head of each entity's deletion history in `events`.
+    pub last_event: imbl::HashMap<u32, u32>,
     pub events: CowVec<EntityEvent>,
-    pub by_ext: imbl::HashMap<(WorkspaceId, Arc<str>), EntityId>,
-    /// Normalised name/alias key → entities carrying it.
-    pub by_name: imbl::HashMap<(WorkspaceId, Arc<str>), Arc<[EntityId]>>,
+    /// `key_hash(ws, ext_id)` → entity.
+    pub by_ext: KeyIndex,
+    /// `key_hash(ws, name_key(name or alias))` → entity.
+    pub by_name: KeyIndex,
 }
 
 impl Entities {
@@ -124,19 +130,26 @@ impl Entities {
     pub fn len(&self) -> usize {
         self.ws.len()
     }
-}
 
-/// The cold part of a claim row.
-#[derive(Clone, Debug)]
-pub struct ClaimRecord {
-    pub ext_id: Option<Arc<str>>,
-    pub text: Option<Arc<str>>,
-    pub recorded_at: Timestamp,
-    pub updated_at: Timestamp,
-    pub expires_at: Timestamp,
-    pub superseded_by: u32,
-    pub last_event: u32,
-    pub evidence_head: u32,
+    /// The aliases of `e`.
+    pub fn aliases_of(&self, e: u32) -> impl Iterator<Item = &str> {
+        self.aliases.get(e as usize).split(ALIAS_SEP).filter(|a| !a.is_empty())
+    }
+
+    /// Last change time.
+    pub fn updated_at(&self, e: u32) -> Timestamp {
+        self.updated_at.get(&e).copied().unwrap_or_else(|| self.created.at(e))
+    }
+
+    /// The entity of `ws` with external id `ext`.
+    pub fn find_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
+        self.by_ext.find(key_hash(ws, ext), |e| *self.ws.get(e as usize) == ws && self.ext_id.get(e as usize) == ext && *self.flags.get(e as usize) & ERASED == 0)
+    }
+
+    /// Whether `e`'s canonical name or an alias has normalised key `key`.
+    pub fn has_key(&self, e: u32, key: &str) -> bool {
+        name_key(self.name.get(e as usize)) == key || self.aliases_of(e).any(|a| name_key(a) == key)
+    }
 }
 
 /// A change of a claim's state or deleted flag, with the values before it.
@@ -148,21 +161,30 @@ pub struct ClaimEvent {
     pub prev: u32,
 }
 
-/// The claim table.
+/// The claim table. A claim's workspace is its subject's.
 #[derive(Clone, Debug, Default)]
 pub struct Claims {
-    pub ws: CowVec<WorkspaceId>,
     pub subject: CowVec<u32>,
     pub object: CowVec<u32>,
     pub pred: CowVec<u16>,
     pub confidence: CowVec<f32>,
     pub state: CowVec<ClaimState>,
     pub flags: CowVec<u8>,
+    /// `LIVE && !TIMED`: visible now without looking at any time column.
+    pub fast: BitCol,
     pub valid_from: CowVec<Timestamp>,
     pub valid_until: CowVec<Timestamp>,
-    pub rec: CowVec<ClaimRecord>,
+    pub ext_id: StrVec,
+    pub text: StrVec,
+    pub evidence_head: CowVec<u32>,
+    pub recorded: TimeLog,
+    pub updated_at: imbl::HashMap<u32, Timestamp>,
+    pub expires_at: imbl::HashMap<u32, Timestamp>,
+    pub superseded_by: imbl::HashMap<u32, u32>,
+    pub last_event: imbl::HashMap<u32, u32>,
     pub events: CowVec<ClaimEvent>,
-    pub by_ext: imbl::HashMap<(WorkspaceId, Arc<str>), ClaimId>,
+    /// `key_hash(ws, ext_id)` → claim.
+    pub by_ext: KeyIndex,
     /// Replacement → the claims it superseded.
     pub supersedes: imbl::HashMap<u32, Arc<[ClaimId]>>,
 }
@@ -170,7 +192,17 @@ pub struct Claims {
 impl Claims {
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.ws.len()
+        self.subject.len()
+    }
+
+    /// Expiry (`MAX` when none).
+    pub fn expires_at(&self, c: u32) -> Timestamp {
+        self.expires_at.get(&c).copied().unwrap_or(Timestamp::MAX)
+    }
+
+    /// Last change time.
+    pub fn updated_at(&self, c: u32) -> Timestamp {
+        self.updated_at.get(&c).copied().unwrap_or_else(|| self.recorded.at(c))
     }
 }
 
@@ -225,6 +257,9 @@ pub struct State {
     pub evidence: EvidenceTable,
     pub graph: Graph,
     pub bitmaps: Bitmaps,
+    /// The `fast` bit column flattened, built on first use by a traversal of this snapshot and
+    /// reset by the writer for each new state.
+    pub fast_flat: OnceLock<Arc<Vec<u64>>>,
 }
 
 impl State {
@@ -241,6 +276,7 @@ impl State {
         if new_flags != flags {
             self.claims.flags.set(i, new_flags);
         }
+        self.claims.fast.set(i, live && flags & TIMED == 0);
         self.bitmaps.claims_live.set(c, live);
     }
 
@@ -248,7 +284,7 @@ impl State {
     #[inline]
     pub fn claim_valid_at(&self, c: u32, t: Timestamp) -> bool {
         let i = c as usize;
-        *self.claims.valid_from.get(i) <= t && t < *self.claims.valid_until.get(i) && t < self.claims.rec.get(i).expires_at
+        *self.claims.valid_from.get(i) <= t && t < *self.claims.valid_until.get(i) && t < self.claims.expires_at(c)
     }
 
     /// `(state, deleted)` of claim `c` as recorded at transaction time `k`.
@@ -256,7 +292,7 @@ impl State {
         let i = c as usize;
         let mut state = *self.claims.state.get(i);
         let mut deleted = *self.claims.flags.get(i) & DELETED != 0;
-        let mut ev = self.claims.rec.get(i).last_event;
+        let mut ev = self.claims.last_event.get(&c).copied().unwrap_or(NONE);
         while ev != NONE {
             let e = self.claims.events.get(ev as usize);
             if e.at <= k {
@@ -273,7 +309,7 @@ impl State {
     pub fn entity_deleted_at(&self, e: u32, k: Timestamp) -> bool {
         let i = e as usize;
         let mut deleted = *self.entities.flags.get(i) & DELETED != 0;
-        let mut ev = self.entities.rec.get(i).last_event;
+        let mut ev = self.entities.last_event.get(&e).copied().unwrap_or(NONE);
         while ev != NONE {
             let x = self.entities.events.get(ev as usize);
             if x.at <= k {
@@ -283,5 +319,25 @@ impl State {
             ev = x.prev;
         }
         deleted
+    }
+}
+
+impl State {
+    /// The workspace of claim `c` (its subject's).
+    #[inline]
+    pub fn claim_ws(&self, c: u32) -> WorkspaceId {
+        *self.entities.ws.get(*self.claims.subject.get(c as usize) as usize)
+    }
+
+    /// The claim of `ws` with external id `ext`.
+    pub fn find_claim_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
+        self.claims.by_ext.find(key_hash(ws, ext), |c| {
+            self.claim_ws(c) == ws && self.claims.ext_id.get(c as usize) == ext && *self.claims.flags.get(c as usize) & ERASED == 0
+        })
+    }
+
+    /// The flat `fast` bits of this snapshot, built once.
+    pub fn fast_bits(&self) -> &[u64] {
+        self.fast_flat.get_or_init(|| Arc::new(self.claims.fast.flatten()))
     }
 }

@@ -5,7 +5,6 @@
 use crate::error::WorkspaceError;
 use crate::ids::{WorkspaceId, NONE};
 use crate::model::WorkspaceInfo;
-use crate::normalize::name_key;
 use crate::state::{State, ERASED, LIVE};
 use crate::time::Timestamp;
 use std::sync::Arc;
@@ -33,22 +32,16 @@ pub fn create(st: &mut State, name: &str, now: Timestamp) -> Result<WorkspaceId,
 /// Erases workspace `name` and everything in it.
 pub fn drop(st: &mut State, name: &str) -> Result<(), WorkspaceError> {
     let ws = st.catalog.workspace(name).ok_or_else(|| WorkspaceError::Unknown(name.to_owned()))?;
-    let empty: Arc<str> = Arc::from("");
+    // Index entries are left behind: lookups verify candidates and skip erased rows.
     if let Some(ents) = st.bitmaps.entities_by_ws.remove(&ws) {
         for e in ents.iter() {
             let i = e as usize;
-            let rec = st.entities.rec.get(i).clone();
-            st.entities.by_ext.remove(&(ws, rec.ext_id.clone()));
-            for n in std::iter::once(&rec.name).chain(rec.aliases.iter()) {
-                st.entities.by_name.remove(&(ws, Arc::from(name_key(n))));
-            }
             let f = *st.entities.flags.get(i);
             st.entities.flags.set(i, f | ERASED);
-            let r = st.entities.rec.get_mut(i);
-            r.name = empty.clone();
-            r.ext_id = empty.clone();
-            r.aliases = Arc::from(Vec::new());
-            r.props = None;
+            st.entities.name.set(i, "");
+            st.entities.ext_id.set(i, "");
+            st.entities.aliases.set(i, "");
+            st.entities.props.remove(&e);
             let ty = *st.entities.ty.get(i);
             if let Some(set) = st.bitmaps.entities_by_type.get_mut(&ty) {
                 set.remove(e);
@@ -61,11 +54,10 @@ pub fn drop(st: &mut State, name: &str) -> Result<(), WorkspaceError> {
             let i = c as usize;
             let f = *st.claims.flags.get(i);
             st.claims.flags.set(i, (f | ERASED) & !LIVE);
-            let rec = st.claims.rec.get(i).clone();
-            if let Some(ext) = &rec.ext_id {
-                st.claims.by_ext.remove(&(ws, ext.clone()));
-            }
-            let mut ev = rec.evidence_head;
+            st.claims.fast.set(i, false);
+            st.claims.ext_id.set(i, "");
+            st.claims.text.set(i, "");
+            let mut ev = *st.claims.evidence_head.get(i);
             while ev != NONE {
                 let row = st.evidence.rows.get_mut(ev as usize);
                 if let Some(ext) = row.ext_id.take() {
@@ -78,9 +70,6 @@ pub fn drop(st: &mut State, name: &str) -> Result<(), WorkspaceError> {
                 row.snippet = None;
                 ev = row.next;
             }
-            let r = st.claims.rec.get_mut(i);
-            r.text = None;
-            r.ext_id = None;
             st.claims.supersedes.remove(&c);
             let bm = &mut st.bitmaps;
             for s in &mut bm.claims_by_state {

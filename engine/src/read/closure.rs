@@ -93,7 +93,7 @@ impl WorkspaceView<'_> {
     fn paths_dfs(
         &self,
         up: &Compiled,
-        vis: &crate::read::visibility::Vis,
+        vis: &crate::read::visibility::Vis<'_>,
         to: u32,
         useful: &HashSet<u32>,
         path: &mut Vec<u32>,

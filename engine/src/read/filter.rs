@@ -83,7 +83,7 @@ impl Compiled {
     /// Calls `f(dir, edge)` for every edge of `e` that passes this filter and `vis`, base edges in
     /// (predicate, claim) order first, then the delta's newest first.
     #[inline]
-    pub fn for_each(&self, st: &State, vis: &Vis, e: u32, mut f: impl FnMut(usize, Edge)) {
+    pub fn for_each(&self, st: &State, vis: &Vis<'_>, e: u32, mut f: impl FnMut(usize, Edge)) {
         let check_conf = self.min_confidence > 0.0;
         let mut accept = |dir: usize, edge: Edge| {
             if !vis.claim(st, edge.claim) {

@@ -124,7 +124,7 @@ thread_local! {
     pub(crate) static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-fn expand(st: &State, vis: &Vis, filter: &Compiled, frontier: &[u32], out: &mut Vec<(u32, u32)>) {
+fn expand(st: &State, vis: &Vis<'_>, filter: &Compiled, frontier: &[u32], out: &mut Vec<(u32, u32)>) {
     for &e in frontier {
         filter.for_each(st, vis, e, |_, edge| out.push((edge.nbr, edge.claim)));
     }

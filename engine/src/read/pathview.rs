@@ -15,7 +15,7 @@ use std::collections::HashSet;
 pub struct GraphView<'a> {
     view: WorkspaceView<'a>,
     filter: Compiled,
-    vis: Vis,
+    vis: Vis<'a>,
 }
 
 /// One edge of a `GraphView`: a claim seen from `source`.

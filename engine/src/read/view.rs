@@ -6,6 +6,7 @@
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId, NONE};
 use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
+use crate::keyindex::key_hash;
 use crate::normalize::{name_key, vocabulary_key};
 use crate::read::visibility::{Vis, Visibility};
 use crate::state::{State, DELETED, ERASED, SENSITIVE};
@@ -68,13 +69,13 @@ pub struct WorkspaceView<'a> {
     pub(crate) now: Timestamp,
 }
 
-impl WorkspaceView<'_> {
+impl<'a> WorkspaceView<'a> {
     /// This workspace's id.
     pub fn id(&self) -> WorkspaceId {
         self.ws
     }
 
-    pub(crate) fn vis(&self, v: &Visibility) -> Vis {
+    pub(crate) fn vis(&self, v: &Visibility) -> Vis<'a> {
         Vis::new(v, self.st, self.now)
     }
 
@@ -87,9 +88,10 @@ impl WorkspaceView<'_> {
     }
 
     pub(crate) fn check_claim(&self, c: ClaimId) -> Result<(), ReadError> {
-        match self.st.claims.ws.try_get(c.index()) {
-            Some(w) if *w == self.ws && *self.st.claims.flags.get(c.index()) & ERASED == 0 => Ok(()),
-            _ => Err(ReadError::UnknownClaim(c)),
+        if c.index() < self.st.claims.len() && self.st.claim_ws(c.0) == self.ws && *self.st.claims.flags.get(c.index()) & ERASED == 0 {
+            Ok(())
+        } else {
+            Err(ReadError::UnknownClaim(c))
         }
     }
 
@@ -97,38 +99,40 @@ impl WorkspaceView<'_> {
     pub fn entity(&self, e: EntityId) -> Option<Entity> {
         self.check_entity(e).ok()?;
         let i = e.index();
-        let rec = self.st.entities.rec.get(i);
+        let ents = &self.st.entities;
         Some(Entity {
             id: e,
-            ext_id: rec.ext_id.clone(),
+            ext_id: Arc::from(ents.ext_id.get(i)),
             workspace: self.ws,
-            entity_type: self.st.catalog.types.name(self.st.entities.ty.get(i).0).clone(),
-            name: rec.name.clone(),
-            aliases: rec.aliases.to_vec(),
-            properties: rec.props.as_deref().cloned().unwrap_or_default(),
-            created_at: rec.created_at,
-            updated_at: rec.updated_at,
-            deleted: *self.st.entities.flags.get(i) & DELETED != 0,
+            entity_type: self.st.catalog.types.name(ents.ty.get(i).0).clone(),
+            name: Arc::from(ents.name.get(i)),
+            aliases: ents.aliases_of(e.0).map(Arc::from).collect(),
+            properties: ents.props.get(&e.0).map(|p| p.as_ref().clone()).unwrap_or_default(),
+            created_at: ents.created.at(e.0),
+            updated_at: ents.updated_at(e.0),
+            deleted: *ents.flags.get(i) & DELETED != 0,
         })
     }
 
     /// The dense id of the entity with this external id.
     pub fn entity_id(&self, ext_id: &str) -> Option<EntityId> {
-        self.st.entities.by_ext.get(&(self.ws, Arc::from(ext_id))).copied()
+        self.st.entities.find_ext(self.ws, ext_id).map(EntityId)
     }
 
     /// Entities whose canonical name or an alias has the same normalised key as `name`
     /// ("Auth Service" finds `AuthService`), deleted ones excluded, in id order.
     pub fn find_by_name(&self, name: &str) -> Vec<EntityId> {
-        let key = (self.ws, Arc::<str>::from(name_key(name)));
-        let mut v: Vec<EntityId> = self
-            .st
-            .entities
-            .by_name
-            .get(&key)
-            .map(|l| l.iter().copied().filter(|e| *self.st.entities.flags.get(e.index()) & (DELETED | ERASED) == 0).collect())
-            .unwrap_or_default();
+        let key = name_key(name);
+        let ents = &self.st.entities;
+        let mut v = Vec::new();
+        ents.by_name.candidates(key_hash(self.ws, &key), |e| {
+            let i = e as usize;
+            if *ents.ws.get(i) == self.ws && *ents.flags.get(i) & (DELETED | ERASED) == 0 && ents.has_key(e, &key) {
+                v.push(EntityId(e));
+            }
+        });
         v.sort_unstable();
+        v.dedup();
         v
     }
 
@@ -136,32 +140,33 @@ impl WorkspaceView<'_> {
     pub fn claim(&self, c: ClaimId) -> Option<Claim> {
         self.check_claim(c).ok()?;
         let i = c.index();
-        let rec = self.st.claims.rec.get(i);
-        let flags = *self.st.claims.flags.get(i);
+        let cl = &self.st.claims;
+        let flags = *cl.flags.get(i);
+        let text = cl.text.get(i);
         Some(Claim {
             id: c,
-            ext_id: rec.ext_id.clone().unwrap_or_else(|| Arc::from(format!("c{}", c.0))),
+            ext_id: Arc::from(cl.ext_id.get(i)),
             workspace: self.ws,
             subject: EntityId(*self.st.claims.subject.get(i)),
             predicate: self.st.catalog.predicates.name(*self.st.claims.pred.get(i)).clone(),
             object: EntityId(*self.st.claims.object.get(i)),
-            text: rec.text.clone(),
+            text: (!text.is_empty()).then(|| Arc::from(text)),
             confidence: *self.st.claims.confidence.get(i),
             state: *self.st.claims.state.get(i),
             valid_from: *self.st.claims.valid_from.get(i),
             valid_until: *self.st.claims.valid_until.get(i),
-            recorded_at: rec.recorded_at,
-            updated_at: rec.updated_at,
-            superseded_by: (rec.superseded_by != NONE).then_some(ClaimId(rec.superseded_by)),
+            recorded_at: cl.recorded.at(c.0),
+            updated_at: cl.updated_at(c.0),
+            superseded_by: cl.superseded_by.get(&c.0).map(|b| ClaimId(*b)),
             deleted: flags & DELETED != 0,
-            expires_at: rec.expires_at,
+            expires_at: cl.expires_at(c.0),
             sensitive: flags & SENSITIVE != 0,
         })
     }
 
     /// The dense id of the claim with this external id.
     pub fn claim_id(&self, ext_id: &str) -> Option<ClaimId> {
-        self.st.claims.by_ext.get(&(self.ws, Arc::from(ext_id))).copied()
+        self.st.find_claim_ext(self.ws, ext_id).map(ClaimId)
     }
 
     /// Whether claim `c` is visible under `v` (false when it is not in this workspace).
@@ -192,7 +197,7 @@ impl WorkspaceView<'_> {
     pub fn evidence_of(&self, c: ClaimId) -> Result<Vec<Evidence>, ReadError> {
         self.check_claim(c)?;
         let mut out = Vec::new();
-        let mut i = self.st.claims.rec.get(c.index()).evidence_head;
+        let mut i = *self.st.claims.evidence_head.get(c.index());
         while i != NONE {
             out.extend(self.evidence(EvidenceId(i)));
             i = self.st.evidence.rows.get(i as usize).next;
@@ -226,8 +231,8 @@ impl WorkspaceView<'_> {
         back.push(c);
         let mut cur = c;
         loop {
-            let next = self.st.claims.rec.get(cur.index()).superseded_by;
-            if next == NONE || !seen.insert(ClaimId(next)) {
+            let Some(&next) = self.st.claims.superseded_by.get(&cur.0) else { break };
+            if !seen.insert(ClaimId(next)) {
                 break;
             }
             back.push(ClaimId(next));

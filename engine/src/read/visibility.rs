@@ -44,8 +44,9 @@ impl Visibility {
 
 /// `Visibility` bound to a state and a "now": the per-claim test used by every read.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Vis {
-    fast: bool,
+pub(crate) struct Vis<'a> {
+    /// The snapshot's materialized `LIVE && !TIMED` bits when the settings are the default.
+    fast: Option<&'a [u64]>,
     all: bool,
     valid_at: Timestamp,
     known: Option<Timestamp>,
@@ -53,8 +54,8 @@ pub(crate) struct Vis {
     include_deleted: bool,
 }
 
-impl Vis {
-    pub fn new(v: &Visibility, st: &State, now: Timestamp) -> Vis {
+impl<'a> Vis<'a> {
+    pub fn new(v: &Visibility, st: &'a State, now: Timestamp) -> Vis<'a> {
         let fast = v.as_of.is_none()
             && v.known_as_of.is_none()
             && v.states == StateSet::CURRENT
@@ -62,7 +63,7 @@ impl Vis {
             && !v.all_versions
             && now >= st.committed_at;
         Vis {
-            fast,
+            fast: fast.then(|| st.fast_bits()),
             all: v.all_versions,
             valid_at: v.as_of.unwrap_or(now),
             known: v.known_as_of,
@@ -74,11 +75,15 @@ impl Vis {
     /// Whether claim `c` is visible.
     #[inline]
     pub fn claim(&self, st: &State, c: u32) -> bool {
-        let f = *st.claims.flags.get(c as usize);
-        if self.fast {
-            return f & LIVE != 0 && (f & TIMED == 0 || st.claim_valid_at(c, self.valid_at));
+        if let Some(bits) = self.fast {
+            if bits[(c >> 6) as usize] >> (c & 63) & 1 == 1 {
+                return true;
+            }
+            // Not in the materialized set: live but time-bounded claims still need their clock check.
+            let f = *st.claims.flags.get(c as usize);
+            return f & LIVE != 0 && f & TIMED != 0 && st.claim_valid_at(c, self.valid_at);
         }
-        self.claim_general(st, c, f)
+        self.claim_general(st, c, *st.claims.flags.get(c as usize))
     }
 
     #[inline(never)]
@@ -92,7 +97,7 @@ impl Vis {
         let i = c as usize;
         let (state, deleted) = match self.known {
             Some(k) => {
-                if st.claims.rec.get(i).recorded_at > k {
+                if st.claims.recorded.at(c) > k {
                     return false;
                 }
                 st.claim_lifecycle_at(c, k)
@@ -132,7 +137,7 @@ impl Vis {
             return true;
         }
         if let Some(k) = self.known {
-            if st.entities.rec.get(e as usize).created_at > k {
+            if st.entities.created.at(e) > k {
                 return false;
             }
         }

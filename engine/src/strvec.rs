@@ -1,0 +1,148 @@
+//! A copy-on-write column of strings packed into shared byte buffers.
+//!
+//! Each leaf holds 1,024 strings as one byte buffer plus end offsets, so a row costs 4 bytes plus
+//! its text instead of a 16-byte pointer and a separate allocation, and a bulk load makes one
+//! allocation per leaf instead of one per string. Like `CowVec`, clones share leaves; a write
+//! copies only the leaf it touches. The empty string stands for "absent".
+
+use std::sync::Arc;
+
+const LEAF_BITS: u32 = 10;
+const LEAF_LEN: usize = 1 << LEAF_BITS;
+
+#[derive(Clone, Debug, Default)]
+struct Leaf {
+    bytes: String,
+    ends: Vec<u32>,
+}
+
+impl Leaf {
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
+    }
+
+    fn push(&mut self, s: &str) {
+        self.bytes.push_str(s);
+        self.ends.push(u32::try_from(self.bytes.len()).expect("a leaf of 1,024 strings stays under 4 GiB: strings are size-limited"));
+    }
+}
+
+/// A column of strings.
+#[derive(Clone, Debug, Default)]
+pub struct StrVec {
+    leaves: Vec<Arc<Leaf>>,
+    len: usize,
+}
+
+impl StrVec {
+    /// An empty column.
+    pub fn new() -> StrVec {
+        StrVec::default()
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Row `i` (empty when absent).
+    #[inline]
+    pub fn get(&self, i: usize) -> &str {
+        debug_assert!(i < self.len);
+        self.leaves[i >> LEAF_BITS].get(i & (LEAF_LEN - 1))
+    }
+
+    /// Appends a row.
+    pub fn push(&mut self, s: &str) {
+        if self.len & (LEAF_LEN - 1) == 0 {
+            self.leaves.push(Arc::new(Leaf { bytes: String::new(), ends: Vec::with_capacity(LEAF_LEN) }));
+        }
+        Arc::make_mut(self.leaves.last_mut().expect("pushed above")).push(s);
+        self.len += 1;
+    }
+
+    /// Replaces row `i`, rebuilding its leaf.
+    pub fn set(&mut self, i: usize, s: &str) {
+        assert!(i < self.len);
+        let leaf = &mut self.leaves[i >> LEAF_BITS];
+        let j = i & (LEAF_LEN - 1);
+        let mut rebuilt = Leaf { bytes: String::with_capacity(leaf.bytes.len() + s.len()), ends: Vec::with_capacity(leaf.ends.len()) };
+        for k in 0..leaf.ends.len() {
+            rebuilt.push(if k == j { s } else { leaf.get(k) });
+        }
+        *leaf = Arc::new(rebuilt);
+    }
+
+    /// Builds a column from rows, filling leaves in parallel-friendly chunks.
+    pub fn collect_from<'a>(rows: impl IntoIterator<Item = &'a str>) -> StrVec {
+        let mut out = StrVec::new();
+        for s in rows {
+            out.push(s);
+        }
+        out
+    }
+
+    /// Appends another column's rows (used by bulk loads that build leaves on several threads).
+    pub fn extend_from(&mut self, other: &StrVec) {
+        if self.len & (LEAF_LEN - 1) == 0 {
+            // Aligned: share the other column's leaves directly.
+            self.leaves.extend(other.leaves.iter().cloned());
+            self.len += other.len;
+            return;
+        }
+        for i in 0..other.len {
+            self.push(other.get(i));
+        }
+    }
+
+    /// Heap bytes: offsets and text.
+    pub fn heap_bytes(&self) -> (usize, usize) {
+        let text: usize = self.leaves.iter().map(|l| l.bytes.len()).sum();
+        (self.len * 4 + self.leaves.len() * 64, text)
+    }
+}
+
+/// Rows per leaf: bulk builders split work on this boundary so `extend_from` can share leaves.
+pub const STRVEC_LEAF_LEN: usize = LEAF_LEN;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn behaves_like_a_vec_of_strings(ops in proptest::collection::vec((any::<bool>(), 0usize..3000, "[a-zé]{0,6}"), 0..2500)) {
+            let mut reference: Vec<String> = Vec::new();
+            let mut column = StrVec::new();
+            let mut snaps = Vec::new();
+            for (push, at, s) in ops {
+                if push || reference.is_empty() {
+                    reference.push(s.clone());
+                    column.push(&s);
+                } else {
+                    let i = at % reference.len();
+                    if at % 64 == 0 {
+                        snaps.push((reference.clone(), column.clone()));
+                    }
+                    reference[i] = s.clone();
+                    column.set(i, &s);
+                }
+            }
+            prop_assert_eq!(column.len(), reference.len());
+            for (i, r) in reference.iter().enumerate() { prop_assert_eq!(column.get(i), r.as_str()); }
+            for (r, c) in snaps { for (i, s) in r.iter().enumerate() { prop_assert_eq!(c.get(i), s.as_str()); } }
+            let mut a = StrVec::collect_from(reference.iter().take(LEAF_LEN).map(String::as_str));
+            let b = StrVec::collect_from(reference.iter().skip(LEAF_LEN).map(String::as_str));
+            a.extend_from(&b);
+            for (i, r) in reference.iter().enumerate() { prop_assert_eq!(a.get(i), r.as_str()); }
+        }
+    }
+}
