@@ -7,10 +7,10 @@
 use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
 use crate::error::{WriteError, WriteErrorKind};
 use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
+use crate::keyindex::key_hash;
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{name_key, vocabulary_key};
-use crate::keyindex::key_hash;
 use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
@@ -340,7 +340,10 @@ impl Writer<'_> {
             }
             let mut v: Vec<String> = self.st.entities.aliases_of(e).map(str::to_owned).collect();
             if v.len() >= self.limits.aliases_max {
-                return Err(("aliases", WriteErrorKind::TooMany { count: v.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" }));
+                return Err((
+                    "aliases",
+                    WriteErrorKind::TooMany { count: v.len() + 1, limit: self.limits.aliases_max, limit_name: "aliases_max" },
+                ));
             }
             v.push(alias.clone());
             self.set_aliases(e, &v.iter().map(String::as_str).collect::<Vec<_>>());

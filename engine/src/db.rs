@@ -7,9 +7,10 @@
 
 use crate::apply::{apply_batch, Created};
 use crate::batch::WriteBatch;
+use crate::bulk::{apply_bulk, BulkError, BulkLoad};
 use crate::error::{WorkspaceError, WriteError};
 use crate::graph::{build_base, Graph};
-use crate::ids::{TypeId, WorkspaceId};
+use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
 use crate::read::view::Snapshot;
@@ -53,6 +54,23 @@ pub struct CommitInfo {
     pub committed_at: Timestamp,
     /// What the batch created, in operation order.
     pub created: Created,
+}
+
+/// The outcome of a bulk load: the loaded rows have consecutive dense ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BulkInfo {
+    /// The version the load published.
+    pub version: u64,
+    /// Its transaction time.
+    pub committed_at: Timestamp,
+    /// Dense id of entity row 0 of the load.
+    pub first_entity: EntityId,
+    /// Entities loaded.
+    pub entities: usize,
+    /// Dense id of claim row 0 of the load.
+    pub first_claim: ClaimId,
+    /// Claims loaded.
+    pub claims: usize,
 }
 
 struct Inner {
@@ -117,6 +135,11 @@ impl Database {
     }
 
     fn commit<E>(&self, f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<Created, E>) -> Result<CommitInfo, E> {
+        self.commit_with(f).map(|(version, committed_at, created)| CommitInfo { version, committed_at, created })
+    }
+
+    /// Clone the published state, let `f` change the clone, publish it if `f` succeeded.
+    fn commit_with<R, E>(&self, f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>) -> Result<(u64, Timestamp, R), E> {
         let _writer = self.inner.writer.lock();
         let current = self.inner.published.read().clone();
         // Transaction time is strictly increasing even if the clock stalls or steps back.
@@ -127,10 +150,27 @@ impl Database {
         next.committed_at = now;
         // The materialized filter belongs to the published state it was built from.
         next.fast_flat = std::sync::OnceLock::new();
-        let created = f(&mut next, now, &self.inner.config.limits)?;
-        let info = CommitInfo { version: next.version, committed_at: now, created };
+        let out = f(&mut next, now, &self.inner.config.limits)?;
+        let version = next.version;
         *self.inner.published.write() = Arc::new(next);
-        Ok(info)
+        Ok((version, now, out))
+    }
+
+    /// Loads columnar data into an empty workspace in one atomic commit, validating and building
+    /// on all cores (see `bulk`). The result is compacted: no delta overlay is left behind.
+    pub fn bulk_load(&self, load: &BulkLoad) -> Result<BulkInfo, BulkError> {
+        let (version, committed_at, (entities, claims)) = self.commit_with(|st, now, limits| {
+            let first = (st.entities.len() as u32, st.claims.len() as u32);
+            apply_bulk(st, load, now, limits).map(|_| first)
+        })?;
+        Ok(BulkInfo {
+            version,
+            committed_at,
+            first_entity: EntityId(entities),
+            entities: load.entities.ext_id.len(),
+            first_claim: ClaimId(claims),
+            claims: load.claims.subject.len(),
+        })
     }
 
     /// Creates a workspace.

@@ -82,6 +82,14 @@ impl KeyIndex {
         found
     }
 
+    /// Calls `f` for every `(hash, id)` pair held.
+    pub fn for_each_pair(&self, mut f: impl FnMut(u32, u32)) {
+        self.base.iter().for_each(|p| f(p.0, p.1));
+        for (h, ids) in &self.overlay {
+            ids.iter().for_each(|id| f(*h, *id));
+        }
+    }
+
     /// Heap bytes (base array; the overlay is small by construction).
     pub fn heap_bytes(&self) -> usize {
         self.base.len() * 8 + self.overlay_len * 48

@@ -8,6 +8,14 @@ use unicode_normalization::UnicodeNormalization;
 
 /// The lookup key of a name or alias.
 pub fn name_key(name: &str) -> String {
+    if name.is_ascii() {
+        // ASCII is its own NFKC form and folds by lower-casing: skip the Unicode machinery.
+        return name
+            .bytes()
+            .filter(|b| !(b.is_ascii_whitespace() || matches!(b, b'-' | b'_' | b'.' | b'\x0b')))
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     let nfkc: String = name.nfkc().collect();
     let folded = caseless::default_case_fold_str(&nfkc);
     folded.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.'))).collect()
@@ -34,5 +42,13 @@ mod tests {
         assert_eq!(name_key("ＡｕｔｈＳｅｒｖｉｃｅ"), k);
         assert_eq!(name_key("Straße"), name_key("STRASSE"));
         assert_ne!(name_key("AuthService2"), k);
+        // The ASCII fast path agrees with the general path.
+        for s in ["Auth Service", "a-b_c.d", "MiXeD\tCase", "x\u{b}y"] {
+            let general: String = caseless::default_case_fold_str(&s.nfkc().collect::<String>())
+                .chars()
+                .filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.')))
+                .collect();
+            assert_eq!(name_key(s), general, "{s:?}");
+        }
     }
 }

@@ -10,11 +10,11 @@ use crate::cow::CowVec;
 use crate::graph::Graph;
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::{key_hash, KeyIndex};
+use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
 use crate::normalize::name_key;
 use crate::strvec::StrVec;
-use crate::timelog::TimeLog;
-use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
 use crate::time::Timestamp;
+use crate::timelog::TimeLog;
 use crate::value::Properties;
 use std::sync::{Arc, OnceLock};
 
@@ -143,7 +143,9 @@ impl Entities {
 
     /// The entity of `ws` with external id `ext`.
     pub fn find_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
-        self.by_ext.find(key_hash(ws, ext), |e| *self.ws.get(e as usize) == ws && self.ext_id.get(e as usize) == ext && *self.flags.get(e as usize) & ERASED == 0)
+        self.by_ext.find(key_hash(ws, ext), |e| {
+            *self.ws.get(e as usize) == ws && self.ext_id.get(e as usize) == ext && *self.flags.get(e as usize) & ERASED == 0
+        })
     }
 
     /// Whether `e`'s canonical name or an alias has normalised key `key`.

@@ -72,7 +72,8 @@ pub struct Reached {
 /// The result of a k-hop expansion.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KHopResult {
-    /// Reached entities in BFS order (depth ascending), seeds first at depth 0.
+    /// Reached entities by depth ascending, seeds first at depth 0. Within a depth the order
+    /// follows adjacency and may change when the delta is merged; the set never does.
     pub entities: Vec<Reached>,
     /// The visited cap stopped the expansion early.
     pub truncated: bool,
@@ -189,21 +190,24 @@ impl WorkspaceView<'_> {
                     // A visible claim implies visible endpoints (deletion and creation time are
                     // part of claim visibility), so no separate entity test is needed here.
                     if scratch.visit(nbr, out.len() as u32) {
-                        if out.len() >= cap {
-                            truncated = true;
-                            break;
-                        }
                         out.push(Reached { entity: EntityId(nbr), depth, via: Vec::new() });
                         frontier.push(nbr);
                     }
                     if q.with_claims {
                         if let Some(slot) = scratch.slot_of(nbr) {
                             let slot = slot as usize;
-                            if slot >= level_start && slot < out.len() {
+                            if slot >= level_start {
                                 out[slot].via.push(ClaimId(claim));
                             }
                         }
                     }
+                }
+                if out.len() > cap {
+                    // Keep the lowest ids of the level that crossed the cap, so the cut depends
+                    // on the graph, not on adjacency order (which a merge may change).
+                    out[level_start..].sort_unstable_by_key(|r| r.entity);
+                    out.truncate(cap);
+                    truncated = true;
                 }
             }
             if q.with_claims {

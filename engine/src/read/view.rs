@@ -5,8 +5,8 @@
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId, NONE};
-use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
 use crate::keyindex::key_hash;
+use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
 use crate::normalize::{name_key, vocabulary_key};
 use crate::read::visibility::{Vis, Visibility};
 use crate::state::{State, DELETED, ERASED, SENSITIVE};
