@@ -41,6 +41,7 @@ pub mod model;
 pub mod normalize;
 pub mod read;
 pub(crate) mod state;
+pub mod stats;
 pub mod strvec;
 pub mod time;
 pub mod timelog;
@@ -62,6 +63,7 @@ pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
 pub use read::pathview::{ClaimEdge, GraphView};
 pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
+pub use stats::MemoryReport;
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{Properties, Value};
 

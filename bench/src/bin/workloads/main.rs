@@ -1,0 +1,137 @@
+//! The side-by-side workloads harness (`../shared/workloads/README.md`): loads the generated CSV
+//! files through engram's public bulk-load API and runs W1 (one hop), W2 (two hops), W3 (ancestors
+//! and descendants) and W6 (load), printing one JSON line per workload.
+//!
+//! `cargo run --release -p engram-bench --bin workloads -- --data DIR [--workloads W1,W2,W3,W6]`
+
+mod load;
+
+use clap::Parser;
+use engram::{Database, EntityId, KHopQuery, NeighborQuery, Visibility};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Command-line arguments.
+#[derive(Parser, Debug)]
+#[command(about = "Run the reference workloads against engram")]
+struct Args {
+    /// Folder written by `gen.py` (entities.csv, claims.csv, queries.json, ...).
+    #[arg(long)]
+    data: PathBuf,
+    /// Comma-separated workloads to run: W1, W2, W3, W6 (default: all of them).
+    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W6")]
+    workloads: Vec<String>,
+}
+
+/// Linear-interpolated percentile, the floor's definition.
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = p * (sorted.len() - 1) as f64;
+    let lo = i.floor() as usize;
+    let f = i - lo as f64;
+    if lo + 1 < sorted.len() {
+        sorted[lo] * (1.0 - f) + sorted[lo + 1] * f
+    } else {
+        sorted[lo]
+    }
+}
+
+/// Runs `query` once per input, timing each call, and prints the workload's JSON line.
+fn run(scale: &str, workload: &str, inputs: &[u32], mut query: impl FnMut(u32) -> usize) {
+    let mut lat = Vec::with_capacity(inputs.len());
+    let mut rows = Vec::with_capacity(inputs.len());
+    let t0 = Instant::now();
+    for &x in inputs {
+        let t = Instant::now();
+        let r = query(x);
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+        rows.push(r as f64);
+    }
+    let total = t0.elapsed().as_secs_f64();
+    lat.sort_by(f64::total_cmp);
+    let result_rows: f64 = rows.iter().sum();
+    rows.sort_by(f64::total_cmp);
+    let line = json!({
+        "peer": "engram", "scale": scale, "workload": workload, "n": inputs.len(), "of": inputs.len(),
+        "p50_us": (pct(&lat, 0.5) * 10.0).round() / 10.0, "p95_us": (pct(&lat, 0.95) * 10.0).round() / 10.0,
+        "p99_us": (pct(&lat, 0.99) * 10.0).round() / 10.0, "total_s": (total * 1e4).round() / 1e4,
+        "result_rows": result_rows as u64, "rows_p50": pct(&rows, 0.5), "rows_p95": pct(&rows, 0.95),
+        "rows_max": rows.last().copied().unwrap_or(0.0) as u64,
+    });
+    println!("{line}");
+}
+
+fn rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn ids(q: &Value, key: &str) -> Result<Vec<u32>, String> {
+    q[key]
+        .as_array()
+        .ok_or_else(|| format!("queries.json: `{key}` is missing or not an array"))?
+        .iter()
+        .map(|v| v.as_u64().and_then(|x| u32::try_from(x).ok()).ok_or_else(|| format!("queries.json: `{key}` holds a non-id")))
+        .collect()
+}
+
+fn main() -> Result<(), String> {
+    let args = Args::parse();
+    let wanted = |w: &str| args.workloads.iter().any(|x| x.eq_ignore_ascii_case(w));
+    for w in &args.workloads {
+        if !["W1", "W2", "W3", "W6"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
+            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W6)"));
+        }
+    }
+    let qtext = std::fs::read_to_string(args.data.join("queries.json"))
+        .map_err(|e| format!("{}: {e}", args.data.join("queries.json").display()))?;
+    let q: Value = serde_json::from_str(&qtext).map_err(|e| format!("queries.json: {e}"))?;
+    let scale = q["scale"].as_str().unwrap_or("?").to_owned();
+
+    let rss0 = rss_mb();
+    let t0 = Instant::now();
+    let bulk = load::read_dir(&args.data).map_err(|e| e.to_string())?;
+    let parse_s = t0.elapsed().as_secs_f64();
+    let db = Database::in_memory();
+    let info = db.bulk_load(&bulk).map_err(|e| e.to_string())?;
+    let total_s = t0.elapsed().as_secs_f64();
+    drop(bulk);
+    let snap = db.snapshot();
+    let mem = snap.memory();
+    if wanted("W6") {
+        let line = json!({
+            "peer": "engram", "scale": scale, "workload": "W6_bulk_load", "n": 1, "of": 1,
+            "total_s": (total_s * 1000.0).round() / 1000.0, "parse_csv_s": (parse_s * 1000.0).round() / 1000.0,
+            "build_s": ((total_s - parse_s) * 1000.0).round() / 1000.0, "rss_mb": (rss_mb() - rss0).round(),
+            "entities": info.entities, "claims": info.claims,
+            "bytes_per_claim": (mem.bytes_per_claim() * 10.0).round() / 10.0,
+            "bytes_per_entity": (mem.bytes_per_entity() * 10.0).round() / 10.0,
+            "text_mb": (mem.text_bytes as f64 / 1_048_576.0).round(),
+        });
+        println!("{line}");
+    }
+    let ws = snap.workspace("default").map_err(|e| e.to_string())?;
+    let first = info.first_entity.0;
+    let seeds = ids(&q, "seeds")?;
+    if wanted("W1") {
+        let nq = NeighborQuery::default();
+        run(&scale, "W1_one_hop", &seeds, |s| ws.neighbors(EntityId(first + s), &nq).map_or(0, |p| p.items.len()));
+    }
+    if wanted("W2") {
+        let kq = KHopQuery::depth(2);
+        run(&scale, "W2_two_hop", &seeds, |s| ws.khop(&[EntityId(first + s)], &kq).map_or(0, |r| r.entities.len() - 1));
+    }
+    if wanted("W3") {
+        let v = Visibility::default();
+        let concepts = ids(&q, "w3_concepts")?;
+        run(&scale, "W3_ancestors", &concepts, |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
+        let upper = ids(&q, "w3_upper")?;
+        run(&scale, "W3_descendants", &upper, |c| ws.descendants(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! Memory accounting: what each structure of a snapshot holds, so footprint claims are measured,
+//! not guessed. Figures are heap bytes of the structures themselves (allocator overhead aside).
+
+use crate::read::view::Snapshot;
+
+/// Heap bytes by structure. "Text" is the string payload (names, ids, claim text), kept apart
+/// because it is the caller's data; everything else is engram's own overhead.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Entities held.
+    pub entities: usize,
+    /// Claims held.
+    pub claims: usize,
+    /// Entity columns (including string offsets), CSR offsets, entity key indexes and bitmaps.
+    pub entity_bytes: usize,
+    /// Claim columns (including string offsets), both CSR edge arrays, the claim key index and
+    /// claim bitmaps.
+    pub claim_bytes: usize,
+    /// String payload of entities and claims.
+    pub text_bytes: usize,
+    /// Evidence rows and lifecycle history.
+    pub other_bytes: usize,
+}
+
+impl MemoryReport {
+    /// Engram's bytes per claim, text aside.
+    pub fn bytes_per_claim(&self) -> f64 {
+        self.claim_bytes as f64 / self.claims.max(1) as f64
+    }
+
+    /// Engram's bytes per entity, text aside.
+    pub fn bytes_per_entity(&self) -> f64 {
+        self.entity_bytes as f64 / self.entities.max(1) as f64
+    }
+}
+
+/// Rough size of a persistent map entry (HAMT node share + key + value).
+const SPARSE_ENTRY_BYTES: usize = 48;
+
+impl Snapshot {
+    /// Heap bytes held by this snapshot's structures.
+    pub fn memory(&self) -> MemoryReport {
+        let st = &self.state;
+        let (e, c) = (&st.entities, &st.claims);
+        let (e_ext_off, e_ext_text) = e.ext_id.heap_bytes();
+        let (e_name_off, e_name_text) = e.name.heap_bytes();
+        let (e_alias_off, e_alias_text) = e.aliases.heap_bytes();
+        let (c_ext_off, c_ext_text) = c.ext_id.heap_bytes();
+        let (c_text_off, c_text_text) = c.text.heap_bytes();
+        let bm = &st.bitmaps;
+        let entity_bitmaps: usize =
+            bm.entities_by_ws.values().chain(bm.entities_by_type.values()).map(crate::bitmap::IdSet::heap_bytes).sum::<usize>()
+                + bm.entities_deleted.heap_bytes();
+        let claim_bitmaps: usize = bm
+            .claims_by_ws
+            .values()
+            .chain(bm.claims_by_pred.values())
+            .chain(bm.claims_by_state.iter())
+            .map(crate::bitmap::IdSet::heap_bytes)
+            .sum::<usize>()
+            + bm.claims_deleted.heap_bytes()
+            + bm.claims_live.heap_bytes();
+        let csr_offsets: usize = st.graph.base.iter().map(|g| (g.entity_count() + 1) * 4).sum();
+        let csr_edges = st.graph.base_heap_bytes() - csr_offsets;
+        let entity_bytes = e.ws.heap_bytes()
+            + e.ty.heap_bytes()
+            + e.flags.heap_bytes()
+            + e_ext_off
+            + e_name_off
+            + e_alias_off
+            + (e.updated_at.len() + e.props.len() + e.last_event.len()) * SPARSE_ENTRY_BYTES
+            + e.by_ext.heap_bytes()
+            + e.by_name.heap_bytes()
+            + entity_bitmaps
+            + csr_offsets;
+        let claim_bytes = c.subject.heap_bytes()
+            + c.object.heap_bytes()
+            + c.pred.heap_bytes()
+            + c.confidence.heap_bytes()
+            + c.state.heap_bytes()
+            + c.flags.heap_bytes()
+            + c.len().div_ceil(8)
+            + c.valid_from.heap_bytes()
+            + c.valid_until.heap_bytes()
+            + c_ext_off
+            + c_text_off
+            + c.evidence_head.heap_bytes()
+            + (c.updated_at.len() + c.expires_at.len() + c.superseded_by.len() + c.last_event.len()) * SPARSE_ENTRY_BYTES
+            + c.by_ext.heap_bytes()
+            + claim_bitmaps
+            + csr_edges
+            + st.graph.delta_len() * 16;
+        MemoryReport {
+            entities: e.len(),
+            claims: c.len(),
+            entity_bytes,
+            claim_bytes,
+            text_bytes: e_ext_text + e_name_text + e_alias_text + c_ext_text + c_text_text,
+            other_bytes: st.evidence.rows.heap_bytes() + c.events.heap_bytes() + e.events.heap_bytes(),
+        }
+    }
+}
