@@ -10,6 +10,16 @@ pub struct BitCol {
 }
 
 impl BitCol {
+    /// Number of bits.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Appends a bit.
     pub fn push(&mut self, bit: bool) {
         if self.len % 64 == 0 {

@@ -34,6 +34,42 @@ impl IdSet {
         IdSet { shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect() }
     }
 
+    /// Builds a set from strictly ascending ids, shard by shard (much faster than inserting).
+    pub fn from_sorted(ids: &[u32]) -> IdSet {
+        debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let mut shards: Vec<Option<Arc<RoaringBitmap>>> = Vec::new();
+        let mut rest = ids;
+        while let Some(&first) = rest.first() {
+            let s = (first >> SHARD_BITS) as usize;
+            let end = rest.partition_point(|id| (id >> SHARD_BITS) as usize == s);
+            let bm = RoaringBitmap::from_sorted_iter(rest[..end].iter().copied()).expect("ids are strictly ascending");
+            if shards.len() <= s {
+                shards.resize(s + 1, None);
+            }
+            shards[s] = Some(Arc::new(bm));
+            rest = &rest[end..];
+        }
+        IdSet { shards }
+    }
+
+    /// The set `lo..hi`.
+    pub fn from_range(lo: u32, hi: u32) -> IdSet {
+        let mut shards: Vec<Option<Arc<RoaringBitmap>>> = Vec::new();
+        let mut at = lo;
+        while at < hi {
+            let s = (at >> SHARD_BITS) as usize;
+            let shard_end = (((s as u64) + 1) << SHARD_BITS).min(u64::from(hi)) as u32;
+            let mut bm = RoaringBitmap::new();
+            bm.insert_range(at..shard_end);
+            if shards.len() <= s {
+                shards.resize(s + 1, None);
+            }
+            shards[s] = Some(Arc::new(bm));
+            at = shard_end;
+        }
+        IdSet { shards }
+    }
+
     /// Adds `id`; returns whether it was absent.
     pub fn insert(&mut self, id: u32) -> bool {
         let s = (id >> SHARD_BITS) as usize;
@@ -158,6 +194,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
         #[test]
         fn matches_a_btreeset(a in ids(), b in ids()) {
             let (mut sa, mut ra) = (IdSet::new(), BTreeSet::new());
@@ -170,6 +207,11 @@ mod tests {
             prop_assert_eq!(sa.or(&sb).iter().collect::<Vec<_>>(), ra.union(&rb).copied().collect::<Vec<_>>());
             prop_assert_eq!(sa.and_not(&sb).iter().collect::<Vec<_>>(), ra.difference(&rb).copied().collect::<Vec<_>>());
             for id in ra.iter().take(20) { prop_assert!(sa.contains(*id)); }
+            let sorted: Vec<u32> = ra.iter().copied().collect();
+            prop_assert_eq!(IdSet::from_sorted(&sorted).iter().collect::<Vec<_>>(), sorted);
+            if let (Some(lo), Some(hi)) = (ra.first(), ra.last()) {
+                prop_assert_eq!(IdSet::from_range(*lo, *hi).iter().collect::<Vec<_>>(), (*lo..*hi).collect::<Vec<_>>());
+            }
         }
     }
 }

@@ -14,14 +14,15 @@ use crate::cow::CowVec;
 use crate::error::WriteErrorKind;
 use crate::graph::{build_base, Graph};
 use crate::ids::{PredicateId, TypeId, NONE};
-use crate::keyindex::{key_hash, KeyIndex};
+use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
-use crate::normalize::{name_key, vocabulary_key};
+use crate::normalize::{name_key, name_key_into, vocabulary_key};
 use crate::state::{State, ALIAS_SEP, LIVE, TIMED};
-use crate::strvec::{StrVec, STRVEC_LEAF_LEN};
+use crate::strvec::StrVec;
 use crate::time::Timestamp;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Strings packed into one buffer: row `i` is `bytes[ends[i-1]..ends[i]]`.
@@ -37,6 +38,11 @@ impl TextColumn {
         TextColumn::default()
     }
 
+    /// An empty column with room for `rows` rows of `bytes` bytes in all.
+    pub fn with_capacity(rows: usize, bytes: usize) -> TextColumn {
+        TextColumn { bytes: String::with_capacity(bytes), ends: Vec::with_capacity(rows) }
+    }
+
     /// Appends a row.
     pub fn push(&mut self, s: &str) {
         self.bytes.push_str(s);
@@ -45,6 +51,8 @@ impl TextColumn {
 
     /// Appends all rows of `other`.
     pub fn append(&mut self, other: &TextColumn) {
+        self.bytes.reserve(other.bytes.len());
+        self.ends.reserve(other.ends.len());
         let base = self.bytes.len();
         self.bytes.push_str(&other.bytes);
         self.ends.extend(other.ends.iter().map(|e| e + base));
@@ -59,6 +67,11 @@ impl TextColumn {
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// Total bytes of text.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
     }
 
     /// True when there are no rows.
@@ -181,41 +194,188 @@ fn first_bad<T: Send>(n: usize, check: impl Fn(usize) -> Option<T> + Sync) -> Op
     (0..n).into_par_iter().find_map_first(|i| check(i).map(|e| (i, e)))
 }
 
-/// Builds a `StrVec` from rows on rayon, leaf-aligned chunks so the pieces are shared, not copied.
-fn build_strvec(n: usize, row: impl Fn(usize, &mut StrVec) + Sync) -> StrVec {
-    let chunk = STRVEC_LEAF_LEN * 16;
-    let parts: Vec<StrVec> = (0..n.div_ceil(chunk))
+/// Builds a key index from `hash << 32 | id` keys, reporting the first pair of equal keys (by
+/// the larger id) as a duplicate.
+fn unique_index<'k>(
+    existing: &KeyIndex,
+    keys: Vec<u64>,
+    key_of: impl Fn(u32) -> Cow<'k, str> + Sync,
+    section: &'static str,
+    first_id: u32,
+) -> Result<KeyIndex, BulkError> {
+    let keys = sort_hashed_keys(keys);
+    let dup = keys
+        .par_windows(2)
+        .filter(|w| w[0] >> 32 == w[1] >> 32 && key_of(w[0] as u32) == key_of(w[1] as u32))
+        .map(|w| (w[0] as u32).max(w[1] as u32))
+        .min();
+    if let Some(id) = dup {
+        return Err(err(section, (id - first_id) as usize, "ext_id", WriteErrorKind::DuplicateId(key_of(id).into_owned())));
+    }
+    Ok(existing.with_sorted_keys(keys))
+}
+
+/// `(hash << 32 | id)` keys of every name and alias of the loaded entities.
+fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u32) -> Vec<u64> {
+    let n = ents.ext_id.len();
+    (0..n)
         .into_par_iter()
-        .map(|c| {
-            let mut v = StrVec::new();
-            for i in c * chunk..((c + 1) * chunk).min(n) {
-                row(i, &mut v);
-            }
-            v
+        .fold(
+            || (Vec::new(), String::new()),
+            |(mut keys, mut buf), i| {
+                let id = u64::from(e0 + i as u32);
+                let aliases = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
+                for s in std::iter::once(ents.name.get(i)).chain(aliases.split(sep).filter(|a| !a.is_empty())) {
+                    name_key_into(s, &mut buf);
+                    keys.push(u64::from(key_hash(ws, &buf)) << 32 | id);
+                }
+                (keys, buf)
+            },
+        )
+        .map(|(k, _)| k)
+        .reduce(Vec::new, |mut a, mut b| {
+            a.append(&mut b);
+            a
         })
-        .collect();
-    let mut out = StrVec::new();
-    for p in &parts {
-        out.extend_from(p);
+}
+
+/// Ids `first + i` for the rows where `pick(i)` names a bucket, grouped by bucket, ascending.
+fn buckets(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option<usize>) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::new(); count];
+    for i in 0..rows {
+        if let Some(b) = pick(i) {
+            out[b].push(first + i as u32);
+        }
     }
     out
 }
 
-/// Sorted `(hash, id)` pairs; reports the first pair of equal keys as a duplicate.
-fn unique_index(
-    existing: &KeyIndex,
-    pairs: Vec<(u32, u32)>,
-    key_of: impl Fn(u32) -> String + Sync,
-    section: &'static str,
-    first_id: u32,
-) -> Result<KeyIndex, BulkError> {
-    let mut sorted = pairs.clone();
-    sorted.par_sort_unstable();
-    let dup = sorted.par_windows(2).filter(|w| w[0].0 == w[1].0 && key_of(w[0].1) == key_of(w[1].1)).map(|w| w[0].1.max(w[1].1)).min();
-    if let Some(id) = dup {
-        return Err(err(section, (id - first_id) as usize, "ext_id", WriteErrorKind::DuplicateId(key_of(id))));
-    }
-    Ok(existing.with_pairs(sorted))
+/// What the parallel builders share.
+struct Input<'a> {
+    ws: crate::ids::WorkspaceId,
+    e0: u32,
+    c0: u32,
+    n: usize,
+    m: usize,
+    now: Timestamp,
+    sep: char,
+    type_map: &'a [u16],
+    pred_map: &'a [u16],
+    load: &'a BulkLoad,
+}
+
+/// Everything built for the loaded entities.
+struct EntityPart {
+    ext_id: StrVec,
+    name: StrVec,
+    aliases: StrVec,
+    by_ext: KeyIndex,
+    by_name: KeyIndex,
+    type_sets: Vec<IdSet>,
+}
+
+fn build_entities(inp: &Input<'_>, existing: &crate::state::Entities) -> Result<EntityPart, BulkError> {
+    let (ents, n, e0, ws, sep) = (&inp.load.entities, inp.n, inp.e0, inp.ws, inp.sep);
+    let (by_ext, (by_name, (ext_id, (name, aliases)))) = rayon::join(
+        || {
+            let keys: Vec<u64> =
+                (0..n).into_par_iter().map(|i| u64::from(key_hash(ws, ents.ext_id.get(i))) << 32 | u64::from(e0 + i as u32)).collect();
+            unique_index(&existing.by_ext, keys, |id| Cow::Borrowed(ents.ext_id.get((id - e0) as usize)), "entities", e0)
+        },
+        || {
+            rayon::join(
+                || existing.by_name.with_sorted_keys(sort_hashed_keys(name_keys(ents, ws, sep, e0))),
+                || {
+                    rayon::join(
+                        || StrVec::build_par(n, |i, b| b.push_str(ents.ext_id.get(i))),
+                        || {
+                            rayon::join(
+                                || StrVec::build_par(n, |i, b| b.push_str(ents.name.get(i))),
+                                || {
+                                    StrVec::build_par(n, |i, b| {
+                                        let row = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
+                                        for (k, a) in distinct_aliases(ents.name.get(i), row, sep).into_iter().enumerate() {
+                                            if k > 0 {
+                                                b.push(ALIAS_SEP);
+                                            }
+                                            b.push_str(a);
+                                        }
+                                    })
+                                },
+                            )
+                        },
+                    )
+                },
+            )
+        },
+    );
+    let type_buckets = buckets(n, inp.type_map.len(), e0, |i| Some(ents.entity_type[i] as usize));
+    let type_sets = type_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
+    Ok(EntityPart { ext_id, name, aliases, by_ext: by_ext?, by_name, type_sets })
+}
+
+/// Claim columns computed for the load: global predicate ids and flags.
+type ClaimColumns = (Vec<u16>, Vec<u8>);
+
+/// Everything built for the loaded claims.
+struct ClaimPart {
+    columns: ClaimColumns,
+    base: Option<[Arc<crate::graph::csr::Csr>; 2]>,
+    fast: BitCol,
+    state_sets: Vec<IdSet>,
+    live: IdSet,
+    pred_sets: Vec<IdSet>,
+    ext_id: StrVec,
+    text: StrVec,
+}
+
+fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, str> + Sync), st: &State) -> ClaimPart {
+    let (claims, m, e0, c0, now) = (&inp.load.claims, inp.m, inp.e0, inp.c0, inp.now);
+    let pred: Vec<u16> = claims.predicate.par_iter().map(|p| inp.pred_map[*p as usize]).collect();
+    let entity_count = st.entities.len() + inp.n;
+    let (base, (rest, (ext_id, text))) = rayon::join(
+        // A load into an empty database builds the CSR straight from the load's vectors.
+        || {
+            (c0 == 0).then(|| {
+                if e0 == 0 {
+                    build_base(entity_count, &claims.subject, &pred, &claims.object)
+                } else {
+                    let subject: Vec<u32> = claims.subject.par_iter().map(|s| e0 + s).collect();
+                    let object: Vec<u32> = claims.object.par_iter().map(|o| e0 + o).collect();
+                    build_base(entity_count, &subject, &pred, &object)
+                }
+            })
+        },
+        || {
+            rayon::join(
+                || {
+                    let flags: Vec<u8> = (0..m)
+                        .into_par_iter()
+                        .map(|i| {
+                            let timed = claims.valid_from.get(i).is_some_and(|t| *t > now);
+                            let live = claims.state[i] != ClaimState::Deprecated;
+                            (u8::from(timed) * TIMED) | (u8::from(live) * LIVE)
+                        })
+                        .collect();
+                    let fast = BitCol::from_bits(flags.iter().map(|f| f & LIVE != 0 && f & TIMED == 0));
+                    let pred_buckets = buckets(m, claims.predicate_names.len(), c0, |i| Some(claims.predicate[i] as usize));
+                    let state_buckets = buckets(m, 3, c0, |i| Some(claims.state[i] as usize));
+                    let live_ids: Vec<u32> = (0..m).filter(|i| flags[*i] & LIVE != 0).map(|i| c0 + i as u32).collect();
+                    let state_sets: Vec<IdSet> = state_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
+                    let pred_sets: Vec<IdSet> = pred_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
+                    (flags, fast, state_sets, IdSet::from_sorted(&live_ids), pred_sets)
+                },
+                || {
+                    rayon::join(
+                        || StrVec::build_par(m, |i, b| b.push_str(&claim_ext_of(i))),
+                        || StrVec::build_par(m, |i, b| b.push_str(if claims.text.is_empty() { "" } else { claims.text.get(i) })),
+                    )
+                },
+            )
+        },
+    );
+    let (flags, fast, state_sets, live, pred_sets) = rest;
+    ClaimPart { columns: (pred, flags), base, fast, state_sets, live, pred_sets, ext_id, text }
 }
 
 /// Applies `load` to `st` (a private copy) at transaction time `now`.
@@ -325,12 +485,14 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         }
         if !ents.aliases.is_empty() {
             let row = ents.aliases.get(i);
+            let mut raw = 0;
             for a in row.split(sep).filter(|a| !a.is_empty()) {
                 if let Some(k) = check_name(a, limits) {
                     return Some(("aliases", k));
                 }
+                raw += 1;
             }
-            let count = distinct_aliases(ents.name.get(i), row, sep).len();
+            let count = if raw > limits.aliases_max { distinct_aliases(ents.name.get(i), row, sep).len() } else { raw };
             if count > limits.aliases_max {
                 return Some(("aliases", WriteErrorKind::TooMany { count, limit: limits.aliases_max, limit_name: "aliases_max" }));
             }
@@ -375,107 +537,88 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         return Err(err("claims", row, field, kind));
     }
 
-    // Key indexes (duplicates are errors) before anything else is built.
-    let ext_pairs: Vec<(u32, u32)> = (0..n).into_par_iter().map(|i| (key_hash(ws, ents.ext_id.get(i)), e0 + i as u32)).collect();
-    let ent_ext = unique_index(&st.entities.by_ext, ext_pairs, |id| ents.ext_id.get((id - e0) as usize).to_owned(), "entities", e0)?;
-    let claim_ext_of = |i: usize| if claims.ext_id.is_empty() { format!("c{}", c0 as usize + i) } else { claims.ext_id.get(i).to_owned() };
-    let claim_pairs: Vec<(u32, u32)> = if claims.ext_id.is_empty() {
-        (0..m).into_par_iter().map(|i| (key_hash(ws, &claim_ext_of(i)), c0 + i as u32)).collect()
-    } else {
-        (0..m).into_par_iter().map(|i| (key_hash(ws, claims.ext_id.get(i)), c0 + i as u32)).collect()
-    };
-    let claim_ext = unique_index(&st.claims.by_ext, claim_pairs, |id| claim_ext_of((id - c0) as usize), "claims", c0)?;
-    let name_pairs: Vec<(u32, u32)> = (0..n)
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let id = e0 + i as u32;
-            let aliases = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
-            std::iter::once(ents.name.get(i))
-                .chain(aliases.split(sep).filter(|a| !a.is_empty()))
-                .map(move |s| (key_hash(ws, &name_key(s)), id))
-        })
-        .collect();
-    let by_name = st.entities.by_name.with_pairs(name_pairs);
-
-    // Entity columns.
-    let e = &mut st.entities;
-    e.ws.extend_from_vec(vec![ws; n]);
-    e.ty.extend_from_vec(ents.entity_type.par_iter().map(|t| TypeId(type_map[*t as usize])).collect());
-    e.flags.extend_from_vec(vec![0; n]);
-    e.ext_id.extend_from(&build_strvec(n, |i, v| v.push(ents.ext_id.get(i))));
-    e.name.extend_from(&build_strvec(n, |i, v| v.push(ents.name.get(i))));
-    e.aliases.extend_from(&build_strvec(n, |i, v| {
-        if ents.aliases.is_empty() {
-            v.push("");
+    // Three independent builds run side by side: the claim id index, everything about entities,
+    // and the claim columns with the CSR and bitmaps. Each is parallel inside as well.
+    let claim_ext_of = |i: usize| -> Cow<'_, str> {
+        if claims.ext_id.is_empty() {
+            Cow::Owned(format!("c{}", c0 as usize + i))
         } else {
-            v.push(&distinct_aliases(ents.name.get(i), ents.aliases.get(i), sep).join(&ALIAS_SEP.to_string()));
+            Cow::Borrowed(claims.ext_id.get(i))
         }
-    }));
+    };
+    let input = Input { ws, e0, c0, n, m, now, sep, type_map: &type_map, pred_map: &pred_map, load };
+    let (claim_ext, (entity_part, claim_part)) = rayon::join(
+        || {
+            let keys: Vec<u64> =
+                (0..m).into_par_iter().map(|i| u64::from(key_hash(ws, &claim_ext_of(i))) << 32 | u64::from(c0 + i as u32)).collect();
+            unique_index(&st.claims.by_ext, keys, |id| claim_ext_of((id - c0) as usize), "claims", c0)
+        },
+        || rayon::join(|| build_entities(&input, &st.entities), || build_claims(&input, &claim_ext_of, st)),
+    );
+    let claim_ext = claim_ext?;
+    let entity_part = entity_part?;
+
+    let e = &mut st.entities;
+    e.ws.extend_par(n, |_| ws);
+    e.ty.extend_par(n, |i| TypeId(type_map[ents.entity_type[i] as usize]));
+    e.flags.extend_par(n, |_| 0);
+    e.ext_id.extend_from(&entity_part.ext_id);
+    e.name.extend_from(&entity_part.name);
+    e.aliases.extend_from(&entity_part.aliases);
     if n > 0 {
         e.created.note(e0, now);
     }
-    e.by_ext = ent_ext;
-    e.by_name = by_name;
+    e.by_ext = entity_part.by_ext;
+    e.by_name = entity_part.by_name;
 
-    // Claim columns.
-    let subject: Vec<u32> = claims.subject.par_iter().map(|s| e0 + s).collect();
-    let object: Vec<u32> = claims.object.par_iter().map(|o| e0 + o).collect();
-    let pred: Vec<u16> = claims.predicate.par_iter().map(|p| pred_map[*p as usize]).collect();
-    let valid_from: Vec<Timestamp> = if claims.valid_from.is_empty() { vec![now; m] } else { claims.valid_from.clone() };
-    let flags: Vec<u8> = (0..m)
-        .into_par_iter()
-        .map(|i| {
-            let timed = valid_from[i] > now;
-            let live = claims.state[i] != ClaimState::Deprecated;
-            u8::from(timed) * TIMED | u8::from(live) * LIVE
-        })
-        .collect();
+    let ClaimPart { columns, base, fast, state_sets, live, pred_sets, ext_id, text } = claim_part;
     let c = &mut st.claims;
-    c.fast.extend_bits(flags.iter().map(|f| f & LIVE != 0 && f & TIMED == 0));
-    c.subject.extend_from_vec(subject);
-    c.object.extend_from_vec(object);
-    c.pred.extend_from_vec(pred.clone());
-    c.confidence.extend_from_vec(claims.confidence.clone());
-    c.state.extend_from_vec(claims.state.clone());
-    c.flags.extend_from_vec(flags.clone());
-    c.valid_from.extend_from_vec(valid_from);
-    c.valid_until.extend_from_vec(vec![Timestamp::MAX; m]);
-    c.ext_id.extend_from(&build_strvec(m, |i, v| v.push(&claim_ext_of(i))));
-    c.text.extend_from(&build_strvec(m, |i, v| v.push(if claims.text.is_empty() { "" } else { claims.text.get(i) })));
-    c.evidence_head.extend_from_vec(vec![NONE; m]);
+    if c.fast.is_empty() {
+        c.fast = fast;
+    } else {
+        c.fast.extend_bits((0..m).map(|i| fast.get(i)));
+    }
+    let (pred, flags) = columns;
+    c.subject.extend_par(m, |i| e0 + claims.subject[i]);
+    c.object.extend_par(m, |i| e0 + claims.object[i]);
+    c.pred.extend_par(m, |i| pred[i]);
+    c.confidence.extend_par(m, |i| claims.confidence[i]);
+    c.state.extend_par(m, |i| claims.state[i]);
+    c.flags.extend_par(m, |i| flags[i]);
+    c.valid_from.extend_par(m, |i| claims.valid_from.get(i).copied().unwrap_or(now));
+    c.valid_until.extend_par(m, |_| Timestamp::MAX);
+    c.ext_id.extend_from(&ext_id);
+    c.text.extend_from(&text);
+    c.evidence_head.extend_par(m, |_| NONE);
     if m > 0 {
         c.recorded.note(c0, now);
     }
     c.by_ext = claim_ext;
 
-    // Bitmaps.
     let bm = &mut st.bitmaps;
-    let ent_ids = IdSet::from_ids(e0..e0 + n as u32);
-    bm.entities_by_ws.insert(ws, ent_ids);
-    for (local, global) in type_map.iter().enumerate() {
-        let ids = IdSet::from_ids((0..n).filter(|i| ents.entity_type[*i] as usize == local).map(|i| e0 + i as u32));
+    bm.entities_by_ws.insert(ws, IdSet::from_range(e0, e0 + n as u32));
+    for (global, ids) in type_map.iter().zip(entity_part.type_sets) {
         let entry = bm.entities_by_type.entry(TypeId(*global)).or_default();
         *entry = entry.or(&ids);
     }
-    let claim_ids = IdSet::from_ids(c0..c0 + m as u32);
     let existing = bm.claims_by_ws.get(&ws).cloned().unwrap_or_default();
-    bm.claims_by_ws.insert(ws, existing.or(&claim_ids));
-    for s in ClaimState::ALL {
-        let ids = IdSet::from_ids((0..m).filter(|i| claims.state[*i] == s).map(|i| c0 + i as u32));
-        bm.claims_by_state[s as usize] = bm.claims_by_state[s as usize].or(&ids);
+    bm.claims_by_ws.insert(ws, existing.or(&IdSet::from_range(c0, c0 + m as u32)));
+    for (s, ids) in state_sets.into_iter().enumerate() {
+        bm.claims_by_state[s] = bm.claims_by_state[s].or(&ids);
     }
-    bm.claims_live = bm.claims_live.or(&IdSet::from_ids((0..m).filter(|i| flags[*i] & LIVE != 0).map(|i| c0 + i as u32)));
-    for global in &pred_map {
-        let ids = IdSet::from_ids((0..m).filter(|i| pred[*i] == *global).map(|i| c0 + i as u32));
+    bm.claims_live = bm.claims_live.or(&live);
+    for (global, ids) in pred_map.iter().zip(pred_sets) {
         let entry = bm.claims_by_pred.entry(PredicateId(*global)).or_default();
         *entry = entry.or(&ids);
     }
 
     // Adjacency: a fresh base over every claim, so the load leaves no delta behind.
-    let subjects: Vec<u32> = st.claims.subject.iter().copied().collect();
-    let preds: Vec<u16> = st.claims.pred.iter().copied().collect();
-    let objects: Vec<u32> = st.claims.object.iter().copied().collect();
-    let base = build_base(st.entities.len(), &subjects, &preds, &objects);
+    let base = base.unwrap_or_else(|| {
+        let subjects: Vec<u32> = st.claims.subject.iter().copied().collect();
+        let preds: Vec<u16> = st.claims.pred.iter().copied().collect();
+        let objects: Vec<u32> = st.claims.object.iter().copied().collect();
+        build_base(st.entities.len(), &subjects, &preds, &objects)
+    });
     st.graph = Graph { base, watermark: st.claims.len() as u32, delta: crate::graph::delta::Delta::default() };
     Ok((n, m))
 }
@@ -503,9 +646,13 @@ impl<T: Clone> CowVec<T> {
 }
 
 impl KeyIndex {
-    /// A new index holding this one's keys plus `pairs`.
-    pub fn with_pairs(&self, mut pairs: Vec<(u32, u32)>) -> KeyIndex {
-        self.for_each_pair(|h, id| pairs.push((h, id)));
-        KeyIndex::from_pairs(pairs)
+    /// A new index holding this one's keys plus `keys` (`hash << 32 | id`, ascending).
+    #[must_use]
+    pub fn with_sorted_keys(&self, mut keys: Vec<u64>) -> KeyIndex {
+        if self.is_empty() {
+            return KeyIndex::from_sorted_keys(keys);
+        }
+        self.for_each_key(|k| keys.push(k));
+        KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
     }
 }

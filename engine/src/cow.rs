@@ -63,6 +63,34 @@ impl<T: Clone> CowVec<T> {
         out
     }
 
+    /// Builds `n` rows on rayon, one leaf per task, without an intermediate vector.
+    pub fn build_par(n: usize, row: impl Fn(usize) -> T + Sync + Send) -> Self
+    where
+        T: Send + Sync,
+    {
+        use rayon::prelude::*;
+        let leaves: Vec<Leaf<T>> = (0..n.div_ceil(LEAF_LEN))
+            .into_par_iter()
+            .map(|l| Arc::new((l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n)).map(&row).collect::<Vec<T>>()))
+            .collect();
+        let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
+        CowVec { groups, len: n }
+    }
+
+    /// Appends `n` rows built on rayon (leaf-parallel when this column is empty).
+    pub fn extend_par(&mut self, n: usize, row: impl Fn(usize) -> T + Sync + Send)
+    where
+        T: Send + Sync,
+    {
+        if self.is_empty() {
+            *self = CowVec::build_par(n, row);
+        } else {
+            for i in 0..n {
+                self.push(row(i));
+            }
+        }
+    }
+
     /// Number of rows.
     #[inline]
     pub fn len(&self) -> usize {
@@ -162,7 +190,8 @@ mod tests {
             for (r, c) in snapshots {
                 prop_assert_eq!(c.iter().copied().collect::<Vec<_>>(), r);
             }
-            prop_assert_eq!(CowVec::from_vec(reference.clone()).iter().copied().collect::<Vec<_>>(), reference);
+            prop_assert_eq!(CowVec::from_vec(reference.clone()).iter().copied().collect::<Vec<_>>(), reference.clone());
+            prop_assert_eq!(CowVec::build_par(reference.len(), |i| reference[i]).iter().copied().collect::<Vec<_>>(), reference);
         }
     }
 }

@@ -16,20 +16,69 @@ pub fn key_hash(ws: WorkspaceId, key: &str) -> u32 {
     h as u32
 }
 
+/// Sorts `hash << 32 | id` keys. Hashes are uniform, so scattering by the top bits into buckets
+/// and sorting each small bucket in parallel beats a comparison sort of the whole array.
+pub fn sort_hashed_keys(keys: Vec<u64>) -> Vec<u64> {
+    const BITS: u32 = 12;
+    let n = keys.len();
+    if n < 1 << 16 {
+        let mut keys = keys;
+        keys.sort_unstable();
+        return keys;
+    }
+    let bucket = |k: u64| (k >> (64 - BITS)) as usize;
+    let mut starts = vec![0usize; (1 << BITS) + 1];
+    for &k in &keys {
+        starts[bucket(k) + 1] += 1;
+    }
+    for i in 0..1 << BITS {
+        starts[i + 1] += starts[i];
+    }
+    let mut out = vec![0u64; n];
+    let mut cursor = starts.clone();
+    for &k in &keys {
+        let b = bucket(k);
+        out[cursor[b]] = k;
+        cursor[b] += 1;
+    }
+    drop(keys);
+    let mut slices: Vec<&mut [u64]> = Vec::with_capacity(1 << BITS);
+    let mut rest: &mut [u64] = &mut out;
+    for i in 0..1 << BITS {
+        let (head, tail) = rest.split_at_mut(starts[i + 1] - starts[i]);
+        slices.push(head);
+        rest = tail;
+    }
+    slices.par_iter_mut().for_each(|s| s.sort_unstable());
+    out
+}
+
 /// Hash → candidate ids.
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
-    base: Arc<Vec<(u32, u32)>>,
+    /// `hash << 32 | id`, ascending.
+    base: Arc<Vec<u64>>,
     overlay: imbl::HashMap<u32, Arc<[u32]>>,
     overlay_len: usize,
 }
 
 impl KeyIndex {
     /// Builds an index from `(hash, id)` pairs.
-    pub fn from_pairs(mut pairs: Vec<(u32, u32)>) -> KeyIndex {
-        pairs.par_sort_unstable();
-        pairs.dedup();
-        KeyIndex { base: Arc::new(pairs), overlay: imbl::HashMap::new(), overlay_len: 0 }
+    pub fn from_pairs(pairs: Vec<(u32, u32)>) -> KeyIndex {
+        let keys: Vec<u64> = pairs.into_iter().map(|(h, id)| u64::from(h) << 32 | u64::from(id)).collect();
+        KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
+    }
+
+    /// Builds an index from ascending `hash << 32 | id` keys (duplicates are dropped).
+    pub fn from_sorted_keys(mut keys: Vec<u64>) -> KeyIndex {
+        debug_assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+        keys.dedup();
+        KeyIndex { base: Arc::new(keys), overlay: imbl::HashMap::new(), overlay_len: 0 }
+    }
+
+    /// True when no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.base.is_empty() && self.overlay_len == 0
     }
 
     /// Adds `id` under `hash`. Folds the overlay into the base once it reaches a quarter of it
@@ -49,22 +98,19 @@ impl KeyIndex {
     }
 
     fn compact(&mut self) {
-        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(self.base.len() + self.overlay_len);
-        pairs.extend_from_slice(&self.base);
-        for (h, ids) in &self.overlay {
-            pairs.extend(ids.iter().map(|id| (*h, *id)));
-        }
-        *self = KeyIndex::from_pairs(pairs);
+        let mut keys: Vec<u64> = Vec::with_capacity(self.base.len() + self.overlay_len);
+        self.for_each_key(|k| keys.push(k));
+        *self = KeyIndex::from_sorted_keys(sort_hashed_keys(keys));
     }
 
     /// Calls `f` with each candidate id for `hash` (base first, then overlay).
     pub fn candidates(&self, hash: u32, mut f: impl FnMut(u32)) {
-        let lo = self.base.partition_point(|p| p.0 < hash);
-        for p in &self.base[lo..] {
-            if p.0 != hash {
+        let lo = self.base.partition_point(|k| (k >> 32) < u64::from(hash));
+        for k in &self.base[lo..] {
+            if (k >> 32) as u32 != hash {
                 break;
             }
-            f(p.1);
+            f(*k as u32);
         }
         if let Some(ids) = self.overlay.get(&hash) {
             ids.iter().for_each(|id| f(*id));
@@ -82,11 +128,11 @@ impl KeyIndex {
         found
     }
 
-    /// Calls `f` for every `(hash, id)` pair held.
-    pub fn for_each_pair(&self, mut f: impl FnMut(u32, u32)) {
-        self.base.iter().for_each(|p| f(p.0, p.1));
+    /// Calls `f` for every `hash << 32 | id` key held.
+    pub fn for_each_key(&self, mut f: impl FnMut(u64)) {
+        self.base.iter().for_each(|k| f(*k));
         for (h, ids) in &self.overlay {
-            ids.iter().for_each(|id| f(*h, *id));
+            ids.iter().for_each(|id| f(u64::from(*h) << 32 | u64::from(*id)));
         }
     }
 
@@ -102,6 +148,19 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn bucket_sort_sorts(keys in proptest::collection::vec(any::<u64>(), 0..5000), big in any::<bool>()) {
+            let mut keys = keys;
+            if big {
+                // Cross the bucket threshold with spread-out keys.
+                keys.extend((0..70_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            }
+            let mut want = keys.clone();
+            want.sort_unstable();
+            prop_assert_eq!(sort_hashed_keys(keys), want);
+        }
+
         #[test]
         fn finds_every_inserted_key(keys in proptest::collection::vec("[a-c]{1,3}", 0..300), split in 0usize..300) {
             let ws = WorkspaceId(1);

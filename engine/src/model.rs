@@ -27,12 +27,8 @@ impl ClaimState {
 
     /// Parses `PROPOSED` / `ACCEPTED` / `DEPRECATED`, in any case.
     pub fn parse(text: &str) -> Option<ClaimState> {
-        match text.trim().to_ascii_uppercase().as_str() {
-            "PROPOSED" => Some(ClaimState::Proposed),
-            "ACCEPTED" => Some(ClaimState::Accepted),
-            "DEPRECATED" => Some(ClaimState::Deprecated),
-            _ => None,
-        }
+        let t = text.trim();
+        ClaimState::ALL.into_iter().find(|s| s.as_str().eq_ignore_ascii_case(t))
     }
 
     /// The upper-case name.

@@ -21,6 +21,21 @@ pub fn name_key(name: &str) -> String {
     folded.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.'))).collect()
 }
 
+/// `name_key` written into `out` (cleared first), reusing its allocation: for bulk paths that
+/// hash millions of keys.
+pub fn name_key_into(name: &str, out: &mut String) {
+    out.clear();
+    if name.is_ascii() {
+        out.extend(
+            name.bytes()
+                .filter(|b| !(b.is_ascii_whitespace() || matches!(b, b'-' | b'_' | b'.' | b'\x0b')))
+                .map(|b| char::from(b.to_ascii_lowercase())),
+        );
+    } else {
+        out.push_str(&name_key(name));
+    }
+}
+
 /// The interned form of a predicate or entity type name: trimmed and lower-cased, so that
 /// `DEPENDS_ON` and `depends_on` are one predicate.
 pub fn vocabulary_key(name: &str) -> String {

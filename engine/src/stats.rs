@@ -46,7 +46,7 @@ impl Snapshot {
         let (e_name_off, e_name_text) = e.name.heap_bytes();
         let (e_alias_off, e_alias_text) = e.aliases.heap_bytes();
         let (c_ext_off, c_ext_text) = c.ext_id.heap_bytes();
-        let (c_text_off, c_text_text) = c.text.heap_bytes();
+        let (claim_text_offsets, claim_text_bytes) = c.text.heap_bytes();
         let bm = &st.bitmaps;
         let entity_bitmaps: usize =
             bm.entities_by_ws.values().chain(bm.entities_by_type.values()).map(crate::bitmap::IdSet::heap_bytes).sum::<usize>()
@@ -83,7 +83,7 @@ impl Snapshot {
             + c.valid_from.heap_bytes()
             + c.valid_until.heap_bytes()
             + c_ext_off
-            + c_text_off
+            + claim_text_offsets
             + c.evidence_head.heap_bytes()
             + (c.updated_at.len() + c.expires_at.len() + c.superseded_by.len() + c.last_event.len()) * SPARSE_ENTRY_BYTES
             + c.by_ext.heap_bytes()
@@ -95,7 +95,7 @@ impl Snapshot {
             claims: c.len(),
             entity_bytes,
             claim_bytes,
-            text_bytes: e_ext_text + e_name_text + e_alias_text + c_ext_text + c_text_text,
+            text_bytes: e_ext_text + e_name_text + e_alias_text + c_ext_text + claim_text_bytes,
             other_bytes: st.evidence.rows.heap_bytes() + c.events.heap_bytes() + e.events.heap_bytes(),
         }
     }

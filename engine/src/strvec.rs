@@ -88,6 +88,26 @@ impl StrVec {
         out
     }
 
+    /// Builds a column of `n` rows on rayon, one leaf per task; `row(i, buf)` appends row `i`'s
+    /// text to `buf`.
+    pub fn build_par(n: usize, row: impl Fn(usize, &mut String) + Sync + Send) -> StrVec {
+        use rayon::prelude::*;
+        let leaves: Vec<Arc<Leaf>> = (0..n.div_ceil(LEAF_LEN))
+            .into_par_iter()
+            .map(|l| {
+                let rows = l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n);
+                let mut leaf = Leaf { bytes: String::with_capacity(rows.len() * 16), ends: Vec::with_capacity(rows.len()) };
+                for i in rows {
+                    row(i, &mut leaf.bytes);
+                    leaf.ends.push(u32::try_from(leaf.bytes.len()).expect("a leaf of 1,024 size-limited strings stays under 4 GiB"));
+                }
+                leaf.bytes.shrink_to_fit();
+                Arc::new(leaf)
+            })
+            .collect();
+        StrVec { leaves, len: n }
+    }
+
     /// Appends another column's rows (used by bulk loads that build leaves on several threads).
     pub fn extend_from(&mut self, other: &StrVec) {
         if self.len & (LEAF_LEN - 1) == 0 {
@@ -139,6 +159,8 @@ mod tests {
             prop_assert_eq!(column.len(), reference.len());
             for (i, r) in reference.iter().enumerate() { prop_assert_eq!(column.get(i), r.as_str()); }
             for (r, c) in snaps { for (i, s) in r.iter().enumerate() { prop_assert_eq!(c.get(i), s.as_str()); } }
+            let built = StrVec::build_par(reference.len(), |i, buf| buf.push_str(&reference[i]));
+            for (i, r) in reference.iter().enumerate() { prop_assert_eq!(built.get(i), r.as_str()); }
             let mut a = StrVec::collect_from(reference.iter().take(LEAF_LEN).map(String::as_str));
             let b = StrVec::collect_from(reference.iter().skip(LEAF_LEN).map(String::as_str));
             a.extend_from(&b);

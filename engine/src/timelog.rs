@@ -27,7 +27,7 @@ impl TimeLog {
     pub fn at(&self, id: u32) -> Timestamp {
         let (mut lo, mut hi) = (0usize, self.starts.len());
         while lo < hi {
-            let mid = (lo + hi) / 2;
+            let mid = lo.midpoint(hi);
             if self.starts.get(mid).0 <= id {
                 lo = mid + 1;
             } else {

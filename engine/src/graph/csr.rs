@@ -4,7 +4,6 @@
 //! entity `e`'s edges sorted by (predicate, claim id). Sorting by predicate turns a predicate filter
 //! into a binary search; sorting by claim id within a predicate keeps pagination stable.
 
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// One direction of adjacency over the claims `0..watermark`.
@@ -29,11 +28,14 @@ pub struct Edge {
 }
 
 impl Csr {
-    /// Builds adjacency for `entity_count` entities from `(key entity, edge)` pairs given in
-    /// ascending claim order. Runs the per-entity sorts on rayon.
-    pub fn build(entity_count: usize, keys: &[u32], edges: &[Edge]) -> Csr {
-        assert_eq!(keys.len(), edges.len());
-        assert!(edges.len() < u32::MAX as usize, "CSR offsets are u32");
+    /// Builds adjacency for `entity_count` entities: edge `c` goes from `keys[c]` to `nbrs[c]`
+    /// with predicate `preds[c]` and claim id `c`. `order` lists the claim ids sorted by
+    /// (predicate, claim) (see `pred_order`): placing edges in that order leaves every entity's
+    /// segment sorted without sorting it.
+    pub fn build(entity_count: usize, keys: &[u32], nbrs: &[u32], preds: &[u16], order: &[u32]) -> Csr {
+        assert!(keys.len() == nbrs.len() && keys.len() == preds.len() && keys.len() == order.len());
+        assert!(keys.len() < u32::MAX as usize, "CSR offsets are u32");
+        let m = keys.len();
         let mut offsets = vec![0u32; entity_count + 1];
         for &k in keys {
             offsets[k as usize + 1] += 1;
@@ -41,35 +43,38 @@ impl Csr {
         for i in 0..entity_count {
             offsets[i + 1] += offsets[i];
         }
-        let mut placed: Vec<Edge> = vec![Edge { pred: 0, nbr: 0, claim: 0 }; edges.len()];
         let mut cursor: Vec<u32> = offsets[..entity_count].to_vec();
-        for (&k, &edge) in keys.iter().zip(edges) {
-            let slot = &mut cursor[k as usize];
-            placed[*slot as usize] = edge;
+        let mut out_preds = vec![0u16; m];
+        let mut out_nbrs = vec![0u32; m];
+        let mut out_claims = vec![0u32; m];
+        for &c in order {
+            let i = c as usize;
+            let slot = &mut cursor[keys[i] as usize];
+            let at = *slot as usize;
+            *slot += 1;
+            out_preds[at] = preds[i];
+            out_nbrs[at] = nbrs[i];
+            out_claims[at] = c;
+        }
+        Csr { offsets, preds: out_preds, nbrs: out_nbrs, claims: out_claims }
+    }
+
+    /// Claim ids `0..preds.len()` sorted by (predicate, claim): a counting sort.
+    pub fn pred_order(preds: &[u16]) -> Vec<u32> {
+        let mut starts = vec![0usize; usize::from(u16::MAX) + 2];
+        for &p in preds {
+            starts[usize::from(p) + 1] += 1;
+        }
+        for i in 0..=usize::from(u16::MAX) {
+            starts[i + 1] += starts[i];
+        }
+        let mut order = vec![0u32; preds.len()];
+        for (c, &p) in preds.iter().enumerate() {
+            let slot = &mut starts[usize::from(p)];
+            order[*slot] = c as u32;
             *slot += 1;
         }
-        drop(cursor);
-        // Split into per-entity segments and sort those not already in (pred, claim) order.
-        let mut segments: Vec<&mut [Edge]> = Vec::with_capacity(entity_count);
-        let mut rest: &mut [Edge] = &mut placed;
-        for i in 0..entity_count {
-            let len = (offsets[i + 1] - offsets[i]) as usize;
-            let (head, tail) = rest.split_at_mut(len);
-            if len > 1 {
-                segments.push(head);
-            }
-            rest = tail;
-        }
-        segments.par_iter_mut().for_each(|seg| {
-            if !seg.is_sorted_by_key(|e| (e.pred, e.claim)) {
-                seg.sort_unstable_by_key(|e| (e.pred, e.claim));
-            }
-        });
-        drop(segments);
-        let preds = placed.par_iter().map(|e| e.pred).collect();
-        let nbrs = placed.par_iter().map(|e| e.nbr).collect();
-        let claims = placed.par_iter().map(|e| e.claim).collect();
-        Csr { offsets, preds, nbrs, claims }
+        order
     }
 
     /// Number of entities covered (entities created later have no base edges).
@@ -136,7 +141,9 @@ mod tests {
         fn matches_naive_adjacency(edges in proptest::collection::vec((0u32..40, 0u16..5, 0u32..40), 0..300)) {
             let keys: Vec<u32> = edges.iter().map(|e| e.0).collect();
             let list: Vec<Edge> = edges.iter().enumerate().map(|(i, e)| Edge { pred: e.1, nbr: e.2, claim: i as u32 }).collect();
-            let csr = Csr::build(40, &keys, &list);
+            let preds: Vec<u16> = list.iter().map(|e| e.pred).collect();
+            let nbrs: Vec<u32> = list.iter().map(|e| e.nbr).collect();
+            let csr = Csr::build(40, &keys, &nbrs, &preds, &Csr::pred_order(&preds));
             for e in 0..40u32 {
                 let mut naive: Vec<Edge> = list.iter().zip(&keys).filter(|(_, k)| **k == e).map(|(x, _)| *x).collect();
                 naive.sort_by_key(|x| (x.pred, x.claim));

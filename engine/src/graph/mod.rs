@@ -98,11 +98,13 @@ impl Graph {
     }
 }
 
-/// Builds both base directions over claims `0..claim_count` from the claim columns.
+/// Builds both base directions over claims `0..claim_count` from the claim columns, the two
+/// directions in parallel.
 pub fn build_base(entity_count: usize, subjects: &[u32], preds: &[u16], objects: &[u32]) -> [Arc<Csr>; 2] {
-    let n = subjects.len();
-    let out_edges: Vec<Edge> = (0..n).map(|i| Edge { pred: preds[i], nbr: objects[i], claim: i as u32 }).collect();
-    let in_edges: Vec<Edge> = (0..n).map(|i| Edge { pred: preds[i], nbr: subjects[i], claim: i as u32 }).collect();
-    let (out, inn) = rayon::join(|| Csr::build(entity_count, subjects, &out_edges), || Csr::build(entity_count, objects, &in_edges));
+    let order = Csr::pred_order(preds);
+    let (out, inn) = rayon::join(
+        || Csr::build(entity_count, subjects, objects, preds, &order),
+        || Csr::build(entity_count, objects, subjects, preds, &order),
+    );
     [Arc::new(out), Arc::new(inn)]
 }

@@ -230,8 +230,7 @@ impl<'a> WorkspaceView<'a> {
         back.reverse();
         back.push(c);
         let mut cur = c;
-        loop {
-            let Some(&next) = self.st.claims.superseded_by.get(&cur.0) else { break };
+        while let Some(&next) = self.st.claims.superseded_by.get(&cur.0) {
             if !seen.insert(ClaimId(next)) {
                 break;
             }
