@@ -105,8 +105,8 @@ fn recall(db: &Database) -> Result<(), engram::Error> {
 
     println!("Two-hop neighbourhood of \"{}\" (current, trusted facts):", name(root));
     let reach = ws.khop(&[root], &KHopQuery { max_depth: 2, with_claims: true, ..KHopQuery::default() })?;
-    for r in reach.entities.iter().skip(1) {
-        for c in &r.via {
+    for (r, via) in reach.entities.iter().zip(&reach.via).skip(1) {
+        for c in via {
             let claim = ws.claim(*c).expect("claims returned by a traversal exist");
             let ev: Vec<String> = ws.evidence_of(*c)?.iter().filter_map(|e| e.conversation_id.as_deref().map(str::to_owned)).collect();
             println!(

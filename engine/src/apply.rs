@@ -285,7 +285,10 @@ impl Writer<'_> {
             self.created.entities.push(EntityId(e));
             return Ok(());
         }
-        let e = u32::try_from(self.st.entities.len()).map_err(|_| ("ext_id", WriteErrorKind::Invalid("entity table is full")))?;
+        let e = u32::try_from(self.st.entities.len())
+            .ok()
+            .filter(|e| *e < crate::graph::csr::LIVE_BIT)
+            .ok_or(("ext_id", WriteErrorKind::Invalid("entity table is full (2^31 entities)")))?;
         let props: Properties = u.properties.iter().filter(|(_, v)| **v != Value::Null).map(|(k, v)| (k.clone(), v.clone())).collect();
         let ents = &mut self.st.entities;
         ents.ws.push(self.ws);
@@ -461,6 +464,7 @@ impl Writer<'_> {
         cl.state.push(c.state);
         cl.flags.push(flags);
         cl.fast.push(false);
+        cl.timed_live.push(false);
         cl.valid_from.push(valid_from);
         cl.valid_until.push(valid_until);
         cl.ext_id.push(&ext);

@@ -39,6 +39,11 @@ impl BitCol {
         }
     }
 
+    /// Whether any bit is set.
+    pub fn any(&self) -> bool {
+        self.words.iter().any(|w| *w != 0)
+    }
+
     /// Bit `i`.
     pub fn get(&self, i: usize) -> bool {
         self.words.get(i / 64) >> (i % 64) & 1 == 1

@@ -12,7 +12,7 @@ use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
 use crate::error::WriteErrorKind;
-use crate::graph::{build_base, Graph};
+use crate::graph::{build_base, initial_dirty, Graph};
 use crate::ids::{PredicateId, TypeId, NONE};
 use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
 use crate::limits::Limits;
@@ -250,6 +250,11 @@ fn buckets(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option
     out
 }
 
+fn flags_live_timed(st: &State, c: u32) -> bool {
+    let f = *st.claims.flags.get(c as usize);
+    f & LIVE != 0 && f & TIMED != 0
+}
+
 /// What the parallel builders share.
 struct Input<'a> {
     ws: crate::ids::WorkspaceId,
@@ -321,7 +326,7 @@ type ClaimColumns = (Vec<u16>, Vec<u8>);
 struct ClaimPart {
     columns: ClaimColumns,
     base: Option<[Arc<crate::graph::csr::Csr>; 2]>,
-    fast: BitCol,
+    fast: (BitCol, BitCol),
     state_sets: Vec<IdSet>,
     live: IdSet,
     pred_sets: Vec<IdSet>,
@@ -333,37 +338,40 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
     let (claims, m, e0, c0, now) = (&inp.load.claims, inp.m, inp.e0, inp.c0, inp.now);
     let pred: Vec<u16> = claims.predicate.par_iter().map(|p| inp.pred_map[*p as usize]).collect();
     let entity_count = st.entities.len() + inp.n;
+    let flags: Vec<u8> = (0..m)
+        .into_par_iter()
+        .map(|i| {
+            let timed = claims.valid_from.get(i).is_some_and(|t| *t > now);
+            let live = claims.state[i] != ClaimState::Deprecated;
+            (u8::from(timed) * TIMED) | (u8::from(live) * LIVE)
+        })
+        .collect();
+    let is_fast = |f: u8| f & LIVE != 0 && f & TIMED == 0;
     let (base, (rest, (ext_id, text))) = rayon::join(
         // A load into an empty database builds the CSR straight from the load's vectors.
         || {
             (c0 == 0).then(|| {
+                let fast = |c: u32| is_fast(flags[c as usize]);
                 if e0 == 0 {
-                    build_base(entity_count, &claims.subject, &pred, &claims.object)
+                    build_base(entity_count, &claims.subject, &pred, &claims.object, &fast)
                 } else {
                     let subject: Vec<u32> = claims.subject.par_iter().map(|s| e0 + s).collect();
                     let object: Vec<u32> = claims.object.par_iter().map(|o| e0 + o).collect();
-                    build_base(entity_count, &subject, &pred, &object)
+                    build_base(entity_count, &subject, &pred, &object, &fast)
                 }
             })
         },
         || {
             rayon::join(
                 || {
-                    let flags: Vec<u8> = (0..m)
-                        .into_par_iter()
-                        .map(|i| {
-                            let timed = claims.valid_from.get(i).is_some_and(|t| *t > now);
-                            let live = claims.state[i] != ClaimState::Deprecated;
-                            (u8::from(timed) * TIMED) | (u8::from(live) * LIVE)
-                        })
-                        .collect();
-                    let fast = BitCol::from_bits(flags.iter().map(|f| f & LIVE != 0 && f & TIMED == 0));
+                    let fast = BitCol::from_bits(flags.iter().map(|f| is_fast(*f)));
+                    let timed = BitCol::from_bits(flags.iter().map(|f| f & LIVE != 0 && f & TIMED != 0));
                     let pred_buckets = buckets(m, claims.predicate_names.len(), c0, |i| Some(claims.predicate[i] as usize));
                     let state_buckets = buckets(m, 3, c0, |i| Some(claims.state[i] as usize));
                     let live_ids: Vec<u32> = (0..m).filter(|i| flags[*i] & LIVE != 0).map(|i| c0 + i as u32).collect();
                     let state_sets: Vec<IdSet> = state_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
                     let pred_sets: Vec<IdSet> = pred_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
-                    (flags, fast, state_sets, IdSet::from_sorted(&live_ids), pred_sets)
+                    ((fast, timed), state_sets, IdSet::from_sorted(&live_ids), pred_sets)
                 },
                 || {
                     rayon::join(
@@ -374,7 +382,7 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
             )
         },
     );
-    let (flags, fast, state_sets, live, pred_sets) = rest;
+    let (fast, state_sets, live, pred_sets) = rest;
     ClaimPart { columns: (pred, flags), base, fast, state_sets, live, pred_sets, ext_id, text }
 }
 
@@ -419,8 +427,8 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
     }
     let e0 = st.entities.len();
     let c0 = st.claims.len();
-    if e0 + n >= NONE as usize || c0 + m >= NONE as usize {
-        return Err(err("entities", 0, "ext_id", WriteErrorKind::Invalid("the load would exceed 2^32 - 1 rows")));
+    if e0 + n >= crate::graph::csr::LIVE_BIT as usize || c0 + m >= NONE as usize {
+        return Err(err("entities", 0, "ext_id", WriteErrorKind::Invalid("the load would exceed 2^31 entities or 2^32 - 1 claims")));
     }
     let (e0, c0) = (e0 as u32, c0 as u32);
 
@@ -573,10 +581,13 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
 
     let ClaimPart { columns, base, fast, state_sets, live, pred_sets, ext_id, text } = claim_part;
     let c = &mut st.claims;
+    let (fast, timed) = fast;
     if c.fast.is_empty() {
         c.fast = fast;
+        c.timed_live = timed;
     } else {
         c.fast.extend_bits((0..m).map(|i| fast.get(i)));
+        c.timed_live.extend_bits((0..m).map(|i| timed.get(i)));
     }
     let (pred, flags) = columns;
     c.subject.extend_par(m, |i| e0 + claims.subject[i]);
@@ -613,13 +624,14 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
     }
 
     // Adjacency: a fresh base over every claim, so the load leaves no delta behind.
-    let base = base.unwrap_or_else(|| {
-        let subjects: Vec<u32> = st.claims.subject.iter().copied().collect();
-        let preds: Vec<u16> = st.claims.pred.iter().copied().collect();
-        let objects: Vec<u32> = st.claims.object.iter().copied().collect();
-        build_base(st.entities.len(), &subjects, &preds, &objects)
-    });
-    st.graph = Graph { base, watermark: st.claims.len() as u32, delta: crate::graph::delta::Delta::default() };
+    st.graph = match base {
+        Some(base) => {
+            let timed = (0..m).filter(|i| flags_live_timed(st, c0 + *i as u32)).map(|i| (e0 + claims.subject[i], e0 + claims.object[i]));
+            let dirty = initial_dirty(st.entities.len(), timed);
+            Graph::new(base, st.claims.len() as u32, dirty)
+        }
+        None => st.fresh_graph(),
+    };
     Ok((n, m))
 }
 

@@ -9,12 +9,12 @@ use crate::apply::{apply_batch, Created};
 use crate::batch::WriteBatch;
 use crate::bulk::{apply_bulk, BulkError, BulkLoad};
 use crate::error::{WorkspaceError, WriteError};
-use crate::graph::{build_base, Graph};
+use crate::graph::{build_base, initial_dirty, Graph};
 use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
 use crate::read::view::Snapshot;
-use crate::state::State;
+use crate::state::{FlatFilter, State};
 use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
 use parking_lot::{Mutex, RwLock};
@@ -229,26 +229,43 @@ impl Database {
     }
 
     /// Builds a new base from a snapshot without holding the writer, then swaps it in under the
-    /// writer lock, re-threading into a new delta the claims committed meanwhile.
+    /// writer lock, re-threading into a new delta the claims committed meanwhile and marking dirty
+    /// the entities whose claims changed visibility meanwhile (their stored bits are stale).
     fn merge_from_snapshot(&self) {
         let snap = self.inner.published.read().clone();
         let n = snap.claims.len();
-        if snap.graph.watermark as usize == n {
+        if snap.graph.watermark as usize == n && snap.graph.delta_len() == 0 && !snap.graph.dirty.any() {
             return;
         }
         let subjects: Vec<u32> = snap.claims.subject.iter().copied().collect();
         let preds: Vec<u16> = snap.claims.pred.iter().copied().collect();
         let objects: Vec<u32> = snap.claims.object.iter().copied().collect();
-        let base = build_base(snap.entities.len(), &subjects, &preds, &objects);
+        let snap_fast = snap.claims.fast.flatten();
+        let base = build_base(snap.entities.len(), &subjects, &preds, &objects, &|c| FlatFilter::bit(&snap_fast, c));
+        let entity_count = snap.entities.len();
         drop(snap);
         let _writer = self.inner.writer.lock();
         let current = self.inner.published.read().clone();
         let mut next = (*current).clone();
-        let mut graph = Graph { base, watermark: n as u32, delta: crate::graph::delta::Delta::default() };
+        let mut stale: Vec<(u32, u32)> = current.timed_live_endpoints(n);
+        let now_fast = current.claims.fast.flatten();
+        for (w, (a, b)) in snap_fast.iter().zip(&now_fast).enumerate() {
+            let mut diff = a ^ b;
+            while diff != 0 {
+                let c = w * 64 + diff.trailing_zeros() as usize;
+                diff &= diff - 1;
+                if c < n {
+                    stale.push((*current.claims.subject.get(c), *current.claims.object.get(c)));
+                }
+            }
+        }
+        let mut graph = Graph::new(base, n as u32, initial_dirty(entity_count, stale.into_iter()));
         for c in n..current.claims.len() {
             graph.add_claim(c as u32, *current.claims.subject.get(c), *current.claims.pred.get(c), *current.claims.object.get(c));
         }
         next.graph = graph;
+        // The materialized filter includes the dirty set, which just changed.
+        next.fast_flat = std::sync::OnceLock::new();
         *self.inner.published.write() = Arc::new(next);
     }
 

@@ -7,7 +7,7 @@
 use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
-use crate::graph::Graph;
+use crate::graph::{build_base, initial_dirty, Graph};
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::{key_hash, KeyIndex};
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
@@ -174,6 +174,8 @@ pub struct Claims {
     pub flags: CowVec<u8>,
     /// `LIVE && !TIMED`: visible now without looking at any time column.
     pub fast: BitCol,
+    /// `LIVE && TIMED`: visible if the clock is inside the claim's bounds.
+    pub timed_live: BitCol,
     pub valid_from: CowVec<Timestamp>,
     pub valid_until: CowVec<Timestamp>,
     pub ext_id: StrVec,
@@ -259,9 +261,9 @@ pub struct State {
     pub evidence: EvidenceTable,
     pub graph: Graph,
     pub bitmaps: Bitmaps,
-    /// The `fast` bit column flattened, built on first use by a traversal of this snapshot and
-    /// reset by the writer for each new state.
-    pub fast_flat: OnceLock<Arc<Vec<u64>>>,
+    /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
+    /// snapshot and reset by the writer for each new state.
+    pub fast_flat: OnceLock<Arc<FlatFilter>>,
 }
 
 impl State {
@@ -278,7 +280,15 @@ impl State {
         if new_flags != flags {
             self.claims.flags.set(i, new_flags);
         }
-        self.claims.fast.set(i, live && flags & TIMED == 0);
+        let fast = live && flags & TIMED == 0;
+        let timed_live = live && flags & TIMED != 0;
+        if c < self.graph.watermark && (fast != self.claims.fast.get(i) || timed_live) {
+            // The base CSR's LIVE_BIT for this claim is now stale (or needs a clock check).
+            self.graph.mark_dirty(s as u32);
+            self.graph.mark_dirty(o as u32);
+        }
+        self.claims.fast.set(i, fast);
+        self.claims.timed_live.set(i, timed_live);
         self.bitmaps.claims_live.set(c, live);
     }
 
@@ -338,8 +348,74 @@ impl State {
         })
     }
 
-    /// The flat `fast` bits of this snapshot, built once.
-    pub fn fast_bits(&self) -> &[u64] {
-        self.fast_flat.get_or_init(|| Arc::new(self.claims.fast.flatten()))
+    /// Endpoints of the claims among `0..upto` that are live but time-bounded.
+    pub fn timed_live_endpoints(&self, upto: usize) -> Vec<(u32, u32)> {
+        let words = self.claims.timed_live.flatten();
+        let mut out = Vec::new();
+        for (w, &bits) in words.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                let c = w * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                if c < upto {
+                    out.push((*self.claims.subject.get(c), *self.claims.object.get(c)));
+                }
+            }
+        }
+        out
+    }
+
+    /// A graph whose base covers every claim (no delta), built on rayon.
+    pub fn fresh_graph(&self) -> Graph {
+        let subjects: Vec<u32> = self.claims.subject.iter().copied().collect();
+        let preds: Vec<u16> = self.claims.pred.iter().copied().collect();
+        let objects: Vec<u32> = self.claims.object.iter().copied().collect();
+        let fast = self.claims.fast.flatten();
+        let base = build_base(self.entities.len(), &subjects, &preds, &objects, &|c| FlatFilter::bit(&fast, c));
+        let dirty = initial_dirty(self.entities.len(), self.timed_live_endpoints(self.claims.len()).into_iter());
+        Graph::new(base, self.claims.len() as u32, dirty)
+    }
+
+    /// The flat visibility bits of this snapshot, built once.
+    pub fn flat_filter(&self) -> &FlatFilter {
+        self.fast_flat.get_or_init(|| {
+            let timed = self.claims.timed_live.flatten();
+            let any_timed = timed.iter().any(|w| *w != 0);
+            Arc::new(FlatFilter { fast: self.claims.fast.flatten(), timed: any_timed.then_some(timed), dirty: self.graph.dirty.flatten() })
+        })
+    }
+}
+
+/// The default visibility materialized per snapshot as two flat bitsets over claim ids, so the
+/// hot loops test one bit (in an array small enough to stay in cache) per edge.
+#[derive(Debug)]
+pub struct FlatFilter {
+    /// Visible now, no clock check needed.
+    pub fast: Vec<u64>,
+    /// Lifecycle-visible but time-bounded: visible if the clock check passes (`None` when the
+    /// snapshot has no such claim, which saves a second lookup per edge).
+    pub timed: Option<Vec<u64>>,
+    /// Entities whose base `LIVE_BIT`s cannot be trusted (see `Graph::dirty`).
+    pub dirty: Vec<u64>,
+}
+
+impl FlatFilter {
+    /// Tests bit `c` of `bits`.
+    #[inline]
+    pub fn bit(bits: &[u64], c: u32) -> bool {
+        bits[(c >> 6) as usize] >> (c & 63) & 1 == 1
+    }
+
+    /// Whether claim `c` is visible by default at valid time `t`.
+    #[inline]
+    pub fn visible(&self, st: &State, c: u32, t: Timestamp) -> bool {
+        FlatFilter::bit(&self.fast, c) || self.timed.as_ref().is_some_and(|timed| FlatFilter::bit(timed, c) && st.claim_valid_at(c, t))
+    }
+
+    /// Whether entity `e`'s base `LIVE_BIT`s can be trusted.
+    #[inline]
+    pub fn clean(&self, e: u32) -> bool {
+        let w = (e >> 6) as usize;
+        w >= self.dirty.len() || self.dirty[w] >> (e & 63) & 1 == 0
     }
 }

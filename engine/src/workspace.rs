@@ -55,6 +55,7 @@ pub fn drop(st: &mut State, name: &str) -> Result<(), WorkspaceError> {
             let f = *st.claims.flags.get(i);
             st.claims.flags.set(i, (f | ERASED) & !LIVE);
             st.claims.fast.set(i, false);
+            st.claims.timed_live.set(i, false);
             st.claims.ext_id.set(i, "");
             st.claims.text.set(i, "");
             let mut ev = *st.claims.evidence_head.get(i);

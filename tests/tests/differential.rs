@@ -252,10 +252,34 @@ impl Harness {
                 for parallel in [false, true] {
                     let q = KHopQuery { max_depth: 3, visibility: v.clone(), with_claims: true, parallel, ..KHopQuery::default() };
                     let got = ws.khop(&seeds.map(|s| EntityId(s as u32)), &q).unwrap();
-                    let mut got: Vec<(usize, u32, Vec<usize>)> =
-                        got.entities.iter().map(|x| (x.entity.0 as usize, x.depth, x.via.iter().map(|c| c.0 as usize).collect())).collect();
+                    let mut got: Vec<(usize, u32, Vec<usize>)> = got
+                        .entities
+                        .iter()
+                        .zip(&got.via)
+                        .map(|(x, via)| (x.entity.0 as usize, x.depth, via.iter().map(|c| c.0 as usize).collect()))
+                        .collect();
                     got.sort_by_key(|x| (x.1, x.0));
                     assert_eq!(got, want, "khop vis {v:?}");
+                }
+                // One hop from every entity: the traversal kernel's per-entity paths (stored live
+                // bits vs per-claim checks) must all agree with the reference.
+                for e in 0..n_e {
+                    let q = KHopQuery { max_depth: 1, visibility: v.clone(), with_claims: true, ..KHopQuery::default() };
+                    let got = ws.khop(&[EntityId(e as u32)], &q).unwrap();
+                    let mut got: Vec<(usize, u32, Vec<usize>)> = got
+                        .entities
+                        .iter()
+                        .zip(&got.via)
+                        .map(|(x, via)| (x.entity.0 as usize, x.depth, via.iter().map(|c| c.0 as usize).collect()))
+                        .collect();
+                    got.sort_by_key(|x| (x.1, x.0));
+                    assert_eq!(got, r.khop(&[e], 1, &v, now), "1-hop from e{e} vis {v:?}");
+                    let q = KHopQuery { max_depth: 1, visibility: v.clone(), ..KHopQuery::default() };
+                    let mut plain: Vec<u32> = ws.khop(&[EntityId(e as u32)], &q).unwrap().entities.iter().map(|x| x.entity.0).collect();
+                    plain.sort_unstable();
+                    let mut want: Vec<u32> = r.khop(&[e], 1, &v, now).iter().map(|x| x.0 as u32).collect();
+                    want.sort_unstable();
+                    assert_eq!(plain, want, "1-hop (no claims) from e{e} vis {v:?}");
                 }
                 for e in [0, n_e - 1] {
                     for up in [true, false] {

@@ -367,7 +367,7 @@ fn khop_reports_truncation_and_claims() {
     let r = ws.khop(&[root], &KHopQuery { max_depth: 2, max_visited: Some(5), with_claims: true, ..KHopQuery::default() }).unwrap();
     assert!(r.truncated);
     assert_eq!(r.entities.len(), 5);
-    assert_eq!(r.entities[1].via.len(), 1);
+    assert_eq!(r.via[1].len(), 1);
     let full = ws.khop(&[root], &KHopQuery::depth(2)).unwrap();
     assert!(!full.truncated);
     assert_eq!(full.entities.len(), 21);

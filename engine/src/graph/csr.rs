@@ -6,6 +6,16 @@
 
 use std::ops::Range;
 
+/// Set in a stored neighbour id when the claim was visible by default (live, no time bound) when
+/// the CSR was built. Entity ids stay below `2^31`, so the bit is free.
+pub const LIVE_BIT: u32 = 1 << 31;
+
+/// Strips `LIVE_BIT` from a stored neighbour id.
+#[inline]
+pub fn nbr_id(stored: u32) -> u32 {
+    stored & !LIVE_BIT
+}
+
 /// One direction of adjacency over the claims `0..watermark`.
 #[derive(Debug, Default)]
 pub struct Csr {
@@ -31,8 +41,16 @@ impl Csr {
     /// Builds adjacency for `entity_count` entities: edge `c` goes from `keys[c]` to `nbrs[c]`
     /// with predicate `preds[c]` and claim id `c`. `order` lists the claim ids sorted by
     /// (predicate, claim) (see `pred_order`): placing edges in that order leaves every entity's
-    /// segment sorted without sorting it.
-    pub fn build(entity_count: usize, keys: &[u32], nbrs: &[u32], preds: &[u16], order: &[u32]) -> Csr {
+    /// segment sorted without sorting it. `fast(c)` says whether claim `c` is visible by default
+    /// now; it is stored as `LIVE_BIT` beside the neighbour.
+    pub fn build(
+        entity_count: usize,
+        keys: &[u32],
+        nbrs: &[u32],
+        preds: &[u16],
+        order: &[u32],
+        fast: &(dyn Fn(u32) -> bool + Sync),
+    ) -> Csr {
         assert!(keys.len() == nbrs.len() && keys.len() == preds.len() && keys.len() == order.len());
         assert!(keys.len() < u32::MAX as usize, "CSR offsets are u32");
         let m = keys.len();
@@ -53,7 +71,8 @@ impl Csr {
             let at = *slot as usize;
             *slot += 1;
             out_preds[at] = preds[i];
-            out_nbrs[at] = nbrs[i];
+            debug_assert!(nbrs[i] < LIVE_BIT);
+            out_nbrs[at] = nbrs[i] | if fast(c) { LIVE_BIT } else { 0 };
             out_claims[at] = c;
         }
         Csr { offsets, preds: out_preds, nbrs: out_nbrs, claims: out_claims }
@@ -113,7 +132,7 @@ impl Csr {
         &self.preds[r]
     }
 
-    /// Neighbours of a range.
+    /// Stored neighbours of a range (with `LIVE_BIT`; see `nbr_id`).
     #[inline]
     pub fn nbrs(&self, r: Range<usize>) -> &[u32] {
         &self.nbrs[r]
@@ -143,12 +162,15 @@ mod tests {
             let list: Vec<Edge> = edges.iter().enumerate().map(|(i, e)| Edge { pred: e.1, nbr: e.2, claim: i as u32 }).collect();
             let preds: Vec<u16> = list.iter().map(|e| e.pred).collect();
             let nbrs: Vec<u32> = list.iter().map(|e| e.nbr).collect();
-            let csr = Csr::build(40, &keys, &nbrs, &preds, &Csr::pred_order(&preds));
+            let csr = Csr::build(40, &keys, &nbrs, &preds, &Csr::pred_order(&preds), &|c| c % 3 != 0);
             for e in 0..40u32 {
                 let mut naive: Vec<Edge> = list.iter().zip(&keys).filter(|(_, k)| **k == e).map(|(x, _)| *x).collect();
                 naive.sort_by_key(|x| (x.pred, x.claim));
                 let r = csr.range(e);
-                let got: Vec<Edge> = r.clone().map(|i| Edge { pred: csr.preds[i], nbr: csr.nbrs[i], claim: csr.claims[i] }).collect();
+                let got: Vec<Edge> = r.clone().map(|i| Edge { pred: csr.preds[i], nbr: nbr_id(csr.nbrs[i]), claim: csr.claims[i] }).collect();
+                for i in r.clone() {
+                    prop_assert_eq!(csr.nbrs[i] & LIVE_BIT != 0, csr.claims[i] % 3 != 0);
+                }
                 prop_assert_eq!(&got, &naive);
                 for p in 0..5u16 {
                     let pr = csr.pred_range(e, p);

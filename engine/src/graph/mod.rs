@@ -7,7 +7,8 @@
 pub mod csr;
 pub mod delta;
 
-use csr::{Csr, Edge};
+use crate::bitcol::BitCol;
+use csr::{nbr_id, Csr, Edge};
 use delta::Delta;
 use std::sync::Arc;
 
@@ -41,9 +42,24 @@ pub struct Graph {
     /// Claims below this id are in `base`.
     pub(crate) watermark: u32,
     pub(crate) delta: Delta,
+    /// Entities whose base edges' `LIVE_BIT`s may be stale (a claim changed visibility since the
+    /// build) or that have time-bounded claims: their edges are checked claim by claim.
+    pub(crate) dirty: BitCol,
 }
 
 impl Graph {
+    /// A graph with a fresh base over claims `0..watermark` and an empty delta.
+    pub fn new(base: [Arc<Csr>; 2], watermark: u32, dirty: BitCol) -> Graph {
+        Graph { base, watermark, delta: Delta::default(), dirty }
+    }
+
+    /// Marks entity `e`'s base edges as possibly stale.
+    pub fn mark_dirty(&mut self, e: u32) {
+        if (e as usize) < self.dirty.len() && !self.dirty.get(e as usize) {
+            self.dirty.set(e as usize, true);
+        }
+    }
+
     /// Records a new claim (always into the delta).
     pub fn add_claim(&mut self, claim: u32, subject: u32, pred: u16, object: u32) {
         debug_assert!(claim >= self.watermark);
@@ -61,7 +77,7 @@ impl Graph {
         };
         let (preds, nbrs, claims) = (base.preds(r.clone()), base.nbrs(r.clone()), base.claims(r));
         for i in 0..nbrs.len() {
-            f(Edge { pred: preds[i], nbr: nbrs[i], claim: claims[i] });
+            f(Edge { pred: preds[i], nbr: nbr_id(nbrs[i]), claim: claims[i] });
         }
         if !self.delta.is_empty() {
             self.delta.for_each(entity, dir, |e| {
@@ -72,8 +88,8 @@ impl Graph {
         }
     }
 
-    /// Base edge slices of `entity` in direction `dir`: (neighbours, claims). Hot traversal loops
-    /// read these directly and then visit the delta separately.
+    /// Base edge slices of `entity` in direction `dir`: (stored neighbours with `LIVE_BIT`,
+    /// claims). Hot traversal loops read these directly and then visit the delta separately.
     #[inline]
     pub fn base_slices(&self, entity: u32, dir: usize) -> (&[u32], &[u32]) {
         let base = &self.base[dir];
@@ -99,12 +115,28 @@ impl Graph {
 }
 
 /// Builds both base directions over claims `0..claim_count` from the claim columns, the two
-/// directions in parallel.
-pub fn build_base(entity_count: usize, subjects: &[u32], preds: &[u16], objects: &[u32]) -> [Arc<Csr>; 2] {
+/// directions in parallel; `fast(c)` is claim `c`'s default visibility at build time.
+pub fn build_base(
+    entity_count: usize,
+    subjects: &[u32],
+    preds: &[u16],
+    objects: &[u32],
+    fast: &(dyn Fn(u32) -> bool + Sync),
+) -> [Arc<Csr>; 2] {
     let order = Csr::pred_order(preds);
     let (out, inn) = rayon::join(
-        || Csr::build(entity_count, subjects, objects, preds, &order),
-        || Csr::build(entity_count, objects, subjects, preds, &order),
+        || Csr::build(entity_count, subjects, objects, preds, &order, fast),
+        || Csr::build(entity_count, objects, subjects, preds, &order, fast),
     );
     [Arc::new(out), Arc::new(inn)]
+}
+
+/// The dirty set of a fresh base: the endpoints of the claims that are live but time-bounded.
+pub fn initial_dirty(entity_count: usize, timed_live: impl Iterator<Item = (u32, u32)>) -> BitCol {
+    let mut bits = vec![false; entity_count];
+    for (s, o) in timed_live {
+        bits[s as usize] = true;
+        bits[o as usize] = true;
+    }
+    BitCol::from_bits(bits.into_iter())
 }

@@ -32,19 +32,20 @@ impl WorkspaceView<'_> {
         let st = self.st;
         Ok(SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            scratch.begin(st.entities.len());
-            scratch.visit(entity.0, 0);
+            scratch.begin(st.entities.len(), false);
+            scratch.visit(entity.0);
             let mut queue: Vec<(u32, u32)> = vec![(entity.0, 0)];
             let mut head = 0;
             while head < queue.len() {
                 let (e, d) = queue[head];
                 head += 1;
                 filter.for_each(st, &vis, e, |_, edge| {
-                    if scratch.visit(edge.nbr, 0) {
+                    if scratch.visit(edge.nbr) {
                         queue.push((edge.nbr, d + 1));
                     }
                 });
             }
+            scratch.end(queue.iter().map(|(e, _)| *e));
             queue.into_iter().skip(1).map(|(e, d)| (EntityId(e), d)).collect()
         }))
     }

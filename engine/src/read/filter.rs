@@ -80,6 +80,12 @@ impl Compiled {
         Compiled { direction: f.direction, preds, types, min_confidence: f.min_confidence }
     }
 
+    /// Any predicate, any neighbour type, any confidence: only direction and visibility apply.
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        self.preds.is_none() && self.types.is_none() && self.min_confidence <= 0.0
+    }
+
     /// Calls `f(dir, edge)` for every edge of `e` that passes this filter and `vis`, base edges in
     /// (predicate, claim) order first, then the delta's newest first.
     #[inline]

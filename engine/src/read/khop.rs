@@ -7,6 +7,7 @@
 //! in reusable per-thread scratch (epoch-stamped, never cleared).
 
 use crate::error::ReadError;
+use crate::graph::csr::LIVE_BIT;
 use crate::ids::{ClaimId, EntityId};
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::view::WorkspaceView;
@@ -59,14 +60,12 @@ impl KHopQuery {
 }
 
 /// An entity reached by a traversal.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reached {
     /// The entity.
     pub entity: EntityId,
     /// Its minimum number of hops from a seed.
     pub depth: u32,
-    /// With `with_claims`: the claims linking it to entities of the previous level (ascending).
-    pub via: Vec<ClaimId>,
 }
 
 /// The result of a k-hop expansion.
@@ -75,49 +74,50 @@ pub struct KHopResult {
     /// Reached entities by depth ascending, seeds first at depth 0. Within a depth the order
     /// follows adjacency and may change when the delta is merged; the set never does.
     pub entities: Vec<Reached>,
+    /// With `with_claims`: for each entity (same index), the claims linking it to entities of the
+    /// previous level, ascending. Empty otherwise.
+    pub via: Vec<Vec<ClaimId>>,
     /// The visited cap stopped the expansion early.
     pub truncated: bool,
 }
 
-/// Reusable per-thread visited marks: `marks[e] == epoch` means visited in the current traversal;
-/// `slot[e]` is its index in the result.
+/// Reusable per-thread visited set: a bitset over entity ids (small enough to stay in cache),
+/// cleared after each traversal by unsetting exactly the bits it set, plus the result slot of each
+/// visited entity when a traversal collects claims.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    epoch: u32,
-    marks: Vec<u32>,
+    bits: Vec<u64>,
     slot: Vec<u32>,
 }
 
 impl Scratch {
     /// Starts a traversal over `n` entities.
-    pub fn begin(&mut self, n: usize) {
-        if self.marks.len() < n {
-            self.marks.resize(n, 0);
+    pub fn begin(&mut self, n: usize, with_slots: bool) {
+        let words = n.div_ceil(64);
+        if self.bits.len() < words {
+            self.bits.resize(words, 0);
+        }
+        if with_slots && self.slot.len() < n {
             self.slot.resize(n, 0);
         }
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.marks.iter_mut().for_each(|m| *m = 0);
-            self.epoch = 1;
-        }
+        debug_assert!(self.bits.iter().all(|w| *w == 0), "scratch left dirty");
     }
 
     /// Marks `e`; returns true if it was not yet visited.
     #[inline]
-    pub fn visit(&mut self, e: u32, slot: u32) -> bool {
-        let i = e as usize;
-        if self.marks[i] == self.epoch {
-            return false;
-        }
-        self.marks[i] = self.epoch;
-        self.slot[i] = slot;
-        true
+    pub fn visit(&mut self, e: u32) -> bool {
+        let w = &mut self.bits[(e >> 6) as usize];
+        let m = 1u64 << (e & 63);
+        let fresh = *w & m == 0;
+        *w |= m;
+        fresh
     }
 
-    #[inline]
-    pub fn slot_of(&self, e: u32) -> Option<u32> {
-        let i = e as usize;
-        (self.marks[i] == self.epoch).then(|| self.slot[i])
+    /// Unmarks the given entities (exactly those visited), leaving the scratch clean.
+    pub fn end(&mut self, visited: impl Iterator<Item = u32>) {
+        for e in visited {
+            self.bits[(e >> 6) as usize] = 0;
+        }
     }
 }
 
@@ -125,9 +125,92 @@ thread_local! {
     pub(crate) static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-fn expand(st: &State, vis: &Vis<'_>, filter: &Compiled, frontier: &[u32], out: &mut Vec<(u32, u32)>) {
+/// Calls `f(neighbour, claim)` for every edge of `e` that passes `filter` and `vis`. The default
+/// filter under the default visibility takes a tight loop over the base CSR: for an entity whose
+/// stored `LIVE_BIT`s are current it reads only the neighbour array (and the claim array when the
+/// caller wants claims); otherwise it tests the snapshot's materialized filter per claim.
+#[inline]
+pub(crate) fn for_each_edge(st: &State, vis: &Vis<'_>, filter: &Compiled, e: u32, need_claims: bool, mut f: impl FnMut(u32, u32)) {
+    match vis.flat() {
+        Some(flat) if filter.is_plain() => {
+            let t = vis.valid_at();
+            let clean = flat.clean(e);
+            for &dir in filter.direction.dirs() {
+                let (nbrs, claims) = st.graph.base_slices(e, dir);
+                if clean && !need_claims {
+                    for &v in nbrs {
+                        if v & LIVE_BIT != 0 {
+                            f(v & !LIVE_BIT, 0);
+                        }
+                    }
+                } else if clean {
+                    for (&v, &c) in nbrs.iter().zip(claims) {
+                        if v & LIVE_BIT != 0 {
+                            f(v & !LIVE_BIT, c);
+                        }
+                    }
+                } else {
+                    for (&v, &c) in nbrs.iter().zip(claims) {
+                        if flat.visible(st, c, t) {
+                            f(v & !LIVE_BIT, c);
+                        }
+                    }
+                }
+                st.graph.delta().for_each(e, dir, |edge| {
+                    if vis.claim(st, edge.claim) {
+                        f(edge.nbr, edge.claim);
+                    }
+                });
+            }
+        }
+        _ => filter.for_each(st, vis, e, |_, edge| f(edge.nbr, edge.claim)),
+    }
+}
+
+fn expand(st: &State, vis: &Vis<'_>, filter: &Compiled, frontier: &[u32], with_claims: bool, out: &mut Vec<(u32, u32)>) {
     for &e in frontier {
-        filter.for_each(st, vis, e, |_, edge| out.push((edge.nbr, edge.claim)));
+        for_each_edge(st, vis, filter, e, with_claims, |nbr, claim| out.push((nbr, claim)));
+    }
+}
+
+/// The traversal's growing result.
+struct Walk {
+    out: Vec<Reached>,
+    via: Vec<Vec<ClaimId>>,
+    next: Vec<u32>,
+    with_claims: bool,
+    level_start: usize,
+}
+
+impl Walk {
+    /// Adds a seed (depth 0, reached by no claim).
+    fn seed(&mut self, scratch: &mut Scratch, e: u32) {
+        if scratch.visit(e) {
+            if self.with_claims {
+                scratch.slot[e as usize] = self.out.len() as u32;
+                self.via.push(Vec::new());
+            }
+            self.out.push(Reached { entity: EntityId(e), depth: 0 });
+            self.next.push(e);
+        }
+    }
+
+    #[inline]
+    fn reach(&mut self, scratch: &mut Scratch, nbr: u32, claim: u32, depth: u32) {
+        if scratch.visit(nbr) {
+            if self.with_claims {
+                scratch.slot[nbr as usize] = self.out.len() as u32;
+                self.via.push(Vec::new());
+            }
+            self.out.push(Reached { entity: EntityId(nbr), depth });
+            self.next.push(nbr);
+        }
+        if self.with_claims {
+            let slot = scratch.slot[nbr as usize] as usize;
+            if slot >= self.level_start {
+                self.via[slot].push(ClaimId(claim));
+            }
+        }
     }
 }
 
@@ -149,77 +232,75 @@ impl WorkspaceView<'_> {
         let st = self.st;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            scratch.begin(st.entities.len());
-            let mut out: Vec<Reached> = Vec::new();
+            scratch.begin(st.entities.len(), q.with_claims);
+            let mut walk = Walk { out: Vec::new(), via: Vec::new(), next: Vec::new(), with_claims: q.with_claims, level_start: 0 };
             let mut truncated = false;
-            let mut frontier: Vec<u32> = Vec::new();
             for &s in seeds {
-                if out.len() >= cap {
+                if walk.out.len() >= cap {
                     truncated = true;
                     break;
                 }
-                if vis.entity(st, s.0) && scratch.visit(s.0, out.len() as u32) {
-                    out.push(Reached { entity: s, depth: 0, via: Vec::new() });
-                    frontier.push(s.0);
+                if vis.entity(st, s.0) {
+                    walk.seed(&mut scratch, s.0);
                 }
             }
-            let mut candidates: Vec<(u32, u32)> = Vec::new();
+            let mut frontier: Vec<u32> = std::mem::take(&mut walk.next);
             let mut depth = 0;
             while depth < q.max_depth && !frontier.is_empty() && !truncated {
                 let filter = &filters[(depth as usize).min(filters.len() - 1)];
                 depth += 1;
-                candidates.clear();
+                walk.level_start = walk.out.len();
+                // A visible claim implies visible endpoints (deletion and creation time are part
+                // of claim visibility), so reached entities need no separate test.
                 if q.parallel && frontier.len() >= PARALLEL_FRONTIER_MIN && rayon::current_num_threads() > 1 {
                     let parts: Vec<Vec<(u32, u32)>> = frontier
                         .par_chunks(CHUNK)
                         .map(|chunk| {
                             let mut v = Vec::new();
-                            expand(st, &vis, filter, chunk, &mut v);
+                            expand(st, &vis, filter, chunk, q.with_claims, &mut v);
                             v
                         })
                         .collect();
                     for p in parts {
-                        candidates.extend_from_slice(&p);
-                    }
-                } else {
-                    expand(st, &vis, filter, &frontier, &mut candidates);
-                }
-                let level_start = out.len();
-                frontier.clear();
-                for &(nbr, claim) in &candidates {
-                    // A visible claim implies visible endpoints (deletion and creation time are
-                    // part of claim visibility), so no separate entity test is needed here.
-                    if scratch.visit(nbr, out.len() as u32) {
-                        out.push(Reached { entity: EntityId(nbr), depth, via: Vec::new() });
-                        frontier.push(nbr);
-                    }
-                    if q.with_claims {
-                        if let Some(slot) = scratch.slot_of(nbr) {
-                            let slot = slot as usize;
-                            if slot >= level_start {
-                                out[slot].via.push(ClaimId(claim));
-                            }
+                        for (nbr, claim) in p {
+                            walk.reach(&mut scratch, nbr, claim, depth);
                         }
                     }
+                } else {
+                    for &e in &frontier {
+                        for_each_edge(st, &vis, filter, e, q.with_claims, |nbr, claim| walk.reach(&mut scratch, nbr, claim, depth));
+                    }
                 }
-                if out.len() > cap {
+                frontier = std::mem::take(&mut walk.next);
+                if walk.out.len() > cap {
                     // Keep the lowest ids of the level that crossed the cap, so the cut depends
                     // on the graph, not on adjacency order (which a merge may change).
-                    out[level_start..].sort_unstable_by_key(|r| r.entity);
-                    out.truncate(cap);
+                    let start = walk.level_start;
+                    if q.with_claims {
+                        let mut level: Vec<(Reached, Vec<ClaimId>)> = walk.out.drain(start..).zip(walk.via.drain(start..)).collect();
+                        level.sort_unstable_by_key(|r| r.0.entity);
+                        for (r, v) in level {
+                            walk.out.push(r);
+                            walk.via.push(v);
+                        }
+                        walk.via.truncate(cap);
+                    } else {
+                        walk.out[start..].sort_unstable_by_key(|r| r.entity);
+                    }
+                    // Unmark the cut entities before truncating, so the scratch stays clean.
+                    scratch.end(walk.out[cap..].iter().map(|r| r.entity.0));
+                    walk.out.truncate(cap);
                     truncated = true;
                 }
             }
-            if q.with_claims {
-                for r in &mut out {
-                    r.via.sort_unstable();
-                    r.via.dedup();
-                }
+            scratch.end(walk.out.iter().map(|r| r.entity.0));
+            for v in &mut walk.via {
+                v.sort_unstable();
+                v.dedup();
             }
-            Ok(KHopResult { entities: out, truncated })
+            Ok(KHopResult { entities: walk.out, via: walk.via, truncated })
         })
     }
-
     /// Runs `khop` from each seed separately, seeds in parallel on rayon; results in seed order.
     pub fn khop_each(&self, seeds: &[EntityId], q: &KHopQuery) -> Result<Vec<KHopResult>, ReadError> {
         if q.parallel {

@@ -7,7 +7,7 @@
 //! traversal tests one byte per edge; the other settings take the general path.
 
 use crate::model::StateSet;
-use crate::state::{State, DELETED, ERASED, LIVE, TIMED};
+use crate::state::{FlatFilter, State, DELETED, ERASED};
 use crate::time::Timestamp;
 
 /// Visibility settings of a read.
@@ -46,7 +46,7 @@ impl Visibility {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Vis<'a> {
     /// The snapshot's materialized `LIVE && !TIMED` bits when the settings are the default.
-    fast: Option<&'a [u64]>,
+    fast: Option<&'a FlatFilter>,
     all: bool,
     valid_at: Timestamp,
     known: Option<Timestamp>,
@@ -63,7 +63,7 @@ impl<'a> Vis<'a> {
             && !v.all_versions
             && now >= st.committed_at;
         Vis {
-            fast: fast.then(|| st.fast_bits()),
+            fast: fast.then(|| st.flat_filter()),
             all: v.all_versions,
             valid_at: v.as_of.unwrap_or(now),
             known: v.known_as_of,
@@ -72,16 +72,24 @@ impl<'a> Vis<'a> {
         }
     }
 
+    /// The materialized filter, when this visibility is the default.
+    #[inline]
+    pub fn flat(&self) -> Option<&'a FlatFilter> {
+        self.fast
+    }
+
+    /// The valid time checked.
+    #[inline]
+    pub fn valid_at(&self) -> Timestamp {
+        self.valid_at
+    }
+
     /// Whether claim `c` is visible.
     #[inline]
     pub fn claim(&self, st: &State, c: u32) -> bool {
-        if let Some(bits) = self.fast {
-            if bits[(c >> 6) as usize] >> (c & 63) & 1 == 1 {
-                return true;
-            }
-            // Not in the materialized set: live but time-bounded claims still need their clock check.
-            let f = *st.claims.flags.get(c as usize);
-            return f & LIVE != 0 && f & TIMED != 0 && st.claim_valid_at(c, self.valid_at);
+        if let Some(flat) = self.fast {
+            // Live but time-bounded claims still need their clock check.
+            return flat.visible(st, c, self.valid_at);
         }
         self.claim_general(st, c, *st.claims.flags.get(c as usize))
     }
