@@ -267,6 +267,7 @@ struct Input<'a> {
     type_map: &'a [u16],
     pred_map: &'a [u16],
     load: &'a BulkLoad,
+    transitive: Vec<u16>,
 }
 
 /// Everything built for the loaded entities.
@@ -325,7 +326,7 @@ type ClaimColumns = (Vec<u16>, Vec<u8>);
 /// Everything built for the loaded claims.
 struct ClaimPart {
     columns: ClaimColumns,
-    base: Option<[Arc<crate::graph::csr::Csr>; 2]>,
+    base: Option<crate::graph::Base>,
     fast: (BitCol, BitCol),
     state_sets: Vec<IdSet>,
     live: IdSet,
@@ -353,11 +354,11 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
             (c0 == 0).then(|| {
                 let fast = |c: u32| is_fast(flags[c as usize]);
                 if e0 == 0 {
-                    build_base(entity_count, &claims.subject, &pred, &claims.object, &fast)
+                    build_base(entity_count, &claims.subject, &pred, &claims.object, &fast, &inp.transitive)
                 } else {
                     let subject: Vec<u32> = claims.subject.par_iter().map(|s| e0 + s).collect();
                     let object: Vec<u32> = claims.object.par_iter().map(|o| e0 + o).collect();
-                    build_base(entity_count, &subject, &pred, &object, &fast)
+                    build_base(entity_count, &subject, &pred, &object, &fast, &inp.transitive)
                 }
             })
         },
@@ -554,7 +555,19 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
             Cow::Borrowed(claims.ext_id.get(i))
         }
     };
-    let input = Input { ws, e0, c0, n, m, now, sep, type_map: &type_map, pred_map: &pred_map, load };
+    let input = Input {
+        ws,
+        e0,
+        c0,
+        n,
+        m,
+        now,
+        sep,
+        type_map: &type_map,
+        pred_map: &pred_map,
+        load,
+        transitive: st.catalog.transitive_predicates(),
+    };
     let (claim_ext, (entity_part, claim_part)) = rayon::join(
         || {
             let keys: Vec<u64> =

@@ -241,7 +241,14 @@ impl Database {
         let preds: Vec<u16> = snap.claims.pred.iter().copied().collect();
         let objects: Vec<u32> = snap.claims.object.iter().copied().collect();
         let snap_fast = snap.claims.fast.flatten();
-        let base = build_base(snap.entities.len(), &subjects, &preds, &objects, &|c| FlatFilter::bit(&snap_fast, c));
+        let base = build_base(
+            snap.entities.len(),
+            &subjects,
+            &preds,
+            &objects,
+            &|c| FlatFilter::bit(&snap_fast, c),
+            &snap.catalog.transitive_predicates(),
+        );
         let entity_count = snap.entities.len();
         drop(snap);
         let _writer = self.inner.writer.lock();

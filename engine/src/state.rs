@@ -84,6 +84,14 @@ impl Catalog {
         self.workspace_by_name.get(name).copied()
     }
 
+    /// Predicates declared transitive in some workspace (they get their own adjacency).
+    pub fn transitive_predicates(&self) -> Vec<u16> {
+        let mut v: Vec<u16> = self.predicate_defs.iter().filter(|(_, d)| d.transitive).map(|((_, p), _)| p.0).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// The declaration of `pred` in `ws`, or the undeclared default.
     pub fn predicate_def(&self, ws: WorkspaceId, pred: PredicateId) -> PredicateDef {
         self.predicate_defs.get(&(ws, pred)).cloned().unwrap_or_else(|| PredicateDef::undeclared(self.predicates.name(pred.0).clone()))
@@ -371,7 +379,14 @@ impl State {
         let preds: Vec<u16> = self.claims.pred.iter().copied().collect();
         let objects: Vec<u32> = self.claims.object.iter().copied().collect();
         let fast = self.claims.fast.flatten();
-        let base = build_base(self.entities.len(), &subjects, &preds, &objects, &|c| FlatFilter::bit(&fast, c));
+        let base = build_base(
+            self.entities.len(),
+            &subjects,
+            &preds,
+            &objects,
+            &|c| FlatFilter::bit(&fast, c),
+            &self.catalog.transitive_predicates(),
+        );
         let dirty = initial_dirty(self.entities.len(), self.timed_live_endpoints(self.claims.len()).into_iter());
         Graph::new(base, self.claims.len() as u32, dirty)
     }

@@ -6,10 +6,12 @@
 
 pub mod csr;
 pub mod delta;
+pub mod hier;
 
 use crate::bitcol::BitCol;
 use csr::{nbr_id, Csr, Edge};
 use delta::Delta;
+use hier::PredAdjacency;
 use std::sync::Arc;
 
 /// Which way to follow claims.
@@ -45,12 +47,20 @@ pub struct Graph {
     /// Entities whose base edges' `LIVE_BIT`s may be stale (a claim changed visibility since the
     /// build) or that have time-bounded claims: their edges are checked claim by claim.
     pub(crate) dirty: BitCol,
+    /// Per-predicate adjacency (out, in) of the predicates that were transitive at build time.
+    pub(crate) hier: Arc<Vec<(u16, [PredAdjacency; 2])>>,
 }
 
 impl Graph {
     /// A graph with a fresh base over claims `0..watermark` and an empty delta.
-    pub fn new(base: [Arc<Csr>; 2], watermark: u32, dirty: BitCol) -> Graph {
-        Graph { base, watermark, delta: Delta::default(), dirty }
+    pub fn new(base: Base, watermark: u32, dirty: BitCol) -> Graph {
+        Graph { base: base.csr, watermark, delta: Delta::default(), dirty, hier: Arc::new(base.hier) }
+    }
+
+    /// The single-predicate adjacency of `pred` in direction `dir`, if it was built.
+    #[inline]
+    pub fn pred_adjacency(&self, pred: u16, dir: usize) -> Option<&PredAdjacency> {
+        self.hier.iter().find(|(p, _)| *p == pred).map(|(_, adj)| &adj[dir])
     }
 
     /// Marks entity `e`'s base edges as possibly stale.
@@ -114,21 +124,39 @@ impl Graph {
     }
 }
 
+/// A freshly built base: the CSR in both directions and the per-predicate adjacency of the
+/// transitive predicates.
+pub struct Base {
+    pub(crate) csr: [Arc<Csr>; 2],
+    pub(crate) hier: Vec<(u16, [PredAdjacency; 2])>,
+}
+
 /// Builds both base directions over claims `0..claim_count` from the claim columns, the two
-/// directions in parallel; `fast(c)` is claim `c`'s default visibility at build time.
+/// directions in parallel; `fast(c)` is claim `c`'s default visibility at build time;
+/// `transitive` lists the predicates that also get their own adjacency.
 pub fn build_base(
     entity_count: usize,
     subjects: &[u32],
     preds: &[u16],
     objects: &[u32],
     fast: &(dyn Fn(u32) -> bool + Sync),
-) -> [Arc<Csr>; 2] {
+    transitive: &[u16],
+) -> Base {
     let order = Csr::pred_order(preds);
     let (out, inn) = rayon::join(
         || Csr::build(entity_count, subjects, objects, preds, &order, fast),
         || Csr::build(entity_count, objects, subjects, preds, &order, fast),
     );
-    [Arc::new(out), Arc::new(inn)]
+    let hier = transitive
+        .iter()
+        .map(|&p| {
+            let lo = order.partition_point(|c| preds[*c as usize] < p);
+            let hi = order.partition_point(|c| preds[*c as usize] <= p);
+            let claims = &order[lo..hi];
+            (p, [PredAdjacency::build(subjects, objects, claims, fast), PredAdjacency::build(objects, subjects, claims, fast)])
+        })
+        .collect();
+    Base { csr: [Arc::new(out), Arc::new(inn)], hier }
 }
 
 /// The dirty set of a fresh base: the endpoints of the claims that are live but time-bounded.

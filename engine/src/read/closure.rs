@@ -9,44 +9,50 @@ use crate::graph::Direction;
 use crate::ids::{EntityId, PredicateId};
 use crate::normalize::vocabulary_key;
 use crate::read::filter::{Compiled, EdgeFilter};
-use crate::read::khop::SCRATCH;
+use crate::read::khop::{for_each_pred_edge, SCRATCH};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use std::collections::HashSet;
 
 impl WorkspaceView<'_> {
-    fn transitive_filter(&self, predicate: &str, direction: Direction) -> Result<Compiled, ReadError> {
+    /// The interned id of `predicate`, which must be declared transitive here.
+    fn transitive_pred(&self, predicate: &str) -> Result<u16, ReadError> {
         let key = vocabulary_key(predicate);
-        let transitive =
-            self.st.catalog.predicates.get(&key).is_some_and(|p| self.st.catalog.predicate_def(self.ws, PredicateId(p)).transitive);
-        if !transitive {
-            return Err(ReadError::NotTransitive(key));
+        match self.st.catalog.predicates.get(&key) {
+            Some(p) if self.st.catalog.predicate_defs.get(&(self.ws, PredicateId(p))).is_some_and(|d| d.transitive) => Ok(p),
+            _ => Err(ReadError::NotTransitive(key)),
         }
+    }
+
+    fn transitive_filter(&self, predicate: &str, direction: Direction) -> Result<Compiled, ReadError> {
+        self.transitive_pred(predicate)?;
         Ok(Compiled::new(&EdgeFilter::new(direction).predicates(&[predicate]), self.st))
     }
 
     fn closure(&self, entity: EntityId, predicate: &str, direction: Direction, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
         self.check_entity(entity)?;
-        let filter = self.transitive_filter(predicate, direction)?;
+        let pred = self.transitive_pred(predicate)?;
+        let dir = usize::from(direction == Direction::In);
         let vis = self.vis(v);
         let st = self.st;
         Ok(SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
             scratch.visit(entity.0);
-            let mut queue: Vec<(u32, u32)> = vec![(entity.0, 0)];
+            let mut queue: Vec<(EntityId, u32)> = vec![(entity, 0)];
             let mut head = 0;
             while head < queue.len() {
                 let (e, d) = queue[head];
                 head += 1;
-                filter.for_each(st, &vis, e, |_, edge| {
-                    if scratch.visit(edge.nbr) {
-                        queue.push((edge.nbr, d + 1));
+                for_each_pred_edge(st, &vis, e.0, dir, pred, |nbr| {
+                    if scratch.visit(nbr) {
+                        queue.push((EntityId(nbr), d + 1));
                     }
                 });
             }
-            scratch.end(queue.iter().map(|(e, _)| *e));
-            queue.into_iter().skip(1).map(|(e, d)| (EntityId(e), d)).collect()
+            scratch.end(queue.iter().map(|(e, _)| e.0));
+            queue.remove(0);
+            queue
         }))
     }
 

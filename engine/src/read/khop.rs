@@ -167,6 +167,42 @@ pub(crate) fn for_each_edge(st: &State, vis: &Vis<'_>, filter: &Compiled, e: u32
     }
 }
 
+/// Calls `f(neighbour)` for every visible edge of `e` in direction `dir` (0 out, 1 in) with
+/// predicate `pred`: the base CSR's predicate range (a binary search), its stored live bits when
+/// the entity is clean, then the delta.
+#[inline]
+pub(crate) fn for_each_pred_edge(st: &State, vis: &Vis<'_>, e: u32, dir: usize, pred: u16, mut f: impl FnMut(u32)) {
+    let (nbrs, claims) = match st.graph.pred_adjacency(pred, dir) {
+        Some(adj) => adj.get(e),
+        None => {
+            let base = &st.graph.base[dir];
+            let r = base.pred_range(e, pred);
+            (base.nbrs(r.clone()), base.claims(r))
+        }
+    };
+    match vis.flat() {
+        Some(flat) if flat.clean(e) => {
+            for &v in nbrs {
+                if v & LIVE_BIT != 0 {
+                    f(v & !LIVE_BIT);
+                }
+            }
+        }
+        _ => {
+            for (&v, &c) in nbrs.iter().zip(claims) {
+                if vis.claim(st, c) {
+                    f(v & !LIVE_BIT);
+                }
+            }
+        }
+    }
+    st.graph.delta().for_each(e, dir, |edge| {
+        if edge.pred == pred && vis.claim(st, edge.claim) {
+            f(edge.nbr);
+        }
+    });
+}
+
 fn expand(st: &State, vis: &Vis<'_>, filter: &Compiled, frontier: &[u32], with_claims: bool, out: &mut Vec<(u32, u32)>) {
     for &e in frontier {
         for_each_edge(st, vis, filter, e, with_claims, |nbr, claim| out.push((nbr, claim)));
