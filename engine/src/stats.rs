@@ -72,7 +72,8 @@ impl Snapshot {
             + e.by_ext.heap_bytes()
             + e.by_name.heap_bytes()
             + entity_bitmaps
-            + csr_offsets;
+            + csr_offsets
+            + st.graph.dirty.len().div_ceil(8);
         let claim_bytes = c.subject.heap_bytes()
             + c.object.heap_bytes()
             + c.pred.heap_bytes()
@@ -89,6 +90,8 @@ impl Snapshot {
             + c.by_ext.heap_bytes()
             + claim_bitmaps
             + csr_edges
+            + st.graph.hier.iter().map(|(_, adj)| adj[0].heap_bytes() + adj[1].heap_bytes()).sum::<usize>()
+            + c.len().div_ceil(8)
             + st.graph.delta_len() * 16;
         MemoryReport {
             entities: e.len(),

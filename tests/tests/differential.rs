@@ -194,6 +194,7 @@ impl Harness {
         }
     }
 
+    #[allow(clippy::too_many_lines)] // Reason: one sweep over every read kind keeps the comparison in one place.
     fn check_all(&self) {
         let snap = self.db.snapshot();
         let ws = snap.workspace("default").unwrap();
