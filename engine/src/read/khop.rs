@@ -216,6 +216,8 @@ struct Walk {
     next: Vec<u32>,
     with_claims: bool,
     level_start: usize,
+    /// False on the last level: its entities are not expanded, so need no frontier.
+    expand_next: bool,
 }
 
 impl Walk {
@@ -239,7 +241,9 @@ impl Walk {
                 self.via.push(Vec::new());
             }
             self.out.push(Reached { entity: EntityId(nbr), depth });
-            self.next.push(nbr);
+            if self.expand_next {
+                self.next.push(nbr);
+            }
         }
         if self.with_claims {
             let slot = scratch.slot[nbr as usize] as usize;
@@ -269,7 +273,8 @@ impl WorkspaceView<'_> {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), q.with_claims);
-            let mut walk = Walk { out: Vec::new(), via: Vec::new(), next: Vec::new(), with_claims: q.with_claims, level_start: 0 };
+            let mut walk =
+                Walk { out: Vec::new(), via: Vec::new(), next: Vec::new(), with_claims: q.with_claims, level_start: 0, expand_next: true };
             let mut truncated = false;
             for &s in seeds {
                 if walk.out.len() >= cap {
@@ -286,6 +291,7 @@ impl WorkspaceView<'_> {
                 let filter = &filters[(depth as usize).min(filters.len() - 1)];
                 depth += 1;
                 walk.level_start = walk.out.len();
+                walk.expand_next = depth < q.max_depth;
                 // A visible claim implies visible endpoints (deletion and creation time are part
                 // of claim visibility), so reached entities need no separate test.
                 if q.parallel && frontier.len() >= PARALLEL_FRONTIER_MIN && rayon::current_num_threads() > 1 {
