@@ -10,7 +10,7 @@ use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 
 /// Names an entity: by its external id, or by dense id.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EntityRef {
     /// The external id given at upsert.
     Ext(String),
@@ -35,7 +35,7 @@ impl From<EntityId> for EntityRef {
 }
 
 /// Names a claim: by its external id, or by dense id.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ClaimRef {
     /// The external id given when the claim was added.
     Ext(String),
@@ -60,7 +60,7 @@ impl From<ClaimId> for ClaimRef {
 }
 
 /// Inserts an entity, or updates the one with this external id.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UpsertEntity {
     /// Stable external id (unique within the workspace).
     pub ext_id: String,
@@ -75,7 +75,7 @@ pub struct UpsertEntity {
 }
 
 /// Adds a claim `subject PREDICATE object`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AddClaim {
     /// Stable external id (unique within the workspace); `None` lets engram name it `c<dense id>`.
     pub ext_id: Option<String>,
@@ -164,7 +164,7 @@ impl AddClaim {
 }
 
 /// Adds an evidence row to a claim.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AddEvidence {
     /// Stable external id; `None` lets engram name it `v<dense id>`.
     pub ext_id: Option<String>,
@@ -187,7 +187,7 @@ pub struct AddEvidence {
 }
 
 /// Declares (or redeclares) a predicate in the workspace's vocabulary.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeclarePredicate {
     /// Name (case-insensitive).
     pub name: String,
@@ -216,7 +216,7 @@ impl DeclarePredicate {
 }
 
 /// One operation of a batch.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Op {
     /// Insert or update an entity.
     UpsertEntity(UpsertEntity),
@@ -298,7 +298,7 @@ pub enum Op {
 }
 
 /// A batch of operations against one workspace, committed atomically.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WriteBatch {
     /// Target workspace name.
     pub workspace: String,

@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Strings packed into one buffer: row `i` is `bytes[ends[i-1]..ends[i]]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TextColumn {
     bytes: String,
     ends: Vec<usize>,
@@ -81,7 +81,7 @@ impl TextColumn {
 }
 
 /// Entities to load. Row `i` of every column is entity `i` of this load.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BulkEntities {
     /// External ids (unique within the workspace).
     pub ext_id: TextColumn,
@@ -99,7 +99,7 @@ pub struct BulkEntities {
 }
 
 /// Claims to load. Row `i` of every column is claim `i` of this load.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BulkClaims {
     /// External ids; empty column = engram names them `c<dense id>`.
     pub ext_id: TextColumn,
@@ -122,7 +122,7 @@ pub struct BulkClaims {
 }
 
 /// A bulk load into one (empty) workspace.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BulkLoad {
     /// Target workspace; it must exist and hold no entities.
     pub workspace: String,

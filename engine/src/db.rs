@@ -2,22 +2,27 @@
 //!
 //! The published state is an `Arc<State>` behind a lock held only to clone or swap the pointer.
 //! A write clones the published state (copy-on-write columns make that cheap), applies the batch to
-//! the clone and, only if every operation succeeded, swaps the pointer. Readers holding the old
-//! `Arc` keep a consistent snapshot for as long as they like.
+//! the clone and, only if every operation succeeded, appends the change to the WAL (durable per the
+//! fsync policy) and then swaps the pointer. A change is visible only once it is durable, and a
+//! failed WAL append leaves it invisible and unacknowledged. Readers holding the old `Arc` keep a
+//! consistent snapshot for as long as they like.
 
 use crate::apply::{apply_batch, Created};
 use crate::batch::WriteBatch;
-use crate::bulk::{apply_bulk, BulkError, BulkLoad};
-use crate::error::{WorkspaceError, WriteError};
+use crate::bulk::{apply_bulk, BulkLoad};
+use crate::error::{Error, WorkspaceError};
 use crate::graph::{build_base, initial_dirty, Graph};
 use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
+use crate::mutation::{DecodeError, Mutation, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::Snapshot;
 use crate::state::{FlatFilter, State};
 use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
+use engram_storage::{replay, FsyncPolicy, OsVfs, StorageError, Vfs, VfsLock, WalWriter};
 use parking_lot::{Mutex, RwLock};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -37,11 +42,23 @@ pub struct Config {
     /// Run merges on a background thread (default); `false` merges inside the commit that
     /// crosses the threshold (deterministic, for tests).
     pub background_merge: bool,
+    /// When a durable database makes appended WAL records durable (default: before every
+    /// acknowledgement).
+    pub fsync: FsyncPolicy,
+    /// WAL segment size at which a new segment starts (default 64 MiB).
+    pub wal_segment_bytes_max: u64,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { limits: Limits::default(), clock: Arc::new(SystemClock), merge_delta_edges_min: 65_536, background_merge: true }
+        Config {
+            limits: Limits::default(),
+            clock: Arc::new(SystemClock),
+            merge_delta_edges_min: 65_536,
+            background_merge: true,
+            fsync: FsyncPolicy::Always,
+            wal_segment_bytes_max: 64 << 20,
+        }
     }
 }
 
@@ -75,10 +92,16 @@ pub struct BulkInfo {
 
 struct Inner {
     published: RwLock<Arc<State>>,
-    writer: Mutex<()>,
+    /// The writer's exclusive section; holds the WAL of a durable database.
+    writer: Mutex<Option<WalWriter>>,
     config: Config,
     merging: AtomicBool,
+    /// The folder lock of a durable database (released on drop).
+    _lock: Option<VfsLock>,
 }
+
+/// The name of the lock file inside a database folder.
+pub const LOCK_FILE: &str = "LOCK";
 
 /// An engram database. Cheap to clone (shared handle); `Send + Sync`.
 #[derive(Clone)]
@@ -107,11 +130,68 @@ impl Database {
         Database {
             inner: Arc::new(Inner {
                 published: RwLock::new(Arc::new(st)),
-                writer: Mutex::new(()),
+                writer: Mutex::new(None),
                 config,
                 merging: AtomicBool::new(false),
+                _lock: None,
             }),
         }
+    }
+
+    /// Opens the database in folder `dir` on the real file system, creating it if absent.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Database, Error> {
+        Database::open_with(dir, Config::default(), Arc::new(OsVfs))
+    }
+
+    /// Opens (creating if absent) the database in `dir` through `vfs`: takes the folder lock,
+    /// replays the WAL (cutting a torn tail, refusing corruption with the file and offset), and
+    /// appends every later commit to it.
+    pub fn open_with(dir: impl AsRef<Path>, config: Config, vfs: Arc<dyn Vfs>) -> Result<Database, Error> {
+        let dir = dir.as_ref();
+        vfs.create_dir_all(dir).map_err(|e| StorageError::io(dir, e))?;
+        let lock = vfs.lock(&dir.join(LOCK_FILE)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::WouldBlock {
+                StorageError::Locked(dir.to_path_buf())
+            } else {
+                StorageError::io(dir.join(LOCK_FILE), e)
+            }
+        })?;
+        let mut st = State::default();
+        let report = replay(vfs.as_ref(), dir, |pos, payload| {
+            let record = WalRecord::decode(payload).map_err(|e| match e {
+                DecodeError::Version(v) => StorageError::UnsupportedVersion {
+                    path: pos.path.clone(),
+                    found: u32::from(v),
+                    supported: u32::from(RECORD_FORMAT_VERSION),
+                },
+                DecodeError::Malformed => {
+                    StorageError::Corruption { path: pos.path.clone(), offset: pos.offset, what: "record does not decode" }
+                }
+            })?;
+            replay_record(&mut st, &record).map_err(|_| StorageError::Corruption {
+                path: pos.path.clone(),
+                offset: pos.offset,
+                what: "record does not apply to the state before it",
+            })
+        })?;
+        if st.claims.len() > 0 {
+            st.graph = st.fresh_graph();
+        }
+        let fresh = report.records == 0;
+        let wal = WalWriter::open(vfs, dir, &report, config.fsync, config.wal_segment_bytes_max)?;
+        let db = Database {
+            inner: Arc::new(Inner {
+                published: RwLock::new(Arc::new(st)),
+                writer: Mutex::new(Some(wal)),
+                config,
+                merging: AtomicBool::new(false),
+                _lock: Some(lock),
+            }),
+        };
+        if fresh {
+            db.create_workspace(DEFAULT_WORKSPACE)?;
+        }
+        Ok(db)
     }
 
     /// The settings.
@@ -127,20 +207,30 @@ impl Database {
         Snapshot { state, now }
     }
 
-    /// Commits `batch` atomically: all of it, or (on error) none of it.
-    pub fn write(&self, batch: &WriteBatch) -> Result<CommitInfo, WriteError> {
-        let info = self.commit(|st, now, limits| apply_batch(st, batch, now, limits))?;
+    /// Commits `batch` atomically: all of it, or (on error) none of it. On a durable database
+    /// the batch is in the WAL (per the fsync policy) before this returns.
+    pub fn write(&self, batch: &WriteBatch) -> Result<CommitInfo, Error> {
+        let info = self.commit(|| Mutation::Batch(batch.clone()), |st, now, limits| apply_batch(st, batch, now, limits))?;
         self.maybe_merge();
         Ok(info)
     }
 
-    fn commit<E>(&self, f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<Created, E>) -> Result<CommitInfo, E> {
-        self.commit_with(f).map(|(version, committed_at, created)| CommitInfo { version, committed_at, created })
+    fn commit<E: Into<Error>>(
+        &self,
+        record: impl FnOnce() -> Mutation,
+        f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<Created, E>,
+    ) -> Result<CommitInfo, Error> {
+        self.commit_with(record, f).map(|(version, committed_at, created)| CommitInfo { version, committed_at, created })
     }
 
-    /// Clone the published state, let `f` change the clone, publish it if `f` succeeded.
-    fn commit_with<R, E>(&self, f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>) -> Result<(u64, Timestamp, R), E> {
-        let _writer = self.inner.writer.lock();
+    /// Clones the published state, lets `f` change the clone, logs `record()` to the WAL (durable
+    /// databases), and publishes the clone. Any failure leaves the published state as it was.
+    fn commit_with<R, E: Into<Error>>(
+        &self,
+        record: impl FnOnce() -> Mutation,
+        f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>,
+    ) -> Result<(u64, Timestamp, R), Error> {
+        let mut writer = self.inner.writer.lock();
         let current = self.inner.published.read().clone();
         // Transaction time is strictly increasing even if the clock stalls or steps back.
         let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
@@ -150,7 +240,10 @@ impl Database {
         next.committed_at = now;
         // The materialized filter belongs to the published state it was built from.
         next.fast_flat = std::sync::OnceLock::new();
-        let out = f(&mut next, now, &self.inner.config.limits)?;
+        let out = f(&mut next, now, &self.inner.config.limits).map_err(Into::into)?;
+        if let Some(wal) = writer.as_mut() {
+            wal.append(&WalRecord { committed_at: now, mutation: record() }.encode())?;
+        }
         let version = next.version;
         *self.inner.published.write() = Arc::new(next);
         Ok((version, now, out))
@@ -158,11 +251,14 @@ impl Database {
 
     /// Loads columnar data into an empty workspace in one atomic commit, validating and building
     /// on all cores (see `bulk`). The result is compacted: no delta overlay is left behind.
-    pub fn bulk_load(&self, load: &BulkLoad) -> Result<BulkInfo, BulkError> {
-        let (version, committed_at, (entities, claims)) = self.commit_with(|st, now, limits| {
-            let first = (st.entities.len() as u32, st.claims.len() as u32);
-            apply_bulk(st, load, now, limits).map(|_| first)
-        })?;
+    pub fn bulk_load(&self, load: &BulkLoad) -> Result<BulkInfo, Error> {
+        let (version, committed_at, (entities, claims)) = self.commit_with(
+            || Mutation::Bulk(load.clone()),
+            |st, now, limits| {
+                let first = (st.entities.len() as u32, st.claims.len() as u32);
+                apply_bulk(st, load, now, limits).map(|_| first)
+            },
+        )?;
         Ok(BulkInfo {
             version,
             committed_at,
@@ -174,18 +270,21 @@ impl Database {
     }
 
     /// Creates a workspace.
-    pub fn create_workspace(&self, name: &str) -> Result<WorkspaceId, WorkspaceError> {
+    pub fn create_workspace(&self, name: &str) -> Result<WorkspaceId, Error> {
         let mut id = WorkspaceId(0);
-        self.commit(|st, now, _| {
-            id = workspace::create(st, name, now)?;
-            Ok::<_, WorkspaceError>(Created::default())
-        })?;
+        self.commit(
+            || Mutation::CreateWorkspace(name.to_owned()),
+            |st, now, _| {
+                id = workspace::create(st, name, now)?;
+                Ok::<_, WorkspaceError>(Created::default())
+            },
+        )?;
         Ok(id)
     }
 
     /// Drops (erases) a workspace and everything in it.
-    pub fn drop_workspace(&self, name: &str) -> Result<(), WorkspaceError> {
-        self.commit(|st, _, _| workspace::drop(st, name).map(|()| Created::default()))?;
+    pub fn drop_workspace(&self, name: &str) -> Result<(), Error> {
+        self.commit(|| Mutation::DropWorkspace(name.to_owned()), |st, _, _| workspace::drop(st, name).map(|()| Created::default()))?;
         Ok(())
     }
 
@@ -292,4 +391,28 @@ impl Database {
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
         self.inner.published.read().catalog.types.get(&crate::normalize::vocabulary_key(name)).map(TypeId)
     }
+}
+
+/// Applies one replayed record at its recorded transaction time. Replay does not re-check input
+/// limits: the record was accepted under the limits in force when it was written.
+fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
+    let limits = Limits {
+        ext_id_bytes_max: usize::MAX,
+        name_bytes_max: usize::MAX,
+        text_bytes_max: usize::MAX,
+        aliases_max: usize::MAX,
+        property_bytes_max: usize::MAX,
+        batch_ops_max: usize::MAX,
+        traversal_visited_max: usize::MAX,
+    };
+    let now = record.committed_at;
+    st.version += 1;
+    st.committed_at = now;
+    match &record.mutation {
+        Mutation::Batch(b) => apply_batch(st, b, now, &limits).map(|_| ())?,
+        Mutation::CreateWorkspace(name) => workspace::create(st, name, now).map(|_| ())?,
+        Mutation::DropWorkspace(name) => workspace::drop(st, name)?,
+        Mutation::Bulk(load) => apply_bulk(st, load, now, &limits).map(|_| ())?,
+    }
+    Ok(())
 }

@@ -138,9 +138,16 @@ pub enum WorkspaceError {
 }
 
 /// Any engram error.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A rejected bulk load.
+    #[error(transparent)]
+    Bulk(#[from] crate::bulk::BulkError),
+    /// Storage failed: disk full, I/O error, corruption, an unknown format version, or an earlier
+    /// fsync failure (fail-stop). A failed commit was not acknowledged and is not visible.
+    #[error(transparent)]
+    Storage(#[from] engram_storage::StorageError),
     /// A rejected write.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -150,4 +157,38 @@ pub enum Error {
     /// A workspace operation failed.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+}
+
+impl Error {
+    /// The rejected write batch's error, when that is what this is.
+    pub fn as_write(&self) -> Option<&WriteError> {
+        match self {
+            Error::Write(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The workspace error, when that is what this is.
+    pub fn as_workspace(&self) -> Option<&WorkspaceError> {
+        match self {
+            Error::Workspace(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The bulk-load error, when that is what this is.
+    pub fn as_bulk(&self) -> Option<&crate::bulk::BulkError> {
+        match self {
+            Error::Bulk(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The storage error, when that is what this is.
+    pub fn as_storage(&self) -> Option<&engram_storage::StorageError> {
+        match self {
+            Error::Storage(e) => Some(e),
+            _ => None,
+        }
+    }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// A claim's lifecycle state. It only moves forward: `Proposed → Accepted → Deprecated`
 /// (or straight from `Proposed` to `Deprecated`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum ClaimState {
     /// Extracted but not yet validated.
@@ -75,7 +75,7 @@ impl Default for StateSet {
 }
 
 /// How many objects a subject may have for a predicate at one time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub enum Cardinality {
     /// One current value per subject (e.g. `streams_events_with`): a new value contradicts the old.
     One,

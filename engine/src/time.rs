@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A point in time: microseconds since 1970-01-01T00:00:00Z.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Timestamp(pub i64);
 
 impl Timestamp {

@@ -142,7 +142,7 @@ fn small() -> BulkLoad {
 
 fn rejected(db: &Database, load: &BulkLoad) -> engram::BulkError {
     let before = db.snapshot();
-    let e = db.bulk_load(load).unwrap_err();
+    let e = db.bulk_load(load).unwrap_err().as_bulk().cloned().expect("a rejected load");
     let after = db.snapshot();
     assert_eq!(after.version(), before.version());
     assert_eq!(after.counts(), before.counts());

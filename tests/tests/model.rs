@@ -226,8 +226,8 @@ fn workspaces_are_isolated_and_drop_erases() {
     let db = Database::in_memory();
     db.create_workspace("team-a").unwrap();
     db.create_workspace("team-b").unwrap();
-    assert_eq!(db.create_workspace("team-a"), Err(WorkspaceError::AlreadyExists("team-a".into())));
-    assert!(matches!(db.create_workspace(""), Err(WorkspaceError::InvalidName(_))));
+    assert_eq!(db.create_workspace("team-a").unwrap_err().as_workspace(), Some(&WorkspaceError::AlreadyExists("team-a".into())));
+    assert!(matches!(db.create_workspace("").unwrap_err().as_workspace(), Some(WorkspaceError::InvalidName(_))));
     let names: Vec<String> = db.workspaces().iter().map(|w| w.name.to_string()).collect();
     assert_eq!(names, ["default", "team-a", "team-b"]);
     for ws in ["team-a", "team-b"] {
@@ -257,7 +257,7 @@ fn workspaces_are_isolated_and_drop_erases() {
     let fresh = fresh.workspace("team-a").unwrap();
     assert!(fresh.entity_id("auth").is_none() && fresh.find_by_name("AuthService").is_empty());
     assert!(fresh.entity(a_auth).is_none(), "erased rows never come back");
-    assert_eq!(db.drop_workspace("nope"), Err(WorkspaceError::Unknown("nope".into())));
+    assert_eq!(db.drop_workspace("nope").unwrap_err().as_workspace(), Some(&WorkspaceError::Unknown("nope".into())));
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn reject(db: &Database, workspace: &str, ops: Vec<Op>) -> WriteError {
     for op in ops {
         b.push(op);
     }
-    let err = db.write(&b).expect_err("the batch must be rejected");
+    let err = db.write(&b).expect_err("the batch must be rejected").as_write().cloned().expect("a rejected batch");
     assert_eq!(fingerprint(db), before, "a rejected batch changed the database");
     assert!(db.snapshot().workspace("default").unwrap().entity_id("fresh").is_none());
     err
@@ -66,7 +66,7 @@ fn claim(s: &str, o: &str) -> AddClaim {
 fn unknown_workspace() {
     let db = setup();
     let before = fingerprint(&db);
-    let err = db.write(&WriteBatch::new("nope")).unwrap_err();
+    let err = db.write(&WriteBatch::new("nope")).unwrap_err().as_write().cloned().unwrap();
     assert_eq!((err.op_index, err.field), (0, "workspace"));
     assert_eq!(err.kind, WriteErrorKind::UnknownWorkspace("nope".into()));
     assert_eq!(fingerprint(&db), before);
@@ -215,7 +215,7 @@ fn too_many_items() {
     for alias in ["one", "two", "three"] {
         b.push(Op::AddAlias { entity: "a".into(), alias: alias.into() });
     }
-    let err = db.write(&b).unwrap_err();
+    let err = db.write(&b).unwrap_err().as_write().cloned().unwrap();
     assert_eq!((err.op_index, err.field), (2, "aliases"));
     assert!(matches!(err.kind, WriteErrorKind::TooMany { limit: 2, limit_name: "aliases_max", .. }));
     assert_eq!(fingerprint(&db), before);
@@ -223,7 +223,7 @@ fn too_many_items() {
     for i in 0..4 {
         b.upsert_entity(&format!("n{i}"), "t", "N");
     }
-    let err = db.write(&b).unwrap_err();
+    let err = db.write(&b).unwrap_err().as_write().cloned().unwrap();
     assert!(matches!(err.kind, WriteErrorKind::TooMany { count: 4, limit: 3, limit_name: "batch_ops_max" }));
     assert_eq!(fingerprint(&db), before);
 }

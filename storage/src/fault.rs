@@ -1,0 +1,154 @@
+//! A fault-injecting file system over `MemVfs`: it counts I/O operations and, at the planned one,
+//! crashes (optionally tearing the write in progress), fails an fsync, or reports a full disk or an
+//! I/O error. After a crash every operation fails until the test calls `MemVfs::crash` on the
+//! underlying files and reopens on them.
+
+use crate::mem::MemVfs;
+use crate::vfs::{Vfs, VfsFile, VfsLock};
+use parking_lot::Mutex;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What to break, counted in operations (every call on the Vfs or a file is one operation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultPlan {
+    /// Crash at this operation: it fails, and so does everything after it.
+    pub crash_at: Option<u64>,
+    /// When the crashing operation is a write, write this many leading bytes of it first.
+    pub torn_bytes: Option<usize>,
+    /// This fsync (if operation number `n` is a sync) fails with EIO; later ones succeed.
+    pub fail_sync_at: Option<u64>,
+    /// Writes from this operation on fail with "storage full" until `clear_disk_full`.
+    pub disk_full_at: Option<u64>,
+}
+
+#[derive(Debug)]
+struct State {
+    plan: Mutex<FaultPlan>,
+    ops: AtomicU64,
+    crashed: AtomicBool,
+}
+
+/// The fault-injecting file system.
+#[derive(Debug, Clone)]
+pub struct FaultyVfs {
+    mem: MemVfs,
+    state: Arc<State>,
+}
+
+#[derive(Debug)]
+struct FaultyFile {
+    inner: Box<dyn VfsFile>,
+    state: Arc<State>,
+}
+
+enum Op<'a> {
+    Write(&'a dyn VfsFile, u64, &'a [u8]),
+    Sync,
+    Other,
+}
+
+impl State {
+    fn step(&self, op: &Op<'_>) -> io::Result<()> {
+        if self.crashed.load(Ordering::SeqCst) {
+            return Err(io::Error::other("simulated crash: the process is gone"));
+        }
+        let n = self.ops.fetch_add(1, Ordering::SeqCst) + 1;
+        let plan = *self.plan.lock();
+        if plan.crash_at == Some(n) {
+            self.crashed.store(true, Ordering::SeqCst);
+            if let (Op::Write(file, offset, data), Some(k)) = (op, plan.torn_bytes) {
+                let _ = file.write_at(*offset, &data[..k.min(data.len())]);
+            }
+            return Err(io::Error::other("simulated crash"));
+        }
+        if matches!(op, Op::Sync) && plan.fail_sync_at == Some(n) {
+            return Err(io::Error::other("simulated fsync failure (EIO)"));
+        }
+        if matches!(op, Op::Write(..)) && plan.disk_full_at.is_some_and(|at| n >= at) {
+            return Err(io::Error::new(io::ErrorKind::StorageFull, "simulated ENOSPC"));
+        }
+        Ok(())
+    }
+}
+
+impl FaultyVfs {
+    /// Faults per `plan` over the files of `mem`.
+    pub fn new(mem: MemVfs, plan: FaultPlan) -> FaultyVfs {
+        FaultyVfs { mem, state: Arc::new(State { plan: Mutex::new(plan), ops: AtomicU64::new(0), crashed: AtomicBool::new(false) }) }
+    }
+
+    /// Operations counted so far.
+    pub fn ops(&self) -> u64 {
+        self.state.ops.load(Ordering::SeqCst)
+    }
+
+    /// Whether the planned crash happened.
+    pub fn crashed(&self) -> bool {
+        self.state.crashed.load(Ordering::SeqCst)
+    }
+
+    /// Space returns: writes succeed again.
+    pub fn clear_disk_full(&self) {
+        self.state.plan.lock().disk_full_at = None;
+    }
+}
+
+impl VfsFile for FaultyFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.state.step(&Op::Other)?;
+        self.inner.read_at(offset, buf)
+    }
+    fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.state.step(&Op::Write(self.inner.as_ref(), offset, data))?;
+        self.inner.write_at(offset, data)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.state.step(&Op::Other)?;
+        self.inner.len()
+    }
+    fn truncate(&self, len: u64) -> io::Result<()> {
+        self.state.step(&Op::Other)?;
+        self.inner.truncate(len)
+    }
+    fn sync(&self) -> io::Result<()> {
+        self.state.step(&Op::Sync)?;
+        self.inner.sync()
+    }
+}
+
+impl Vfs for FaultyVfs {
+    fn open(&self, path: &Path, create: bool) -> io::Result<Box<dyn VfsFile>> {
+        self.state.step(&Op::Other)?;
+        Ok(Box::new(FaultyFile { inner: self.mem.open(path, create)?, state: self.state.clone() }))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.state.step(&Op::Other)?;
+        self.mem.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.state.step(&Op::Other)?;
+        self.mem.remove(path)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.state.step(&Op::Other)?;
+        self.mem.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.state.step(&Op::Other)?;
+        self.mem.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.state.step(&Op::Sync)?;
+        self.mem.sync_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.mem.exists(path)
+    }
+    fn lock(&self, path: &Path) -> io::Result<VfsLock> {
+        self.state.step(&Op::Other)?;
+        self.mem.lock(path)
+    }
+}
