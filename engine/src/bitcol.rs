@@ -22,7 +22,7 @@ impl BitCol {
 
     /// Appends a bit.
     pub fn push(&mut self, bit: bool) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;

@@ -231,6 +231,10 @@ impl Database {
         f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>,
     ) -> Result<(u64, Timestamp, R), Error> {
         let mut writer = self.inner.writer.lock();
+        if let Some(wal) = writer.as_ref() {
+            // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
+            wal.check()?;
+        }
         let current = self.inner.published.read().clone();
         // Transaction time is strictly increasing even if the clock stalls or steps back.
         let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
@@ -253,7 +257,7 @@ impl Database {
     /// on all cores (see `bulk`). The result is compacted: no delta overlay is left behind.
     pub fn bulk_load(&self, load: &BulkLoad) -> Result<BulkInfo, Error> {
         let (version, committed_at, (entities, claims)) = self.commit_with(
-            || Mutation::Bulk(load.clone()),
+            || Mutation::Bulk(Box::new(load.clone())),
             |st, now, limits| {
                 let first = (st.entities.len() as u32, st.claims.len() as u32);
                 apply_bulk(st, load, now, limits).map(|_| first)

@@ -22,8 +22,8 @@ pub enum Mutation {
     CreateWorkspace(String),
     /// A dropped (erased) workspace.
     DropWorkspace(String),
-    /// A bulk load.
-    Bulk(BulkLoad),
+    /// A bulk load (boxed: it is far larger than the other variants).
+    Bulk(Box<BulkLoad>),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.

@@ -57,7 +57,8 @@ impl VfsFile for MemFile {
     }
     fn sync(&self) -> io::Result<()> {
         let mut f = self.0.lock();
-        f.durable = f.data.clone();
+        let MemData { data, durable } = &mut *f;
+        durable.clone_from(data);
         Ok(())
     }
 }
@@ -86,7 +87,8 @@ impl MemVfs {
         let mut inner = self.inner.lock();
         for f in inner.files.values() {
             let mut f = f.lock();
-            f.data = f.durable.clone();
+            let MemData { data, durable } = &mut *f;
+            data.clone_from(durable);
         }
         inner.locks.clear();
     }
@@ -101,7 +103,7 @@ impl MemVfs {
         let mut inner = self.inner.lock();
         let f = inner.files.entry(path.to_path_buf()).or_default();
         let mut f = f.lock();
-        f.durable = bytes.clone();
+        f.durable.clone_from(&bytes);
         f.data = bytes;
     }
 }

@@ -13,6 +13,10 @@ pub trait VfsFile: Send + Sync + Debug {
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Current length.
     fn len(&self) -> io::Result<u64>;
+    /// Whether the file is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
     /// Cuts or extends the file to `len`.
     fn truncate(&self, len: u64) -> io::Result<()>;
     /// Makes the file's data durable (fdatasync).

@@ -241,7 +241,8 @@ impl WalWriter {
         Ok(())
     }
 
-    fn check(&self) -> Result<(), StorageError> {
+    /// Fails with `Poisoned` once an fsync (or cutting a failed write) has failed.
+    pub fn check(&self) -> Result<(), StorageError> {
         match &self.poisoned {
             Some(why) => Err(StorageError::Poisoned(why.clone())),
             None => Ok(()),

@@ -169,7 +169,7 @@ mod tests {
                 let r = csr.range(e);
                 let got: Vec<Edge> = r.clone().map(|i| Edge { pred: csr.preds[i], nbr: nbr_id(csr.nbrs[i]), claim: csr.claims[i] }).collect();
                 for i in r.clone() {
-                    prop_assert_eq!(csr.nbrs[i] & LIVE_BIT != 0, csr.claims[i] % 3 != 0);
+                    prop_assert_eq!(csr.nbrs[i] & LIVE_BIT != 0, !csr.claims[i].is_multiple_of(3));
                 }
                 prop_assert_eq!(&got, &naive);
                 for p in 0..5u16 {
