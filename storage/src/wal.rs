@@ -356,7 +356,7 @@ mod tests {
     }
 
     fn records(n: usize) -> Vec<Vec<u8>> {
-        (0..n).map(|i| (0..(i * 7 % 40 + 1)).map(|j| (i * 31 + j) as u8).collect()).collect()
+        (0..n).map(|i| (0..=(i * 7 % 40)).map(|j| (i * 31 + j) as u8).collect()).collect()
     }
 
     #[test]
@@ -422,7 +422,7 @@ mod tests {
                         assert!(report.torn_tail.is_some());
                     }
                     Err(StorageError::Corruption { offset, .. }) => {
-                        assert!(at < last_start && offset <= at as u64, "flip at {at} → offset {offset}")
+                        assert!(at < last_start && offset <= at as u64, "flip at {at} → offset {offset}");
                     }
                     Err(StorageError::UnsupportedVersion { .. }) => assert!((8..12).contains(&at)),
                     Err(e) => panic!("flip at {at}: {e}"),
