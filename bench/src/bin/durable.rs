@@ -1,0 +1,97 @@
+//! Durable-commit and replay figures, measured beside this disk's own write+fdatasync rate in the
+//! same run: `cargo run --release -p engram-bench --bin durable [-- --seconds S --dir DIR]`.
+//! Prints one JSON line per measurement.
+
+use clap::Parser;
+use engram::{AddClaim, Database, EntityId, WriteBatch};
+use serde_json::json;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Command-line arguments.
+#[derive(Parser, Debug)]
+struct Args {
+    /// Seconds per measurement.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Folder to work in (a fresh temporary folder inside it is used and removed).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let base = args.dir.unwrap_or_else(std::env::temp_dir);
+    let tmp = tempfile::tempdir_in(base)?;
+    let span = Duration::from_secs_f64(args.seconds);
+
+    // The disk: 128-byte append + fdatasync, one thread.
+    let mut f = std::fs::File::create(tmp.path().join("raw"))?;
+    let t0 = Instant::now();
+    let mut n = 0u64;
+    while t0.elapsed() < span {
+        f.write_all(&[7u8; 128])?;
+        f.sync_data()?;
+        n += 1;
+    }
+    let raw = n as f64 / t0.elapsed().as_secs_f64();
+    println!("{}", json!({"measure": "disk_write_fdatasync", "threads": 1, "ops_per_s": raw.round()}));
+
+    // engram: one-claim durable commits (fsync policy `always`).
+    let db = Database::open(tmp.path().join("db"))?;
+    let mut setup = WriteBatch::new("default");
+    for i in 0..1000 {
+        setup.upsert_entity(&format!("e{i}"), "thing", &format!("E{i}"));
+    }
+    db.write(&setup)?;
+    for threads in [1usize, 16] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let t0 = Instant::now();
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (db, stop) = (db.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut lat = Vec::new();
+                    let mut i = t as u32;
+                    while !stop.load(Ordering::Relaxed) {
+                        let mut b = WriteBatch::new("default");
+                        b.add_claim(AddClaim::new(EntityId(i % 1000), "mentions", EntityId((i * 7 + 1) % 1000)));
+                        let s = Instant::now();
+                        db.write(&b).expect("durable commit");
+                        lat.push(s.elapsed().as_secs_f64() * 1e6);
+                        i += threads as u32;
+                    }
+                    lat
+                })
+            })
+            .collect();
+        std::thread::sleep(span);
+        stop.store(true, Ordering::Relaxed);
+        let mut lat: Vec<f64> = handles.into_iter().flat_map(|h| h.join().expect("writer thread")).collect();
+        let secs = t0.elapsed().as_secs_f64();
+        lat.sort_by(f64::total_cmp);
+        let rate = lat.len() as f64 / secs;
+        println!(
+            "{}",
+            json!({"measure": "durable_single_claim_commits", "threads": threads, "ops_per_s": rate.round(),
+                   "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round()})
+        );
+    }
+    let records = db.snapshot().version();
+    drop(db);
+    let t0 = Instant::now();
+    let db = Database::open(tmp.path().join("db"))?;
+    let secs = t0.elapsed().as_secs_f64();
+    assert_eq!(db.snapshot().version(), records);
+    println!(
+        "{}",
+        json!({"measure": "wal_replay", "records": records, "seconds": (secs * 1000.0).round() / 1000.0, "records_per_s": (records as f64 / secs).round()})
+    );
+    Ok(())
+}
