@@ -90,14 +90,58 @@ pub struct BulkInfo {
     pub claims: usize,
 }
 
+/// The writer's exclusive section.
+struct Writer {
+    /// The WAL of a durable database.
+    wal: Option<WalWriter>,
+    /// The newest applied state: the base of the next commit. Ahead of the published state while
+    /// group-committed records wait for their fsync.
+    latest: Arc<State>,
+    /// Sequence number of the last record written to the WAL.
+    lsn: u64,
+}
+
+/// Group commit: writers append under the writer lock, then wait here; one of them (the leader)
+/// fsyncs for everyone written so far and publishes the newest state that is now durable.
+#[derive(Default)]
+struct Group {
+    /// Records up to this sequence number are durable.
+    synced: u64,
+    /// A leader is fsyncing.
+    leader: bool,
+    /// States waiting for their record's fsync, in sequence order.
+    pending: std::collections::VecDeque<(u64, Arc<State>)>,
+    /// Set when an fsync failed: fail-stop.
+    poisoned: Option<String>,
+}
+
 struct Inner {
     published: RwLock<Arc<State>>,
-    /// The writer's exclusive section; holds the WAL of a durable database.
-    writer: Mutex<Option<WalWriter>>,
+    writer: Mutex<Writer>,
+    group: Mutex<Group>,
+    group_cv: parking_lot::Condvar,
+    /// Sequence number of the last record fully written (readable by the leader without the writer).
+    written: std::sync::atomic::AtomicU64,
     config: Config,
     merging: AtomicBool,
     /// The folder lock of a durable database (released on drop).
     _lock: Option<VfsLock>,
+}
+
+impl Inner {
+    fn new(st: State, wal: Option<WalWriter>, config: Config, lock: Option<VfsLock>) -> Inner {
+        let st = Arc::new(st);
+        Inner {
+            published: RwLock::new(st.clone()),
+            writer: Mutex::new(Writer { wal, latest: st, lsn: 0 }),
+            group: Mutex::new(Group::default()),
+            group_cv: parking_lot::Condvar::new(),
+            written: std::sync::atomic::AtomicU64::new(0),
+            config,
+            merging: AtomicBool::new(false),
+            _lock: lock,
+        }
+    }
 }
 
 /// The name of the lock file inside a database folder.
@@ -127,15 +171,7 @@ impl Database {
         let now = config.clock.now();
         st.committed_at = now;
         workspace::create(&mut st, DEFAULT_WORKSPACE, now).expect("the default workspace name is valid");
-        Database {
-            inner: Arc::new(Inner {
-                published: RwLock::new(Arc::new(st)),
-                writer: Mutex::new(None),
-                config,
-                merging: AtomicBool::new(false),
-                _lock: None,
-            }),
-        }
+        Database { inner: Arc::new(Inner::new(st, None, config, None)) }
     }
 
     /// Opens the database in folder `dir` on the real file system, creating it if absent.
@@ -179,15 +215,7 @@ impl Database {
         }
         let fresh = report.records == 0;
         let wal = WalWriter::open(vfs, dir, &report, config.fsync, config.wal_segment_bytes_max)?;
-        let db = Database {
-            inner: Arc::new(Inner {
-                published: RwLock::new(Arc::new(st)),
-                writer: Mutex::new(Some(wal)),
-                config,
-                merging: AtomicBool::new(false),
-                _lock: Some(lock),
-            }),
-        };
+        let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock))) };
         if fresh {
             db.create_workspace(DEFAULT_WORKSPACE)?;
         }
@@ -223,19 +251,20 @@ impl Database {
         self.commit_with(record, f).map(|(version, committed_at, created)| CommitInfo { version, committed_at, created })
     }
 
-    /// Clones the published state, lets `f` change the clone, logs `record()` to the WAL (durable
-    /// databases), and publishes the clone. Any failure leaves the published state as it was.
+    /// Clones the newest state, lets `f` change the clone, logs `record()` to the WAL (durable
+    /// databases) and publishes the clone once it is durable. Any failure leaves the published
+    /// state as it was and the commit unacknowledged.
     fn commit_with<R, E: Into<Error>>(
         &self,
         record: impl FnOnce() -> Mutation,
         f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>,
     ) -> Result<(u64, Timestamp, R), Error> {
         let mut writer = self.inner.writer.lock();
-        if let Some(wal) = writer.as_ref() {
+        if let Some(wal) = writer.wal.as_ref() {
             // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
             wal.check()?;
         }
-        let current = self.inner.published.read().clone();
+        let current = writer.latest.clone();
         // Transaction time is strictly increasing even if the clock stalls or steps back.
         let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
         let mut next = (*current).clone();
@@ -245,12 +274,90 @@ impl Database {
         // The materialized filter belongs to the published state it was built from.
         next.fast_flat = std::sync::OnceLock::new();
         let out = f(&mut next, now, &self.inner.config.limits).map_err(Into::into)?;
-        if let Some(wal) = writer.as_mut() {
-            wal.append(&WalRecord { committed_at: now, mutation: record() }.encode())?;
-        }
         let version = next.version;
-        *self.inner.published.write() = Arc::new(next);
+        let next = Arc::new(next);
+        let group = match writer.wal.as_mut() {
+            None => false,
+            Some(wal) if wal.policy() != FsyncPolicy::Always => {
+                wal.append(&WalRecord { committed_at: now, mutation: record() }.encode())?;
+                false
+            }
+            Some(wal) => {
+                if let Err(e) = wal.write(&WalRecord { committed_at: now, mutation: record() }.encode()) {
+                    if let Err(StorageError::Poisoned(why)) = wal.check() {
+                        // Rolling the log failed to sync the old segment: the waiters on it must
+                        // not be acknowledged by a later fsync of the new one.
+                        self.inner.group.lock().poisoned = Some(why);
+                        self.inner.group_cv.notify_all();
+                    }
+                    return Err(e.into());
+                }
+                true
+            }
+        };
+        writer.latest = next.clone();
+        if !group {
+            *self.inner.published.write() = next;
+            return Ok((version, now, out));
+        }
+        writer.lsn += 1;
+        let lsn = writer.lsn;
+        self.inner.group.lock().pending.push_back((lsn, next));
+        self.inner.written.store(lsn, Ordering::Release);
+        drop(writer);
+        self.wait_durable(lsn)?;
         Ok((version, now, out))
+    }
+
+    /// Waits until record `lsn` is durable, becoming the leader that fsyncs if none is active.
+    fn wait_durable(&self, lsn: u64) -> Result<(), Error> {
+        let inner = &self.inner;
+        let mut g = inner.group.lock();
+        loop {
+            if g.synced >= lsn {
+                return Ok(());
+            }
+            if let Some(why) = &g.poisoned {
+                return Err(StorageError::Poisoned(why.clone()).into());
+            }
+            if g.leader {
+                inner.group_cv.wait(&mut g);
+                continue;
+            }
+            g.leader = true;
+            drop(g);
+            // Everything written so far goes into this fsync.
+            let (file, path, target) = {
+                let w = inner.writer.lock();
+                let (file, path) = w.wal.as_ref().expect("group commit needs a WAL").sync_handle();
+                (file, path, inner.written.load(Ordering::Acquire))
+            };
+            let result = file.sync();
+            g = inner.group.lock();
+            g.leader = false;
+            match result {
+                Ok(()) => {
+                    g.synced = g.synced.max(target);
+                    let mut newest = None;
+                    while g.pending.front().is_some_and(|(l, _)| *l <= target) {
+                        newest = g.pending.pop_front().map(|(_, st)| st);
+                    }
+                    if let Some(st) = newest {
+                        *inner.published.write() = st;
+                    }
+                }
+                Err(e) => {
+                    let why = format!("fsync of {} failed: {e}", path.display());
+                    g.poisoned = Some(why.clone());
+                    drop(g);
+                    if let Some(wal) = inner.writer.lock().wal.as_mut() {
+                        wal.poison(why);
+                    }
+                    g = inner.group.lock();
+                }
+            }
+            inner.group_cv.notify_all();
+        }
     }
 
     /// Loads columnar data into an empty workspace in one atomic commit, validating and building
@@ -312,11 +419,11 @@ impl Database {
         if self.inner.config.background_merge {
             let db = self.clone();
             std::thread::spawn(move || {
-                db.merge_from_snapshot();
+                let _ = db.merge_from_snapshot();
                 db.inner.merging.store(false, Ordering::Release);
             });
         } else {
-            self.merge_from_snapshot();
+            let _ = self.merge_from_snapshot();
             self.inner.merging.store(false, Ordering::Release);
         }
     }
@@ -327,18 +434,20 @@ impl Database {
         while self.inner.merging.swap(true, Ordering::AcqRel) {
             std::thread::yield_now();
         }
-        self.merge_from_snapshot();
+        while !self.merge_from_snapshot() {
+            std::thread::yield_now();
+        }
         self.inner.merging.store(false, Ordering::Release);
     }
 
     /// Builds a new base from a snapshot without holding the writer, then swaps it in under the
     /// writer lock, re-threading into a new delta the claims committed meanwhile and marking dirty
     /// the entities whose claims changed visibility meanwhile (their stored bits are stale).
-    fn merge_from_snapshot(&self) {
+    fn merge_from_snapshot(&self) -> bool {
         let snap = self.inner.published.read().clone();
         let n = snap.claims.len();
         if snap.graph.watermark as usize == n && snap.graph.delta_len() == 0 && !snap.graph.dirty.any() {
-            return;
+            return true;
         }
         let subjects: Vec<u32> = snap.claims.subject.iter().copied().collect();
         let preds: Vec<u16> = snap.claims.pred.iter().copied().collect();
@@ -354,8 +463,13 @@ impl Database {
         );
         let entity_count = snap.entities.len();
         drop(snap);
-        let _writer = self.inner.writer.lock();
-        let current = self.inner.published.read().clone();
+        let mut writer = self.inner.writer.lock();
+        if !self.inner.group.lock().pending.is_empty() {
+            // Commits are waiting for their fsync: the newest state is not published yet. Swap at
+            // a later merge rather than publish ahead of durability.
+            return false;
+        }
+        let current = writer.latest.clone();
         let mut next = (*current).clone();
         let mut stale: Vec<(u32, u32)> = current.timed_live_endpoints(n);
         let now_fast = current.claims.fast.flatten();
@@ -376,7 +490,10 @@ impl Database {
         next.graph = graph;
         // The materialized filter includes the dirty set, which just changed.
         next.fast_flat = std::sync::OnceLock::new();
-        *self.inner.published.write() = Arc::new(next);
+        let next = Arc::new(next);
+        writer.latest = next.clone();
+        *self.inner.published.write() = next;
+        true
     }
 
     /// Whether a background merge is running.

@@ -181,7 +181,7 @@ pub fn replay(
 pub struct WalWriter {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
-    file: Box<dyn VfsFile>,
+    file: Arc<dyn VfsFile>,
     path: PathBuf,
     seq: u64,
     offset: u64,
@@ -207,7 +207,7 @@ impl WalWriter {
             None => (0, 0),
         };
         let path = dir.join(segment_name(seq));
-        let file = vfs.open(&path, true).map_err(|e| StorageError::io(&path, e))?;
+        let file: Arc<dyn VfsFile> = Arc::from(vfs.open(&path, true).map_err(|e| StorageError::io(&path, e))?);
         let mut w = WalWriter {
             vfs,
             dir: dir.to_path_buf(),
@@ -253,6 +253,21 @@ impl WalWriter {
     /// counts: a failed write is cut back off (a failure to cut it, or any fsync failure, poisons
     /// the writer: fail-stop).
     pub fn append(&mut self, payload: &[u8]) -> Result<(), StorageError> {
+        self.write(payload)?;
+        let due = match self.policy {
+            FsyncPolicy::Always => true,
+            FsyncPolicy::Batch(every) => self.last_sync.elapsed() >= every,
+            FsyncPolicy::Never => false,
+        };
+        if due {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Writes one record without syncing it (group commit syncs many at once through
+    /// `sync_handle`). A failed write is cut back off, as in `append`.
+    pub fn write(&mut self, payload: &[u8]) -> Result<(), StorageError> {
         self.check()?;
         if payload.len() > RECORD_BYTES_MAX {
             return Err(StorageError::RecordTooLarge { len: payload.len(), limit: RECORD_BYTES_MAX });
@@ -274,15 +289,23 @@ impl WalWriter {
         }
         self.offset += rec.len() as u64;
         self.unsynced = true;
-        let due = match self.policy {
-            FsyncPolicy::Always => true,
-            FsyncPolicy::Batch(every) => self.last_sync.elapsed() >= every,
-            FsyncPolicy::Never => false,
-        };
-        if due {
-            self.sync()?;
-        }
         Ok(())
+    }
+
+    /// The current segment file, for a group-commit leader to fsync without holding the writer.
+    /// Records in earlier segments were synced when the log rolled past them.
+    pub fn sync_handle(&self) -> (Arc<dyn VfsFile>, PathBuf) {
+        (self.file.clone(), self.path.clone())
+    }
+
+    /// Marks the log failed (an fsync through `sync_handle` failed): every later call fails.
+    pub fn poison(&mut self, why: String) {
+        self.poisoned = Some(why);
+    }
+
+    /// The fsync policy.
+    pub fn policy(&self) -> FsyncPolicy {
+        self.policy
     }
 
     /// Makes everything appended so far durable.
@@ -307,7 +330,7 @@ impl WalWriter {
         }
         self.seq += 1;
         self.path = self.dir.join(segment_name(self.seq));
-        self.file = self.vfs.open(&self.path, true).map_err(|e| StorageError::io(&self.path, e))?;
+        self.file = Arc::from(self.vfs.open(&self.path, true).map_err(|e| StorageError::io(&self.path, e))?);
         if let Err(e) = self.start_segment() {
             self.poisoned = Some(format!("could not start segment {}: {e}", self.path.display()));
             return Err(e);
