@@ -1,10 +1,11 @@
 //! Copy-on-write columns: the structure that lets one writer prepare the next snapshot while
 //! readers keep the last one, without copying whole tables.
 //!
-//! A `CowVec` is a two-level tree of `Arc`ed leaves. Cloning it copies only the small top array, so
-//! a writer clones the published state in microseconds; a write to a row copies that row's leaf (and
-//! its group's pointer array) once per transaction. Readers pay three dependent loads per access, of
-//! which the top two stay in cache.
+//! A `CowVec` is a two-level tree of `Arc`ed leaves plus a short `Arc`ed tail. Cloning it copies
+//! only the small top array, so a writer clones the published state in microseconds. Appends go to
+//! the tail (at most 64 rows, so copying it when a snapshot shares it is cheap) and move into the
+//! tree 64 at a time; a write to an older row copies that row's leaf once per transaction. Readers
+//! pay three dependent loads per access, of which the top two stay in cache.
 
 use std::sync::Arc;
 
@@ -13,6 +14,8 @@ const LEAF_LEN: usize = 1 << LEAF_BITS;
 const GROUP_BITS: u32 = 8;
 const GROUP_LEN: usize = 1 << GROUP_BITS;
 const ROWS_PER_GROUP_BITS: u32 = LEAF_BITS + GROUP_BITS;
+/// Rows kept in the tail before they move into the tree.
+const TAIL_MAX: usize = 64;
 
 type Leaf<T> = Arc<Vec<T>>;
 type Group<T> = Arc<Vec<Leaf<T>>>;
@@ -21,18 +24,21 @@ type Group<T> = Arc<Vec<Leaf<T>>>;
 #[derive(Debug)]
 pub struct CowVec<T> {
     groups: Vec<Group<T>>,
-    len: usize,
+    /// Rows in the tree.
+    tree_len: usize,
+    /// Rows after the tree.
+    tail: Arc<Vec<T>>,
 }
 
 impl<T> Clone for CowVec<T> {
     fn clone(&self) -> Self {
-        CowVec { groups: self.groups.clone(), len: self.len }
+        CowVec { groups: self.groups.clone(), tree_len: self.tree_len, tail: self.tail.clone() }
     }
 }
 
 impl<T> Default for CowVec<T> {
     fn default() -> Self {
-        CowVec { groups: Vec::new(), len: 0 }
+        CowVec { groups: Vec::new(), tree_len: 0, tail: Arc::new(Vec::new()) }
     }
 }
 
@@ -59,7 +65,7 @@ impl<T: Clone> CowVec<T> {
             }
             out.groups.push(Arc::new(group));
         }
-        out.len = len;
+        out.tree_len = len;
         out
     }
 
@@ -74,7 +80,7 @@ impl<T: Clone> CowVec<T> {
             .map(|l| Arc::new((l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n)).map(&row).collect::<Vec<T>>()))
             .collect();
         let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
-        CowVec { groups, len: n }
+        CowVec { groups, tree_len: n, tail: Arc::new(Vec::new()) }
     }
 
     /// Appends `n` rows built on rayon (leaf-parallel when this column is empty).
@@ -94,31 +100,36 @@ impl<T: Clone> CowVec<T> {
     /// Number of rows.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.tree_len + self.tail.len()
     }
 
     /// True when there are no rows.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// The row at `i`. Panics when out of bounds: ids are checked before they reach a column.
     #[inline]
     pub fn get(&self, i: usize) -> &T {
-        debug_assert!(i < self.len, "row {i} out of {}", self.len);
+        if i >= self.tree_len {
+            return &self.tail[i - self.tree_len];
+        }
         &self.groups[i >> ROWS_PER_GROUP_BITS][(i >> LEAF_BITS) & (GROUP_LEN - 1)][i & (LEAF_LEN - 1)]
     }
 
     /// The row at `i`, or `None` past the end.
     #[inline]
     pub fn try_get(&self, i: usize) -> Option<&T> {
-        (i < self.len).then(|| self.get(i))
+        (i < self.len()).then(|| self.get(i))
     }
 
-    /// A mutable reference to row `i`, copying its leaf if a snapshot still shares it.
+    /// A mutable reference to row `i`, copying its leaf (or the tail) if a snapshot shares it.
     pub fn get_mut(&mut self, i: usize) -> &mut T {
-        assert!(i < self.len, "row {i} out of {}", self.len);
+        assert!(i < self.len(), "row {i} out of {}", self.len());
+        if i >= self.tree_len {
+            return &mut Arc::make_mut(&mut self.tail)[i - self.tree_len];
+        }
         let group = Arc::make_mut(&mut self.groups[i >> ROWS_PER_GROUP_BITS]);
         let leaf = Arc::make_mut(&mut group[(i >> LEAF_BITS) & (GROUP_LEN - 1)]);
         &mut leaf[i & (LEAF_LEN - 1)]
@@ -131,7 +142,23 @@ impl<T: Clone> CowVec<T> {
 
     /// Appends a row.
     pub fn push(&mut self, value: T) {
-        let i = self.len;
+        Arc::make_mut(&mut self.tail).push(value);
+        if self.tail.len() == TAIL_MAX {
+            self.flush_tail();
+        }
+    }
+
+    /// Moves the tail into the tree.
+    fn flush_tail(&mut self) {
+        let tail = std::mem::replace(&mut self.tail, Arc::new(Vec::new()));
+        let rows = Arc::try_unwrap(tail).unwrap_or_else(|shared| (*shared).clone());
+        for value in rows {
+            self.push_tree(value);
+        }
+    }
+
+    fn push_tree(&mut self, value: T) {
+        let i = self.tree_len;
         if i & ((1 << ROWS_PER_GROUP_BITS) - 1) == 0 {
             self.groups.push(Arc::new(Vec::with_capacity(GROUP_LEN)));
         }
@@ -141,23 +168,23 @@ impl<T: Clone> CowVec<T> {
         }
         let leaf = Arc::make_mut(group.last_mut().expect("a leaf exists after the push above"));
         leaf.push(value);
-        self.len += 1;
+        self.tree_len += 1;
     }
 
     /// Iterates rows in order.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        self.groups.iter().flat_map(|g| g.iter()).flat_map(|l| l.iter())
+        self.leaves().flat_map(<[T]>::iter)
     }
 
-    /// The leaves as slices, in order: for scans that want contiguous memory.
+    /// The leaves (then the tail) as slices, in order: for scans that want contiguous memory.
     pub fn leaves(&self) -> impl Iterator<Item = &[T]> + '_ {
-        self.groups.iter().flat_map(|g| g.iter()).map(|l| l.as_slice())
+        self.groups.iter().flat_map(|g| g.iter()).map(|l| l.as_slice()).chain(std::iter::once(self.tail.as_slice()))
     }
 
     /// Approximate heap bytes held by this column (leaf payloads and pointer arrays).
     pub fn heap_bytes(&self) -> usize {
-        let leaves = self.len.div_ceil(LEAF_LEN);
-        self.len * size_of::<T>() + leaves * 8 + self.groups.len() * 8 * GROUP_LEN
+        let leaves = self.tree_len.div_ceil(LEAF_LEN);
+        self.len() * size_of::<T>() + leaves * 8 + self.groups.len() * 8 * GROUP_LEN
     }
 }
 
@@ -191,7 +218,15 @@ mod tests {
                 prop_assert_eq!(c.iter().copied().collect::<Vec<_>>(), r);
             }
             prop_assert_eq!(CowVec::from_vec(reference.clone()).iter().copied().collect::<Vec<_>>(), reference.clone());
-            prop_assert_eq!(CowVec::build_par(reference.len(), |i| reference[i]).iter().copied().collect::<Vec<_>>(), reference);
+            prop_assert_eq!(CowVec::build_par(reference.len(), |i| reference[i]).iter().copied().collect::<Vec<_>>(), reference.clone());
+            // A column built in bulk (tree length not a multiple of anything) keeps appending correctly.
+            let mut bulk = CowVec::from_vec(reference.iter().copied().take(1000).collect());
+            let mut want: Vec<u32> = reference.iter().copied().take(1000).collect();
+            for k in 0..200u32 {
+                bulk.push(k);
+                want.push(k);
+            }
+            prop_assert_eq!(bulk.iter().copied().collect::<Vec<_>>(), want);
         }
     }
 }

@@ -464,11 +464,6 @@ impl Database {
         let entity_count = snap.entities.len();
         drop(snap);
         let mut writer = self.inner.writer.lock();
-        if !self.inner.group.lock().pending.is_empty() {
-            // Commits are waiting for their fsync: the newest state is not published yet. Swap at
-            // a later merge rather than publish ahead of durability.
-            return false;
-        }
         let current = writer.latest.clone();
         let mut next = (*current).clone();
         let mut stale: Vec<(u32, u32)> = current.timed_live_endpoints(n);
@@ -492,7 +487,12 @@ impl Database {
         next.fast_flat = std::sync::OnceLock::new();
         let next = Arc::new(next);
         writer.latest = next.clone();
-        *self.inner.published.write() = next;
+        // Commits waiting for their fsync hold states derived from the old graph; they publish as
+        // they are, and the merged graph becomes visible with the first commit built on it. With
+        // nothing pending, the newest state is the published one and the merge publishes now.
+        if self.inner.group.lock().pending.is_empty() {
+            *self.inner.published.write() = next;
+        }
         true
     }
 

@@ -3,7 +3,8 @@
 //! Each leaf holds 1,024 strings as one byte buffer plus end offsets, so a row costs 4 bytes plus
 //! its text instead of a 16-byte pointer and a separate allocation, and a bulk load makes one
 //! allocation per leaf instead of one per string. Like `CowVec`, clones share leaves; a write
-//! copies only the leaf it touches. The empty string stands for "absent".
+//! copies only the leaf it touches, and appends go to a short tail (copied cheaply when shared)
+//! that moves into the leaves 64 rows at a time. The empty string stands for "absent".
 
 use std::sync::Arc;
 
@@ -28,11 +29,16 @@ impl Leaf {
     }
 }
 
+const TAIL_MAX: usize = 64;
+
 /// A column of strings.
 #[derive(Clone, Debug, Default)]
 pub struct StrVec {
     leaves: Vec<Arc<Leaf>>,
+    /// Rows in `leaves`.
     len: usize,
+    /// Rows after the leaves.
+    tail: Arc<Leaf>,
 }
 
 impl StrVec {
@@ -43,23 +49,41 @@ impl StrVec {
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.len
+        self.len + self.tail.ends.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Row `i` (empty when absent).
     #[inline]
     pub fn get(&self, i: usize) -> &str {
-        debug_assert!(i < self.len);
+        debug_assert!(i < self.len());
+        if i >= self.len {
+            return self.tail.get(i - self.len);
+        }
         self.leaves[i >> LEAF_BITS].get(i & (LEAF_LEN - 1))
     }
 
     /// Appends a row.
     pub fn push(&mut self, s: &str) {
+        Arc::make_mut(&mut self.tail).push(s);
+        if self.tail.ends.len() == TAIL_MAX {
+            self.flush_tail();
+        }
+    }
+
+    /// Moves the tail into the leaves.
+    fn flush_tail(&mut self) {
+        let tail = std::mem::take(&mut self.tail);
+        for k in 0..tail.ends.len() {
+            self.push_leaf_row(tail.get(k));
+        }
+    }
+
+    fn push_leaf_row(&mut self, s: &str) {
         if self.len & (LEAF_LEN - 1) == 0 {
             self.leaves.push(Arc::new(Leaf { bytes: String::new(), ends: Vec::with_capacity(LEAF_LEN) }));
         }
@@ -67,11 +91,10 @@ impl StrVec {
         self.len += 1;
     }
 
-    /// Replaces row `i`, rebuilding its leaf.
+    /// Replaces row `i`, rebuilding its leaf (or the tail).
     pub fn set(&mut self, i: usize, s: &str) {
-        assert!(i < self.len);
-        let leaf = &mut self.leaves[i >> LEAF_BITS];
-        let j = i & (LEAF_LEN - 1);
+        assert!(i < self.len());
+        let (leaf, j) = if i >= self.len { (&mut self.tail, i - self.len) } else { (&mut self.leaves[i >> LEAF_BITS], i & (LEAF_LEN - 1)) };
         let mut rebuilt = Leaf { bytes: String::with_capacity(leaf.bytes.len() + s.len()), ends: Vec::with_capacity(leaf.ends.len()) };
         for k in 0..leaf.ends.len() {
             rebuilt.push(if k == j { s } else { leaf.get(k) });
@@ -105,26 +128,29 @@ impl StrVec {
                 Arc::new(leaf)
             })
             .collect();
-        StrVec { leaves, len: n }
+        StrVec { leaves, len: n, tail: Arc::default() }
     }
 
     /// Appends another column's rows (used by bulk loads that build leaves on several threads).
     pub fn extend_from(&mut self, other: &StrVec) {
-        if self.len & (LEAF_LEN - 1) == 0 {
+        if self.tail.ends.is_empty() && self.len & (LEAF_LEN - 1) == 0 {
             // Aligned: share the other column's leaves directly.
             self.leaves.extend(other.leaves.iter().cloned());
             self.len += other.len;
+            for k in 0..other.tail.ends.len() {
+                self.push(other.tail.get(k));
+            }
             return;
         }
-        for i in 0..other.len {
+        for i in 0..other.len() {
             self.push(other.get(i));
         }
     }
 
     /// Heap bytes: offsets and text.
     pub fn heap_bytes(&self) -> (usize, usize) {
-        let text: usize = self.leaves.iter().map(|l| l.bytes.len()).sum();
-        (self.len * 4 + self.leaves.len() * 64, text)
+        let text: usize = self.leaves.iter().map(|l| l.bytes.len()).sum::<usize>() + self.tail.bytes.len();
+        (self.len() * 4 + self.leaves.len() * 64, text)
     }
 }
 

@@ -84,6 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let records = db.snapshot().version();
+    db.wait_for_merge(); // a background merge holds a handle (and so the folder lock) until it ends
     drop(db);
     let t0 = Instant::now();
     let db = Database::open(tmp.path().join("db"))?;
