@@ -20,9 +20,11 @@ use crate::read::view::Snapshot;
 use crate::state::{FlatFilter, State};
 use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
-use engram_storage::{replay, FsyncPolicy, OsVfs, StorageError, Vfs, VfsLock, WalWriter};
+use engram_storage::{
+    read_snapshot, remove_segments_before, replay_from, write_snapshot, FsyncPolicy, OsVfs, StorageError, Vfs, VfsLock, WalWriter,
+};
 use parking_lot::{Mutex, RwLock};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -47,6 +49,9 @@ pub struct Config {
     pub fsync: FsyncPolicy,
     /// WAL segment size at which a new segment starts (default 64 MiB).
     pub wal_segment_bytes_max: u64,
+    /// Write a checkpoint (snapshot) in the background once this many WAL bytes were written
+    /// since the last one (default 256 MiB; `u64::MAX` turns automatic checkpoints off).
+    pub checkpoint_wal_bytes: u64,
 }
 
 impl Default for Config {
@@ -58,6 +63,7 @@ impl Default for Config {
             background_merge: true,
             fsync: FsyncPolicy::Always,
             wal_segment_bytes_max: 64 << 20,
+            checkpoint_wal_bytes: 256 << 20,
         }
     }
 }
@@ -99,6 +105,8 @@ struct Writer {
     latest: Arc<State>,
     /// Sequence number of the last record written to the WAL.
     lsn: u64,
+    /// WAL bytes written since the last checkpoint.
+    wal_bytes: u64,
 }
 
 /// Group commit: writers append under the writer lock, then wait here; one of them (the leader)
@@ -126,14 +134,22 @@ struct Inner {
     merging: AtomicBool,
     /// The folder lock of a durable database (released on drop).
     _lock: Option<VfsLock>,
+    /// The file system and folder of a durable database.
+    home: Option<(Arc<dyn Vfs>, PathBuf)>,
+    /// One checkpoint at a time.
+    checkpointing: Mutex<()>,
+    checkpoint_running: AtomicBool,
 }
 
 impl Inner {
-    fn new(st: State, wal: Option<WalWriter>, config: Config, lock: Option<VfsLock>) -> Inner {
+    fn new(st: State, wal: Option<WalWriter>, config: Config, lock: Option<VfsLock>, home: Option<(Arc<dyn Vfs>, PathBuf)>) -> Inner {
         let st = Arc::new(st);
         Inner {
+            home,
+            checkpointing: Mutex::new(()),
+            checkpoint_running: AtomicBool::new(false),
             published: RwLock::new(st.clone()),
-            writer: Mutex::new(Writer { wal, latest: st, lsn: 0 }),
+            writer: Mutex::new(Writer { wal, latest: st, lsn: 0, wal_bytes: 0 }),
             group: Mutex::new(Group::default()),
             group_cv: parking_lot::Condvar::new(),
             written: std::sync::atomic::AtomicU64::new(0),
@@ -171,7 +187,7 @@ impl Database {
         let now = config.clock.now();
         st.committed_at = now;
         workspace::create(&mut st, DEFAULT_WORKSPACE, now).expect("the default workspace name is valid");
-        Database { inner: Arc::new(Inner::new(st, None, config, None)) }
+        Database { inner: Arc::new(Inner::new(st, None, config, None, None)) }
     }
 
     /// Opens the database in folder `dir` on the real file system, creating it if absent.
@@ -192,8 +208,22 @@ impl Database {
                 StorageError::io(dir.join(LOCK_FILE), e)
             }
         })?;
-        let mut st = State::default();
-        let report = replay(vfs.as_ref(), dir, |pos, payload| {
+        // Leftovers of an interrupted checkpoint are removed; the newest snapshot is verified
+        // (a bad one refuses the open, naming the file and offset) and the WAL after it replayed.
+        let names = vfs.list(dir).map_err(|e| StorageError::io(dir, e))?;
+        for tmp in names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "tmp")) {
+            vfs.remove(&dir.join(tmp)).map_err(|e| StorageError::io(dir.join(tmp), e))?;
+        }
+        let newest = names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "snap")).max().cloned();
+        let (mut st, from) = match &newest {
+            Some(name) => {
+                let path = dir.join(name);
+                let file = read_snapshot(vfs.as_ref(), &path)?;
+                crate::snapshot::decode(file.body()).map_err(|e| StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 })?
+            }
+            None => (State::default(), (0, 0)),
+        };
+        let report = replay_from(vfs.as_ref(), dir, from, |pos, payload| {
             let record = WalRecord::decode(payload).map_err(|e| match e {
                 DecodeError::Version(v) => StorageError::UnsupportedVersion {
                     path: pos.path.clone(),
@@ -210,12 +240,12 @@ impl Database {
                 what: "record does not apply to the state before it",
             })
         })?;
-        if st.claims.len() > 0 {
+        if report.records > 0 && st.claims.len() > 0 {
             st.graph = st.fresh_graph();
         }
-        let fresh = report.records == 0;
-        let wal = WalWriter::open(vfs, dir, &report, config.fsync, config.wal_segment_bytes_max)?;
-        let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock))) };
+        let fresh = report.records == 0 && newest.is_none();
+        let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max)?;
+        let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
         if fresh {
             db.create_workspace(DEFAULT_WORKSPACE)?;
         }
@@ -276,14 +306,19 @@ impl Database {
         let out = f(&mut next, now, &self.inner.config.limits).map_err(Into::into)?;
         let version = next.version;
         let next = Arc::new(next);
-        let group = match writer.wal.as_mut() {
+        let w = &mut *writer;
+        let group = match w.wal.as_mut() {
             None => false,
             Some(wal) if wal.policy() != FsyncPolicy::Always => {
-                wal.append(&WalRecord { committed_at: now, mutation: record() }.encode())?;
+                let payload = WalRecord { committed_at: now, mutation: record() }.encode();
+                wal.append(&payload)?;
+                w.wal_bytes += payload.len() as u64;
                 false
             }
             Some(wal) => {
-                if let Err(e) = wal.write(&WalRecord { committed_at: now, mutation: record() }.encode()) {
+                let payload = WalRecord { committed_at: now, mutation: record() }.encode();
+                w.wal_bytes += payload.len() as u64;
+                if let Err(e) = wal.write(&payload) {
                     if let Err(StorageError::Poisoned(why)) = wal.check() {
                         // Rolling the log failed to sync the old segment: the waiters on it must
                         // not be acknowledged by a later fsync of the new one.
@@ -296,6 +331,15 @@ impl Database {
             }
         };
         writer.latest = next.clone();
+        if writer.wal_bytes >= self.inner.config.checkpoint_wal_bytes && !self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+            writer.wal_bytes = 0;
+            let db = self.clone();
+            std::thread::spawn(move || {
+                // A failed background checkpoint changes nothing: the WAL still holds everything.
+                let _ = db.checkpoint();
+                db.inner.checkpoint_running.store(false, Ordering::Release);
+            });
+        }
         if !group {
             *self.inner.published.write() = next;
             return Ok((version, now, out));
@@ -494,6 +538,33 @@ impl Database {
             *self.inner.published.write() = next;
         }
         true
+    }
+
+    /// Writes a checkpoint: a snapshot of the newest state, taken while writes go on, after which
+    /// the WAL segments it covers are removed and older snapshots deleted. Returns the snapshot's
+    /// path (`None` for an in-memory database).
+    pub fn checkpoint(&self) -> Result<Option<PathBuf>, Error> {
+        let Some((vfs, dir)) = &self.inner.home else { return Ok(None) };
+        let _one = self.inner.checkpointing.lock();
+        // Under the writer lock only: roll the log (syncing what was written), take the state.
+        let (state, seq) = {
+            let mut writer = self.inner.writer.lock();
+            let seq = writer.wal.as_mut().expect("a durable database has a WAL").roll_now()?;
+            writer.wal_bytes = 0;
+            (writer.latest.clone(), seq)
+        };
+        let name = format!("{:016x}.snap", state.version);
+        let body = crate::snapshot::encode(&state, (seq, 0));
+        drop(state);
+        let path = write_snapshot(vfs.as_ref(), dir, &name, &body)?;
+        drop(body);
+        for old in vfs.list(dir).map_err(|e| StorageError::io(dir, e))? {
+            if Path::new(&old).extension().is_some_and(|e| e == "snap") && old != name {
+                vfs.remove(&dir.join(&old)).map_err(|e| StorageError::io(dir.join(&old), e))?;
+            }
+        }
+        remove_segments_before(vfs.as_ref(), dir, seq)?;
+        Ok(Some(path))
     }
 
     /// Whether a background merge is running.

@@ -41,6 +41,7 @@ pub mod model;
 pub mod mutation;
 pub mod normalize;
 pub mod read;
+pub mod snapshot;
 pub(crate) mod state;
 pub mod stats;
 pub mod strvec;

@@ -23,6 +23,11 @@ impl TimeLog {
         self.starts.push((id, t));
     }
 
+    /// The `(first row, time)` entries, in order (for snapshots).
+    pub fn entries(&self) -> Vec<(u32, Timestamp)> {
+        self.starts.iter().copied().collect()
+    }
+
     /// The creation time of row `id`.
     pub fn at(&self, id: u32) -> Timestamp {
         let (mut lo, mut hi) = (0usize, self.starts.len());

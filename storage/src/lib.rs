@@ -9,12 +9,16 @@
 
 pub mod error;
 pub mod fault;
+pub mod mapped;
 pub mod mem;
+pub mod snapshot;
 pub mod vfs;
 pub mod wal;
 
 pub use error::StorageError;
 pub use fault::{FaultPlan, FaultyVfs};
+pub use mapped::Mapped;
 pub use mem::MemVfs;
+pub use snapshot::{read_snapshot, write_snapshot, SnapshotFile, SNAPSHOT_FORMAT_VERSION};
 pub use vfs::{OsVfs, Vfs, VfsFile, VfsLock};
-pub use wal::{replay, FsyncPolicy, ReplayReport, WalWriter, WAL_FORMAT_VERSION};
+pub use wal::{remove_segments_before, replay, replay_from, FsyncPolicy, ReplayReport, WalWriter, WAL_FORMAT_VERSION};

@@ -39,6 +39,8 @@ pub trait VfsFile: Send + Sync + Debug {
     }
 }
 
+pub use crate::mapped::Mapped;
+
 /// A held advisory lock; dropping it releases the lock.
 pub type VfsLock = Box<dyn Send + Sync + Debug>;
 
@@ -61,6 +63,11 @@ pub trait Vfs: Send + Sync + Debug {
     /// Takes an exclusive advisory lock on `path` (created if absent), or fails with
     /// `WouldBlock` when another holder has it. The lock dies with its process.
     fn lock(&self, path: &Path) -> io::Result<VfsLock>;
+
+    /// A read-only view of the whole file (a memory mapping where the file system allows it).
+    fn map(&self, path: &Path) -> io::Result<Mapped> {
+        Ok(Mapped::copy_of(&self.open(path, false)?.read_all()?))
+    }
 }
 
 /// The operating system's file system.
@@ -119,6 +126,10 @@ impl Vfs for OsVfs {
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
+    fn map(&self, path: &Path) -> io::Result<Mapped> {
+        Mapped::map(&std::fs::File::open(path)?)
+    }
+
     fn lock(&self, path: &Path) -> io::Result<VfsLock> {
         let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
         match f.try_lock() {

@@ -71,6 +71,8 @@ pub struct ReplayReport {
     pub end_offset: u64,
     /// The torn tail, if the last segment had one.
     pub torn_tail: Option<TornTail>,
+    /// Where a new log starts when there is no segment (the segment a snapshot points at).
+    pub first_seq_hint: u64,
 }
 
 fn segment_name(seq: u64) -> String {
@@ -122,10 +124,22 @@ fn valid_record(bytes: &[u8], at: usize) -> Option<usize> {
 pub fn replay(
     vfs: &dyn Vfs,
     dir: &Path,
+    on_record: impl FnMut(&RecordPos, &[u8]) -> Result<(), StorageError>,
+) -> Result<ReplayReport, StorageError> {
+    replay_from(vfs, dir, (0, 0), on_record)
+}
+
+/// Like `replay`, for the records at or after position `from` = (segment, offset): what a
+/// snapshot taken at `from` does not cover. Earlier segments are skipped unread.
+pub fn replay_from(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    from: (u64, u64),
     mut on_record: impl FnMut(&RecordPos, &[u8]) -> Result<(), StorageError>,
 ) -> Result<ReplayReport, StorageError> {
-    let seqs = segments(vfs, dir)?;
-    let mut report = ReplayReport { segments: seqs.len(), last_seq: seqs.last().copied(), ..ReplayReport::default() };
+    let seqs: Vec<u64> = segments(vfs, dir)?.into_iter().filter(|s| *s >= from.0).collect();
+    let mut report =
+        ReplayReport { segments: seqs.len(), last_seq: seqs.last().copied(), first_seq_hint: from.0, ..ReplayReport::default() };
     for (i, &seq) in seqs.iter().enumerate() {
         let last = i + 1 == seqs.len();
         let path = dir.join(segment_name(seq));
@@ -154,6 +168,16 @@ pub fn replay(
             return Err(StorageError::Corruption { path, offset: 16, what: "segment sequence does not match its name" });
         }
         let mut at = HEADER_LEN as usize;
+        if seq == from.0 && from.1 > HEADER_LEN {
+            at = usize::try_from(from.1).map_err(|_| StorageError::Corruption {
+                path: path.clone(),
+                offset: from.1,
+                what: "snapshot position beyond the segment",
+            })?;
+            if at > bytes.len() {
+                return Err(StorageError::Corruption { path, offset: from.1, what: "the segment ends before the snapshot's position" });
+            }
+        }
         while at < bytes.len() {
             match valid_record(&bytes, at) {
                 Some(end) => {
@@ -174,6 +198,20 @@ pub fn replay(
         report.end_offset = at as u64;
     }
     Ok(report)
+}
+
+/// Removes the segments numbered below `seq` (covered by a snapshot) and syncs the folder.
+pub fn remove_segments_before(vfs: &dyn Vfs, dir: &Path, seq: u64) -> Result<usize, StorageError> {
+    let mut removed = 0;
+    for s in segments(vfs, dir)?.into_iter().filter(|s| *s < seq) {
+        let path = dir.join(segment_name(s));
+        vfs.remove(&path).map_err(|e| StorageError::io(&path, e))?;
+        removed += 1;
+    }
+    if removed > 0 {
+        vfs.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
+    }
+    Ok(removed)
 }
 
 /// Appends records to the last segment, rolling to a new one past `segment_bytes_max`.
@@ -204,7 +242,7 @@ impl WalWriter {
     ) -> Result<WalWriter, StorageError> {
         let (seq, offset) = match replayed.last_seq {
             Some(seq) => (seq, replayed.end_offset),
-            None => (0, 0),
+            None => (replayed.first_seq_hint, 0),
         };
         let path = dir.join(segment_name(seq));
         let file: Arc<dyn VfsFile> = Arc::from(vfs.open(&path, true).map_err(|e| StorageError::io(&path, e))?);
@@ -336,6 +374,16 @@ impl WalWriter {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Syncs what was written and starts a new segment; returns its sequence number. Everything
+    /// before it is then in older segments (what a checkpoint covers).
+    pub fn roll_now(&mut self) -> Result<u64, StorageError> {
+        self.check()?;
+        self.unsynced = true;
+        self.sync()?;
+        self.roll()?;
+        Ok(self.seq)
     }
 
     /// The current segment and the offset where the next record goes.

@@ -8,7 +8,8 @@
 #![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
 
 use engram::{
-    AddClaim, ClaimState, Config, Database, EntityId, FsyncPolicy, ManualClock, NeighborQuery, Op, StorageError, Timestamp, WriteBatch,
+    AddClaim, ClaimState, Config, Database, EntityId, FsyncPolicy, ManualClock, NeighborQuery, Op, StorageError, Timestamp, Value,
+    Visibility, WriteBatch,
 };
 use engram_storage::{FaultPlan, FaultyVfs, MemVfs, Vfs};
 use std::fmt::Write as _;
@@ -26,7 +27,11 @@ fn fingerprint(db: &Database) -> String {
         for e in 0..ne {
             if let Some(ent) = ws.entity(EntityId(e as u32)) {
                 let n = ws.neighbors(ent.id, &NeighborQuery::default()).unwrap();
-                writeln!(out, "{ent:?} {:?} {:?}", n.items, ws.find_by_name(&ent.name)).unwrap();
+                let past = Visibility { known_as_of: Some(Timestamp::parse("2026-03-01T00:00:20Z").unwrap()), ..Visibility::default() };
+                let then = ws.neighbors(ent.id, &NeighborQuery { visibility: past, ..NeighborQuery::default() }).unwrap();
+                let all =
+                    ws.neighbors(ent.id, &NeighborQuery { visibility: Visibility::all_versions(), ..NeighborQuery::default() }).unwrap();
+                writeln!(out, "{ent:?} {:?} {:?} {:?} {:?}", n.items, then.items, all.items, ws.find_by_name(&ent.name)).unwrap();
             }
         }
         for c in 0..nc {
@@ -309,4 +314,159 @@ fn write_fixture() {
     db.write(&b).unwrap();
     drop(db);
     std::fs::remove_file(fixture.join(engram::LOCK_FILE)).unwrap();
+}
+
+fn names(vfs: &MemVfs, ext: &str) -> Vec<String> {
+    vfs.list(&dir()).unwrap().into_iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == ext)).collect()
+}
+
+/// A richer workload for snapshots: properties, aliases, deletes, a dropped workspace, a bulk load.
+fn rich(db: &Database, c: &Arc<ManualClock>, from: usize, to: usize) {
+    for i in from..to {
+        c.advance_seconds(1);
+        let mut b = WriteBatch::new("default");
+        if i > 7 && (i - 1).is_multiple_of(7) {
+            b.push(Op::RestoreEntity { entity: format!("e{}", i - 4).into() });
+        }
+        b.ops.extend(batch(i).ops);
+        b.push(Op::SetProperty { entity: format!("e{i}").into(), key: "tier".into(), value: Value::Int(i as i64) });
+        b.push(Op::AddAlias { entity: format!("e{i}").into(), alias: format!("alias {i}") });
+        if i > 6 && i.is_multiple_of(7) {
+            b.push(Op::DeleteEntity { entity: format!("e{}", i - 3).into() });
+        }
+        db.write(&b).unwrap();
+    }
+}
+
+fn no_auto(c: &Arc<ManualClock>) -> Config {
+    Config { checkpoint_wal_bytes: u64::MAX, ..config(c) }
+}
+
+#[test]
+fn checkpoint_then_reopen_equals_before() {
+    let c = clock();
+    let mem = MemVfs::new();
+    let before = {
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap();
+        rich(&db, &c, 0, 30);
+        db.create_workspace("gone").unwrap();
+        db.drop_workspace("gone").unwrap();
+        db.create_workspace("bulk").unwrap();
+        let mut load = engram::BulkLoad { workspace: "bulk".into(), ..Default::default() };
+        load.entities.type_names = vec!["t".into()];
+        for i in 0..5 {
+            load.entities.ext_id.push(&format!("b{i}"));
+            load.entities.name.push(&format!("Bulk {i}"));
+            load.entities.entity_type.push(0);
+        }
+        load.claims.predicate_names = vec!["r".into()];
+        for i in 0..4u32 {
+            load.claims.subject.push(i);
+            load.claims.object.push(i + 1);
+            load.claims.predicate.push(0);
+            load.claims.confidence.push(0.5);
+            load.claims.state.push(ClaimState::Accepted);
+        }
+        db.bulk_load(&load).unwrap();
+        let snap_path = db.checkpoint().unwrap().unwrap();
+        assert!(mem.exists(&snap_path));
+        assert_eq!(wal_files(&mem).len(), 1, "covered segments are removed");
+        rich(&db, &c, 30, 40);
+        fingerprint(&db)
+    };
+    let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap();
+    assert_eq!(fingerprint(&db), before, "snapshot + WAL tail");
+    db.checkpoint().unwrap();
+    assert_eq!(names(&mem, "snap").len(), 1, "older snapshots are removed");
+    drop(db);
+    let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap();
+    assert_eq!(fingerprint(&db), before, "snapshot alone");
+    rich(&db, &c, 40, 45);
+    let after = fingerprint(&db);
+    drop(db);
+    assert_eq!(fingerprint(&Database::open_with(dir(), no_auto(&c), Arc::new(mem)).unwrap()), after);
+}
+
+#[test]
+fn automatic_checkpoints_by_wal_size() {
+    let c = clock();
+    let mem = MemVfs::new();
+    let cfg = || Config { checkpoint_wal_bytes: 4096, ..config(&c) };
+    let db = Database::open_with(dir(), cfg(), Arc::new(mem.clone())).unwrap();
+    rich(&db, &c, 0, 60);
+    for _ in 0..300 {
+        if !names(&mem, "snap").is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(!names(&mem, "snap").is_empty(), "a checkpoint was written");
+    let want = fingerprint(&db);
+    drop(db);
+    // A background checkpoint holds a handle (and the folder lock) until it ends.
+    let reopened = (0..300)
+        .find_map(|_| match Database::open_with(dir(), cfg(), Arc::new(mem.clone())) {
+            Ok(db) => Some(db),
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                None
+            }
+        })
+        .expect("the folder is released once the background checkpoint ends");
+    assert_eq!(fingerprint(&reopened), want);
+}
+
+#[test]
+fn corrupt_snapshot_is_refused_by_name() {
+    let c = clock();
+    let mem = MemVfs::new();
+    {
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap();
+        rich(&db, &c, 0, 10);
+        db.checkpoint().unwrap();
+    }
+    let snap = dir().join(names(&mem, "snap").remove(0));
+    let mut bytes = mem.bytes(&snap).unwrap();
+    let at = bytes.len() - 10;
+    bytes[at] ^= 0x01;
+    mem.set_bytes(&snap, bytes);
+    let err = Database::open_with(dir(), no_auto(&c), Arc::new(mem)).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("checksum mismatch") && msg.contains(&snap.display().to_string()), "{msg}");
+}
+
+fn copy_of(base: &MemVfs) -> MemVfs {
+    let mem = MemVfs::new();
+    for f in base.list(&dir()).unwrap() {
+        mem.set_bytes(&dir().join(&f), base.bytes(&dir().join(&f)).unwrap());
+    }
+    mem
+}
+
+#[test]
+fn crash_at_every_operation_of_a_checkpoint() {
+    let c = clock();
+    let base = MemVfs::new();
+    let want = {
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(base.clone())).unwrap();
+        rich(&db, &c, 0, 15);
+        fingerprint(&db)
+    };
+    let probe = FaultyVfs::new(copy_of(&base), FaultPlan::default());
+    let db = Database::open_with(dir(), no_auto(&c), Arc::new(probe.clone())).unwrap();
+    let start = probe.ops();
+    db.checkpoint().unwrap();
+    let end = probe.ops();
+    drop(db);
+    for crash_at in start + 1..=end {
+        let mem = copy_of(&base);
+        let vfs = FaultyVfs::new(mem.clone(), FaultPlan { crash_at: Some(crash_at), torn_bytes: Some(100), ..FaultPlan::default() });
+        if let Ok(db) = Database::open_with(dir(), no_auto(&c), Arc::new(vfs)) {
+            let _ = db.checkpoint();
+        }
+        mem.crash();
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap_or_else(|e| panic!("crash at op {crash_at}: {e}"));
+        assert_eq!(fingerprint(&db), want, "crash at op {crash_at}");
+        assert!(names(&mem, "tmp").is_empty(), "leftover temporary files are removed at open");
+    }
 }

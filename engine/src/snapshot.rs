@@ -1,0 +1,485 @@
+//! Checkpoint snapshots: the whole state as an rkyv archive of plain columns.
+//!
+//! The archive holds what cannot be recomputed (rows, lifecycle history, vocabulary, the WAL
+//! position it covers); indexes (CSR, key indexes, bitmaps, visibility bits) are rebuilt on load in
+//! parallel, as a bulk load builds them. The file envelope (block checksums, atomic write, mapping)
+//! is `engram_storage::snapshot`; every block is verified before the archive is read, and the
+//! archive is then accessed with rkyv's validation as well (`rkyv::access`), so no unchecked access
+//! to file bytes happens.
+
+use crate::bitcol::BitCol;
+use crate::bitmap::IdSet;
+use crate::cow::CowVec;
+use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
+use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
+use crate::model::{Cardinality, ClaimState, PredicateDef, WorkspaceInfo};
+use crate::normalize::name_key_into;
+use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, DELETED, ERASED, LIVE, TIMED};
+use crate::strvec::StrVec;
+use crate::time::Timestamp;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Strings packed as in a `StrVec`: row `i` is `bytes[ends[i-1]..ends[i]]`.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize, Default)]
+pub struct Strs {
+    bytes: String,
+    ends: Vec<u64>,
+}
+
+impl Strs {
+    fn of(v: &StrVec) -> Strs {
+        let mut s = Strs { bytes: String::new(), ends: Vec::with_capacity(v.len()) };
+        for i in 0..v.len() {
+            s.bytes.push_str(v.get(i));
+            s.ends.push(s.bytes.len() as u64);
+        }
+        s
+    }
+}
+
+impl ArchivedStrs {
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1].to_native() as usize };
+        &self.bytes.as_str()[start..self.ends[i].to_native() as usize]
+    }
+
+    fn to_strvec(&self) -> StrVec {
+        StrVec::build_par(self.ends.len(), |i, b| b.push_str(self.get(i)))
+    }
+}
+
+/// One predicate declaration.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct PredDefRow {
+    ws: u32,
+    pred: u16,
+    one: bool,
+    inverse: Option<String>,
+    transitive: bool,
+    half_life_days: Option<f64>,
+}
+
+/// One evidence row.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct EvidenceRowV1 {
+    claim: u32,
+    ext_id: Option<String>,
+    conversation_id: Option<String>,
+    message_id: Option<String>,
+    model: Option<String>,
+    model_version: Option<String>,
+    raw_confidence: Option<f32>,
+    snippet: Option<String>,
+    observed_at: i64,
+    recorded_at: i64,
+    next: u32,
+}
+
+/// The archived state, format 1.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct SnapshotV1 {
+    /// Commit counter of the state.
+    pub version: u64,
+    committed_at: i64,
+    /// The WAL position this snapshot covers everything before: (segment, offset).
+    pub wal_from: (u64, u64),
+    workspaces: Vec<(u32, String, i64, bool)>,
+    predicates: Vec<String>,
+    types: Vec<String>,
+    predicate_defs: Vec<PredDefRow>,
+    e_ws: Vec<u32>,
+    e_ty: Vec<u16>,
+    e_flags: Vec<u8>,
+    e_ext: Strs,
+    e_name: Strs,
+    e_aliases: Strs,
+    e_created: Vec<(u32, i64)>,
+    e_updated: Vec<(u32, i64)>,
+    e_props: Vec<(u32, Vec<u8>)>,
+    e_last_event: Vec<(u32, u32)>,
+    e_events: Vec<(i64, bool, u32)>,
+    c_subject: Vec<u32>,
+    c_object: Vec<u32>,
+    c_pred: Vec<u16>,
+    c_confidence: Vec<f32>,
+    c_state: Vec<u8>,
+    c_flags: Vec<u8>,
+    c_valid_from: Vec<i64>,
+    c_valid_until: Vec<i64>,
+    c_ext: Strs,
+    c_text: Strs,
+    c_evidence_head: Vec<u32>,
+    c_recorded: Vec<(u32, i64)>,
+    c_updated: Vec<(u32, i64)>,
+    c_expires: Vec<(u32, i64)>,
+    c_superseded_by: Vec<(u32, u32)>,
+    c_last_event: Vec<(u32, u32)>,
+    c_events: Vec<(i64, u8, bool, u32)>,
+    c_supersedes: Vec<(u32, Vec<u32>)>,
+    evidence: Vec<EvidenceRowV1>,
+}
+
+fn sparse<V: Copy>(m: &imbl::HashMap<u32, V>) -> Vec<(u32, V)> {
+    let mut v: Vec<(u32, V)> = m.iter().map(|(k, v)| (*k, *v)).collect();
+    v.sort_unstable_by_key(|p| p.0);
+    v
+}
+
+fn opt(s: Option<&Arc<str>>) -> Option<String> {
+    s.map(ToString::to_string)
+}
+
+/// Captures `st` (covering the WAL before `wal_from`) as an archive body.
+pub fn encode(st: &State, wal_from: (u64, u64)) -> Vec<u8> {
+    let c = &st.catalog;
+    let (e, cl) = (&st.entities, &st.claims);
+    let snap = SnapshotV1 {
+        version: st.version,
+        committed_at: st.committed_at.0,
+        wal_from,
+        workspaces: c
+            .workspaces
+            .iter()
+            .enumerate()
+            .map(|(i, w)| match w {
+                Some(w) => (i as u32, w.name.to_string(), w.created_at.0, true),
+                None => (i as u32, String::new(), 0, false),
+            })
+            .collect(),
+        predicates: (0..c.predicates.len()).map(|i| c.predicates.name(i as u16).to_string()).collect(),
+        types: (0..c.types.len()).map(|i| c.types.name(i as u16).to_string()).collect(),
+        predicate_defs: c
+            .predicate_defs
+            .iter()
+            .map(|((ws, p), d)| PredDefRow {
+                ws: ws.0,
+                pred: p.0,
+                one: d.cardinality == Cardinality::One,
+                inverse: opt(d.inverse.as_ref()),
+                transitive: d.transitive,
+                half_life_days: d.half_life_days,
+            })
+            .collect(),
+        e_ws: e.ws.iter().map(|w| w.0).collect(),
+        e_ty: e.ty.iter().map(|t| t.0).collect(),
+        e_flags: e.flags.iter().copied().collect(),
+        e_ext: Strs::of(&e.ext_id),
+        e_name: Strs::of(&e.name),
+        e_aliases: Strs::of(&e.aliases),
+        e_created: e.created.entries().into_iter().map(|(id, t)| (id, t.0)).collect(),
+        e_updated: sparse(&e.updated_at).into_iter().map(|(k, t)| (k, t.0)).collect(),
+        e_props: {
+            let mut v: Vec<(u32, Vec<u8>)> =
+                e.props.iter().map(|(k, p)| (*k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
+            v.sort_unstable_by_key(|p| p.0);
+            v
+        },
+        e_last_event: sparse(&e.last_event),
+        e_events: e.events.iter().map(|x| (x.at.0, x.deleted_before, x.prev)).collect(),
+        c_subject: cl.subject.iter().copied().collect(),
+        c_object: cl.object.iter().copied().collect(),
+        c_pred: cl.pred.iter().copied().collect(),
+        c_confidence: cl.confidence.iter().copied().collect(),
+        c_state: cl.state.iter().map(|s| *s as u8).collect(),
+        c_flags: cl.flags.iter().copied().collect(),
+        c_valid_from: cl.valid_from.iter().map(|t| t.0).collect(),
+        c_valid_until: cl.valid_until.iter().map(|t| t.0).collect(),
+        c_ext: Strs::of(&cl.ext_id),
+        c_text: Strs::of(&cl.text),
+        c_evidence_head: cl.evidence_head.iter().copied().collect(),
+        c_recorded: cl.recorded.entries().into_iter().map(|(id, t)| (id, t.0)).collect(),
+        c_updated: sparse(&cl.updated_at).into_iter().map(|(k, t)| (k, t.0)).collect(),
+        c_expires: sparse(&cl.expires_at).into_iter().map(|(k, t)| (k, t.0)).collect(),
+        c_superseded_by: sparse(&cl.superseded_by),
+        c_last_event: sparse(&cl.last_event),
+        c_events: cl.events.iter().map(|x| (x.at.0, x.state_before as u8, x.deleted_before, x.prev)).collect(),
+        c_supersedes: {
+            let mut v: Vec<(u32, Vec<u32>)> = cl.supersedes.iter().map(|(k, l)| (*k, l.iter().map(|c| c.0).collect())).collect();
+            v.sort_unstable_by_key(|p| p.0);
+            v
+        },
+        evidence: st
+            .evidence
+            .rows
+            .iter()
+            .map(|r| EvidenceRowV1 {
+                claim: r.claim.0,
+                ext_id: opt(r.ext_id.as_ref()),
+                conversation_id: opt(r.conversation_id.as_ref()),
+                message_id: opt(r.message_id.as_ref()),
+                model: opt(r.model.as_ref()),
+                model_version: opt(r.model_version.as_ref()),
+                raw_confidence: r.raw_confidence,
+                snippet: opt(r.snippet.as_ref()),
+                observed_at: r.observed_at.0,
+                recorded_at: r.recorded_at.0,
+                next: r.next,
+            })
+            .collect(),
+    };
+    rkyv::to_bytes::<rkyv::rancor::Error>(&snap).expect("serializing plain columns cannot fail").into_vec()
+}
+
+/// Why an archive could not be turned back into a state.
+#[derive(Debug)]
+pub struct DecodeError(pub &'static str);
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // Reason: called on borrowed archive fields; by reference reads best there.
+fn ts(t: &rkyv::rend::i64_le) -> Timestamp {
+    Timestamp(t.to_native())
+}
+
+fn arc(s: &rkyv::option::ArchivedOption<rkyv::string::ArchivedString>) -> Option<Arc<str>> {
+    s.as_ref().map(|s| Arc::from(s.as_str()))
+}
+
+/// Rebuilds a state from a verified archive body; returns it with the WAL position it covers.
+#[allow(clippy::too_many_lines)] // Reason: one column after another; splitting would only move the list.
+pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
+    let a =
+        rkyv::access::<ArchivedSnapshotV1, rkyv::rancor::Error>(body).map_err(|_| DecodeError("the snapshot archive does not validate"))?;
+    let mut st = State { version: a.version.to_native(), committed_at: Timestamp(a.committed_at.to_native()), ..State::default() };
+    // Catalog.
+    let mut workspaces = Vec::new();
+    for w in a.workspaces.iter() {
+        let (id, name, created, live) = (w.0.to_native(), w.1.as_str(), w.2.to_native(), w.3);
+        if live {
+            let name: Arc<str> = Arc::from(name);
+            st.catalog.workspace_by_name.insert(name.clone(), WorkspaceId(id));
+            workspaces.push(Some(WorkspaceInfo { id: WorkspaceId(id), name, created_at: Timestamp(created) }));
+        } else {
+            workspaces.push(None);
+        }
+    }
+    st.catalog.workspaces = Arc::new(workspaces);
+    for p in a.predicates.iter() {
+        st.catalog.predicates.intern(p.as_str()).ok_or(DecodeError("too many predicates"))?;
+    }
+    for t in a.types.iter() {
+        st.catalog.types.intern(t.as_str()).ok_or(DecodeError("too many types"))?;
+    }
+    for d in a.predicate_defs.iter() {
+        let pred = d.pred.to_native();
+        if usize::from(pred) >= st.catalog.predicates.len() {
+            return Err(DecodeError("predicate declaration names an unknown predicate"));
+        }
+        let def = PredicateDef {
+            name: st.catalog.predicates.name(pred).clone(),
+            cardinality: if d.one { Cardinality::One } else { Cardinality::Many },
+            inverse: arc(&d.inverse),
+            transitive: d.transitive,
+            half_life_days: d.half_life_days.as_ref().map(|h| h.to_native()),
+        };
+        st.catalog.predicate_defs.insert((WorkspaceId(d.ws.to_native()), PredicateId(pred)), def);
+    }
+    // Entities.
+    let n = a.e_ws.len();
+    let m = a.c_subject.len();
+    if [a.e_ty.len(), a.e_flags.len(), a.e_ext.ends.len(), a.e_name.ends.len(), a.e_aliases.ends.len()].iter().any(|l| *l != n) {
+        return Err(DecodeError("entity columns differ in length"));
+    }
+    if [
+        a.c_object.len(),
+        a.c_pred.len(),
+        a.c_confidence.len(),
+        a.c_state.len(),
+        a.c_flags.len(),
+        a.c_valid_from.len(),
+        a.c_valid_until.len(),
+        a.c_ext.ends.len(),
+        a.c_text.ends.len(),
+        a.c_evidence_head.len(),
+    ]
+    .iter()
+    .any(|l| *l != m)
+    {
+        return Err(DecodeError("claim columns differ in length"));
+    }
+    if a.c_subject.iter().chain(a.c_object.iter()).any(|e| e.to_native() as usize >= n) || a.c_state.iter().any(|s| *s > 2) {
+        return Err(DecodeError("a claim names a missing entity or an unknown state"));
+    }
+    let e = &mut st.entities;
+    e.ws = CowVec::build_par(n, |i| WorkspaceId(a.e_ws[i].to_native()));
+    e.ty = CowVec::build_par(n, |i| TypeId(a.e_ty[i].to_native()));
+    e.flags = CowVec::build_par(n, |i| a.e_flags[i]);
+    let (ext, (name, aliases)) = rayon::join(|| a.e_ext.to_strvec(), || rayon::join(|| a.e_name.to_strvec(), || a.e_aliases.to_strvec()));
+    (e.ext_id, e.name, e.aliases) = (ext, name, aliases);
+    for p in a.e_created.iter() {
+        e.created.note(p.0.to_native(), ts(&p.1));
+    }
+    e.updated_at = a.e_updated.iter().map(|p| (p.0.to_native(), ts(&p.1))).collect();
+    for p in a.e_props.iter() {
+        let props = postcard::from_bytes(&p.1).map_err(|_| DecodeError("entity properties do not decode"))?;
+        e.props.insert(p.0.to_native(), Arc::new(props));
+    }
+    e.last_event = a.e_last_event.iter().map(|p| (p.0.to_native(), p.1.to_native())).collect();
+    e.events =
+        CowVec::from_vec(a.e_events.iter().map(|x| EntityEvent { at: ts(&x.0), deleted_before: x.1, prev: x.2.to_native() }).collect());
+    // Claims.
+    let c = &mut st.claims;
+    c.subject = CowVec::build_par(m, |i| a.c_subject[i].to_native());
+    c.object = CowVec::build_par(m, |i| a.c_object[i].to_native());
+    c.pred = CowVec::build_par(m, |i| a.c_pred[i].to_native());
+    c.confidence = CowVec::build_par(m, |i| a.c_confidence[i].to_native());
+    c.state = CowVec::build_par(m, |i| match a.c_state[i] {
+        0 => ClaimState::Proposed,
+        1 => ClaimState::Accepted,
+        _ => ClaimState::Deprecated,
+    });
+    c.flags = CowVec::build_par(m, |i| a.c_flags[i]);
+    c.fast = BitCol::from_bits(a.c_flags.iter().map(|f| f & LIVE != 0 && f & TIMED == 0));
+    c.timed_live = BitCol::from_bits(a.c_flags.iter().map(|f| f & LIVE != 0 && f & TIMED != 0));
+    c.valid_from = CowVec::build_par(m, |i| ts(&a.c_valid_from[i]));
+    c.valid_until = CowVec::build_par(m, |i| ts(&a.c_valid_until[i]));
+    let (ext, text) = rayon::join(|| a.c_ext.to_strvec(), || a.c_text.to_strvec());
+    (c.ext_id, c.text) = (ext, text);
+    c.evidence_head = CowVec::build_par(m, |i| a.c_evidence_head[i].to_native());
+    for p in a.c_recorded.iter() {
+        c.recorded.note(p.0.to_native(), ts(&p.1));
+    }
+    c.updated_at = a.c_updated.iter().map(|p| (p.0.to_native(), ts(&p.1))).collect();
+    c.expires_at = a.c_expires.iter().map(|p| (p.0.to_native(), ts(&p.1))).collect();
+    c.superseded_by = a.c_superseded_by.iter().map(|p| (p.0.to_native(), p.1.to_native())).collect();
+    c.last_event = a.c_last_event.iter().map(|p| (p.0.to_native(), p.1.to_native())).collect();
+    c.events = CowVec::from_vec(
+        a.c_events
+            .iter()
+            .map(|x| ClaimEvent {
+                at: ts(&x.0),
+                state_before: if x.1 == 0 {
+                    ClaimState::Proposed
+                } else if x.1 == 1 {
+                    ClaimState::Accepted
+                } else {
+                    ClaimState::Deprecated
+                },
+                deleted_before: x.2,
+                prev: x.3.to_native(),
+            })
+            .collect(),
+    );
+    c.supersedes = a
+        .c_supersedes
+        .iter()
+        .map(|p| (p.0.to_native(), Arc::from(p.1.iter().map(|x| ClaimId(x.to_native())).collect::<Vec<_>>())))
+        .collect();
+    // Evidence.
+    for r in a.evidence.iter() {
+        let claim = r.claim.to_native();
+        if claim as usize >= m {
+            return Err(DecodeError("evidence names a missing claim"));
+        }
+        let row = EvidenceRow {
+            claim: ClaimId(claim),
+            ext_id: arc(&r.ext_id),
+            conversation_id: arc(&r.conversation_id),
+            message_id: arc(&r.message_id),
+            model: arc(&r.model),
+            model_version: arc(&r.model_version),
+            raw_confidence: r.raw_confidence.as_ref().map(|x| x.to_native()),
+            snippet: arc(&r.snippet),
+            observed_at: ts(&r.observed_at),
+            recorded_at: ts(&r.recorded_at),
+            next: r.next.to_native(),
+        };
+        if let Some(ext) = &row.ext_id {
+            st.evidence.by_ext.insert((st_claim_ws(&st.entities, &st.claims, claim), ext.clone()), st.evidence.rows.len() as u32);
+        }
+        st.evidence.rows.push(row);
+    }
+    rebuild_indexes(&mut st);
+    st.graph = st.fresh_graph();
+    Ok((st, (a.wal_from.0.to_native(), a.wal_from.1.to_native())))
+}
+
+fn st_claim_ws(e: &crate::state::Entities, c: &crate::state::Claims, claim: u32) -> WorkspaceId {
+    *e.ws.get(*c.subject.get(claim as usize) as usize)
+}
+
+/// Key indexes and bitmaps, recomputed from the columns (erased rows are left out).
+fn rebuild_indexes(st: &mut State) {
+    let (e, c) = (&st.entities, &st.claims);
+    let n = e.len();
+    let m = c.len();
+    let ext_keys: Vec<u64> = (0..n)
+        .into_par_iter()
+        .filter(|i| *e.flags.get(*i) & ERASED == 0)
+        .map(|i| u64::from(key_hash(*e.ws.get(i), e.ext_id.get(i))) << 32 | i as u64)
+        .collect();
+    let name_keys: Vec<u64> = (0..n)
+        .into_par_iter()
+        .filter(|i| *e.flags.get(*i) & ERASED == 0)
+        .fold(
+            || (Vec::new(), String::new()),
+            |(mut keys, mut buf), i| {
+                let ws = *e.ws.get(i);
+                for s in std::iter::once(e.name.get(i)).chain(e.aliases_of(i as u32)) {
+                    name_key_into(s, &mut buf);
+                    keys.push(u64::from(key_hash(ws, &buf)) << 32 | i as u64);
+                }
+                (keys, buf)
+            },
+        )
+        .map(|(k, _)| k)
+        .reduce(Vec::new, |mut a, mut b| {
+            a.append(&mut b);
+            a
+        });
+    let claim_keys: Vec<u64> = (0..m)
+        .into_par_iter()
+        .filter(|i| *c.flags.get(*i) & ERASED == 0)
+        .map(|i| u64::from(key_hash(st.claim_ws(i as u32), c.ext_id.get(i))) << 32 | i as u64)
+        .collect();
+    let by_ext = KeyIndex::from_sorted_keys(sort_hashed_keys(ext_keys));
+    let by_name = KeyIndex::from_sorted_keys(sort_hashed_keys(name_keys));
+    let claim_by_ext = KeyIndex::from_sorted_keys(sort_hashed_keys(claim_keys));
+    let mut bm = crate::state::Bitmaps::default();
+    let mut ents_by_ws: std::collections::BTreeMap<WorkspaceId, Vec<u32>> = std::collections::BTreeMap::new();
+    let mut ents_by_type: std::collections::BTreeMap<TypeId, Vec<u32>> = std::collections::BTreeMap::new();
+    let mut ents_deleted = Vec::new();
+    for i in 0..n {
+        let f = *e.flags.get(i);
+        if f & ERASED != 0 {
+            continue;
+        }
+        ents_by_ws.entry(*e.ws.get(i)).or_default().push(i as u32);
+        ents_by_type.entry(*e.ty.get(i)).or_default().push(i as u32);
+        if f & DELETED != 0 {
+            ents_deleted.push(i as u32);
+        }
+    }
+    let mut by_state: [Vec<u32>; 3] = Default::default();
+    let (mut deleted, mut live) = (Vec::new(), Vec::new());
+    let mut claims_by_ws: std::collections::BTreeMap<WorkspaceId, Vec<u32>> = std::collections::BTreeMap::new();
+    let mut claims_by_pred: std::collections::BTreeMap<u16, Vec<u32>> = std::collections::BTreeMap::new();
+    for i in 0..m {
+        let f = *c.flags.get(i);
+        if f & ERASED != 0 {
+            continue;
+        }
+        let id = i as u32;
+        by_state[*c.state.get(i) as usize].push(id);
+        if f & DELETED != 0 {
+            deleted.push(id);
+        }
+        if f & LIVE != 0 {
+            live.push(id);
+        }
+        claims_by_ws.entry(st.claim_ws(id)).or_default().push(id);
+        claims_by_pred.entry(*c.pred.get(i)).or_default().push(id);
+    }
+    bm.entities_by_ws = ents_by_ws.into_iter().map(|(k, v)| (k, IdSet::from_sorted(&v))).collect();
+    bm.entities_by_type = ents_by_type.into_iter().map(|(k, v)| (k, IdSet::from_sorted(&v))).collect();
+    bm.entities_deleted = IdSet::from_sorted(&ents_deleted);
+    bm.claims_by_state = by_state.map(|v| IdSet::from_sorted(&v));
+    bm.claims_deleted = IdSet::from_sorted(&deleted);
+    bm.claims_live = IdSet::from_sorted(&live);
+    bm.claims_by_ws = claims_by_ws.into_iter().map(|(k, v)| (k, IdSet::from_sorted(&v))).collect();
+    bm.claims_by_pred = claims_by_pred.into_iter().map(|(k, v)| (PredicateId(k), IdSet::from_sorted(&v))).collect();
+    st.entities.by_ext = by_ext;
+    st.entities.by_name = by_name;
+    st.claims.by_ext = claim_by_ext;
+    st.bitmaps = bm;
+    let _ = NONE;
+}
