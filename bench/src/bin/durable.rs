@@ -1,6 +1,11 @@
 //! Durable-commit and replay figures, measured beside this disk's own write+fdatasync rate in the
 //! same run: `cargo run --release -p engram-bench --bin durable [-- --seconds S --dir DIR]`.
-//! Prints one JSON line per measurement.
+//! With `--data DIR` (workload CSVs) it also bulk-loads them into a durable database, checkpoints,
+//! and times reopening from the snapshot. Prints one JSON line per measurement.
+
+#[path = "workloads/load.rs"]
+#[allow(dead_code)] // Reason: shared with the workloads harness, which uses all of it.
+mod load;
 
 use clap::Parser;
 use engram::{AddClaim, Database, EntityId, WriteBatch};
@@ -19,6 +24,9 @@ struct Args {
     /// Folder to work in (a fresh temporary folder inside it is used and removed).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
+    /// Workload data folder (from gen.py) for the checkpoint and reopen figures.
+    #[arg(long)]
+    data: Option<std::path::PathBuf>,
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -94,5 +102,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{}",
         json!({"measure": "wal_replay", "records": records, "seconds": (secs * 1000.0).round() / 1000.0, "records_per_s": (records as f64 / secs).round()})
     );
+    drop(db);
+    if let Some(data) = args.data {
+        let bulk = load::read_dir(&data).map_err(|e| e.to_string())?;
+        let path = tmp.path().join("big");
+        let db = Database::open(&path)?;
+        let t0 = Instant::now();
+        db.bulk_load(&bulk)?;
+        let load_s = t0.elapsed().as_secs_f64();
+        drop(bulk);
+        let t0 = Instant::now();
+        db.checkpoint()?;
+        let checkpoint_s = t0.elapsed().as_secs_f64();
+        let claims = db.snapshot().counts().1;
+        db.wait_for_merge();
+        drop(db);
+        let t0 = Instant::now();
+        let db = Database::open(&path)?;
+        let open_s = t0.elapsed().as_secs_f64();
+        assert_eq!(db.snapshot().counts().1, claims);
+        let snap_bytes: u64 = std::fs::read_dir(&path)?
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "snap"))
+            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .sum();
+        println!(
+            "{}",
+            json!({"measure": "durable_bulk_checkpoint_reopen", "claims": claims, "bulk_load_logged_s": (load_s * 1000.0).round() / 1000.0,
+                   "checkpoint_s": (checkpoint_s * 1000.0).round() / 1000.0, "snapshot_mb": (snap_bytes as f64 / 1_048_576.0).round(),
+                   "reopen_from_snapshot_s": (open_s * 1000.0).round() / 1000.0})
+        );
+    }
     Ok(())
 }
