@@ -1,8 +1,10 @@
 //! The scenario of "Scaling agent context with knowledge graphs": an internal assistant's memory of
-//! the authentication service migration, built through the embedded API. Prints the two-hop
-//! neighbourhood of the migration and the Kafka → Kinesis supersession.
+//! the authentication service migration, built through the embedded API and kept in a local folder
+//! (`./engram-data`, or the folder given as the first argument). The first run writes the memory;
+//! later runs find it on disk. Prints the two-hop neighbourhood of the migration and the
+//! Kafka → Kinesis supersession.
 //!
-//! Run: `cargo run --release --example agent_memory`
+//! Run: `cargo run --release --example agent_memory [-- FOLDER]`
 
 use engram::{
     AddClaim, AddEvidence, ClaimState, Database, DeclarePredicate, Direction, KHopQuery, Op, StateSet, Timestamp, Visibility, WriteBatch,
@@ -26,8 +28,15 @@ fn evidence(claim: &str, conversation: &str, message: &str, snippet: &str) -> Op
 }
 
 fn main() -> Result<(), engram::Error> {
-    let db = Database::in_memory();
-    remember(&db)?;
+    let folder = std::env::args().nth(1).unwrap_or_else(|| "engram-data".to_owned());
+    let db = Database::open(&folder)?;
+    let known = db.snapshot().workspace("default")?.entity_id("auth-migration").is_some();
+    if known {
+        println!("(memory found in {folder}/, {} commits)\n", db.snapshot().version());
+    } else {
+        remember(&db)?;
+        println!("(memory written to {folder}/)\n");
+    }
     recall(&db)
 }
 
