@@ -31,6 +31,7 @@ pub mod bitcol;
 pub mod bitmap;
 pub mod bulk;
 pub mod cow;
+pub mod csv;
 pub mod db;
 pub mod error;
 pub mod graph;

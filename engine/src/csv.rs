@@ -1,0 +1,400 @@
+//! Parsing the CSV import format into bulk-load columns, on all cores. Pure: it takes the files'
+//! bytes (callers read or map them) and returns columns or an error naming file, line and column.
+//!
+//! The format (the shared workloads' generator writes it; `engram import` reads it):
+//! `entities.csv` = `id,type,name,aliases` with aliases `|`-separated; `claims.csv` =
+//! `id,subject,predicate,object,confidence,state,valid_from` with subject/object naming entity ids,
+//! state `PROPOSED|ACCEPTED|DEPRECATED` and `valid_from` in epoch seconds. One header line; no
+//! quoting (a `"` is refused rather than misread).
+
+use crate::bulk::{BulkClaims, BulkEntities, TextColumn};
+use crate::model::ClaimState;
+use crate::time::Timestamp;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// A malformed CSV file: where, and what was wrong. Nothing was loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct CsvError {
+    /// The file name as given.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based byte column of the offending field (1 for whole-line problems).
+    pub column: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+fn err(file: &str, line: usize, column: usize, message: String) -> CsvError {
+    CsvError { file: file.to_owned(), line, column, message }
+}
+
+/// 1-based column of `field` inside `row` (both borrowed from the same line).
+fn column(row: &str, field: &str) -> usize {
+    (field.as_ptr() as usize).saturating_sub(row.as_ptr() as usize) + 1
+}
+
+/// Splits `data` after its header line into about `parts` pieces at line boundaries; each piece
+/// comes with the 1-based line number of its first line.
+fn split_lines(data: &[u8], parts: usize) -> Vec<(usize, &[u8])> {
+    let start = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
+    let body = &data[start..];
+    let target = body.len().div_ceil(parts.max(1)).max(1);
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while at < body.len() {
+        let end = if at + target >= body.len() {
+            body.len()
+        } else {
+            memchr::memchr(b'\n', &body[at + target..]).map_or(body.len(), |i| at + target + i + 1)
+        };
+        pieces.push(&body[at..end]);
+        at = end;
+    }
+    let mut line = 2;
+    pieces
+        .into_iter()
+        .map(|p| {
+            let n = line;
+            line += memchr::memchr_iter(b'\n', p).count();
+            (n, p)
+        })
+        .collect()
+}
+
+/// The `N` comma-separated fields of one line.
+fn fields<'a, const N: usize>(file: &str, line: usize, row: &'a str) -> Result<[&'a str; N], CsvError> {
+    let bytes = row.as_bytes();
+    let mut out = [""; N];
+    let mut start = 0;
+    for (k, slot) in out.iter_mut().enumerate() {
+        let end = if k + 1 == N {
+            if let Some(extra) = memchr::memchr(b',', &bytes[start..]) {
+                return Err(err(file, line, start + extra + 1, format!("expected {N} fields, found more")));
+            }
+            bytes.len()
+        } else {
+            start
+                + memchr::memchr(b',', &bytes[start..])
+                    .ok_or_else(|| err(file, line, bytes.len() + 1, format!("expected {N} fields, found {}", k + 1)))?
+        };
+        *slot = &row[start..end];
+        start = end + 1;
+    }
+    Ok(out)
+}
+
+/// A decimal integer (optionally negative).
+fn int(file: &str, line: usize, row: &str, what: &str, s: &str) -> Result<i64, CsvError> {
+    let bad = || err(file, line, column(row, s), format!("{what} `{s}` is not an integer"));
+    let (neg, digits) = s.strip_prefix('-').map_or((false, s), |d| (true, d));
+    if digits.is_empty() || digits.len() > 18 {
+        return Err(bad());
+    }
+    let mut v: i64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return Err(bad());
+        }
+        v = v * 10 + i64::from(b - b'0');
+    }
+    Ok(if neg { -v } else { v })
+}
+
+/// The lines of a piece (UTF-8 checked once per piece), with their line numbers.
+fn lines<'a>(file: &'a str, first_line: usize, piece: &'a [u8]) -> Result<impl Iterator<Item = (usize, &'a str)> + 'a, CsvError> {
+    let text = std::str::from_utf8(piece).map_err(|e| {
+        let line = first_line + memchr::memchr_iter(b'\n', &piece[..e.valid_up_to()]).count();
+        let col = e.valid_up_to() - piece[..e.valid_up_to()].iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+        err(file, line, col, "not UTF-8".to_owned())
+    })?;
+    if let Some(at) = memchr::memchr(b'"', piece) {
+        let line = first_line + memchr::memchr_iter(b'\n', &piece[..at]).count();
+        let col = at - piece[..at].iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+        return Err(err(file, line, col, "quoted fields are not supported".to_owned()));
+    }
+    let mut start = 0;
+    let mut line = first_line;
+    let len = piece.len();
+    Ok(memchr::memchr_iter(b'\n', piece).chain(std::iter::once(len)).filter_map(move |end| {
+        if start >= len && end == len {
+            return None; // after the final newline
+        }
+        let l = &text[start..end.max(start)];
+        let n = line;
+        start = end + 1;
+        line += 1;
+        Some((n, l.strip_suffix('\r').unwrap_or(l)))
+    }))
+}
+
+/// Few distinct names (types, predicates), looked up millions of times: a 256-slot table keyed by
+/// length and a few bytes finds the candidate, one comparison confirms it.
+#[derive(Clone)]
+struct Names {
+    names: Vec<String>,
+    slots: [u16; 256],
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names { names: Vec::new(), slots: [u16::MAX; 256] }
+    }
+}
+
+impl Names {
+    fn slot(s: &str) -> usize {
+        let b = s.as_bytes();
+        let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
+        (b.len().wrapping_mul(31)
+            ^ usize::from(first).wrapping_mul(7)
+            ^ usize::from(last).wrapping_mul(131)
+            ^ usize::from(b.get(b.len() / 2).copied().unwrap_or(0)))
+            & 255
+    }
+
+    fn id(&mut self, s: &str) -> Option<u16> {
+        let slot = Names::slot(s);
+        let hit = self.slots[slot];
+        if hit != u16::MAX && self.names[hit as usize] == s {
+            return Some(hit);
+        }
+        if let Some(i) = self.names.iter().position(|n| n == s) {
+            return Some(i as u16);
+        }
+        let id = u16::try_from(self.names.len()).ok().filter(|id| *id != u16::MAX)?;
+        self.names.push(s.to_owned());
+        if hit == u16::MAX {
+            self.slots[slot] = id;
+        }
+        Some(id)
+    }
+}
+
+fn merge_names(parts: &[&Names], global: &mut Names) -> Option<Vec<Vec<u16>>> {
+    parts.iter().map(|p| p.names.iter().map(|n| global.id(n)).collect()).collect()
+}
+
+struct EntityChunk {
+    ext: TextColumn,
+    ty: Vec<u16>,
+    types: Names,
+    name: TextColumn,
+    aliases: TextColumn,
+}
+
+/// Parses an entities file (`id,type,name,aliases`).
+pub fn parse_entities(data: &[u8], file: &str) -> Result<BulkEntities, CsvError> {
+    let parts = rayon::current_num_threads() * 8;
+    let chunks: Vec<EntityChunk> = split_lines(data, parts)
+        .into_par_iter()
+        .map(|(first_line, piece)| {
+            let rows = piece.len() / 60 + 16;
+            let mut c = EntityChunk {
+                ext: TextColumn::with_capacity(rows, rows * 8),
+                ty: Vec::with_capacity(rows),
+                types: Names::default(),
+                name: TextColumn::with_capacity(rows, rows * 16),
+                aliases: TextColumn::with_capacity(rows, rows * 32),
+            };
+            for (line, row) in lines(file, first_line, piece)? {
+                if row.is_empty() {
+                    return Err(err(file, line, 1, "blank line".to_owned()));
+                }
+                let [ext, ty, name, aliases] = fields::<4>(file, line, row)?;
+                c.ext.push(ext);
+                c.ty.push(c.types.id(ty).ok_or_else(|| err(file, line, column(row, ty), "more than 65,535 types".to_owned()))?);
+                c.name.push(name);
+                c.aliases.push(aliases);
+            }
+            Ok(c)
+        })
+        .collect::<Result<_, CsvError>>()?;
+    let mut types = Names::default();
+    let maps = merge_names(&chunks.iter().map(|c| &c.types).collect::<Vec<_>>(), &mut types)
+        .ok_or_else(|| err(file, 1, 1, "more than 65,535 types".to_owned()))?;
+    let rows: usize = chunks.iter().map(|c| c.ty.len()).sum();
+    let mut e = BulkEntities { alias_separator: '|', ..BulkEntities::default() };
+    e.entity_type.reserve(rows);
+    for (c, map) in chunks.iter().zip(&maps) {
+        e.ext_id.append(&c.ext);
+        e.name.append(&c.name);
+        e.aliases.append(&c.aliases);
+        e.entity_type.extend(c.ty.iter().map(|t| map[*t as usize]));
+    }
+    e.type_names = types.names;
+    Ok(e)
+}
+
+/// Maps entity ids (as written in the file) to load rows: numerically when the ids are `0..n` in
+/// order (the generator's files, no table needed), else through a table.
+pub struct EntityIndex<'a> {
+    dense: bool,
+    n: usize,
+    table: HashMap<&'a str, u32>,
+}
+
+impl<'a> EntityIndex<'a> {
+    /// Indexes `entities`' ids; an id given twice is an error naming its second row.
+    pub fn new(entities: &'a BulkEntities, file: &str) -> Result<EntityIndex<'a>, CsvError> {
+        let n = entities.ext_id.len();
+        let dense = (0..n).into_par_iter().all(|i| {
+            let s = entities.ext_id.get(i);
+            s.parse::<usize>().ok() == Some(i) && (s == "0" || !s.starts_with('0'))
+        });
+        let mut table = HashMap::new();
+        if !dense {
+            table.reserve(n);
+            for i in 0..n {
+                if table.insert(entities.ext_id.get(i), i as u32).is_some() {
+                    return Err(err(file, i + 2, 1, format!("entity id `{}` appears twice", entities.ext_id.get(i))));
+                }
+            }
+        }
+        Ok(EntityIndex { dense, n, table })
+    }
+
+    fn row(&self, id: &str) -> Option<u32> {
+        if self.dense {
+            id.parse::<usize>().ok().filter(|i| *i < self.n && (id == "0" || !id.starts_with('0'))).map(|i| i as u32)
+        } else {
+            self.table.get(id).copied()
+        }
+    }
+}
+
+/// One piece's share of the claim columns, parsed in place.
+struct ClaimSlices<'a> {
+    subject: &'a mut [u32],
+    pred: &'a mut [u16],
+    object: &'a mut [u32],
+    confidence: &'a mut [f32],
+    state: &'a mut [ClaimState],
+    valid_from: &'a mut [Timestamp],
+}
+
+/// Parses a claims file (`id,subject,predicate,object,confidence,state,valid_from`). Rows are
+/// counted first so every piece parses straight into its slice of the final columns.
+pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Result<BulkClaims, CsvError> {
+    let parts = rayon::current_num_threads() * 8;
+    let pieces = split_lines(data, parts);
+    let counts: Vec<usize> = pieces
+        .par_iter()
+        .map(|(_, p)| memchr::memchr_iter(b'\n', p).count() + usize::from(p.last().is_some_and(|b| *b != b'\n')))
+        .collect();
+    let total: usize = counts.iter().sum();
+    let mut cl = BulkClaims {
+        subject: vec![0; total],
+        predicate: vec![0; total],
+        object: vec![0; total],
+        confidence: vec![0.0; total],
+        state: vec![ClaimState::Proposed; total],
+        valid_from: vec![Timestamp::MIN; total],
+        ..BulkClaims::default()
+    };
+    let mut slices = Vec::with_capacity(pieces.len());
+    {
+        let (mut s, mut p, mut o, mut c, mut st, mut v) = (
+            &mut cl.subject[..],
+            &mut cl.predicate[..],
+            &mut cl.object[..],
+            &mut cl.confidence[..],
+            &mut cl.state[..],
+            &mut cl.valid_from[..],
+        );
+        for &k in &counts {
+            let (s1, s2) = s.split_at_mut(k);
+            let (p1, p2) = p.split_at_mut(k);
+            let (o1, o2) = o.split_at_mut(k);
+            let (c1, c2) = c.split_at_mut(k);
+            let (st1, st2) = st.split_at_mut(k);
+            let (v1, v2) = v.split_at_mut(k);
+            slices.push(ClaimSlices { subject: s1, pred: p1, object: o1, confidence: c1, state: st1, valid_from: v1 });
+            (s, p, o, c, st, v) = (s2, p2, o2, c2, st2, v2);
+        }
+    }
+    let parsed: Vec<(TextColumn, Names, usize)> = pieces
+        .into_par_iter()
+        .zip(slices)
+        .map(|((first_line, piece), out)| {
+            let mut ext = TextColumn::with_capacity(out.subject.len(), out.subject.len() * 8);
+            let mut preds = Names::default();
+            let mut k = 0;
+            for (line, row) in lines(file, first_line, piece)? {
+                if row.is_empty() {
+                    return Err(err(file, line, 1, "blank line".to_owned()));
+                }
+                let [id_text, s, p, o, conf, state, vf] = fields::<7>(file, line, row)?;
+                let unknown = |x: &str| err(file, line, column(row, x), format!("unknown entity `{x}`"));
+                if k >= out.subject.len() {
+                    return Err(err(file, line, 1, "more rows than counted".to_owned()));
+                }
+                ext.push(id_text);
+                out.subject[k] = entities.row(s).ok_or_else(|| unknown(s))?;
+                out.pred[k] = preds.id(p).ok_or_else(|| err(file, line, column(row, p), "more than 65,535 predicates".to_owned()))?;
+                out.object[k] = entities.row(o).ok_or_else(|| unknown(o))?;
+                out.confidence[k] =
+                    conf.parse().map_err(|_| err(file, line, column(row, conf), format!("confidence `{conf}` is not a number")))?;
+                out.state[k] = ClaimState::parse(state).ok_or_else(|| {
+                    err(file, line, column(row, state), format!("state `{state}` is not PROPOSED, ACCEPTED or DEPRECATED"))
+                })?;
+                out.valid_from[k] = Timestamp::from_epoch_seconds(int(file, line, row, "valid_from", vf)?);
+                k += 1;
+            }
+            Ok((ext, preds, k))
+        })
+        .collect::<Result<_, CsvError>>()?;
+    let rows: usize = parsed.iter().map(|p| p.2).sum();
+    if rows != total {
+        return Err(err(file, 1, 1, format!("counted {total} rows but parsed {rows}")));
+    }
+    let mut names = Names::default();
+    let maps = merge_names(&parsed.iter().map(|p| &p.1).collect::<Vec<_>>(), &mut names)
+        .ok_or_else(|| err(file, 1, 1, "more than 65,535 predicates".to_owned()))?;
+    let mut remap: Vec<(&mut [u16], &Vec<u16>)> = Vec::new();
+    let mut rest = &mut cl.predicate[..];
+    for ((_, _, k), map) in parsed.iter().zip(&maps) {
+        let (head, tail) = rest.split_at_mut(*k);
+        remap.push((head, map));
+        rest = tail;
+    }
+    remap.into_par_iter().for_each(|(slice, map)| slice.iter_mut().for_each(|p| *p = map[*p as usize]));
+    cl.ext_id = TextColumn::with_capacity(total, parsed.iter().map(|p| p.0.byte_len()).sum());
+    for (ext, _, _) in &parsed {
+        cl.ext_id.append(ext);
+    }
+    cl.predicate_names = names.names;
+    Ok(cl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_names_bad_fields() {
+        let ents = b"id,type,name,aliases\nauth,service,AuthService,auth-svc|AS\nk,technology,Kafka,\n";
+        let e = parse_entities(ents, "entities.csv").unwrap();
+        assert_eq!((e.ext_id.len(), e.type_names.len(), e.aliases.get(0)), (2, 2, "auth-svc|AS"));
+        let idx = EntityIndex::new(&e, "entities.csv").unwrap();
+        let claims = b"id,subject,predicate,object,confidence,state,valid_from\nc1,auth,USES,k,0.9,ACCEPTED,1735689600\n";
+        let c = parse_claims(claims, "claims.csv", &idx).unwrap();
+        assert_eq!((c.subject[0], c.object[0], c.state[0]), (0, 1, ClaimState::Accepted));
+        let bad = b"id,subject,predicate,object,confidence,state,valid_from\nc1,auth,USES,k,0.9,ACCEPTED,1735689600\nc2,auth,USES,nobody,0.5,ACCEPTED,1\n";
+        let e2 = parse_claims(bad, "claims.csv", &idx).unwrap_err();
+        assert_eq!((e2.line, e2.column), (3, 14));
+        assert_eq!(e2.to_string(), "claims.csv:3:14: unknown entity `nobody`");
+        let bad = b"id,subject,predicate,object,confidence,state,valid_from\nc1,auth,USES,k,high,ACCEPTED,1\n";
+        assert_eq!(parse_claims(bad, "claims.csv", &idx).unwrap_err().column, 16);
+        let quoted = b"id,type,name,aliases\n1,t,\"x\",\n";
+        assert_eq!(parse_entities(quoted, "e.csv").unwrap_err().to_string(), "e.csv:2:5: quoted fields are not supported");
+        let short = b"id,type,name,aliases\n1,t,x\n";
+        assert_eq!(parse_entities(short, "e.csv").unwrap_err().line, 2);
+        let blank = b"id,type,name,aliases\n1,t,x,\n\n2,t,y,\n";
+        assert_eq!(parse_entities(blank, "e.csv").unwrap_err().to_string(), "e.csv:3:1: blank line");
+        let no_final_newline = b"id,type,name,aliases\n1,t,x,";
+        assert_eq!(parse_entities(no_final_newline, "e.csv").unwrap().ext_id.len(), 1);
+    }
+}
