@@ -208,38 +208,11 @@ impl Database {
                 StorageError::io(dir.join(LOCK_FILE), e)
             }
         })?;
-        // Leftovers of an interrupted checkpoint are removed; the newest snapshot is verified
-        // (a bad one refuses the open, naming the file and offset) and the WAL after it replayed.
-        let names = vfs.list(dir).map_err(|e| StorageError::io(dir, e))?;
-        for tmp in names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "tmp")) {
-            vfs.remove(&dir.join(tmp)).map_err(|e| StorageError::io(dir.join(tmp), e))?;
+        // Leftovers of an interrupted checkpoint are removed before loading.
+        for tmp in temp_files(vfs.as_ref(), dir)? {
+            vfs.remove(&dir.join(&tmp)).map_err(|e| StorageError::io(dir.join(&tmp), e))?;
         }
-        let newest = names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "snap")).max().cloned();
-        let (mut st, from) = match &newest {
-            Some(name) => {
-                let path = dir.join(name);
-                let file = read_snapshot(vfs.as_ref(), &path)?;
-                crate::snapshot::decode(file.body()).map_err(|e| StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 })?
-            }
-            None => (State::default(), (0, 0)),
-        };
-        let report = replay_from(vfs.as_ref(), dir, from, |pos, payload| {
-            let record = WalRecord::decode(payload).map_err(|e| match e {
-                DecodeError::Version(v) => StorageError::UnsupportedVersion {
-                    path: pos.path.clone(),
-                    found: u32::from(v),
-                    supported: u32::from(RECORD_FORMAT_VERSION),
-                },
-                DecodeError::Malformed => {
-                    StorageError::Corruption { path: pos.path.clone(), offset: pos.offset, what: "record does not decode" }
-                }
-            })?;
-            replay_record(&mut st, &record).map_err(|_| StorageError::Corruption {
-                path: pos.path.clone(),
-                offset: pos.offset,
-                what: "record does not apply to the state before it",
-            })
-        })?;
+        let (mut st, report, newest) = load(vfs.as_ref(), dir)?;
         if report.records > 0 && st.claims.len() > 0 {
             st.graph = st.fresh_graph();
         }
@@ -553,18 +526,49 @@ impl Database {
             writer.wal_bytes = 0;
             (writer.latest.clone(), seq)
         };
-        let name = format!("{:016x}.snap", state.version);
-        let body = crate::snapshot::encode(&state, (seq, 0));
-        drop(state);
-        let path = write_snapshot(vfs.as_ref(), dir, &name, &body)?;
-        drop(body);
-        for old in vfs.list(dir).map_err(|e| StorageError::io(dir, e))? {
-            if Path::new(&old).extension().is_some_and(|e| e == "snap") && old != name {
-                vfs.remove(&dir.join(&old)).map_err(|e| StorageError::io(dir.join(&old), e))?;
-            }
+        Ok(Some(write_checkpoint(vfs.as_ref(), dir, &state, seq)?))
+    }
+
+    /// A bulk load for a fresh import: instead of logging the load as one (large) WAL record, it
+    /// writes the resulting state directly as a snapshot, holding the writer throughout. A crash
+    /// before the snapshot is in place leaves the folder as it was; after, the load is complete.
+    /// On an in-memory database it is `bulk_load`.
+    pub fn bulk_load_checkpointed(&self, load: &BulkLoad) -> Result<BulkInfo, Error> {
+        let Some((vfs, dir)) = &self.inner.home else { return self.bulk_load(load) };
+        let _one = self.inner.checkpointing.lock();
+        let mut writer = self.inner.writer.lock();
+        if !self.inner.group.lock().pending.is_empty() {
+            return Err(Error::Bulk(crate::bulk::BulkError {
+                section: "workspace",
+                row: 0,
+                field: "workspace",
+                kind: crate::error::WriteErrorKind::Invalid("commits are in flight; a checkpointed bulk load needs the database to itself"),
+            }));
         }
-        remove_segments_before(vfs.as_ref(), dir, seq)?;
-        Ok(Some(path))
+        let current = writer.latest.clone();
+        let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
+        let mut next = (*current).clone();
+        drop(current);
+        next.version += 1;
+        next.committed_at = now;
+        next.fast_flat = std::sync::OnceLock::new();
+        let (first_entity, first_claim) = (EntityId(next.entities.len() as u32), ClaimId(next.claims.len() as u32));
+        apply_bulk(&mut next, load, now, &self.inner.config.limits)?;
+        let seq = writer.wal.as_mut().expect("a durable database has a WAL").roll_now()?;
+        write_checkpoint(vfs.as_ref(), dir, &next, seq)?;
+        writer.wal_bytes = 0;
+        let version = next.version;
+        let next = Arc::new(next);
+        writer.latest = next.clone();
+        *self.inner.published.write() = next;
+        Ok(BulkInfo {
+            version,
+            committed_at: now,
+            first_entity,
+            entities: load.entities.ext_id.len(),
+            first_claim,
+            claims: load.claims.subject.len(),
+        })
     }
 
     /// Whether a background merge is running.
@@ -607,4 +611,98 @@ fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
         Mutation::Bulk(load) => apply_bulk(st, load, now, &limits).map(|_| ())?,
     }
     Ok(())
+}
+
+/// Names of leftover temporary files in `dir`.
+fn temp_files(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<String>, StorageError> {
+    Ok(vfs
+        .list(dir)
+        .map_err(|e| StorageError::io(dir, e))?
+        .into_iter()
+        .filter(|n| Path::new(n).extension().is_some_and(|e| e == "tmp"))
+        .collect())
+}
+
+/// Loads the newest snapshot (verified) and replays the WAL after it, changing nothing on disk.
+fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayReport, Option<String>), Error> {
+    let names = vfs.list(dir).map_err(|e| StorageError::io(dir, e))?;
+    let newest = names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "snap")).max().cloned();
+    let (mut st, from) = match &newest {
+        Some(name) => {
+            let path = dir.join(name);
+            let file = read_snapshot(vfs, &path)?;
+            crate::snapshot::decode(file.body()).map_err(|e| StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 })?
+        }
+        None => (State::default(), (0, 0)),
+    };
+    let report = replay_from(vfs, dir, from, |pos, payload| {
+        let record = WalRecord::decode(payload).map_err(|e| match e {
+            DecodeError::Version(v) => StorageError::UnsupportedVersion {
+                path: pos.path.clone(),
+                found: u32::from(v),
+                supported: u32::from(RECORD_FORMAT_VERSION),
+            },
+            DecodeError::Malformed => {
+                StorageError::Corruption { path: pos.path.clone(), offset: pos.offset, what: "record does not decode" }
+            }
+        })?;
+        replay_record(&mut st, &record).map_err(|_| StorageError::Corruption {
+            path: pos.path.clone(),
+            offset: pos.offset,
+            what: "record does not apply to the state before it",
+        })
+    })?;
+    Ok((st, report, newest))
+}
+
+/// What `check` found in a database folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    /// The snapshot verified, if any.
+    pub snapshot: Option<String>,
+    /// WAL records replayed after it.
+    pub records: u64,
+    /// A torn WAL tail (file, offset, bytes): harmless, cut at the next writable open.
+    pub torn_tail: Option<(PathBuf, u64, u64)>,
+    /// Leftover temporary files: harmless, removed at the next writable open.
+    pub temp_files: Vec<String>,
+    /// Entities and claims of the recovered state.
+    pub entities: usize,
+    /// Claims of the recovered state.
+    pub claims: usize,
+}
+
+/// Verifies a database folder without changing it: the newest snapshot's checksums and archive,
+/// every WAL record's checksum and that each record applies, and the recovered state's
+/// invariants. Anything else than a torn tail or leftover temporary files is an error.
+pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
+    let temp = temp_files(vfs, dir)?;
+    let (st, report, snapshot) = load(vfs, dir)?;
+    if let Some(why) = st.check_invariants() {
+        return Err(StorageError::Corruption { path: dir.to_path_buf(), offset: 0, what: why }.into());
+    }
+    Ok(CheckReport {
+        snapshot,
+        records: report.records,
+        torn_tail: report.torn_tail.map(|t| (t.path, t.offset, t.bytes)),
+        temp_files: temp,
+        entities: st.entities.len(),
+        claims: st.claims.len(),
+    })
+}
+
+/// Writes `state` as the snapshot covering the WAL before segment `seq`, then removes older
+/// snapshots and the covered segments.
+fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Result<PathBuf, Error> {
+    let name = format!("{:016x}.snap", state.version);
+    let body = crate::snapshot::encode(state, (seq, 0));
+    let path = write_snapshot(vfs, dir, &name, &body)?;
+    drop(body);
+    for old in vfs.list(dir).map_err(|e| StorageError::io(dir, e))? {
+        if Path::new(&old).extension().is_some_and(|e| e == "snap") && old != name {
+            vfs.remove(&dir.join(&old)).map_err(|e| StorageError::io(dir.join(&old), e))?;
+        }
+    }
+    remove_segments_before(vfs, dir, seq)?;
+    Ok(path)
 }

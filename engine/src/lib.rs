@@ -54,7 +54,7 @@ mod workspace;
 pub use apply::Created;
 pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
 pub use bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
-pub use db::{BulkInfo, CommitInfo, Config, Database, DEFAULT_WORKSPACE, LOCK_FILE};
+pub use db::{check, BulkInfo, CheckReport, CommitInfo, Config, Database, DEFAULT_WORKSPACE, LOCK_FILE};
 pub use engram_storage::{FsyncPolicy, StorageError};
 pub use error::{Error, ReadError, WorkspaceError, WriteError, WriteErrorKind};
 pub use graph::Direction;
@@ -67,7 +67,7 @@ pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
 pub use read::pathview::{ClaimEdge, GraphView};
 pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
-pub use stats::MemoryReport;
+pub use stats::{Counts, MemoryReport};
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{Properties, Value};
 

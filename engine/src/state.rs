@@ -434,3 +434,60 @@ impl FlatFilter {
         w >= self.dirty.len() || self.dirty[w] >> (e & 63) & 1 == 0
     }
 }
+
+impl State {
+    /// The first broken invariant of the recovered state, if any (for `engram check`).
+    pub fn check_invariants(&self) -> Option<&'static str> {
+        let (e, c) = (&self.entities, &self.claims);
+        let n = e.len();
+        for col in [e.ty.len(), e.flags.len(), e.ext_id.len(), e.name.len(), e.aliases.len()] {
+            if col != n {
+                return Some("entity columns differ in length");
+            }
+        }
+        let m = c.len();
+        for col in [
+            c.object.len(),
+            c.pred.len(),
+            c.confidence.len(),
+            c.state.len(),
+            c.flags.len(),
+            c.valid_from.len(),
+            c.valid_until.len(),
+            c.ext_id.len(),
+            c.text.len(),
+            c.evidence_head.len(),
+        ] {
+            if col != m {
+                return Some("claim columns differ in length");
+            }
+        }
+        for i in 0..m {
+            let (s, o) = (*c.subject.get(i) as usize, *c.object.get(i) as usize);
+            if s >= n || o >= n {
+                return Some("a claim names a missing entity");
+            }
+            if e.ws.get(s) != e.ws.get(o) {
+                return Some("a claim connects two workspaces");
+            }
+            let conf = *c.confidence.get(i);
+            if !(0.0..=1.0).contains(&conf) {
+                return Some("a confidence is outside 0..=1");
+            }
+            if c.valid_until.get(i) <= c.valid_from.get(i) {
+                return Some("a validity interval is empty");
+            }
+            let f = *c.flags.get(i);
+            let live = f & (DELETED | ERASED) == 0
+                && *c.state.get(i) != ClaimState::Deprecated
+                && (*e.flags.get(s) | *e.flags.get(o)) & (DELETED | ERASED) == 0;
+            if live != (f & LIVE != 0) {
+                return Some("a claim's LIVE flag disagrees with its state");
+            }
+        }
+        if self.graph.watermark as usize > m {
+            return Some("the CSR covers claims that do not exist");
+        }
+        None
+    }
+}

@@ -103,3 +103,32 @@ impl Snapshot {
         }
     }
 }
+
+/// Row counts, for `engram stats`: nothing that depends on the clock or on file sizes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Entities in live workspaces (deleted included, erased excluded).
+    pub entities: u64,
+    /// Claims in live workspaces, all lifecycle states (deleted included).
+    pub claims: u64,
+    /// Claims per state: proposed, accepted, deprecated.
+    pub by_state: [u64; 3],
+    /// Per workspace: name, entities, claims (by name).
+    pub workspaces: Vec<(String, u64, u64)>,
+}
+
+impl Snapshot {
+    /// Row counts from the bitmaps.
+    pub fn row_counts(&self) -> Counts {
+        let bm = &self.state.bitmaps;
+        let mut out = Counts { by_state: bm.claims_by_state.each_ref().map(crate::bitmap::IdSet::len), ..Counts::default() };
+        for w in self.workspaces() {
+            let e = bm.entities_by_ws.get(&w.id).map_or(0, crate::bitmap::IdSet::len);
+            let c = bm.claims_by_ws.get(&w.id).map_or(0, crate::bitmap::IdSet::len);
+            out.entities += e;
+            out.claims += c;
+            out.workspaces.push((w.name.to_string(), e, c));
+        }
+        out
+    }
+}

@@ -1,0 +1,158 @@
+//! The `engram` binary. Today: `import`, `stats`, `check` and `checkpoint` on a database folder
+//! (the network server, `backup`, `config` and `export` come with later issues).
+//!
+//! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
+
+use clap::{Parser, Subcommand};
+use engram::csv::{parse_claims, parse_entities, EntityIndex};
+use engram::{BulkLoad, Database, DeclarePredicate};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// engram: the long-term memory of AI agents.
+#[derive(Parser, Debug)]
+#[command(name = "engram", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Load CSV files into workspace `default` of DIR (created if absent).
+    Import {
+        /// Database folder.
+        dir: PathBuf,
+        /// Entities file: `id,type,name,aliases` (aliases `|`-separated).
+        #[arg(long)]
+        entities: PathBuf,
+        /// Claims file: `id,subject,predicate,object,confidence,state,valid_from`.
+        #[arg(long)]
+        claims: PathBuf,
+    },
+    /// Print row counts: totals, per state, per workspace.
+    Stats {
+        /// Database folder.
+        dir: PathBuf,
+    },
+    /// Verify every checksum and invariant without changing anything.
+    Check {
+        /// Database folder.
+        dir: PathBuf,
+    },
+    /// Write a checkpoint (snapshot) and drop the WAL it covers.
+    Checkpoint {
+        /// Database folder.
+        dir: PathBuf,
+    },
+}
+
+fn spinner(msg: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar.set_message(msg.to_owned());
+    bar
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn name_of(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Parses both files completely before touching the folder, so a bad row leaves it as it was.
+fn import(dir: &Path, entities: &Path, claims: &Path) -> Result<(), String> {
+    let bar = spinner("parsing entities");
+    let ents = parse_entities(&read(entities)?, &name_of(entities)).map_err(|e| e.to_string())?;
+    bar.set_message(format!("parsing claims ({} entities)", ents.ext_id.len()));
+    let index = EntityIndex::new(&ents, &name_of(entities)).map_err(|e| e.to_string())?;
+    let cls = parse_claims(&read(claims)?, &name_of(claims), &index).map_err(|e| e.to_string())?;
+    drop(index);
+    let load = BulkLoad {
+        workspace: "default".into(),
+        predicates: vec![DeclarePredicate::new("SUBCLASS_OF").transitive()],
+        entities: ents,
+        claims: cls,
+    };
+    bar.set_message(format!("loading {} entities and {} claims", load.entities.ext_id.len(), load.claims.subject.len()));
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    bar.set_message(format!(
+        "loading {} entities and {} claims and writing the snapshot",
+        load.entities.ext_id.len(),
+        load.claims.subject.len()
+    ));
+    let info = db.bulk_load_checkpointed(&load).map_err(|e| e.to_string())?;
+    drop(load);
+    db.wait_for_merge();
+    bar.finish_and_clear();
+    eprintln!("imported {} entities and {} claims into {}", info.entities, info.claims, dir.display());
+    Ok(())
+}
+
+fn stats(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let c = db.snapshot().row_counts();
+    println!("entities {}", c.entities);
+    println!("claims {}", c.claims);
+    for (state, n) in ["PROPOSED", "ACCEPTED", "DEPRECATED"].iter().zip(c.by_state) {
+        println!("state {state} {n}");
+    }
+    for (name, e, cl) in c.workspaces {
+        println!("workspace {name} entities {e} claims {cl}");
+    }
+    Ok(())
+}
+
+fn check(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let report = engram::check(&engram_storage::OsVfs, dir).map_err(|e| e.to_string())?;
+    if let Some(s) = &report.snapshot {
+        println!("snapshot {s}: ok");
+    }
+    println!("wal: {} records ok", report.records);
+    if let Some((path, offset, bytes)) = &report.torn_tail {
+        println!("torn tail: {} bytes at offset {offset} of {} (cut at the next open)", bytes, path.display());
+    }
+    for t in &report.temp_files {
+        println!("leftover temporary file: {t} (removed at the next open)");
+    }
+    println!("entities {} claims {}", report.entities, report.claims);
+    Ok(())
+}
+
+fn checkpoint(dir: &Path) -> Result<(), String> {
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let path = db.checkpoint().map_err(|e| e.to_string())?;
+    db.wait_for_merge();
+    if let Some(p) = path {
+        println!("{}", p.display());
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Import { dir, entities, claims } => import(dir, entities, claims),
+        Command::Stats { dir } => stats(dir),
+        Command::Check { dir } => check(dir),
+        Command::Checkpoint { dir } => checkpoint(dir),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("engram: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

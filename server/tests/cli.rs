@@ -1,0 +1,115 @@
+//! The `engram` binary's contracts: `import` (a bad row names file, line and column and leaves the
+//! folder as it was), `stats` (plain integers, nothing clock- or size-dependent), `check` (exit 0
+//! with only a torn tail or leftover temporary files, 1 on a checksum mismatch) and `checkpoint`.
+
+#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn engram(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_engram")).args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn write_csvs(dir: &Path, bad_claim: bool) -> (String, String) {
+    let ents = dir.join("entities.csv");
+    let claims = dir.join("claims.csv");
+    std::fs::write(&ents, "id,type,name,aliases\nauth,service,AuthService,auth-svc\nkafka,technology,Kafka,\nkinesis,technology,Kinesis,\nsvc,concept,Service,\n").unwrap();
+    let mut c = String::from("id,subject,predicate,object,confidence,state,valid_from\n");
+    c += "c1,auth,STREAMS_EVENTS_WITH,kafka,0.9,DEPRECATED,1700000000\n";
+    c += "c2,auth,STREAMS_EVENTS_WITH,kinesis,0.95,ACCEPTED,1710000000\n";
+    c += "c3,auth,SUBCLASS_OF,svc,1.0,PROPOSED,1700000000\n";
+    if bad_claim {
+        c += "c4,auth,USES,ghost,0.5,ACCEPTED,1700000000\n";
+    }
+    std::fs::write(&claims, c).unwrap();
+    (ents.display().to_string(), claims.display().to_string())
+}
+
+#[test]
+fn import_then_stats_then_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    let out = engram(&["import", &db, "--entities", &ents, "--claims", &claims]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = engram(&["stats", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "entities 4\nclaims 3\nstate PROPOSED 1\nstate ACCEPTED 1\nstate DEPRECATED 1\nworkspace default entities 4 claims 3\n"
+    );
+    // The external ids are the CSV ids, verbatim.
+    let d = engram::Database::open(&db).unwrap();
+    let snap = d.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let auth = ws.entity_id("auth").unwrap();
+    assert_eq!(ws.find_by_name("auth svc"), vec![auth]);
+    assert_eq!(
+        ws.ancestors(auth, "subclass_of", &engram::Visibility { states: engram::StateSet::ALL, ..Default::default() }).unwrap().len(),
+        1
+    );
+    drop(d);
+    let out = engram(&["check", &db]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let out = engram(&["checkpoint", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(Path::new(text(&out.stdout).trim_end()).extension().is_some_and(|e| e == "snap"));
+}
+
+#[test]
+fn bad_row_is_named_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), true);
+    let db = tmp.path().join("db");
+    let out = engram(&["import", &db.display().to_string(), "--entities", &ents, "--claims", &claims]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("{claims}:5:14: unknown entity `ghost`")), "{err}");
+    assert!(!db.exists(), "the folder was not created");
+}
+
+#[test]
+fn check_tells_torn_tails_from_corruption() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db");
+    let dbs = db.display().to_string();
+    assert!(engram(&["import", &dbs, "--entities", &ents, "--claims", &claims]).status.success());
+    {
+        let d = engram::Database::open(&db).unwrap();
+        let mut b = engram::WriteBatch::new("default");
+        b.upsert_entity("x", "t", "X");
+        d.write(&b).unwrap();
+    }
+    // A torn tail: half a record after the last one.
+    let wal =
+        std::fs::read_dir(&db).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "wal")).max().unwrap();
+    let mut bytes = std::fs::read(&wal).unwrap();
+    bytes.extend_from_slice(&[40, 0, 0, 0, 1, 2, 3]);
+    std::fs::write(&wal, &bytes).unwrap();
+    std::fs::write(db.join("0000000000000009.snap.tmp"), b"partial").unwrap();
+    let out = engram(&["check", &dbs]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.contains("torn tail: 7 bytes") && report.contains("leftover temporary file"), "{report}");
+    // Corruption: a flipped byte in the snapshot.
+    let snap = std::fs::read_dir(&db).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "snap")).unwrap();
+    let mut bytes = std::fs::read(&snap).unwrap();
+    let at = bytes.len() - 3;
+    bytes[at] ^= 0x20;
+    std::fs::write(&snap, &bytes).unwrap();
+    for cmd in ["check", "stats"] {
+        let out = engram(&[cmd, &dbs]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("checksum mismatch") && err.contains(&snap.display().to_string()) && err.contains("byte offset"),
+            "{cmd}: {err}"
+        );
+    }
+}
