@@ -11,13 +11,13 @@ use crate::apply::{apply_batch, Created};
 use crate::batch::WriteBatch;
 use crate::bulk::{apply_bulk, BulkLoad};
 use crate::error::{Error, WorkspaceError};
-use crate::graph::{build_base, initial_dirty, Graph};
+use crate::graph::{initial_dirty, Graph};
 use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
 use crate::mutation::{DecodeError, Mutation, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::Snapshot;
-use crate::state::{FlatFilter, State};
+use crate::state::State;
 use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
 use engram_storage::{
@@ -267,15 +267,7 @@ impl Database {
             // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
             wal.check()?;
         }
-        let current = writer.latest.clone();
-        // Transaction time is strictly increasing even if the clock stalls or steps back.
-        let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
-        let mut next = (*current).clone();
-        drop(current);
-        next.version += 1;
-        next.committed_at = now;
-        // The materialized filter belongs to the published state it was built from.
-        next.fast_flat = std::sync::OnceLock::new();
+        let (mut next, now) = self.successor(&writer.latest);
         let out = f(&mut next, now, &self.inner.config.limits).map_err(Into::into)?;
         let version = next.version;
         let next = Arc::new(next);
@@ -324,6 +316,13 @@ impl Database {
         drop(writer);
         self.wait_durable(lsn)?;
         Ok((version, now, out))
+    }
+
+    /// The state a commit starts from, and its transaction time: strictly increasing even if the
+    /// clock stalls or steps back.
+    fn successor(&self, latest: &State) -> (State, Timestamp) {
+        let now = self.inner.config.clock.now().max(Timestamp(latest.committed_at.0.saturating_add(1)));
+        (latest.successor(now), now)
     }
 
     /// Waits until record `lsn` is durable, becoming the leader that fsyncs if none is active.
@@ -466,18 +465,7 @@ impl Database {
         if snap.graph.watermark as usize == n && snap.graph.delta_len() == 0 && !snap.graph.dirty.any() {
             return true;
         }
-        let subjects: Vec<u32> = snap.claims.subject.iter().copied().collect();
-        let preds: Vec<u16> = snap.claims.pred.iter().copied().collect();
-        let objects: Vec<u32> = snap.claims.object.iter().copied().collect();
-        let snap_fast = snap.claims.fast.flatten();
-        let base = build_base(
-            snap.entities.len(),
-            &subjects,
-            &preds,
-            &objects,
-            &|c| FlatFilter::bit(&snap_fast, c),
-            &snap.catalog.transitive_predicates(),
-        );
+        let (base, snap_fast) = snap.build_base();
         let entity_count = snap.entities.len();
         drop(snap);
         let mut writer = self.inner.writer.lock();
@@ -545,13 +533,7 @@ impl Database {
                 kind: crate::error::WriteErrorKind::Invalid("commits are in flight; a checkpointed bulk load needs the database to itself"),
             }));
         }
-        let current = writer.latest.clone();
-        let now = self.inner.config.clock.now().max(Timestamp(current.committed_at.0.saturating_add(1)));
-        let mut next = (*current).clone();
-        drop(current);
-        next.version += 1;
-        next.committed_at = now;
-        next.fast_flat = std::sync::OnceLock::new();
+        let (mut next, now) = self.successor(&writer.latest);
         let (first_entity, first_claim) = (EntityId(next.entities.len() as u32), ClaimId(next.claims.len() as u32));
         apply_bulk(&mut next, load, now, &self.inner.config.limits)?;
         let seq = writer.wal.as_mut().expect("a durable database has a WAL").roll_now()?;

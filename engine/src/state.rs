@@ -7,7 +7,7 @@
 use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
-use crate::graph::{build_base, initial_dirty, Graph};
+use crate::graph::{build_base, initial_dirty, Base, Graph};
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::{key_hash, KeyIndex};
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
@@ -373,8 +373,8 @@ impl State {
         out
     }
 
-    /// A graph whose base covers every claim (no delta), built on rayon.
-    pub fn fresh_graph(&self) -> Graph {
+    /// A base CSR over every claim of this state, and the `fast` bits it stored.
+    pub fn build_base(&self) -> (Base, Vec<u64>) {
         let subjects: Vec<u32> = self.claims.subject.iter().copied().collect();
         let preds: Vec<u16> = self.claims.pred.iter().copied().collect();
         let objects: Vec<u32> = self.claims.object.iter().copied().collect();
@@ -387,6 +387,22 @@ impl State {
             &|c| FlatFilter::bit(&fast, c),
             &self.catalog.transitive_predicates(),
         );
+        (base, fast)
+    }
+
+    /// The next commit's starting point: a copy of this state one version on, at `now`, with no
+    /// materialized filter (that belongs to the state it was built from).
+    pub fn successor(&self, now: Timestamp) -> State {
+        let mut next = self.clone();
+        next.version += 1;
+        next.committed_at = now;
+        next.fast_flat = OnceLock::new();
+        next
+    }
+
+    /// A graph whose base covers every claim (no delta), built on rayon.
+    pub fn fresh_graph(&self) -> Graph {
+        let (base, _) = self.build_base();
         let dirty = initial_dirty(self.entities.len(), self.timed_live_endpoints(self.claims.len()).into_iter());
         Graph::new(base, self.claims.len() as u32, dirty)
     }
