@@ -138,6 +138,8 @@ struct Inner {
     home: Option<(Arc<dyn Vfs>, PathBuf)>,
     /// One checkpoint at a time.
     checkpointing: Mutex<()>,
+    /// Opened with `open_read_only`: every write fails with `Error::ReadOnly`.
+    read_only: bool,
     checkpoint_running: AtomicBool,
 }
 
@@ -145,6 +147,7 @@ impl Inner {
     fn new(st: State, wal: Option<WalWriter>, config: Config, lock: Option<VfsLock>, home: Option<(Arc<dyn Vfs>, PathBuf)>) -> Inner {
         let st = Arc::new(st);
         Inner {
+            read_only: false,
             home,
             checkpointing: Mutex::new(()),
             checkpoint_running: AtomicBool::new(false),
@@ -193,6 +196,63 @@ impl Database {
     /// Opens the database in folder `dir` on the real file system, creating it if absent.
     pub fn open(dir: impl AsRef<Path>) -> Result<Database, Error> {
         Database::open_with(dir, Config::default(), Arc::new(OsVfs))
+    }
+
+    /// Opens the database in `dir` for reading only, without its lock, so it works while another
+    /// process has the folder open for writing: it reads the newest snapshot and every complete WAL
+    /// record after it (a record being written is left out, nothing is cut or removed). Writes
+    /// fail with `Error::ReadOnly`.
+    pub fn open_read_only(dir: impl AsRef<Path>) -> Result<Database, Error> {
+        Database::open_read_only_with(dir, Config::default(), Arc::new(OsVfs))
+    }
+
+    /// `open_read_only` through `vfs`. A checkpoint of the writer may remove the files being read
+    /// meanwhile; the load is then retried.
+    pub fn open_read_only_with(dir: impl AsRef<Path>, config: Config, vfs: Arc<dyn Vfs>) -> Result<Database, Error> {
+        let dir = dir.as_ref();
+        let mut attempt = 0;
+        let (mut st, report) = loop {
+            match load(vfs.as_ref(), dir) {
+                Ok((st, report, _)) => break (st, report),
+                Err(Error::Storage(StorageError::Io { ref source, .. }))
+                    if source.kind() == std::io::ErrorKind::NotFound && attempt < 5 =>
+                {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        if report.records > 0 && st.claims.len() > 0 {
+            st.graph = st.fresh_graph();
+        }
+        let mut inner = Inner::new(st, None, config, None, Some((vfs, dir.to_path_buf())));
+        inner.read_only = true;
+        Ok(Database { inner: Arc::new(inner) })
+    }
+
+    /// Writes a consistent copy of the database, as of now, into the folder `dest` (created; it
+    /// must not hold a database) while writes go on: a snapshot of the newest durable state. The
+    /// copy opens as a database of its own.
+    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<PathBuf, Error> {
+        let dest = dest.as_ref();
+        let vfs: Arc<dyn Vfs> = self.inner.home.as_ref().map_or_else(|| Arc::new(OsVfs) as Arc<dyn Vfs>, |(v, _)| v.clone());
+        let state = {
+            let mut writer = self.inner.writer.lock();
+            if let Some(wal) = writer.wal.as_mut() {
+                // Everything in the state being copied must be durable first.
+                wal.sync()?;
+            }
+            writer.latest.clone()
+        };
+        vfs.create_dir_all(dest).map_err(|e| StorageError::io(dest, e))?;
+        let existing = vfs.list(dest).map_err(|e| StorageError::io(dest, e))?;
+        if existing.iter().any(|n| Path::new(n).extension().is_some_and(|e| e == "snap" || e == "wal")) {
+            let why = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the backup folder already holds a database");
+            return Err(StorageError::io(dest, why).into());
+        }
+        let name = format!("{:016x}.snap", state.version);
+        let body = crate::snapshot::encode(&state, (0, 0));
+        Ok(write_snapshot(vfs.as_ref(), dest, &name, &body)?)
     }
 
     /// Opens (creating if absent) the database in `dir` through `vfs`: takes the folder lock,
@@ -262,6 +322,9 @@ impl Database {
         record: impl FnOnce() -> Mutation,
         f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>,
     ) -> Result<(u64, Timestamp, R), Error> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         let mut writer = self.inner.writer.lock();
         if let Some(wal) = writer.wal.as_ref() {
             // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.

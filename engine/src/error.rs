@@ -144,6 +144,9 @@ pub enum Error {
     /// A rejected bulk load.
     #[error(transparent)]
     Bulk(#[from] crate::bulk::BulkError),
+    /// The database was opened read-only.
+    #[error("the database was opened read-only; writes need Database::open")]
+    ReadOnly,
     /// Storage failed: disk full, I/O error, corruption, an unknown format version, or an earlier
     /// fsync failure (fail-stop). A failed commit was not acknowledged and is not visible.
     #[error(transparent)]

@@ -1,5 +1,5 @@
-//! The `engram` binary. Today: `import`, `stats`, `check` and `checkpoint` on a database folder
-//! (the network server, `backup`, `config` and `export` come with later issues).
+//! The `engram` binary. Today: `import`, `stats`, `check`, `checkpoint` and `backup` on a database
+//! folder (the network server, `config` and `export` come with later issues).
 //!
 //! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
 
@@ -46,6 +46,13 @@ enum Command {
     Checkpoint {
         /// Database folder.
         dir: PathBuf,
+    },
+    /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
+    Backup {
+        /// Database folder.
+        dir: PathBuf,
+        /// Destination folder (created; must not hold a database).
+        dest: PathBuf,
     },
 }
 
@@ -140,6 +147,23 @@ fn checkpoint(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Backs up a folder another process may be writing: read-only open, then a snapshot copy.
+fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let db = match Database::open(dir) {
+        Ok(db) => db,
+        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) => {
+            Database::open_read_only(dir).map_err(|e| e.to_string())?
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let path = db.backup(dest).map_err(|e| e.to_string())?;
+    println!("{}", path.display());
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -147,6 +171,7 @@ fn main() -> ExitCode {
         Command::Stats { dir } => stats(dir),
         Command::Check { dir } => check(dir),
         Command::Checkpoint { dir } => checkpoint(dir),
+        Command::Backup { dir, dest } => backup(dir, dest),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -58,6 +58,10 @@ fn import_then_stats_then_check() {
     assert!(out.status.success(), "{}", text(&out.stdout));
     let out = engram(&["checkpoint", &db]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let copy = tmp.path().join("copy").display().to_string();
+    let out = engram(&["backup", &db, &copy]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&engram(&["stats", &copy]).stdout), text(&engram(&["stats", &db]).stdout));
     assert!(Path::new(text(&out.stdout).trim_end()).extension().is_some_and(|e| e == "snap"));
 }
 
