@@ -277,6 +277,8 @@ impl Database {
             st.graph = st.fresh_graph();
         }
         let fresh = report.records == 0 && newest.is_none();
+        let mut config = config;
+        st.settings.apply(&mut config);
         let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max)?;
         let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
         if fresh {
@@ -437,6 +439,27 @@ impl Database {
             }
             inner.group_cv.notify_all();
         }
+    }
+
+    /// The settings stored in this database.
+    pub fn settings(&self) -> crate::settings::Settings {
+        (*self.snapshot().state.settings).clone()
+    }
+
+    /// Changes one stored setting (a logged commit). It takes effect for this process at the next
+    /// open; `fsync` and the thresholds are read at open.
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), Error> {
+        let mut settings = self.settings();
+        settings.set(key, value)?;
+        let record = settings.clone();
+        self.commit(
+            || Mutation::Settings(record),
+            move |st, _, _| {
+                st.settings = Arc::new(settings);
+                Ok::<_, Error>(Created::default())
+            },
+        )?;
+        Ok(())
     }
 
     /// Loads columnar data into an empty workspace in one atomic commit, validating and building
@@ -654,6 +677,7 @@ fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
         Mutation::CreateWorkspace(name) => workspace::create(st, name, now).map(|_| ())?,
         Mutation::DropWorkspace(name) => workspace::drop(st, name)?,
         Mutation::Bulk(load) => apply_bulk(st, load, now, &limits).map(|_| ())?,
+        Mutation::Settings(s) => st.settings = Arc::new(s.clone()),
     }
     Ok(())
 }

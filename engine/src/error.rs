@@ -144,6 +144,9 @@ pub enum Error {
     /// A rejected bulk load.
     #[error(transparent)]
     Bulk(#[from] crate::bulk::BulkError),
+    /// A rejected setting.
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
     /// The database was opened read-only.
     #[error("the database was opened read-only; writes need Database::open")]
     ReadOnly,

@@ -24,6 +24,8 @@ pub enum Mutation {
     DropWorkspace(String),
     /// A bulk load (boxed: it is far larger than the other variants).
     Bulk(Box<BulkLoad>),
+    /// The stored settings, replaced whole.
+    Settings(crate::settings::Settings),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.

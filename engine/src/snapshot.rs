@@ -118,6 +118,8 @@ pub struct SnapshotV1 {
     c_events: Vec<(i64, u8, bool, u32)>,
     c_supersedes: Vec<(u32, Vec<u32>)>,
     evidence: Vec<EvidenceRowV1>,
+    /// The stored settings, postcard-encoded.
+    settings: Vec<u8>,
 }
 
 fn sparse<V: Copy>(m: &imbl::HashMap<u32, V>) -> Vec<(u32, V)> {
@@ -217,6 +219,7 @@ pub fn encode(st: &State, wal_from: (u64, u64)) -> Vec<u8> {
                 next: r.next,
             })
             .collect(),
+        settings: postcard::to_allocvec(st.settings.as_ref()).expect("settings encode"),
     };
     rkyv::to_bytes::<rkyv::rancor::Error>(&snap).expect("serializing plain columns cannot fail").into_vec()
 }
@@ -388,6 +391,7 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
         }
         st.evidence.rows.push(row);
     }
+    st.settings = Arc::new(postcard::from_bytes(&a.settings).map_err(|_| DecodeError("settings do not decode"))?);
     rebuild_indexes(&mut st);
     st.graph = st.fresh_graph();
     Ok((st, (a.wal_from.0.to_native(), a.wal_from.1.to_native())))

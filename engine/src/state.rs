@@ -269,6 +269,8 @@ pub struct State {
     pub evidence: EvidenceTable,
     pub graph: Graph,
     pub bitmaps: Bitmaps,
+    /// Settings stored in the database.
+    pub settings: Arc<crate::settings::Settings>,
     /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
     /// snapshot and reset by the writer for each new state.
     pub fast_flat: OnceLock<Arc<FlatFilter>>,

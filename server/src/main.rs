@@ -1,5 +1,5 @@
-//! The `engram` binary. Today: `import`, `stats`, `check`, `checkpoint` and `backup` on a database
-//! folder (the network server, `config` and `export` come with later issues).
+//! The `engram` binary. Today: `import`, `stats`, `check`, `checkpoint`, `backup` and `config` on a
+//! database folder (the network server and `export` come with later issues).
 //!
 //! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
 
@@ -46,6 +46,15 @@ enum Command {
     Checkpoint {
         /// Database folder.
         dir: PathBuf,
+    },
+    /// Show or change the settings stored in DIR: all of them, one, or set one.
+    Config {
+        /// Database folder.
+        dir: PathBuf,
+        /// Setting name.
+        key: Option<String>,
+        /// New value.
+        value: Option<String>,
     },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
@@ -147,6 +156,23 @@ fn checkpoint(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+fn config(dir: &Path, key: Option<&str>, value: Option<&str>) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    match (key, value) {
+        (None, _) => {
+            for (k, v) in db.settings().entries() {
+                println!("{k} {}", v.as_deref().unwrap_or("-"));
+            }
+        }
+        (Some(k), None) => println!("{}", db.settings().get(k).map_err(|e| e.to_string())?.as_deref().unwrap_or("-")),
+        (Some(k), Some(v)) => db.set_setting(k, v).map_err(|e| e.to_string())?,
+    }
+    Ok(())
+}
+
 /// Backs up a folder another process may be writing: read-only open, then a snapshot copy.
 fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
     if !dir.exists() {
@@ -172,6 +198,7 @@ fn main() -> ExitCode {
         Command::Check { dir } => check(dir),
         Command::Checkpoint { dir } => checkpoint(dir),
         Command::Backup { dir, dest } => backup(dir, dest),
+        Command::Config { dir, key, value } => config(dir, key.as_deref(), value.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

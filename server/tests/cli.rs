@@ -117,3 +117,25 @@ fn check_tells_torn_tails_from_corruption() {
         );
     }
 }
+
+#[test]
+fn config_is_stored_in_the_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    drop(engram::Database::open(&db).unwrap());
+    assert!(engram(&["config", &db, "fsync", "batch:50"]).status.success());
+    assert!(engram(&["config", &db, "vector_dim", "384"]).status.success());
+    assert_eq!(text(&engram(&["config", &db, "fsync"]).stdout), "batch:50\n");
+    let all = text(&engram(&["config", &db]).stdout);
+    assert!(all.starts_with("fsync batch:50\ncheckpoint_wal_bytes -\n") && all.contains("vector_dim 384\n"), "{all}");
+    let out = engram(&["config", &db, "vector_dim", "768"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("already set and cannot change"));
+    let out = engram(&["config", &db, "colour", "blue"]);
+    assert!(text(&out.stderr).contains("unknown setting `colour`"));
+    let out = engram(&["config", &db, "fsync", "sometimes"]);
+    assert!(text(&out.stderr).contains("`sometimes` is not"));
+    // Stored across a checkpoint too.
+    assert!(engram(&["checkpoint", &db]).status.success());
+    assert_eq!(engram::Database::open(&db).unwrap().settings().fsync.as_deref(), Some("batch:50"));
+}
