@@ -1,5 +1,5 @@
-//! The `engram` binary. Today: `import`, `stats`, `check`, `checkpoint`, `backup` and `config` on a
-//! database folder (the network server and `export` come with later issues).
+//! The `engram` binary. Today: `import` (CSV or JSON lines), `export`, `stats`, `check`,
+//! `checkpoint`, `backup` and `config` on a database folder (the network server comes later).
 //!
 //! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
 
@@ -21,16 +21,28 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Load CSV files into workspace `default` of DIR (created if absent).
+    /// Load CSV files into workspace `default` of DIR (created if absent), or a JSON-lines file
+    /// (the `export` format) into the workspaces it names.
     Import {
         /// Database folder.
         dir: PathBuf,
         /// Entities file: `id,type,name,aliases` (aliases `|`-separated).
-        #[arg(long)]
-        entities: PathBuf,
+        #[arg(long, requires = "claims", conflicts_with = "jsonl")]
+        entities: Option<PathBuf>,
         /// Claims file: `id,subject,predicate,object,confidence,state,valid_from`.
+        #[arg(long, requires = "entities")]
+        claims: Option<PathBuf>,
+        /// JSON-lines file in the `export` format.
+        #[arg(long, required_unless_present = "entities")]
+        jsonl: Option<PathBuf>,
+    },
+    /// Write every workspace of DIR as JSON lines (to stdout, or `--out F`).
+    Export {
+        /// Database folder.
+        dir: PathBuf,
+        /// Output file.
         #[arg(long)]
-        claims: PathBuf,
+        out: Option<PathBuf>,
     },
     /// Print row counts: totals, per state, per workspace.
     Stats {
@@ -108,6 +120,45 @@ fn import(dir: &Path, entities: &Path, claims: &Path) -> Result<(), String> {
     bar.finish_and_clear();
     eprintln!("imported {} entities and {} claims into {}", info.entities, info.claims, dir.display());
     Ok(())
+}
+
+/// Parses the whole file before writing; a bad line names file, line and column.
+fn import_jsonl(dir: &Path, file: &Path) -> Result<(), String> {
+    let text =
+        String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
+    let bar = spinner("importing JSON lines");
+    // Parse first (with a throwaway in-memory database) so a bad line leaves the folder untouched.
+    engram::jsonl::import(&Database::in_memory(), &text, &name_of(file)).map_err(|e| e.to_string())?;
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let lines = engram::jsonl::import(&db, &text, &name_of(file)).map_err(|e| e.to_string())?;
+    db.checkpoint().map_err(|e| e.to_string())?;
+    db.wait_for_merge();
+    bar.finish_and_clear();
+    eprintln!("imported {lines} lines into {}", dir.display());
+    Ok(())
+}
+
+fn export(dir: &Path, out: Option<&Path>) -> Result<(), String> {
+    use std::io::Write;
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let db = match Database::open(dir) {
+        Ok(db) => db,
+        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) => {
+            Database::open_read_only(dir).map_err(|e| e.to_string())?
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let lines = engram::jsonl::export(&db.snapshot());
+    let mut sink: Box<dyn Write> = match out {
+        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?)),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    for l in lines {
+        writeln!(sink, "{l}").map_err(|e| e.to_string())?;
+    }
+    sink.flush().map_err(|e| e.to_string())
 }
 
 fn stats(dir: &Path) -> Result<(), String> {
@@ -193,7 +244,10 @@ fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Import { dir, entities, claims } => import(dir, entities, claims),
+        Command::Import { dir, entities: Some(entities), claims: Some(claims), .. } => import(dir, entities, claims),
+        Command::Import { dir, jsonl: Some(jsonl), .. } => import_jsonl(dir, jsonl),
+        Command::Import { .. } => Err("import needs --entities and --claims, or --jsonl".to_owned()),
+        Command::Export { dir, out } => export(dir, out.as_deref()),
         Command::Stats { dir } => stats(dir),
         Command::Check { dir } => check(dir),
         Command::Checkpoint { dir } => checkpoint(dir),

@@ -139,3 +139,47 @@ fn config_is_stored_in_the_database() {
     assert!(engram(&["checkpoint", &db]).status.success());
     assert_eq!(engram::Database::open(&db).unwrap().settings().fsync.as_deref(), Some("batch:50"));
 }
+
+#[test]
+fn export_import_round_trips_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let a = tmp.path().join("a").display().to_string();
+    assert!(engram(&["import", &a, "--entities", &ents, "--claims", &claims]).status.success());
+    // Give it lifecycle, properties, evidence and a second workspace through the library.
+    {
+        let db = engram::Database::open(&a).unwrap();
+        let mut b = engram::WriteBatch::new("default");
+        b.push(engram::Op::SetProperty { entity: "auth".into(), key: "tier".into(), value: engram::Value::Float(1.5) });
+        b.add_claim(engram::AddClaim::new("auth", "streams_events_with", "kafka").id("c4").text("back to Kafka"));
+        b.push(engram::Op::Deprecate { claim: "c2".into(), superseded_by: Some("c4".into()) });
+        b.push(engram::Op::AddEvidence(engram::AddEvidence {
+            ext_id: Some("v1".into()),
+            claim: Some("c2".into()),
+            conversation_id: Some("conv-41".into()),
+            ..Default::default()
+        }));
+        b.push(engram::Op::DeleteClaim { claim: "c3".into() });
+        db.write(&b).unwrap();
+        db.create_workspace("team").unwrap();
+        let mut t = engram::WriteBatch::new("team");
+        t.upsert_entity("x", "t", "X").upsert_entity("y", "t", "Y").add_claim(engram::AddClaim::new("x", "r", "y").id("k").text("x r y"));
+        db.write(&t).unwrap();
+    }
+    let first = tmp.path().join("first.jsonl");
+    assert!(engram(&["export", &a, "--out", &first.display().to_string()]).status.success());
+    let b = tmp.path().join("b").display().to_string();
+    let out = engram(&["import", &b, "--jsonl", &first.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let second = text(&engram(&["export", &b]).stdout);
+    assert_eq!(second, std::fs::read_to_string(&first).unwrap(), "export → import → export is the identity");
+    assert!(second.contains("\"superseded_by\":\"c4\"") && second.contains("\"tier\":1.5") && second.contains("\"kind\":\"evidence\""));
+    // A bad line is named and leaves the folder as it was.
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"kind\":\"workspace\",\"name\":\"w\"}\n{\"kind\":\"workspace\",\"name\":\"v\",\"colour\":1}\n").unwrap();
+    let c = tmp.path().join("c");
+    let out = engram(&["import", &c.display().to_string(), "--jsonl", &bad.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("bad.jsonl:2:"), "{}", text(&out.stderr));
+    assert!(!c.exists());
+}

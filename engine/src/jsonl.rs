@@ -1,0 +1,393 @@
+//! The JSON-lines exchange format: `engram export` writes it, `engram import --jsonl` reads it,
+//! and export → import → export gives the same lines. One object per line, tagged by `kind`:
+//!
+//! ```text
+//! {"kind":"workspace","name":"default"}
+//! {"kind":"predicate","workspace":"default","name":"subclass_of","cardinality":"many","inverse":null,"transitive":true,"half_life_days":null}
+//! {"kind":"entity","workspace":"default","id":"auth","type":"service","name":"AuthService","aliases":["auth-svc"],"properties":{"tier":1},"deleted":false}
+//! {"kind":"claim","workspace":"default","id":"c1","subject":"auth","predicate":"uses","object":"kafka","text":null,"confidence":0.9,"state":"ACCEPTED","valid_from":"2026-03-01T00:00:00Z","valid_until":null,"expires_at":null,"superseded_by":null,"sensitive":false,"deleted":false}
+//! {"kind":"evidence","workspace":"default","id":"v1","claim":"c1","conversation_id":"conv-3","message_id":null,"model":null,"model_version":null,"raw_confidence":null,"snippet":null,"observed_at":"2026-03-01T00:00:00Z"}
+//! ```
+//!
+//! Every field shown is required (`null` where empty); any other field is an error. Transaction
+//! times are not exported: an import records its own. Lines of a workspace come after its
+//! `workspace` line; within it, predicates, entities, claims, evidence.
+
+use crate::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
+use crate::db::Database;
+use crate::error::Error;
+use crate::ids::{ClaimId, EntityId, EvidenceId, PredicateId};
+use crate::model::{Cardinality, ClaimState};
+use crate::read::view::Snapshot;
+use crate::time::Timestamp;
+use crate::value::{Properties, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[allow(missing_docs)] // Reason: the fields are documented by the format in the module doc.
+pub enum Line {
+    Workspace {
+        name: String,
+    },
+    Predicate {
+        workspace: String,
+        name: String,
+        cardinality: String,
+        inverse: Option<String>,
+        transitive: bool,
+        half_life_days: Option<f64>,
+    },
+    Entity {
+        workspace: String,
+        id: String,
+        #[serde(rename = "type")]
+        entity_type: String,
+        name: String,
+        aliases: Vec<String>,
+        properties: serde_json::Map<String, serde_json::Value>,
+        deleted: bool,
+    },
+    Claim {
+        workspace: String,
+        id: String,
+        subject: String,
+        predicate: String,
+        object: String,
+        text: Option<String>,
+        confidence: f32,
+        state: String,
+        valid_from: String,
+        valid_until: Option<String>,
+        expires_at: Option<String>,
+        superseded_by: Option<String>,
+        sensitive: bool,
+        deleted: bool,
+    },
+    Evidence {
+        workspace: String,
+        id: String,
+        claim: String,
+        conversation_id: Option<String>,
+        message_id: Option<String>,
+        model: Option<String>,
+        model_version: Option<String>,
+        raw_confidence: Option<f32>,
+        snippet: Option<String>,
+        observed_at: String,
+    },
+}
+
+fn to_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => (*b).into(),
+        Value::Int(i) => (*i).into(),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, serde_json::Value::Number),
+        Value::Str(s) => s.as_ref().into(),
+        Value::List(items) => items.iter().map(to_json).collect(),
+        Value::Map(m) => m.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect::<serde_json::Map<_, _>>().into(),
+    }
+}
+
+fn from_json(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => n.as_i64().map_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN)), Value::Int),
+        serde_json::Value::String(s) => Value::Str(Arc::from(s.as_str())),
+        serde_json::Value::Array(a) => Value::List(a.iter().map(from_json).collect()),
+        serde_json::Value::Object(m) => Value::Map(m.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()),
+    }
+}
+
+fn time(t: Timestamp) -> Option<String> {
+    (t != Timestamp::MAX).then(|| t.to_rfc3339())
+}
+
+/// Every line of `snap`'s export, in order.
+pub fn export(snap: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    let line = |l: Line| serde_json::to_string(&l).expect("lines serialize");
+    let st = &snap.state;
+    for w in snap.workspaces() {
+        let Ok(ws) = snap.workspace(&w.name) else { continue };
+        out.push(line(Line::Workspace { name: w.name.to_string() }));
+        let mut preds: Vec<_> =
+            st.catalog.predicate_defs.iter().filter(|((wid, _), _)| *wid == w.id).map(|((_, p), d)| (*p, d.clone())).collect();
+        preds.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+        for (_, d) in preds {
+            out.push(line(Line::Predicate {
+                workspace: w.name.to_string(),
+                name: d.name.to_string(),
+                cardinality: if d.cardinality == Cardinality::One { "one" } else { "many" }.to_owned(),
+                inverse: d.inverse.as_deref().map(str::to_owned),
+                transitive: d.transitive,
+                half_life_days: d.half_life_days,
+            }));
+        }
+        let ents = st.bitmaps.entities_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
+        for e in ents {
+            let Some(ent) = ws.entity(EntityId(e)) else { continue };
+            out.push(line(Line::Entity {
+                workspace: w.name.to_string(),
+                id: ent.ext_id.to_string(),
+                entity_type: ent.entity_type.to_string(),
+                name: ent.name.to_string(),
+                aliases: ent.aliases.iter().map(ToString::to_string).collect(),
+                properties: ent.properties.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect(),
+                deleted: ent.deleted,
+            }));
+        }
+        let claims = st.bitmaps.claims_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
+        let ext = |e: EntityId| ws.entity(e).map_or_else(String::new, |x| x.ext_id.to_string());
+        let mut evidence = Vec::new();
+        for c in &claims {
+            let Some(claim) = ws.claim(ClaimId(*c)) else { continue };
+            out.push(line(Line::Claim {
+                workspace: w.name.to_string(),
+                id: claim.ext_id.to_string(),
+                subject: ext(claim.subject),
+                predicate: claim.predicate.to_string(),
+                object: ext(claim.object),
+                text: claim.text.as_deref().map(str::to_owned),
+                confidence: claim.confidence,
+                state: claim.state.as_str().to_owned(),
+                valid_from: claim.valid_from.to_rfc3339(),
+                valid_until: time(claim.valid_until),
+                expires_at: time(claim.expires_at),
+                superseded_by: claim.superseded_by.and_then(|s| ws.claim(s)).map(|s| s.ext_id.to_string()),
+                sensitive: claim.sensitive,
+                deleted: claim.deleted,
+            }));
+            evidence.extend(ws.evidence_of(ClaimId(*c)).unwrap_or_default().into_iter().map(|v| (v.id, claim.ext_id.to_string(), v)));
+        }
+        evidence.sort_by_key(|x| x.0);
+        for (_, claim, v) in evidence {
+            out.push(line(Line::Evidence {
+                workspace: w.name.to_string(),
+                id: v.ext_id.to_string(),
+                claim,
+                conversation_id: v.conversation_id.as_deref().map(str::to_owned),
+                message_id: v.message_id.as_deref().map(str::to_owned),
+                model: v.model.as_deref().map(str::to_owned),
+                model_version: v.model_version.as_deref().map(str::to_owned),
+                raw_confidence: v.raw_confidence,
+                snippet: v.snippet.as_deref().map(str::to_owned),
+                observed_at: v.observed_at.to_rfc3339(),
+            }));
+        }
+    }
+    let _ = (PredicateId(0), EvidenceId(0));
+    out
+}
+
+/// A bad line: its number, the column, and what was wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct JsonlError {
+    /// File name as given.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (1 when the problem is the line's meaning).
+    pub column: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+fn parse_time(file: &str, line: usize, field: &str, s: &str) -> Result<Timestamp, JsonlError> {
+    Timestamp::parse(s).map_err(|e| JsonlError { file: file.to_owned(), line, column: 1, message: format!("{field}: {e}") })
+}
+
+/// Per workspace, the batches an import writes: entities and claims first, then the lifecycle
+/// changes (supersession, deletion) once everything they name exists.
+#[derive(Default)]
+struct Plan {
+    order: Vec<String>,
+    main: BTreeMap<String, WriteBatch>,
+    after: BTreeMap<String, WriteBatch>,
+    /// The line of each operation, to name it when the database refuses one.
+    lines: BTreeMap<(String, bool), Vec<usize>>,
+}
+
+impl Plan {
+    fn push(&mut self, ws: &str, after: bool, line: usize, op: Op) {
+        let batches = if after { &mut self.after } else { &mut self.main };
+        batches.get_mut(ws).expect("the workspace line came first").push(op);
+        self.lines.entry((ws.to_owned(), after)).or_default().push(line);
+    }
+}
+
+#[allow(clippy::too_many_lines)] // Reason: one match arm per line kind keeps the format in one place.
+/// Parses `text` (JSON lines) completely, then writes it: each workspace is created if absent and
+/// filled by one atomic batch (plus one for deprecations and deletions). A bad line stops
+/// everything before the first write.
+pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportError> {
+    let mut plan = Plan::default();
+    let mut count = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let line: Line = serde_json::from_str(raw).map_err(|e| JsonlError {
+            file: file.to_owned(),
+            line: n,
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        count += 1;
+        let bad = |message: String| JsonlError { file: file.to_owned(), line: n, column: 1, message };
+        let ws_of = |plan: &mut Plan, ws: &str| -> Result<(), JsonlError> {
+            if plan.main.contains_key(ws) {
+                Ok(())
+            } else {
+                Err(bad(format!("workspace `{ws}` has no `workspace` line before this one")))
+            }
+        };
+        match line {
+            Line::Workspace { name } => {
+                if !plan.main.contains_key(&name) {
+                    plan.order.push(name.clone());
+                    plan.main.insert(name.clone(), WriteBatch::new(&name));
+                    plan.after.insert(name.clone(), WriteBatch::new(&name));
+                }
+            }
+            Line::Predicate { workspace, name, cardinality, inverse, transitive, half_life_days } => {
+                ws_of(&mut plan, &workspace)?;
+                let cardinality = match cardinality.as_str() {
+                    "one" => Cardinality::One,
+                    "many" => Cardinality::Many,
+                    other => return Err(bad(format!("cardinality `{other}` is not `one` or `many`")).into()),
+                };
+                plan.push(
+                    &workspace,
+                    false,
+                    n,
+                    Op::DeclarePredicate(DeclarePredicate { name, cardinality, inverse, transitive, half_life_days }),
+                );
+            }
+            Line::Entity { workspace, id, entity_type, name, aliases, properties, deleted } => {
+                ws_of(&mut plan, &workspace)?;
+                let properties: Properties = properties.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect();
+                plan.push(
+                    &workspace,
+                    false,
+                    n,
+                    Op::UpsertEntity(UpsertEntity { ext_id: id.clone(), entity_type, name, aliases, properties }),
+                );
+                if deleted {
+                    plan.push(&workspace, true, n, Op::DeleteEntity { entity: id.into() });
+                }
+            }
+            Line::Claim {
+                workspace,
+                id,
+                subject,
+                predicate,
+                object,
+                text,
+                confidence,
+                state,
+                valid_from,
+                valid_until,
+                expires_at,
+                superseded_by,
+                sensitive,
+                deleted,
+            } => {
+                ws_of(&mut plan, &workspace)?;
+                let state =
+                    ClaimState::parse(&state).ok_or_else(|| bad(format!("state `{state}` is not PROPOSED, ACCEPTED or DEPRECATED")))?;
+                let superseded = state == ClaimState::Deprecated && superseded_by.is_some();
+                let mut claim = AddClaim::new(subject.as_str(), &predicate, object.as_str())
+                    .id(&id)
+                    .confidence(confidence)
+                    .state(if superseded { ClaimState::Proposed } else { state });
+                claim.text = text;
+                claim.valid_from = Some(parse_time(file, n, "valid_from", &valid_from)?);
+                claim.valid_until = valid_until.map(|t| parse_time(file, n, "valid_until", &t)).transpose()?;
+                claim.expires_at = expires_at.map(|t| parse_time(file, n, "expires_at", &t)).transpose()?;
+                claim.sensitive = sensitive;
+                plan.push(&workspace, false, n, Op::AddClaim(claim));
+                if superseded {
+                    plan.push(
+                        &workspace,
+                        true,
+                        n,
+                        Op::Deprecate { claim: id.clone().into(), superseded_by: superseded_by.map(Into::into) },
+                    );
+                }
+                if deleted {
+                    plan.push(&workspace, true, n, Op::DeleteClaim { claim: id.into() });
+                }
+            }
+            Line::Evidence {
+                workspace,
+                id,
+                claim,
+                conversation_id,
+                message_id,
+                model,
+                model_version,
+                raw_confidence,
+                snippet,
+                observed_at,
+            } => {
+                ws_of(&mut plan, &workspace)?;
+                plan.push(
+                    &workspace,
+                    false,
+                    n,
+                    Op::AddEvidence(AddEvidence {
+                        ext_id: Some(id),
+                        claim: Some(claim.into()),
+                        conversation_id,
+                        message_id,
+                        model,
+                        model_version,
+                        raw_confidence,
+                        snippet,
+                        observed_at: Some(parse_time(file, n, "observed_at", &observed_at)?),
+                    }),
+                );
+            }
+        }
+    }
+    for ws in &plan.order {
+        if db.snapshot().workspace(ws).is_err() {
+            db.create_workspace(ws)?;
+        }
+        for after in [false, true] {
+            let batch = if after { &plan.after[ws] } else { &plan.main[ws] };
+            if batch.is_empty() {
+                continue;
+            }
+            db.write(batch).map_err(|e| match e.as_write() {
+                Some(w) => ImportError::Line(JsonlError {
+                    file: file.to_owned(),
+                    line: plan.lines.get(&(ws.clone(), after)).and_then(|l| l.get(w.op_index)).copied().unwrap_or(0),
+                    column: 1,
+                    message: format!("{}: {}", w.field, w.kind),
+                }),
+                None => ImportError::Database(e),
+            })?;
+        }
+    }
+    Ok(count)
+}
+
+/// A failed JSON-lines import.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A line did not parse.
+    #[error(transparent)]
+    Line(#[from] JsonlError),
+    /// The database refused a batch (nothing of that batch was written).
+    #[error(transparent)]
+    Database(#[from] Error),
+}
