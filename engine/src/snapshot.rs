@@ -10,7 +10,7 @@
 use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
-use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
+use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId};
 use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
 use crate::model::{Cardinality, ClaimState, PredicateDef, WorkspaceInfo};
 use crate::normalize::name_key_into;
@@ -392,8 +392,10 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
         st.evidence.rows.push(row);
     }
     st.settings = Arc::new(postcard::from_bytes(&a.settings).map_err(|_| DecodeError("settings do not decode"))?);
-    rebuild_indexes(&mut st);
-    st.graph = st.fresh_graph();
+    // The indexes and the CSR are independent: build them side by side.
+    let (indexes, graph) = rayon::join(|| Indexes::compute(&st), || st.fresh_graph());
+    indexes.install(&mut st);
+    st.graph = graph;
     Ok((st, (a.wal_from.0.to_native(), a.wal_from.1.to_native())))
 }
 
@@ -401,17 +403,54 @@ fn st_claim_ws(e: &crate::state::Entities, c: &crate::state::Claims, claim: u32)
     *e.ws.get(*c.subject.get(claim as usize) as usize)
 }
 
-/// Key indexes and bitmaps, recomputed from the columns (erased rows are left out).
-fn rebuild_indexes(st: &mut State) {
-    let (e, c) = (&st.entities, &st.claims);
-    let n = e.len();
-    let m = c.len();
-    let ext_keys: Vec<u64> = (0..n)
+/// Key indexes and bitmaps recomputed from the columns (erased rows are left out).
+struct Indexes {
+    by_ext: KeyIndex,
+    by_name: KeyIndex,
+    claim_by_ext: KeyIndex,
+    bitmaps: crate::state::Bitmaps,
+}
+
+impl Indexes {
+    fn install(self, st: &mut State) {
+        st.entities.by_ext = self.by_ext;
+        st.entities.by_name = self.by_name;
+        st.claims.by_ext = self.claim_by_ext;
+        st.bitmaps = self.bitmaps;
+    }
+
+    fn compute(st: &State) -> Indexes {
+        let ((by_ext, by_name), (claim_by_ext, bitmaps)) = rayon::join(
+            || rayon::join(|| entity_ext_index(st), || name_index(st)),
+            || rayon::join(|| claim_ext_index(st), || bitmaps_of(st)),
+        );
+        Indexes { by_ext, by_name, claim_by_ext, bitmaps }
+    }
+}
+
+fn entity_ext_index(st: &State) -> KeyIndex {
+    let e = &st.entities;
+    let keys: Vec<u64> = (0..e.len())
         .into_par_iter()
         .filter(|i| *e.flags.get(*i) & ERASED == 0)
         .map(|i| u64::from(key_hash(*e.ws.get(i), e.ext_id.get(i))) << 32 | i as u64)
         .collect();
-    let name_keys: Vec<u64> = (0..n)
+    KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
+}
+
+fn claim_ext_index(st: &State) -> KeyIndex {
+    let c = &st.claims;
+    let keys: Vec<u64> = (0..c.len())
+        .into_par_iter()
+        .filter(|i| *c.flags.get(*i) & ERASED == 0)
+        .map(|i| u64::from(key_hash(st.claim_ws(i as u32), c.ext_id.get(i))) << 32 | i as u64)
+        .collect();
+    KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
+}
+
+fn name_index(st: &State) -> KeyIndex {
+    let e = &st.entities;
+    let keys: Vec<u64> = (0..e.len())
         .into_par_iter()
         .filter(|i| *e.flags.get(*i) & ERASED == 0)
         .fold(
@@ -430,14 +469,13 @@ fn rebuild_indexes(st: &mut State) {
             a.append(&mut b);
             a
         });
-    let claim_keys: Vec<u64> = (0..m)
-        .into_par_iter()
-        .filter(|i| *c.flags.get(*i) & ERASED == 0)
-        .map(|i| u64::from(key_hash(st.claim_ws(i as u32), c.ext_id.get(i))) << 32 | i as u64)
-        .collect();
-    let by_ext = KeyIndex::from_sorted_keys(sort_hashed_keys(ext_keys));
-    let by_name = KeyIndex::from_sorted_keys(sort_hashed_keys(name_keys));
-    let claim_by_ext = KeyIndex::from_sorted_keys(sort_hashed_keys(claim_keys));
+    KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
+}
+
+fn bitmaps_of(st: &State) -> crate::state::Bitmaps {
+    let (e, c) = (&st.entities, &st.claims);
+    let n = e.len();
+    let m = c.len();
     let mut bm = crate::state::Bitmaps::default();
     let mut ents_by_ws: std::collections::BTreeMap<WorkspaceId, Vec<u32>> = std::collections::BTreeMap::new();
     let mut ents_by_type: std::collections::BTreeMap<TypeId, Vec<u32>> = std::collections::BTreeMap::new();
@@ -481,9 +519,5 @@ fn rebuild_indexes(st: &mut State) {
     bm.claims_live = IdSet::from_sorted(&live);
     bm.claims_by_ws = claims_by_ws.into_iter().map(|(k, v)| (k, IdSet::from_sorted(&v))).collect();
     bm.claims_by_pred = claims_by_pred.into_iter().map(|(k, v)| (PredicateId(k), IdSet::from_sorted(&v))).collect();
-    st.entities.by_ext = by_ext;
-    st.entities.by_name = by_name;
-    st.claims.by_ext = claim_by_ext;
-    st.bitmaps = bm;
-    let _ = NONE;
+    bm
 }
