@@ -182,7 +182,7 @@ fn check(dir: &Path) -> Result<(), String> {
     if !dir.exists() {
         return Err(format!("{}: no such database folder", dir.display()));
     }
-    let report = engram::check(&engram_storage::OsVfs, dir).map_err(|e| e.to_string())?;
+    let report = engram::check(&engram::OsVfs, dir).map_err(|e| e.to_string())?;
     if let Some(s) = &report.snapshot {
         println!("snapshot {s}: ok");
     }

@@ -72,6 +72,7 @@ fn dependency_arrows_point_one_way() {
         ("storage", &["engram", "engram-query", "engram-server"]),
         ("query", &["engram", "engram-storage", "engram-server"]),
         ("engine", &["engram-server"]),
+        ("server", &["engram-storage", "engram-query"]),
     ];
     for (krate, banned) in forbidden {
         let Ok(manifest) = std::fs::read_to_string(root().join(krate).join("Cargo.toml")) else { continue };
