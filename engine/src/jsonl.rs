@@ -16,7 +16,7 @@
 use crate::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
 use crate::db::Database;
 use crate::error::Error;
-use crate::ids::{ClaimId, EntityId, EvidenceId, PredicateId};
+use crate::ids::{ClaimId, EntityId};
 use crate::model::{Cardinality, ClaimState};
 use crate::read::view::Snapshot;
 use crate::time::Timestamp;
@@ -181,7 +181,6 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
             }));
         }
     }
-    let _ = (PredicateId(0), EvidenceId(0));
     out
 }
 

@@ -14,6 +14,9 @@ use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use std::collections::HashSet;
 
+/// Longest hierarchy path followed by `hierarchy_paths`, in hops (the search is recursive).
+pub const HIERARCHY_PATH_HOPS_MAX: usize = 4096;
+
 impl WorkspaceView<'_> {
     /// The interned id of `predicate`, which must be declared transitive here.
     fn transitive_pred(&self, predicate: &str) -> Result<u16, ReadError> {
@@ -111,6 +114,10 @@ impl WorkspaceView<'_> {
         let last = *path.last().expect("path starts non-empty");
         if last == to {
             paths.push(path.clone());
+            return;
+        }
+        if path.len() > HIERARCHY_PATH_HOPS_MAX {
+            // A hierarchy this deep is a data problem; stop rather than exhaust the stack.
             return;
         }
         let mut next = Vec::new();
