@@ -133,7 +133,7 @@ fn opt(s: Option<&Arc<str>>) -> Option<String> {
 }
 
 /// Captures `st` (covering the WAL before `wal_from`) as an archive body.
-pub fn encode(st: &State, wal_from: (u64, u64)) -> Vec<u8> {
+pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
     let c = &st.catalog;
     let (e, cl) = (&st.entities, &st.claims);
     let snap = SnapshotV1 {
@@ -221,7 +221,16 @@ pub fn encode(st: &State, wal_from: (u64, u64)) -> Vec<u8> {
             .collect(),
         settings: postcard::to_allocvec(st.settings.as_ref()).expect("settings encode"),
     };
-    rkyv::to_bytes::<rkyv::rancor::Error>(&snap).expect("serializing plain columns cannot fail").into_vec()
+    // Sized up front: growing a buffer of hundreds of megabytes by doubling copies it repeatedly.
+    let estimate = 64 * (st.claims.len() + st.entities.len())
+        + (snap.e_ext.bytes.len()
+            + snap.e_name.bytes.len()
+            + snap.e_aliases.bytes.len()
+            + snap.c_ext.bytes.len()
+            + snap.c_text.bytes.len())
+        + (1 << 20);
+    rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&snap, rkyv::util::AlignedVec::<16>::with_capacity(estimate))
+        .expect("serializing plain columns cannot fail")
 }
 
 /// Why an archive could not be turned back into a state.
