@@ -140,6 +140,8 @@ struct Inner {
     checkpointing: Mutex<()>,
     /// Opened with `open_read_only`: every write fails with `Error::ReadOnly`.
     read_only: bool,
+    /// The entity vector file, verified at open (row `i` belongs to entity id `i`).
+    vectors: RwLock<Option<(engram_storage::VectorFile, engram_storage::Mapped)>>,
     checkpoint_running: AtomicBool,
 }
 
@@ -147,6 +149,7 @@ impl Inner {
     fn new(st: State, wal: Option<WalWriter>, config: Config, lock: Option<VfsLock>, home: Option<(Arc<dyn Vfs>, PathBuf)>) -> Inner {
         let st = Arc::new(st);
         Inner {
+            vectors: RwLock::new(None),
             read_only: false,
             home,
             checkpointing: Mutex::new(()),
@@ -225,8 +228,10 @@ impl Database {
         if report.records > 0 && st.claims.len() > 0 {
             st.graph = st.fresh_graph();
         }
+        let vectors = open_vectors(vfs.as_ref(), dir, false)?;
         let mut inner = Inner::new(st, None, config, None, Some((vfs, dir.to_path_buf())));
         inner.read_only = true;
+        *inner.vectors.write() = vectors;
         Ok(Database { inner: Arc::new(inner) })
     }
 
@@ -280,7 +285,9 @@ impl Database {
         let mut config = config;
         st.settings.apply(&mut config);
         let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max)?;
+        let vectors = open_vectors(vfs.as_ref(), dir, true)?;
         let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
+        *db.inner.vectors.write() = vectors;
         if fresh {
             db.create_workspace(DEFAULT_WORKSPACE)?;
         }
@@ -439,6 +446,45 @@ impl Database {
             }
             inner.group_cv.notify_all();
         }
+    }
+
+    /// Writes the entity vector file: `values` holds one row of `dim` floats per entity, row `i`
+    /// for entity id `i` (what an import of a fresh database produces). Replaces an earlier file;
+    /// records `vector_dim`, which cannot change once set.
+    pub fn write_entity_vectors(&self, dim: usize, values: &[f32]) -> Result<usize, Error> {
+        let Some((vfs, dir)) = &self.inner.home else { return Err(Error::ReadOnly) };
+        if dim == 0 || values.len() % dim != 0 {
+            return Err(crate::settings::SettingsError::BadValue {
+                key: "vector_dim".into(),
+                value: dim.to_string(),
+                expected: "a dimension dividing the number of floats",
+            }
+            .into());
+        }
+        let entities = self.snapshot().counts().0;
+        if values.len() / dim != entities {
+            return Err(crate::settings::SettingsError::BadValue {
+                key: "vectors".into(),
+                value: format!("{} rows", values.len() / dim),
+                expected: "one row per entity",
+            }
+            .into());
+        }
+        if self.settings().vector_dim.map(|d| d as usize) != Some(dim) {
+            self.set_setting("vector_dim", &dim.to_string())?;
+        }
+        let path = dir.join(VECTOR_FILE);
+        let mut file = engram_storage::VectorFile::create(vfs.as_ref(), &path, dim)?;
+        file.append(vfs.as_ref(), values)?;
+        *self.inner.vectors.write() = open_vectors(vfs.as_ref(), dir, false)?;
+        Ok(values.len() / dim)
+    }
+
+    /// The stored vector of entity `id` (its row in the entity vector file), if there is one.
+    pub fn entity_vector(&self, id: EntityId) -> Option<Vec<f32>> {
+        let v = self.inner.vectors.read();
+        let (file, mapped) = v.as_ref()?;
+        file.row(mapped, id.index())
     }
 
     /// The settings stored in this database.
@@ -746,6 +792,7 @@ pub struct CheckReport {
 /// invariants. Anything else than a torn tail or leftover temporary files is an error.
 pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
     let temp = temp_files(vfs, dir)?;
+    open_vectors(vfs, dir, false)?;
     let (st, report, snapshot) = load(vfs, dir)?;
     if let Some(why) = st.check_invariants() {
         return Err(StorageError::Corruption { path: dir.to_path_buf(), offset: 0, what: why }.into());
@@ -774,4 +821,21 @@ fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Resul
     }
     remove_segments_before(vfs, dir, seq)?;
     Ok(path)
+}
+
+/// The entity vector file's name inside a database folder.
+pub const VECTOR_FILE: &str = "vectors.f32v";
+
+/// Opens and verifies the folder's vector file, if it has one (cutting a torn append when
+/// `repair_tail`).
+fn open_vectors(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    repair_tail: bool,
+) -> Result<Option<(engram_storage::VectorFile, engram_storage::Mapped)>, Error> {
+    let path = dir.join(VECTOR_FILE);
+    if !vfs.exists(&path) {
+        return Ok(None);
+    }
+    Ok(Some(engram_storage::VectorFile::open(vfs, &path, repair_tail)?))
 }

@@ -56,7 +56,7 @@ mod workspace;
 pub use apply::Created;
 pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
 pub use bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
-pub use db::{check, BulkInfo, CheckReport, CommitInfo, Config, Database, DEFAULT_WORKSPACE, LOCK_FILE};
+pub use db::{check, BulkInfo, CheckReport, CommitInfo, Config, Database, DEFAULT_WORKSPACE, LOCK_FILE, VECTOR_FILE};
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
 pub use error::{Error, ReadError, WorkspaceError, WriteError, WriteErrorKind};
 pub use graph::Direction;

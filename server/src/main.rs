@@ -35,6 +35,12 @@ enum Command {
         /// JSON-lines file in the `export` format.
         #[arg(long, required_unless_present = "entities")]
         jsonl: Option<PathBuf>,
+        /// Little-endian f32 vectors, row i for the i-th entity row (needs --dim).
+        #[arg(long, requires = "dim", requires = "entities")]
+        vectors: Option<PathBuf>,
+        /// Vector dimension.
+        #[arg(long)]
+        dim: Option<usize>,
     },
     /// Write every workspace of DIR as JSON lines (to stdout, or `--out F`).
     Export {
@@ -93,10 +99,20 @@ fn name_of(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Parses both files completely before touching the folder, so a bad row leaves it as it was.
-fn import(dir: &Path, entities: &Path, claims: &Path) -> Result<(), String> {
+/// Reads a vector file of little-endian f32 rows, checking it holds `rows` rows of `dim`.
+fn read_vectors(path: &Path, dim: usize, rows: usize) -> Result<Vec<f32>, String> {
+    let bytes = read(path)?;
+    if dim == 0 || bytes.len() % 4 != 0 || bytes.len() / 4 != rows * dim {
+        return Err(format!("{}: {} bytes, expected {rows} rows × {dim} dimensions × 4 bytes", path.display(), bytes.len()));
+    }
+    Ok(bytes.chunks_exact(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+}
+
+/// Parses every input completely before touching the folder, so a bad row leaves it as it was.
+fn import(dir: &Path, entities: &Path, claims: &Path, vectors: Option<(&Path, usize)>) -> Result<(), String> {
     let bar = spinner("parsing entities");
     let ents = parse_entities(&read(entities)?, &name_of(entities)).map_err(|e| e.to_string())?;
+    let vecs = vectors.map(|(p, dim)| read_vectors(p, dim, ents.ext_id.len()).map(|v| (v, dim))).transpose()?;
     bar.set_message(format!("parsing claims ({} entities)", ents.ext_id.len()));
     let index = EntityIndex::new(&ents, &name_of(entities)).map_err(|e| e.to_string())?;
     let cls = parse_claims(&read(claims)?, &name_of(claims), &index).map_err(|e| e.to_string())?;
@@ -116,6 +132,10 @@ fn import(dir: &Path, entities: &Path, claims: &Path) -> Result<(), String> {
     ));
     let info = db.bulk_load_checkpointed(&load).map_err(|e| e.to_string())?;
     drop(load);
+    if let Some((values, dim)) = &vecs {
+        bar.set_message("writing vectors");
+        db.write_entity_vectors(*dim, values).map_err(|e| e.to_string())?;
+    }
     db.wait_for_merge();
     bar.finish_and_clear();
     eprintln!("imported {} entities and {} claims into {}", info.entities, info.claims, dir.display());
@@ -244,7 +264,9 @@ fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Import { dir, entities: Some(entities), claims: Some(claims), .. } => import(dir, entities, claims),
+        Command::Import { dir, entities: Some(entities), claims: Some(claims), vectors, dim, .. } => {
+            import(dir, entities, claims, vectors.as_deref().zip(*dim))
+        }
         Command::Import { dir, jsonl: Some(jsonl), .. } => import_jsonl(dir, jsonl),
         Command::Import { .. } => Err("import needs --entities and --claims, or --jsonl".to_owned()),
         Command::Export { dir, out } => export(dir, out.as_deref()),

@@ -183,3 +183,50 @@ fn export_import_round_trips_exactly() {
     assert!(text(&out.stderr).contains("bad.jsonl:2:"), "{}", text(&out.stderr));
     assert!(!c.exists());
 }
+
+#[test]
+fn vectors_are_imported_and_verified_on_every_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let vecs = tmp.path().join("vectors.f32");
+    let values: Vec<f32> = (0..4 * 3).map(|i| i as f32 / 10.0).collect();
+    std::fs::write(&vecs, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let db = tmp.path().join("db");
+    let dbs = db.display().to_string();
+    let out = engram(&["import", &dbs, "--entities", &ents, "--claims", &claims, "--vectors", &vecs.display().to_string(), "--dim", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    {
+        let d = engram::Database::open(&db).unwrap();
+        let kafka = d.snapshot().workspace("default").unwrap().entity_id("kafka").unwrap();
+        assert_eq!(d.entity_vector(kafka).unwrap(), vec![0.3, 0.4, 0.5]);
+        assert_eq!(d.settings().vector_dim, Some(3));
+    }
+    // The wrong size is named before anything is written.
+    let other = tmp.path().join("other");
+    let out = engram(&[
+        "import",
+        &other.display().to_string(),
+        "--entities",
+        &ents,
+        "--claims",
+        &claims,
+        "--vectors",
+        &vecs.display().to_string(),
+        "--dim",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("expected 4 rows × 4 dimensions"), "{}", text(&out.stderr));
+    assert!(!other.exists());
+    // A flipped bit in the vector file fails every open, `stats` included.
+    let path = db.join(engram::VECTOR_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[64 + 5] ^= 0x01;
+    std::fs::write(&path, bytes).unwrap();
+    for cmd in ["stats", "check"] {
+        let out = engram(&[cmd, &dbs]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        let err = text(&out.stderr);
+        assert!(err.contains("checksum mismatch") && err.contains("vectors.f32v") && err.contains("byte offset 64"), "{cmd}: {err}");
+    }
+}

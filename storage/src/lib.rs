@@ -12,6 +12,7 @@ pub mod fault;
 pub mod mapped;
 pub mod mem;
 pub mod snapshot;
+pub mod vectors;
 pub mod vfs;
 pub mod wal;
 
@@ -20,5 +21,6 @@ pub use fault::{FaultPlan, FaultyVfs};
 pub use mapped::Mapped;
 pub use mem::MemVfs;
 pub use snapshot::{read_snapshot, write_snapshot, SnapshotFile, SNAPSHOT_FORMAT_VERSION};
+pub use vectors::{VectorFile, VECTOR_FORMAT_VERSION};
 pub use vfs::{OsVfs, Vfs, VfsFile, VfsLock};
 pub use wal::{remove_segments_before, replay, replay_from, FsyncPolicy, ReplayReport, WalWriter, WAL_FORMAT_VERSION};
