@@ -453,7 +453,7 @@ impl Database {
     /// records `vector_dim`, which cannot change once set.
     pub fn write_entity_vectors(&self, dim: usize, values: &[f32]) -> Result<usize, Error> {
         let Some((vfs, dir)) = &self.inner.home else { return Err(Error::ReadOnly) };
-        if dim == 0 || values.len() % dim != 0 {
+        if dim == 0 || !values.len().is_multiple_of(dim) {
             return Err(crate::settings::SettingsError::BadValue {
                 key: "vector_dim".into(),
                 value: dim.to_string(),
