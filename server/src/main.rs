@@ -158,18 +158,23 @@ fn import_jsonl(dir: &Path, file: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn export(dir: &Path, out: Option<&Path>) -> Result<(), String> {
-    use std::io::Write;
+/// Opens an existing folder; read-only when another process has it open for writing.
+fn open_for_reading(dir: &Path) -> Result<Database, String> {
     if !dir.exists() {
         return Err(format!("{}: no such database folder", dir.display()));
     }
-    let db = match Database::open(dir) {
-        Ok(db) => db,
+    match Database::open(dir) {
+        Ok(db) => Ok(db),
         Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) => {
-            Database::open_read_only(dir).map_err(|e| e.to_string())?
+            Database::open_read_only(dir).map_err(|e| e.to_string())
         }
-        Err(e) => return Err(e.to_string()),
-    };
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn export(dir: &Path, out: Option<&Path>) -> Result<(), String> {
+    use std::io::Write;
+    let db = open_for_reading(dir)?;
     let lines = engram::jsonl::export(&db.snapshot());
     let mut sink: Box<dyn Write> = match out {
         Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?)),
@@ -246,16 +251,7 @@ fn config(dir: &Path, key: Option<&str>, value: Option<&str>) -> Result<(), Stri
 
 /// Backs up a folder another process may be writing: read-only open, then a snapshot copy.
 fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
-    if !dir.exists() {
-        return Err(format!("{}: no such database folder", dir.display()));
-    }
-    let db = match Database::open(dir) {
-        Ok(db) => db,
-        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) => {
-            Database::open_read_only(dir).map_err(|e| e.to_string())?
-        }
-        Err(e) => return Err(e.to_string()),
-    };
+    let db = open_for_reading(dir)?;
     let path = db.backup(dest).map_err(|e| e.to_string())?;
     println!("{}", path.display());
     Ok(())
