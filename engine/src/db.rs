@@ -453,6 +453,9 @@ impl Database {
     /// records `vector_dim`, which cannot change once set.
     pub fn write_entity_vectors(&self, dim: usize, values: &[f32]) -> Result<usize, Error> {
         let Some((vfs, dir)) = &self.inner.home else { return Err(Error::ReadOnly) };
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         if dim == 0 || !values.len().is_multiple_of(dim) {
             return Err(crate::settings::SettingsError::BadValue {
                 key: "vector_dim".into(),
@@ -638,6 +641,9 @@ impl Database {
     /// path (`None` for an in-memory database).
     pub fn checkpoint(&self) -> Result<Option<PathBuf>, Error> {
         let Some((vfs, dir)) = &self.inner.home else { return Ok(None) };
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         let _one = self.inner.checkpointing.lock();
         // Under the writer lock only: roll the log (syncing what was written), take the state.
         let (state, seq) = {
@@ -655,6 +661,9 @@ impl Database {
     /// On an in-memory database it is `bulk_load`.
     pub fn bulk_load_checkpointed(&self, load: &BulkLoad) -> Result<BulkInfo, Error> {
         let Some((vfs, dir)) = &self.inner.home else { return self.bulk_load(load) };
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         let _one = self.inner.checkpointing.lock();
         let mut writer = self.inner.writer.lock();
         if !self.inner.group.lock().pending.is_empty() {

@@ -482,6 +482,8 @@ fn read_only_open_beside_a_writer() {
     let ro = Database::open_read_only(tmp.path()).unwrap();
     assert_eq!(fingerprint(&ro), fingerprint(&writer));
     assert!(matches!(ro.write(&batch(10)), Err(engram::Error::ReadOnly)));
+    assert!(matches!(ro.checkpoint(), Err(engram::Error::ReadOnly)));
+    assert!(matches!(ro.write_entity_vectors(1, &[0.0]), Err(engram::Error::ReadOnly)));
     writer.checkpoint().unwrap();
     for i in 10..15 {
         writer.write(&batch(i)).unwrap();
