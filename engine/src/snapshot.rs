@@ -11,9 +11,8 @@ use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId};
-use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
+use crate::keyindex::KeyIndex;
 use crate::model::{Cardinality, ClaimState, PredicateDef, WorkspaceInfo};
-use crate::normalize::name_key_into;
 use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, DELETED, ERASED, LIVE, TIMED};
 use crate::strvec::StrVec;
 use crate::time::Timestamp;
@@ -76,6 +75,15 @@ pub struct EvidenceRowV1 {
     next: u32,
 }
 
+/// One CSR direction, as stored.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct CsrV1 {
+    offsets: Vec<u32>,
+    preds: Vec<u16>,
+    nbrs: Vec<u32>,
+    claims: Vec<u32>,
+}
+
 /// The archived state, format 1.
 #[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct SnapshotV1 {
@@ -120,6 +128,18 @@ pub struct SnapshotV1 {
     evidence: Vec<EvidenceRowV1>,
     /// The stored settings, postcard-encoded.
     settings: Vec<u8>,
+    /// The base CSR (out, in) over every claim, so a load maps instead of rebuilding it.
+    csr: Vec<CsrV1>,
+    /// The key indexes (`hash << 32 | row`, ascending): entity ids, names, claim ids.
+    keys: [Vec<u64>; 3],
+}
+
+fn sorted_keys(index: &KeyIndex) -> Vec<u64> {
+    let mut v = Vec::new();
+    index.for_each_key(|k| v.push(k));
+    v.par_sort_unstable();
+    v.dedup();
+    v
 }
 
 fn sparse<V: Copy>(m: &imbl::HashMap<u32, V>) -> Vec<(u32, V)> {
@@ -220,6 +240,25 @@ pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
             })
             .collect(),
         settings: postcard::to_allocvec(st.settings.as_ref()).expect("settings encode"),
+        csr: {
+            let g = &st.graph;
+            // A base with a delta or stale stored bits is rebuilt for the snapshot; a clean one
+            // (after a bulk load or a merge) is written as it is.
+            let fresh;
+            let base = if g.watermark as usize == cl.len() && g.delta_len() == 0 && !g.dirty.any() {
+                &g.base
+            } else {
+                fresh = st.build_base().0;
+                &fresh.csr
+            };
+            base.iter()
+                .map(|c| {
+                    let (o, p, n, k) = c.parts();
+                    CsrV1 { offsets: o.to_vec(), preds: p.to_vec(), nbrs: n.to_vec(), claims: k.to_vec() }
+                })
+                .collect()
+        },
+        keys: [sorted_keys(&e.by_ext), sorted_keys(&e.by_name), sorted_keys(&cl.by_ext)],
     };
     // Sized up front: growing a buffer of hundreds of megabytes by doubling copies it repeatedly.
     let estimate = 64 * (st.claims.len() + st.entities.len())
@@ -401,15 +440,72 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
         st.evidence.rows.push(row);
     }
     st.settings = Arc::new(postcard::from_bytes(&a.settings).map_err(|_| DecodeError("settings do not decode"))?);
-    // The indexes and the CSR are independent: build them side by side.
-    let (indexes, graph) = rayon::join(|| Indexes::compute(&st), || st.fresh_graph());
-    indexes.install(&mut st);
-    st.graph = graph;
+    // Bitmaps are rebuilt; the key indexes and the CSR are read back (checked, in parallel).
+    let (bitmaps, (keys, graph)) =
+        rayon::join(|| bitmaps_of(&st), || rayon::join(|| archived_keys(&a.keys), || archived_graph(&a.csr, &st)));
+    let [by_ext, by_name, claim_by_ext] = keys?;
+    Indexes { by_ext, by_name, claim_by_ext, bitmaps }.install(&mut st);
+    st.graph = graph?;
     Ok((st, (a.wal_from.0.to_native(), a.wal_from.1.to_native())))
 }
 
 fn st_claim_ws(e: &crate::state::Entities, c: &crate::state::Claims, claim: u32) -> WorkspaceId {
     *e.ws.get(*c.subject.get(claim as usize) as usize)
+}
+
+/// The three key indexes from the archive, checked to be sorted.
+fn archived_keys(keys: &[rkyv::vec::ArchivedVec<rkyv::rend::u64_le>; 3]) -> Result<[KeyIndex; 3], DecodeError> {
+    let read = |v: &rkyv::vec::ArchivedVec<rkyv::rend::u64_le>| -> Result<KeyIndex, DecodeError> {
+        let keys: Vec<u64> = v.as_slice().par_iter().map(|k| k.to_native()).collect();
+        if !keys.par_windows(2).all(|w| w[0] < w[1]) {
+            return Err(DecodeError("a key index is not sorted"));
+        }
+        Ok(KeyIndex::from_sorted_keys(keys))
+    };
+    Ok([read(&keys[0])?, read(&keys[1])?, read(&keys[2])?])
+}
+
+/// The base CSR from the archive, checked against the columns; the delta is empty and the dirty
+/// set holds the endpoints of time-bounded claims, as after a fresh build.
+fn archived_graph(csr: &rkyv::vec::ArchivedVec<ArchivedCsrV1>, st: &State) -> Result<crate::graph::Graph, DecodeError> {
+    let (n, m) = (st.entities.len(), st.claims.len());
+    if csr.len() != 2 {
+        return Err(DecodeError("the snapshot does not hold two CSR directions"));
+    }
+    let read = |c: &ArchivedCsrV1| -> Result<crate::graph::csr::Csr, DecodeError> {
+        let offsets: Vec<u32> = c.offsets.as_slice().par_iter().map(|x| x.to_native()).collect();
+        let preds: Vec<u16> = c.preds.as_slice().par_iter().map(|x| x.to_native()).collect();
+        let nbrs: Vec<u32> = c.nbrs.as_slice().par_iter().map(|x| x.to_native()).collect();
+        let claims: Vec<u32> = c.claims.as_slice().par_iter().map(|x| x.to_native()).collect();
+        if offsets.is_empty() && nbrs.is_empty() && m == 0 {
+            return Ok(crate::graph::csr::Csr::default());
+        }
+        // Entities created after the base was built have no base edges: the offsets may stop short.
+        let in_range = offsets.len() <= n + 1
+            && nbrs.len() == m
+            && nbrs.par_iter().all(|v| (crate::graph::csr::nbr_id(*v) as usize) < n)
+            && claims.par_iter().all(|c| (*c as usize) < m);
+        if !in_range {
+            return Err(DecodeError("the stored CSR does not match the claim columns"));
+        }
+        crate::graph::csr::Csr::from_parts(offsets, preds, nbrs, claims).ok_or(DecodeError("the stored CSR is inconsistent"))
+    };
+    let (out, inn) = rayon::join(|| read(&csr[0]), || read(&csr[1]));
+    let subjects: Vec<u32> = st.claims.subject.iter().copied().collect();
+    let preds: Vec<u16> = st.claims.pred.iter().copied().collect();
+    let objects: Vec<u32> = st.claims.object.iter().copied().collect();
+    let fast = st.claims.fast.flatten();
+    let base = crate::graph::base_from_csr(
+        out?,
+        inn?,
+        &subjects,
+        &preds,
+        &objects,
+        &|c| crate::state::FlatFilter::bit(&fast, c),
+        &st.catalog.transitive_predicates(),
+    );
+    let dirty = crate::graph::initial_dirty(n, st.timed_live_endpoints(m).into_iter());
+    Ok(crate::graph::Graph::new(base, m as u32, dirty))
 }
 
 /// Key indexes and bitmaps recomputed from the columns (erased rows are left out).
@@ -427,58 +523,6 @@ impl Indexes {
         st.claims.by_ext = self.claim_by_ext;
         st.bitmaps = self.bitmaps;
     }
-
-    fn compute(st: &State) -> Indexes {
-        let ((by_ext, by_name), (claim_by_ext, bitmaps)) = rayon::join(
-            || rayon::join(|| entity_ext_index(st), || name_index(st)),
-            || rayon::join(|| claim_ext_index(st), || bitmaps_of(st)),
-        );
-        Indexes { by_ext, by_name, claim_by_ext, bitmaps }
-    }
-}
-
-fn entity_ext_index(st: &State) -> KeyIndex {
-    let e = &st.entities;
-    let keys: Vec<u64> = (0..e.len())
-        .into_par_iter()
-        .filter(|i| *e.flags.get(*i) & ERASED == 0)
-        .map(|i| u64::from(key_hash(*e.ws.get(i), e.ext_id.get(i))) << 32 | i as u64)
-        .collect();
-    KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
-}
-
-fn claim_ext_index(st: &State) -> KeyIndex {
-    let c = &st.claims;
-    let keys: Vec<u64> = (0..c.len())
-        .into_par_iter()
-        .filter(|i| *c.flags.get(*i) & ERASED == 0)
-        .map(|i| u64::from(key_hash(st.claim_ws(i as u32), c.ext_id.get(i))) << 32 | i as u64)
-        .collect();
-    KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
-}
-
-fn name_index(st: &State) -> KeyIndex {
-    let e = &st.entities;
-    let keys: Vec<u64> = (0..e.len())
-        .into_par_iter()
-        .filter(|i| *e.flags.get(*i) & ERASED == 0)
-        .fold(
-            || (Vec::new(), String::new()),
-            |(mut keys, mut buf), i| {
-                let ws = *e.ws.get(i);
-                for s in std::iter::once(e.name.get(i)).chain(e.aliases_of(i as u32)) {
-                    name_key_into(s, &mut buf);
-                    keys.push(u64::from(key_hash(ws, &buf)) << 32 | i as u64);
-                }
-                (keys, buf)
-            },
-        )
-        .map(|(k, _)| k)
-        .reduce(Vec::new, |mut a, mut b| {
-            a.append(&mut b);
-            a
-        });
-    KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
 }
 
 fn bitmaps_of(st: &State) -> crate::state::Bitmaps {

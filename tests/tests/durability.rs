@@ -31,7 +31,11 @@ fn fingerprint(db: &Database) -> String {
                 let then = ws.neighbors(ent.id, &NeighborQuery { visibility: past, ..NeighborQuery::default() }).unwrap();
                 let all =
                     ws.neighbors(ent.id, &NeighborQuery { visibility: Visibility::all_versions(), ..NeighborQuery::default() }).unwrap();
-                writeln!(out, "{ent:?} {:?} {:?} {:?} {:?}", n.items, then.items, all.items, ws.find_by_name(&ent.name)).unwrap();
+                // The traversal kernel reads the CSR's stored visibility bits: compare it too.
+                let mut reach: Vec<u32> =
+                    ws.khop(&[ent.id], &engram::KHopQuery::depth(2)).unwrap().entities.iter().map(|r| r.entity.0).collect();
+                reach.sort_unstable();
+                writeln!(out, "{ent:?} {:?} {:?} {:?} {:?} {reach:?}", n.items, then.items, all.items, ws.find_by_name(&ent.name)).unwrap();
             }
         }
         for c in 0..nc {

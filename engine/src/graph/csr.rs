@@ -96,6 +96,23 @@ impl Csr {
         order
     }
 
+    /// The four arrays (offsets, predicates, stored neighbours, claims), for snapshots.
+    pub fn parts(&self) -> (&[u32], &[u16], &[u32], &[u32]) {
+        (&self.offsets, &self.preds, &self.nbrs, &self.claims)
+    }
+
+    /// A CSR from arrays written by `parts`; `None` when they are inconsistent (lengths, offsets
+    /// not ascending, or past the edge arrays).
+    pub fn from_parts(offsets: Vec<u32>, preds: Vec<u16>, nbrs: Vec<u32>, claims: Vec<u32>) -> Option<Csr> {
+        let m = nbrs.len();
+        let ok = preds.len() == m
+            && claims.len() == m
+            && offsets.first().is_some_and(|o| *o == 0)
+            && offsets.last().is_some_and(|o| *o as usize == m)
+            && offsets.windows(2).all(|w| w[0] <= w[1]);
+        ok.then_some(Csr { offsets, preds, nbrs, claims })
+    }
+
     /// Number of entities covered (entities created later have no base edges).
     pub fn entity_count(&self) -> usize {
         self.offsets.len().saturating_sub(1)

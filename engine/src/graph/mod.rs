@@ -131,6 +131,27 @@ pub struct Base {
     pub(crate) hier: Vec<(u16, [PredAdjacency; 2])>,
 }
 
+/// A base from two CSRs read back from a snapshot; the hierarchy adjacency of `transitive` is
+/// rebuilt from the claim columns (it is small).
+pub fn base_from_csr(
+    out: Csr,
+    inn: Csr,
+    subjects: &[u32],
+    preds: &[u16],
+    objects: &[u32],
+    fast: &(dyn Fn(u32) -> bool + Sync),
+    transitive: &[u16],
+) -> Base {
+    let hier = transitive
+        .iter()
+        .map(|&p| {
+            let claims: Vec<u32> = (0..preds.len() as u32).filter(|c| preds[*c as usize] == p).collect();
+            (p, [PredAdjacency::build(subjects, objects, &claims, fast), PredAdjacency::build(objects, subjects, &claims, fast)])
+        })
+        .collect();
+    Base { csr: [Arc::new(out), Arc::new(inn)], hier }
+}
+
 /// Builds both base directions over claims `0..claim_count` from the claim columns, the two
 /// directions in parallel; `fast(c)` is claim `c`'s default visibility at build time;
 /// `transitive` lists the predicates that also get their own adjacency.
