@@ -318,6 +318,47 @@ fn write_fixture() {
     db.write(&b).unwrap();
     drop(db);
     std::fs::remove_file(fixture.join(engram::LOCK_FILE)).unwrap();
+    // The same, checkpointed, plus one commit after the snapshot (snapshot format 1 + WAL tail).
+    let snap_fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1-snapshot");
+    let _ = std::fs::remove_dir_all(&snap_fixture);
+    std::fs::create_dir_all(&snap_fixture).unwrap();
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), snap_fixture.join(entry.file_name())).unwrap();
+    }
+    let db = Database::open_with(&snap_fixture, Config { clock: c.clone(), ..Config::default() }, Arc::new(engram_storage::OsVfs)).unwrap();
+    db.set_setting("vector_dim", "3").unwrap();
+    db.checkpoint().unwrap();
+    c.advance_seconds(60);
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("kafka", "technology", "Apache Kafka");
+    db.write(&b).unwrap();
+    db.wait_for_merge();
+    drop(db);
+    std::fs::remove_file(snap_fixture.join(engram::LOCK_FILE)).unwrap();
+}
+
+/// A folder with a format-1 snapshot and a WAL tail after it, checked in under
+/// `tests/fixtures/v1-snapshot`. Never edit it: a format change gets a new version and fixture.
+#[test]
+fn format_v1_snapshot_fixture_keeps_opening() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1-snapshot");
+    let tmp = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    let db = Database::open(tmp.path()).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let kafka = ws.entity_id("kafka").unwrap();
+    assert_eq!(ws.entity(kafka).unwrap().name.as_ref(), "Apache Kafka", "the WAL tail after the snapshot");
+    assert_eq!(ws.find_by_name("kafka"), vec![kafka], "the old name stays an alias");
+    let auth = ws.entity_id("auth").unwrap();
+    let n = ws.neighbors(auth, &NeighborQuery::default()).unwrap();
+    assert_eq!(n.items.len(), 1);
+    assert_eq!(ws.khop(&[auth], &engram::KHopQuery::depth(1)).unwrap().entities.len(), 2);
+    assert_eq!(db.settings().vector_dim, Some(3));
 }
 
 fn names(vfs: &MemVfs, ext: &str) -> Vec<String> {
