@@ -348,7 +348,9 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
     {
         return Err(DecodeError("claim columns differ in length"));
     }
-    if a.c_subject.iter().chain(a.c_object.iter()).any(|e| e.to_native() as usize >= n) || a.c_state.iter().any(|s| *s > 2) {
+    if a.c_subject.iter().chain(a.c_object.iter()).any(|e| e.to_native() as usize >= n)
+        || a.c_state.iter().chain(a.c_events.iter().map(|x| &x.1)).any(|s| *s > 2)
+    {
         return Err(DecodeError("a claim names a missing entity or an unknown state"));
     }
     let e = &mut st.entities;
@@ -374,11 +376,7 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
     c.object = CowVec::build_par(m, |i| a.c_object[i].to_native());
     c.pred = CowVec::build_par(m, |i| a.c_pred[i].to_native());
     c.confidence = CowVec::build_par(m, |i| a.c_confidence[i].to_native());
-    c.state = CowVec::build_par(m, |i| match a.c_state[i] {
-        0 => ClaimState::Proposed,
-        1 => ClaimState::Accepted,
-        _ => ClaimState::Deprecated,
-    });
+    c.state = CowVec::build_par(m, |i| state_of(a.c_state[i]));
     c.flags = CowVec::build_par(m, |i| a.c_flags[i]);
     c.fast = BitCol::from_bits(a.c_flags.iter().map(|f| f & LIVE != 0 && f & TIMED == 0));
     c.timed_live = BitCol::from_bits(a.c_flags.iter().map(|f| f & LIVE != 0 && f & TIMED != 0));
@@ -397,18 +395,7 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
     c.events = CowVec::from_vec(
         a.c_events
             .iter()
-            .map(|x| ClaimEvent {
-                at: ts(&x.0),
-                state_before: if x.1 == 0 {
-                    ClaimState::Proposed
-                } else if x.1 == 1 {
-                    ClaimState::Accepted
-                } else {
-                    ClaimState::Deprecated
-                },
-                deleted_before: x.2,
-                prev: x.3.to_native(),
-            })
+            .map(|x| ClaimEvent { at: ts(&x.0), state_before: state_of(x.1), deleted_before: x.2, prev: x.3.to_native() })
             .collect(),
     );
     c.supersedes = a
@@ -448,6 +435,11 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
     Indexes { by_ext, by_name, claim_by_ext, bitmaps }.install(&mut st);
     st.graph = graph?;
     Ok((st, (a.wal_from.0.to_native(), a.wal_from.1.to_native())))
+}
+
+/// A stored state byte (checked to be 0..=2 before use).
+fn state_of(b: u8) -> ClaimState {
+    ClaimState::ALL[usize::from(b.min(2))]
 }
 
 fn st_claim_ws(e: &crate::state::Entities, c: &crate::state::Claims, claim: u32) -> WorkspaceId {

@@ -269,18 +269,24 @@ fn corruption_before_the_tail_is_refused_with_file_and_offset() {
     assert_eq!(again.to_string(), msg);
 }
 
-/// A folder written by WAL format 1 / record format 1, checked in under `tests/fixtures/v1`. If this
-/// fails, a format change broke old databases: add a migration or a new version, never edit the
-/// fixture.
-#[test]
-fn format_v1_fixture_keeps_opening() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1");
+/// Opens a copy of the checked-in fixture folder `name` (the fixture itself is never written).
+fn open_fixture(name: &str) -> (tempfile::TempDir, Database) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name);
     let tmp = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(&fixture).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
     }
     let db = Database::open(tmp.path()).unwrap();
+    (tmp, db)
+}
+
+/// A folder written by WAL format 1 / record format 1, checked in under `tests/fixtures/v1`. If this
+/// fails, a format change broke old databases: add a migration or a new version, never edit the
+/// fixture.
+#[test]
+fn format_v1_fixture_keeps_opening() {
+    let (_tmp, db) = open_fixture("v1");
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
     let a = ws.entity_id("auth").unwrap();
@@ -342,13 +348,7 @@ fn write_fixture() {
 /// `tests/fixtures/v1-snapshot`. Never edit it: a format change gets a new version and fixture.
 #[test]
 fn format_v1_snapshot_fixture_keeps_opening() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1-snapshot");
-    let tmp = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(&fixture).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
-    }
-    let db = Database::open(tmp.path()).unwrap();
+    let (_tmp, db) = open_fixture("v1-snapshot");
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
     let kafka = ws.entity_id("kafka").unwrap();

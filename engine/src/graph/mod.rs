@@ -146,10 +146,15 @@ pub fn base_from_csr(
         .iter()
         .map(|&p| {
             let claims: Vec<u32> = (0..preds.len() as u32).filter(|c| preds[*c as usize] == p).collect();
-            (p, [PredAdjacency::build(subjects, objects, &claims, fast), PredAdjacency::build(objects, subjects, &claims, fast)])
+            (p, hierarchy(subjects, objects, &claims, fast))
         })
         .collect();
     Base { csr: [Arc::new(out), Arc::new(inn)], hier }
+}
+
+/// Both directions of one predicate's adjacency over its claims.
+fn hierarchy(subjects: &[u32], objects: &[u32], claims: &[u32], fast: &(dyn Fn(u32) -> bool + Sync)) -> [PredAdjacency; 2] {
+    [PredAdjacency::build(subjects, objects, claims, fast), PredAdjacency::build(objects, subjects, claims, fast)]
 }
 
 /// Builds both base directions over claims `0..claim_count` from the claim columns, the two
@@ -173,8 +178,7 @@ pub fn build_base(
         .map(|&p| {
             let lo = order.partition_point(|c| preds[*c as usize] < p);
             let hi = order.partition_point(|c| preds[*c as usize] <= p);
-            let claims = &order[lo..hi];
-            (p, [PredAdjacency::build(subjects, objects, claims, fast), PredAdjacency::build(objects, subjects, claims, fast)])
+            (p, hierarchy(subjects, objects, &order[lo..hi], fast))
         })
         .collect();
     Base { csr: [Arc::new(out), Arc::new(inn)], hier }
