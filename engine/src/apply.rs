@@ -4,7 +4,7 @@
 //! then applied to the copy. The first invalid operation aborts the batch with an error naming its
 //! index and field; the caller drops the copy, so the published state never sees any of it.
 
-use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
+use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
 use crate::error::{WriteError, WriteErrorKind};
 use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::key_hash;
@@ -68,6 +68,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::DeleteEntity { .. } => "delete_entity",
         Op::RestoreEntity { .. } => "restore_entity",
         Op::DeclarePredicate(_) => "declare_predicate",
+        Op::SetVector { .. } => "set_vector",
     }
 }
 
@@ -184,6 +185,41 @@ impl Writer<'_> {
                 Ok(())
             }
             Op::DeclarePredicate(d) => self.declare_predicate(d),
+            Op::SetVector { target, vector } => self.set_vector(target, vector),
+        }
+    }
+
+    /// Stores a vector once per id; storing the identical vector again is a no-op (so a replay
+    /// over rows a checkpoint already wrote to the vector file succeeds).
+    fn set_vector(&mut self, target: &VectorTarget, vector: &[f32]) -> OpResult<()> {
+        let (id, entity) = match target {
+            VectorTarget::Entity(r) => (self.entity_in("target", r)?, true),
+            VectorTarget::Claim(r) => (self.claim(r, "target")?, false),
+        };
+        if vector.iter().any(|v| !v.is_finite()) {
+            return Err(("vector", WriteErrorKind::NotFinite));
+        }
+        match self.st.settings.vector_dim.map(|d| d as usize) {
+            Some(dim) if dim != vector.len() => return Err(("vector", WriteErrorKind::VectorDimension { expected: dim, got: vector.len() })),
+            Some(_) => {}
+            None => {
+                if vector.is_empty() || vector.len() > self.limits.vector_dim_max {
+                    return Err(("vector", WriteErrorKind::TooMany { count: vector.len(), limit: self.limits.vector_dim_max, limit_name: "vector_dim_max" }));
+                }
+                Arc::make_mut(&mut self.st.settings).vector_dim = Some(vector.len() as u32);
+            }
+        }
+        if vector.iter().all(|v| *v == 0.0) {
+            return Err(("vector", WriteErrorKind::Invalid("an all-zero vector has no direction")));
+        }
+        let col = if entity { &mut self.st.vectors.entity } else { &mut self.st.vectors.claim };
+        match col.get(id) {
+            Some(old) if old == vector => Ok(()),
+            Some(_) => Err(("vector", WriteErrorKind::VectorAlreadySet)),
+            None => {
+                col.overlay.insert(id, Arc::from(vector));
+                Ok(())
+            }
         }
     }
 

@@ -295,6 +295,23 @@ pub enum Op {
     },
     /// Declare a predicate.
     DeclarePredicate(DeclarePredicate),
+    /// Attach an embedding: an entity's name vector or a claim's text vector. The database's
+    /// dimension is fixed by the first vector it stores; each id gets its vector once.
+    SetVector {
+        /// Whose vector.
+        target: VectorTarget,
+        /// The components (finite; the database's dimension).
+        vector: Vec<f32>,
+    },
+}
+
+/// What a vector belongs to.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum VectorTarget {
+    /// An entity (its name embedding).
+    Entity(EntityRef),
+    /// A claim (its text embedding).
+    Claim(ClaimRef),
 }
 
 /// A batch of operations against one workspace, committed atomically.
@@ -332,6 +349,16 @@ impl WriteBatch {
     /// Adds a claim.
     pub fn add_claim(&mut self, claim: AddClaim) -> &mut Self {
         self.push(Op::AddClaim(claim))
+    }
+
+    /// Attaches an entity's name embedding.
+    pub fn set_entity_vector(&mut self, entity: impl Into<EntityRef>, vector: Vec<f32>) -> &mut Self {
+        self.push(Op::SetVector { target: VectorTarget::Entity(entity.into()), vector })
+    }
+
+    /// Attaches a claim's text embedding.
+    pub fn set_claim_vector(&mut self, claim: impl Into<ClaimRef>, vector: Vec<f32>) -> &mut Self {
+        self.push(Op::SetVector { target: VectorTarget::Claim(claim.into()), vector })
     }
 
     /// Number of operations.

@@ -17,6 +17,7 @@ use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
 use crate::mutation::{DecodeError, Mutation, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::Snapshot;
+use crate::search::vectors::{VectorBase, VectorColumn};
 use crate::state::State;
 use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
@@ -140,8 +141,9 @@ struct Inner {
     checkpointing: Mutex<()>,
     /// Opened with `open_read_only`: every write fails with `Error::ReadOnly`.
     read_only: bool,
-    /// The entity vector file, verified at open (row `i` belongs to entity id `i`).
-    vectors: RwLock<Option<(engram_storage::VectorFile, engram_storage::Mapped)>>,
+    /// The entity and claim vector files (row `i` belongs to id `i`) and the rows checkpoints
+    /// have written to them since open.
+    vector_files: Mutex<VectorFiles>,
     checkpoint_running: AtomicBool,
 }
 
@@ -149,7 +151,7 @@ impl Inner {
     fn new(st: State, wal: Option<WalWriter>, config: Config, lock: Option<VfsLock>, home: Option<(Arc<dyn Vfs>, PathBuf)>) -> Inner {
         let st = Arc::new(st);
         Inner {
-            vectors: RwLock::new(None),
+            vector_files: Mutex::new(VectorFiles::default()),
             read_only: false,
             home,
             checkpointing: Mutex::new(()),
@@ -228,10 +230,10 @@ impl Database {
         if report.records > 0 && st.claims.len() > 0 {
             st.graph = st.fresh_graph();
         }
-        let vectors = open_vectors(vfs.as_ref(), dir, false)?;
+        let files = install_vectors(&mut st, vfs.as_ref(), dir, false)?;
         let mut inner = Inner::new(st, None, config, None, Some((vfs, dir.to_path_buf())));
         inner.read_only = true;
-        *inner.vectors.write() = vectors;
+        *inner.vector_files.lock() = files;
         Ok(Database { inner: Arc::new(inner) })
     }
 
@@ -255,6 +257,7 @@ impl Database {
             let why = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the backup folder already holds a database");
             return Err(StorageError::io(dest, why).into());
         }
+        VectorFiles::default().flush(vfs.as_ref(), dest, &state)?;
         let name = format!("{:016x}.snap", state.version);
         let body = crate::snapshot::encode(&state, (0, 0));
         Ok(write_snapshot(vfs.as_ref(), dest, &name, &body)?)
@@ -285,9 +288,9 @@ impl Database {
         let mut config = config;
         st.settings.apply(&mut config);
         let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max)?;
-        let vectors = open_vectors(vfs.as_ref(), dir, true)?;
+        let files = install_vectors(&mut st, vfs.as_ref(), dir, true)?;
         let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
-        *db.inner.vectors.write() = vectors;
+        *db.inner.vector_files.lock() = files;
         if fresh {
             db.create_workspace(DEFAULT_WORKSPACE)?;
         }
@@ -448,46 +451,74 @@ impl Database {
         }
     }
 
-    /// Writes the entity vector file: `values` holds one row of `dim` floats per entity, row `i`
-    /// for entity id `i` (what an import of a fresh database produces). Replaces an earlier file;
-    /// records `vector_dim`, which cannot change once set.
+    /// Sets every entity's name vector at once: `values` holds one row of `dim` floats per entity,
+    /// row `i` for entity id `i` (an all-zero row means "no vector"), what an import produces. On a
+    /// durable database it writes the entity vector file, replacing an earlier one. It records
+    /// `vector_dim`, which cannot change once set; entities given vectors one by one (by
+    /// `Op::SetVector`) cannot be replaced this way.
     pub fn write_entity_vectors(&self, dim: usize, values: &[f32]) -> Result<usize, Error> {
-        let Some((vfs, dir)) = &self.inner.home else { return Err(Error::ReadOnly) };
+        self.entity_vectors(dim, std::borrow::Cow::Borrowed(values))
+    }
+
+    /// `write_entity_vectors` taking the rows by value: an in-memory database keeps them without
+    /// a copy.
+    pub fn set_entity_vectors(&self, dim: usize, values: Vec<f32>) -> Result<usize, Error> {
+        self.entity_vectors(dim, std::borrow::Cow::Owned(values))
+    }
+
+    fn entity_vectors(&self, dim: usize, values: std::borrow::Cow<'_, [f32]>) -> Result<usize, Error> {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
         }
+        let bad = |key: &str, value: String, expected| crate::settings::SettingsError::BadValue { key: key.into(), value, expected };
         if dim == 0 || !values.len().is_multiple_of(dim) {
-            return Err(crate::settings::SettingsError::BadValue {
-                key: "vector_dim".into(),
-                value: dim.to_string(),
-                expected: "a dimension dividing the number of floats",
-            }
-            .into());
+            return Err(bad("vector_dim", dim.to_string(), "a dimension dividing the number of floats").into());
         }
-        let entities = self.snapshot().counts().0;
-        if values.len() / dim != entities {
-            return Err(crate::settings::SettingsError::BadValue {
-                key: "vectors".into(),
-                value: format!("{} rows", values.len() / dim),
-                expected: "one row per entity",
-            }
-            .into());
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(bad("vectors", "a NaN or infinite component".into(), "finite floats").into());
+        }
+        let snap = self.snapshot();
+        if values.len() / dim != snap.counts().0 {
+            return Err(bad("vectors", format!("{} rows", values.len() / dim), "one row per entity").into());
+        }
+        if !snap.state.vectors.entity.overlay.is_empty() {
+            return Err(bad("vectors", "a full set".into(), "entity vectors not yet written one by one").into());
         }
         if self.settings().vector_dim.map(|d| d as usize) != Some(dim) {
             self.set_setting("vector_dim", &dim.to_string())?;
         }
-        let path = dir.join(VECTOR_FILE);
-        let mut file = engram_storage::VectorFile::create(vfs.as_ref(), &path, dim)?;
-        file.append(vfs.as_ref(), values)?;
-        *self.inner.vectors.write() = open_vectors(vfs.as_ref(), dir, false)?;
-        Ok(values.len() / dim)
+        let base = match &self.inner.home {
+            Some((vfs, dir)) => {
+                let path = dir.join(VECTOR_FILE);
+                let mut file = engram_storage::VectorFile::create(vfs.as_ref(), &path, dim)?;
+                file.append(vfs.as_ref(), &values)?;
+                let mut files = self.inner.vector_files.lock();
+                let (file, mapped) = engram_storage::VectorFile::open(vfs.as_ref(), &path, false)?;
+                let base = mapped_base(&file, mapped, &path)?;
+                files.entity = Some(file);
+                files.flushed[0].clear();
+                base
+            }
+            None => VectorBase::owned(dim, values.into_owned()),
+        };
+        let mut writer = self.inner.writer.lock();
+        let mut next = (*writer.latest).clone();
+        let rows = base.rows();
+        next.vectors.entity = VectorColumn { base: Some(Arc::new(base)), overlay: imbl::OrdMap::new() };
+        let next = Arc::new(next);
+        writer.latest = next.clone();
+        *self.inner.published.write() = next;
+        Ok(rows)
     }
 
-    /// The stored vector of entity `id` (its row in the entity vector file), if there is one.
+    /// The stored name vector of entity `id`, if it has one.
     pub fn entity_vector(&self, id: EntityId) -> Option<Vec<f32>> {
-        let v = self.inner.vectors.read();
-        let (file, mapped) = v.as_ref()?;
-        file.row(mapped, id.index())
+        self.snapshot().state.vectors.entity.get(id.0)
+    }
+
+    /// The stored text vector of claim `id`, if it has one.
+    pub fn claim_vector(&self, id: ClaimId) -> Option<Vec<f32>> {
+        self.snapshot().state.vectors.claim.get(id.0)
     }
 
     /// The settings stored in this database.
@@ -652,6 +683,9 @@ impl Database {
             writer.wal_bytes = 0;
             (writer.latest.clone(), seq)
         };
+        // The snapshot drops the WAL that holds the vectors written since open: they go to the
+        // vector files first.
+        self.inner.vector_files.lock().flush(vfs.as_ref(), dir, &state)?;
         Ok(Some(write_checkpoint(vfs.as_ref(), dir, &state, seq)?))
     }
 
@@ -678,6 +712,7 @@ impl Database {
         let (first_entity, first_claim) = (EntityId(next.entities.len() as u32), ClaimId(next.claims.len() as u32));
         apply_bulk(&mut next, load, now, &self.inner.config.limits)?;
         let seq = writer.wal.as_mut().expect("a durable database has a WAL").roll_now()?;
+        self.inner.vector_files.lock().flush(vfs.as_ref(), dir, &next)?;
         write_checkpoint(vfs.as_ref(), dir, &next, seq)?;
         writer.wal_bytes = 0;
         let version = next.version;
@@ -723,6 +758,7 @@ fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
         property_bytes_max: usize::MAX,
         batch_ops_max: usize::MAX,
         traversal_visited_max: usize::MAX,
+        vector_dim_max: usize::MAX,
     };
     let now = record.committed_at;
     st.version += 1;
@@ -801,8 +837,8 @@ pub struct CheckReport {
 /// invariants. Anything else than a torn tail or leftover temporary files is an error.
 pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
     let temp = temp_files(vfs, dir)?;
-    open_vectors(vfs, dir, false)?;
-    let (st, report, snapshot) = load(vfs, dir)?;
+    let (mut st, report, snapshot) = load(vfs, dir)?;
+    install_vectors(&mut st, vfs, dir, false)?;
     if let Some(why) = st.check_invariants() {
         return Err(StorageError::Corruption { path: dir.to_path_buf(), offset: 0, what: why }.into());
     }
@@ -834,17 +870,82 @@ fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Resul
 
 /// The entity vector file's name inside a database folder.
 pub const VECTOR_FILE: &str = "vectors.f32v";
+/// The claim vector file's name inside a database folder.
+pub const CLAIM_VECTOR_FILE: &str = "claim_vectors.f32v";
 
-/// Opens and verifies the folder's vector file, if it has one (cutting a torn append when
-/// `repair_tail`).
-fn open_vectors(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    repair_tail: bool,
-) -> Result<Option<(engram_storage::VectorFile, engram_storage::Mapped)>, Error> {
-    let path = dir.join(VECTOR_FILE);
-    if !vfs.exists(&path) {
-        return Ok(None);
+/// The open vector files of a durable database, and which overlay rows checkpoints have written.
+#[derive(Debug, Default)]
+struct VectorFiles {
+    entity: Option<engram_storage::VectorFile>,
+    claim: Option<engram_storage::VectorFile>,
+    /// Overlay ids already in each file (entity, claim).
+    flushed: [std::collections::HashSet<u32>; 2],
+}
+
+impl VectorFiles {
+    /// Writes the overlay rows of `state` that the files do not hold yet (creating the files on
+    /// first use), durably. Only rows that were absent are written, so no mapped row changes.
+    fn flush(&mut self, vfs: &dyn Vfs, dir: &Path, state: &State) -> Result<(), Error> {
+        let Some(dim) = state.settings.vector_dim.map(|d| d as usize) else { return Ok(()) };
+        for (k, (col, name)) in [(&state.vectors.entity, VECTOR_FILE), (&state.vectors.claim, CLAIM_VECTOR_FILE)].into_iter().enumerate() {
+            let base_rows = col.base.as_ref().map_or(0, |b| b.rows());
+            let mut rows: Vec<(usize, &[f32])> = Vec::new();
+            for (id, row) in &col.overlay {
+                if !self.flushed[k].contains(id) {
+                    rows.push((*id as usize, row));
+                }
+            }
+            if base_rows == 0 && rows.is_empty() {
+                continue;
+            }
+            let slot = if k == 0 { &mut self.entity } else { &mut self.claim };
+            if slot.is_none() {
+                let path = dir.join(name);
+                let mut file = engram_storage::VectorFile::create(vfs, &path, dim)?;
+                // A fresh file (a backup's) also needs the base rows.
+                if let Some(b) = &col.base {
+                    file.append(vfs, b.floats())?;
+                }
+                *slot = Some(file);
+            }
+            if let Some(file) = slot.as_mut() {
+                file.write_rows(vfs, &rows)?;
+            }
+            self.flushed[k].extend(rows.iter().map(|(id, _)| *id as u32));
+        }
+        Ok(())
     }
-    Ok(Some(engram_storage::VectorFile::open(vfs, &path, repair_tail)?))
+}
+
+/// A base over a verified, mapped vector file.
+fn mapped_base(file: &engram_storage::VectorFile, mapped: engram_storage::Mapped, path: &Path) -> Result<VectorBase, Error> {
+    VectorBase::mapped(file.dim(), file.rows(), Arc::new(mapped), engram_storage::VECTOR_FILE_HEADER).ok_or_else(|| {
+        StorageError::Corruption { path: path.to_path_buf(), offset: 0, what: "vector rows are not 4-byte aligned in memory" }.into()
+    })
+}
+
+/// Opens and verifies the folder's vector files (cutting a torn append when `repair_tail`) and
+/// makes them the bases of the state's vector columns. A file whose dimension is not the stored
+/// `vector_dim` is refused.
+fn install_vectors(st: &mut State, vfs: &dyn Vfs, dir: &Path, repair_tail: bool) -> Result<VectorFiles, Error> {
+    let mut files = VectorFiles::default();
+    for name in [VECTOR_FILE, CLAIM_VECTOR_FILE] {
+        let path = dir.join(name);
+        if !vfs.exists(&path) {
+            continue;
+        }
+        let (file, mapped) = engram_storage::VectorFile::open(vfs, &path, repair_tail)?;
+        if st.settings.vector_dim.is_some_and(|d| d as usize != file.dim()) {
+            return Err(StorageError::Corruption { path, offset: 12, what: "vector file dimension differs from the stored vector_dim" }.into());
+        }
+        let base = Arc::new(mapped_base(&file, mapped, &path)?);
+        if name == VECTOR_FILE {
+            st.vectors.entity.base = Some(base);
+            files.entity = Some(file);
+        } else {
+            st.vectors.claim.base = Some(base);
+            files.claim = Some(file);
+        }
+    }
+    Ok(files)
 }

@@ -74,6 +74,17 @@ pub enum WriteErrorKind {
         /// The limit's name in `Limits`.
         limit_name: &'static str,
     },
+    /// A vector whose length is not the database's dimension.
+    #[error("a vector of {got} components; this database stores {expected}")]
+    VectorDimension {
+        /// The database's dimension.
+        expected: usize,
+        /// The vector's length.
+        got: usize,
+    },
+    /// The entity or claim already has a different vector (vectors are written once per id).
+    #[error("already has a different vector")]
+    VectorAlreadySet,
     /// The lifecycle does not allow this move.
     #[error("a {from:?} claim cannot become {to:?}")]
     IllegalTransition {
@@ -112,6 +123,14 @@ pub enum ReadError {
     /// A cursor from another query shape or a corrupted string.
     #[error("invalid cursor `{0}`")]
     InvalidCursor(String),
+    /// A query vector whose length is not the database's dimension (or the database has none).
+    #[error("query vector has {got} components; the stored vectors have {}", expected.map_or_else(|| "none (no vectors stored)".to_owned(), |d| d.to_string()))]
+    VectorDimension {
+        /// The database's dimension, if it has vectors.
+        expected: Option<usize>,
+        /// The query's length.
+        got: usize,
+    },
     /// A query parameter out of its allowed range.
     #[error("parameter `{name}`: {reason}")]
     InvalidParameter {

@@ -18,6 +18,8 @@ pub struct Limits {
     pub batch_ops_max: usize,
     /// Most entities a traversal may visit before it stops and reports `truncated` (default 10M).
     pub traversal_visited_max: usize,
+    /// Largest vector dimension a database may be created with (default 8,192).
+    pub vector_dim_max: usize,
 }
 
 impl Default for Limits {
@@ -30,6 +32,7 @@ impl Default for Limits {
             property_bytes_max: 64 * 1024,
             batch_ops_max: 1_000_000,
             traversal_visited_max: 10_000_000,
+            vector_dim_max: 8192,
         }
     }
 }

@@ -256,6 +256,13 @@ pub struct Bitmaps {
     pub entities_deleted: IdSet,
 }
 
+/// The two vector columns (rows by dense id).
+#[derive(Clone, Debug, Default)]
+pub struct Vectors {
+    pub entity: crate::search::vectors::VectorColumn,
+    pub claim: crate::search::vectors::VectorColumn,
+}
+
 /// Everything at one commit.
 #[derive(Clone, Debug, Default)]
 pub struct State {
@@ -271,6 +278,8 @@ pub struct State {
     pub bitmaps: Bitmaps,
     /// Settings stored in the database.
     pub settings: Arc<crate::settings::Settings>,
+    /// Entity-name and claim-text vectors.
+    pub vectors: Vectors,
     /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
     /// snapshot and reset by the writer for each new state.
     pub fast_flat: OnceLock<Arc<FlatFilter>>,

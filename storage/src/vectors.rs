@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 pub const VECTOR_FORMAT_VERSION: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMVEC";
 const CRC_MAGIC: &[u8; 8] = b"ENGRMCRC";
-const HEADER: usize = 64;
+/// Bytes before row 0.
+pub const VECTOR_FILE_HEADER: usize = 64;
+const HEADER: usize = VECTOR_FILE_HEADER;
 const BLOCK_ROWS: usize = 1024;
 
 fn crc_path(path: &Path) -> PathBuf {
@@ -87,31 +89,68 @@ impl VectorFile {
         if !values.len().is_multiple_of(self.dim) {
             return Err(StorageError::RecordTooLarge { len: values.len(), limit: self.dim });
         }
-        let f = vfs.open(&self.path, false).map_err(|e| StorageError::io(&self.path, e))?;
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let at = (HEADER + self.rows * row_bytes(self.dim)) as u64;
-        f.write_at(at, &bytes).map_err(|e| StorageError::io(&self.path, e))?;
-        f.sync().map_err(|e| StorageError::io(&self.path, e))?;
-        let new_rows = self.rows + values.len() / self.dim;
-        // Only the blocks this append touched are read back: the partial last one and the new ones.
-        let first_block = self.rows / BLOCK_ROWS;
-        let base = HEADER + first_block * BLOCK_ROWS * row_bytes(self.dim);
-        let mut data = vec![0u8; HEADER + new_rows * row_bytes(self.dim) - base];
-        let mut got = 0;
-        while got < data.len() {
-            let n = f.read_at((base + got) as u64, &mut data[got..]).map_err(|e| StorageError::io(&self.path, e))?;
-            if n == 0 {
-                return Err(StorageError::Corruption {
-                    path: self.path.clone(),
-                    offset: (base + got) as u64,
-                    what: "vector file shorter than just written",
-                });
-            }
-            got += n;
+        let first = self.rows;
+        let rows: Vec<(usize, &[f32])> = values.chunks(self.dim).enumerate().map(|(i, r)| (first + i, r)).collect();
+        self.write_rows(vfs, &rows)
+    }
+
+    /// Writes rows at their positions (row `i` at `64 + i·dim·4`), growing the file with zero rows
+    /// where needed, and makes them durable: rows first, then the checksums of every block they
+    /// touched. Used for rows that were all zeros ("no vector") or beyond the end: rows a mapped
+    /// reader may be scanning are never rewritten.
+    pub fn write_rows(&mut self, vfs: &dyn Vfs, rows: &[(usize, &[f32])]) -> Result<(), StorageError> {
+        if rows.is_empty() {
+            return Ok(());
         }
-        self.crcs.truncate(first_block);
-        for chunk in data.chunks(BLOCK_ROWS * row_bytes(self.dim)) {
-            self.crcs.push(crc32c::crc32c(chunk));
+        if let Some((_, bad)) = rows.iter().find(|(_, r)| r.len() != self.dim) {
+            return Err(StorageError::RecordTooLarge { len: bad.len(), limit: self.dim });
+        }
+        let rb = row_bytes(self.dim);
+        let f = vfs.open(&self.path, false).map_err(|e| StorageError::io(&self.path, e))?;
+        let new_rows = rows.iter().map(|(i, _)| i + 1).max().unwrap_or(0).max(self.rows);
+        // Rows between the old end and the new one that nobody wrote are explicit zero rows.
+        f.truncate((HEADER + self.rows * rb) as u64).map_err(|e| StorageError::io(&self.path, e))?;
+        f.write_at((HEADER + new_rows * rb) as u64 - 1, &[0]).map_err(|e| StorageError::io(&self.path, e))?;
+        let mut touched: Vec<usize> = (self.rows / BLOCK_ROWS..new_rows.div_ceil(BLOCK_ROWS)).collect();
+        let mut run: Vec<u8> = Vec::new();
+        let mut sorted: Vec<&(usize, &[f32])> = rows.iter().collect();
+        sorted.sort_by_key(|(i, _)| *i);
+        let mut at = 0;
+        while at < sorted.len() {
+            // Contiguous rows go out in one write.
+            let first = sorted[at].0;
+            let mut end = at;
+            run.clear();
+            while end < sorted.len() && sorted[end].0 == first + (end - at) {
+                run.extend(sorted[end].1.iter().flat_map(|v| v.to_le_bytes()));
+                touched.push(sorted[end].0 / BLOCK_ROWS);
+                end += 1;
+            }
+            f.write_at((HEADER + first * rb) as u64, &run).map_err(|e| StorageError::io(&self.path, e))?;
+            at = end.max(at + 1);
+        }
+        f.sync().map_err(|e| StorageError::io(&self.path, e))?;
+        touched.sort_unstable();
+        touched.dedup();
+        self.crcs.resize(new_rows.div_ceil(BLOCK_ROWS), 0);
+        let mut block = Vec::new();
+        for b in touched {
+            let start = HEADER + b * BLOCK_ROWS * rb;
+            let len = (((b + 1) * BLOCK_ROWS).min(new_rows) - b * BLOCK_ROWS) * rb;
+            block.resize(len, 0);
+            let mut got = 0;
+            while got < len {
+                let n = f.read_at((start + got) as u64, &mut block[got..]).map_err(|e| StorageError::io(&self.path, e))?;
+                if n == 0 {
+                    return Err(StorageError::Corruption {
+                        path: self.path.clone(),
+                        offset: (start + got) as u64,
+                        what: "vector file shorter than just written",
+                    });
+                }
+                got += n;
+            }
+            self.crcs[b] = crc32c::crc32c(&block);
         }
         self.rows = new_rows;
         self.write_crcs(vfs)
@@ -220,5 +259,22 @@ mod tests {
         let err = VectorFile::open(&vfs, path, false).unwrap_err();
         assert!(matches!(err, StorageError::Corruption { offset, .. } if offset == (HEADER + 1024 * 12) as u64), "{err}");
         assert!(err.to_string().contains("checksum mismatch"));
+    }
+
+    #[test]
+    fn rows_written_in_place_and_past_the_end_verify() {
+        let vfs = MemVfs::new();
+        let path = Path::new("/db/v.f32v");
+        let mut v = VectorFile::create(&vfs, path, 2).unwrap();
+        v.append(&vfs, &[0.0; 2 * 10]).unwrap();
+        // One row inside (a former zero row), a run past the end, and one far beyond (zero gap).
+        v.write_rows(&vfs, &[(3, &[1.0, 2.0]), (10, &[3.0, 4.0]), (11, &[5.0, 6.0]), (2500, &[7.0, 8.0])]).unwrap();
+        let (v2, mapped) = VectorFile::open(&vfs, path, false).unwrap();
+        assert_eq!(v2.rows(), 2501);
+        assert_eq!(v2.row(&mapped, 3).unwrap(), vec![1.0, 2.0]);
+        assert_eq!(v2.row(&mapped, 11).unwrap(), vec![5.0, 6.0]);
+        assert_eq!(v2.row(&mapped, 1500).unwrap(), vec![0.0, 0.0]);
+        assert_eq!(v2.row(&mapped, 2500).unwrap(), vec![7.0, 8.0]);
+        assert!(v.write_rows(&vfs, &[(1, &[1.0])]).is_err());
     }
 }

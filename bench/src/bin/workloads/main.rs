@@ -1,10 +1,12 @@
 //! The side-by-side workloads harness (`../shared/workloads/README.md`): loads the generated CSV
 //! files through engram's public bulk-load API and runs W1 (one hop), W2 (two hops), W3 (ancestors
-//! and descendants) and W6 (load), printing one JSON line per workload.
+//! and descendants), W4 (recency), W5 (vectors, per scan mode) and W6 (load), printing one JSON
+//! line per workload.
 //!
-//! `cargo run --release -p engram-bench --bin workloads -- --data DIR [--workloads W1,W2,W3,W6]`
+//! `cargo run --release -p engram-bench --bin workloads -- --data DIR [--workloads W1,W2,W3,W4,W5,W6]`
 
 mod load;
+mod vectors;
 
 /// The harness runs on mimalloc: it keeps freed memory for reuse, where glibc's allocator hands
 /// large blocks back to the kernel and the next allocation pays for zeroed pages again. The engine
@@ -13,7 +15,7 @@ mod load;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
-use engram::{Database, EntityId, KHopQuery, NeighborQuery, Visibility};
+use engram::{Database, EntityId, KHopQuery, NeighborQuery, VectorMode, VectorOptions, Visibility};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -25,9 +27,12 @@ struct Args {
     /// Folder written by `gen.py` (entities.csv, claims.csv, queries.json, ...).
     #[arg(long)]
     data: PathBuf,
-    /// Comma-separated workloads to run: W1, W2, W3, W6 (default: all of them).
-    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W6")]
+    /// Comma-separated workloads to run: W1, W2, W3, W4, W5, W6 (default: all of them).
+    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W4,W5,W6")]
     workloads: Vec<String>,
+    /// W5: how many of the queries get a scalar brute-force answer to measure recall@10 against.
+    #[arg(long, default_value_t = 100)]
+    recall_queries: usize,
 }
 
 /// Linear-interpolated percentile, the floor's definition.
@@ -46,7 +51,12 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Runs `query` once per input, timing each call, and prints the workload's JSON line.
-fn run(scale: &str, workload: &str, inputs: &[u32], mut query: impl FnMut(u32) -> usize) {
+fn run(scale: &str, workload: &str, inputs: &[u32], query: impl FnMut(u32) -> usize) {
+    println!("{}", measure(scale, workload, inputs, query));
+}
+
+/// Runs `query` once per input, timing each call: the workload's JSON line.
+fn measure(scale: &str, workload: &str, inputs: &[u32], mut query: impl FnMut(u32) -> usize) -> Value {
     let mut lat = Vec::with_capacity(inputs.len());
     let mut rows = Vec::with_capacity(inputs.len());
     let t0 = Instant::now();
@@ -60,14 +70,13 @@ fn run(scale: &str, workload: &str, inputs: &[u32], mut query: impl FnMut(u32) -
     lat.sort_by(f64::total_cmp);
     let result_rows: f64 = rows.iter().sum();
     rows.sort_by(f64::total_cmp);
-    let line = json!({
+    json!({
         "peer": "engram", "scale": scale, "workload": workload, "n": inputs.len(), "of": inputs.len(),
         "p50_us": (pct(&lat, 0.5) * 10.0).round() / 10.0, "p95_us": (pct(&lat, 0.95) * 10.0).round() / 10.0,
         "p99_us": (pct(&lat, 0.99) * 10.0).round() / 10.0, "total_s": (total * 1e4).round() / 1e4,
         "result_rows": result_rows as u64, "rows_p50": pct(&rows, 0.5), "rows_p95": pct(&rows, 0.95),
         "rows_max": rows.last().copied().unwrap_or(0.0) as u64,
-    });
-    println!("{line}");
+    })
 }
 
 fn rss_mb() -> f64 {
@@ -90,8 +99,8 @@ fn main() -> Result<(), String> {
     let args = Args::parse();
     let wanted = |w: &str| args.workloads.iter().any(|x| x.eq_ignore_ascii_case(w));
     for w in &args.workloads {
-        if !["W1", "W2", "W3", "W6"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
-            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W6)"));
+        if !["W1", "W2", "W3", "W4", "W5", "W6"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
+            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W4, W5, W6)"));
         }
     }
     let qtext = std::fs::read_to_string(args.data.join("queries.json"))
@@ -144,6 +153,46 @@ fn main() -> Result<(), String> {
         run(&scale, "W3_ancestors", &concepts, |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
         let upper = ids(&q, "w3_upper")?;
         run(&scale, "W3_descendants", &upper, |c| ws.descendants(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
+    }
+    drop(snap);
+    if wanted("W5") {
+        w5(&db, &args, &q, &scale)?;
+    }
+    Ok(())
+}
+
+/// W5: one line per scan mode; recall@10 against a scalar brute force on the first queries.
+fn w5(db: &Database, args: &Args, q: &Value, scale: &str) -> Result<(), String> {
+    let dim = q["dim"].as_u64().unwrap_or(384) as usize;
+    let rows = vectors::read_f32(&args.data.join("vectors.f32"), dim)?;
+    let queries = vectors::read_f32(&args.data.join("queries.f32"), dim)?;
+    let t = Instant::now();
+    let want = vectors::reference(&rows, dim, &queries, args.recall_queries);
+    eprintln!("W5: scalar brute force for {} queries in {:.1} s", want.len(), t.elapsed().as_secs_f64());
+    db.set_entity_vectors(dim, rows).map_err(|e| e.to_string())?;
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").map_err(|e| e.to_string())?;
+    let inputs: Vec<u32> = (0..(queries.len() / dim) as u32).collect();
+    for mode in [VectorMode::F32, VectorMode::F16, VectorMode::I8] {
+        let opts = VectorOptions { k: 10, mode, ..VectorOptions::default() };
+        // The first query builds the mode's quantized copy; it is timed separately.
+        let t = Instant::now();
+        ws.search_entity_vectors(&queries[..dim], &opts).map_err(|e| e.to_string())?;
+        let prepare_s = t.elapsed().as_secs_f64();
+        let mut got = Vec::new();
+        let mut line = measure(scale, "W5_exact", &inputs, |i| {
+            let at = i as usize * dim;
+            let hits = ws.search_entity_vectors(&queries[at..at + dim], &opts).unwrap_or_default();
+            if (i as usize) < want.len() {
+                got.push(hits.iter().map(|(e, _)| e.0).collect::<Vec<u32>>());
+            }
+            hits.len()
+        });
+        line["mode"] = json!(mode.as_str());
+        line["recall10"] = json!((vectors::recall(&got, &want) * 1e4).round() / 1e4);
+        line["recall_queries"] = json!(want.len());
+        line["first_query_s"] = json!((prepare_s * 1000.0).round() / 1000.0);
+        println!("{line}");
     }
     Ok(())
 }

@@ -1,0 +1,130 @@
+//! Similarity kernels: SIMD inner products (simsimd picks AVX-512 / AVX2 / NEON at run time) over
+//! f32 rows and their quantized copies, and the scalar references the tests hold them to.
+//!
+//! Vectors are compared by inner product; for unit-norm vectors (what embedders emit) that is the
+//! cosine. Cosine over non-normalized rows is `dot / (|a|·|b|)`, computed from the same kernel.
+
+use simsimd::SpatialSimilarity;
+
+pub use simsimd::f16;
+
+/// Inner product of two f32 rows of equal length.
+#[inline]
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    f32::dot(a, b).map_or(0.0, |d| d as f32)
+}
+
+/// Inner product of two f16 rows of equal length (accumulated in f32).
+#[inline]
+pub fn dot_f16(a: &[f16], b: &[f16]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    f16::dot(a, b).map_or(0.0, |d| d as f32)
+}
+
+/// Inner product of two i8 rows of equal length (exact, accumulated in i32).
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    i8::dot(a, b).map_or(0.0, |d| d as f32)
+}
+
+/// Cosine similarity; 0 when either row is all zeros.
+pub fn cosine_f32(a: &[f32], b: &[f32]) -> f32 {
+    let d = dot_f32(a, b);
+    let n = (dot_f32(a, a) * dot_f32(b, b)).sqrt();
+    if n > 0.0 {
+        d / n
+    } else {
+        0.0
+    }
+}
+
+/// A row converted to f16 (round to nearest).
+pub fn to_f16(row: &[f32]) -> Vec<f16> {
+    row.iter().map(|v| f16::from_f32(*v)).collect()
+}
+
+/// A row quantized to i8 with one scale: `row[i] ≈ q[i] · scale`, `scale = max|row| / 127`.
+pub fn quantize_i8(row: &[f32], out: &mut [i8]) -> f32 {
+    let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if max == 0.0 || !max.is_finite() {
+        out.fill(0);
+        return 0.0;
+    }
+    let inv = 127.0 / max;
+    for (o, v) in out.iter_mut().zip(row) {
+        *o = (v * inv).round().clamp(-127.0, 127.0) as i8;
+    }
+    max / 127.0
+}
+
+/// Scalar references (no SIMD crate, f64 accumulation): what the kernels are tested against.
+pub mod scalar {
+    use super::f16;
+
+    /// Inner product, accumulated in f64.
+    pub fn dot_f32(a: &[f32], b: &[f32]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+    }
+
+    /// Inner product of f16 rows, widened to f64.
+    pub fn dot_f16(a: &[f16], b: &[f16]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| f64::from(x.to_f32()) * f64::from(y.to_f32())).sum()
+    }
+
+    /// Inner product of i8 rows, exact.
+    pub fn dot_i8(a: &[i8], b: &[i8]) -> i64 {
+        a.iter().zip(b).map(|(x, y)| i64::from(*x) * i64::from(*y)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rows() -> impl Strategy<Value = (Vec<f32>, Vec<f32>)> {
+        (1usize..700).prop_flat_map(|n| (prop::collection::vec(-1.0f32..1.0, n), prop::collection::vec(-1.0f32..1.0, n)))
+    }
+
+    proptest! {
+        #[test]
+        fn f32_kernel_matches_scalar((a, b) in rows()) {
+            let want = scalar::dot_f32(&a, &b);
+            prop_assert!((f64::from(dot_f32(&a, &b)) - want).abs() <= 1e-4 * (1.0 + want.abs()), "{} vs {}", dot_f32(&a, &b), want);
+        }
+
+        #[test]
+        fn f16_kernel_matches_scalar((a, b) in rows()) {
+            let (ha, hb) = (to_f16(&a), to_f16(&b));
+            let want = scalar::dot_f16(&ha, &hb);
+            prop_assert!((f64::from(dot_f16(&ha, &hb)) - want).abs() <= 1e-3 * (1.0 + want.abs()));
+            // And the f16 copy stays close to the f32 original.
+            prop_assert!((want - scalar::dot_f32(&a, &b)).abs() <= 2e-3 * a.len() as f64);
+        }
+
+        #[test]
+        fn i8_kernel_is_exact((a, b) in rows()) {
+            let (mut qa, mut qb) = (vec![0i8; a.len()], vec![0i8; b.len()]);
+            let (sa, sb) = (quantize_i8(&a, &mut qa), quantize_i8(&b, &mut qb));
+            prop_assert_eq!(dot_i8(&qa, &qb) as i64, scalar::dot_i8(&qa, &qb));
+            // Quantization error per coordinate is at most half a step.
+            for (q, v) in qa.iter().zip(&a) {
+                prop_assert!((f32::from(*q) * sa - v).abs() <= sa * 0.5 + 1e-6);
+            }
+            let approx = f64::from(dot_i8(&qa, &qb) * sa * sb);
+            // |ab − âb̂| ≤ |a|·e_b + |b|·e_a + e_a·e_b per coordinate, with e = scale / 2.
+            let l1 = |v: &[f32]| v.iter().map(|x| f64::from(x.abs())).sum::<f64>();
+            let (ea, eb) = (f64::from(sa) / 2.0, f64::from(sb) / 2.0);
+            let bound = l1(&a) * eb + l1(&b) * ea + a.len() as f64 * ea * eb;
+            prop_assert!((approx - scalar::dot_f32(&a, &b)).abs() <= bound * 1.001 + 1e-4);
+        }
+    }
+
+    #[test]
+    fn cosine_of_zero_rows_is_zero() {
+        assert!((cosine_f32(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine_f32(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+    }
+}

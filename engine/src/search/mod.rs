@@ -1,0 +1,5 @@
+//! Retrieval: vector search, keyword search, recency, graph paths, fusion and context assembly.
+
+pub mod kernels;
+pub mod vectors;
+pub mod semantic;

@@ -1,0 +1,99 @@
+//! The semantic path: top-k entities (by name vector) or claims (by text vector) for a query
+//! vector, scoped to one workspace and to what the read's visibility lets it see.
+
+use crate::error::ReadError;
+use crate::ids::{ClaimId, EntityId};
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use crate::search::vectors::{Scan, Scored, VectorColumn, VectorMode};
+
+/// Options of a vector search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorOptions {
+    /// How many results (default 10).
+    pub k: usize,
+    /// Which copy to scan (default exact f32).
+    pub mode: VectorMode,
+    /// Short-list length rescored in f32 by the quantized modes (default 100; at least `k`).
+    pub rescore: usize,
+    /// What the search may return (default: what is current now).
+    pub visibility: Visibility,
+}
+
+impl Default for VectorOptions {
+    fn default() -> Self {
+        VectorOptions { k: 10, mode: VectorMode::F32, rescore: 100, visibility: Visibility::current() }
+    }
+}
+
+/// Results above this many are refused (a search is a ranking, not an export).
+pub const VECTOR_K_MAX: usize = 100_000;
+
+impl WorkspaceView<'_> {
+    fn check_query(&self, query: &[f32], opts: &VectorOptions) -> Result<(), ReadError> {
+        let dim = self.st.settings.vector_dim.map(|d| d as usize);
+        if dim != Some(query.len()) {
+            return Err(ReadError::VectorDimension { expected: dim, got: query.len() });
+        }
+        if query.iter().any(|v| !v.is_finite()) {
+            return Err(ReadError::InvalidParameter { name: "vector", reason: "components must be finite" });
+        }
+        if opts.k > VECTOR_K_MAX {
+            return Err(ReadError::InvalidParameter { name: "k", reason: "at most 100,000" });
+        }
+        Ok(())
+    }
+
+    /// The `opts.k` visible entities of this workspace whose name vectors have the largest inner
+    /// product with `query` (ties: lower id first).
+    pub fn search_entity_vectors(&self, query: &[f32], opts: &VectorOptions) -> Result<Vec<(EntityId, f32)>, ReadError> {
+        self.check_query(query, opts)?;
+        let vis = self.vis(&opts.visibility);
+        let st = self.st;
+        let ws = self.ws;
+        let accept = |e: u32| *st.entities.ws.get(e as usize) == ws && vis.entity(st, e);
+        let members = st.bitmaps.entities_by_ws.get(&ws);
+        let hits = scan(&st.vectors.entity, query, opts, st.entities.len(), members.map(crate::bitmap::IdSet::len), &accept, || {
+            members.map(|m| m.iter().filter(|e| accept(*e)).collect()).unwrap_or_default()
+        });
+        Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect())
+    }
+
+    /// The `opts.k` visible claims of this workspace whose text vectors have the largest inner
+    /// product with `query` (ties: lower id first).
+    pub fn search_claim_vectors(&self, query: &[f32], opts: &VectorOptions) -> Result<Vec<(ClaimId, f32)>, ReadError> {
+        self.check_query(query, opts)?;
+        let vis = self.vis(&opts.visibility);
+        let st = self.st;
+        let ws = self.ws;
+        let accept = |c: u32| (c as usize) < st.claims.len() && st.claim_ws(c) == ws && vis.claim(st, c);
+        let members = st.bitmaps.claims_by_ws.get(&ws);
+        let hits = scan(&st.vectors.claim, query, opts, st.claims.len(), members.map(crate::bitmap::IdSet::len), &accept, || {
+            members.map(|m| m.iter().filter(|c| accept(*c)).collect()).unwrap_or_default()
+        });
+        Ok(hits.into_iter().map(|s| (ClaimId(s.id), s.score)).collect())
+    }
+}
+
+/// A full scan with a lazy filter when the workspace holds most rows; otherwise the workspace's
+/// own ids, filtered first.
+fn scan(
+    col: &VectorColumn,
+    query: &[f32],
+    opts: &VectorOptions,
+    rows: usize,
+    members: Option<u64>,
+    accept: &(dyn Fn(u32) -> bool + Sync),
+    ids: impl FnOnce() -> Vec<u32>,
+) -> Vec<Scored> {
+    let scan = Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k) };
+    let members = members.unwrap_or(0) as usize;
+    if members == 0 {
+        return Vec::new();
+    }
+    if members * 4 < rows {
+        col.search_among(&scan, &ids())
+    } else {
+        col.search(&scan, accept)
+    }
+}

@@ -1,0 +1,467 @@
+//! Exact top-k vector search over one vector column (entity names or claim texts).
+//!
+//! A column is an immutable *base* (rows by dense id, read from the mapped vector file or held in
+//! memory) plus a persistent *overlay* of rows written since the base was loaded, so a commit adds a
+//! row without copying the base. A row is written once per id: ids are never reused and an id's
+//! text does not change, so rows never need versioning.
+//!
+//! The scan is exact: every candidate row is scored, in chunks on rayon, each chunk keeping a
+//! bounded heap. Filters (workspace, visibility) are applied *before* selection — a row that fails
+//! them can never take a slot — but evaluated lazily, only for rows whose score would enter the
+//! heap, so a filter costs almost nothing on a dense scan. Quantized modes scan an f16 or i8 copy
+//! of the base (built on first use) for a short list and rescore it exactly in f32.
+
+use crate::search::kernels::{dot_f16, dot_f32, dot_i8, f16, quantize_i8, to_f16};
+use engram_storage::Mapped;
+use rayon::prelude::*;
+use std::collections::BinaryHeap;
+use std::sync::{Arc, OnceLock};
+
+/// Which copy of the vectors a scan reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum VectorMode {
+    /// The f32 rows: exact.
+    #[default]
+    F32,
+    /// An f16 copy (half the bytes), short list rescored in f32.
+    F16,
+    /// An i8 copy with one scale per row (a quarter of the bytes), short list rescored in f32.
+    I8,
+}
+
+impl VectorMode {
+    /// Parses `f32`, `f16` or `i8`.
+    pub fn parse(s: &str) -> Option<VectorMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "f32" => Some(VectorMode::F32),
+            "f16" => Some(VectorMode::F16),
+            "i8" => Some(VectorMode::I8),
+            _ => None,
+        }
+    }
+
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VectorMode::F32 => "f32",
+            VectorMode::F16 => "f16",
+            VectorMode::I8 => "i8",
+        }
+    }
+}
+
+/// Where base rows live.
+#[derive(Debug)]
+pub(crate) enum Rows {
+    /// Owned floats (in-memory databases, tests).
+    Owned(Vec<f32>),
+    /// A mapped vector file: rows start `offset` bytes in.
+    Mapped { map: Arc<Mapped>, offset: usize },
+}
+
+/// An immutable block of rows `0..rows`, with lazily built quantized copies.
+#[derive(Debug)]
+pub struct VectorBase {
+    dim: usize,
+    rows: usize,
+    data: Rows,
+    /// Rows that are not all zeros (an all-zero row is "no vector").
+    present: OnceLock<Vec<u64>>,
+    half: OnceLock<Vec<f16>>,
+    int8: OnceLock<(Vec<i8>, Vec<f32>)>,
+}
+
+const CHUNK_ROWS: usize = 4096;
+
+impl VectorBase {
+    /// A base over owned rows (`values.len()` is a multiple of `dim`).
+    pub fn owned(dim: usize, values: Vec<f32>) -> VectorBase {
+        let rows = values.len() / dim.max(1);
+        VectorBase { dim, rows, data: Rows::Owned(values), present: OnceLock::new(), half: OnceLock::new(), int8: OnceLock::new() }
+    }
+
+    /// A base over `rows` rows of a mapped file, starting `offset` bytes in. `None` when the bytes
+    /// are not 4-byte aligned or too short.
+    pub fn mapped(dim: usize, rows: usize, map: Arc<Mapped>, offset: usize) -> Option<VectorBase> {
+        let end = offset.checked_add(rows.checked_mul(dim)?.checked_mul(4)?)?;
+        let bytes = map.get(offset..end)?;
+        bytemuck::try_cast_slice::<u8, f32>(bytes).ok()?;
+        Some(VectorBase {
+            dim,
+            rows,
+            data: Rows::Mapped { map, offset },
+            present: OnceLock::new(),
+            half: OnceLock::new(),
+            int8: OnceLock::new(),
+        })
+    }
+
+    /// All rows, back to back.
+    pub fn floats(&self) -> &[f32] {
+        match &self.data {
+            Rows::Owned(v) => v,
+            Rows::Mapped { map, offset } => {
+                let bytes = &map[*offset..*offset + self.rows * self.dim * 4];
+                // Checked at construction: aligned and long enough (little-endian hosts only).
+                bytemuck::try_cast_slice(bytes).unwrap_or(&[])
+            }
+        }
+    }
+
+    /// Rows held (present or not).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn row(&self, i: usize) -> &[f32] {
+        &self.floats()[i * self.dim..(i + 1) * self.dim]
+    }
+
+    fn present(&self) -> &[u64] {
+        self.present.get_or_init(|| {
+            let words: Vec<u64> = (0..self.rows.div_ceil(64))
+                .into_par_iter()
+                .map(|w| {
+                    let mut bits = 0u64;
+                    for b in 0..64 {
+                        let i = w * 64 + b;
+                        if i < self.rows && self.row(i).iter().any(|v| *v != 0.0) {
+                            bits |= 1 << b;
+                        }
+                    }
+                    bits
+                })
+                .collect();
+            words
+        })
+    }
+
+    fn is_present(&self, i: usize) -> bool {
+        i < self.rows && self.present()[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    fn half(&self) -> &[f16] {
+        self.half.get_or_init(|| self.floats().par_chunks(self.dim.max(1) * 1024).flat_map_iter(to_f16).collect())
+    }
+
+    fn int8(&self) -> (&[i8], &[f32]) {
+        let (q, s) = self.int8.get_or_init(|| {
+            let dim = self.dim.max(1);
+            let mut q = vec![0i8; self.rows * dim];
+            let mut s = vec![0f32; self.rows];
+            q.par_chunks_mut(dim).zip(s.par_iter_mut()).enumerate().for_each(|(i, (qr, sr))| *sr = quantize_i8(self.row(i), qr));
+            (q, s)
+        });
+        (q, s)
+    }
+}
+
+/// One vector column: base rows plus rows written since.
+#[derive(Clone, Debug, Default)]
+pub struct VectorColumn {
+    /// Rows loaded at open (or set whole).
+    pub base: Option<Arc<VectorBase>>,
+    /// Rows written since.
+    pub overlay: imbl::OrdMap<u32, Arc<[f32]>>,
+}
+
+/// A scored id.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scored {
+    /// The row's id (entity or claim).
+    pub id: u32,
+    /// Its inner product with the query.
+    pub score: f32,
+}
+
+/// Orders "worse" first: lower score, then higher id. A `BinaryHeap<Worst>` keeps the best k.
+#[derive(Clone, Copy, Debug)]
+struct Worst(Scored);
+
+impl PartialEq for Worst {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Worst {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.score.total_cmp(&self.0.score).then(self.0.id.cmp(&o.0.id))
+    }
+}
+
+/// The best `k` by (score desc, id asc).
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Worst>,
+}
+
+impl TopK {
+    fn new(k: usize) -> TopK {
+        TopK { k, heap: BinaryHeap::with_capacity(k + 1) }
+    }
+
+    /// Whether `(score, id)` would enter.
+    #[inline]
+    fn admits(&self, score: f32, id: u32) -> bool {
+        if self.k == 0 {
+            return false;
+        }
+        self.heap.len() < self.k || self.heap.peek().is_some_and(|w| Worst(Scored { id, score }) < *w)
+    }
+
+    #[inline]
+    fn push(&mut self, s: Scored) {
+        self.heap.push(Worst(s));
+        if self.heap.len() > self.k {
+            self.heap.pop();
+        }
+    }
+
+    fn merge(mut self, other: TopK) -> TopK {
+        for w in other.heap {
+            if self.admits(w.0.score, w.0.id) {
+                self.push(w.0);
+            }
+        }
+        self
+    }
+
+    fn into_sorted(self) -> Vec<Scored> {
+        let mut v: Vec<Scored> = self.heap.into_iter().map(|w| w.0).collect();
+        v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        v
+    }
+}
+
+/// A vector query against one column.
+#[derive(Clone, Copy, Debug)]
+pub struct Scan<'q> {
+    /// The query vector.
+    pub query: &'q [f32],
+    /// How many results.
+    pub k: usize,
+    /// Which copy to scan.
+    pub mode: VectorMode,
+    /// Short-list length for quantized modes (at least `k`).
+    pub rescore: usize,
+}
+
+impl VectorColumn {
+    /// Whether `id` has a vector.
+    pub fn has(&self, id: u32) -> bool {
+        self.overlay.contains_key(&id) || self.base.as_ref().is_some_and(|b| b.is_present(id as usize))
+    }
+
+    /// The vector of `id`.
+    pub fn get(&self, id: u32) -> Option<Vec<f32>> {
+        if let Some(r) = self.overlay.get(&id) {
+            return Some(r.to_vec());
+        }
+        let b = self.base.as_ref()?;
+        b.is_present(id as usize).then(|| b.row(id as usize).to_vec())
+    }
+
+    /// Rows held (base rows + overlay rows).
+    pub fn len(&self) -> usize {
+        self.base.as_ref().map_or(0, |b| b.rows) + self.overlay.len()
+    }
+
+    /// The best `scan.k` rows that pass `accept`, by inner product with the query (ties: lower id).
+    pub fn search(&self, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool + Sync)) -> Vec<Scored> {
+        let mut top = TopK::new(scan.k);
+        for (id, row) in &self.overlay {
+            let s = dot_f32(scan.query, row);
+            if top.admits(s, *id) && accept(*id) {
+                top.push(Scored { id: *id, score: s });
+            }
+        }
+        if let Some(base) = &self.base {
+            if base.dim == scan.query.len() && base.rows > 0 {
+                top = top.merge(search_base(base, scan, accept, &self.overlay));
+            }
+        }
+        top.into_sorted()
+    }
+
+    /// Like `search`, over the listed ids only (a selective filter: cheaper than a full scan).
+    pub fn search_among(&self, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
+        let top = ids
+            .par_chunks(CHUNK_ROWS)
+            .map(|chunk| {
+                let mut top = TopK::new(scan.k);
+                for &id in chunk {
+                    let score = match self.overlay.get(&id) {
+                        Some(r) => dot_f32(scan.query, r),
+                        None => match &self.base {
+                            Some(b) if b.dim == scan.query.len() && b.is_present(id as usize) => dot_f32(scan.query, b.row(id as usize)),
+                            _ => continue,
+                        },
+                    };
+                    if top.admits(score, id) {
+                        top.push(Scored { id, score });
+                    }
+                }
+                top
+            })
+            .reduce(|| TopK::new(scan.k), TopK::merge);
+        top.into_sorted()
+    }
+}
+
+fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool + Sync), overlay: &imbl::OrdMap<u32, Arc<[f32]>>) -> TopK {
+    let dim = base.dim;
+    let present = base.present();
+    let short = match scan.mode {
+        VectorMode::F32 => scan.k,
+        _ => scan.rescore.max(scan.k),
+    };
+    let n_chunks = base.rows.div_ceil(CHUNK_ROWS);
+    let ok = |i: usize| present[i / 64] & (1 << (i % 64)) != 0 && !overlay.contains_key(&(i as u32)) && accept(i as u32);
+    let run = |score: &(dyn Fn(usize) -> f32 + Sync)| {
+        (0..n_chunks)
+            .into_par_iter()
+            .map(|c| {
+                let mut top = TopK::new(short);
+                for i in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(base.rows) {
+                    let s = score(i);
+                    if top.admits(s, i as u32) && ok(i) {
+                        top.push(Scored { id: i as u32, score: s });
+                    }
+                }
+                top
+            })
+            .reduce(|| TopK::new(short), TopK::merge)
+    };
+    let floats = base.floats();
+    match scan.mode {
+        VectorMode::F32 => run(&|i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim])),
+        VectorMode::F16 => {
+            let half = base.half();
+            let q = to_f16(scan.query);
+            rescore(base, scan, run(&|i| dot_f16(&q, &half[i * dim..(i + 1) * dim])))
+        }
+        VectorMode::I8 => {
+            let (int8, scales) = base.int8();
+            let mut q = vec![0i8; dim];
+            let qs = quantize_i8(scan.query, &mut q);
+            rescore(base, scan, run(&|i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs))
+        }
+    }
+}
+
+/// Exact f32 scores for a short list, keeping the best k.
+fn rescore(base: &VectorBase, scan: &Scan<'_>, short: TopK) -> TopK {
+    let mut top = TopK::new(scan.k);
+    for w in short.heap {
+        let id = w.0.id;
+        let s = dot_f32(scan.query, base.row(id as usize));
+        if top.admits(s, id) {
+            top.push(Scored { id, score: s });
+        }
+    }
+    top
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::kernels::scalar;
+    use proptest::prelude::*;
+
+    /// The reference: score every row in f64 with the scalar kernel, filter, sort, cut.
+    fn brute(rows: &[Vec<f32>], q: &[f32], k: usize, accept: impl Fn(u32) -> bool) -> Vec<u32> {
+        let mut v: Vec<(f64, u32)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| r.iter().any(|x| *x != 0.0) && accept(*i as u32))
+            .map(|(i, r)| (scalar::dot_f32(q, r), i as u32))
+            .collect();
+        v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        v.into_iter().take(k).map(|x| x.1).collect()
+    }
+
+    fn column(rows: &[Vec<f32>], split: usize) -> VectorColumn {
+        let dim = rows[0].len();
+        let base: Vec<f32> = rows[..split].iter().flatten().copied().collect();
+        let mut col = VectorColumn { base: Some(Arc::new(VectorBase::owned(dim, base))), overlay: imbl::OrdMap::new() };
+        for (i, r) in rows.iter().enumerate().skip(split) {
+            if r.iter().any(|x| *x != 0.0) {
+                col.overlay.insert(i as u32, Arc::from(r.as_slice()));
+            }
+        }
+        col
+    }
+
+    fn data() -> impl Strategy<Value = (Vec<Vec<f32>>, Vec<f32>, usize, usize, u32)> {
+        (2usize..40, 1usize..9000).prop_flat_map(|(dim, n)| {
+            (
+                // Quantized to 1/64 steps so ties between rows are common and f64/f32 agree exactly.
+                prop::collection::vec(
+                    prop_oneof![1 => Just(vec![0.0; dim]), 9 => prop::collection::vec((-64i32..64).prop_map(|x| x as f32 / 64.0), dim)],
+                    n,
+                ),
+                prop::collection::vec((-64i32..64).prop_map(|x| x as f32 / 64.0), dim),
+                0..=n,
+                1usize..30,
+                1u32..5,
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn exact_search_equals_brute_force((rows, q, split, k, modulus) in data()) {
+            let col = column(&rows, split);
+            let accept = move |id: u32| id % modulus != 1;
+            let got: Vec<u32> = col.search(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k }, &accept).iter().map(|s| s.id).collect();
+            prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
+            let ids: Vec<u32> = (0..rows.len() as u32).filter(|i| accept(*i)).collect();
+            let among: Vec<u32> = col.search_among(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k }, &ids).iter().map(|s| s.id).collect();
+            prop_assert_eq!(among, got);
+        }
+
+        #[test]
+        fn quantized_modes_with_full_rescoring_are_exact((rows, q, split, k, modulus) in data()) {
+            // A short list as long as the data makes the rescoring see every row: exact again.
+            let col = column(&rows, split);
+            let accept = move |id: u32| id % modulus != 0;
+            for mode in [VectorMode::F16, VectorMode::I8] {
+                let got: Vec<u32> = col.search(&Scan { query: &q, k, mode, rescore: rows.len() }, &accept).iter().map(|s| s.id).collect();
+                prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
+            }
+        }
+    }
+
+    #[test]
+    fn quantized_short_lists_keep_recall_on_clustered_unit_vectors() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let (dim, n) = (64, 20_000);
+        let unit = |v: Vec<f32>| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+        };
+        let centers: Vec<Vec<f32>> = (0..50).map(|_| unit((0..dim).map(|_| rng.gen_range(-1.0..1.0)).collect())).collect();
+        let rows: Vec<Vec<f32>> = (0..n)
+            .map(|i| unit(centers[i % 50].iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect()))
+            .collect();
+        let col = column(&rows, n);
+        let mut hits = 0;
+        for t in 0..20 {
+            let q = unit(centers[t].iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect());
+            let want = brute(&rows, &q, 10, |_| true);
+            for mode in [VectorMode::F16, VectorMode::I8] {
+                let got = col.search(&Scan { query: &q, k: 10, mode, rescore: 100 }, &|_| true);
+                hits += got.iter().filter(|s| want.contains(&s.id)).count();
+            }
+        }
+        assert!(hits as f64 / 400.0 >= 0.99, "recall {}", hits as f64 / 400.0);
+    }
+}
