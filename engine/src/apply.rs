@@ -43,9 +43,21 @@ pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits
             ("ops", WriteErrorKind::TooMany { count: batch.ops.len(), limit: limits.batch_ops_max, limit_name: "batch_ops_max" }),
         ));
     }
-    let mut w = Writer { st: state, ws, now, limits, created: Created::default() };
+    let mut w = Writer { st: state, ws, now, limits, created: Created::default(), names_changed: Vec::new() };
     for (i, op) in batch.ops.iter().enumerate() {
         w.apply(op).map_err(|e| fail(i, op_name(op), e))?;
+    }
+    // Entities whose name or aliases changed get their keyword document rebuilt, once each.
+    let mut changed = std::mem::take(&mut w.names_changed);
+    changed.sort_unstable();
+    changed.dedup();
+    let mut doc = String::new();
+    for e in changed {
+        doc.clear();
+        doc.push_str(w.st.entities.name.get(e as usize));
+        doc.push(ALIAS_SEP);
+        doc.push_str(w.st.entities.aliases.get(e as usize));
+        w.st.text.entities.index(e, ws, &doc);
     }
     Ok(w.created)
 }
@@ -78,6 +90,8 @@ struct Writer<'a> {
     now: Timestamp,
     limits: &'a Limits,
     created: Created,
+    /// Entities whose name or aliases changed in this batch.
+    names_changed: Vec<u32>,
 }
 
 fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
@@ -339,6 +353,7 @@ impl Writer<'_> {
         }
         ents.by_ext.insert(key_hash(self.ws, &u.ext_id), e);
         self.index_name(e, &name_key(&u.name));
+        self.names_changed.push(e);
         self.st.bitmaps.entities_by_ws.entry(self.ws).or_default().insert(e);
         self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
         self.created.entities.push(EntityId(e));
@@ -350,12 +365,14 @@ impl Writer<'_> {
     }
 
     fn set_aliases(&mut self, e: u32, aliases: &[&str]) {
+        self.names_changed.push(e);
         let joined = aliases.join(&ALIAS_SEP.to_string());
         self.st.entities.aliases.set(e as usize, &joined);
         self.st.entities.updated_at.insert(e, self.now);
     }
 
     fn rename(&mut self, e: u32, name: &str) {
+        self.names_changed.push(e);
         let old = self.st.entities.name.get(e as usize).to_owned();
         self.st.entities.name.set(e as usize, name);
         self.st.entities.updated_at.insert(e, self.now);
@@ -505,6 +522,9 @@ impl Writer<'_> {
         cl.valid_until.push(valid_until);
         cl.ext_id.push(&ext);
         cl.text.push(c.text.as_deref().unwrap_or(""));
+        if let Some(t) = &c.text {
+            self.st.text.claims.index(id, self.ws, t);
+        }
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
         if expires_at != Timestamp::MAX {

@@ -645,6 +645,7 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         }
         None => st.fresh_graph(),
     };
+    st.rebase_text();
     Ok((n, m))
 }
 

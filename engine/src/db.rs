@@ -812,6 +812,7 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
             what: "record does not apply to the state before it",
         })
     })?;
+    st.rebase_text();
     Ok((st, report, newest))
 }
 

@@ -280,6 +280,8 @@ pub struct State {
     pub settings: Arc<crate::settings::Settings>,
     /// Entity-name and claim-text vectors.
     pub vectors: Vectors,
+    /// Keyword indexes over claim texts and entity names.
+    pub text: crate::search::bm25::TextIndexes,
     /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
     /// snapshot and reset by the writer for each new state.
     pub fast_flat: OnceLock<Arc<FlatFilter>>,
@@ -409,6 +411,16 @@ impl State {
         next.committed_at = now;
         next.fast_flat = OnceLock::new();
         next
+    }
+
+    /// Keyword indexes whose bases are every row as it stands now (built lazily on first query).
+    pub fn rebase_text(&mut self) {
+        use crate::search::bm25::{TextIndex, TextIndexes};
+        let (c, e) = (&self.claims, &self.entities);
+        self.text = TextIndexes {
+            claims: TextIndex::over_claims(&c.text, &c.subject, &e.ws, c.len()),
+            entities: TextIndex::over_entities(&e.name, &e.aliases, &e.ws, e.len()),
+        };
     }
 
     /// A graph whose base covers every claim (no delta), built on rayon.

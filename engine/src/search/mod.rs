@@ -3,3 +3,6 @@
 pub mod kernels;
 pub mod vectors;
 pub mod semantic;
+pub mod bm25;
+pub mod text;
+pub mod lexical;
