@@ -525,6 +525,7 @@ impl Writer<'_> {
         if let Some(t) = &c.text {
             self.st.text.claims.index(id, self.ws, t);
         }
+        self.st.text.recency.insert(id, valid_from);
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
         if expires_at != Timestamp::MAX {

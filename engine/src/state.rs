@@ -420,6 +420,7 @@ impl State {
         self.text = TextIndexes {
             claims: TextIndex::over_claims(&c.text, &c.subject, &e.ws, c.len()),
             entities: TextIndex::over_entities(&e.name, &e.aliases, &e.ws, e.len()),
+            recency: crate::search::recency::RecencyIndex::over(&c.valid_from, c.len()),
         };
     }
 

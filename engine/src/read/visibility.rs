@@ -47,6 +47,9 @@ impl Visibility {
 pub(crate) struct Vis<'a> {
     /// The snapshot's materialized `LIVE && !TIMED` bits when the settings are the default.
     fast: Option<&'a FlatFilter>,
+    /// The same bits when only the valid time moved (`as_of`): a set bit then needs only
+    /// `valid_from <= t`, since an untimed claim has no end and no expiry.
+    fast_as_of: Option<&'a FlatFilter>,
     all: bool,
     valid_at: Timestamp,
     known: Option<Timestamp>,
@@ -56,14 +59,11 @@ pub(crate) struct Vis<'a> {
 
 impl<'a> Vis<'a> {
     pub fn new(v: &Visibility, st: &'a State, now: Timestamp) -> Vis<'a> {
-        let fast = v.as_of.is_none()
-            && v.known_as_of.is_none()
-            && v.states == StateSet::CURRENT
-            && !v.include_deleted
-            && !v.all_versions
-            && now >= st.committed_at;
+        let lifecycle_default = v.known_as_of.is_none() && v.states == StateSet::CURRENT && !v.include_deleted && !v.all_versions;
+        let fast = v.as_of.is_none() && lifecycle_default && now >= st.committed_at;
         Vis {
             fast: fast.then(|| st.flat_filter()),
+            fast_as_of: (v.as_of.is_some() && lifecycle_default).then(|| st.flat_filter()),
             all: v.all_versions,
             valid_at: v.as_of.unwrap_or(now),
             known: v.known_as_of,
@@ -90,6 +90,13 @@ impl<'a> Vis<'a> {
         if let Some(flat) = self.fast {
             // Live but time-bounded claims still need their clock check.
             return flat.visible(st, c, self.valid_at);
+        }
+        if let Some(flat) = self.fast_as_of {
+            return if FlatFilter::bit(&flat.fast, c) {
+                *st.claims.valid_from.get(c as usize) <= self.valid_at
+            } else {
+                flat.timed.as_ref().is_some_and(|timed| FlatFilter::bit(timed, c) && st.claim_valid_at(c, self.valid_at))
+            };
         }
         self.claim_general(st, c, *st.claims.flags.get(c as usize))
     }

@@ -281,13 +281,15 @@ pub fn tf_part(tf: u32, dl: u32, avgdl: f32) -> f32 {
     tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl))
 }
 
-/// The claim and entity indexes of one state.
+/// The claim and entity keyword indexes and the claim recency index of one state.
 #[derive(Clone, Debug, Default)]
 pub struct TextIndexes {
     /// Claim texts.
     pub claims: TextIndex,
     /// Entity names and aliases.
     pub entities: TextIndex,
+    /// Claims by valid_from.
+    pub recency: crate::search::recency::RecencyIndex,
 }
 
 #[cfg(test)]

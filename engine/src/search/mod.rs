@@ -6,3 +6,4 @@ pub mod semantic;
 pub mod bm25;
 pub mod text;
 pub mod lexical;
+pub mod recency;
