@@ -70,6 +70,8 @@ pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
 pub use read::pathview::{ClaimEdge, GraphView};
 pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
+pub use search::context::{Fact, FactEntity, Packed, PathRanks};
+pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped};
 pub use search::semantic::VectorOptions;
 pub use search::vectors::VectorMode;
 pub use settings::{Settings, SettingsError};

@@ -7,3 +7,5 @@ pub mod bm25;
 pub mod text;
 pub mod lexical;
 pub mod recency;
+pub mod context;
+pub mod recall;

@@ -1,0 +1,132 @@
+//! Context assembly: facts rendered one line each, packed greedily by score into a token budget
+//! counted exactly with the `cl100k_base` tokenizer (tiktoken-rs ships its vocabulary).
+
+use serde::Serialize;
+
+/// Exact token count of `text` under `cl100k_base`.
+pub fn count_tokens(text: &str) -> usize {
+    tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()
+}
+
+/// One end of a fact.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FactEntity {
+    /// Dense id.
+    pub id: u32,
+    /// External id.
+    pub ext_id: String,
+    /// Canonical name.
+    pub name: String,
+    /// Type name.
+    #[serde(rename = "type")]
+    pub entity_type: String,
+}
+
+/// Where a fact ranked in each retrieval path that found it (1 = first); `None` = not found there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PathRanks {
+    /// Vector similarity of the claim text.
+    pub semantic: Option<u32>,
+    /// BM25 over the claim text.
+    pub lexical: Option<u32>,
+    /// Hops from the entities the question is about.
+    pub graph: Option<u32>,
+    /// Newest first.
+    pub recency: Option<u32>,
+}
+
+/// One retrieved claim, with everything needed to cite it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fact {
+    /// Dense claim id.
+    pub id: u32,
+    /// External claim id.
+    pub claim_id: String,
+    /// Subject entity.
+    pub subject: FactEntity,
+    /// Predicate name.
+    pub predicate: String,
+    /// Object entity.
+    pub object: FactEntity,
+    /// Claim text, if any.
+    pub text: Option<String>,
+    /// Confidence in `[0, 1]`.
+    pub confidence: f32,
+    /// Lifecycle state.
+    pub state: String,
+    /// Valid time, RFC 3339.
+    pub valid_from: String,
+    /// End of valid time, RFC 3339; `None` when open.
+    pub valid_until: Option<String>,
+    /// External ids of the claim's evidence rows, oldest first.
+    pub evidence: Vec<String>,
+    /// Fused score (what the facts are ordered by).
+    pub score: f64,
+    /// The time-decay factor that multiplied the score.
+    pub decay: f64,
+    /// Rank in each path.
+    pub ranks: PathRanks,
+    /// The fact's line in the context block.
+    pub line: String,
+    /// Tokens of that line (with its newline).
+    pub tokens: usize,
+}
+
+/// Renders a fact's context line: claim id, subject, predicate, object, text, confidence, state,
+/// validity, evidence ids.
+pub fn render(f: &Fact) -> String {
+    let mut line = format!("[{}] {} {} {}", f.claim_id, f.subject.name, f.predicate.to_uppercase(), f.object.name);
+    if let Some(t) = &f.text {
+        line.push_str(&format!(": \"{}\"", t.replace(['\n', '\r'], " ")));
+    }
+    let until = f.valid_until.as_deref().unwrap_or("");
+    line.push_str(&format!(" (conf {:.2}, {}, valid {}..{}", f.confidence, f.state, f.valid_from, until));
+    if !f.evidence.is_empty() {
+        line.push_str(&format!(", evidence {}", f.evidence.join(",")));
+    }
+    line.push(')');
+    line
+}
+
+/// What packing produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Packed {
+    /// The facts that fit, by score.
+    pub facts: Vec<Fact>,
+    /// The context block: one line per fact.
+    pub context: String,
+    /// Exact tokens of `context`.
+    pub tokens_used: usize,
+    /// The budget.
+    pub budget: usize,
+    /// Facts left out because they did not fit.
+    pub cut: usize,
+}
+
+/// Packs `facts` (already sorted by score) greedily: each fact that still fits is taken, the
+/// others are counted as cut. The result's exact token count never exceeds `budget`.
+pub fn pack(facts: Vec<Fact>, budget: usize) -> Packed {
+    let mut out = Packed { budget, ..Packed::default() };
+    let mut used = 0;
+    for mut f in facts {
+        f.line = render(&f);
+        f.tokens = count_tokens(&f.line) + 1;
+        if used + f.tokens <= budget + 1 {
+            used += f.tokens;
+            out.facts.push(f);
+        } else {
+            out.cut += 1;
+        }
+    }
+    // Lines are tokenized apart; the block is recounted whole, and facts dropped from the end in
+    // the (unseen in practice) case where joining them merged into more tokens.
+    loop {
+        out.context = out.facts.iter().map(|f| f.line.as_str()).collect::<Vec<_>>().join("\n");
+        out.tokens_used = count_tokens(&out.context);
+        if out.tokens_used <= budget || out.facts.pop().is_none() {
+            break;
+        }
+        out.cut += 1;
+    }
+    out
+}

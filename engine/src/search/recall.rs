@@ -1,0 +1,344 @@
+//! Hybrid recall: four retrieval paths fused by reciprocal rank, weighted by trust and time,
+//! packed into a token budget. Also the two graph-first forms: entity context (who is this and
+//! what is open) and neighbourhood RAG (traverse from a root, then rank by similarity).
+//!
+//! Fusion: `score = Σ_path w_path / (60 + rank_path) × confidence × 0.5^(age / half_life)`, where
+//! rank is 1-based, age is the time from the claim's `valid_from` to the query's valid time, and
+//! the half-life is the predicate's (no decay when it has none). Every path reads through the same
+//! visibility, so a claim the query may not see is never scored, ranked or printed.
+
+use crate::error::ReadError;
+use crate::ids::{ClaimId, EntityId};
+use crate::read::filter::EdgeFilter;
+use crate::read::khop::KHopQuery;
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use crate::search::context::{pack, Fact, FactEntity, Packed, PathRanks};
+use crate::search::kernels::cosine_f32;
+use crate::search::semantic::VectorOptions;
+use crate::search::vectors::VectorMode;
+use crate::time::Timestamp;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The reciprocal-rank-fusion constant.
+pub const RRF_K: f64 = 60.0;
+
+/// Per-path weights of the fusion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathWeights {
+    /// Vector similarity.
+    pub semantic: f64,
+    /// BM25.
+    pub lexical: f64,
+    /// Graph proximity.
+    pub graph: f64,
+    /// Recency.
+    pub recency: f64,
+}
+
+impl Default for PathWeights {
+    fn default() -> Self {
+        PathWeights { semantic: 1.0, lexical: 1.0, graph: 1.0, recency: 0.5 }
+    }
+}
+
+/// A hybrid recall request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecallQuery {
+    /// The question (for the lexical path).
+    pub text: String,
+    /// Its embedding (for the semantic path), from the client or an embedder.
+    pub vector: Option<Vec<f32>>,
+    /// Entities the question is about (graph path seeds), besides those the other paths find.
+    pub seeds: Vec<EntityId>,
+    /// Token budget of the context block (default 800).
+    pub budget: usize,
+    /// What may be returned: `as_of` and `known_as_of` travel in time; history needs
+    /// `Visibility::all_versions()` (default: what is current).
+    pub visibility: Visibility,
+    /// Fusion weights.
+    pub weights: PathWeights,
+    /// Candidates each path contributes (default 50).
+    pub per_path: usize,
+    /// Hops of the graph path (default 2).
+    pub hops: u32,
+    /// Entities the graph path may visit (default 5,000; hubs stop it deterministically).
+    pub graph_visited_max: usize,
+    /// The recency window, in days before the query's valid time (default 30).
+    pub recency_days: u32,
+    /// Vector scan mode (default exact f32).
+    pub mode: VectorMode,
+    /// Entities the semantic and lexical paths pass on to the graph path (default 5 each).
+    pub entity_seeds: usize,
+}
+
+impl RecallQuery {
+    /// A query with the defaults.
+    pub fn new(text: &str) -> RecallQuery {
+        RecallQuery {
+            text: text.to_owned(),
+            vector: None,
+            seeds: Vec::new(),
+            budget: 800,
+            visibility: Visibility::current(),
+            weights: PathWeights::default(),
+            per_path: 50,
+            hops: 2,
+            graph_visited_max: 5_000,
+            recency_days: 30,
+            mode: VectorMode::F32,
+            entity_seeds: 5,
+        }
+    }
+}
+
+/// A path that could not run, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Skipped {
+    /// The path.
+    pub path: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// What recall returns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recall {
+    /// Facts, context block, tokens used, budget and how many facts the budget cut.
+    #[serde(flatten)]
+    pub packed: Packed,
+    /// The paths that ran.
+    pub paths_run: Vec<&'static str>,
+    /// The paths that could not run.
+    pub skipped: Vec<Skipped>,
+    /// Entities the graph path started from.
+    pub graph_seeds: Vec<u32>,
+}
+
+/// Candidate claims of one path, best first.
+type Ranked = Vec<ClaimId>;
+
+impl WorkspaceView<'_> {
+    /// Hybrid recall: see the module documentation.
+    pub fn recall(&self, q: &RecallQuery) -> Result<Recall, ReadError> {
+        for s in &q.seeds {
+            self.check_entity(*s)?;
+        }
+        let vis = &q.visibility;
+        let mut paths_run = Vec::new();
+        let mut skipped = Vec::new();
+        let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
+        let per = q.per_path;
+        let opts = VectorOptions { k: per, mode: q.mode, rescore: per.max(100), visibility: vis.clone() };
+
+        // Semantic.
+        let mut semantic: Ranked = Vec::new();
+        match &q.vector {
+            None => skipped.push(Skipped { path: "semantic", reason: "no query vector (no embedder configured)".into() }),
+            Some(v) => match self.search_claim_vectors(v, &opts) {
+                Ok(hits) => {
+                    semantic = hits.into_iter().map(|(c, _)| c).collect();
+                    let ents = self.search_entity_vectors(v, &VectorOptions { k: q.entity_seeds, ..opts.clone() })?;
+                    graph_seeds.extend(ents.into_iter().map(|(e, _)| e));
+                    paths_run.push("semantic");
+                }
+                Err(e @ ReadError::VectorDimension { .. }) => skipped.push(Skipped { path: "semantic", reason: e.to_string() }),
+                Err(e) => return Err(e),
+            },
+        }
+
+        // Lexical.
+        let lexical: Ranked = self.search_claim_text(&q.text, per, vis).into_iter().map(|(c, _)| c).collect();
+        graph_seeds.extend(self.search_entity_text(&q.text, q.entity_seeds, vis).into_iter().map(|(e, _)| e));
+        paths_run.push("lexical");
+
+        // Graph: from the caller's seeds and the entities the other paths found.
+        graph_seeds.sort_unstable();
+        graph_seeds.dedup();
+        let graph = self.graph_path(&graph_seeds, q.hops, q.graph_visited_max, &[], vis, per)?;
+        paths_run.push("graph");
+
+        // Recency.
+        let until = vis.as_of.unwrap_or(self.now);
+        let after = until.plus_seconds(-i64::from(q.recency_days) * 86_400);
+        let recency: Ranked = self.recent_claims(after, until, per, vis).into_iter().map(|(c, _)| c).collect();
+        paths_run.push("recency");
+
+        let w = q.weights;
+        let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
+        for (list, weight, slot) in [
+            (&semantic, w.semantic, 0usize),
+            (&lexical, w.lexical, 1),
+            (&graph, w.graph, 2),
+            (&recency, w.recency, 3),
+        ] {
+            if weight <= 0.0 {
+                continue;
+            }
+            for (i, c) in list.iter().enumerate() {
+                let r = ranks.entry(*c).or_default();
+                let rank = Some(i as u32 + 1);
+                match slot {
+                    0 => r.semantic = rank,
+                    1 => r.lexical = rank,
+                    2 => r.graph = rank,
+                    _ => r.recency = rank,
+                }
+            }
+        }
+        let mut facts: Vec<Fact> = ranks
+            .into_iter()
+            .filter_map(|(c, r)| {
+                let rrf: f64 = [(r.semantic, w.semantic), (r.lexical, w.lexical), (r.graph, w.graph), (r.recency, w.recency)]
+                    .iter()
+                    .filter_map(|(rank, wt)| rank.map(|k| wt / (RRF_K + f64::from(k))))
+                    .sum();
+                self.fact(c, r, rrf, until)
+            })
+            .collect();
+        sort_facts(&mut facts);
+        Ok(Recall {
+            packed: pack(facts, q.budget),
+            paths_run,
+            skipped,
+            graph_seeds: graph_seeds.iter().map(|e| e.0).collect(),
+        })
+    }
+
+    /// Entity context: the claims within `depth` hops of `entity` (filtered by predicate and
+    /// neighbour type), nearest and most trusted first, at most `max_facts`, packed into `budget`.
+    pub fn entity_context(&self, entity: EntityId, q: &ContextQuery) -> Result<Recall, ReadError> {
+        self.check_entity(entity)?;
+        let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
+        let claims = self.graph_path(&[entity], q.depth, q.visited_max, &[filter], &q.visibility, q.max_facts)?;
+        let until = q.visibility.as_of.unwrap_or(self.now);
+        let mut facts: Vec<Fact> = claims
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| self.fact(*c, PathRanks { graph: Some(i as u32 + 1), ..PathRanks::default() }, 1.0 / (RRF_K + i as f64 + 1.0), until))
+            .collect();
+        sort_facts(&mut facts);
+        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph"], skipped: Vec::new(), graph_seeds: vec![entity.0] })
+    }
+
+    /// Neighbourhood RAG: traverse from `root`, then rank the claims found by the cosine of their
+    /// text vector with `vector` (or, without one, by BM25 of `text` among them).
+    pub fn neighborhood(&self, root: EntityId, text: &str, vector: Option<&[f32]>, q: &ContextQuery) -> Result<Recall, ReadError> {
+        self.check_entity(root)?;
+        let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
+        let found = self.graph_path(&[root], q.depth, q.visited_max, &[filter], &q.visibility, usize::MAX)?;
+        let until = q.visibility.as_of.unwrap_or(self.now);
+        let mut scored: Vec<(ClaimId, f64, &'static str)> = Vec::new();
+        let mut skipped = Vec::new();
+        let dim_ok = vector.is_some_and(|v| self.st.settings.vector_dim == Some(v.len() as u32));
+        if let (Some(v), true) = (vector, dim_ok) {
+            for c in &found {
+                if let Some(row) = self.st.vectors.claim.get(c.0) {
+                    scored.push((*c, f64::from(cosine_f32(v, &row)), "semantic"));
+                }
+            }
+        } else {
+            if vector.is_some() {
+                skipped.push(Skipped { path: "semantic", reason: "query vector dimension differs from the stored vectors".into() });
+            }
+            let inside: std::collections::HashSet<ClaimId> = found.iter().copied().collect();
+            let hits = self.search_claim_text(text, usize::MAX >> 1, &q.visibility);
+            scored.extend(hits.into_iter().filter(|(c, _)| inside.contains(c)).map(|(c, s)| (c, f64::from(s), "lexical")));
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(q.max_facts);
+        let path = scored.first().map_or("graph", |s| s.2);
+        let mut facts: Vec<Fact> = scored
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (c, _, p))| {
+                let rank = Some(i as u32 + 1);
+                let r = if *p == "semantic" { PathRanks { semantic: rank, ..PathRanks::default() } } else { PathRanks { lexical: rank, ..PathRanks::default() } };
+                self.fact(*c, r, 1.0 / (RRF_K + i as f64 + 1.0), until)
+            })
+            .collect();
+        sort_facts(&mut facts);
+        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph", path], skipped, graph_seeds: vec![root.0] })
+    }
+
+    /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
+    /// confidence (descending), then id; at most `limit`.
+    fn graph_path(&self, seeds: &[EntityId], hops: u32, visited_max: usize, filters: &[EdgeFilter], vis: &Visibility, limit: usize) -> Result<Ranked, ReadError> {
+        if seeds.is_empty() || hops == 0 || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let kq = KHopQuery { max_depth: hops, hops: filters.to_vec(), visibility: vis.clone(), max_visited: Some(visited_max), with_claims: true, parallel: true };
+        let r = self.khop(seeds, &kq)?;
+        let mut out: Vec<(u32, f32, ClaimId)> = Vec::new();
+        for (reached, via) in r.entities.iter().zip(&r.via) {
+            for c in via {
+                out.push((reached.depth, *self.st.claims.confidence.get(c.index()), *c));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        out.dedup_by_key(|x| x.2);
+        let mut seen = std::collections::HashSet::new();
+        Ok(out.into_iter().filter(|x| seen.insert(x.2)).take(limit).map(|x| x.2).collect())
+    }
+
+    /// A fact with its fused score (`rrf × confidence × decay`).
+    fn fact(&self, c: ClaimId, ranks: PathRanks, rrf: f64, at: Timestamp) -> Option<Fact> {
+        let claim = self.claim(c)?;
+        let entity = |e: EntityId| {
+            self.entity(e).map(|x| FactEntity { id: e.0, ext_id: x.ext_id.to_string(), name: x.name.to_string(), entity_type: x.entity_type.to_string() })
+        };
+        let pred = crate::ids::PredicateId(*self.st.claims.pred.get(c.index()));
+        let half_life = self.st.catalog.predicate_def(self.ws, pred).half_life_days;
+        let age_days = ((at.0 - claim.valid_from.0).max(0) as f64) / 86_400e6;
+        let decay = half_life.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
+        let evidence = self.evidence_of(c).ok()?.into_iter().map(|v| v.ext_id.to_string()).collect();
+        Some(Fact {
+            id: c.0,
+            claim_id: claim.ext_id.to_string(),
+            subject: entity(claim.subject)?,
+            predicate: claim.predicate.to_string(),
+            object: entity(claim.object)?,
+            text: claim.text.as_ref().map(ToString::to_string),
+            confidence: claim.confidence,
+            state: claim.state.as_str().to_owned(),
+            valid_from: claim.valid_from.to_rfc3339(),
+            valid_until: (claim.valid_until != Timestamp::MAX).then(|| claim.valid_until.to_rfc3339()),
+            evidence,
+            score: rrf * f64::from(claim.confidence) * decay,
+            decay,
+            ranks,
+            line: String::new(),
+            tokens: 0,
+        })
+    }
+}
+
+fn sort_facts(facts: &mut [Fact]) {
+    facts.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+}
+
+/// An entity-context or neighbourhood request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextQuery {
+    /// Hops from the entity (default 2).
+    pub depth: u32,
+    /// Most facts returned (default 50).
+    pub max_facts: usize,
+    /// Predicates to follow; empty = all.
+    pub predicates: Vec<String>,
+    /// Entity types to reach; empty = all.
+    pub types: Vec<String>,
+    /// Token budget (default 800).
+    pub budget: usize,
+    /// Entities the traversal may visit (default 5,000).
+    pub visited_max: usize,
+    /// What may be returned.
+    pub visibility: Visibility,
+}
+
+impl Default for ContextQuery {
+    fn default() -> Self {
+        ContextQuery { depth: 2, max_facts: 50, predicates: Vec::new(), types: Vec::new(), budget: 800, visited_max: 5_000, visibility: Visibility::current() }
+    }
+}

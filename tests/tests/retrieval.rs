@@ -1,0 +1,320 @@
+//! Retrieval: vector search against a brute force through the public API, the seed scenarios
+//! (a superseded fact never comes back; a dependency is reached through the graph although the
+//! words differ), fusion and decay on constructed cases, the token budget, and persistence of
+//! vectors and keyword indexes across checkpoints and reopen.
+
+use engram::search::context::count_tokens;
+use engram::{
+    AddClaim, AddEvidence, ClaimState, Config, Database, DeclarePredicate, EntityId, ManualClock, Op, RecallQuery, Timestamp,
+    VectorMode, VectorOptions, Visibility, WriteBatch,
+};
+use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+
+const DAY: i64 = 86_400;
+
+fn clock_db() -> (Database, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_epoch_seconds(1_700_000_000)));
+    let db = Database::with_config(Config { clock: clock.clone(), ..Config::default() });
+    (db, clock)
+}
+
+fn unit(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+#[test]
+fn entity_and_claim_vector_search_equal_brute_force_with_filters() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let db = Database::in_memory();
+    db.create_workspace("other").unwrap();
+    let dim = 8;
+    let mut vecs: Vec<(String, u32, Vec<f32>)> = Vec::new();
+    for ws in ["default", "other"] {
+        let mut b = WriteBatch::new(ws);
+        for i in 0..300 {
+            let ext = format!("{ws}-e{i}");
+            let v: Vec<f32> = (0..dim).map(|_| rng.gen_range(-4i32..5) as f32 / 4.0).collect();
+            b.upsert_entity(&ext, "thing", &ext);
+            if v.iter().any(|x| *x != 0.0) && i % 5 != 0 {
+                b.set_entity_vector(ext.as_str(), v.clone());
+                vecs.push((ext.clone(), 0, v));
+            }
+        }
+        for i in 0..200 {
+            let id = format!("{ws}-c{i}");
+            b.add_claim(AddClaim::new(format!("{ws}-e{i}"), "rel", format!("{ws}-e{}", i + 1)).id(&id).state(ClaimState::Accepted));
+            let v: Vec<f32> = (0..dim).map(|_| rng.gen_range(-4i32..5) as f32 / 4.0).collect();
+            if v.iter().any(|x| *x != 0.0) {
+                b.set_claim_vector(id.as_str(), v);
+            }
+        }
+        db.write(&b).unwrap();
+    }
+    // Hide some: deleted entities, a deprecated claim.
+    let mut b = WriteBatch::new("default");
+    for i in (0..300).step_by(7) {
+        b.push(Op::DeleteEntity { entity: format!("default-e{i}").as_str().into() });
+    }
+    b.push(Op::Deprecate { claim: "default-c3".into(), superseded_by: None });
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    for t in 0..20 {
+        let q: Vec<f32> = (0..dim).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let k = 1 + t % 15;
+        // Reference: every visible entity of the workspace with a vector, scored in f64.
+        let mut want: Vec<(f64, u32)> = (0..600u32)
+            .filter_map(|e| {
+                let ent = ws.entity(EntityId(e))?;
+                if ent.deleted {
+                    return None;
+                }
+                let v = db.entity_vector(EntityId(e))?;
+                Some((v.iter().zip(&q).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum(), e))
+            })
+            .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let want: Vec<u32> = want.into_iter().take(k).map(|x| x.1).collect();
+        for mode in [VectorMode::F32, VectorMode::F16, VectorMode::I8] {
+            let got = ws.search_entity_vectors(&q, &VectorOptions { k, mode, rescore: 1000, ..VectorOptions::default() }).unwrap();
+            let got: Vec<u32> = got.into_iter().map(|(e, _)| e.0).collect();
+            assert_eq!(got, want, "entities k={k} {mode:?}");
+        }
+        let got: Vec<u32> = ws.search_claim_vectors(&q, &VectorOptions { k, ..VectorOptions::default() }).unwrap().into_iter().map(|(c, _)| c.0).collect();
+        let mut want: Vec<(f64, u32)> = (0..400u32)
+            .filter(|c| ws.claim_visible(engram::ClaimId(*c), &Visibility::current()))
+            .filter_map(|c| Some((db.claim_vector(engram::ClaimId(c))?.iter().zip(&q).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum(), c)))
+            .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        assert_eq!(got, want.into_iter().take(k).map(|x| x.1).collect::<Vec<_>>(), "claims k={k}");
+    }
+    let _ = vecs;
+    // A query of the wrong dimension is a typed error, not a panic.
+    let err = ws.search_entity_vectors(&[1.0; 3], &VectorOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("3 components"), "{err}");
+}
+
+#[test]
+fn vector_writes_are_validated_and_change_nothing_on_error() {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("a", "t", "A").upsert_entity("b", "t", "B").set_entity_vector("a", vec![1.0, 0.0, 0.0]);
+    db.write(&b).unwrap();
+    let before = db.snapshot().version();
+    for (v, what) in [
+        (vec![1.0, 0.0], "a vector of 2 components; this database stores 3"),
+        (vec![f32::NAN, 0.0, 0.0], "not a finite number"),
+        (vec![0.0, 0.0, 0.0], "all-zero"),
+    ] {
+        let mut b = WriteBatch::new("default");
+        b.upsert_entity("c", "t", "C").set_entity_vector("b", v);
+        let err = db.write(&b).unwrap_err();
+        assert!(err.to_string().contains(what), "{err}");
+        assert!(err.to_string().contains("operation 1 (set_vector), field `vector`"), "{err}");
+    }
+    let mut b = WriteBatch::new("default");
+    b.set_entity_vector("a", vec![0.0, 1.0, 0.0]);
+    assert!(db.write(&b).unwrap_err().to_string().contains("already has a different vector"));
+    // The same vector again is accepted (idempotent).
+    let mut b = WriteBatch::new("default");
+    b.set_entity_vector("a", vec![1.0, 0.0, 0.0]);
+    db.write(&b).unwrap();
+    assert_eq!(db.snapshot().version(), before + 1);
+    assert!(db.snapshot().workspace("default").unwrap().find_by_name("C").is_empty());
+}
+
+/// "We use Kafka" then "we switched to Kinesis": recall about event streaming returns Kinesis and
+/// nothing of the superseded Kafka claim; asking for history brings it back.
+#[test]
+fn a_superseded_fact_never_comes_back() {
+    let (db, clock) = clock_db();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("team", "team", "Platform team").upsert_entity("kafka", "tool", "Kafka").upsert_entity("kinesis", "tool", "Kinesis");
+    b.push(Op::DeclarePredicate(DeclarePredicate { half_life_days: Some(90.0), ..DeclarePredicate::new("streams_events_with") }));
+    b.add_claim(AddClaim::new("team", "streams_events_with", "kafka").id("c-kafka").text("We use Kafka for event streaming").state(ClaimState::Accepted).confidence(0.9));
+    b.push(Op::AddEvidence(AddEvidence { ext_id: Some("msg-1".into()), claim: Some("c-kafka".into()), snippet: Some("we use Kafka".into()), ..AddEvidence::default() }));
+    db.write(&b).unwrap();
+    clock.advance_seconds(30 * DAY);
+    let mut b = WriteBatch::new("default");
+    b.add_claim(AddClaim::new("team", "streams_events_with", "kinesis").id("c-kinesis").text("We switched to Kinesis for event streaming").state(ClaimState::Accepted).confidence(0.9));
+    b.push(Op::AddEvidence(AddEvidence { ext_id: Some("msg-2".into()), claim: Some("c-kinesis".into()), ..AddEvidence::default() }));
+    b.push(Op::Deprecate { claim: "c-kafka".into(), superseded_by: Some("c-kinesis".into()) });
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery::new("what do we use for event streaming?")).unwrap();
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(r.packed.facts.iter().any(|f| f.claim_id == "c-kinesis"), "{json}");
+    assert!(!json.contains("Kafka") && !json.contains("kafka"), "{json}");
+    assert!(r.packed.context.contains("msg-2"));
+    assert_eq!(r.paths_run, vec!["lexical", "graph", "recency"]);
+    assert_eq!(r.skipped[0].path, "semantic");
+    // History: the deprecated claim is back, flagged as such.
+    let r = ws.recall(&RecallQuery { visibility: Visibility::all_versions(), ..RecallQuery::new("event streaming") }).unwrap();
+    let kafka = r.packed.facts.iter().find(|f| f.claim_id == "c-kafka").expect("history shows the old claim");
+    assert_eq!(kafka.state, "DEPRECATED");
+    // Time travel: as believed before the switch, Kafka was the fact and Kinesis did not exist.
+    let before = Timestamp::from_epoch_seconds(1_700_000_000 + 10 * DAY);
+    let then = Visibility { as_of: Some(before), known_as_of: Some(before), ..Visibility::current() };
+    let r = ws.recall(&RecallQuery { visibility: then, ..RecallQuery::new("event streaming") }).unwrap();
+    let ids: Vec<&str> = r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect();
+    assert_eq!(ids, vec!["c-kafka"]);
+}
+
+/// "Why is AuthService failing?" reaches the upstream incident through DEPENDS_ON although the
+/// incident's words share nothing with the question.
+#[test]
+fn a_dependency_is_reached_through_the_graph() {
+    let (db, _) = clock_db();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("auth", "service", "AuthService").upsert_entity("up", "service", "UpstreamService").upsert_entity("inc", "incident", "INC-42");
+    b.upsert_entity("billing", "service", "BillingService");
+    b.add_claim(AddClaim::new("auth", "DEPENDS_ON", "up").id("dep").text("AuthService calls UpstreamService to validate tokens").state(ClaimState::Accepted));
+    b.add_claim(AddClaim::new("up", "HAS_INCIDENT", "inc").id("incident").text("Upstream latency spike, p99 above 4 s since 09:12").state(ClaimState::Accepted));
+    b.add_claim(AddClaim::new("billing", "HAS_INCIDENT", "inc").id("noise").text("Billing retries doubled").state(ClaimState::Accepted));
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery { hops: 2, ..RecallQuery::new("Why is AuthService failing?") }).unwrap();
+    let inc = r.packed.facts.iter().find(|f| f.claim_id == "incident").expect("the incident is reached");
+    assert!(inc.ranks.graph.is_some() && inc.ranks.lexical.is_none(), "{:?}", inc.ranks);
+    assert!(r.graph_seeds.contains(&ws.entity_id("auth").unwrap().0));
+    let dep = r.packed.facts.iter().position(|f| f.claim_id == "dep").unwrap();
+    assert_eq!(dep, 0, "the claim found by words and graph ranks first");
+}
+
+/// A claim found by every path outranks one found first by a single path; an old fact decays
+/// below a fresh one of equal rank.
+#[test]
+fn fusion_rewards_agreement_and_decay_orders_by_age() {
+    let (db, clock) = clock_db();
+    let now = engram::Clock::now(clock.as_ref());
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("seed", "t", "Seed").upsert_entity("x", "t", "X").upsert_entity("far1", "t", "Far1").upsert_entity("far2", "t", "Far2");
+    b.upsert_entity("far3", "t", "Far3");
+    // A: near the seed, fresh, on-topic vector, second by BM25 (longer text).
+    b.add_claim(AddClaim::new("seed", "rel", "x").id("A").text("alpha beta gamma delta").state(ClaimState::Accepted));
+    // B: first by BM25 only (short text), far from the seed, old, orthogonal vector.
+    b.add_claim(
+        AddClaim::new("far1", "rel", "far2").id("B").text("alpha beta").state(ClaimState::Accepted).valid(Some(now.plus_seconds(-400 * DAY)), None),
+    );
+    b.set_claim_vector("A", vec![1.0, 0.0]).set_claim_vector("B", vec![0.0, 1.0]);
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let seed = ws.entity_id("seed").unwrap();
+    let r = ws.recall(&RecallQuery { vector: Some(vec![1.0, 0.0]), seeds: vec![seed], ..RecallQuery::new("alpha beta") }).unwrap();
+    let order: Vec<&str> = r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect();
+    assert_eq!(order, vec!["A", "B"], "{:?}", r.packed.facts.iter().map(|f| (&f.claim_id, f.ranks)).collect::<Vec<_>>());
+    let b_fact = &r.packed.facts[1];
+    assert_eq!(b_fact.ranks.lexical, Some(1));
+    assert_eq!(r.paths_run, vec!["semantic", "lexical", "graph", "recency"]);
+
+    // Decay: X and Y tie on fusion (1st and 2nd on two paths, crosswise); Y is fresh, X old.
+    let (db, _) = clock_db();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("far3", "t", "Far3").upsert_entity("x", "t", "X");
+    b.push(Op::DeclarePredicate(DeclarePredicate { half_life_days: Some(30.0), ..DeclarePredicate::new("decays") }));
+    b.add_claim(AddClaim::new("far3", "decays", "x").id("X").text("omega omega sigma").valid(Some(now.plus_seconds(-90 * DAY)), None));
+    b.add_claim(AddClaim::new("far3", "decays", "x").id("Y").text("omega sigma sigma").valid(Some(now.plus_seconds(-DAY)), None));
+    b.set_claim_vector("X", vec![0.6, 0.8]).set_claim_vector("Y", vec![0.8, 0.6]);
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let q = RecallQuery {
+        vector: Some(vec![1.0, 0.0]),
+        weights: engram::PathWeights { graph: 0.0, recency: 0.0, ..engram::PathWeights::default() },
+        ..RecallQuery::new("omega")
+    };
+    let r = ws.recall(&q).unwrap();
+    let pos = |id: &str| r.packed.facts.iter().position(|f| f.claim_id == id).unwrap();
+    let (x, y) = (&r.packed.facts[pos("X")], &r.packed.facts[pos("Y")]);
+    assert_eq!((x.ranks.lexical, x.ranks.semantic), (Some(1), Some(2)), "{:?}", x.ranks);
+    assert_eq!((y.ranks.lexical, y.ranks.semantic), (Some(2), Some(1)), "{:?}", y.ranks);
+    assert!(pos("Y") < pos("X"), "the fresh fact ranks first");
+    assert!((x.decay - 0.125).abs() < 1e-9 && y.decay > 0.97);
+}
+
+/// The context never exceeds the budget, counted exactly, and every fact is either in or cut.
+#[test]
+fn the_budget_is_never_exceeded() {
+    let (db, _) = clock_db();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let words = ["deploy", "rollback", "latency", "kafka", "queue", "customer", "refund", "invoice", "outage", "東京", "naïve"];
+    let mut b = WriteBatch::new("default");
+    for i in 0..40 {
+        b.upsert_entity(&format!("e{i}"), "t", &format!("Entity {i}"));
+    }
+    for i in 0..300 {
+        let text: Vec<&str> = (0..rng.gen_range(1..30)).map(|_| words[rng.gen_range(0..words.len())]).collect();
+        b.add_claim(AddClaim::new(format!("e{}", i % 40), "rel", format!("e{}", (i * 7) % 40)).text(&text.join(" ")).state(ClaimState::Accepted));
+    }
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    for budget in [0, 1, 15, 40, 100, 333, 800, 5000, 100_000] {
+        let r = ws.recall(&RecallQuery { budget, ..RecallQuery::new("kafka latency outage refund") }).unwrap();
+        assert!(r.packed.tokens_used <= budget, "budget {budget}: {}", r.packed.tokens_used);
+        assert_eq!(r.packed.tokens_used, count_tokens(&r.packed.context));
+        assert_eq!(r.packed.context.lines().count(), r.packed.facts.len());
+        assert!(r.packed.facts.windows(2).all(|w| w[0].score >= w[1].score));
+        if budget == 100_000 {
+            assert_eq!(r.packed.cut, 0);
+        }
+        if budget < 15 {
+            assert!(r.packed.facts.is_empty() && r.packed.cut > 0);
+        }
+    }
+}
+
+/// Vectors written one by one and the keyword index survive a checkpoint and a reopen; rows the
+/// checkpoint wrote to the vector files are not written twice.
+#[test]
+fn vectors_and_keyword_search_survive_checkpoint_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = |db: &Database| {
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        let v = ws.search_claim_vectors(&[1.0, 0.5, 0.0], &VectorOptions { k: 5, ..VectorOptions::default() }).unwrap();
+        let e = ws.search_entity_vectors(&[0.0, 1.0, 0.0], &VectorOptions { k: 5, ..VectorOptions::default() }).unwrap();
+        let t = ws.search_claim_text("renewal contract", 5, &Visibility::current());
+        let n = ws.search_entity_text("acme", 5, &Visibility::current());
+        (v, e, t, n)
+    };
+    let write = |db: &Database, from: usize, to: usize| {
+        let mut b = WriteBatch::new("default");
+        for i in from..to {
+            b.upsert_entity(&format!("e{i}"), "org", &format!("Acme {i}"));
+            b.set_entity_vector(format!("e{i}").as_str(), unit(vec![i as f32, 1.0, 0.5]));
+            b.add_claim(AddClaim::new(format!("e{i}"), "has", format!("e{i}")).id(&format!("c{i}")).text(&format!("contract renewal number {i}")));
+            b.set_claim_vector(format!("c{i}").as_str(), unit(vec![1.0, i as f32 / 10.0, 0.1]));
+        }
+        db.write(&b).unwrap();
+    };
+    let before = {
+        let db = Database::open(dir.path()).unwrap();
+        write(&db, 0, 10);
+        db.checkpoint().unwrap();
+        write(&db, 10, 15);
+        db.checkpoint().unwrap();
+        write(&db, 15, 20); // only in the WAL
+        answers(&db)
+    };
+    assert_eq!(before.0.len(), 5);
+    assert_eq!(before.2.len(), 5);
+    assert_eq!(before.3.len(), 5);
+    assert!(dir.path().join(engram::CLAIM_VECTOR_FILE).exists());
+    let db = Database::open(dir.path()).unwrap();
+    assert_eq!(answers(&db), before);
+    for i in [0u32, 12, 19] {
+        assert_eq!(db.entity_vector(EntityId(i)).unwrap(), unit(vec![i as f32, 1.0, 0.5]));
+    }
+    // A backup carries the vectors too.
+    let bdir = dir.path().join("backup");
+    db.backup(&bdir).unwrap();
+    drop(db);
+    let copy = Database::open(&bdir).unwrap();
+    assert_eq!(answers(&copy), before);
+}
