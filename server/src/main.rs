@@ -1,9 +1,12 @@
 //! The `engram` binary. Today: `import` (CSV or JSON lines), `export`, `stats`, `check`,
-//! `checkpoint`, `backup` and `config` on a database folder (the network server comes later).
+//! `checkpoint`, `backup`, `config`, `neighbors` and `recall` on a database folder (the network
+//! server comes later).
 //!
 //! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
 
-use clap::{Parser, Subcommand};
+mod read;
+
+use clap::{Parser, Subcommand, ValueEnum};
 use engram::csv::{parse_claims, parse_entities, EntityIndex};
 use engram::{BulkLoad, Database, DeclarePredicate};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -74,6 +77,59 @@ enum Command {
         /// New value.
         value: Option<String>,
     },
+    /// Every distinct entity within N hops of ENTITY (an external id, a name or an alias).
+    Neighbors {
+        /// Database folder.
+        dir: PathBuf,
+        /// The start: external id, canonical name or alias.
+        entity: String,
+        /// Hops.
+        #[arg(long, default_value_t = 1)]
+        hops: u32,
+        /// Which claims to follow.
+        #[arg(long, value_enum, default_value_t = Dir::Both)]
+        direction: Dir,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// One JSON array, one object per entity reached.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The facts relevant to TEXT, packed into a token budget, each citing its evidence.
+    Recall {
+        /// Database folder.
+        dir: PathBuf,
+        /// The question.
+        text: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Token budget of the context block.
+        #[arg(long, default_value_t = 800)]
+        budget: usize,
+        /// An entity the question is about (repeatable): external id, name or alias.
+        #[arg(long)]
+        seed: Vec<String>,
+        /// Valid time to answer at (RFC 3339 or epoch seconds).
+        #[arg(long)]
+        as_of: Option<String>,
+        /// The question's embedding, as a JSON array (from the client's embedder).
+        #[arg(long)]
+        vector: Option<String>,
+        /// Hops of the graph path.
+        #[arg(long, default_value_t = 2)]
+        hops: u32,
+        /// Include deprecated, deleted and expired claims (an audit of history).
+        #[arg(long)]
+        history: bool,
+        /// Vector scan mode: f32, f16 or i8.
+        #[arg(long, default_value = "f32")]
+        mode: String,
+        /// One JSON object: facts, context, tokens_used, budget, cut, paths_run, skipped.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
         /// Database folder.
@@ -81,6 +137,17 @@ enum Command {
         /// Destination folder (created; must not hold a database).
         dest: PathBuf,
     },
+}
+
+/// Traversal direction on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Dir {
+    /// Claims whose object is the entity.
+    In,
+    /// Claims whose subject is the entity.
+    Out,
+    /// Both.
+    Both,
 }
 
 fn spinner(msg: &str) -> ProgressBar {
@@ -257,6 +324,17 @@ fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Opens DIR for reading, runs `f` on one workspace and prints what it returns.
+fn with_workspace(dir: &Path, workspace: &str, f: impl FnOnce(&engram::WorkspaceView<'_>) -> Result<String, String>) -> Result<(), String> {
+    use std::io::Write;
+    let db = open_for_reading(dir)?;
+    let snap = db.snapshot();
+    let ws = snap.workspace(workspace).map_err(|e| e.to_string())?;
+    let out = f(&ws)?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()).map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -271,6 +349,28 @@ fn main() -> ExitCode {
         Command::Checkpoint { dir } => checkpoint(dir),
         Command::Backup { dir, dest } => backup(dir, dest),
         Command::Config { dir, key, value } => config(dir, key.as_deref(), value.as_deref()),
+        Command::Neighbors { dir, entity, hops, direction, workspace, json } => {
+            let direction = match direction {
+                Dir::In => engram::Direction::In,
+                Dir::Out => engram::Direction::Out,
+                Dir::Both => engram::Direction::Both,
+            };
+            with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, *json))
+        }
+        Command::Recall { dir, text, workspace, budget, seed, as_of, vector, hops, history, mode, json } => {
+            let args = read::RecallArgs {
+                text,
+                budget: *budget,
+                seeds: seed,
+                as_of: as_of.as_deref(),
+                vector: vector.as_deref(),
+                hops: *hops,
+                history: *history,
+                mode,
+                json: *json,
+            };
+            with_workspace(dir, workspace, |ws| read::recall(ws, &args))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -230,3 +230,95 @@ fn vectors_are_imported_and_verified_on_every_open() {
         assert!(err.contains("checksum mismatch") && err.contains("vectors.f32v") && err.contains("byte offset 64"), "{cmd}: {err}");
     }
 }
+
+fn json(b: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(b).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(b)))
+}
+
+#[test]
+fn neighbors_resolves_ids_names_and_aliases_and_prints_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    let ids = |out: &Output| -> Vec<(String, u64)> {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v = json(&out.stdout);
+        let mut got: Vec<(String, u64)> =
+            v.as_array().unwrap().iter().map(|o| (o["id"].as_str().unwrap().to_owned(), o["depth"].as_u64().unwrap())).collect();
+        got.sort();
+        got
+    };
+    // The deprecated c1 (to kafka) is not followed; the start is not listed.
+    let want = vec![("kinesis".to_owned(), 1), ("svc".to_owned(), 1)];
+    for start in ["auth", "AuthService", "auth svc", "AUTH-SVC"] {
+        assert_eq!(ids(&engram(&["neighbors", &db, start, "--json"])), want, "{start}");
+    }
+    let out = engram(&["neighbors", &db, "auth", "--json"]);
+    let v = json(&out.stdout);
+    let kinesis = v.as_array().unwrap().iter().find(|o| o["id"] == "kinesis").unwrap();
+    assert_eq!((kinesis["name"].as_str(), kinesis["type"].as_str()), (Some("Kinesis"), Some("technology")));
+    assert_eq!(kinesis["claims"][0]["id"], "c2");
+    assert!(ids(&engram(&["neighbors", &db, "kinesis", "--direction", "out", "--json"])).is_empty());
+    assert_eq!(ids(&engram(&["neighbors", &db, "kinesis", "--direction", "in", "--json"])), vec![("auth".to_owned(), 1)]);
+    assert_eq!(ids(&engram(&["neighbors", &db, "Kinesis", "--hops", "2", "--json"])), vec![("auth".to_owned(), 1), ("svc".to_owned(), 2)]);
+    // Plain text: depth, id, type, name.
+    let out = engram(&["neighbors", &db, "kinesis"]);
+    assert_eq!(text(&out.stdout), "1\tauth\tservice\tAuthService\n");
+    let out = engram(&["neighbors", &db, "nobody", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no entity `nobody`"), "{}", text(&out.stderr));
+    let out = engram(&["neighbors", &db, "auth", "--direction", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn recall_prints_only_visible_facts_within_the_budget() {
+    use engram::{AddClaim, AddEvidence, ClaimState, Op, WriteBatch};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    {
+        let db = engram::Database::open(&dir).unwrap();
+        let mut b = WriteBatch::new("default");
+        b.upsert_entity("team", "team", "Platform team").upsert_entity("kafka", "tool", "Kafka").upsert_entity("kinesis", "tool", "Kinesis");
+        b.add_claim(AddClaim::new("team", "streams_events_with", "kafka").id("old").text("We use Kafka for event streaming").state(ClaimState::Accepted));
+        b.add_claim(AddClaim::new("team", "streams_events_with", "kinesis").id("new").text("We switched to Kinesis for event streaming").state(ClaimState::Accepted));
+        b.push(Op::AddEvidence(AddEvidence { ext_id: Some("msg-7".into()), claim: Some("new".into()), ..AddEvidence::default() }));
+        b.push(Op::Deprecate { claim: "old".into(), superseded_by: Some("new".into()) });
+        b.set_claim_vector("new", vec![1.0, 0.0, 0.0]).set_claim_vector("old", vec![0.9, 0.1, 0.0]);
+        db.write(&b).unwrap();
+    }
+    let db = dir.display().to_string();
+    let out = engram(&["recall", &db, "event streaming", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = json(&out.stdout);
+    let facts = v["facts"].as_array().unwrap();
+    assert_eq!(facts.len(), 1);
+    assert_eq!(facts[0]["claim_id"], "new");
+    assert_eq!(facts[0]["evidence"][0], "msg-7");
+    assert!(!text(&out.stdout).to_lowercase().contains("kafka"), "{}", text(&out.stdout));
+    assert!(v["tokens_used"].as_u64().unwrap() <= 800);
+    assert_eq!(v["cut"], 0);
+    assert_eq!(v["paths_run"], serde_json::json!(["lexical", "graph", "recency"]));
+    assert!(text(&out.stderr).contains("semantic path not run"), "{}", text(&out.stderr));
+    // A query vector of the wrong dimension: the other paths run, it says so, exit 0.
+    let out = engram(&["recall", &db, "event streaming", "--vector", "[1, 0]", "--json"]);
+    assert!(out.status.success());
+    assert!(json(&out.stdout)["skipped"][0]["reason"].as_str().unwrap().contains("2 components"));
+    let out = engram(&["recall", &db, "what do we stream with", "--vector", "[0.9, 0.1, 0.0]", "--json"]);
+    let v = json(&out.stdout);
+    assert_eq!(v["paths_run"], serde_json::json!(["semantic", "lexical", "graph", "recency"]));
+    assert_eq!(v["facts"][0]["ranks"]["semantic"], 1);
+    // History shows the superseded claim; a zero budget cuts everything.
+    let out = engram(&["recall", &db, "event streaming", "--history", "--json"]);
+    assert!(text(&out.stdout).contains("Kafka"));
+    let out = engram(&["recall", &db, "event streaming", "--budget", "0", "--json"]);
+    let v = json(&out.stdout);
+    assert_eq!((v["facts"].as_array().unwrap().len(), v["cut"].as_u64().unwrap()), (0, 1));
+    // The plain form prints the context block.
+    let out = engram(&["recall", &db, "event streaming", "--seed", "Platform team"]);
+    assert!(text(&out.stdout).starts_with("[new] Platform team STREAMS_EVENTS_WITH Kinesis"), "{}", text(&out.stdout));
+    let out = engram(&["recall", &db, "x", "--as-of", "yesterday"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--as-of `yesterday`"));
+}

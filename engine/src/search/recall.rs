@@ -112,7 +112,9 @@ pub struct Recall {
     pub paths_run: Vec<&'static str>,
     /// The paths that could not run.
     pub skipped: Vec<Skipped>,
-    /// Entities the graph path started from.
+    /// Entities the graph path started from (not serialized: an entity appears in recall output
+    /// only as a fact's subject or object).
+    #[serde(skip)]
     pub graph_seeds: Vec<u32>,
 }
 

@@ -1,0 +1,123 @@
+//! The read commands: `neighbors` (a traversal from one entity) and `recall` (hybrid retrieval
+//! into a token budget). Both open the folder read-only when another process is writing it.
+
+use engram::{Direction, EdgeFilter, EntityId, KHopQuery, RecallQuery, Timestamp, VectorMode, Visibility, WorkspaceView};
+use serde_json::json;
+
+/// Finds ENTITY as an external id, then a canonical name, then an alias (names compare after
+/// Unicode normalisation and case folding). Several matches of the same kind are an error that
+/// lists them.
+pub fn resolve(ws: &WorkspaceView<'_>, text: &str) -> Result<EntityId, String> {
+    if let Some(e) = ws.entity_id(text) {
+        return Ok(e);
+    }
+    let found = ws.find_by_name(text);
+    let key = engram::normalize::name_key(text);
+    let (by_name, by_alias): (Vec<EntityId>, Vec<EntityId>) =
+        found.into_iter().partition(|e| ws.entity(*e).is_some_and(|x| engram::normalize::name_key(&x.name) == key));
+    for set in [by_name, by_alias] {
+        match set.len() {
+            0 => {}
+            1 => return Ok(set[0]),
+            _ => {
+                let ids: Vec<String> = set.iter().filter_map(|e| ws.entity(*e)).map(|x| x.ext_id.to_string()).collect();
+                return Err(format!("`{text}` names {} entities ({}); use an external id", ids.len(), ids.join(", ")));
+            }
+        }
+    }
+    Err(format!("no entity `{text}` (tried external id, name and alias)"))
+}
+
+/// `engram neighbors`: every distinct entity within `hops` of ENTITY, the start excluded.
+pub fn neighbors(ws: &WorkspaceView<'_>, entity: &str, hops: u32, direction: Direction, as_json: bool) -> Result<String, String> {
+    let start = resolve(ws, entity)?;
+    let q = KHopQuery { max_depth: hops, hops: vec![EdgeFilter::new(direction)], with_claims: true, ..KHopQuery::default() };
+    let r = ws.khop(&[start], &q).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    let mut items = Vec::new();
+    for (reached, via) in r.entities.iter().zip(&r.via) {
+        if reached.entity == start {
+            continue;
+        }
+        let Some(e) = ws.entity(reached.entity) else { continue };
+        if as_json {
+            let claims: Vec<serde_json::Value> = via
+                .iter()
+                .filter_map(|c| ws.claim(*c))
+                .map(|c| {
+                    let ext = |e: EntityId| ws.entity(e).map(|x| x.ext_id.to_string());
+                    json!({"id": c.ext_id.as_ref(), "subject": ext(c.subject), "predicate": c.predicate.as_ref(), "object": ext(c.object),
+                           "confidence": c.confidence, "state": c.state.as_str()})
+                })
+                .collect();
+            items.push(json!({"id": e.ext_id.as_ref(), "name": e.name.as_ref(), "type": e.entity_type.as_ref(), "depth": reached.depth, "claims": claims}));
+        } else {
+            out.push_str(&format!("{}\t{}\t{}\t{}\n", reached.depth, e.ext_id, e.entity_type, e.name));
+        }
+    }
+    if r.truncated {
+        eprintln!("engram: the traversal stopped at the visited limit; the list is incomplete");
+    }
+    if as_json {
+        out = serde_json::Value::Array(items).to_string();
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Options of `engram recall`.
+#[derive(Debug)]
+pub struct RecallArgs<'a> {
+    pub text: &'a str,
+    pub budget: usize,
+    pub seeds: &'a [String],
+    pub as_of: Option<&'a str>,
+    pub vector: Option<&'a str>,
+    pub hops: u32,
+    pub history: bool,
+    pub mode: &'a str,
+    pub json: bool,
+}
+
+/// `engram recall`: the context block (or, with `--json`, the whole result as one object).
+pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, String> {
+    let mut q = RecallQuery::new(a.text);
+    q.budget = a.budget;
+    q.hops = a.hops;
+    q.mode = VectorMode::parse(a.mode).ok_or_else(|| format!("--mode `{}`: expected f32, f16 or i8", a.mode))?;
+    for s in a.seeds {
+        q.seeds.push(resolve(ws, s)?);
+    }
+    if a.history {
+        q.visibility = Visibility::all_versions();
+    }
+    if let Some(t) = a.as_of {
+        q.visibility.as_of = Some(Timestamp::parse(t).map_err(|e| format!("--as-of `{t}`: {e}"))?);
+    }
+    if let Some(v) = a.vector {
+        let parsed: Vec<f32> = serde_json::from_str(v).map_err(|e| format!("--vector: {e} (expected a JSON array of numbers)"))?;
+        q.vector = Some(parsed);
+    }
+    let r = ws.recall(&q).map_err(|e| e.to_string())?;
+    for s in &r.skipped {
+        eprintln!("engram: {} path not run: {}", s.path, s.reason);
+    }
+    if a.json {
+        let mut out = serde_json::to_string(&r).map_err(|e| e.to_string())?;
+        out.push('\n');
+        return Ok(out);
+    }
+    eprintln!(
+        "engram: {} facts, {} of {} tokens, {} cut by the budget; paths: {}",
+        r.packed.facts.len(),
+        r.packed.tokens_used,
+        r.packed.budget,
+        r.packed.cut,
+        r.paths_run.join(", ")
+    );
+    let mut out = r.packed.context;
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    Ok(out)
+}
