@@ -116,6 +116,8 @@ pub struct Recall {
     /// only as a fact's subject or object).
     #[serde(skip)]
     pub graph_seeds: Vec<u32>,
+    /// Wall time of each stage, in microseconds (semantic, lexical, graph, recency, fuse, pack).
+    pub timings_us: Vec<(&'static str, u64)>,
 }
 
 /// Candidate claims of one path, best first.
@@ -133,6 +135,12 @@ impl WorkspaceView<'_> {
         let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
         let per = q.per_path;
         let opts = VectorOptions { k: per, mode: q.mode, rescore: per.max(100), visibility: vis.clone() };
+        let mut timings = Vec::new();
+        let mut clock = std::time::Instant::now();
+        let mut lap = |name: &'static str| {
+            timings.push((name, clock.elapsed().as_micros() as u64));
+            clock = std::time::Instant::now();
+        };
 
         // Semantic.
         let mut semantic: Ranked = Vec::new();
@@ -150,22 +158,26 @@ impl WorkspaceView<'_> {
             },
         }
 
+        lap("semantic");
         // Lexical.
         let lexical: Ranked = self.search_claim_text(&q.text, per, vis).into_iter().map(|(c, _)| c).collect();
         graph_seeds.extend(self.search_entity_text(&q.text, q.entity_seeds, vis).into_iter().map(|(e, _)| e));
         paths_run.push("lexical");
+        lap("lexical");
 
         // Graph: from the caller's seeds and the entities the other paths found.
         graph_seeds.sort_unstable();
         graph_seeds.dedup();
         let graph = self.graph_path(&graph_seeds, q.hops, q.graph_visited_max, &[], vis, per)?;
         paths_run.push("graph");
+        lap("graph");
 
         // Recency.
         let until = vis.as_of.unwrap_or(self.now);
         let after = until.plus_seconds(-i64::from(q.recency_days) * 86_400);
         let recency: Ranked = self.recent_claims(after, until, per, vis).into_iter().map(|(c, _)| c).collect();
         paths_run.push("recency");
+        lap("recency");
 
         let w = q.weights;
         let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
@@ -189,23 +201,22 @@ impl WorkspaceView<'_> {
                 }
             }
         }
-        let mut facts: Vec<Fact> = ranks
+        let mut scored: Vec<(f64, f64, ClaimId, PathRanks)> = ranks
             .into_iter()
-            .filter_map(|(c, r)| {
+            .map(|(c, r)| {
                 let rrf: f64 = [(r.semantic, w.semantic), (r.lexical, w.lexical), (r.graph, w.graph), (r.recency, w.recency)]
                     .iter()
                     .filter_map(|(rank, wt)| rank.map(|k| wt / (RRF_K + f64::from(k))))
                     .sum();
-                self.fact(c, r, rrf, until)
+                let (score, decay) = self.weigh(c, rrf, until);
+                (score, decay, c, r)
             })
             .collect();
-        sort_facts(&mut facts);
-        Ok(Recall {
-            packed: pack(facts, q.budget),
-            paths_run,
-            skipped,
-            graph_seeds: graph_seeds.iter().map(|e| e.0).collect(),
-        })
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        lap("fuse");
+        let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
+        lap("pack");
+        Ok(Recall { packed, paths_run, skipped, graph_seeds: graph_seeds.iter().map(|e| e.0).collect(), timings_us: timings })
     }
 
     /// Entity context: the claims within `depth` hops of `entity` (filtered by predicate and
@@ -218,10 +229,13 @@ impl WorkspaceView<'_> {
         let mut facts: Vec<Fact> = claims
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| self.fact(*c, PathRanks { graph: Some(i as u32 + 1), ..PathRanks::default() }, 1.0 / (RRF_K + i as f64 + 1.0), until))
+            .filter_map(|(i, c)| {
+                let (score, decay) = self.weigh(*c, 1.0 / (RRF_K + i as f64 + 1.0), until);
+                self.fact(*c, PathRanks { graph: Some(i as u32 + 1), ..PathRanks::default() }, score, decay)
+            })
             .collect();
         sort_facts(&mut facts);
-        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph"], skipped: Vec::new(), graph_seeds: vec![entity.0] })
+        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph"], skipped: Vec::new(), graph_seeds: vec![entity.0], timings_us: Vec::new() })
     }
 
     /// Neighbourhood RAG: traverse from `root`, then rank the claims found by the cosine of their
@@ -257,43 +271,57 @@ impl WorkspaceView<'_> {
             .filter_map(|(i, (c, _, p))| {
                 let rank = Some(i as u32 + 1);
                 let r = if *p == "semantic" { PathRanks { semantic: rank, ..PathRanks::default() } } else { PathRanks { lexical: rank, ..PathRanks::default() } };
-                self.fact(*c, r, 1.0 / (RRF_K + i as f64 + 1.0), until)
+                let (score, decay) = self.weigh(*c, 1.0 / (RRF_K + i as f64 + 1.0), until);
+                self.fact(*c, r, score, decay)
             })
             .collect();
         sort_facts(&mut facts);
-        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph", path], skipped, graph_seeds: vec![root.0] })
+        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph", path], skipped, graph_seeds: vec![root.0], timings_us: Vec::new() })
     }
 
     /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
-    /// confidence (descending), then id; at most `limit`.
+    /// confidence (descending), then id; at most `limit`. Depths are expanded one more at a time
+    /// and only while fewer than `limit` claims were found: nearer claims always rank first, so a
+    /// hub's second hop is never walked when its first already fills the list.
     fn graph_path(&self, seeds: &[EntityId], hops: u32, visited_max: usize, filters: &[EdgeFilter], vis: &Visibility, limit: usize) -> Result<Ranked, ReadError> {
         if seeds.is_empty() || hops == 0 || limit == 0 {
             return Ok(Vec::new());
         }
-        let kq = KHopQuery { max_depth: hops, hops: filters.to_vec(), visibility: vis.clone(), max_visited: Some(visited_max), with_claims: true, parallel: true };
-        let r = self.khop(seeds, &kq)?;
-        let mut out: Vec<(u32, f32, ClaimId)> = Vec::new();
-        for (reached, via) in r.entities.iter().zip(&r.via) {
-            for c in via {
-                out.push((reached.depth, *self.st.claims.confidence.get(c.index()), *c));
+        let mut depth = 1;
+        loop {
+            let kq = KHopQuery { max_depth: depth, hops: filters.to_vec(), visibility: vis.clone(), max_visited: Some(visited_max), with_claims: true, parallel: true };
+            let r = self.khop(seeds, &kq)?;
+            let mut out: Vec<(u32, f32, ClaimId)> = Vec::new();
+            for (reached, via) in r.entities.iter().zip(&r.via) {
+                for c in via {
+                    out.push((reached.depth, *self.st.claims.confidence.get(c.index()), *c));
+                }
             }
+            if out.len() >= limit || depth >= hops || r.truncated || r.entities.iter().all(|x| x.depth < depth) {
+                out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+                let mut seen = std::collections::HashSet::new();
+                return Ok(out.into_iter().filter(|x| seen.insert(x.2)).take(limit).map(|x| x.2).collect());
+            }
+            depth += 1;
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-        out.dedup_by_key(|x| x.2);
-        let mut seen = std::collections::HashSet::new();
-        Ok(out.into_iter().filter(|x| seen.insert(x.2)).take(limit).map(|x| x.2).collect())
     }
 
-    /// A fact with its fused score (`rrf × confidence × decay`).
-    fn fact(&self, c: ClaimId, ranks: PathRanks, rrf: f64, at: Timestamp) -> Option<Fact> {
+    /// A claim's fused score from its rank-fusion sum: `(rrf × confidence × decay, decay)`.
+    fn weigh(&self, c: ClaimId, rrf: f64, at: Timestamp) -> (f64, f64) {
+        let i = c.index();
+        let pred = crate::ids::PredicateId(*self.st.claims.pred.get(i));
+        let half_life = self.st.catalog.predicate_def(self.ws, pred).half_life_days;
+        let age_days = ((at.0 - self.st.claims.valid_from.get(i).0).max(0) as f64) / 86_400e6;
+        let decay = half_life.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
+        (rrf * f64::from(*self.st.claims.confidence.get(i)) * decay, decay)
+    }
+
+    /// A fact, ready to render.
+    fn fact(&self, c: ClaimId, ranks: PathRanks, score: f64, decay: f64) -> Option<Fact> {
         let claim = self.claim(c)?;
         let entity = |e: EntityId| {
             self.entity(e).map(|x| FactEntity { id: e.0, ext_id: x.ext_id.to_string(), name: x.name.to_string(), entity_type: x.entity_type.to_string() })
         };
-        let pred = crate::ids::PredicateId(*self.st.claims.pred.get(c.index()));
-        let half_life = self.st.catalog.predicate_def(self.ws, pred).half_life_days;
-        let age_days = ((at.0 - claim.valid_from.0).max(0) as f64) / 86_400e6;
-        let decay = half_life.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
         let evidence = self.evidence_of(c).ok()?.into_iter().map(|v| v.ext_id.to_string()).collect();
         Some(Fact {
             id: c.0,
@@ -307,7 +335,7 @@ impl WorkspaceView<'_> {
             valid_from: claim.valid_from.to_rfc3339(),
             valid_until: (claim.valid_until != Timestamp::MAX).then(|| claim.valid_until.to_rfc3339()),
             evidence,
-            score: rrf * f64::from(claim.confidence) * decay,
+            score,
             decay,
             ranks,
             line: String::new(),

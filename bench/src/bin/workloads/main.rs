@@ -27,8 +27,9 @@ struct Args {
     /// Folder written by `gen.py` (entities.csv, claims.csv, queries.json, ...).
     #[arg(long)]
     data: PathBuf,
-    /// Comma-separated workloads to run: W1, W2, W3, W4, W5, W6 (default: all of them).
-    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W4,W5,W6")]
+    /// Comma-separated workloads to run: W1, W2, W3, W4, W5, W6 and RECALL (hybrid recall, not
+    /// one of the reference workloads) (default: all of them).
+    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W4,W5,W6,RECALL")]
     workloads: Vec<String>,
     /// W5: how many of the queries get a scalar brute-force answer to measure recall@10 against.
     #[arg(long, default_value_t = 100)]
@@ -99,8 +100,8 @@ fn main() -> Result<(), String> {
     let args = Args::parse();
     let wanted = |w: &str| args.workloads.iter().any(|x| x.eq_ignore_ascii_case(w));
     for w in &args.workloads {
-        if !["W1", "W2", "W3", "W4", "W5", "W6"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
-            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W4, W5, W6)"));
+        if !["W1", "W2", "W3", "W4", "W5", "W6", "RECALL"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
+            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W4, W5, W6, RECALL)"));
         }
     }
     let qtext = std::fs::read_to_string(args.data.join("queries.json"))
@@ -169,10 +170,14 @@ fn main() -> Result<(), String> {
         println!("{line}");
     }
     drop(snap);
-    if wanted("W5") {
+    if wanted("W5") || wanted("RECALL") {
         w5(&db, &args, &q, &scale)?;
     }
     Ok(())
+}
+
+fn modes_wanted(args: &Args) -> bool {
+    args.workloads.iter().any(|w| w.eq_ignore_ascii_case("W5"))
 }
 
 /// W5: one line per scan mode; recall@10 against a scalar brute force on the first queries.
@@ -181,13 +186,14 @@ fn w5(db: &Database, args: &Args, q: &Value, scale: &str) -> Result<(), String> 
     let rows = vectors::read_f32(&args.data.join("vectors.f32"), dim)?;
     let queries = vectors::read_f32(&args.data.join("queries.f32"), dim)?;
     let t = Instant::now();
-    let want = vectors::reference(&rows, dim, &queries, args.recall_queries);
+    let want = vectors::reference(&rows, dim, &queries, if modes_wanted(args) { args.recall_queries } else { 0 });
     eprintln!("W5: scalar brute force for {} queries in {:.1} s", want.len(), t.elapsed().as_secs_f64());
     db.set_entity_vectors(dim, rows).map_err(|e| e.to_string())?;
     let snap = db.snapshot();
     let ws = snap.workspace("default").map_err(|e| e.to_string())?;
     let inputs: Vec<u32> = (0..(queries.len() / dim) as u32).collect();
-    for mode in [VectorMode::F32, VectorMode::F16, VectorMode::I8] {
+    let modes: &[VectorMode] = if modes_wanted(args) { &[VectorMode::F32, VectorMode::F16, VectorMode::I8] } else { &[] };
+    for &mode in modes {
         let opts = VectorOptions { k: 10, mode, ..VectorOptions::default() };
         // The first query builds the mode's quantized copy; it is timed separately.
         let t = Instant::now();
@@ -206,6 +212,35 @@ fn w5(db: &Database, args: &Args, q: &Value, scale: &str) -> Result<(), String> 
         line["recall10"] = json!((vectors::recall(&got, &want) * 1e4).round() / 1e4);
         line["recall_queries"] = json!(want.len());
         line["first_query_s"] = json!((prepare_s * 1000.0).round() / 1000.0);
+        println!("{line}");
+    }
+    if args.workloads.iter().any(|w| w.eq_ignore_ascii_case("RECALL")) {
+        // Hybrid recall: all four paths, client vectors (i8 scan), budget 800 tokens; the text is
+        // the name of one of the seeds, the vector one of the query vectors.
+        let seeds = ids(q, "seeds")?;
+        let inputs: Vec<u32> = (0..seeds.len().min(queries.len() / dim) as u32).collect();
+        let mut tokens = 0usize;
+        let mut stages: std::collections::BTreeMap<&'static str, u64> = std::collections::BTreeMap::new();
+        let warm = engram::RecallQuery { vector: Some(queries[..dim].to_vec()), mode: VectorMode::I8, ..engram::RecallQuery::new("warm up") };
+        ws.recall(&warm).map_err(|e| e.to_string())?;
+        let line = measure(scale, "hybrid_recall", &inputs, |i| {
+            let at = i as usize * dim;
+            let name = ws.entity(EntityId(seeds[i as usize])).map(|e| e.name.to_string()).unwrap_or_default();
+            let rq = engram::RecallQuery { vector: Some(queries[at..at + dim].to_vec()), mode: VectorMode::I8, ..engram::RecallQuery::new(&name) };
+            let Ok(r) = ws.recall(&rq) else { return 0 };
+            for (k, us) in &r.timings_us {
+                *stages.entry(k).or_default() += us;
+            }
+            let r = r.packed;
+            tokens += r.tokens_used;
+            r.facts.len()
+        });
+        let mut line = line;
+        line["mode"] = json!("i8");
+        line["budget"] = json!(800);
+        line["tokens_mean"] = json!(tokens / inputs.len().max(1));
+        let n = inputs.len().max(1) as u64;
+        line["stage_mean_us"] = json!(stages.iter().map(|(k, v)| (k.to_string(), v / n)).collect::<std::collections::BTreeMap<String, u64>>());
         println!("{line}");
     }
     Ok(())
