@@ -214,11 +214,16 @@ impl Writer<'_> {
             return Err(("vector", WriteErrorKind::NotFinite));
         }
         match self.st.settings.vector_dim.map(|d| d as usize) {
-            Some(dim) if dim != vector.len() => return Err(("vector", WriteErrorKind::VectorDimension { expected: dim, got: vector.len() })),
+            Some(dim) if dim != vector.len() => {
+                return Err(("vector", WriteErrorKind::VectorDimension { expected: dim, got: vector.len() }))
+            }
             Some(_) => {}
             None => {
                 if vector.is_empty() || vector.len() > self.limits.vector_dim_max {
-                    return Err(("vector", WriteErrorKind::TooMany { count: vector.len(), limit: self.limits.vector_dim_max, limit_name: "vector_dim_max" }));
+                    return Err((
+                        "vector",
+                        WriteErrorKind::TooMany { count: vector.len(), limit: self.limits.vector_dim_max, limit_name: "vector_dim_max" },
+                    ));
                 }
                 Arc::make_mut(&mut self.st.settings).vector_dim = Some(vector.len() as u32);
             }

@@ -937,7 +937,9 @@ fn install_vectors(st: &mut State, vfs: &dyn Vfs, dir: &Path, repair_tail: bool)
         }
         let (file, mapped) = engram_storage::VectorFile::open(vfs, &path, repair_tail)?;
         if st.settings.vector_dim.is_some_and(|d| d as usize != file.dim()) {
-            return Err(StorageError::Corruption { path, offset: 12, what: "vector file dimension differs from the stored vector_dim" }.into());
+            return Err(
+                StorageError::Corruption { path, offset: 12, what: "vector file dimension differs from the stored vector_dim" }.into()
+            );
         }
         let base = Arc::new(mapped_base(&file, mapped, &path)?);
         if name == VECTOR_FILE {

@@ -126,7 +126,7 @@ enum Command {
         /// Vector scan mode: f32, f16 or i8.
         #[arg(long, default_value = "f32")]
         mode: String,
-        /// One JSON object: facts, context, tokens_used, budget, cut, paths_run, skipped.
+        /// One JSON object: `facts`, `context`, `tokens_used`, `budget`, `cut`, `paths_run`, `skipped`.
         #[arg(long)]
         json: bool,
     },

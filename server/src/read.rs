@@ -3,6 +3,7 @@
 
 use engram::{Direction, EdgeFilter, EntityId, KHopQuery, RecallQuery, Timestamp, VectorMode, Visibility, WorkspaceView};
 use serde_json::json;
+use std::fmt::Write;
 
 /// Finds ENTITY as an external id, then a canonical name, then an alias (names compare after
 /// Unicode normalisation and case folding). Several matches of the same kind are an error that
@@ -52,7 +53,7 @@ pub fn neighbors(ws: &WorkspaceView<'_>, entity: &str, hops: u32, direction: Dir
                 .collect();
             items.push(json!({"id": e.ext_id.as_ref(), "name": e.name.as_ref(), "type": e.entity_type.as_ref(), "depth": reached.depth, "claims": claims}));
         } else {
-            out.push_str(&format!("{}\t{}\t{}\t{}\n", reached.depth, e.ext_id, e.entity_type, e.name));
+            let _ = writeln!(out, "{}\t{}\t{}\t{}", reached.depth, e.ext_id, e.entity_type, e.name);
         }
     }
     if r.truncated {

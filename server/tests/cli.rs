@@ -280,9 +280,21 @@ fn recall_prints_only_visible_facts_within_the_budget() {
     {
         let db = engram::Database::open(&dir).unwrap();
         let mut b = WriteBatch::new("default");
-        b.upsert_entity("team", "team", "Platform team").upsert_entity("kafka", "tool", "Kafka").upsert_entity("kinesis", "tool", "Kinesis");
-        b.add_claim(AddClaim::new("team", "streams_events_with", "kafka").id("old").text("We use Kafka for event streaming").state(ClaimState::Accepted));
-        b.add_claim(AddClaim::new("team", "streams_events_with", "kinesis").id("new").text("We switched to Kinesis for event streaming").state(ClaimState::Accepted));
+        b.upsert_entity("team", "team", "Platform team")
+            .upsert_entity("kafka", "tool", "Kafka")
+            .upsert_entity("kinesis", "tool", "Kinesis");
+        b.add_claim(
+            AddClaim::new("team", "streams_events_with", "kafka")
+                .id("old")
+                .text("We use Kafka for event streaming")
+                .state(ClaimState::Accepted),
+        );
+        b.add_claim(
+            AddClaim::new("team", "streams_events_with", "kinesis")
+                .id("new")
+                .text("We switched to Kinesis for event streaming")
+                .state(ClaimState::Accepted),
+        );
         b.push(Op::AddEvidence(AddEvidence { ext_id: Some("msg-7".into()), claim: Some("new".into()), ..AddEvidence::default() }));
         b.push(Op::Deprecate { claim: "old".into(), superseded_by: Some("new".into()) });
         b.set_claim_vector("new", vec![1.0, 0.0, 0.0]).set_claim_vector("old", vec![0.9, 0.1, 0.0]);

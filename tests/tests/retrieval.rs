@@ -5,8 +5,8 @@
 
 use engram::search::context::count_tokens;
 use engram::{
-    AddClaim, AddEvidence, ClaimState, Config, Database, DeclarePredicate, EntityId, ManualClock, Op, RecallQuery, Timestamp,
-    VectorMode, VectorOptions, Visibility, WriteBatch,
+    AddClaim, AddEvidence, ClaimState, Config, Database, DeclarePredicate, EntityId, ManualClock, Op, RecallQuery, Timestamp, VectorMode,
+    VectorOptions, Visibility, WriteBatch,
 };
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -82,10 +82,13 @@ fn entity_and_claim_vector_search_equal_brute_force_with_filters() {
             let got: Vec<u32> = got.into_iter().map(|(e, _)| e.0).collect();
             assert_eq!(got, want, "entities k={k} {mode:?}");
         }
-        let got: Vec<u32> = ws.search_claim_vectors(&q, &VectorOptions { k, ..VectorOptions::default() }).unwrap().into_iter().map(|(c, _)| c.0).collect();
+        let got: Vec<u32> =
+            ws.search_claim_vectors(&q, &VectorOptions { k, ..VectorOptions::default() }).unwrap().into_iter().map(|(c, _)| c.0).collect();
         let mut want: Vec<(f64, u32)> = (0..400u32)
             .filter(|c| ws.claim_visible(engram::ClaimId(*c), &Visibility::current()))
-            .filter_map(|c| Some((db.claim_vector(engram::ClaimId(c))?.iter().zip(&q).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum(), c)))
+            .filter_map(|c| {
+                Some((db.claim_vector(engram::ClaimId(c))?.iter().zip(&q).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum(), c))
+            })
             .collect();
         want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         assert_eq!(got, want.into_iter().take(k).map(|x| x.1).collect::<Vec<_>>(), "claims k={k}");
@@ -133,12 +136,29 @@ fn a_superseded_fact_never_comes_back() {
     let mut b = WriteBatch::new("default");
     b.upsert_entity("team", "team", "Platform team").upsert_entity("kafka", "tool", "Kafka").upsert_entity("kinesis", "tool", "Kinesis");
     b.push(Op::DeclarePredicate(DeclarePredicate { half_life_days: Some(90.0), ..DeclarePredicate::new("streams_events_with") }));
-    b.add_claim(AddClaim::new("team", "streams_events_with", "kafka").id("c-kafka").text("We use Kafka for event streaming").state(ClaimState::Accepted).confidence(0.9));
-    b.push(Op::AddEvidence(AddEvidence { ext_id: Some("msg-1".into()), claim: Some("c-kafka".into()), snippet: Some("we use Kafka".into()), ..AddEvidence::default() }));
+    b.add_claim(
+        AddClaim::new("team", "streams_events_with", "kafka")
+            .id("c-kafka")
+            .text("We use Kafka for event streaming")
+            .state(ClaimState::Accepted)
+            .confidence(0.9),
+    );
+    b.push(Op::AddEvidence(AddEvidence {
+        ext_id: Some("msg-1".into()),
+        claim: Some("c-kafka".into()),
+        snippet: Some("we use Kafka".into()),
+        ..AddEvidence::default()
+    }));
     db.write(&b).unwrap();
     clock.advance_seconds(30 * DAY);
     let mut b = WriteBatch::new("default");
-    b.add_claim(AddClaim::new("team", "streams_events_with", "kinesis").id("c-kinesis").text("We switched to Kinesis for event streaming").state(ClaimState::Accepted).confidence(0.9));
+    b.add_claim(
+        AddClaim::new("team", "streams_events_with", "kinesis")
+            .id("c-kinesis")
+            .text("We switched to Kinesis for event streaming")
+            .state(ClaimState::Accepted)
+            .confidence(0.9),
+    );
     b.push(Op::AddEvidence(AddEvidence { ext_id: Some("msg-2".into()), claim: Some("c-kinesis".into()), ..AddEvidence::default() }));
     b.push(Op::Deprecate { claim: "c-kafka".into(), superseded_by: Some("c-kinesis".into()) });
     db.write(&b).unwrap();
@@ -163,16 +183,28 @@ fn a_superseded_fact_never_comes_back() {
     assert_eq!(ids, vec!["c-kafka"]);
 }
 
-/// "Why is AuthService failing?" reaches the upstream incident through DEPENDS_ON although the
+/// "Why is `AuthService` failing?" reaches the upstream incident through `DEPENDS_ON` although the
 /// incident's words share nothing with the question.
 #[test]
 fn a_dependency_is_reached_through_the_graph() {
     let (db, _) = clock_db();
     let mut b = WriteBatch::new("default");
-    b.upsert_entity("auth", "service", "AuthService").upsert_entity("up", "service", "UpstreamService").upsert_entity("inc", "incident", "INC-42");
+    b.upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("up", "service", "UpstreamService")
+        .upsert_entity("inc", "incident", "INC-42");
     b.upsert_entity("billing", "service", "BillingService");
-    b.add_claim(AddClaim::new("auth", "DEPENDS_ON", "up").id("dep").text("AuthService calls UpstreamService to validate tokens").state(ClaimState::Accepted));
-    b.add_claim(AddClaim::new("up", "HAS_INCIDENT", "inc").id("incident").text("Upstream latency spike, p99 above 4 s since 09:12").state(ClaimState::Accepted));
+    b.add_claim(
+        AddClaim::new("auth", "DEPENDS_ON", "up")
+            .id("dep")
+            .text("AuthService calls UpstreamService to validate tokens")
+            .state(ClaimState::Accepted),
+    );
+    b.add_claim(
+        AddClaim::new("up", "HAS_INCIDENT", "inc")
+            .id("incident")
+            .text("Upstream latency spike, p99 above 4 s since 09:12")
+            .state(ClaimState::Accepted),
+    );
     b.add_claim(AddClaim::new("billing", "HAS_INCIDENT", "inc").id("noise").text("Billing retries doubled").state(ClaimState::Accepted));
     db.write(&b).unwrap();
     let snap = db.snapshot();
@@ -198,7 +230,11 @@ fn fusion_rewards_agreement_and_decay_orders_by_age() {
     b.add_claim(AddClaim::new("seed", "rel", "x").id("A").text("alpha beta gamma delta").state(ClaimState::Accepted));
     // B: first by BM25 only (short text), far from the seed, old, orthogonal vector.
     b.add_claim(
-        AddClaim::new("far1", "rel", "far2").id("B").text("alpha beta").state(ClaimState::Accepted).valid(Some(now.plus_seconds(-400 * DAY)), None),
+        AddClaim::new("far1", "rel", "far2")
+            .id("B")
+            .text("alpha beta")
+            .state(ClaimState::Accepted)
+            .valid(Some(now.plus_seconds(-400 * DAY)), None),
     );
     b.set_claim_vector("A", vec![1.0, 0.0]).set_claim_vector("B", vec![0.0, 1.0]);
     db.write(&b).unwrap();
@@ -249,7 +285,9 @@ fn the_budget_is_never_exceeded() {
     }
     for i in 0..300 {
         let text: Vec<&str> = (0..rng.gen_range(1..30)).map(|_| words[rng.gen_range(0..words.len())]).collect();
-        b.add_claim(AddClaim::new(format!("e{}", i % 40), "rel", format!("e{}", (i * 7) % 40)).text(&text.join(" ")).state(ClaimState::Accepted));
+        b.add_claim(
+            AddClaim::new(format!("e{}", i % 40), "rel", format!("e{}", (i * 7) % 40)).text(&text.join(" ")).state(ClaimState::Accepted),
+        );
     }
     db.write(&b).unwrap();
     let snap = db.snapshot();
@@ -288,7 +326,9 @@ fn vectors_and_keyword_search_survive_checkpoint_and_reopen() {
         for i in from..to {
             b.upsert_entity(&format!("e{i}"), "org", &format!("Acme {i}"));
             b.set_entity_vector(format!("e{i}").as_str(), unit(vec![i as f32, 1.0, 0.5]));
-            b.add_claim(AddClaim::new(format!("e{i}"), "has", format!("e{i}")).id(&format!("c{i}")).text(&format!("contract renewal number {i}")));
+            b.add_claim(
+                AddClaim::new(format!("e{i}"), "has", format!("e{i}")).id(&format!("c{i}")).text(&format!("contract renewal number {i}")),
+            );
             b.set_claim_vector(format!("c{i}").as_str(), unit(vec![1.0, i as f32 / 10.0, 0.1]));
         }
         db.write(&b).unwrap();

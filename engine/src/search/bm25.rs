@@ -219,18 +219,20 @@ impl TextIndex {
         (n + dn, len + dl)
     }
 
-    /// The postings of `term` in workspace `ws`: (doc, term frequency, document length).
+    /// The postings of `term` in workspace `ws`, as (doc, term frequency, document length),
+    /// ascending by doc.
     fn postings(&self, term: &str, ws: WorkspaceId) -> Vec<(u32, u32, u32)> {
         let b = self.base.built();
         let mut out = Vec::new();
         if let Some(&t) = b.terms.get(term) {
             for &(d, n) in &b.postings[b.offsets[t as usize] as usize..b.offsets[t as usize + 1] as usize] {
-                if b.doc_ws[d as usize] == ws && !self.stale.contains(&d) {
+                if b.doc_ws[d as usize] == ws && (self.stale.is_empty() || !self.stale.contains(&d)) {
                     out.push((d, n, b.doc_len[d as usize]));
                 }
             }
         }
         if let Some(list) = self.delta.get(term) {
+            let from = out.len();
             for &(d, n, g) in list {
                 if let Some(doc) = self.docs.get(&d) {
                     if doc.generation == g && doc.ws == ws {
@@ -238,35 +240,115 @@ impl TextIndex {
                     }
                 }
             }
+            out[from..].sort_unstable_by_key(|p| p.0);
+            // Re-indexed base documents sit in the delta with ids below the base's: merge the runs.
+            if from > 0 && from < out.len() && out[from].0 < out[from - 1].0 {
+                let (base, delta) = out.split_at(from);
+                let mut merged = Vec::with_capacity(out.len());
+                let (mut i, mut j) = (0, 0);
+                while i < base.len() || j < delta.len() {
+                    if j == delta.len() || (i < base.len() && base[i].0 < delta[j].0) {
+                        merged.push(base[i]);
+                        i += 1;
+                    } else {
+                        merged.push(delta[j]);
+                        j += 1;
+                    }
+                }
+                out = merged;
+            }
         }
         out
     }
 
     /// The best `k` documents of workspace `ws` for `query` that pass `accept`, by BM25
     /// (ties: lower id first).
+    ///
+    /// Document-at-a-time with `MaxScore` pruning: each term's postings carry their score
+    /// contribution, and a term's largest contribution bounds what it can add. Once the k-th best
+    /// score exceeds the summed bounds of the weakest terms, documents holding only those terms
+    /// cannot enter, so those lists are only probed for documents the others produce. Exact.
     pub fn search(&self, query: &str, ws: WorkspaceId, k: usize, accept: impl Fn(u32) -> bool) -> Vec<Hit> {
-        let mut terms: Vec<String> = term_counts(query).into_iter().map(|(t, _)| t).collect();
-        terms.dedup();
+        let terms: Vec<String> = term_counts(query).into_iter().map(|(t, _)| t).collect();
         let (n, total) = self.stats(ws);
         if n == 0 || terms.is_empty() || k == 0 {
             return Vec::new();
         }
         let avgdl = total as f32 / n as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        for t in &terms {
-            let post = self.postings(t, ws);
-            if post.is_empty() {
+        // One list per term: (doc, contribution), ascending by doc; and its largest contribution.
+        let mut lists: Vec<(f32, Vec<(u32, f32)>)> = terms
+            .iter()
+            .filter_map(|t| {
+                let post = self.postings(t, ws);
+                if post.is_empty() {
+                    return None;
+                }
+                let idf = idf(n, post.len() as u64);
+                let list: Vec<(u32, f32)> = post.into_iter().map(|(d, tf, dl)| (d, idf * tf_part(tf, dl, avgdl))).collect();
+                let ub = list.iter().fold(0f32, |m, p| m.max(p.1));
+                Some((ub, list))
+            })
+            .collect();
+        lists.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // prefix[i] = sum of the bounds of lists 0..i (the weakest first).
+        let mut prefix = vec![0f32; lists.len() + 1];
+        for (i, (ub, _)) in lists.iter().enumerate() {
+            prefix[i + 1] = prefix[i] + ub;
+        }
+        let mut pos = vec![0usize; lists.len()];
+        let mut top: Vec<Hit> = Vec::with_capacity(k + 1);
+        let mut threshold = f32::NEG_INFINITY;
+        // Lists `essential..` drive the walk; lists before it are only probed.
+        let mut essential = 0;
+        loop {
+            let mut next = u32::MAX;
+            for i in essential..lists.len() {
+                if let Some(p) = lists[i].1.get(pos[i]) {
+                    next = next.min(p.0);
+                }
+            }
+            if next == u32::MAX {
+                break;
+            }
+            let mut score = 0f32;
+            for i in essential..lists.len() {
+                if let Some(p) = lists[i].1.get(pos[i]) {
+                    if p.0 == next {
+                        score += p.1;
+                        pos[i] += 1;
+                    }
+                }
+            }
+            // The probed lists can add at most prefix[essential]: skip the probe when even that
+            // cannot lift the document into the top k.
+            if top.len() == k && score + prefix[essential] < threshold {
                 continue;
             }
-            let idf = idf(n, post.len() as u64);
-            for (d, tf, dl) in post {
-                *scores.entry(d).or_insert(0.0) += idf * tf_part(tf, dl, avgdl);
+            for i in (0..essential).rev() {
+                let list = &lists[i].1;
+                let at = pos[i] + list[pos[i]..].partition_point(|p| p.0 < next);
+                pos[i] = at;
+                if let Some(p) = list.get(at) {
+                    if p.0 == next {
+                        score += p.1;
+                    }
+                }
+            }
+            // Ties go to the lower id (`next` is larger than every id already held).
+            let enters = top.len() < k || score > threshold;
+            if enters && accept(next) {
+                let at = top.partition_point(|h| h.score >= score);
+                top.insert(at, Hit { doc: next, score });
+                top.truncate(k);
+                if top.len() == k {
+                    threshold = top[k - 1].score;
+                    while essential < lists.len() && prefix[essential + 1] < threshold {
+                        essential += 1;
+                    }
+                }
             }
         }
-        let mut hits: Vec<Hit> = scores.into_iter().filter(|(d, _)| accept(*d)).map(|(doc, score)| Hit { doc, score }).collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
-        hits.truncate(k);
-        hits
+        top
     }
 }
 
@@ -288,7 +370,7 @@ pub struct TextIndexes {
     pub claims: TextIndex,
     /// Entity names and aliases.
     pub entities: TextIndex,
-    /// Claims by valid_from.
+    /// Claims by `valid_from`.
     pub recency: crate::search::recency::RecencyIndex,
 }
 
@@ -335,8 +417,9 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         let words = ["alpha", "beta", "gamma", "delta", "streams", "streaming", "kafka", "kinesis"];
-        let docs: Vec<String> =
-            (0..400).map(|_| (0..rng.gen_range(0..6)).map(|_| words[rng.gen_range(0..words.len())]).collect::<Vec<_>>().join(" ")).collect();
+        let docs: Vec<String> = (0..400)
+            .map(|_| (0..rng.gen_range(0..6)).map(|_| words[rng.gen_range(0..words.len())]).collect::<Vec<_>>().join(" "))
+            .collect();
         let mut name = StrVec::new();
         let mut aliases = StrVec::new();
         let mut wsc = CowVec::new();
@@ -368,5 +451,95 @@ mod tests {
             }
         }
         assert!(!terms("streaming").is_empty());
+    }
+
+    /// The index (base + delta, re-indexed documents, `MaxScore` pruning) against BM25 computed
+    /// directly from the documents' words, on random corpora, filters and k.
+    mod reference {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Documents (workspace, word indexes), base split, query words, k, filter modulus.
+        type Corpus = (Vec<(u32, Vec<usize>)>, usize, Vec<usize>, usize, u32);
+
+        fn corpus() -> impl Strategy<Value = Corpus> {
+            (
+                prop::collection::vec((0u32..2, prop::collection::vec(0usize..12, 0..8)), 1..120),
+                0usize..120,
+                prop::collection::vec(0usize..14, 1..5),
+                1usize..12,
+                1u32..4,
+            )
+        }
+
+        const WORDS: [&str; 14] = [
+            "kafka", "kinesis", "stream", "event", "queue", "lag", "alpha", "beta", "gamma", "delta", "omega", "zeta", "absent1", "absent2",
+        ];
+
+        proptest! {
+            #[test]
+            fn search_equals_direct_bm25((docs, split, query, k, m) in corpus()) {
+                let texts: Vec<String> = docs.iter().map(|(_, w)| w.iter().map(|i| WORDS[*i]).collect::<Vec<_>>().join(" ")).collect();
+                let (mut name, mut aliases, mut wsc) = (StrVec::new(), StrVec::new(), CowVec::new());
+                for (i, t) in texts.iter().enumerate() {
+                    name.push(t);
+                    aliases.push("");
+                    wsc.push(ws(docs[i].0));
+                }
+                let split = split.min(docs.len());
+                let mut idx = TextIndex::over_entities(&name, &aliases, &wsc, split);
+                for (i, t) in texts.iter().enumerate().skip(split) {
+                    idx.index(i as u32, ws(docs[i].0), t);
+                }
+                // Re-index every third document (base or delta) with other words, as a rename does.
+                let mut docs = docs;
+                for i in (0..docs.len()).step_by(3) {
+                    let mut words = docs[i].1.clone();
+                    words.reverse();
+                    words.push(i % 12);
+                    idx.index(i as u32, ws(docs[i].0), &words.iter().map(|w| WORDS[*w]).collect::<Vec<_>>().join(" "));
+                    docs[i].1 = words;
+                }
+                let q: String = query.iter().map(|i| WORDS[*i]).collect::<Vec<_>>().join(" ");
+                let accept = |d: u32| d % m != 1;
+                for w in 0..2u32 {
+                    let mine: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].0 == w && !docs[i].1.is_empty()).collect();
+                    let n = mine.len() as f32;
+                    let avgdl = mine.iter().map(|&i| docs[i].1.len()).sum::<usize>() as f32 / n.max(1.0);
+                    let mut qterms: Vec<usize> = query.clone();
+                    qterms.sort_unstable();
+                    qterms.dedup();
+                    let mut want: Vec<(f32, u32)> = Vec::new();
+                    for &i in &mine {
+                        let mut s = 0f32;
+                        let mut hit = false;
+                        for &t in &qterms {
+                            let tf = docs[i].1.iter().filter(|&&x| x == t).count() as u32;
+                            if tf == 0 {
+                                continue;
+                            }
+                            hit = true;
+                            let df = mine.iter().filter(|&&j| docs[j].1.contains(&t)).count() as u64;
+                            s += idf(n as u64, df) * tf_part(tf, docs[i].1.len() as u32, avgdl);
+                        }
+                        if hit && accept(i as u32) {
+                            want.push((s, i as u32));
+                        }
+                    }
+                    want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    want.truncate(k);
+                    let got = idx.search(&q, ws(w), k, accept);
+                    prop_assert_eq!(got.len(), want.len());
+                    for (g, (ws_, wd)) in got.iter().zip(&want) {
+                        prop_assert!((g.score - ws_).abs() < 1e-4, "{:?} vs {:?}", got, want);
+                        // Ties may order differently only between equal scores.
+                        if g.doc != *wd {
+                            let direct = want.iter().find(|x| x.1 == g.doc).map(|x| x.0);
+                            prop_assert!(direct.is_some_and(|d| (d - g.score).abs() < 1e-4), "{:?} vs {:?}", got, want);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -77,14 +77,15 @@ pub struct Fact {
 /// Renders a fact's context line: claim id, subject, predicate, object, text, confidence, state,
 /// validity, evidence ids.
 pub fn render(f: &Fact) -> String {
+    use std::fmt::Write;
     let mut line = format!("[{}] {} {} {}", f.claim_id, f.subject.name, f.predicate.to_uppercase(), f.object.name);
     if let Some(t) = &f.text {
-        line.push_str(&format!(": \"{}\"", t.replace(['\n', '\r'], " ")));
+        let _ = write!(line, ": \"{}\"", t.replace(['\n', '\r'], " "));
     }
     let until = f.valid_until.as_deref().unwrap_or("");
-    line.push_str(&format!(" (conf {:.2}, {}, valid {}..{}", f.confidence, f.state, f.valid_from, until));
+    let _ = write!(line, " (conf {:.2}, {}, valid {}..{}", f.confidence, f.state, f.valid_from, until);
     if !f.evidence.is_empty() {
-        line.push_str(&format!(", evidence {}", f.evidence.join(",")));
+        let _ = write!(line, ", evidence {}", f.evidence.join(","));
     }
     line.push(')');
     line
@@ -146,9 +147,10 @@ pub fn pack(facts: impl IntoIterator<Item = Fact>, budget: usize) -> Packed {
 mod tests {
     use super::count_tokens;
 
-    /// Two independent implementations of cl100k_base agree on every count.
+    /// Two independent implementations of `cl100k_base` agree on every count.
     #[test]
     fn counts_equal_tiktoken() {
+        use rand::{Rng, SeedableRng};
         let samples = [
             "",
             "[c-12] AuthService DEPENDS_ON UpstreamService: \"calls it to validate tokens\" (conf 0.90, ACCEPTED, valid 2024-01-01T00:00:00Z.., evidence msg-1,msg-2)",
@@ -161,7 +163,6 @@ mod tests {
         for s in samples {
             assert_eq!(count_tokens(s), bpe.encode_ordinary(s).len(), "{s:?}");
         }
-        use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(9);
         let alphabet: Vec<char> = "abc XYZ 01 \n\t.,:;'\"()[]-_/é東🚀".chars().collect();
         for _ in 0..300 {

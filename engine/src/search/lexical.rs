@@ -10,27 +10,44 @@ impl WorkspaceView<'_> {
     pub fn search_claim_text(&self, query: &str, k: usize, visibility: &Visibility) -> Vec<(ClaimId, f32)> {
         let vis = self.vis(visibility);
         let st = self.st;
-        st.text.claims.search(query, self.ws, k, |c| (c as usize) < st.claims.len() && vis.claim(st, c)).into_iter().map(|h| (ClaimId(h.doc), h.score)).collect()
+        st.text
+            .claims
+            .search(query, self.ws, k, |c| (c as usize) < st.claims.len() && vis.claim(st, c))
+            .into_iter()
+            .map(|h| (ClaimId(h.doc), h.score))
+            .collect()
     }
 
     /// The best `k` visible entities for the keywords of `query`, by BM25 over names and aliases.
     pub fn search_entity_text(&self, query: &str, k: usize, visibility: &Visibility) -> Vec<(EntityId, f32)> {
         let vis = self.vis(visibility);
         let st = self.st;
-        st.text.entities.search(query, self.ws, k, |e| (e as usize) < st.entities.len() && vis.entity(st, e)).into_iter().map(|h| (EntityId(h.doc), h.score)).collect()
+        st.text
+            .entities
+            .search(query, self.ws, k, |e| (e as usize) < st.entities.len() && vis.entity(st, e))
+            .into_iter()
+            .map(|h| (EntityId(h.doc), h.score))
+            .collect()
     }
 }
 
 impl WorkspaceView<'_> {
     /// Up to `limit` visible claims of this workspace with `after < valid_from <= until`, newest
     /// first (ties: higher id first).
-    pub fn recent_claims(&self, after: crate::Timestamp, until: crate::Timestamp, limit: usize, visibility: &Visibility) -> Vec<(ClaimId, crate::Timestamp)> {
+    pub fn recent_claims(
+        &self,
+        after: crate::Timestamp,
+        until: crate::Timestamp,
+        limit: usize,
+        visibility: &Visibility,
+    ) -> Vec<(ClaimId, crate::Timestamp)> {
         let vis = self.vis(visibility);
         let st = self.st;
         let ws = self.ws;
         // When this workspace holds every claim, the per-claim workspace test is skipped.
         let whole = st.bitmaps.claims_by_ws.get(&ws).is_some_and(|s| s.len() == st.claims.len() as u64);
-        st.text.recency
+        st.text
+            .recency
             .newest(after, until, limit, |c| (whole || st.claim_ws(c) == ws) && vis.claim(st, c))
             .into_iter()
             .map(|(c, t)| (ClaimId(c), t))

@@ -181,12 +181,9 @@ impl WorkspaceView<'_> {
 
         let w = q.weights;
         let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
-        for (list, weight, slot) in [
-            (&semantic, w.semantic, 0usize),
-            (&lexical, w.lexical, 1),
-            (&graph, w.graph, 2),
-            (&recency, w.recency, 3),
-        ] {
+        for (list, weight, slot) in
+            [(&semantic, w.semantic, 0usize), (&lexical, w.lexical, 1), (&graph, w.graph, 2), (&recency, w.recency, 3)]
+        {
             if weight <= 0.0 {
                 continue;
             }
@@ -235,7 +232,13 @@ impl WorkspaceView<'_> {
             })
             .collect();
         sort_facts(&mut facts);
-        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph"], skipped: Vec::new(), graph_seeds: vec![entity.0], timings_us: Vec::new() })
+        Ok(Recall {
+            packed: pack(facts, q.budget),
+            paths_run: vec!["graph"],
+            skipped: Vec::new(),
+            graph_seeds: vec![entity.0],
+            timings_us: Vec::new(),
+        })
     }
 
     /// Neighbourhood RAG: traverse from `root`, then rank the claims found by the cosine of their
@@ -270,26 +273,51 @@ impl WorkspaceView<'_> {
             .enumerate()
             .filter_map(|(i, (c, _, p))| {
                 let rank = Some(i as u32 + 1);
-                let r = if *p == "semantic" { PathRanks { semantic: rank, ..PathRanks::default() } } else { PathRanks { lexical: rank, ..PathRanks::default() } };
+                let r = if *p == "semantic" {
+                    PathRanks { semantic: rank, ..PathRanks::default() }
+                } else {
+                    PathRanks { lexical: rank, ..PathRanks::default() }
+                };
                 let (score, decay) = self.weigh(*c, 1.0 / (RRF_K + i as f64 + 1.0), until);
                 self.fact(*c, r, score, decay)
             })
             .collect();
         sort_facts(&mut facts);
-        Ok(Recall { packed: pack(facts, q.budget), paths_run: vec!["graph", path], skipped, graph_seeds: vec![root.0], timings_us: Vec::new() })
+        Ok(Recall {
+            packed: pack(facts, q.budget),
+            paths_run: vec!["graph", path],
+            skipped,
+            graph_seeds: vec![root.0],
+            timings_us: Vec::new(),
+        })
     }
 
     /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
     /// confidence (descending), then id; at most `limit`. Depths are expanded one more at a time
     /// and only while fewer than `limit` claims were found: nearer claims always rank first, so a
     /// hub's second hop is never walked when its first already fills the list.
-    fn graph_path(&self, seeds: &[EntityId], hops: u32, visited_max: usize, filters: &[EdgeFilter], vis: &Visibility, limit: usize) -> Result<Ranked, ReadError> {
+    fn graph_path(
+        &self,
+        seeds: &[EntityId],
+        hops: u32,
+        visited_max: usize,
+        filters: &[EdgeFilter],
+        vis: &Visibility,
+        limit: usize,
+    ) -> Result<Ranked, ReadError> {
         if seeds.is_empty() || hops == 0 || limit == 0 {
             return Ok(Vec::new());
         }
         let mut depth = 1;
         loop {
-            let kq = KHopQuery { max_depth: depth, hops: filters.to_vec(), visibility: vis.clone(), max_visited: Some(visited_max), with_claims: true, parallel: true };
+            let kq = KHopQuery {
+                max_depth: depth,
+                hops: filters.to_vec(),
+                visibility: vis.clone(),
+                max_visited: Some(visited_max),
+                with_claims: true,
+                parallel: true,
+            };
             let r = self.khop(seeds, &kq)?;
             let mut out: Vec<(u32, f32, ClaimId)> = Vec::new();
             for (reached, via) in r.entities.iter().zip(&r.via) {
@@ -320,7 +348,12 @@ impl WorkspaceView<'_> {
     fn fact(&self, c: ClaimId, ranks: PathRanks, score: f64, decay: f64) -> Option<Fact> {
         let claim = self.claim(c)?;
         let entity = |e: EntityId| {
-            self.entity(e).map(|x| FactEntity { id: e.0, ext_id: x.ext_id.to_string(), name: x.name.to_string(), entity_type: x.entity_type.to_string() })
+            self.entity(e).map(|x| FactEntity {
+                id: e.0,
+                ext_id: x.ext_id.to_string(),
+                name: x.name.to_string(),
+                entity_type: x.entity_type.to_string(),
+            })
         };
         let evidence = self.evidence_of(c).ok()?.into_iter().map(|v| v.ext_id.to_string()).collect();
         Some(Fact {
@@ -369,6 +402,14 @@ pub struct ContextQuery {
 
 impl Default for ContextQuery {
     fn default() -> Self {
-        ContextQuery { depth: 2, max_facts: 50, predicates: Vec::new(), types: Vec::new(), budget: 800, visited_max: 5_000, visibility: Visibility::current() }
+        ContextQuery {
+            depth: 2,
+            max_facts: 50,
+            predicates: Vec::new(),
+            types: Vec::new(),
+            budget: 800,
+            visited_max: 5_000,
+            visibility: Visibility::current(),
+        }
     }
 }

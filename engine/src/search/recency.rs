@@ -37,7 +37,10 @@ pub struct RecencyIndex {
 impl RecencyIndex {
     /// An index whose base is claims `0..upto`.
     pub fn over(valid_from: &CowVec<Timestamp>, upto: usize) -> RecencyIndex {
-        RecencyIndex { base: Arc::new(Base { valid_from: valid_from.clone(), upto: upto as u32, sorted: OnceLock::new() }), delta: imbl::OrdSet::new() }
+        RecencyIndex {
+            base: Arc::new(Base { valid_from: valid_from.clone(), upto: upto as u32, sorted: OnceLock::new() }),
+            delta: imbl::OrdSet::new(),
+        }
     }
 
     /// Records a new claim.
@@ -50,7 +53,7 @@ impl RecencyIndex {
         self.base.sorted();
     }
 
-    /// Up to `limit` claims with `after < valid_from <= until` that pass `accept`, by valid_from
+    /// Up to `limit` claims with `after < valid_from <= until` that pass `accept`, by `valid_from`
     /// descending, then claim id descending.
     pub fn newest(&self, after: Timestamp, until: Timestamp, limit: usize, mut accept: impl FnMut(u32) -> bool) -> Vec<(u32, Timestamp)> {
         let mut out = Vec::new();
@@ -106,9 +109,9 @@ mod tests {
                 idx.insert(c as u32, Timestamp(*t));
             }
             let until = after + width;
-            let got = idx.newest(Timestamp(after), Timestamp(until), limit, |c| c % m == 0);
+            let got = idx.newest(Timestamp(after), Timestamp(until), limit, |c| c.is_multiple_of(m));
             let mut want: Vec<(u32, Timestamp)> = times.iter().enumerate()
-                .filter(|(c, t)| **t > after && **t <= until && *c as u32 % m == 0)
+                .filter(|(c, t)| **t > after && **t <= until && (*c as u32).is_multiple_of(m))
                 .map(|(c, t)| (c as u32, Timestamp(*t))).collect();
             want.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
             want.truncate(limit);

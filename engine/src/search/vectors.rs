@@ -267,11 +267,6 @@ impl VectorColumn {
         b.is_present(id as usize).then(|| b.row(id as usize).to_vec())
     }
 
-    /// Rows held (base rows + overlay rows).
-    pub fn len(&self) -> usize {
-        self.base.as_ref().map_or(0, |b| b.rows) + self.overlay.len()
-    }
-
     /// The best `scan.k` rows that pass `accept`, by inner product with the query (ties: lower id).
     pub fn search(&self, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool + Sync)) -> Vec<Scored> {
         let mut top = TopK::new(scan.k);
@@ -321,38 +316,40 @@ fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool
         VectorMode::F32 => scan.k,
         _ => scan.rescore.max(scan.k),
     };
-    let n_chunks = base.rows.div_ceil(CHUNK_ROWS);
     let ok = |i: usize| present[i / 64] & (1 << (i % 64)) != 0 && !overlay.contains_key(&(i as u32)) && accept(i as u32);
-    let run = |score: &(dyn Fn(usize) -> f32 + Sync)| {
-        (0..n_chunks)
-            .into_par_iter()
-            .map(|c| {
-                let mut top = TopK::new(short);
-                for i in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(base.rows) {
-                    let s = score(i);
-                    if top.admits(s, i as u32) && ok(i) {
-                        top.push(Scored { id: i as u32, score: s });
-                    }
-                }
-                top
-            })
-            .reduce(|| TopK::new(short), TopK::merge)
-    };
     let floats = base.floats();
     match scan.mode {
-        VectorMode::F32 => run(&|i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim])),
+        VectorMode::F32 => scan_chunks(base.rows, short, &ok, |i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim])),
         VectorMode::F16 => {
             let half = base.half();
             let q = to_f16(scan.query);
-            rescore(base, scan, run(&|i| dot_f16(&q, &half[i * dim..(i + 1) * dim])))
+            rescore(base, scan, scan_chunks(base.rows, short, &ok, |i| dot_f16(&q, &half[i * dim..(i + 1) * dim])))
         }
         VectorMode::I8 => {
             let (int8, scales) = base.int8();
             let mut q = vec![0i8; dim];
             let qs = quantize_i8(scan.query, &mut q);
-            rescore(base, scan, run(&|i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs))
+            rescore(base, scan, scan_chunks(base.rows, short, &ok, |i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs))
         }
     }
+}
+
+/// The best `short` rows by `score` among those passing `ok`, chunk by chunk on rayon. Generic
+/// over the scorer so each mode's kernel call is inlined into the loop.
+fn scan_chunks<F: Fn(usize) -> f32 + Sync>(rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: F) -> TopK {
+    (0..rows.div_ceil(CHUNK_ROWS))
+        .into_par_iter()
+        .map(|c| {
+            let mut top = TopK::new(short);
+            for i in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(rows) {
+                let s = score(i);
+                if top.admits(s, i as u32) && ok(i) {
+                    top.push(Scored { id: i as u32, score: s });
+                }
+            }
+            top
+        })
+        .reduce(|| TopK::new(short), TopK::merge)
 }
 
 /// Exact f32 scores for a short list, keeping the best k.
@@ -431,7 +428,7 @@ mod tests {
         fn quantized_modes_with_full_rescoring_are_exact((rows, q, split, k, modulus) in data()) {
             // A short list as long as the data makes the rescoring see every row: exact again.
             let col = column(&rows, split);
-            let accept = move |id: u32| id % modulus != 0;
+            let accept = move |id: u32| !id.is_multiple_of(modulus);
             for mode in [VectorMode::F16, VectorMode::I8] {
                 let got: Vec<u32> = col.search(&Scan { query: &q, k, mode, rescore: rows.len() }, &accept).iter().map(|s| s.id).collect();
                 prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
@@ -449,13 +446,11 @@ mod tests {
             v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
         };
         let centers: Vec<Vec<f32>> = (0..50).map(|_| unit((0..dim).map(|_| rng.gen_range(-1.0..1.0)).collect())).collect();
-        let rows: Vec<Vec<f32>> = (0..n)
-            .map(|i| unit(centers[i % 50].iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect()))
-            .collect();
+        let rows: Vec<Vec<f32>> = (0..n).map(|i| unit(centers[i % 50].iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect())).collect();
         let col = column(&rows, n);
         let mut hits = 0;
-        for t in 0..20 {
-            let q = unit(centers[t].iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect());
+        for center in centers.iter().take(20) {
+            let q = unit(center.iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect());
             let want = brute(&rows, &q, 10, |_| true);
             for mode in [VectorMode::F16, VectorMode::I8] {
                 let got = col.search(&Scan { query: &q, k: 10, mode, rescore: 100 }, &|_| true);
