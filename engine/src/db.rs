@@ -795,6 +795,10 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
         }
         None => (State::default(), (0, 0)),
     };
+    // The keyword index of the snapshot is loaded as built; the WAL tail is indexed on replay.
+    // Without a usable `.text` file the index is rebuilt from the columns on first use.
+    st.rebase_text();
+    let restored = newest.as_ref().is_some_and(|n| restore_text(vfs, dir, n, &mut st).is_ok());
     let report = replay_from(vfs, dir, from, |pos, payload| {
         let record = WalRecord::decode(payload).map_err(|e| match e {
             DecodeError::Version(v) => StorageError::UnsupportedVersion {
@@ -812,7 +816,9 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
             what: "record does not apply to the state before it",
         })
     })?;
-    st.rebase_text();
+    if !restored {
+        st.rebase_text();
+    }
     Ok((st, report, newest))
 }
 
@@ -840,6 +846,17 @@ pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
     let temp = temp_files(vfs, dir)?;
     let (mut st, report, snapshot) = load(vfs, dir)?;
     install_vectors(&mut st, vfs, dir, false)?;
+    // The snapshot's keyword index, if written, must verify too (open would silently rebuild it).
+    if let Some(snap) = &snapshot {
+        let path = dir.join(text_file_of(snap));
+        if vfs.exists(&path) {
+            let file = read_snapshot(vfs, &path)?;
+            let corrupt = |what| Error::from(StorageError::Corruption { path: path.clone(), offset: 0, what });
+            let p: crate::search::bm25::PersistedText =
+                postcard::from_bytes(file.body()).map_err(|_| corrupt("keyword index does not decode"))?;
+            p.validate().map_err(corrupt)?;
+        }
+    }
     if let Some(why) = st.check_invariants() {
         return Err(StorageError::Corruption { path: dir.to_path_buf(), offset: 0, what: why }.into());
     }
@@ -857,16 +874,42 @@ pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
 /// snapshots and the covered segments.
 fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Result<PathBuf, Error> {
     let name = format!("{:016x}.snap", state.version);
+    // The keyword index goes first: a snapshot without its `.text` file still opens (the index is
+    // rebuilt on first use), while a `.text` file without its snapshot is ignored and removed.
+    let text = postcard::to_allocvec(&state.persisted_text()).map_err(|_| StorageError::Corruption {
+        path: dir.join(&name),
+        offset: 0,
+        what: "keyword index does not encode",
+    })?;
+    write_snapshot(vfs, dir, &text_file_of(&name), &text)?;
+    drop(text);
     let body = crate::snapshot::encode(state, (seq, 0));
     let path = write_snapshot(vfs, dir, &name, &body)?;
     drop(body);
     for old in vfs.list(dir).map_err(|e| StorageError::io(dir, e))? {
-        if Path::new(&old).extension().is_some_and(|e| e == "snap") && old != name {
+        let ext = Path::new(&old).extension().and_then(|e| e.to_str()).unwrap_or("");
+        if (ext == "snap" && old != name) || (ext == "text" && old != text_file_of(&name)) {
             vfs.remove(&dir.join(&old)).map_err(|e| StorageError::io(dir.join(&old), e))?;
         }
     }
     remove_segments_before(vfs, dir, seq)?;
     Ok(path)
+}
+
+/// The keyword-index file written beside snapshot `snap` (`0000000000000007.snap` → `.text`).
+fn text_file_of(snap: &str) -> String {
+    format!("{}.text", snap.trim_end_matches(".snap"))
+}
+
+/// Reads and installs the keyword bases persisted beside snapshot `snap`.
+fn restore_text(vfs: &dyn Vfs, dir: &Path, snap: &str, st: &mut State) -> Result<(), Error> {
+    let path = dir.join(text_file_of(snap));
+    let file = read_snapshot(vfs, &path)?;
+    let corrupt = |what| Error::from(StorageError::Corruption { path: path.clone(), offset: 0, what });
+    let p: crate::search::bm25::PersistedText = postcard::from_bytes(file.body()).map_err(|_| corrupt("keyword index does not decode"))?;
+    st.text.claims.restore(p.claims).map_err(corrupt)?;
+    st.text.entities.restore(p.entities).map_err(corrupt)?;
+    Ok(())
 }
 
 /// The entity vector file's name inside a database folder.

@@ -424,6 +424,27 @@ impl State {
         };
     }
 
+    /// The keyword bases of this state, built on rayon, in the form a checkpoint writes.
+    /// An index that is exactly its base (as after an open with no WAL tail, or a bulk load) is
+    /// written as it is (building it if it was not yet, which then serves this state's queries
+    /// too); one with a delta is rebuilt from the columns.
+    pub fn persisted_text(&self) -> crate::search::bm25::PersistedText {
+        let mut fresh = None;
+        let mut get = |which: fn(&crate::search::bm25::TextIndexes) -> &crate::search::bm25::TextIndex| {
+            which(&self.text).persist().unwrap_or_else(|| {
+                let f = fresh.get_or_insert_with(|| {
+                    let mut f = self.clone();
+                    f.rebase_text();
+                    f
+                });
+                which(&f.text).persist().unwrap_or_default()
+            })
+        };
+        let claims = get(|t| &t.claims);
+        let entities = get(|t| &t.entities);
+        crate::search::bm25::PersistedText { claims, entities }
+    }
+
     /// A graph whose base covers every claim (no delta), built on rayon.
     pub fn fresh_graph(&self) -> Graph {
         let (base, _) = self.build_base();

@@ -55,6 +55,12 @@ impl Snapshot {
         (self.state.entities.len(), self.state.claims.len(), self.state.evidence.rows.len())
     }
 
+    /// Whether both keyword indexes are built: loaded with the snapshot at open, or built by a
+    /// first query (until then a keyword query pays for the build).
+    pub fn keyword_index_ready(&self) -> bool {
+        self.state.text.claims.is_built() && self.state.text.entities.is_built()
+    }
+
     /// Edges in the delta overlay (two per claim not yet merged into the base CSR).
     pub fn delta_edges(&self) -> usize {
         self.state.graph.delta_len()

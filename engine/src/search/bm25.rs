@@ -18,7 +18,11 @@ use crate::search::text::term_counts;
 use crate::state::ALIAS_SEP;
 use crate::strvec::StrVec;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+
+/// Term dictionaries hash with xxh3: terms are short and plentiful, and `SipHash`'s flood
+/// resistance buys nothing for an index the database builds from its own rows.
+type HashMap<K, V> = StdHashMap<K, V, std::hash::BuildHasherDefault<xxhash_rust::xxh3::Xxh3>>;
 use std::sync::{Arc, OnceLock};
 
 /// BM25 term-frequency saturation.
@@ -76,55 +80,177 @@ struct Base {
 
 impl Base {
     fn built(&self) -> &Built {
-        self.built.get_or_init(|| {
-            let per_doc: Vec<(WorkspaceId, Vec<(String, u32)>)> = (0..self.upto as usize)
-                .into_par_iter()
-                .map_init(String::new, |buf, d| {
-                    let ws = self.source.doc(d, buf);
-                    (ws, term_counts(buf))
-                })
-                .collect();
-            let mut terms: HashMap<Box<str>, u32> = HashMap::new();
-            let mut counts: Vec<u32> = Vec::new();
-            let mut doc_len = Vec::with_capacity(per_doc.len());
-            let mut doc_ws = Vec::with_capacity(per_doc.len());
-            let mut stats: HashMap<WorkspaceId, (u64, u64)> = HashMap::new();
-            for (ws, tc) in &per_doc {
-                let len: u32 = tc.iter().map(|(_, n)| n).sum();
-                doc_len.push(len);
-                doc_ws.push(*ws);
-                if len > 0 {
-                    let s = stats.entry(*ws).or_default();
-                    s.0 += 1;
-                    s.1 += u64::from(len);
-                }
-                for (t, _) in tc {
-                    let next = terms.len() as u32;
-                    let id = *terms.entry(t.as_str().into()).or_insert(next);
-                    if id as usize == counts.len() {
-                        counts.push(0);
-                    }
-                    counts[id as usize] += 1;
-                }
-            }
-            let mut offsets = Vec::with_capacity(counts.len() + 1);
-            let mut at = 0u32;
-            offsets.push(0);
-            for c in &counts {
-                at += c;
-                offsets.push(at);
-            }
-            let mut fill = offsets[..counts.len()].to_vec();
-            let mut postings = vec![(0u32, 0u32); at as usize];
-            for (d, (_, tc)) in per_doc.iter().enumerate() {
+        self.built.get_or_init(|| build(&self.source, self.upto as usize))
+    }
+}
+
+/// Documents per build chunk: each chunk interns its terms locally, on its own core.
+const BUILD_CHUNK: usize = 16_384;
+
+/// One chunk's share of a build: its local dictionary and postings by local term id.
+struct Chunk {
+    terms: Vec<String>,
+    /// (local term, doc, tf), in doc order.
+    postings: Vec<(u32, u32, u32)>,
+    doc_len: Vec<u32>,
+    doc_ws: Vec<WorkspaceId>,
+}
+
+/// Builds a base: chunks tokenize and intern locally in parallel, local dictionaries merge into
+/// one, and a counting sort by term lays the postings out as CSR (doc order kept, since chunks are
+/// in doc order). No step hashes a term more than once per chunk.
+fn build(source: &Source, upto: usize) -> Built {
+    let chunks: Vec<Chunk> = (0..upto.div_ceil(BUILD_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut local: HashMap<String, u32> = HashMap::default();
+            let mut chunk = Chunk { terms: Vec::new(), postings: Vec::new(), doc_len: Vec::new(), doc_ws: Vec::new() };
+            let mut buf = String::new();
+            for d in c * BUILD_CHUNK..((c + 1) * BUILD_CHUNK).min(upto) {
+                let ws = source.doc(d, &mut buf);
+                let tc = term_counts(&buf);
+                chunk.doc_len.push(tc.iter().map(|(_, n)| n).sum());
+                chunk.doc_ws.push(ws);
                 for (t, n) in tc {
-                    let id = terms[t.as_str()] as usize;
-                    postings[fill[id] as usize] = (d as u32, *n);
-                    fill[id] += 1;
+                    let id = match local.get(&t) {
+                        Some(id) => *id,
+                        None => {
+                            let id = chunk.terms.len() as u32;
+                            chunk.terms.push(t.clone());
+                            local.insert(t, id);
+                            id
+                        }
+                    };
+                    chunk.postings.push((id, d as u32, n));
                 }
             }
-            Built { terms, offsets, postings, doc_len, doc_ws, stats }
+            chunk
         })
+        .collect();
+    let mut terms: HashMap<Box<str>, u32> = HashMap::default();
+    let remaps: Vec<Vec<u32>> = chunks
+        .iter()
+        .map(|ch| {
+            ch.terms
+                .iter()
+                .map(|t| {
+                    let next = terms.len() as u32;
+                    *terms.entry(t.as_str().into()).or_insert(next)
+                })
+                .collect()
+        })
+        .collect();
+    let mut counts = vec![0u32; terms.len()];
+    for (ch, remap) in chunks.iter().zip(&remaps) {
+        for p in &ch.postings {
+            counts[remap[p.0 as usize] as usize] += 1;
+        }
+    }
+    let mut offsets = Vec::with_capacity(counts.len() + 1);
+    let mut at = 0u32;
+    offsets.push(0);
+    for c in &counts {
+        at += c;
+        offsets.push(at);
+    }
+    let mut fill = offsets[..counts.len()].to_vec();
+    let mut postings = vec![(0u32, 0u32); at as usize];
+    let mut doc_len = Vec::with_capacity(upto);
+    let mut doc_ws = Vec::with_capacity(upto);
+    for (ch, remap) in chunks.into_iter().zip(&remaps) {
+        for (t, d, n) in ch.postings {
+            let id = remap[t as usize] as usize;
+            postings[fill[id] as usize] = (d, n);
+            fill[id] += 1;
+        }
+        doc_len.extend(ch.doc_len);
+        doc_ws.extend(ch.doc_ws);
+    }
+    let mut stats: HashMap<WorkspaceId, (u64, u64)> = HashMap::default();
+    for (len, ws) in doc_len.iter().zip(&doc_ws) {
+        if *len > 0 {
+            let s = stats.entry(*ws).or_default();
+            s.0 += 1;
+            s.1 += u64::from(*len);
+        }
+    }
+    Built { terms, offsets, postings, doc_len, doc_ws, stats }
+}
+
+/// A built base in a serializable form (the `.text` file written beside each snapshot).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct PersistedBase {
+    /// Documents covered (`0..upto`).
+    pub upto: u32,
+    /// Terms by term id.
+    pub terms: Vec<String>,
+    /// CSR offsets into `postings`, one per term plus one.
+    pub offsets: Vec<u32>,
+    /// (doc, term frequency), ascending by doc within a term.
+    pub postings: Vec<(u32, u32)>,
+    /// Terms per document.
+    pub doc_len: Vec<u32>,
+    /// Workspace per document.
+    pub doc_ws: Vec<u32>,
+}
+
+impl PersistedBase {
+    /// Checks the internal consistency a decoder cannot (lengths, bounds, order), so a loaded
+    /// index can never index out of range.
+    fn validate(&self) -> Result<(), &'static str> {
+        let docs = self.upto as usize;
+        if self.doc_len.len() != docs || self.doc_ws.len() != docs {
+            return Err("text index: document columns do not match its document count");
+        }
+        if self.offsets.len() != self.terms.len() + 1 || self.offsets.first() != Some(&0) {
+            return Err("text index: term offsets do not match its terms");
+        }
+        if self.offsets.windows(2).any(|w| w[0] > w[1]) || self.offsets.last().map(|o| *o as usize) != Some(self.postings.len()) {
+            return Err("text index: term offsets are not ascending or do not end at the postings");
+        }
+        for w in self.offsets.windows(2) {
+            let list = &self.postings[w[0] as usize..w[1] as usize];
+            if list.iter().any(|p| p.0 as usize >= docs) || list.windows(2).any(|x| x[0].0 >= x[1].0) {
+                return Err("text index: a posting list is out of range or not ascending");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Built {
+    fn persist(&self, upto: u32) -> PersistedBase {
+        let mut terms = vec![String::new(); self.terms.len()];
+        for (t, id) in &self.terms {
+            terms[*id as usize] = t.to_string();
+        }
+        PersistedBase {
+            upto,
+            terms,
+            offsets: self.offsets.clone(),
+            postings: self.postings.clone(),
+            doc_len: self.doc_len.clone(),
+            doc_ws: self.doc_ws.iter().map(|w| w.0).collect(),
+        }
+    }
+
+    fn restore(p: PersistedBase) -> Built {
+        let mut stats: HashMap<WorkspaceId, (u64, u64)> = HashMap::default();
+        for (len, ws) in p.doc_len.iter().zip(&p.doc_ws) {
+            if *len > 0 {
+                let s = stats.entry(WorkspaceId(*ws)).or_default();
+                s.0 += 1;
+                s.1 += u64::from(*len);
+            }
+        }
+        Built {
+            terms: p.terms.into_iter().enumerate().map(|(i, t)| (t.into_boxed_str(), i as u32)).collect(),
+            offsets: p.offsets,
+            postings: p.postings,
+            doc_len: p.doc_len,
+            doc_ws: p.doc_ws.into_iter().map(WorkspaceId).collect(),
+            stats,
+        }
     }
 }
 
@@ -202,6 +328,29 @@ impl TextIndex {
     /// Forces the lazy base build (after an open, so the first query does not pay for it).
     pub fn prepare(&self) {
         self.base.built();
+    }
+
+    /// Whether the base is built (loaded from a checkpoint, or built by an earlier query).
+    pub fn is_built(&self) -> bool {
+        self.base.built.get().is_some()
+    }
+
+    /// The base in serializable form, when this index is exactly its base (no delta, nothing
+    /// stale): what a checkpoint persists.
+    pub fn persist(&self) -> Option<PersistedBase> {
+        (self.docs.is_empty() && self.stale.is_empty()).then(|| self.base.built().persist(self.base.upto))
+    }
+
+    /// Installs a persisted base, which must cover exactly this index's base documents.
+    pub fn restore(&mut self, p: PersistedBase) -> Result<(), &'static str> {
+        if p.upto != self.base.upto || !self.docs.is_empty() || !self.stale.is_empty() {
+            return Err("text index: covers a different number of documents than its snapshot");
+        }
+        p.validate()?;
+        let base = Base { source: self.base.source.clone(), upto: self.base.upto, built: OnceLock::new() };
+        let _ = base.built.set(Built::restore(p));
+        self.base = Arc::new(base);
+        Ok(())
     }
 
     /// Documents and total length of workspace `ws`.
@@ -372,6 +521,23 @@ pub struct TextIndexes {
     pub entities: TextIndex,
     /// Claims by `valid_from`.
     pub recency: crate::search::recency::RecencyIndex,
+}
+
+/// The `.text` file: both keyword bases of one snapshot.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct PersistedText {
+    /// Claim texts.
+    pub claims: PersistedBase,
+    /// Entity names and aliases.
+    pub entities: PersistedBase,
+}
+
+impl PersistedText {
+    /// Internal consistency of both bases.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        self.claims.validate()?;
+        self.entities.validate()
+    }
 }
 
 #[cfg(test)]

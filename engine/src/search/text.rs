@@ -21,7 +21,12 @@ pub fn terms(text: &str) -> Vec<String> {
             continue;
         }
         let lower = w.to_lowercase();
-        out.push(stemmer().stem(&lower).into_owned());
+        // Only words with letters have stems; numbers and codes ("0042", "v2") pass as they are.
+        if lower.bytes().any(|b| b.is_ascii_digit()) {
+            out.push(lower);
+        } else {
+            out.push(stemmer().stem(&lower).into_owned());
+        }
     }
     out
 }
@@ -52,5 +57,6 @@ mod tests {
         assert_eq!(terms("Größe — naïve, 東京"), vec!["größe", "naïv", "東", "京"]);
         assert_eq!(term_counts("a b a"), vec![("a".to_owned(), 2), ("b".to_owned(), 1)]);
         assert!(terms(&"x".repeat(100)).is_empty());
+        assert_eq!(terms("INC-0042 runs v2.10"), vec!["inc", "0042", "run", "v2.10"]);
     }
 }
