@@ -383,7 +383,7 @@ fn the_keyword_index_is_persisted_beside_the_snapshot() {
     let texts: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".text"))
+        .filter(|n| std::path::Path::new(n).extension().is_some_and(|e| e == "text"))
         .collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
     let db = Database::open(dir.path()).unwrap();
