@@ -32,3 +32,41 @@ pub fn random_graph(entities: usize, claims: usize, concepts: usize, seed: u64) 
     db.compact();
     db
 }
+
+/// A seeded memory for retrieval benches: `entities` entities with unit name vectors of `dim`
+/// (set whole, as an import does), `claims` claims with texts drawn from a skewed vocabulary and
+/// unit text vectors, valid over the last year. Returns the database and one query vector.
+pub fn random_memory(entities: usize, claims: usize, dim: usize, seed: u64) -> (Database, Vec<f32>) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let unit = |rng: &mut rand::rngs::StdRng| {
+        let v: Vec<f32> = (0..dim).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let words: Vec<String> = (0..5000).map(|i| format!("w{}x{}", i % 97, i)).collect();
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    for i in 0..entities {
+        b.upsert_entity(&format!("e{i}"), "thing", &format!("{} {}", words[i % 5000], words[(i * 7) % 5000]));
+    }
+    let now = engram::Timestamp::from_epoch_seconds(1_735_689_600);
+    for i in 0..claims {
+        // Zipf-like word choice: squaring a uniform draw favours the first words.
+        let text: Vec<&str> = (0..rng.gen_range(4..16)).map(|_| words[(rng.gen::<f64>().powi(2) * 5000.0) as usize].as_str()).collect();
+        let from = now.plus_seconds(-rng.gen_range(0..365 * 86_400));
+        b.add_claim(
+            AddClaim::new(EntityId(rng.gen_range(0..entities) as u32), "mentions", EntityId(rng.gen_range(0..entities) as u32))
+                .id(&format!("c{i}"))
+                .text(&text.join(" "))
+                .state(ClaimState::Accepted)
+                .confidence(rng.gen_range(0.3..1.0))
+                .valid(Some(from), None),
+        );
+        b.set_claim_vector(format!("c{i}").as_str(), unit(&mut rng));
+    }
+    db.write(&b).expect("generated batch is valid");
+    let rows: Vec<f32> = (0..entities).flat_map(|_| unit(&mut rng)).collect();
+    db.set_entity_vectors(dim, rows).expect("one row per entity");
+    db.compact();
+    (db, unit(&mut rng))
+}

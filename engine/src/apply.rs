@@ -236,7 +236,7 @@ impl Writer<'_> {
             Some(old) if old == vector => Ok(()),
             Some(_) => Err(("vector", WriteErrorKind::VectorAlreadySet)),
             None => {
-                col.overlay.insert(id, Arc::from(vector));
+                col.insert(id, Arc::from(vector));
                 Ok(())
             }
         }

@@ -481,7 +481,7 @@ impl Database {
         if values.len() / dim != snap.counts().0 {
             return Err(bad("vectors", format!("{} rows", values.len() / dim), "one row per entity").into());
         }
-        if !snap.state.vectors.entity.overlay.is_empty() {
+        if !snap.state.vectors.entity.written_rows().is_empty() {
             return Err(bad("vectors", "a full set".into(), "entity vectors not yet written one by one").into());
         }
         if self.settings().vector_dim.map(|d| d as usize) != Some(dim) {
@@ -504,7 +504,7 @@ impl Database {
         let mut writer = self.inner.writer.lock();
         let mut next = (*writer.latest).clone();
         let rows = base.rows();
-        next.vectors.entity = VectorColumn { base: Some(Arc::new(base)), overlay: imbl::OrdMap::new() };
+        next.vectors.entity = VectorColumn { base: Some(Arc::new(base)), ..VectorColumn::default() };
         let next = Arc::new(next);
         writer.latest = next.clone();
         *self.inner.published.write() = next;
@@ -934,9 +934,9 @@ impl VectorFiles {
         for (k, (col, name)) in [(&state.vectors.entity, VECTOR_FILE), (&state.vectors.claim, CLAIM_VECTOR_FILE)].into_iter().enumerate() {
             let base_rows = col.base.as_ref().map_or(0, |b| b.rows());
             let mut rows: Vec<(usize, &[f32])> = Vec::new();
-            for (id, row) in &col.overlay {
-                if !self.flushed[k].contains(id) {
-                    rows.push((*id as usize, row));
+            for (id, row) in col.written_rows() {
+                if !self.flushed[k].contains(&id) {
+                    rows.push((id as usize, row));
                 }
             }
             if base_rows == 0 && rows.is_empty() {

@@ -59,10 +59,11 @@ pub(crate) enum Rows {
     Mapped { map: Arc<Mapped>, offset: usize },
 }
 
-/// An immutable block of rows `0..rows`, with lazily built quantized copies.
+/// An immutable block of rows for ids `first..first + rows`, with lazily built quantized copies.
 #[derive(Debug)]
 pub struct VectorBase {
     dim: usize,
+    first: u32,
     rows: usize,
     data: Rows,
     /// Rows that are not all zeros (an all-zero row is "no vector").
@@ -76,8 +77,13 @@ const CHUNK_ROWS: usize = 4096;
 impl VectorBase {
     /// A base over owned rows (`values.len()` is a multiple of `dim`).
     pub fn owned(dim: usize, values: Vec<f32>) -> VectorBase {
+        VectorBase::owned_at(0, dim, values)
+    }
+
+    /// Owned rows for ids starting at `first`.
+    pub fn owned_at(first: u32, dim: usize, values: Vec<f32>) -> VectorBase {
         let rows = values.len() / dim.max(1);
-        VectorBase { dim, rows, data: Rows::Owned(values), present: OnceLock::new(), half: OnceLock::new(), int8: OnceLock::new() }
+        VectorBase { dim, first, rows, data: Rows::Owned(values), present: OnceLock::new(), half: OnceLock::new(), int8: OnceLock::new() }
     }
 
     /// A base over `rows` rows of a mapped file, starting `offset` bytes in. `None` when the bytes
@@ -88,6 +94,7 @@ impl VectorBase {
         bytemuck::try_cast_slice::<u8, f32>(bytes).ok()?;
         Some(VectorBase {
             dim,
+            first: 0,
             rows,
             data: Rows::Mapped { map, offset },
             present: OnceLock::new(),
@@ -136,8 +143,25 @@ impl VectorBase {
         })
     }
 
+    /// Whether local row `i` is present.
     fn is_present(&self, i: usize) -> bool {
         i < self.rows && self.present()[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// The local row of id `id`, if this block holds a vector for it.
+    fn local(&self, id: u32) -> Option<usize> {
+        let i = id.checked_sub(self.first)? as usize;
+        self.is_present(i).then_some(i)
+    }
+
+    /// Ids and rows of the present rows.
+    pub fn present_rows(&self) -> impl Iterator<Item = (u32, &[f32])> + '_ {
+        (0..self.rows).filter(|i| self.is_present(*i)).map(|i| (self.first + i as u32, self.row(i)))
+    }
+
+    /// Whether the rows live in a mapped file (rather than memory).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, Rows::Mapped { .. })
     }
 
     fn half(&self) -> &[f16] {
@@ -156,11 +180,13 @@ impl VectorBase {
     }
 }
 
-/// One vector column: base rows plus rows written since.
+/// One vector column: base rows, segments folded from writes, and the rows written since.
 #[derive(Clone, Debug, Default)]
 pub struct VectorColumn {
     /// Rows loaded at open (or set whole).
     pub base: Option<Arc<VectorBase>>,
+    /// Owned blocks folded from the overlay, ascending by first id.
+    pub segments: Vec<Arc<VectorBase>>,
     /// Rows written since.
     pub overlay: imbl::OrdMap<u32, Arc<[f32]>>,
 }
@@ -252,10 +278,21 @@ pub struct Scan<'q> {
     pub rescore: usize,
 }
 
+/// Overlay rows that trigger a fold into a segment: the overlay is a persistent map (cheap to
+/// copy per commit, slow to scan), segments are flat rows (scanned like the base).
+pub const FOLD_ROWS: usize = 2048;
+/// Ids further apart than this start a new segment instead of padding with absent rows.
+const SEGMENT_GAP_MAX: u32 = 64;
+
 impl VectorColumn {
+    /// Every block: the base, then the segments.
+    fn blocks(&self) -> impl Iterator<Item = &Arc<VectorBase>> {
+        self.base.iter().chain(&self.segments)
+    }
+
     /// Whether `id` has a vector.
     pub fn has(&self, id: u32) -> bool {
-        self.overlay.contains_key(&id) || self.base.as_ref().is_some_and(|b| b.is_present(id as usize))
+        self.overlay.contains_key(&id) || self.blocks().any(|b| b.local(id).is_some())
     }
 
     /// The vector of `id`.
@@ -263,8 +300,68 @@ impl VectorColumn {
         if let Some(r) = self.overlay.get(&id) {
             return Some(r.to_vec());
         }
-        let b = self.base.as_ref()?;
-        b.is_present(id as usize).then(|| b.row(id as usize).to_vec())
+        self.blocks().find_map(|b| b.local(id).map(|i| b.row(i).to_vec()))
+    }
+
+    /// Rows written since the base (segments and overlay), for checkpoints.
+    pub fn written_rows(&self) -> Vec<(u32, &[f32])> {
+        let mut v: Vec<(u32, &[f32])> = self.segments.iter().flat_map(|s| s.present_rows()).collect();
+        v.extend(self.overlay.iter().map(|(id, r)| (*id, &r[..])));
+        v
+    }
+
+    /// Stores a row (the caller checked the id has none) and folds the overlay into segments
+    /// when it has grown to `FOLD_ROWS`.
+    pub fn insert(&mut self, id: u32, row: Arc<[f32]>) {
+        self.overlay.insert(id, row);
+        if self.overlay.len() >= FOLD_ROWS {
+            self.fold();
+        }
+    }
+
+    /// Moves the overlay into flat segments (runs of nearby ids, absent rows zero), then merges
+    /// the newest segments while they are adjacent and of similar size, so appends cost
+    /// amortized O(log n) copies per row. Rows the base already holds (an overlay replayed over
+    /// rows a checkpoint wrote) are dropped instead of duplicated.
+    pub fn fold(&mut self) {
+        let rows: Vec<(u32, Arc<[f32]>)> = std::mem::take(&mut self.overlay)
+            .into_iter()
+            .filter(|(id, _)| !self.base.as_ref().is_some_and(|b| b.local(*id).is_some()))
+            .collect();
+        let Some(dim) = rows.first().map(|r| r.1.len()) else { return };
+        let mut at = 0;
+        while at < rows.len() {
+            let first = rows[at].0;
+            let mut end = at + 1;
+            while end < rows.len() && rows[end].0 - rows[end - 1].0 <= SEGMENT_GAP_MAX {
+                end += 1;
+            }
+            let span = (rows[end - 1].0 - first) as usize + 1;
+            let mut values = vec![0f32; span * dim];
+            for (id, r) in &rows[at..end] {
+                let i = (id - first) as usize;
+                values[i * dim..(i + 1) * dim].copy_from_slice(r);
+            }
+            self.segments.push(Arc::new(VectorBase::owned_at(first, dim, values)));
+            at = end;
+        }
+        self.segments.sort_by_key(|s| s.first);
+        while self.segments.len() >= 2 {
+            let n = self.segments.len();
+            let (a, b) = (&self.segments[n - 2], &self.segments[n - 1]);
+            let a_end = a.first + a.rows as u32;
+            if b.first < a_end || b.first - a_end > SEGMENT_GAP_MAX || a.rows > 2 * b.rows {
+                break;
+            }
+            let span = (b.first + b.rows as u32 - a.first) as usize;
+            let mut values = vec![0f32; span * dim];
+            values[..a.rows * dim].copy_from_slice(a.floats());
+            let off = (b.first - a.first) as usize * dim;
+            values[off..off + b.rows * dim].copy_from_slice(b.floats());
+            let merged = Arc::new(VectorBase::owned_at(a.first, dim, values));
+            self.segments.truncate(n - 2);
+            self.segments.push(merged);
+        }
     }
 
     /// The best `scan.k` rows that pass `accept`, by inner product with the query (ties: lower id).
@@ -276,9 +373,9 @@ impl VectorColumn {
                 top.push(Scored { id: *id, score: s });
             }
         }
-        if let Some(base) = &self.base {
-            if base.dim == scan.query.len() && base.rows > 0 {
-                top = top.merge(search_base(base, scan, accept, &self.overlay));
+        for block in self.blocks() {
+            if block.dim == scan.query.len() && block.rows > 0 {
+                top = top.merge(search_base(block, scan, accept, &self.overlay));
             }
         }
         top.into_sorted()
@@ -293,8 +390,8 @@ impl VectorColumn {
                 for &id in chunk {
                     let score = match self.overlay.get(&id) {
                         Some(r) => dot_f32(scan.query, r),
-                        None => match &self.base {
-                            Some(b) if b.dim == scan.query.len() && b.is_present(id as usize) => dot_f32(scan.query, b.row(id as usize)),
+                        None => match self.blocks().find_map(|b| b.local(id).map(|i| (b, i))) {
+                            Some((b, i)) if b.dim == scan.query.len() => dot_f32(scan.query, b.row(i)),
                             _ => continue,
                         },
                     };
@@ -316,35 +413,40 @@ fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool
         VectorMode::F32 => scan.k,
         _ => scan.rescore.max(scan.k),
     };
-    let ok = |i: usize| present[i / 64] & (1 << (i % 64)) != 0 && !overlay.contains_key(&(i as u32)) && accept(i as u32);
+    let first = base.first;
+    let ok = |i: usize| {
+        let id = first + i as u32;
+        present[i / 64] & (1 << (i % 64)) != 0 && (overlay.is_empty() || !overlay.contains_key(&id)) && accept(id)
+    };
     let floats = base.floats();
     match scan.mode {
-        VectorMode::F32 => scan_chunks(base.rows, short, &ok, |i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim])),
+        VectorMode::F32 => scan_chunks(first, base.rows, short, &ok, |i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim])),
         VectorMode::F16 => {
             let half = base.half();
             let q = to_f16(scan.query);
-            rescore(base, scan, scan_chunks(base.rows, short, &ok, |i| dot_f16(&q, &half[i * dim..(i + 1) * dim])))
+            rescore(base, scan, scan_chunks(first, base.rows, short, &ok, |i| dot_f16(&q, &half[i * dim..(i + 1) * dim])))
         }
         VectorMode::I8 => {
             let (int8, scales) = base.int8();
             let mut q = vec![0i8; dim];
             let qs = quantize_i8(scan.query, &mut q);
-            rescore(base, scan, scan_chunks(base.rows, short, &ok, |i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs))
+            rescore(base, scan, scan_chunks(first, base.rows, short, &ok, |i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs))
         }
     }
 }
 
 /// The best `short` rows by `score` among those passing `ok`, chunk by chunk on rayon. Generic
 /// over the scorer so each mode's kernel call is inlined into the loop.
-fn scan_chunks<F: Fn(usize) -> f32 + Sync>(rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: F) -> TopK {
+fn scan_chunks<F: Fn(usize) -> f32 + Sync>(first: u32, rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: F) -> TopK {
     (0..rows.div_ceil(CHUNK_ROWS))
         .into_par_iter()
         .map(|c| {
             let mut top = TopK::new(short);
             for i in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(rows) {
                 let s = score(i);
-                if top.admits(s, i as u32) && ok(i) {
-                    top.push(Scored { id: i as u32, score: s });
+                let id = first + i as u32;
+                if top.admits(s, id) && ok(i) {
+                    top.push(Scored { id, score: s });
                 }
             }
             top
@@ -357,7 +459,7 @@ fn rescore(base: &VectorBase, scan: &Scan<'_>, short: TopK) -> TopK {
     let mut top = TopK::new(scan.k);
     for w in short.heap {
         let id = w.0.id;
-        let s = dot_f32(scan.query, base.row(id as usize));
+        let s = dot_f32(scan.query, base.row((id - base.first) as usize));
         if top.admits(s, id) {
             top.push(Scored { id, score: s });
         }
@@ -386,11 +488,21 @@ mod tests {
     fn column(rows: &[Vec<f32>], split: usize) -> VectorColumn {
         let dim = rows[0].len();
         let base: Vec<f32> = rows[..split].iter().flatten().copied().collect();
-        let mut col = VectorColumn { base: Some(Arc::new(VectorBase::owned(dim, base))), overlay: imbl::OrdMap::new() };
-        for (i, r) in rows.iter().enumerate().skip(split) {
-            if r.iter().any(|x| *x != 0.0) {
-                col.overlay.insert(i as u32, Arc::from(r.as_slice()));
+        let mut col = VectorColumn { base: Some(Arc::new(VectorBase::owned(dim, base))), ..VectorColumn::default() };
+        // Inserted in a scrambled order, so folds see runs, gaps and out-of-order segments.
+        let mut order: Vec<usize> = (split..rows.len()).collect();
+        let n = order.len();
+        for i in 0..n {
+            order.swap(i, (i * 7919) % n);
+        }
+        for i in order {
+            if rows[i].iter().any(|x| *x != 0.0) {
+                col.insert(i as u32, Arc::from(rows[i].as_slice()));
             }
+        }
+        for (i, r) in rows.iter().enumerate() {
+            let want = r.iter().any(|x| *x != 0.0).then(|| r.clone());
+            assert_eq!(col.get(i as u32), want, "row {i}");
         }
         col
     }
