@@ -326,7 +326,7 @@ impl VectorColumn {
     pub fn fold(&mut self) {
         let rows: Vec<(u32, Arc<[f32]>)> = std::mem::take(&mut self.overlay)
             .into_iter()
-            .filter(|(id, _)| !self.base.as_ref().is_some_and(|b| b.local(*id).is_some()))
+            .filter(|(id, _)| self.base.as_ref().is_none_or(|b| b.local(*id).is_none()))
             .collect();
         let Some(dim) = rows.first().map(|r| r.1.len()) else { return };
         let mut at = 0;
