@@ -32,7 +32,7 @@ fn benches(c: &mut Criterion) {
         let opts = VectorOptions { k: 10, mode, ..VectorOptions::default() };
         ws.search_entity_vectors(&query, &opts).expect("valid");
         c.bench_function(&format!("vector_top10_{}", mode.as_str()), |b| {
-            b.iter(|| black_box(ws.search_entity_vectors(&query, &opts).expect("valid")))
+            b.iter(|| black_box(ws.search_entity_vectors(&query, &opts).expect("valid")));
         });
     }
     let v = Visibility::current();
