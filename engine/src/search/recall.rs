@@ -116,7 +116,8 @@ pub struct Recall {
     /// only as a fact's subject or object).
     #[serde(skip)]
     pub graph_seeds: Vec<u32>,
-    /// Wall time of each stage, in microseconds (semantic, lexical, graph, recency, fuse, pack).
+    /// Wall time of each stage, in microseconds: `semantic+lexical` (run side by side), then each
+    /// of the two alone, `graph`, `recency`, `fuse`, `pack`.
     pub timings_us: Vec<(&'static str, u64)>,
 }
 
@@ -135,49 +136,60 @@ impl WorkspaceView<'_> {
         let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
         let per = q.per_path;
         let opts = VectorOptions { k: per, mode: q.mode, rescore: per.max(100), visibility: vis.clone() };
-        let mut timings = Vec::new();
-        let mut clock = std::time::Instant::now();
-        let mut lap = |name: &'static str| {
-            timings.push((name, clock.elapsed().as_micros() as u64));
-            clock = std::time::Instant::now();
-        };
-
-        // Semantic.
-        let mut semantic: Ranked = Vec::new();
-        match &q.vector {
-            None => skipped.push(Skipped { path: "semantic", reason: "no query vector (no embedder configured)".into() }),
-            Some(v) => match self.search_claim_vectors(v, &opts) {
-                Ok(hits) => {
-                    semantic = hits.into_iter().map(|(c, _)| c).collect();
-                    let ents = self.search_entity_vectors(v, &VectorOptions { k: q.entity_seeds, ..opts.clone() })?;
-                    graph_seeds.extend(ents.into_iter().map(|(e, _)| e));
-                    paths_run.push("semantic");
-                }
-                Err(e @ ReadError::VectorDimension { .. }) => skipped.push(Skipped { path: "semantic", reason: e.to_string() }),
-                Err(e) => return Err(e),
-            },
+        let mut timings: Vec<(&'static str, u64)> = Vec::new();
+        let clock = std::cell::Cell::new(std::time::Instant::now());
+        macro_rules! lap {
+            ($name:expr) => {{
+                timings.push(($name, clock.get().elapsed().as_micros() as u64));
+                clock.set(std::time::Instant::now());
+            }};
         }
 
-        lap("semantic");
-        // Lexical.
-        let lexical: Ranked = self.search_claim_text(&q.text, per, vis).into_iter().map(|(c, _)| c).collect();
-        graph_seeds.extend(self.search_entity_text(&q.text, q.entity_seeds, vis).into_iter().map(|(e, _)| e));
+        // Semantic and lexical run side by side: the vector scan is bound by memory bandwidth,
+        // the keyword search by one core.
+        let ((semantic_out, semantic_us), (lexical, lexical_entities, lexical_us)) = rayon::join(
+            || {
+                let t = std::time::Instant::now();
+                let r = self.semantic_path(q, &opts);
+                (r, t.elapsed().as_micros() as u64)
+            },
+            || {
+                let t = std::time::Instant::now();
+                let lexical: Ranked = self.search_claim_text(&q.text, per, vis).into_iter().map(|(c, _)| c).collect();
+                let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis).into_iter().map(|(e, _)| e).collect();
+                (lexical, entities, t.elapsed().as_micros() as u64)
+            },
+        );
+        let semantic: Ranked = match semantic_out? {
+            Ok((claims, entities)) => {
+                graph_seeds.extend(entities);
+                paths_run.push("semantic");
+                claims
+            }
+            Err(skip) => {
+                skipped.push(skip);
+                Vec::new()
+            }
+        };
+        graph_seeds.extend(lexical_entities);
         paths_run.push("lexical");
-        lap("lexical");
+        lap!("semantic+lexical");
+        timings.push(("semantic", semantic_us));
+        timings.push(("lexical", lexical_us));
 
         // Graph: from the caller's seeds and the entities the other paths found.
         graph_seeds.sort_unstable();
         graph_seeds.dedup();
         let graph = self.graph_path(&graph_seeds, q.hops, q.graph_visited_max, &[], vis, per)?;
         paths_run.push("graph");
-        lap("graph");
+        lap!("graph");
 
         // Recency.
         let until = vis.as_of.unwrap_or(self.now);
         let after = until.plus_seconds(-i64::from(q.recency_days) * 86_400);
         let recency: Ranked = self.recent_claims(after, until, per, vis).into_iter().map(|(c, _)| c).collect();
         paths_run.push("recency");
-        lap("recency");
+        lap!("recency");
 
         let w = q.weights;
         let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
@@ -210,10 +222,26 @@ impl WorkspaceView<'_> {
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        lap("fuse");
+        lap!("fuse");
         let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
-        lap("pack");
+        lap!("pack");
         Ok(Recall { packed, paths_run, skipped, graph_seeds: graph_seeds.iter().map(|e| e.0).collect(), timings_us: timings })
+    }
+
+    /// The semantic path: claims by text vector, and entities by name vector for the graph
+    /// path; `Err(Skipped)` when the query vector is missing or of another dimension.
+    fn semantic_path(&self, q: &RecallQuery, opts: &VectorOptions) -> Result<Result<(Ranked, Vec<EntityId>), Skipped>, ReadError> {
+        let Some(v) = &q.vector else {
+            return Ok(Err(Skipped { path: "semantic", reason: "no query vector (no embedder configured)".into() }));
+        };
+        match self.search_claim_vectors(v, opts) {
+            Ok(hits) => {
+                let entities = self.search_entity_vectors(v, &VectorOptions { k: q.entity_seeds, ..opts.clone() })?;
+                Ok(Ok((hits.into_iter().map(|(c, _)| c).collect(), entities.into_iter().map(|(e, _)| e).collect())))
+            }
+            Err(e @ ReadError::VectorDimension { .. }) => Ok(Err(Skipped { path: "semantic", reason: e.to_string() })),
+            Err(e) => Err(e),
+        }
     }
 
     /// Entity context: the claims within `depth` hops of `entity` (filtered by predicate and

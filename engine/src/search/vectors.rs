@@ -72,7 +72,9 @@ pub struct VectorBase {
     int8: OnceLock<(Vec<i8>, Vec<f32>)>,
 }
 
-const CHUNK_ROWS: usize = 4096;
+/// Rows per parallel scan chunk: large enough that filling each chunk's heap is a small share
+/// of its rows, small enough to balance two to a few dozen cores.
+const CHUNK_ROWS: usize = 16_384;
 
 impl VectorBase {
     /// A base over owned rows (`values.len()` is a multiple of `dim`).
@@ -225,17 +227,20 @@ impl Ord for Worst {
 struct TopK {
     k: usize,
     heap: BinaryHeap<Worst>,
+    /// The worst score held once full (`-inf` before): anything below is rejected with one
+    /// comparison, which is what almost every row of a scan gets.
+    floor: f32,
 }
 
 impl TopK {
     fn new(k: usize) -> TopK {
-        TopK { k, heap: BinaryHeap::with_capacity(k + 1) }
+        TopK { k, heap: BinaryHeap::with_capacity(k + 1), floor: f32::NEG_INFINITY }
     }
 
     /// Whether `(score, id)` would enter.
     #[inline]
     fn admits(&self, score: f32, id: u32) -> bool {
-        if self.k == 0 {
+        if score < self.floor || self.k == 0 {
             return false;
         }
         self.heap.len() < self.k || self.heap.peek().is_some_and(|w| Worst(Scored { id, score }) < *w)
@@ -246,6 +251,9 @@ impl TopK {
         self.heap.push(Worst(s));
         if self.heap.len() > self.k {
             self.heap.pop();
+        }
+        if self.heap.len() == self.k {
+            self.floor = self.heap.peek().map_or(f32::NEG_INFINITY, |w| w.0.score);
         }
     }
 
