@@ -406,3 +406,82 @@ fn the_keyword_index_is_persisted_beside_the_snapshot() {
     assert!(!db.snapshot().keyword_index_ready());
     assert_eq!(find(&db, "rockets"), vec!["b", "c", "a"]);
 }
+
+/// Entity context: the CX case — who is calling and what is open — filtered by predicate and
+/// neighbour type, nearest first, capped, within the budget; neighbourhood RAG ranks the
+/// neighbourhood by similarity, by vector when it can and by keywords otherwise.
+#[test]
+fn entity_context_and_neighbourhood_rag() {
+    use engram::ContextQuery;
+    let (db, _) = clock_db();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("cust", "customer", "Dana Reyes").upsert_entity("acct", "account", "ACME-42").upsert_entity("t1", "ticket", "T-1");
+    b.upsert_entity("t2", "ticket", "T-2").upsert_entity("plan", "plan", "Enterprise").upsert_entity("agent", "person", "Sam");
+    b.add_claim(
+        AddClaim::new("cust", "owns", "acct").id("owns").text("Dana owns account ACME-42").state(ClaimState::Accepted).confidence(1.0),
+    );
+    b.add_claim(
+        AddClaim::new("cust", "opened", "t1")
+            .id("open1")
+            .text("refund request for a double charge")
+            .state(ClaimState::Accepted)
+            .confidence(0.9),
+    );
+    b.add_claim(
+        AddClaim::new("cust", "opened", "t2").id("open2").text("password reset loop on mobile").state(ClaimState::Accepted).confidence(0.8),
+    );
+    b.add_claim(AddClaim::new("acct", "on_plan", "plan").id("plan").text("ACME-42 is on the Enterprise plan").state(ClaimState::Accepted));
+    b.add_claim(AddClaim::new("t1", "assigned_to", "agent").id("assign").text("T-1 is assigned to Sam").state(ClaimState::Accepted));
+    b.add_claim(AddClaim::new("cust", "opened", "t2").id("old").text("stale duplicate").state(ClaimState::Deprecated));
+    b.set_claim_vector("open1", vec![1.0, 0.0]).set_claim_vector("open2", vec![0.0, 1.0]).set_claim_vector("plan", vec![0.7, 0.7]);
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let cust = ws.entity_id("cust").unwrap();
+    let ids = |r: &engram::Recall| r.packed.facts.iter().map(|f| f.claim_id.clone()).collect::<Vec<_>>();
+
+    // Everything within two hops, nearest first, then by confidence; the deprecated claim never.
+    let r = ws.entity_context(cust, &ContextQuery::default()).unwrap();
+    assert_eq!(ids(&r), vec!["owns", "open1", "open2", "plan", "assign"]);
+    // Only what is open: tickets, one hop.
+    let q = ContextQuery { depth: 1, types: vec!["ticket".into()], ..ContextQuery::default() };
+    assert_eq!(ids(&ws.entity_context(cust, &q).unwrap()), vec!["open1", "open2"]);
+    let q = ContextQuery { predicates: vec!["OPENED".into(), "assigned_to".into()], ..ContextQuery::default() };
+    assert_eq!(ids(&ws.entity_context(cust, &q).unwrap()), vec!["open1", "open2", "assign"]);
+    let q = ContextQuery { max_facts: 2, ..ContextQuery::default() };
+    assert_eq!(ids(&ws.entity_context(cust, &q).unwrap()), vec!["owns", "open1"]);
+    let q = ContextQuery { budget: 30, ..ContextQuery::default() };
+    let r = ws.entity_context(cust, &q).unwrap();
+    assert!(r.packed.tokens_used <= 30 && r.packed.cut > 0);
+
+    // Neighbourhood RAG: by vector among the claims with one, else by keywords.
+    let q = ContextQuery::default();
+    let r = ws.neighborhood(cust, "", Some(&[0.1, 0.9]), &q).unwrap();
+    assert_eq!(ids(&r), vec!["open2", "plan", "open1"]);
+    assert_eq!(r.paths_run, vec!["graph", "semantic"]);
+    let r = ws.neighborhood(cust, "refund double charge", None, &q).unwrap();
+    assert_eq!(ids(&r)[0], "open1");
+    assert_eq!(r.paths_run, vec!["graph", "lexical"]);
+    let r = ws.neighborhood(cust, "refund", Some(&[1.0, 0.0, 0.0]), &q).unwrap();
+    assert_eq!(r.skipped[0].path, "semantic");
+    assert_eq!(ids(&r), vec!["open1"]);
+    assert!(ws.entity_context(EntityId(999), &q).is_err());
+    // Caller-sized parameters never panic, however large.
+    assert_eq!(ws.search_claim_text("refund", usize::MAX, &Visibility::current()).len(), 1);
+    let huge = VectorOptions { k: 100_000, rescore: usize::MAX, mode: VectorMode::I8, ..VectorOptions::default() };
+    assert_eq!(ws.search_claim_vectors(&[1.0, 0.0], &huge).unwrap().len(), 3);
+    assert!(ws.search_claim_vectors(&[1.0, 0.0], &VectorOptions { k: usize::MAX, ..VectorOptions::default() }).is_err());
+    let q = ContextQuery { max_facts: usize::MAX, depth: u32::MAX, budget: usize::MAX, ..ContextQuery::default() };
+    assert_eq!(ws.entity_context(cust, &q).unwrap().packed.facts.len(), 5);
+    let wild = RecallQuery {
+        budget: usize::MAX,
+        hops: u32::MAX,
+        recency_days: u32::MAX,
+        graph_visited_max: usize::MAX,
+        seeds: vec![cust],
+        ..RecallQuery::new("refund")
+    };
+    assert_eq!(ws.recall(&wild).unwrap().packed.facts.len(), 5);
+    let wild = RecallQuery { per_path: usize::MAX, entity_seeds: usize::MAX, vector: Some(vec![1.0, 0.0]), ..RecallQuery::new("refund") };
+    assert!(ws.recall(&wild).is_err(), "a k above the vector limit is a typed error");
+}

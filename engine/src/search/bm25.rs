@@ -445,7 +445,8 @@ impl TextIndex {
             prefix[i + 1] = prefix[i] + ub;
         }
         let mut pos = vec![0usize; lists.len()];
-        let mut top: Vec<Hit> = Vec::with_capacity(k + 1);
+        // `k` comes from the caller: reserve for what a result can plausibly hold, not for `k`.
+        let mut top: Vec<Hit> = Vec::with_capacity(k.min(1024) + 1);
         let mut threshold = f32::NEG_INFINITY;
         // Lists `essential..` drive the walk; lists before it are only probed.
         let mut essential = 0;

@@ -117,7 +117,7 @@ pub fn pack(facts: impl IntoIterator<Item = Fact>, budget: usize) -> Packed {
         // Every whitespace-separated word holds at least one token (cl100k's pre-tokenizer never
         // joins two words), so a line with more words than the room left cannot fit: it is cut
         // without running the tokenizer.
-        let room = (budget + 1).saturating_sub(used);
+        let room = budget.saturating_add(1).saturating_sub(used);
         if f.line.split_whitespace().count() + 1 > room {
             out.cut += 1;
             continue;

@@ -245,21 +245,25 @@ impl WorkspaceView<'_> {
     }
 
     /// Entity context: the claims within `depth` hops of `entity` (filtered by predicate and
-    /// neighbour type), nearest and most trusted first, at most `max_facts`, packed into `budget`.
+    /// neighbour type), nearest first, then most trusted and freshest (confidence × decay), at
+    /// most `max_facts`, packed into `budget`. A fact's score is `1 / (60 + rank)` in that order.
     pub fn entity_context(&self, entity: EntityId, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(entity)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
-        let claims = self.graph_path(&[entity], q.depth, q.visited_max, &[filter], &q.visibility, q.max_facts)?;
+        let found = self.graph_claims(&[entity], q.depth, q.visited_max, &[filter], &q.visibility)?;
         let until = q.visibility.as_of.unwrap_or(self.now);
-        let mut facts: Vec<Fact> = claims
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                let (score, decay) = self.weigh(*c, 1.0 / (RRF_K + i as f64 + 1.0), until);
-                self.fact(*c, PathRanks { graph: Some(i as u32 + 1), ..PathRanks::default() }, score, decay)
+        let mut items: Vec<(u32, f64, f64, ClaimId)> = found
+            .into_iter()
+            .map(|(depth, c)| {
+                let (weight, decay) = self.weigh(c, 1.0, until);
+                (depth, weight, decay, c)
             })
             .collect();
-        sort_facts(&mut facts);
+        items.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.3.cmp(&b.3)));
+        items.truncate(q.max_facts);
+        let facts = items.into_iter().enumerate().filter_map(|(i, (_, _, decay, c))| {
+            self.fact(c, PathRanks { graph: Some(i as u32 + 1), ..PathRanks::default() }, 1.0 / (RRF_K + i as f64 + 1.0), decay)
+        });
         Ok(Recall {
             packed: pack(facts, q.budget),
             paths_run: vec!["graph"],
@@ -269,48 +273,53 @@ impl WorkspaceView<'_> {
         })
     }
 
-    /// Neighbourhood RAG: traverse from `root`, then rank the claims found by the cosine of their
-    /// text vector with `vector` (or, without one, by BM25 of `text` among them).
+    /// Neighbourhood RAG: traverse from `root`, then rank the claims found by similarity ×
+    /// confidence × decay, where similarity is the cosine of their text vector with `vector`
+    /// (claims without a vector are left out) or, without a usable vector, the BM25 score of
+    /// `text` among them.
     pub fn neighborhood(&self, root: EntityId, text: &str, vector: Option<&[f32]>, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(root)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
-        let found = self.graph_path(&[root], q.depth, q.visited_max, &[filter], &q.visibility, usize::MAX)?;
+        let found: Vec<ClaimId> =
+            self.graph_claims(&[root], q.depth, q.visited_max, &[filter], &q.visibility)?.into_iter().map(|x| x.1).collect();
         let until = q.visibility.as_of.unwrap_or(self.now);
-        let mut scored: Vec<(ClaimId, f64, &'static str)> = Vec::new();
+        let mut similar: Vec<(ClaimId, f64)> = Vec::new();
         let mut skipped = Vec::new();
-        let dim_ok = vector.is_some_and(|v| self.st.settings.vector_dim == Some(v.len() as u32));
-        if let (Some(v), true) = (vector, dim_ok) {
+        let by_vector = vector.filter(|v| self.st.settings.vector_dim == Some(v.len() as u32));
+        let path = if let Some(v) = by_vector {
             for c in &found {
                 if let Some(row) = self.st.vectors.claim.get(c.0) {
-                    scored.push((*c, f64::from(cosine_f32(v, &row)), "semantic"));
+                    similar.push((*c, f64::from(cosine_f32(v, &row))));
                 }
             }
+            "semantic"
         } else {
             if vector.is_some() {
                 skipped.push(Skipped { path: "semantic", reason: "query vector dimension differs from the stored vectors".into() });
             }
             let inside: std::collections::HashSet<ClaimId> = found.iter().copied().collect();
             let hits = self.search_claim_text(text, usize::MAX >> 1, &q.visibility);
-            scored.extend(hits.into_iter().filter(|(c, _)| inside.contains(c)).map(|(c, s)| (c, f64::from(s), "lexical")));
-        }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored.truncate(q.max_facts);
-        let path = scored.first().map_or("graph", |s| s.2);
-        let mut facts: Vec<Fact> = scored
-            .iter()
-            .enumerate()
-            .filter_map(|(i, (c, _, p))| {
-                let rank = Some(i as u32 + 1);
-                let r = if *p == "semantic" {
-                    PathRanks { semantic: rank, ..PathRanks::default() }
-                } else {
-                    PathRanks { lexical: rank, ..PathRanks::default() }
-                };
-                let (score, decay) = self.weigh(*c, 1.0 / (RRF_K + i as f64 + 1.0), until);
-                self.fact(*c, r, score, decay)
+            similar.extend(hits.into_iter().filter(|(c, _)| inside.contains(c)).map(|(c, s)| (c, f64::from(s))));
+            "lexical"
+        };
+        let mut scored: Vec<(f64, f64, ClaimId)> = similar
+            .into_iter()
+            .map(|(c, sim)| {
+                let (weight, decay) = self.weigh(c, 1.0, until);
+                (sim * weight, decay, c)
             })
             .collect();
-        sort_facts(&mut facts);
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        scored.truncate(q.max_facts);
+        let facts = scored.into_iter().enumerate().filter_map(|(i, (score, decay, c))| {
+            let rank = Some(i as u32 + 1);
+            let r = if path == "semantic" {
+                PathRanks { semantic: rank, ..PathRanks::default() }
+            } else {
+                PathRanks { lexical: rank, ..PathRanks::default() }
+            };
+            self.fact(c, r, score, decay)
+        });
         Ok(Recall {
             packed: pack(facts, q.budget),
             paths_run: vec!["graph", path],
@@ -318,6 +327,40 @@ impl WorkspaceView<'_> {
             graph_seeds: vec![root.0],
             timings_us: Vec::new(),
         })
+    }
+
+    /// Every claim reached from `seeds` within `hops` (visited cap `visited_max`), with the depth
+    /// of the entity it reaches.
+    fn graph_claims(
+        &self,
+        seeds: &[EntityId],
+        hops: u32,
+        visited_max: usize,
+        filters: &[EdgeFilter],
+        vis: &Visibility,
+    ) -> Result<Vec<(u32, ClaimId)>, ReadError> {
+        if hops == 0 {
+            return Ok(Vec::new());
+        }
+        let kq = KHopQuery {
+            max_depth: hops,
+            hops: filters.to_vec(),
+            visibility: vis.clone(),
+            max_visited: Some(visited_max),
+            with_claims: true,
+            parallel: true,
+        };
+        let r = self.khop(seeds, &kq)?;
+        let mut out: Vec<(u32, ClaimId)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (reached, via) in r.entities.iter().zip(&r.via) {
+            for c in via {
+                if seen.insert(*c) {
+                    out.push((reached.depth, *c));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
@@ -403,10 +446,6 @@ impl WorkspaceView<'_> {
             tokens: 0,
         })
     }
-}
-
-fn sort_facts(facts: &mut [Fact]) {
-    facts.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
 }
 
 /// An entity-context or neighbourhood request.

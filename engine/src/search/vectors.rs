@@ -234,7 +234,8 @@ struct TopK {
 
 impl TopK {
     fn new(k: usize) -> TopK {
-        TopK { k, heap: BinaryHeap::with_capacity(k + 1), floor: f32::NEG_INFINITY }
+        // `k` may come from the caller (a short-list length): reserve modestly, grow if needed.
+        TopK { k, heap: BinaryHeap::with_capacity(k.min(1024) + 1), floor: f32::NEG_INFINITY }
     }
 
     /// Whether `(score, id)` would enter.
