@@ -72,7 +72,7 @@ pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
 pub use search::context::{Fact, FactEntity, Packed, PathRanks};
 pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped};
-pub use search::semantic::VectorOptions;
+pub use search::semantic::{Metric, VectorOptions};
 pub use search::vectors::VectorMode;
 pub use settings::{Settings, SettingsError};
 pub use stats::{Counts, MemoryReport};

@@ -71,6 +71,8 @@ pub struct RecallQuery {
     pub mode: VectorMode,
     /// Entities the semantic and lexical paths pass on to the graph path (default 5 each).
     pub entity_seeds: usize,
+    /// Vector comparison (default inner product: the cosine for unit-length embeddings).
+    pub metric: crate::search::semantic::Metric,
 }
 
 impl RecallQuery {
@@ -89,6 +91,7 @@ impl RecallQuery {
             recency_days: 30,
             mode: VectorMode::F32,
             entity_seeds: 5,
+            metric: crate::search::semantic::Metric::Dot,
         }
     }
 }
@@ -135,7 +138,7 @@ impl WorkspaceView<'_> {
         let mut skipped = Vec::new();
         let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
         let per = q.per_path;
-        let opts = VectorOptions { k: per, mode: q.mode, rescore: per.max(100), visibility: vis.clone() };
+        let opts = VectorOptions { k: per, mode: q.mode, rescore: per.max(100), visibility: vis.clone(), metric: q.metric };
         let mut timings: Vec<(&'static str, u64)> = Vec::new();
         let clock = std::cell::Cell::new(std::time::Instant::now());
         macro_rules! lap {

@@ -7,6 +7,16 @@ use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use crate::search::vectors::{Scan, Scored, VectorColumn, VectorMode};
 
+/// How rows are compared with the query.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Metric {
+    /// Inner product (the cosine, for unit-length vectors as embedders emit them).
+    #[default]
+    Dot,
+    /// Cosine similarity, whatever the vectors' lengths.
+    Cosine,
+}
+
 /// Options of a vector search.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VectorOptions {
@@ -18,11 +28,13 @@ pub struct VectorOptions {
     pub rescore: usize,
     /// What the search may return (default: what is current now).
     pub visibility: Visibility,
+    /// Inner product (default) or cosine.
+    pub metric: Metric,
 }
 
 impl Default for VectorOptions {
     fn default() -> Self {
-        VectorOptions { k: 10, mode: VectorMode::F32, rescore: 100, visibility: Visibility::current() }
+        VectorOptions { k: 10, mode: VectorMode::F32, rescore: 100, visibility: Visibility::current(), metric: Metric::Dot }
     }
 }
 
@@ -37,6 +49,9 @@ impl WorkspaceView<'_> {
         }
         if query.iter().any(|v| !v.is_finite()) {
             return Err(ReadError::InvalidParameter { name: "vector", reason: "components must be finite" });
+        }
+        if opts.metric == Metric::Cosine && query.iter().all(|v| *v == 0.0) {
+            return Err(ReadError::InvalidParameter { name: "vector", reason: "a zero vector has no cosine" });
         }
         if opts.k > VECTOR_K_MAX {
             return Err(ReadError::InvalidParameter { name: "k", reason: "at most 100,000" });
@@ -86,7 +101,16 @@ fn scan(
     accept: &(dyn Fn(u32) -> bool + Sync),
     ids: impl FnOnce() -> Vec<u32>,
 ) -> Vec<Scored> {
-    let scan = Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k) };
+    // Cosine ranks against the unit query (and divides each row by its norm in the scan).
+    let unit: Vec<f32>;
+    let query = if opts.metric == Metric::Cosine {
+        let n = crate::search::kernels::dot_f32(query, query).sqrt();
+        unit = query.iter().map(|x| x / n).collect();
+        &unit[..]
+    } else {
+        query
+    };
+    let scan = Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine };
     let members = members.unwrap_or(0) as usize;
     if members == 0 {
         return Vec::new();

@@ -70,6 +70,8 @@ pub struct VectorBase {
     present: OnceLock<Vec<u64>>,
     half: OnceLock<Vec<f16>>,
     int8: OnceLock<(Vec<i8>, Vec<f32>)>,
+    /// `1 / |row|` per row (0 for absent rows), for cosine scans.
+    inv_norms: OnceLock<Vec<f32>>,
 }
 
 /// Rows per parallel scan chunk: large enough that filling each chunk's heap is a small share
@@ -85,7 +87,16 @@ impl VectorBase {
     /// Owned rows for ids starting at `first`.
     pub fn owned_at(first: u32, dim: usize, values: Vec<f32>) -> VectorBase {
         let rows = values.len() / dim.max(1);
-        VectorBase { dim, first, rows, data: Rows::Owned(values), present: OnceLock::new(), half: OnceLock::new(), int8: OnceLock::new() }
+        VectorBase {
+            dim,
+            first,
+            rows,
+            data: Rows::Owned(values),
+            present: OnceLock::new(),
+            half: OnceLock::new(),
+            int8: OnceLock::new(),
+            inv_norms: OnceLock::new(),
+        }
     }
 
     /// A base over `rows` rows of a mapped file, starting `offset` bytes in. `None` when the bytes
@@ -102,6 +113,7 @@ impl VectorBase {
             present: OnceLock::new(),
             half: OnceLock::new(),
             int8: OnceLock::new(),
+            inv_norms: OnceLock::new(),
         })
     }
 
@@ -164,6 +176,10 @@ impl VectorBase {
     /// Whether the rows live in a mapped file (rather than memory).
     pub fn is_mapped(&self) -> bool {
         matches!(self.data, Rows::Mapped { .. })
+    }
+
+    fn inv_norms(&self) -> &[f32] {
+        self.inv_norms.get_or_init(|| (0..self.rows).into_par_iter().map(|i| inv_norm(self.row(i))).collect())
     }
 
     fn half(&self) -> &[f16] {
@@ -274,6 +290,16 @@ impl TopK {
     }
 }
 
+/// `1 / |row|`, or 0 for a zero row.
+fn inv_norm(row: &[f32]) -> f32 {
+    let n = dot_f32(row, row).sqrt();
+    if n > 0.0 {
+        1.0 / n
+    } else {
+        0.0
+    }
+}
+
 /// A vector query against one column.
 #[derive(Clone, Copy, Debug)]
 pub struct Scan<'q> {
@@ -285,6 +311,8 @@ pub struct Scan<'q> {
     pub mode: VectorMode,
     /// Short-list length for quantized modes (at least `k`).
     pub rescore: usize,
+    /// Rank by cosine (the query must then be unit length) instead of the inner product.
+    pub cosine: bool,
 }
 
 /// Overlay rows that trigger a fold into a segment: the overlay is a persistent map (cheap to
@@ -377,7 +405,7 @@ impl VectorColumn {
     pub fn search(&self, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool + Sync)) -> Vec<Scored> {
         let mut top = TopK::new(scan.k);
         for (id, row) in &self.overlay {
-            let s = dot_f32(scan.query, row);
+            let s = dot_f32(scan.query, row) * if scan.cosine { inv_norm(row) } else { 1.0 };
             if top.admits(s, *id) && accept(*id) {
                 top.push(Scored { id: *id, score: s });
             }
@@ -397,13 +425,14 @@ impl VectorColumn {
             .map(|chunk| {
                 let mut top = TopK::new(scan.k);
                 for &id in chunk {
-                    let score = match self.overlay.get(&id) {
-                        Some(r) => dot_f32(scan.query, r),
+                    let row = match self.overlay.get(&id) {
+                        Some(r) => &r[..],
                         None => match self.blocks().find_map(|b| b.local(id).map(|i| (b, i))) {
-                            Some((b, i)) if b.dim == scan.query.len() => dot_f32(scan.query, b.row(i)),
+                            Some((b, i)) if b.dim == scan.query.len() => b.row(i),
                             _ => continue,
                         },
                     };
+                    let score = dot_f32(scan.query, row) * if scan.cosine { inv_norm(row) } else { 1.0 };
                     if top.admits(score, id) {
                         top.push(Scored { id, score });
                     }
@@ -428,18 +457,25 @@ fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool
         present[i / 64] & (1 << (i % 64)) != 0 && (overlay.is_empty() || !overlay.contains_key(&id)) && accept(id)
     };
     let floats = base.floats();
+    // Cosine: the query is unit length, so dividing by the row's norm gives the cosine.
+    let norms: Option<&[f32]> = scan.cosine.then(|| base.inv_norms());
+    let w = |i: usize| norms.map_or(1.0, |n| n[i]);
     match scan.mode {
-        VectorMode::F32 => scan_chunks(first, base.rows, short, &ok, |i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim])),
+        VectorMode::F32 => scan_chunks(first, base.rows, short, &ok, |i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim]) * w(i)),
         VectorMode::F16 => {
             let half = base.half();
             let q = to_f16(scan.query);
-            rescore(base, scan, scan_chunks(first, base.rows, short, &ok, |i| dot_f16(&q, &half[i * dim..(i + 1) * dim])))
+            rescore(base, scan, scan_chunks(first, base.rows, short, &ok, |i| dot_f16(&q, &half[i * dim..(i + 1) * dim]) * w(i)))
         }
         VectorMode::I8 => {
             let (int8, scales) = base.int8();
             let mut q = vec![0i8; dim];
             let qs = quantize_i8(scan.query, &mut q);
-            rescore(base, scan, scan_chunks(first, base.rows, short, &ok, |i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs))
+            rescore(
+                base,
+                scan,
+                scan_chunks(first, base.rows, short, &ok, |i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs * w(i)),
+            )
         }
     }
 }
@@ -468,7 +504,8 @@ fn rescore(base: &VectorBase, scan: &Scan<'_>, short: TopK) -> TopK {
     let mut top = TopK::new(scan.k);
     for w in short.heap {
         let id = w.0.id;
-        let s = dot_f32(scan.query, base.row((id - base.first) as usize));
+        let i = (id - base.first) as usize;
+        let s = dot_f32(scan.query, base.row(i)) * if scan.cosine { base.inv_norms()[i] } else { 1.0 };
         if top.admits(s, id) {
             top.push(Scored { id, score: s });
         }
@@ -538,10 +575,10 @@ mod tests {
         fn exact_search_equals_brute_force((rows, q, split, k, modulus) in data()) {
             let col = column(&rows, split);
             let accept = move |id: u32| id % modulus != 1;
-            let got: Vec<u32> = col.search(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k }, &accept).iter().map(|s| s.id).collect();
+            let got: Vec<u32> = col.search(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k, cosine: false }, &accept).iter().map(|s| s.id).collect();
             prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
             let ids: Vec<u32> = (0..rows.len() as u32).filter(|i| accept(*i)).collect();
-            let among: Vec<u32> = col.search_among(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k }, &ids).iter().map(|s| s.id).collect();
+            let among: Vec<u32> = col.search_among(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k, cosine: false }, &ids).iter().map(|s| s.id).collect();
             prop_assert_eq!(among, got);
         }
 
@@ -551,8 +588,40 @@ mod tests {
             let col = column(&rows, split);
             let accept = move |id: u32| !id.is_multiple_of(modulus);
             for mode in [VectorMode::F16, VectorMode::I8] {
-                let got: Vec<u32> = col.search(&Scan { query: &q, k, mode, rescore: rows.len() }, &accept).iter().map(|s| s.id).collect();
+                let got: Vec<u32> = col.search(&Scan { query: &q, k, mode, rescore: rows.len(), cosine: false }, &accept).iter().map(|s| s.id).collect();
                 prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
+            }
+        }
+    }
+
+    /// Cosine over rows of very different lengths: the exact scan equals a scalar cosine brute
+    /// force (rows and query drawn from continuous values, so ties do not occur).
+    #[test]
+    fn cosine_scans_equal_scalar_cosine() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+        let dim = 24;
+        for n in [1usize, 50, 5000, 20_000] {
+            let rows: Vec<Vec<f32>> = (0..n)
+                .map(|_| {
+                    let len = rng.gen_range(0.01f32..100.0);
+                    (0..dim).map(|_| rng.gen_range(-1.0f32..1.0) * len).collect()
+                })
+                .collect();
+            let col = column(&rows, n / 2);
+            let q: Vec<f32> = (0..dim).map(|_| rng.gen_range(-3.0f32..3.0)).collect();
+            let qn = scalar::dot_f32(&q, &q).sqrt();
+            let unit: Vec<f32> = q.iter().map(|x| (f64::from(*x) / qn) as f32).collect();
+            let mut want: Vec<(f64, u32)> =
+                rows.iter().enumerate().map(|(i, r)| (scalar::dot_f32(&q, r) / (qn * scalar::dot_f32(r, r).sqrt()), i as u32)).collect();
+            want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            for mode in [VectorMode::F32, VectorMode::I8] {
+                let got = col.search(&Scan { query: &unit, k: 10, mode, rescore: 200, cosine: true }, &|_| true);
+                let ids: Vec<u32> = got.iter().map(|s| s.id).collect();
+                assert_eq!(ids, want.iter().take(10).map(|w| w.1).collect::<Vec<_>>(), "n={n} {mode:?}");
+                for (g, w) in got.iter().zip(&want) {
+                    assert!((f64::from(g.score) - w.0).abs() < 1e-5, "{} vs {}", g.score, w.0);
+                }
             }
         }
     }
@@ -574,7 +643,7 @@ mod tests {
             let q = unit(center.iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect());
             let want = brute(&rows, &q, 10, |_| true);
             for mode in [VectorMode::F16, VectorMode::I8] {
-                let got = col.search(&Scan { query: &q, k: 10, mode, rescore: 100 }, &|_| true);
+                let got = col.search(&Scan { query: &q, k: 10, mode, rescore: 100, cosine: false }, &|_| true);
                 hits += got.iter().filter(|s| want.contains(&s.id)).count();
             }
         }
