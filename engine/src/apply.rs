@@ -81,6 +81,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::RestoreEntity { .. } => "restore_entity",
         Op::DeclarePredicate(_) => "declare_predicate",
         Op::SetVector { .. } => "set_vector",
+        Op::EndValidity { .. } => "end_validity",
     }
 }
 
@@ -200,6 +201,19 @@ impl Writer<'_> {
             }
             Op::DeclarePredicate(d) => self.declare_predicate(d),
             Op::SetVector { target, vector } => self.set_vector(target, vector),
+            Op::EndValidity { claim, valid_until } => {
+                let c = self.claim(claim, "claim")?;
+                let i = c as usize;
+                if *valid_until <= *self.st.claims.valid_from.get(i) {
+                    return Err(("valid_until", WriteErrorKind::InvalidInterval));
+                }
+                self.st.claims.valid_until.set(i, *valid_until);
+                let flags = *self.st.claims.flags.get(i);
+                self.st.claims.flags.set(i, flags | TIMED);
+                self.st.claims.updated_at.insert(c, self.now);
+                self.st.refresh_claim_live(c);
+                Ok(())
+            }
         }
     }
 

@@ -303,6 +303,14 @@ pub enum Op {
         /// The components (finite; the database's dimension).
         vector: Vec<f32>,
     },
+    /// End a claim's valid time (it stopped being true then): what a contradiction records on
+    /// the claim it supersedes.
+    EndValidity {
+        /// Which claim.
+        claim: ClaimRef,
+        /// Valid until (exclusive); after the claim's `valid_from`.
+        valid_until: Timestamp,
+    },
 }
 
 /// What a vector belongs to.

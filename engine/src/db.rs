@@ -16,7 +16,7 @@ use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
 use crate::mutation::{DecodeError, Mutation, WalRecord, RECORD_FORMAT_VERSION};
-use crate::read::view::Snapshot;
+use crate::read::view::{Snapshot, WorkspaceView};
 use crate::search::vectors::{VectorBase, VectorColumn};
 use crate::state::State;
 use crate::time::{Clock, SystemClock, Timestamp};
@@ -308,6 +308,55 @@ impl Database {
         let state = self.inner.published.read().clone();
         let now = self.inner.config.clock.now().max(state.committed_at);
         Snapshot { state, now }
+    }
+
+    /// Ingests an extraction document (JSON; see `engram::ingest`) as one atomic transaction:
+    /// entity resolution and the claim lifecycle are planned against the newest state under the
+    /// writer lock, so concurrent ingests see each other. A message ingested before (same
+    /// conversation and message id) writes nothing; a document that would change nothing writes
+    /// nothing. A bad document is an `Error::Ingest` naming the JSON path, and changes nothing.
+    pub fn ingest(&self, json: &str, opts: &crate::ingest::IngestOptions) -> Result<crate::ingest::IngestReport, Error> {
+        let doc = crate::ingest::parse(json)?;
+        self.ingest_doc(&doc, opts)
+    }
+
+    /// `ingest` of a parsed document.
+    pub fn ingest_doc(
+        &self,
+        doc: &crate::ingest::IngestDoc,
+        opts: &crate::ingest::IngestOptions,
+    ) -> Result<crate::ingest::IngestReport, Error> {
+        use crate::ingest::{plan, IngestError};
+        let planned: std::cell::RefCell<Option<WriteBatch>> = std::cell::RefCell::new(None);
+        let nothing: std::cell::RefCell<Option<crate::ingest::IngestReport>> = std::cell::RefCell::new(None);
+        let result = self.commit_with(
+            || Mutation::Batch(planned.borrow_mut().take().unwrap_or_else(|| WriteBatch::new(&doc.workspace))),
+            |st, now, limits| {
+                let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
+                    Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
+                })?;
+                let view = WorkspaceView { st: &*st, ws, now };
+                let Some((batch, report)) = plan(&view, doc, *opts, now)? else {
+                    *nothing.borrow_mut() = Some(crate::ingest::IngestReport { duplicate: true, ..Default::default() });
+                    return Err(Error::from(IngestError { path: ".".into(), message: "nothing to write".into() }));
+                };
+                if batch.is_empty() {
+                    *nothing.borrow_mut() = Some(report);
+                    return Err(Error::from(IngestError { path: ".".into(), message: "nothing to write".into() }));
+                }
+                apply_batch(st, &batch, now, limits)?;
+                *planned.borrow_mut() = Some(batch);
+                Ok(report)
+            },
+        );
+        match result {
+            Ok((version, _, mut report)) => {
+                report.version = Some(version);
+                self.maybe_merge();
+                Ok(report)
+            }
+            Err(e) => nothing.into_inner().ok_or(e),
+        }
     }
 
     /// Commits `batch` atomically: all of it, or (on error) none of it. On a durable database

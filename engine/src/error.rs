@@ -182,6 +182,9 @@ pub enum Error {
     /// A workspace operation failed.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    /// A rejected extraction document.
+    #[error(transparent)]
+    Ingest(#[from] crate::ingest::IngestError),
 }
 
 impl Error {

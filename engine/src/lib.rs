@@ -36,6 +36,7 @@ pub mod db;
 pub mod error;
 pub mod graph;
 pub mod ids;
+pub mod ingest;
 pub mod jsonl;
 pub mod keyindex;
 pub mod limits;

@@ -130,6 +130,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ingest extraction output: FILE.json is one document, FILE.jsonl one per line (each its own
+    /// transaction). Prints one JSON report per document; a bad document names file, line and
+    /// JSON path and changes nothing (the others still go in; exit 1).
+    Ingest {
+        /// Database folder (created if absent).
+        dir: PathBuf,
+        /// The document(s).
+        file: PathBuf,
+        /// Combined confidence at which a claim becomes ACCEPTED.
+        #[arg(long, default_value_t = 0.9)]
+        accept_confidence: f32,
+        /// Name-vector cosine at which a mention resolves to an existing entity of its type.
+        #[arg(long, default_value_t = 0.92)]
+        resolve_similarity: f32,
+    },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
         /// Database folder.
@@ -324,6 +339,34 @@ fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `engram ingest`: one document (`.json`) or one per line (`.jsonl`).
+fn ingest(dir: &Path, file: &Path, opts: engram::ingest::IngestOptions) -> Result<(), String> {
+    use std::io::Write;
+    let text =
+        String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
+    let lines: Vec<(usize, &str)> = if file.extension().is_some_and(|e| e == "jsonl") {
+        text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty()).collect()
+    } else {
+        vec![(1, text.as_str())]
+    };
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let mut failed = 0;
+    let mut out = std::io::stdout().lock();
+    for (line, doc) in lines {
+        match db.ingest(doc, &opts) {
+            Ok(report) => writeln!(out, "{}", serde_json::to_string(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,
+            Err(e) => {
+                failed += 1;
+                eprintln!("engram: {}:{line}: {e}", file.display());
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(format!("{failed} document(s) rejected; the others were ingested"));
+    }
+    Ok(())
+}
+
 /// Opens DIR for reading, runs `f` on one workspace and prints what it returns.
 fn with_workspace(dir: &Path, workspace: &str, f: impl FnOnce(&engram::WorkspaceView<'_>) -> Result<String, String>) -> Result<(), String> {
     use std::io::Write;
@@ -349,6 +392,10 @@ fn main() -> ExitCode {
         Command::Checkpoint { dir } => checkpoint(dir),
         Command::Backup { dir, dest } => backup(dir, dest),
         Command::Config { dir, key, value } => config(dir, key.as_deref(), value.as_deref()),
+        Command::Ingest { dir, file, accept_confidence, resolve_similarity } => {
+            let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
+            ingest(dir, file, opts)
+        }
         Command::Neighbors { dir, entity, hops, direction, workspace, json } => {
             let direction = match direction {
                 Dir::In => engram::Direction::In,

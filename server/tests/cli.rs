@@ -334,3 +334,43 @@ fn recall_prints_only_visible_facts_within_the_budget() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--as-of `yesterday`"));
 }
+
+#[test]
+fn ingest_takes_json_and_jsonl_and_names_bad_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    let one = tmp.path().join("doc.json");
+    std::fs::write(
+        &one,
+        r#"{"source": {"conversation_id": "c1", "message_id": "m1"},
+            "entities": [{"name": "AuthService", "type": "service"}, {"name": "Kafka", "type": "technology"}],
+            "claims": [{"subject": "AuthService", "predicate": "uses", "object": "Kafka", "confidence": 0.95}]}"#,
+    )
+    .unwrap();
+    let out = engram(&["ingest", &db, one.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = json(&out.stdout);
+    assert_eq!(report["claims"][0]["outcome"], "created");
+    assert_eq!(report["entities"][0]["how"], "created");
+    // Again: a duplicate, nothing written.
+    let out = engram(&["ingest", &db, one.to_str().unwrap()]);
+    assert_eq!(json(&out.stdout)["duplicate"], true);
+    let many = tmp.path().join("docs.jsonl");
+    std::fs::write(
+        &many,
+        concat!(
+            r#"{"source": {"conversation_id": "c2", "message_id": "m1"}, "claims": [{"subject": "auth-service", "predicate": "uses", "object": "kafka", "confidence": 0.5}]}"#,
+            "\n\n",
+            r#"{"claims": [{"subject": "AuthService", "predicate": "uses", "object": "Kafka", "confidence": 2}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = engram(&["ingest", &db, many.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("docs.jsonl:3: claims[0].confidence: 2 is outside 0..=1"), "{}", text(&out.stderr));
+    let report = json(text(&out.stdout).lines().next().unwrap().as_bytes());
+    assert_eq!(report["claims"][0]["outcome"], "corroborated");
+    let out = engram(&["stats", &db]);
+    assert!(text(&out.stdout).starts_with("entities 2\nclaims 1\n"), "{}", text(&out.stdout));
+}

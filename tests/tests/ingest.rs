@@ -1,0 +1,318 @@
+//! The memory write path: the extraction document as given in the issue, idempotency, strict
+//! errors with JSON paths that change nothing, entity resolution (names, aliases, types,
+//! vectors), corroboration, contradiction (in and out of order), client verdicts, and the
+//! lifecycle's independence from arrival order.
+
+use engram::ingest::{IngestOptions, Outcome, ResolvedBy};
+use engram::{ClaimState, Config, Database, ManualClock, RecallQuery, Timestamp, Visibility};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+fn db() -> Database {
+    let clock = Arc::new(ManualClock::new(Timestamp::from_epoch_seconds(1_780_000_000)));
+    Database::with_config(Config { clock, ..Config::default() })
+}
+
+const ISSUE_DOC: &str = r#"{"workspace": "default",
+ "source": {"conversation_id": "conv-23", "message_id": "m-4", "model": "extractor",
+            "model_version": "1.2", "extracted_at": "2026-03-01T10:00:00Z", "snippet": "..."},
+ "predicates": [{"name": "streams_events_with", "cardinality": "one", "half_life_days": 180}],
+ "entities": [{"name": "AuthService", "type": "service", "aliases": ["auth-svc"]},
+              {"name": "Kinesis", "type": "technology"}],
+ "claims": [{"subject": "AuthService", "predicate": "streams_events_with", "object": "Kinesis",
+             "confidence": 0.9, "reasoning": "stated by the architect",
+             "text": "AuthService streams events with Kinesis", "valid_from": "2026-03-01T00:00:00Z"}]}"#;
+
+fn msg(conv: &str, m: &str, at: &str, body: &str) -> String {
+    format!(
+        r#"{{"source": {{"conversation_id": "{conv}", "message_id": "{m}", "model": "x", "model_version": "1", "extracted_at": "{at}"}}, {body}}}"#
+    )
+}
+
+#[test]
+fn the_issue_document_is_accepted_as_is_and_ingesting_it_again_writes_nothing() {
+    let db = db();
+    let r = db.ingest(ISSUE_DOC, &IngestOptions::default()).unwrap();
+    assert!(!r.duplicate);
+    assert_eq!(
+        r.entities.iter().map(|e| (e.entity.as_str(), &e.how)).collect::<Vec<_>>(),
+        vec![("service:authservice", &ResolvedBy::Created), ("technology:kinesis", &ResolvedBy::Created)]
+    );
+    assert_eq!(r.claims[0].claim, "conv-23/m-4/0");
+    assert_eq!(r.claims[0].outcome, Outcome::Created { state: ClaimState::Accepted });
+    assert_eq!(r.claims[0].reasoning.as_deref(), Some("stated by the architect"));
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let c = ws.claim(ws.claim_id("conv-23/m-4/0").unwrap()).unwrap();
+    assert_eq!(c.valid_from, Timestamp::parse("2026-03-01T00:00:00Z").unwrap());
+    let ev = ws.evidence_of(c.id).unwrap();
+    assert_eq!(
+        (ev[0].conversation_id.as_deref(), ev[0].message_id.as_deref(), ev[0].model_version.as_deref()),
+        (Some("conv-23"), Some("m-4"), Some("1.2"))
+    );
+    assert_eq!(ev[0].observed_at, Timestamp::parse("2026-03-01T10:00:00Z").unwrap());
+    assert_eq!(ws.find_by_name("auth svc"), vec![c.subject]);
+    let version = snap.version();
+    let again = db.ingest(ISSUE_DOC, &IngestOptions::default()).unwrap();
+    assert!(again.duplicate);
+    assert_eq!(db.snapshot().version(), version);
+}
+
+#[test]
+fn bad_documents_name_the_json_path_and_change_nothing() {
+    let db = db();
+    db.ingest(ISSUE_DOC, &IngestOptions::default()).unwrap();
+    let version = db.snapshot().version();
+    for (doc, path, what) in [
+        (r#"{"entities": [], "claim": []}"#, "claim", "unknown field `claim`"),
+        (r#"{"entities": [{"name": "A", "type": "t", "colour": "red"}]}"#, "entities[0].colour", "unknown field `colour`"),
+        (
+            r#"{"claims": [{"subject": "AuthService", "predicate": "p", "object": "Kinesis", "confidence": 1.5}]}"#,
+            "claims[0].confidence",
+            "outside 0..=1",
+        ),
+        (
+            r#"{"claims": [{"subject": "AuthService", "predicate": "p", "object": "Kinesis", "confidence": "high"}]}"#,
+            "claims[0].confidence",
+            "invalid type",
+        ),
+        (
+            r#"{"entities": [{"name": "A", "type": "t"}], "claims": [{"subject": "A", "predicate": "p", "object": "Nobody", "confidence": 0.5}]}"#,
+            "claims[0].object",
+            "names no entity",
+        ),
+        (
+            r#"{"claims": [{"subject": "AuthService", "predicate": "p", "object": "Kinesis", "confidence": 0.5, "valid_from": "soon"}]}"#,
+            "claims[0].valid_from",
+            "",
+        ),
+        (r#"{"predicates": [{"name": "p", "cardinality": "two"}]}"#, "predicates[0].cardinality", "`two`"),
+        (r#"{"workspace": "nope", "entities": [{"name": "A", "type": "t"}]}"#, "workspace", "unknown workspace"),
+        (
+            r#"{"claims": [{"subject": "AuthService", "predicate": "p", "object": "Kinesis", "confidence": 0.5, "relation": {"refines": "c-404"}}]}"#,
+            "claims[0].relation",
+            "no claim `c-404`",
+        ),
+        (r#"{"entities": [{"name": "A", "type": "t"}"#, "entities", "EOF while parsing a list at line 1 column 40"),
+    ] {
+        let e = db.ingest(doc, &IngestOptions::default()).unwrap_err();
+        let engram::Error::Ingest(e) = e else { panic!("{e}") };
+        assert_eq!(e.path, path, "{doc}: {e}");
+        assert!(e.message.contains(what), "{doc}: {e}");
+        assert_eq!(db.snapshot().version(), version, "{doc} changed the database");
+    }
+    assert!(db.snapshot().workspace("default").unwrap().find_by_name("A").is_empty());
+}
+
+#[test]
+fn names_resolve_by_normalised_key_and_alias_within_a_type() {
+    let db = db();
+    let o = IngestOptions::default();
+    db.ingest(
+        r#"{"entities": [{"name": "AuthService", "type": "service"}, {"name": "Apple", "type": "company"},
+                                 {"name": "PostgreSQL", "type": "database", "aliases": ["PG"]}]}"#,
+        &o,
+    )
+    .unwrap();
+    let r = db
+        .ingest(
+            r#"{"entities": [{"name": "Auth Service", "type": "service"}, {"name": "auth-service", "type": "Service"},
+                                   {"name": "apple", "type": "fruit"}, {"name": "pg", "type": "database"}]}"#,
+            &o,
+        )
+        .unwrap();
+    assert_eq!(r.entities[0].entity, "service:authservice");
+    assert_eq!(r.entities[0].how, ResolvedBy::Name);
+    assert_eq!(r.entities[1].how, ResolvedBy::Document, "same key as the mention before it");
+    assert_eq!(r.entities[2].entity, "fruit:apple");
+    assert_eq!(r.entities[2].how, ResolvedBy::Created, "the fruit is not the company");
+    assert_eq!((r.entities[3].entity.as_str(), &r.entities[3].how), ("database:postgresql", &ResolvedBy::Alias));
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    assert_eq!(ws.find_by_name("AuthService").len(), 1);
+    assert_eq!(ws.find_by_name("apple").len(), 2);
+    // Surface forms with the same normalised key need no alias; a new one would have become one.
+    let auth = ws.entity(ws.entity_id("service:authservice").unwrap()).unwrap();
+    assert!(auth.aliases.is_empty());
+}
+
+#[test]
+fn names_resolve_by_vector_similarity_within_a_type() {
+    let db = db();
+    let o = IngestOptions { resolve_similarity: 0.95, ..IngestOptions::default() };
+    db.ingest(
+        r#"{"entities": [{"name": "PostgreSQL", "type": "database", "vector": [1.0, 0.0, 0.0]},
+                                 {"name": "Redis", "type": "database", "vector": [0.0, 1.0, 0.0]},
+                                 {"name": "Postgres Team", "type": "team", "vector": [1.0, 0.01, 0.0]}]}"#,
+        &o,
+    )
+    .unwrap();
+    let r = db
+        .ingest(
+            r#"{"entities": [{"name": "the main Postgres", "type": "database", "vector": [0.99, 0.05, 0.0]},
+                                   {"name": "Memcached", "type": "database", "vector": [0.6, 0.6, 0.5]}]}"#,
+            &o,
+        )
+        .unwrap();
+    assert_eq!(r.entities[0].entity, "database:postgresql");
+    assert!(matches!(r.entities[0].how, ResolvedBy::Vector { similarity } if similarity > 0.99));
+    assert_eq!(r.entities[1].how, ResolvedBy::Created);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    assert_eq!(ws.find_by_name("the main postgres"), vec![ws.entity_id("database:postgresql").unwrap()]);
+}
+
+/// Kafka then Kinesis: the old value is deprecated, linked, its valid time ended at the switch;
+/// an older value arriving late is kept as history; recall serves only the current value.
+#[test]
+fn a_single_valued_predicate_keeps_one_current_value_whatever_the_arrival_order() {
+    let db = db();
+    let o = IngestOptions::default();
+    let pred = r#""predicates": [{"name": "streams_events_with", "cardinality": "one"}],
+        "entities": [{"name": "AuthService", "type": "service"}, {"name": "Kafka", "type": "technology"},
+                     {"name": "Kinesis", "type": "technology"}, {"name": "RabbitMQ", "type": "technology"}]"#;
+    let kafka = msg(
+        "c1",
+        "m1",
+        "2026-01-10T00:00:00Z",
+        &format!(
+            r#"{pred}, "claims": [{{"subject": "AuthService", "predicate": "streams_events_with", "object": "Kafka", "confidence": 0.95, "text": "we use Kafka for event streaming"}}]"#
+        ),
+    );
+    let kinesis = msg(
+        "c2",
+        "m1",
+        "2026-03-01T00:00:00Z",
+        &format!(
+            r#"{pred}, "claims": [{{"subject": "AuthService", "predicate": "streams_events_with", "object": "Kinesis", "confidence": 0.95, "text": "we switched to Kinesis for event streaming"}}]"#
+        ),
+    );
+    let rabbit = msg(
+        "c3",
+        "m1",
+        "2025-06-01T00:00:00Z",
+        &format!(
+            r#"{pred}, "claims": [{{"subject": "AuthService", "predicate": "streams_events_with", "object": "RabbitMQ", "confidence": 0.95}}]"#
+        ),
+    );
+    db.ingest(&kafka, &o).unwrap();
+    let r = db.ingest(&kinesis, &o).unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["c1/m1/0".into()] });
+    let r = db.ingest(&rabbit, &o).unwrap();
+    // RabbitMQ (June 2025) arrives last: history, superseded by the next value (Kafka, January).
+    assert_eq!(r.claims[0].outcome, Outcome::History { newer: "c1/m1/0".into() });
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let get = |id: &str| ws.claim(ws.claim_id(id).unwrap()).unwrap();
+    let (old, new, late) = (get("c1/m1/0"), get("c2/m1/0"), get("c3/m1/0"));
+    assert_eq!((old.state, old.superseded_by, old.valid_until), (ClaimState::Deprecated, Some(new.id), new.valid_from));
+    assert_eq!(new.state, ClaimState::Accepted);
+    assert_eq!((late.state, late.superseded_by, late.valid_until), (ClaimState::Deprecated, Some(old.id), old.valid_from));
+    let r = ws.recall(&RecallQuery::new("event streaming")).unwrap();
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains("Kinesis") && !json.contains("Kafka") && !json.contains("RabbitMQ"), "{json}");
+    // As valid on 2026-02-01 (and as believed then), Kafka was the value.
+    let t = Timestamp::parse("2026-02-01T00:00:00Z").unwrap();
+    let v = Visibility { as_of: Some(t), states: engram::StateSet::ALL, ..Visibility::default() };
+    let auth = ws.entity_id("service:authservice").unwrap();
+    let then = ws.neighbors(auth, &engram::NeighborQuery { visibility: v, ..Default::default() }).unwrap();
+    assert_eq!(then.items.iter().map(|n| n.claim).collect::<Vec<_>>(), vec![old.id]);
+}
+
+#[test]
+fn corroboration_combines_independent_sources_and_accepts() {
+    let db = db();
+    let o = IngestOptions::default();
+    let doc = |conv: &str, m: &str, conf: f32| {
+        msg(
+            conv,
+            m,
+            "2026-01-01T00:00:00Z",
+            &format!(
+                r#""entities": [{{"name": "OAuth2", "type": "decision"}}, {{"name": "Architect", "type": "person"}}],
+            "claims": [{{"subject": "OAuth2", "predicate": "decided_by", "object": "Architect", "confidence": {conf}}}]"#
+            ),
+        )
+    };
+    let r = db.ingest(&doc("c1", "m1", 0.5), &o).unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Created { state: ClaimState::Proposed });
+    // The same conversation again: not independent, the larger confidence stays.
+    let r = db.ingest(&doc("c1", "m2", 0.6), &o).unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Corroborated { confidence: 0.6, accepted: false });
+    // Another conversation: noisy-OR, and a second conversation accepts it.
+    let r = db.ingest(&doc("c2", "m1", 0.5), &o).unwrap();
+    assert!(matches!(r.claims[0].outcome, Outcome::Corroborated { confidence, accepted: true } if (confidence - 0.8).abs() < 1e-6));
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let c = ws.claim(ws.claim_id("c1/m1/0").unwrap()).unwrap();
+    assert_eq!(c.state, ClaimState::Accepted);
+    assert_eq!(ws.evidence_of(c.id).unwrap().len(), 3, "every mention is evidence");
+}
+
+#[test]
+fn client_verdicts_corroborate_contradict_and_refine() {
+    let db = db();
+    let o = IngestOptions::default();
+    db.ingest(&msg("c1", "m1", "2026-01-01T00:00:00Z", r#""entities": [{"name": "Auth", "type": "project"}, {"name": "SAML", "type": "protocol"}, {"name": "OAuth2", "type": "protocol"}, {"name": "OAuth2 PKCE", "type": "protocol"}],
+        "claims": [{"id": "uses-saml", "subject": "Auth", "predicate": "uses", "object": "SAML", "confidence": 0.7}]"#), &o).unwrap();
+    let r = db.ingest(&msg("c2", "m1", "2026-02-01T00:00:00Z", r#""claims": [{"id": "uses-oauth", "subject": "Auth", "predicate": "uses", "object": "OAuth2", "confidence": 0.95, "relation": {"contradicts": "uses-saml"}}]"#), &o).unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["uses-saml".into()] });
+    let r = db.ingest(&msg("c3", "m1", "2026-03-01T00:00:00Z", r#""claims": [{"id": "uses-pkce", "subject": "Auth", "predicate": "uses", "object": "OAuth2 PKCE", "confidence": 0.95, "relation": {"refines": "uses-oauth"}}]"#), &o).unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["uses-oauth".into()] });
+    let r = db.ingest(&msg("c4", "m1", "2026-03-02T00:00:00Z", r#""claims": [{"subject": "Auth", "predicate": "uses", "object": "OAuth2 PKCE", "confidence": 0.5, "relation": {"corroborates": "uses-pkce"}}]"#), &o).unwrap();
+    assert!(matches!(r.claims[0].outcome, Outcome::Corroborated { .. }));
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let state = |id: &str| ws.claim(ws.claim_id(id).unwrap()).unwrap();
+    assert_eq!(state("uses-saml").state, ClaimState::Deprecated);
+    assert_eq!(state("uses-oauth").superseded_by, Some(state("uses-pkce").id));
+    assert_eq!(state("uses-pkce").state, ClaimState::Accepted);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Whatever order the messages arrive in, the final states and valid-time intervals are those
+    /// of applying them in `valid_from` order: the newest value current and open-ended, every
+    /// other one deprecated and valid until the next one began.
+    #[test]
+    fn arrival_order_does_not_change_the_final_lifecycle(days in prop::collection::btree_set(1u32..300, 1..7), seed in any::<u64>()) {
+        let days: Vec<u32> = days.into_iter().collect();
+        let docs: Vec<(u32, String)> = days.iter().enumerate().map(|(i, d)| {
+            let at = Timestamp::from_epoch_seconds(1_700_000_000 + i64::from(*d) * 86_400).to_rfc3339();
+            (*d, msg(&format!("c{i}"), "m", &at, &format!(r#""predicates": [{{"name": "located_in", "cardinality": "one"}}],
+                "entities": [{{"name": "Dana", "type": "person"}}, {{"name": "City {i}", "type": "city"}}],
+                "claims": [{{"subject": "Dana", "predicate": "located_in", "object": "City {i}", "confidence": 0.95}}]"#)))
+        }).collect();
+        let states = |order: &[usize]| {
+            let db = db();
+            for &k in order {
+                db.ingest(&docs[k].1, &IngestOptions::default()).unwrap();
+                // Idempotent: a repeat changes nothing.
+                prop_assert!(db.ingest(&docs[k].1, &IngestOptions::default()).unwrap().duplicate);
+            }
+            let snap = db.snapshot();
+            let ws = snap.workspace("default").unwrap();
+            Ok((0..docs.len())
+                .map(|i| {
+                    let c = ws.claim(ws.claim_id(&format!("c{i}/m/0")).unwrap()).unwrap();
+                    (c.state, c.valid_until)
+                })
+                .collect::<Vec<_>>())
+        };
+        let mut sorted: Vec<usize> = (0..docs.len()).collect();
+        sorted.sort_by_key(|k| docs[*k].0);
+        let mut shuffled = sorted.clone();
+        let mut x = seed;
+        for i in (1..shuffled.len()).rev() {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            shuffled.swap(i, (x >> 33) as usize % (i + 1));
+        }
+        let want = states(&sorted)?;
+        prop_assert_eq!(states(&shuffled)?, want.clone());
+        let newest = sorted[sorted.len() - 1];
+        for (i, (s, until)) in want.iter().enumerate() {
+            prop_assert_eq!(*s == ClaimState::Accepted, i == newest);
+            prop_assert_eq!(*until == Timestamp::MAX, i == newest, "only the current value is open-ended");
+        }
+    }
+}
