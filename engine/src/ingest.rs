@@ -615,7 +615,16 @@ fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: IngestOptions
         }
     }
     let v = e.vector.as_ref()?;
-    let vo = VectorOptions { k: 10, metric: Metric::Cosine, ..VectorOptions::default() };
+    // An i8 scan of the type's members, the best few rescored exactly: the threshold compares
+    // exact cosines.
+    let vo = VectorOptions {
+        k: 1,
+        metric: Metric::Cosine,
+        mode: crate::search::vectors::VectorMode::I8,
+        rescore: 8,
+        entity_types: vec![ty.to_owned()],
+        ..VectorOptions::default()
+    };
     let hits = view.search_entity_vectors(v, &vo).ok()?;
     let _ = st;
     hits.into_iter()

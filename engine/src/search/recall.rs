@@ -138,7 +138,14 @@ impl WorkspaceView<'_> {
         let mut skipped = Vec::new();
         let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
         let per = q.per_path;
-        let opts = VectorOptions { k: per, mode: q.mode, rescore: per.max(100), visibility: vis.clone(), metric: q.metric };
+        let opts = VectorOptions {
+            k: per,
+            mode: q.mode,
+            rescore: per.max(100),
+            visibility: vis.clone(),
+            metric: q.metric,
+            entity_types: Vec::new(),
+        };
         let mut timings: Vec<(&'static str, u64)> = Vec::new();
         let clock = std::cell::Cell::new(std::time::Instant::now());
         macro_rules! lap {

@@ -418,29 +418,81 @@ impl VectorColumn {
         top.into_sorted()
     }
 
-    /// Like `search`, over the listed ids only (a selective filter: cheaper than a full scan).
+    /// Like `search`, over the listed ids only (ascending; a selective filter: cheaper than a
+    /// full scan). Each block scores its share of the ids in the scan's mode.
     pub fn search_among(&self, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
-        let top = ids
-            .par_chunks(CHUNK_ROWS)
+        debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids must be ascending");
+        let mut top = TopK::new(scan.k);
+        if !self.overlay.is_empty() {
+            for &id in ids {
+                if let Some(row) = self.overlay.get(&id) {
+                    let s = dot_f32(scan.query, row) * if scan.cosine { inv_norm(row) } else { 1.0 };
+                    if top.admits(s, id) {
+                        top.push(Scored { id, score: s });
+                    }
+                }
+            }
+        }
+        for block in self.blocks() {
+            if block.dim != scan.query.len() || block.rows == 0 {
+                continue;
+            }
+            let end = u64::from(block.first) + block.rows as u64;
+            let part = &ids[ids.partition_point(|id| *id < block.first)..ids.partition_point(|id| u64::from(*id) < end)];
+            let local: Vec<usize> = part
+                .iter()
+                .map(|id| (id - block.first) as usize)
+                .filter(|i| block.is_present(*i) && (self.overlay.is_empty() || !self.overlay.contains_key(&(block.first + *i as u32))))
+                .collect();
+            if !local.is_empty() {
+                top = top.merge(search_rows(block, scan, &local));
+            }
+        }
+        top.into_sorted()
+    }
+}
+
+/// The best rows among `rows` (local indexes, all present) of one block, in the scan's mode.
+fn search_rows(block: &VectorBase, scan: &Scan<'_>, rows: &[usize]) -> TopK {
+    let dim = block.dim;
+    let short = match scan.mode {
+        VectorMode::F32 => scan.k,
+        _ => scan.rescore.max(scan.k),
+    };
+    let norms: Option<&[f32]> = scan.cosine.then(|| block.inv_norms());
+    let w = |i: usize| norms.map_or(1.0, |n| n[i]);
+    let first = block.first;
+    let run = |score: &(dyn Fn(usize) -> f32 + Sync)| {
+        rows.par_chunks(CHUNK_ROWS)
             .map(|chunk| {
-                let mut top = TopK::new(scan.k);
-                for &id in chunk {
-                    let row = match self.overlay.get(&id) {
-                        Some(r) => &r[..],
-                        None => match self.blocks().find_map(|b| b.local(id).map(|i| (b, i))) {
-                            Some((b, i)) if b.dim == scan.query.len() => b.row(i),
-                            _ => continue,
-                        },
-                    };
-                    let score = dot_f32(scan.query, row) * if scan.cosine { inv_norm(row) } else { 1.0 };
-                    if top.admits(score, id) {
-                        top.push(Scored { id, score });
+                let mut top = TopK::new(short);
+                for &i in chunk {
+                    let s = score(i);
+                    let id = first + i as u32;
+                    if top.admits(s, id) {
+                        top.push(Scored { id, score: s });
                     }
                 }
                 top
             })
-            .reduce(|| TopK::new(scan.k), TopK::merge);
-        top.into_sorted()
+            .reduce(|| TopK::new(short), TopK::merge)
+    };
+    match scan.mode {
+        VectorMode::F32 => {
+            let floats = block.floats();
+            run(&|i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim]) * w(i))
+        }
+        VectorMode::F16 => {
+            let half = block.half();
+            let q = to_f16(scan.query);
+            rescore(block, scan, run(&|i| dot_f16(&q, &half[i * dim..(i + 1) * dim]) * w(i)))
+        }
+        VectorMode::I8 => {
+            let (int8, scales) = block.int8();
+            let mut q = vec![0i8; dim];
+            let qs = quantize_i8(scan.query, &mut q);
+            rescore(block, scan, run(&|i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs * w(i)))
+        }
     }
 }
 
