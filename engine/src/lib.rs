@@ -44,6 +44,7 @@ pub mod model;
 pub mod mutation;
 pub mod normalize;
 pub mod read;
+pub mod report;
 pub mod search;
 pub mod settings;
 pub mod snapshot;

@@ -145,6 +145,19 @@ enum Command {
         #[arg(long, default_value_t = 0.92)]
         resolve_similarity: f32,
     },
+    /// The memory's health as JSON: extraction quality by model version, confidence calibration,
+    /// graph density, freshness; with `--trace CLAIM`, that claim's evidence (the attribution
+    /// trace: claim → evidence → conversation and message).
+    Report {
+        /// Database folder.
+        dir: PathBuf,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// A claim's external id to trace to its sources.
+        #[arg(long)]
+        trace: Option<String>,
+    },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
         /// Database folder.
@@ -339,6 +352,31 @@ fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `engram report`: the workspace report, or one claim's attribution trace.
+fn report(ws: &engram::WorkspaceView<'_>, trace: Option<&str>) -> Result<String, String> {
+    let value = match trace {
+        None => serde_json::to_value(ws.report()).map_err(|e| e.to_string())?,
+        Some(id) => {
+            let c = ws.claim_id(id).and_then(|c| ws.claim(c)).ok_or_else(|| format!("no claim `{id}` in this workspace"))?;
+            let ext = |e: engram::EntityId| ws.entity(e).map(|x| x.ext_id.to_string());
+            let evidence: Vec<serde_json::Value> = ws
+                .evidence_of(c.id)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|v| {
+                    serde_json::json!({"id": v.ext_id.as_ref(), "conversation_id": v.conversation_id.as_deref(), "message_id": v.message_id.as_deref(),
+                        "model": v.model.as_deref(), "model_version": v.model_version.as_deref(), "raw_confidence": v.raw_confidence,
+                        "snippet": v.snippet.as_deref(), "observed_at": v.observed_at.to_rfc3339(), "recorded_at": v.recorded_at.to_rfc3339()})
+                })
+                .collect();
+            serde_json::json!({"claim": id, "subject": ext(c.subject), "predicate": c.predicate.as_ref(), "object": ext(c.object),
+                "state": c.state.as_str(), "confidence": c.confidence, "superseded_by": c.superseded_by.and_then(|s| ws.claim(s)).map(|s| s.ext_id.to_string()),
+                "evidence": evidence})
+        }
+    };
+    Ok(format!("{value}\n"))
+}
+
 /// `engram ingest`: one document (`.json`) or one per line (`.jsonl`).
 fn ingest(dir: &Path, file: &Path, opts: engram::ingest::IngestOptions) -> Result<(), String> {
     use std::io::Write;
@@ -396,6 +434,7 @@ fn main() -> ExitCode {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
             ingest(dir, file, opts)
         }
+        Command::Report { dir, workspace, trace } => with_workspace(dir, workspace, |ws| report(ws, trace.as_deref())),
         Command::Neighbors { dir, entity, hops, direction, workspace, json } => {
             let direction = match direction {
                 Dir::In => engram::Direction::In,

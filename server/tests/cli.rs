@@ -373,4 +373,13 @@ fn ingest_takes_json_and_jsonl_and_names_bad_lines() {
     assert_eq!(report["claims"][0]["outcome"], "corroborated");
     let out = engram(&["stats", &db]);
     assert!(text(&out.stdout).starts_with("entities 2\nclaims 1\n"), "{}", text(&out.stdout));
+    // The report and the attribution trace.
+    let out = engram(&["report", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json(&out.stdout)["claims_per_predicate"]["uses"], 1);
+    let out = engram(&["report", &db, "--trace", "c1/m1/0"]);
+    let trace = json(&out.stdout);
+    assert_eq!(trace["evidence"].as_array().unwrap().len(), 2);
+    assert_eq!(trace["evidence"][1]["conversation_id"], "c2");
+    assert_eq!(engram(&["report", &db, "--trace", "nope"]).status.code(), Some(1));
 }

@@ -316,3 +316,34 @@ proptest! {
         }
     }
 }
+
+/// The report: quality by model version, calibration, density, freshness, from known ingests.
+#[test]
+fn the_report_measures_extraction_quality_calibration_density_and_freshness() {
+    let db = db();
+    let o = IngestOptions::default();
+    let doc = |msg_id: &str, version: &str, object: &str, conf: f32, at: &str| {
+        format!(
+            r#"{{"source": {{"conversation_id": "c-{msg_id}", "message_id": "{msg_id}", "model": "ex", "model_version": "{version}", "extracted_at": "{at}"}},
+               "predicates": [{{"name": "located_in", "cardinality": "one"}}],
+               "entities": [{{"name": "Dana", "type": "person"}}, {{"name": "{object}", "type": "city"}}],
+               "claims": [{{"subject": "Dana", "predicate": "located_in", "object": "{object}", "confidence": {conf}}}]}}"#
+        )
+    };
+    db.ingest(&doc("m1", "1", "Lyon", 0.95, "2026-05-01T00:00:00Z"), &o).unwrap();
+    db.ingest(&doc("m2", "2", "Paris", 0.55, "2026-05-02T00:00:00Z"), &o).unwrap();
+    let snap = db.snapshot();
+    let r = snap.workspace("default").unwrap().report();
+    // Lyon (v1) was superseded by Paris (v2) in the same commit window: deprecated within 30 days.
+    assert_eq!(r.models["ex@1"].claims, 1);
+    assert_eq!(r.models["ex@1"].deprecated_within_30_days, 1);
+    assert!((r.models["ex@1"].early_deprecation_rate - 1.0).abs() < 1e-9);
+    assert_eq!(r.models["ex@2"].deprecated_within_30_days, 0);
+    assert_eq!((r.calibration[9].claims, r.calibration[9].ever_accepted), (1, 1), "0.95: accepted, then deprecated");
+    assert_eq!((r.calibration[5].claims, r.calibration[5].ever_accepted), (1, 0));
+    assert_eq!(r.entities_per_type["city"], 2);
+    assert_eq!(r.claims_per_predicate["located_in"], 2);
+    assert_eq!(r.degree[3], 2, "Dana is in both claims");
+    assert_eq!(r.current_claims, 1);
+    assert!(r.newest_fact_age_days.is_some_and(|d| d > 0.0));
+}

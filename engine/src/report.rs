@@ -1,0 +1,166 @@
+//! Observability of a workspace's memory: extraction quality by model version, confidence
+//! calibration, graph density, freshness. Computed from the columns of one snapshot; the
+//! attribution trace of a claim is `WorkspaceView::evidence_of`.
+
+use crate::ids::{ClaimId, NONE};
+use crate::model::ClaimState;
+use crate::read::view::WorkspaceView;
+use crate::state::{State, DELETED, ERASED};
+use crate::time::Timestamp;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Days within which a deprecation counts against the extraction that produced the claim.
+pub const EARLY_DEPRECATION_DAYS: i64 = 30;
+/// A current claim whose `confidence × decay` is below this counts as faded.
+pub const FADED_WEIGHT: f64 = 0.1;
+
+/// Claims produced by one extractor version.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ModelQuality {
+    /// Claims whose first evidence came from this model version.
+    pub claims: u64,
+    /// Of those, deprecated within 30 days of being recorded.
+    pub deprecated_within_30_days: u64,
+    /// The share (0 when no claims).
+    pub early_deprecation_rate: f64,
+}
+
+/// One raw-confidence bucket.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CalibrationBucket {
+    /// Lower bound of the bucket (`[lo, lo + 0.1)`, the last one closed).
+    pub raw_confidence_from: f64,
+    /// Claims whose first evidence had a raw confidence in the bucket.
+    pub claims: u64,
+    /// Of those, ever ACCEPTED.
+    pub ever_accepted: u64,
+}
+
+/// The workspace report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// Entities (not deleted) per type.
+    pub entities_per_type: BTreeMap<String, u64>,
+    /// Claims (all states, not deleted) per predicate.
+    pub claims_per_predicate: BTreeMap<String, u64>,
+    /// Claims per entity (as subject or object): p50, p90, p99, max.
+    pub degree: [u64; 4],
+    /// Extraction quality by `model@version`.
+    pub models: BTreeMap<String, ModelQuality>,
+    /// Confidence calibration: ten buckets of raw extractor confidence.
+    pub calibration: Vec<CalibrationBucket>,
+    /// Age in days of the newest `valid_from` among current claims (`None` without any).
+    pub newest_fact_age_days: Option<f64>,
+    /// Share of current claims whose `confidence × decay` is below 0.1.
+    pub faded_share: f64,
+    /// Current claims.
+    pub current_claims: u64,
+}
+
+/// When claim `c` became DEPRECATED (from its lifecycle events), if it did.
+fn deprecated_at(st: &State, c: u32) -> Option<Timestamp> {
+    let mut after = *st.claims.state.get(c as usize);
+    let mut ev = st.claims.last_event.get(&c).copied().unwrap_or(NONE);
+    let mut when = None;
+    while ev != NONE {
+        let e = st.claims.events.get(ev as usize);
+        if after == ClaimState::Deprecated && e.state_before != ClaimState::Deprecated {
+            when = Some(e.at);
+        }
+        after = e.state_before;
+        ev = e.prev;
+    }
+    when
+}
+
+/// Whether claim `c` was ever ACCEPTED.
+fn ever_accepted(st: &State, c: u32) -> bool {
+    if *st.claims.state.get(c as usize) == ClaimState::Accepted {
+        return true;
+    }
+    let mut ev = st.claims.last_event.get(&c).copied().unwrap_or(NONE);
+    while ev != NONE {
+        let e = st.claims.events.get(ev as usize);
+        if e.state_before == ClaimState::Accepted {
+            return true;
+        }
+        ev = e.prev;
+    }
+    false
+}
+
+impl WorkspaceView<'_> {
+    /// The observability report of this workspace, at this view's time.
+    pub fn report(&self) -> Report {
+        let st = self.st;
+        let mut r = Report {
+            calibration: (0..10).map(|i| CalibrationBucket { raw_confidence_from: f64::from(i) / 10.0, ..Default::default() }).collect(),
+            ..Report::default()
+        };
+        let ents = st.bitmaps.entities_by_ws.get(&self.ws).map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
+        let mut degree: BTreeMap<u32, u64> = ents.iter().map(|e| (*e, 0)).collect();
+        for &e in &ents {
+            if *st.entities.flags.get(e as usize) & (DELETED | ERASED) == 0 {
+                *r.entities_per_type.entry(st.catalog.types.name(st.entities.ty.get(e as usize).0).to_string()).or_default() += 1;
+            }
+        }
+        let claims = st.bitmaps.claims_by_ws.get(&self.ws).map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
+        let current = crate::read::visibility::Visibility::current();
+        let mut newest: Option<Timestamp> = None;
+        let mut faded = 0u64;
+        for &c in &claims {
+            let i = c as usize;
+            if *st.claims.flags.get(i) & (DELETED | ERASED) != 0 {
+                continue;
+            }
+            *r.claims_per_predicate.entry(st.catalog.predicates.name(*st.claims.pred.get(i)).to_string()).or_default() += 1;
+            for e in [*st.claims.subject.get(i), *st.claims.object.get(i)] {
+                *degree.entry(e).or_default() += 1;
+            }
+            // The first (oldest) evidence row is the extraction that produced the claim.
+            let mut first = None;
+            let mut ev = *st.claims.evidence_head.get(i);
+            while ev != NONE {
+                let row = st.evidence.rows.get(ev as usize);
+                first = Some(row);
+                ev = row.next;
+            }
+            if let Some(row) = first {
+                let model = format!("{}@{}", row.model.as_deref().unwrap_or("-"), row.model_version.as_deref().unwrap_or("-"));
+                let q = r.models.entry(model).or_default();
+                q.claims += 1;
+                let recorded = st.claims.recorded.at(c);
+                if deprecated_at(st, c).is_some_and(|t| t.0 - recorded.0 <= EARLY_DEPRECATION_DAYS * 86_400_000_000) {
+                    q.deprecated_within_30_days += 1;
+                }
+                if let Some(raw) = row.raw_confidence {
+                    let b = &mut r.calibration[((f64::from(raw) * 10.0) as usize).min(9)];
+                    b.claims += 1;
+                    b.ever_accepted += u64::from(ever_accepted(st, c));
+                }
+            }
+            if self.claim_visible(ClaimId(c), &current) {
+                r.current_claims += 1;
+                let from = *st.claims.valid_from.get(i);
+                newest = Some(newest.map_or(from, |n| n.max(from)));
+                let half_life = st.catalog.predicate_def(self.ws, crate::ids::PredicateId(*st.claims.pred.get(i))).half_life_days;
+                let age_days = ((self.now.0 - from.0).max(0) as f64) / 86_400e6;
+                let decay = half_life.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
+                if f64::from(*st.claims.confidence.get(i)) * decay < FADED_WEIGHT {
+                    faded += 1;
+                }
+            }
+        }
+        for q in r.models.values_mut() {
+            q.early_deprecation_rate = if q.claims == 0 { 0.0 } else { q.deprecated_within_30_days as f64 / q.claims as f64 };
+        }
+        let mut d: Vec<u64> = degree.into_values().collect();
+        d.sort_unstable();
+        let pct = |p: f64| d.get(((d.len().saturating_sub(1)) as f64 * p).round() as usize).copied().unwrap_or(0);
+        r.degree = [pct(0.5), pct(0.9), pct(0.99), d.last().copied().unwrap_or(0)];
+        r.newest_fact_age_days = newest.map(|t| ((self.now.0 - t.0).max(0) as f64) / 86_400e6);
+        r.faded_share = if r.current_claims == 0 { 0.0 } else { faded as f64 / r.current_claims as f64 };
+        r
+    }
+}
