@@ -4,7 +4,9 @@
 //! then applied to the copy. The first invalid operation aborts the batch with an error naming its
 //! index and field; the caller drops the copy, so the published state never sees any of it.
 
-use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
+use crate::batch::{
+    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch,
+};
 use crate::error::{WriteError, WriteErrorKind};
 use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::key_hash;
@@ -82,6 +84,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::DeclarePredicate(_) => "declare_predicate",
         Op::SetVector { .. } => "set_vector",
         Op::EndValidity { .. } => "end_validity",
+        Op::Forget(_) => "forget",
     }
 }
 
@@ -201,6 +204,7 @@ impl Writer<'_> {
             }
             Op::DeclarePredicate(d) => self.declare_predicate(d),
             Op::SetVector { target, vector } => self.set_vector(target, vector),
+            Op::Forget(target) => self.forget(target),
             Op::EndValidity { claim, valid_until } => {
                 let c = self.claim(claim, "claim")?;
                 let i = c as usize;
@@ -215,6 +219,52 @@ impl Writer<'_> {
                 Ok(())
             }
         }
+    }
+
+    fn forget(&mut self, target: &ForgetTarget) -> OpResult<()> {
+        let ws = self.ws;
+        match target {
+            ForgetTarget::Entity(r) => {
+                let e = self.entity_in("target", r)?;
+                let mut incident = Vec::new();
+                for dir in [0, 1] {
+                    self.st.graph.for_each_edge(e, dir, None, |edge| incident.push(edge.claim));
+                }
+                for c in incident {
+                    self.st.erase_claim(ws, c);
+                }
+                self.st.erase_entity(e);
+            }
+            ForgetTarget::Conversation(conv) => {
+                let claims: Vec<u32> = self.st.bitmaps.claims_by_ws.get(&ws).map(|s| s.iter().collect()).unwrap_or_default();
+                for c in claims {
+                    let (mut ours, mut others) = (Vec::new(), 0);
+                    let mut ev = *self.st.claims.evidence_head.get(c as usize);
+                    while ev != NONE {
+                        let row = self.st.evidence.rows.get(ev as usize);
+                        if row.conversation_id.as_deref() == Some(conv.as_str()) {
+                            ours.push(ev);
+                        } else {
+                            others += 1;
+                        }
+                        ev = row.next;
+                    }
+                    if ours.is_empty() {
+                        continue;
+                    }
+                    if others == 0 {
+                        self.st.erase_claim(ws, c);
+                    } else {
+                        for ev in ours {
+                            self.st.erase_evidence_row(ws, ev);
+                        }
+                    }
+                }
+            }
+        }
+        // The keyword indexes held the erased words: rebuilt from the cleared columns.
+        self.st.rebase_text();
+        Ok(())
     }
 
     /// Stores a vector once per id; storing the identical vector again is a no-op (so a replay

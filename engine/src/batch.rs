@@ -311,6 +311,19 @@ pub enum Op {
         /// Valid until (exclusive); after the claim's `valid_from`.
         valid_until: Timestamp,
     },
+    /// Erase for good (a privacy request), unlike soft delete: an entity with every claim it
+    /// takes part in, or everything a conversation contributed (its evidence rows, and the
+    /// claims no other source supports). Content leaves every index; history does not keep it.
+    Forget(ForgetTarget),
+}
+
+/// What `Op::Forget` erases.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ForgetTarget {
+    /// An entity and all its claims.
+    Entity(EntityRef),
+    /// A conversation id: its evidence, and the claims only it supports.
+    Conversation(String),
 }
 
 /// What a vector belongs to.

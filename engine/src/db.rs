@@ -973,6 +973,8 @@ struct VectorFiles {
     claim: Option<engram_storage::VectorFile>,
     /// Overlay ids already in each file (entity, claim).
     flushed: [std::collections::HashSet<u32>; 2],
+    /// Erased ids already zeroed in each file.
+    zeroed: [std::collections::HashSet<u32>; 2],
 }
 
 impl VectorFiles {
@@ -986,6 +988,16 @@ impl VectorFiles {
             for (id, row) in col.written_rows() {
                 if !self.flushed[k].contains(&id) {
                     rows.push((id as usize, row));
+                }
+            }
+            // Erased rows (`forget`) are overwritten with zeros in the file: the one case where a
+            // checkpoint rewrites a row a mapped reader may hold (its claim or entity is erased,
+            // so no read returns it).
+            let zeros = vec![0f32; dim];
+            let file_rows = if k == 0 { self.entity.as_ref() } else { self.claim.as_ref() }.map_or(0, engram_storage::VectorFile::rows);
+            for id in &col.erased {
+                if (*id as usize) < file_rows && self.zeroed[k].insert(*id) {
+                    rows.push((*id as usize, &zeros));
                 }
             }
             if base_rows == 0 && rows.is_empty() {
@@ -1041,6 +1053,17 @@ fn install_vectors(st: &mut State, vfs: &dyn Vfs, dir: &Path, repair_tail: bool)
             st.vectors.claim.base = Some(base);
             files.claim = Some(file);
         }
+    }
+    // Rows of ids erased since the files were last written (a `forget` replayed before the
+    // files were installed) are erased again now, so no read returns them.
+    let erased = |flags: &crate::cow::CowVec<u8>| {
+        (0..flags.len() as u32).filter(|i| *flags.get(*i as usize) & crate::state::ERASED != 0).collect::<Vec<u32>>()
+    };
+    for e in erased(&st.entities.flags) {
+        st.vectors.entity.erase(e);
+    }
+    for c in erased(&st.claims.flags) {
+        st.vectors.claim.erase(c);
     }
     Ok(files)
 }

@@ -57,7 +57,7 @@ pub mod value;
 mod workspace;
 
 pub use apply::Created;
-pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
+pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch};
 pub use bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
 pub use db::{check, BulkInfo, CheckReport, CommitInfo, Config, Database, CLAIM_VECTOR_FILE, DEFAULT_WORKSPACE, LOCK_FILE, VECTOR_FILE};
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};

@@ -413,6 +413,85 @@ impl State {
         next
     }
 
+    /// Erases claim `c` (of workspace `ws`): content cleared, removed from every bitmap, its
+    /// vector and its evidence rows' content erased. Adjacency keeps the bare ids (invisible).
+    pub fn erase_claim(&mut self, ws: WorkspaceId, c: u32) {
+        let i = c as usize;
+        let f = *self.claims.flags.get(i);
+        if f & ERASED != 0 {
+            return;
+        }
+        self.claims.flags.set(i, (f | ERASED) & !LIVE);
+        self.claims.fast.set(i, false);
+        self.claims.timed_live.set(i, false);
+        self.claims.ext_id.set(i, "");
+        self.claims.text.set(i, "");
+        let mut ev = *self.claims.evidence_head.get(i);
+        while ev != NONE {
+            self.erase_evidence_row(ws, ev);
+            ev = self.evidence.rows.get(ev as usize).next;
+        }
+        self.claims.supersedes.remove(&c);
+        self.claims.superseded_by.remove(&c);
+        let bm = &mut self.bitmaps;
+        for s in &mut bm.claims_by_state {
+            s.remove(c);
+        }
+        bm.claims_deleted.remove(c);
+        bm.claims_live.remove(c);
+        if let Some(set) = bm.claims_by_ws.get_mut(&ws) {
+            set.remove(c);
+        }
+        let p = PredicateId(*self.claims.pred.get(i));
+        if let Some(set) = bm.claims_by_pred.get_mut(&p) {
+            set.remove(c);
+        }
+        self.vectors.claim.erase(c);
+        if c < self.graph.watermark {
+            self.graph.mark_dirty(*self.claims.subject.get(i));
+            self.graph.mark_dirty(*self.claims.object.get(i));
+        }
+    }
+
+    /// Clears one evidence row's content and its external id.
+    pub fn erase_evidence_row(&mut self, ws: WorkspaceId, ev: u32) {
+        let row = self.evidence.rows.get_mut(ev as usize);
+        if let Some(ext) = row.ext_id.take() {
+            self.evidence.by_ext.remove(&(ws, ext));
+        }
+        row.conversation_id = None;
+        row.message_id = None;
+        row.model = None;
+        row.model_version = None;
+        row.snippet = None;
+        row.raw_confidence = None;
+    }
+
+    /// Erases entity `e`: names, aliases, properties cleared, removed from every bitmap, its
+    /// vector erased. (Its claims are erased by the caller.)
+    pub fn erase_entity(&mut self, e: u32) {
+        let i = e as usize;
+        let f = *self.entities.flags.get(i);
+        if f & ERASED != 0 {
+            return;
+        }
+        self.entities.flags.set(i, f | ERASED);
+        self.entities.name.set(i, "");
+        self.entities.ext_id.set(i, "");
+        self.entities.aliases.set(i, "");
+        self.entities.props.remove(&e);
+        let ty = *self.entities.ty.get(i);
+        if let Some(set) = self.bitmaps.entities_by_type.get_mut(&ty) {
+            set.remove(e);
+        }
+        let ws = *self.entities.ws.get(i);
+        if let Some(set) = self.bitmaps.entities_by_ws.get_mut(&ws) {
+            set.remove(e);
+        }
+        self.bitmaps.entities_deleted.remove(e);
+        self.vectors.entity.erase(e);
+    }
+
     /// Keyword indexes whose bases are every row as it stands now (built lazily on first query).
     pub fn rebase_text(&mut self) {
         use crate::search::bm25::{TextIndex, TextIndexes};

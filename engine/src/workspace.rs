@@ -3,9 +3,9 @@
 //! again; a workspace created later under the same name gets a new id and starts empty.
 
 use crate::error::WorkspaceError;
-use crate::ids::{WorkspaceId, NONE};
+use crate::ids::WorkspaceId;
 use crate::model::WorkspaceInfo;
-use crate::state::{State, ERASED, LIVE};
+use crate::state::State;
 use crate::time::Timestamp;
 use std::sync::Arc;
 
@@ -33,57 +33,20 @@ pub fn create(st: &mut State, name: &str, now: Timestamp) -> Result<WorkspaceId,
 pub fn drop(st: &mut State, name: &str) -> Result<(), WorkspaceError> {
     let ws = st.catalog.workspace(name).ok_or_else(|| WorkspaceError::Unknown(name.to_owned()))?;
     // Index entries are left behind: lookups verify candidates and skip erased rows.
-    if let Some(ents) = st.bitmaps.entities_by_ws.remove(&ws) {
-        for e in ents.iter() {
-            let i = e as usize;
-            let f = *st.entities.flags.get(i);
-            st.entities.flags.set(i, f | ERASED);
-            st.entities.name.set(i, "");
-            st.entities.ext_id.set(i, "");
-            st.entities.aliases.set(i, "");
-            st.entities.props.remove(&e);
-            let ty = *st.entities.ty.get(i);
-            if let Some(set) = st.bitmaps.entities_by_type.get_mut(&ty) {
-                set.remove(e);
-            }
-            st.bitmaps.entities_deleted.remove(e);
-        }
-    }
-    if let Some(claims) = st.bitmaps.claims_by_ws.remove(&ws) {
+    if let Some(claims) = st.bitmaps.claims_by_ws.get(&ws).cloned() {
         for c in claims.iter() {
-            let i = c as usize;
-            let f = *st.claims.flags.get(i);
-            st.claims.flags.set(i, (f | ERASED) & !LIVE);
-            st.claims.fast.set(i, false);
-            st.claims.timed_live.set(i, false);
-            st.claims.ext_id.set(i, "");
-            st.claims.text.set(i, "");
-            let mut ev = *st.claims.evidence_head.get(i);
-            while ev != NONE {
-                let row = st.evidence.rows.get_mut(ev as usize);
-                if let Some(ext) = row.ext_id.take() {
-                    st.evidence.by_ext.remove(&(ws, ext));
-                }
-                row.conversation_id = None;
-                row.message_id = None;
-                row.model = None;
-                row.model_version = None;
-                row.snippet = None;
-                ev = row.next;
-            }
-            st.claims.supersedes.remove(&c);
-            let bm = &mut st.bitmaps;
-            for s in &mut bm.claims_by_state {
-                s.remove(c);
-            }
-            bm.claims_deleted.remove(c);
-            bm.claims_live.remove(c);
-            let p = crate::ids::PredicateId(*st.claims.pred.get(i));
-            if let Some(set) = bm.claims_by_pred.get_mut(&p) {
-                set.remove(c);
-            }
+            st.erase_claim(ws, c);
         }
     }
+    if let Some(ents) = st.bitmaps.entities_by_ws.get(&ws).cloned() {
+        for e in ents.iter() {
+            st.erase_entity(e);
+        }
+    }
+    st.bitmaps.claims_by_ws.remove(&ws);
+    st.bitmaps.entities_by_ws.remove(&ws);
+    // The keyword indexes held the erased words: rebuilt from the (now cleared) columns.
+    st.rebase_text();
     st.catalog.predicate_defs.retain(|(w, _), _| *w != ws);
     st.catalog.workspace_by_name.remove(name);
     Arc::make_mut(&mut st.catalog.workspaces)[ws.0 as usize] = None;

@@ -347,3 +347,80 @@ fn the_report_measures_extraction_quality_calibration_density_and_freshness() {
     assert_eq!(r.current_claims, 1);
     assert!(r.newest_fact_age_days.is_some_and(|d| d > 0.0));
 }
+
+/// `forget` erases for good: after it (and a checkpoint), no index, no file holds the entity's
+/// name, text, vector or the conversation's provenance; soft delete would have kept them.
+#[test]
+fn forget_leaves_no_trace_in_any_index_or_file() {
+    use engram::{ForgetTarget, Op, VectorOptions, WriteBatch};
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let o = IngestOptions::default();
+    db.ingest(&msg("c1", "m1", "2026-01-01T00:00:00Z", r#""entities": [{"name": "Dana Zyxwerth", "type": "person", "vector": [0.0, 0.0, 1.0]}, {"name": "Lyon", "type": "city", "vector": [1.0, 0.0, 0.0]}],
+        "claims": [{"subject": "Dana Zyxwerth", "predicate": "lives_in", "object": "Lyon", "confidence": 0.95, "text": "Zyxwerth moved to Lyon", "vector": [0.0, 0.6, 0.8]},
+                   {"subject": "Lyon", "predicate": "twinned_with", "object": "Lyon", "confidence": 0.95, "text": "a quiet qwvbnm fact"},
+                   {"subject": "Lyon", "predicate": "located_in", "object": "Lyon", "confidence": 0.95}]"#), &o).unwrap();
+    db.ingest(
+        &msg(
+            "c2",
+            "m1",
+            "2026-01-02T00:00:00Z",
+            r#""entities": [{"name": "Lyon", "type": "city"}, {"name": "France", "type": "country"}],
+        "claims": [{"subject": "Lyon", "predicate": "located_in", "object": "Lyon", "confidence": 0.9},
+                   {"subject": "Lyon", "predicate": "in_country", "object": "France", "confidence": 0.9, "text": "Lyon is in France"}]"#,
+        ),
+        &o,
+    )
+    .unwrap();
+    db.checkpoint().unwrap();
+    let dana = db.snapshot().workspace("default").unwrap().entity_id("person:danazyxwerth").unwrap();
+    let mut b = WriteBatch::new("default");
+    b.push(Op::Forget(ForgetTarget::Entity("person:danazyxwerth".into())));
+    b.push(Op::Forget(ForgetTarget::Conversation("c1".into())));
+    db.write(&b).unwrap();
+
+    let check = |db: &Database| {
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        let v = Visibility::all_versions();
+        assert!(ws.find_by_name("Dana Zyxwerth").is_empty());
+        assert!(ws.entity(dana).is_none());
+        assert!(ws.search_entity_text("zyxwerth", 10, &v).is_empty());
+        assert!(ws.search_claim_text("zyxwerth", 10, &v).is_empty());
+        assert!(db.entity_vector(dana).is_none());
+        let near =
+            ws.search_entity_vectors(&[0.0, 0.0, 1.0], &VectorOptions { visibility: v.clone(), ..VectorOptions::default() }).unwrap();
+        assert!(near.iter().all(|(e, _)| *e != dana));
+        assert!(ws
+            .search_claim_vectors(&[0.0, 0.6, 0.8], &VectorOptions { visibility: v.clone(), ..VectorOptions::default() })
+            .unwrap()
+            .is_empty());
+        // The claim only c1 supported is gone; the one c2 also supports stays, without c1's evidence.
+        assert!(ws.search_claim_text("qwvbnm", 10, &v).is_empty());
+        assert!(ws.claim_id("c1/m1/1").is_none());
+        let shared = ws.claim_id("c1/m1/2").unwrap_or_else(|| panic!("kept: c2 supports it"));
+        let ev = ws.evidence_of(shared).unwrap();
+        assert!(ev.iter().all(|e| e.conversation_id.as_deref() != Some("c1")), "{ev:?}");
+        let counts = snap.row_counts();
+        assert_eq!((counts.entities, counts.claims), (2, 2));
+        let r = ws.recall(&RecallQuery { visibility: v, ..RecallQuery::new("where does Zyxwerth live") }).unwrap();
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(!json.to_lowercase().contains("zyxwerth") && !json.contains("\"c1\""), "{json}");
+    };
+    check(&db);
+    db.checkpoint().unwrap();
+    check(&db);
+    drop(db);
+    // Every file: snapshot, keyword index, vector files, WAL.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let lower = String::from_utf8_lossy(&bytes).to_lowercase();
+        assert!(!lower.contains("zyxwerth") && !lower.contains("qwvbnm"), "{} still holds erased text", path.display());
+    }
+    let v = std::fs::read(dir.path().join(engram::VECTOR_FILE)).unwrap();
+    let row = &v[64 + dana.0 as usize * 12..64 + dana.0 as usize * 12 + 12];
+    assert!(row.iter().all(|b| *b == 0), "the erased vector row is zeroed in the file");
+    let db = Database::open(dir.path()).unwrap();
+    check(&db);
+}

@@ -207,6 +207,8 @@ pub struct VectorColumn {
     pub segments: Vec<Arc<VectorBase>>,
     /// Rows written since.
     pub overlay: imbl::OrdMap<u32, Arc<[f32]>>,
+    /// Ids erased (`forget`) whose rows the base file still holds until a checkpoint zeroes them.
+    pub erased: imbl::OrdSet<u32>,
 }
 
 /// A scored id.
@@ -329,13 +331,16 @@ impl VectorColumn {
 
     /// Whether `id` has a vector.
     pub fn has(&self, id: u32) -> bool {
-        self.overlay.contains_key(&id) || self.blocks().any(|b| b.local(id).is_some())
+        !self.erased.contains(&id) && (self.overlay.contains_key(&id) || self.blocks().any(|b| b.local(id).is_some()))
     }
 
     /// The vector of `id`.
     pub fn get(&self, id: u32) -> Option<Vec<f32>> {
         if let Some(r) = self.overlay.get(&id) {
             return Some(r.to_vec());
+        }
+        if self.erased.contains(&id) {
+            return None;
         }
         self.blocks().find_map(|b| b.local(id).map(|i| b.row(i).to_vec()))
     }
@@ -345,6 +350,23 @@ impl VectorColumn {
         let mut v: Vec<(u32, &[f32])> = self.segments.iter().flat_map(|s| s.present_rows()).collect();
         v.extend(self.overlay.iter().map(|(id, r)| (*id, &r[..])));
         v
+    }
+
+    /// Erases `id`'s vector: gone from the overlay, zeroed in a copy of its segment, and listed
+    /// for the next checkpoint to zero in the file. Reads never return it again.
+    pub fn erase(&mut self, id: u32) {
+        let mut had = self.overlay.remove(&id).is_some();
+        for seg in &mut self.segments {
+            if let Some(i) = seg.local(id) {
+                let mut values = seg.floats().to_vec();
+                values[i * seg.dim..(i + 1) * seg.dim].fill(0.0);
+                *seg = Arc::new(VectorBase::owned_at(seg.first, seg.dim, values));
+                had = true;
+            }
+        }
+        if had || self.base.as_ref().is_some_and(|b| b.local(id).is_some()) {
+            self.erased.insert(id);
+        }
     }
 
     /// Stores a row (the caller checked the id has none) and folds the overlay into segments
