@@ -445,13 +445,12 @@ impl VectorColumn {
     pub fn search_among(&self, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
         debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids must be ascending");
         let mut top = TopK::new(scan.k);
-        if !self.overlay.is_empty() {
-            for &id in ids {
-                if let Some(row) = self.overlay.get(&id) {
-                    let s = dot_f32(scan.query, row) * if scan.cosine { inv_norm(row) } else { 1.0 };
-                    if top.admits(s, id) {
-                        top.push(Scored { id, score: s });
-                    }
+        // The overlay is small: walk it against the sorted ids rather than probing it per id.
+        for (id, row) in &self.overlay {
+            if ids.binary_search(id).is_ok() {
+                let s = dot_f32(scan.query, row) * if scan.cosine { inv_norm(row) } else { 1.0 };
+                if top.admits(s, *id) {
+                    top.push(Scored { id: *id, score: s });
                 }
             }
         }
@@ -461,10 +460,14 @@ impl VectorColumn {
             }
             let end = u64::from(block.first) + block.rows as u64;
             let part = &ids[ids.partition_point(|id| *id < block.first)..ids.partition_point(|id| u64::from(*id) < end)];
+            // An overlay row shadows a block row only after a replay over rows a checkpoint
+            // wrote; check per id only when the overlay reaches into this block at all.
+            let shadowed = self.overlay.range(block.first..).next().is_some_and(|(id, _)| u64::from(*id) < end);
+            let present = block.present();
             let local: Vec<usize> = part
                 .iter()
                 .map(|id| (id - block.first) as usize)
-                .filter(|i| block.is_present(*i) && (self.overlay.is_empty() || !self.overlay.contains_key(&(block.first + *i as u32))))
+                .filter(|i| present[i / 64] & (1 << (i % 64)) != 0 && (!shadowed || !self.overlay.contains_key(&(block.first + *i as u32))))
                 .collect();
             if !local.is_empty() {
                 top = top.merge(search_rows(block, scan, &local));
