@@ -344,6 +344,9 @@ impl Database {
                     *nothing.borrow_mut() = Some(report);
                     return Err(Error::from(IngestError { path: ".".into(), message: "nothing to write".into() }));
                 }
+                // Planning read this state through the default visibility, which materializes its
+                // flat filter; the batch changes the bits, so the filter is rebuilt on first use.
+                st.fast_flat = std::sync::OnceLock::new();
                 apply_batch(st, &batch, now, limits)?;
                 *planned.borrow_mut() = Some(batch);
                 Ok(report)

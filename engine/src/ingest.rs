@@ -125,6 +125,8 @@ pub struct ClaimIn {
     pub text: Option<String>,
     /// Valid from (default: the source's `extracted_at`, else the commit time).
     pub valid_from: Option<String>,
+    /// After this time the claim is no longer served (RFC 3339 or epoch seconds).
+    pub expires_at: Option<String>,
     /// An external id to use if the claim is created.
     pub id: Option<String>,
     /// Text embedding.
@@ -318,6 +320,9 @@ fn validate(doc: &IngestDoc) -> Result<(), IngestError> {
         }
         if let Some(t) = &c.valid_from {
             Timestamp::parse(t).map_err(|e| err(format!("claims[{i}].valid_from"), e.to_string()))?;
+        }
+        if let Some(t) = &c.expires_at {
+            Timestamp::parse(t).map_err(|e| err(format!("claims[{i}].expires_at"), e.to_string()))?;
         }
     }
     Ok(())
@@ -529,6 +534,7 @@ pub(crate) fn plan(
         let state = if c.confidence >= opts.accept_confidence { ClaimState::Accepted } else { ClaimState::Proposed };
         let mut add = AddClaim::new(s_ref.clone(), &c.predicate, o_ref.clone()).id(&ext).confidence(c.confidence).state(state);
         add.valid_from = Some(valid_from);
+        add.expires_at = c.expires_at.as_deref().and_then(|t| Timestamp::parse(t).ok());
         add.text.clone_from(&c.text);
         b.add_claim(add);
         b.push(evidence(ClaimRef::Ext(ext.clone())));

@@ -424,3 +424,39 @@ fn forget_leaves_no_trace_in_any_index_or_file() {
     let db = Database::open(dir.path()).unwrap();
     check(&db);
 }
+
+/// The CX refund follow-up (cx-context-graphs): a customer, orders, an open refund issue and its
+/// escalation over three conversations; the customer's entity context lists the open refund
+/// first, and an expired promise is not served.
+#[test]
+fn the_cx_refund_follow_up_puts_the_open_refund_first() {
+    let clock = Arc::new(ManualClock::new(Timestamp::parse("2026-04-10T12:00:00Z").unwrap()));
+    let db = Database::with_config(Config { clock: clock.clone(), ..Config::default() });
+    let o = IngestOptions::default();
+    let people = r#""entities": [{"name": "Maya Chen", "type": "customer", "aliases": ["maya.chen@example.com"]},
+        {"name": "Order 1042", "type": "order"}, {"name": "Order 977", "type": "order"},
+        {"name": "Refund for order 1042", "type": "issue"}, {"name": "Tier 2 support", "type": "team"}]"#;
+    db.ingest(&msg("call-1", "t1", "2026-04-01T09:00:00Z", &format!(r#"{people}, "claims": [
+        {{"subject": "Maya Chen", "predicate": "placed", "object": "Order 977", "confidence": 1.0, "text": "Maya placed order 977 in February, delivered"}},
+        {{"subject": "Maya Chen", "predicate": "placed", "object": "Order 1042", "confidence": 1.0, "text": "Maya placed order 1042; it arrived damaged"}},
+        {{"subject": "Maya Chen", "predicate": "opened", "object": "Refund for order 1042", "confidence": 0.95, "text": "Maya asked for a refund of order 1042 (damaged)"}},
+        {{"subject": "Refund for order 1042", "predicate": "promised_by", "object": "Tier 2 support", "confidence": 0.9, "text": "agent promised a callback within 48 hours", "expires_at": "2026-04-03T09:00:00Z"}}]"#)), &o).unwrap();
+    db.ingest(&msg("chat-2", "t1", "2026-04-05T15:00:00Z", r#""claims": [
+        {"subject": "maya.chen@example.com", "predicate": "opened", "object": "Refund for order 1042", "confidence": 0.9, "text": "Maya followed up: refund still not received"}]"#), &o).unwrap();
+    db.ingest(&msg("email-3", "t1", "2026-04-08T10:00:00Z", r#""claims": [
+        {"subject": "Refund for order 1042", "predicate": "escalated_to", "object": "Tier 2 support", "confidence": 0.95, "text": "refund escalated to tier 2 after the second contact"}]"#), &o).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let maya = ws.find_by_name("maya.chen@example.com")[0];
+    assert_eq!(ws.find_by_name("Maya Chen"), vec![maya], "the email alias is the same customer");
+    let q = engram::ContextQuery {
+        predicates: vec!["opened".into(), "placed".into(), "escalated_to".into(), "promised_by".into()],
+        ..Default::default()
+    };
+    let ctx = ws.entity_context(maya, &q).unwrap();
+    let first = &ctx.packed.facts[0];
+    assert_eq!((first.predicate.as_str(), first.object.name.as_str()), ("opened", "Refund for order 1042"), "{}", ctx.packed.context);
+    assert_eq!(first.evidence.len(), 2, "two conversations about the refund");
+    assert!(ctx.packed.context.contains("escalated to tier 2"), "{}", ctx.packed.context);
+    assert!(!ctx.packed.context.contains("48 hours"), "the expired promise is not served: {}", ctx.packed.context);
+}

@@ -255,23 +255,28 @@ impl WorkspaceView<'_> {
     }
 
     /// Entity context: the claims within `depth` hops of `entity` (filtered by predicate and
-    /// neighbour type), nearest first, then most trusted and freshest (confidence × decay), at
-    /// most `max_facts`, packed into `budget`. A fact's score is `1 / (60 + rank)` in that order.
+    /// neighbour type), nearest first, then by confidence × decay × activity (halved every
+    /// `activity_half_life_days` since the claim's latest evidence: what the caller is following
+    /// up on comes first), at most `max_facts`, packed into `budget`. A fact's score is
+    /// `1 / (60 + rank)` in that order.
     pub fn entity_context(&self, entity: EntityId, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(entity)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
         let found = self.graph_claims(&[entity], q.depth, q.visited_max, &[filter], &q.visibility)?;
         let until = q.visibility.as_of.unwrap_or(self.now);
-        let mut items: Vec<(u32, f64, f64, ClaimId)> = found
+        let mut items: Vec<(u32, f64, Timestamp, f64, ClaimId)> = found
             .into_iter()
             .map(|(depth, c)| {
                 let (weight, decay) = self.weigh(c, 1.0, until);
-                (depth, weight, decay, c)
+                let activity = self.last_activity(c);
+                let idle_days = ((until.0 - activity.0).max(0) as f64) / 86_400e6;
+                let active = q.activity_half_life_days.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(idle_days / h));
+                (depth, weight * active, activity, decay, c)
             })
             .collect();
-        items.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.3.cmp(&b.3)));
+        items.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2)).then(a.4.cmp(&b.4)));
         items.truncate(q.max_facts);
-        let facts = items.into_iter().enumerate().filter_map(|(i, (_, _, decay, c))| {
+        let facts = items.into_iter().enumerate().filter_map(|(i, (_, _, _, decay, c))| {
             self.fact(c, PathRanks { graph: Some(i as u32 + 1), ..PathRanks::default() }, 1.0 / (RRF_K + i as f64 + 1.0), decay)
         });
         Ok(Recall {
@@ -337,6 +342,19 @@ impl WorkspaceView<'_> {
             graph_seeds: vec![root.0],
             timings_us: Vec::new(),
         })
+    }
+
+    /// When claim `c` was last heard of: its newest evidence's `observed_at` (when the source
+    /// said it), else when it was recorded.
+    fn last_activity(&self, c: ClaimId) -> Timestamp {
+        let mut latest: Option<Timestamp> = None;
+        let mut ev = *self.st.claims.evidence_head.get(c.index());
+        while ev != crate::ids::NONE {
+            let row = self.st.evidence.rows.get(ev as usize);
+            latest = Some(latest.map_or(row.observed_at, |l| l.max(row.observed_at)));
+            ev = row.next;
+        }
+        latest.unwrap_or_else(|| self.st.claims.recorded.at(c.0))
     }
 
     /// Every claim reached from `seeds` within `hops` (visited cap `visited_max`), with the depth
@@ -473,6 +491,9 @@ pub struct ContextQuery {
     pub budget: usize,
     /// Entities the traversal may visit (default 5,000).
     pub visited_max: usize,
+    /// Entity context: a claim's weight halves per this many days since its latest evidence
+    /// (default 30; `None` = activity does not count).
+    pub activity_half_life_days: Option<f64>,
     /// What may be returned.
     pub visibility: Visibility,
 }
@@ -487,6 +508,7 @@ impl Default for ContextQuery {
             budget: 800,
             visited_max: 5_000,
             visibility: Visibility::current(),
+            activity_half_life_days: Some(30.0),
         }
     }
 }
