@@ -249,13 +249,17 @@ fn corroboration_combines_independent_sources_and_accepts() {
     assert_eq!(ws.evidence_of(c.id).unwrap().len(), 3, "every mention is evidence");
 }
 
+/// The OAuth2 story: SAML first, then OAuth2 chosen over it (decided by the architect), then
+/// refined to OAuth2 with PKCE, then corroborated; each verdict is the client classifier's.
 #[test]
 fn client_verdicts_corroborate_contradict_and_refine() {
     let db = db();
     let o = IngestOptions::default();
     db.ingest(&msg("c1", "m1", "2026-01-01T00:00:00Z", r#""entities": [{"name": "Auth", "type": "project"}, {"name": "SAML", "type": "protocol"}, {"name": "OAuth2", "type": "protocol"}, {"name": "OAuth2 PKCE", "type": "protocol"}],
         "claims": [{"id": "uses-saml", "subject": "Auth", "predicate": "uses", "object": "SAML", "confidence": 0.7}]"#), &o).unwrap();
-    let r = db.ingest(&msg("c2", "m1", "2026-02-01T00:00:00Z", r#""claims": [{"id": "uses-oauth", "subject": "Auth", "predicate": "uses", "object": "OAuth2", "confidence": 0.95, "relation": {"contradicts": "uses-saml"}}]"#), &o).unwrap();
+    let r = db.ingest(&msg("c2", "m1", "2026-02-01T00:00:00Z", r#""entities": [{"name": "Priya", "type": "person"}],
+        "claims": [{"id": "uses-oauth", "subject": "Auth", "predicate": "uses", "object": "OAuth2", "confidence": 0.95, "relation": {"contradicts": "uses-saml"}},
+                   {"id": "decided", "subject": "OAuth2", "predicate": "decided_by", "object": "Priya", "confidence": 0.9, "reasoning": "Priya is the architect"}]"#), &o).unwrap();
     assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["uses-saml".into()] });
     let r = db.ingest(&msg("c3", "m1", "2026-03-01T00:00:00Z", r#""claims": [{"id": "uses-pkce", "subject": "Auth", "predicate": "uses", "object": "OAuth2 PKCE", "confidence": 0.95, "relation": {"refines": "uses-oauth"}}]"#), &o).unwrap();
     assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["uses-oauth".into()] });
@@ -267,6 +271,14 @@ fn client_verdicts_corroborate_contradict_and_refine() {
     assert_eq!(state("uses-saml").state, ClaimState::Deprecated);
     assert_eq!(state("uses-oauth").superseded_by, Some(state("uses-pkce").id));
     assert_eq!(state("uses-pkce").state, ClaimState::Accepted);
+    assert_eq!(state("uses-saml").valid_until, state("uses-oauth").valid_from, "SAML stopped being true when OAuth2 was chosen");
+    assert_eq!(state("decided").state, ClaimState::Accepted);
+    // What is current about Auth: PKCE, and who decided OAuth2 stays citable.
+    let r = ws
+        .recall(&RecallQuery { seeds: vec![ws.entity_id("project:auth").unwrap()], ..RecallQuery::new("which auth protocol do we use") })
+        .unwrap();
+    let ids: Vec<&str> = r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect();
+    assert!(ids.contains(&"uses-pkce") && !ids.contains(&"uses-saml") && !ids.contains(&"uses-oauth"), "{ids:?}");
 }
 
 proptest! {
