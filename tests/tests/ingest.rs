@@ -249,8 +249,8 @@ fn corroboration_combines_independent_sources_and_accepts() {
     assert_eq!(ws.evidence_of(c.id).unwrap().len(), 3, "every mention is evidence");
 }
 
-/// The OAuth2 story: SAML first, then OAuth2 chosen over it (decided by the architect), then
-/// refined to OAuth2 with PKCE, then corroborated; each verdict is the client classifier's.
+/// The `OAuth2` story: SAML first, then `OAuth2` chosen over it (decided by the architect), then
+/// refined to `OAuth2` with PKCE, then corroborated; each verdict is the client classifier's.
 #[test]
 fn client_verdicts_corroborate_contradict_and_refine() {
     let db = db();
