@@ -2,7 +2,9 @@
 //! the authentication service migration, built through the embedded API and kept in a local folder
 //! (`./engram-data`, or the folder given as the first argument). The first run writes the memory;
 //! later runs find it on disk. Prints the two-hop neighbourhood of the migration and the
-//! Kafka → Kinesis supersession.
+//! Kafka → Kinesis supersession, ingests a new message of extractor output (once: a re-run is
+//! recognised as the same message), and shows what an agent gets back for a question: the
+//! context block, within a token budget, each fact citing its evidence.
 //!
 //! Run: `cargo run --release --example agent_memory [-- FOLDER]`
 
@@ -37,7 +39,37 @@ fn main() -> Result<(), engram::Error> {
         remember(&db)?;
         println!("(memory written to {folder}/)\n");
     }
-    recall(&db)
+    recall(&db)?;
+    ingest_and_ask(&db)
+}
+
+/// A new message's extraction arrives; then the agent asks before answering.
+fn ingest_and_ask(db: &Database) -> Result<(), engram::Error> {
+    let extraction = r#"{"source": {"conversation_id": "conv-44", "message_id": "m-2", "model": "extractor", "model_version": "1.2",
+                                    "extracted_at": "2026-03-20T09:00:00Z", "snippet": "Kinesis lag alarms fired twice this week"},
+        "entities": [{"name": "AuthService", "type": "service"}, {"name": "Kinesis lag alarm", "type": "incident"}],
+        "claims": [{"subject": "Kinesis lag alarm", "predicate": "affects", "object": "AuthService", "confidence": 0.8,
+                    "text": "Kinesis lag alarms fired twice this week for AuthService events"}]}"#;
+    let report = db.ingest(extraction, &engram::ingest::IngestOptions::default())?;
+    if report.duplicate {
+        println!("\nIngest of conv-44/m-2: already in memory, nothing written");
+    } else {
+        let how: Vec<String> = report.entities.iter().map(|r| format!("{} → {} ({:?})", r.name, r.entity, r.how)).collect();
+        println!("\nIngested conv-44/m-2: {}", how.join("; "));
+    }
+    let snap = db.snapshot();
+    let ws = snap.workspace("default")?;
+    let question = "What does AuthService use for event streaming, and is it healthy?";
+    let r = ws.recall(&engram::RecallQuery { budget: 400, ..engram::RecallQuery::new(question) })?;
+    println!(
+        "\nRecall for \"{question}\" ({} of {} tokens, {} cut; paths {}):\n{}",
+        r.packed.tokens_used,
+        r.packed.budget,
+        r.packed.cut,
+        r.paths_run.join("+"),
+        r.packed.context
+    );
+    Ok(())
 }
 
 /// What the extraction pipeline wrote after conversations 3 to 41.
