@@ -556,7 +556,7 @@ impl Database {
         let mut writer = self.inner.writer.lock();
         let mut next = (*writer.latest).clone();
         let rows = base.rows();
-        next.vectors.entity = VectorColumn { base: Some(Arc::new(base)), ..VectorColumn::default() };
+        next.vectors.entity = VectorColumn::with_base(Arc::new(base));
         let next = Arc::new(next);
         writer.latest = next.clone();
         *self.inner.published.write() = next;

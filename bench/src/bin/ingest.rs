@@ -25,6 +25,9 @@ struct Args {
     fsync: String,
     #[arg(long, default_value_t = 64)]
     dim: usize,
+    /// Mentions per batch (of 10) that are new surface forms, resolved by vector similarity.
+    #[arg(long, default_value_t = 2)]
+    novel: usize,
 }
 
 const TYPES: [&str; 10] = ["service", "person", "team", "project", "decision", "incident", "document", "repo", "ticket", "customer"];
@@ -67,7 +70,7 @@ fn main() -> Result<(), String> {
             for m in 0..10 {
                 let i = rng.gen_range(0..a.entities);
                 let ty = TYPES[i % 10];
-                if m < 8 {
+                if m < 10 - a.novel.min(10) {
                     entities.push(json!({"name": format!("{ty}-{i:06}"), "type": ty}));
                 } else {
                     let v: Vec<f32> = unit(vectors[i].iter().map(|x| x + rng.gen_range(-0.02f32..0.02)).collect());
@@ -112,7 +115,7 @@ fn main() -> Result<(), String> {
     let secs = t.elapsed().as_secs_f64();
     println!(
         "{}",
-        json!({"bench": "ingest", "entities": a.entities, "batches": a.batches, "writers": a.writers, "fsync": a.fsync, "dim": a.dim,
+        json!({"bench": "ingest", "entities": a.entities, "batches": a.batches, "writers": a.writers, "fsync": a.fsync, "dim": a.dim, "novel_per_batch": a.novel,
                "claims": claims, "seconds": (secs * 1000.0).round() / 1000.0, "claims_per_s": (claims as f64 / secs).round(),
                "mentions_resolved_by_vector": by_vector, "mentions": a.batches * 10})
     );

@@ -79,16 +79,18 @@ impl WorkspaceView<'_> {
         let accept = |e: u32| *st.entities.ws.get(e as usize) == ws && vis.entity(st, e);
         if !opts.entity_types.is_empty() {
             let mut ids: Vec<u32> = Vec::new();
+            // The group's cache key: the sorted type ids (one type: the common case).
+            let mut key_types: Vec<u16> = Vec::new();
             for t in &opts.entity_types {
-                if let Some(set) = st
-                    .catalog
-                    .types
-                    .get(&crate::normalize::vocabulary_key(t))
-                    .and_then(|t| st.bitmaps.entities_by_type.get(&crate::ids::TypeId(t)))
-                {
+                let Some(tid) = st.catalog.types.get(&crate::normalize::vocabulary_key(t)) else { continue };
+                key_types.push(tid);
+                if let Some(set) = st.bitmaps.entities_by_type.get(&crate::ids::TypeId(tid)) {
                     ids.extend(set.iter().filter(|e| accept(*e)));
                 }
             }
+            key_types.sort_unstable();
+            key_types.dedup();
+            let key = key_types.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, t| (h ^ u64::from(*t)).wrapping_mul(0x100_0000_01b3));
             ids.sort_unstable();
             ids.dedup();
             let scan = Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine };
@@ -100,7 +102,7 @@ impl WorkspaceView<'_> {
             } else {
                 scan
             };
-            let hits = st.vectors.entity.search_among(&scan, &ids);
+            let hits = st.vectors.entity.search_group(key, &scan, &ids);
             return Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect());
         }
         let members = st.bitmaps.entities_by_ws.get(&ws);

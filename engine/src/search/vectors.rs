@@ -209,6 +209,28 @@ pub struct VectorColumn {
     pub overlay: imbl::OrdMap<u32, Arc<[f32]>>,
     /// Ids erased (`forget`) whose rows the base file still holds until a checkpoint zeroes them.
     pub erased: imbl::OrdSet<u32>,
+    /// Contiguous i8 copies of row groups (an entity type's members), shared by every version
+    /// of the column: rows never change once written, so a copy can only be incomplete, never
+    /// wrong; `search_group` scans what it lacks directly.
+    groups: Arc<parking_lot::Mutex<std::collections::HashMap<u64, Arc<GroupMatrix>>>>,
+}
+
+impl VectorColumn {
+    /// A column over `base` alone.
+    pub fn with_base(base: Arc<VectorBase>) -> VectorColumn {
+        VectorColumn { base: Some(base), ..VectorColumn::default() }
+    }
+}
+
+/// A group's rows, back to back in i8, with their scales and inverse norms.
+#[derive(Debug)]
+struct GroupMatrix {
+    /// Ascending.
+    ids: Vec<u32>,
+    dim: usize,
+    q: Vec<i8>,
+    scales: Vec<f32>,
+    inv_norms: Vec<f32>,
 }
 
 /// A scored id.
@@ -440,6 +462,70 @@ impl VectorColumn {
         top.into_sorted()
     }
 
+    /// `search_among` for a recurring group of ids (`key` names it, e.g. an entity type): in i8
+    /// mode the group's rows are scanned from a contiguous copy built on first use (scattered
+    /// rows cost a cache miss each; a contiguous copy streams), members the copy lacks are
+    /// scanned directly, and the short list is rescored exactly. Other modes: `search_among`.
+    pub fn search_group(&self, key: u64, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
+        if scan.mode != VectorMode::I8 || ids.is_empty() {
+            return self.search_among(scan, ids);
+        }
+        let dim = scan.query.len();
+        let cached = self.groups.lock().get(&key).cloned();
+        let m = match cached {
+            Some(m) if m.dim == dim && missing(&m.ids, ids).len() * 4 <= ids.len() => m,
+            _ => {
+                let mut m = GroupMatrix { ids: Vec::new(), dim, q: Vec::new(), scales: Vec::new(), inv_norms: Vec::new() };
+                let mut row_q = vec![0i8; dim];
+                for &id in ids {
+                    if let Some(row) = self.get(id).filter(|r| r.len() == dim) {
+                        m.scales.push(quantize_i8(&row, &mut row_q));
+                        m.q.extend_from_slice(&row_q);
+                        m.inv_norms.push(inv_norm(&row));
+                        m.ids.push(id);
+                    }
+                }
+                let m = Arc::new(m);
+                self.groups.lock().insert(key, m.clone());
+                m
+            }
+        };
+        let short = scan.rescore.max(scan.k);
+        let mut q = vec![0i8; dim];
+        let qs = quantize_i8(scan.query, &mut q);
+        let listed = |id: u32| ids.binary_search(&id).is_ok();
+        let pre = (0..m.ids.len().div_ceil(CHUNK_ROWS))
+            .into_par_iter()
+            .map(|c| {
+                let mut top = TopK::new(short);
+                for j in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(m.ids.len()) {
+                    let w = if scan.cosine { m.inv_norms[j] } else { 1.0 };
+                    let s = dot_i8(&q, &m.q[j * dim..(j + 1) * dim]) * m.scales[j] * qs * w;
+                    let id = m.ids[j];
+                    if top.admits(s, id) && listed(id) {
+                        top.push(Scored { id, score: s });
+                    }
+                }
+                top
+            })
+            .reduce(|| TopK::new(short), TopK::merge);
+        let mut top = TopK::new(scan.k);
+        for w in pre.heap {
+            if let Some(row) = self.get(w.0.id) {
+                let s = dot_f32(scan.query, &row) * if scan.cosine { inv_norm(&row) } else { 1.0 };
+                if top.admits(s, w.0.id) {
+                    top.push(Scored { id: w.0.id, score: s });
+                }
+            }
+        }
+        for s in self.search_among(scan, &missing(&m.ids, ids)) {
+            if top.admits(s.score, s.id) {
+                top.push(s);
+            }
+        }
+        top.into_sorted()
+    }
+
     /// Like `search`, over the listed ids only (ascending; a selective filter: cheaper than a
     /// full scan). Each block scores its share of the ids in the scan's mode.
     pub fn search_among(&self, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
@@ -475,6 +561,21 @@ impl VectorColumn {
         }
         top.into_sorted()
     }
+}
+
+/// The ids of `want` (ascending) that `have` (ascending) lacks.
+fn missing(have: &[u32], want: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    for &id in want {
+        while i < have.len() && have[i] < id {
+            i += 1;
+        }
+        if i == have.len() || have[i] != id {
+            out.push(id);
+        }
+    }
+    out
 }
 
 /// The best rows among `rows` (local indexes, all present) of one block, in the scan's mode.
@@ -611,7 +712,7 @@ mod tests {
     fn column(rows: &[Vec<f32>], split: usize) -> VectorColumn {
         let dim = rows[0].len();
         let base: Vec<f32> = rows[..split].iter().flatten().copied().collect();
-        let mut col = VectorColumn { base: Some(Arc::new(VectorBase::owned(dim, base))), ..VectorColumn::default() };
+        let mut col = VectorColumn::with_base(Arc::new(VectorBase::owned(dim, base)));
         // Inserted in a scrambled order, so folds see runs, gaps and out-of-order segments.
         let mut order: Vec<usize> = (split..rows.len()).collect();
         let n = order.len();
@@ -701,6 +802,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A cached group copy answers like a direct scan of the group, also after the group grows
+    /// (members the copy lacks), shrinks (members it holds that left) or is rebuilt.
+    #[test]
+    fn group_scans_equal_brute_force_as_the_group_changes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let dim = 16;
+        let rows: Vec<Vec<f32>> = (0..6000).map(|_| (0..dim).map(|_| rng.gen_range(-1.0f32..1.0)).collect()).collect();
+        let mut col = column(&rows[..4000], 2000);
+        let check = |col: &VectorColumn, ids: &[u32], rows: &[Vec<f32>]| {
+            for _ in 0..5 {
+                let q: Vec<f32> = (0..dim).map(|_| rand::random::<f32>() - 0.5).collect();
+                let n = scalar::dot_f32(&q, &q).sqrt();
+                let unit: Vec<f32> = q.iter().map(|x| (f64::from(*x) / n) as f32).collect();
+                let scan = Scan { query: &unit, k: 7, mode: VectorMode::I8, rescore: ids.len(), cosine: true };
+                let got: Vec<u32> = col.search_group(9, &scan, ids).iter().map(|s| s.id).collect();
+                let mut want: Vec<(f64, u32)> = ids
+                    .iter()
+                    .map(|&i| {
+                        let r = &rows[i as usize];
+                        (scalar::dot_f32(&q, r) / (n * scalar::dot_f32(r, r).sqrt()), i)
+                    })
+                    .collect();
+                want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                assert_eq!(got, want.iter().take(7).map(|w| w.1).collect::<Vec<_>>());
+            }
+        };
+        let group: Vec<u32> = (0..4000).filter(|i| i % 3 == 0).collect();
+        check(&col, &group, &rows);
+        // Grown: new rows join the group (the copy lacks them); some old members leave.
+        for (i, r) in rows.iter().enumerate().skip(4000) {
+            col.insert(i as u32, Arc::from(r.as_slice()));
+        }
+        let grown: Vec<u32> = (0..6000).filter(|i| i % 3 == 0 && i % 7 != 0).collect();
+        check(&col, &grown, &rows);
+        // Mostly new: the copy is rebuilt.
+        let other: Vec<u32> = (0..6000).filter(|i| i % 3 == 1).collect();
+        check(&col, &other, &rows);
     }
 
     #[test]
