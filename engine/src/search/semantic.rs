@@ -85,7 +85,7 @@ impl WorkspaceView<'_> {
                 let Some(tid) = st.catalog.types.get(&crate::normalize::vocabulary_key(t)) else { continue };
                 key_types.push(tid);
                 if let Some(set) = st.bitmaps.entities_by_type.get(&crate::ids::TypeId(tid)) {
-                    ids.extend(set.iter().filter(|e| accept(*e)));
+                    ids.extend(set.iter());
                 }
             }
             key_types.sort_unstable();
@@ -102,7 +102,7 @@ impl WorkspaceView<'_> {
             } else {
                 scan
             };
-            let hits = st.vectors.entity.search_group(key, &scan, &ids);
+            let hits = st.vectors.entity.search_group(key, &scan, &ids, &accept);
             return Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect());
         }
         let members = st.bitmaps.entities_by_ws.get(&ws);

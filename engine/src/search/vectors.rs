@@ -462,19 +462,30 @@ impl VectorColumn {
         top.into_sorted()
     }
 
-    /// `search_among` for a recurring group of ids (`key` names it, e.g. an entity type): in i8
+    /// `search_among` for a recurring group of ids (ascending; `key` names the group, e.g. an
+    /// entity type), filtered by `accept` lazily: in i8
     /// mode the group's rows are scanned from a contiguous copy built on first use (scattered
     /// rows cost a cache miss each; a contiguous copy streams), members the copy lacks are
     /// scanned directly, and the short list is rescored exactly. Other modes: `search_among`.
-    pub fn search_group(&self, key: u64, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
+    pub fn search_group(&self, key: u64, scan: &Scan<'_>, ids: &[u32], accept: &(dyn Fn(u32) -> bool + Sync)) -> Vec<Scored> {
         if scan.mode != VectorMode::I8 || ids.is_empty() {
-            return self.search_among(scan, ids);
+            let accepted: Vec<u32> = ids.iter().copied().filter(|id| accept(*id)).collect();
+            return self.search_among(scan, &accepted);
         }
         let dim = scan.query.len();
         let cached = self.groups.lock().get(&key).cloned();
+        let mut lacking = Vec::new();
         let m = match cached {
-            Some(m) if m.dim == dim && missing(&m.ids, ids).len() * 4 <= ids.len() => m,
+            Some(m)
+                if m.dim == dim && {
+                    lacking = missing(&m.ids, ids);
+                    lacking.len() * 4 <= ids.len()
+                } =>
+            {
+                m
+            }
             _ => {
+                lacking.clear();
                 let mut m = GroupMatrix { ids: Vec::new(), dim, q: Vec::new(), scales: Vec::new(), inv_norms: Vec::new() };
                 let mut row_q = vec![0i8; dim];
                 for &id in ids {
@@ -493,7 +504,9 @@ impl VectorColumn {
         let short = scan.rescore.max(scan.k);
         let mut q = vec![0i8; dim];
         let qs = quantize_i8(scan.query, &mut q);
-        let listed = |id: u32| ids.binary_search(&id).is_ok();
+        // Rows of the copy that left the group, and members the filter refuses, are checked only
+        // for rows that would enter the short list.
+        let listed = |id: u32| ids.binary_search(&id).is_ok() && accept(id);
         let pre = (0..m.ids.len().div_ceil(CHUNK_ROWS))
             .into_par_iter()
             .map(|c| {
@@ -518,7 +531,8 @@ impl VectorColumn {
                 }
             }
         }
-        for s in self.search_among(scan, &missing(&m.ids, ids)) {
+        lacking.retain(|id| accept(*id));
+        for s in self.search_among(scan, &lacking) {
             if top.admits(s.score, s.id) {
                 top.push(s);
             }
@@ -819,7 +833,7 @@ mod tests {
                 let n = scalar::dot_f32(&q, &q).sqrt();
                 let unit: Vec<f32> = q.iter().map(|x| (f64::from(*x) / n) as f32).collect();
                 let scan = Scan { query: &unit, k: 7, mode: VectorMode::I8, rescore: ids.len(), cosine: true };
-                let got: Vec<u32> = col.search_group(9, &scan, ids).iter().map(|s| s.id).collect();
+                let got: Vec<u32> = col.search_group(9, &scan, ids, &|_| true).iter().map(|s| s.id).collect();
                 let mut want: Vec<(f64, u32)> = ids
                     .iter()
                     .map(|&i| {
@@ -829,6 +843,10 @@ mod tests {
                     .collect();
                 want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                 assert_eq!(got, want.iter().take(7).map(|w| w.1).collect::<Vec<_>>());
+                // A filter refusing some members: applied before selection, never after.
+                let even = |id: u32| id.is_multiple_of(2);
+                let got: Vec<u32> = col.search_group(9, &scan, ids, &even).iter().map(|s| s.id).collect();
+                assert_eq!(got, want.iter().filter(|w| even(w.1)).take(7).map(|w| w.1).collect::<Vec<_>>());
             }
         };
         let group: Vec<u32> = (0..4000).filter(|i| i % 3 == 0).collect();
