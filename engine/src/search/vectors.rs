@@ -827,9 +827,9 @@ mod tests {
         let dim = 16;
         let rows: Vec<Vec<f32>> = (0..6000).map(|_| (0..dim).map(|_| rng.gen_range(-1.0f32..1.0)).collect()).collect();
         let mut col = column(&rows[..4000], 2000);
-        let check = |col: &VectorColumn, ids: &[u32], rows: &[Vec<f32>]| {
+        let check = |col: &VectorColumn, ids: &[u32], rows: &[Vec<f32>], rng: &mut rand::rngs::StdRng| {
             for _ in 0..5 {
-                let q: Vec<f32> = (0..dim).map(|_| rand::random::<f32>() - 0.5).collect();
+                let q: Vec<f32> = (0..dim).map(|_| rng.gen_range(-0.5f32..0.5)).collect();
                 let n = scalar::dot_f32(&q, &q).sqrt();
                 let unit: Vec<f32> = q.iter().map(|x| (f64::from(*x) / n) as f32).collect();
                 let scan = Scan { query: &unit, k: 7, mode: VectorMode::I8, rescore: ids.len(), cosine: true };
@@ -850,16 +850,16 @@ mod tests {
             }
         };
         let group: Vec<u32> = (0..4000).filter(|i| i % 3 == 0).collect();
-        check(&col, &group, &rows);
+        check(&col, &group, &rows, &mut rng);
         // Grown: new rows join the group (the copy lacks them); some old members leave.
         for (i, r) in rows.iter().enumerate().skip(4000) {
             col.insert(i as u32, Arc::from(r.as_slice()));
         }
         let grown: Vec<u32> = (0..6000).filter(|i| i % 3 == 0 && i % 7 != 0).collect();
-        check(&col, &grown, &rows);
+        check(&col, &grown, &rows, &mut rng);
         // Mostly new: the copy is rebuilt.
         let other: Vec<u32> = (0..6000).filter(|i| i % 3 == 1).collect();
-        check(&col, &other, &rows);
+        check(&col, &other, &rows, &mut rng);
     }
 
     #[test]
