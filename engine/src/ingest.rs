@@ -612,7 +612,6 @@ fn ext_of(view: &WorkspaceView<'_>, r: &EntityRef) -> String {
 /// Exact normalised name or alias of the same type (lowest id first), then name-vector
 /// similarity among entities of the same type.
 fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: IngestOptions) -> Option<(EntityId, ResolvedBy)> {
-    let st = view.st;
     let same_type = |id: EntityId| view.entity(id).is_some_and(|x| *x.entity_type == *ty);
     for name in std::iter::once(&e.name).chain(&e.aliases) {
         if let Some(id) = view.find_by_name(name).into_iter().find(|id| same_type(*id)) {
@@ -632,7 +631,6 @@ fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: IngestOptions
         ..VectorOptions::default()
     };
     let hits = view.search_entity_vectors(v, &vo).ok()?;
-    let _ = st;
     hits.into_iter()
         .find(|(id, sim)| *sim >= opts.resolve_similarity && same_type(*id))
         .map(|(id, similarity)| (id, ResolvedBy::Vector { similarity }))

@@ -262,7 +262,7 @@ impl WorkspaceView<'_> {
     pub fn entity_context(&self, entity: EntityId, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(entity)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
-        let found = self.graph_claims(&[entity], q.depth, q.visited_max, &[filter], &q.visibility)?;
+        let (found, _) = self.graph_claims(&[entity], q.depth, q.visited_max, &[filter], &q.visibility)?;
         let until = q.visibility.as_of.unwrap_or(self.now);
         let mut items: Vec<(u32, f64, Timestamp, f64, ClaimId)> = found
             .into_iter()
@@ -296,7 +296,7 @@ impl WorkspaceView<'_> {
         self.check_entity(root)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
         let found: Vec<ClaimId> =
-            self.graph_claims(&[root], q.depth, q.visited_max, &[filter], &q.visibility)?.into_iter().map(|x| x.1).collect();
+            self.graph_claims(&[root], q.depth, q.visited_max, &[filter], &q.visibility)?.0.into_iter().map(|x| x.1).collect();
         let until = q.visibility.as_of.unwrap_or(self.now);
         let mut similar: Vec<(ClaimId, f64)> = Vec::new();
         let mut skipped = Vec::new();
@@ -358,7 +358,8 @@ impl WorkspaceView<'_> {
     }
 
     /// Every claim reached from `seeds` within `hops` (visited cap `visited_max`), with the depth
-    /// of the entity it reaches.
+    /// of the entity it reaches (its first, shallowest), and whether the traversal is exhausted
+    /// (capped, or nothing reached at the last depth: more hops would find nothing new).
     fn graph_claims(
         &self,
         seeds: &[EntityId],
@@ -366,9 +367,9 @@ impl WorkspaceView<'_> {
         visited_max: usize,
         filters: &[EdgeFilter],
         vis: &Visibility,
-    ) -> Result<Vec<(u32, ClaimId)>, ReadError> {
-        if hops == 0 {
-            return Ok(Vec::new());
+    ) -> Result<(Vec<(u32, ClaimId)>, bool), ReadError> {
+        if hops == 0 || seeds.is_empty() {
+            return Ok((Vec::new(), true));
         }
         let kq = KHopQuery {
             max_depth: hops,
@@ -379,6 +380,7 @@ impl WorkspaceView<'_> {
             parallel: true,
         };
         let r = self.khop(seeds, &kq)?;
+        let exhausted = r.truncated || r.entities.iter().all(|x| x.depth < hops);
         let mut out: Vec<(u32, ClaimId)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for (reached, via) in r.entities.iter().zip(&r.via) {
@@ -388,7 +390,7 @@ impl WorkspaceView<'_> {
                 }
             }
         }
-        Ok(out)
+        Ok((out, exhausted))
     }
 
     /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
@@ -404,30 +406,17 @@ impl WorkspaceView<'_> {
         vis: &Visibility,
         limit: usize,
     ) -> Result<Ranked, ReadError> {
-        if seeds.is_empty() || hops == 0 || limit == 0 {
+        if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut depth = 1;
+        let mut depth = 1.min(hops);
         loop {
-            let kq = KHopQuery {
-                max_depth: depth,
-                hops: filters.to_vec(),
-                visibility: vis.clone(),
-                max_visited: Some(visited_max),
-                with_claims: true,
-                parallel: true,
-            };
-            let r = self.khop(seeds, &kq)?;
-            let mut out: Vec<(u32, f32, ClaimId)> = Vec::new();
-            for (reached, via) in r.entities.iter().zip(&r.via) {
-                for c in via {
-                    out.push((reached.depth, *self.st.claims.confidence.get(c.index()), *c));
-                }
-            }
-            if out.len() >= limit || depth >= hops || r.truncated || r.entities.iter().all(|x| x.depth < depth) {
+            let (found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
+            if found.len() >= limit || depth >= hops || exhausted {
+                let mut out: Vec<(u32, f32, ClaimId)> =
+                    found.into_iter().map(|(d, c)| (d, *self.st.claims.confidence.get(c.index()), c)).collect();
                 out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-                let mut seen = std::collections::HashSet::new();
-                return Ok(out.into_iter().filter(|x| seen.insert(x.2)).take(limit).map(|x| x.2).collect());
+                return Ok(out.into_iter().take(limit).map(|x| x.2).collect());
             }
             depth += 1;
         }

@@ -93,16 +93,8 @@ impl WorkspaceView<'_> {
             let key = key_types.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, t| (h ^ u64::from(*t)).wrapping_mul(0x100_0000_01b3));
             ids.sort_unstable();
             ids.dedup();
-            let scan = Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine };
-            let unit: Vec<f32>;
-            let scan = if scan.cosine {
-                let n = crate::search::kernels::dot_f32(query, query).sqrt();
-                unit = query.iter().map(|x| x / n).collect();
-                Scan { query: &unit, ..scan }
-            } else {
-                scan
-            };
-            let hits = st.vectors.entity.search_group(key, &scan, &ids, &accept);
+            let q = ranked_query(query, opts);
+            let hits = st.vectors.entity.search_group(key, &scan_for(&q, opts), &ids, &accept);
             return Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect());
         }
         let members = st.bitmaps.entities_by_ws.get(&ws);
@@ -128,6 +120,22 @@ impl WorkspaceView<'_> {
     }
 }
 
+/// The query as the scan ranks it: for cosine, unit length (the scan then divides each row's
+/// product by the row's norm).
+fn ranked_query<'q>(query: &'q [f32], opts: &VectorOptions) -> std::borrow::Cow<'q, [f32]> {
+    if opts.metric == Metric::Cosine {
+        let n = crate::search::kernels::dot_f32(query, query).sqrt();
+        std::borrow::Cow::Owned(query.iter().map(|x| x / n).collect())
+    } else {
+        std::borrow::Cow::Borrowed(query)
+    }
+}
+
+/// The scan `opts` ask for, over a query from `ranked_query`.
+fn scan_for<'q>(query: &'q [f32], opts: &VectorOptions) -> Scan<'q> {
+    Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine }
+}
+
 /// A full scan with a lazy filter when the workspace holds most rows; otherwise the workspace's
 /// own ids, filtered first.
 fn scan(
@@ -139,16 +147,8 @@ fn scan(
     accept: &(dyn Fn(u32) -> bool + Sync),
     ids: impl FnOnce() -> Vec<u32>,
 ) -> Vec<Scored> {
-    // Cosine ranks against the unit query (and divides each row by its norm in the scan).
-    let unit: Vec<f32>;
-    let query = if opts.metric == Metric::Cosine {
-        let n = crate::search::kernels::dot_f32(query, query).sqrt();
-        unit = query.iter().map(|x| x / n).collect();
-        &unit[..]
-    } else {
-        query
-    };
-    let scan = Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine };
+    let q = ranked_query(query, opts);
+    let scan = scan_for(&q, opts);
     let members = members.unwrap_or(0) as usize;
     if members == 0 {
         return Vec::new();

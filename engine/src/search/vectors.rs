@@ -594,15 +594,9 @@ fn missing(have: &[u32], want: &[u32]) -> Vec<u32> {
 
 /// The best rows among `rows` (local indexes, all present) of one block, in the scan's mode.
 fn search_rows(block: &VectorBase, scan: &Scan<'_>, rows: &[usize]) -> TopK {
-    let dim = block.dim;
-    let short = match scan.mode {
-        VectorMode::F32 => scan.k,
-        _ => scan.rescore.max(scan.k),
-    };
-    let norms: Option<&[f32]> = scan.cosine.then(|| block.inv_norms());
-    let w = |i: usize| norms.map_or(1.0, |n| n[i]);
+    let short = short_list(scan);
     let first = block.first;
-    let run = |score: &(dyn Fn(usize) -> f32 + Sync)| {
+    scored(block, scan, &|score| {
         rows.par_chunks(CHUNK_ROWS)
             .map(|chunk| {
                 let mut top = TopK::new(short);
@@ -616,65 +610,57 @@ fn search_rows(block: &VectorBase, scan: &Scan<'_>, rows: &[usize]) -> TopK {
                 top
             })
             .reduce(|| TopK::new(short), TopK::merge)
-    };
-    match scan.mode {
-        VectorMode::F32 => {
-            let floats = block.floats();
-            run(&|i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim]) * w(i))
-        }
-        VectorMode::F16 => {
-            let half = block.half();
-            let q = to_f16(scan.query);
-            rescore(block, scan, run(&|i| dot_f16(&q, &half[i * dim..(i + 1) * dim]) * w(i)))
-        }
-        VectorMode::I8 => {
-            let (int8, scales) = block.int8();
-            let mut q = vec![0i8; dim];
-            let qs = quantize_i8(scan.query, &mut q);
-            rescore(block, scan, run(&|i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs * w(i)))
-        }
-    }
+    })
 }
 
+/// Every present row of a block that passes `accept` (and is not shadowed by the overlay),
+/// scanned in chunks; the filter is evaluated only for rows that would enter the heap.
 fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool + Sync), overlay: &imbl::OrdMap<u32, Arc<[f32]>>) -> TopK {
-    let dim = base.dim;
     let present = base.present();
-    let short = match scan.mode {
-        VectorMode::F32 => scan.k,
-        _ => scan.rescore.max(scan.k),
-    };
     let first = base.first;
     let ok = |i: usize| {
         let id = first + i as u32;
         present[i / 64] & (1 << (i % 64)) != 0 && (overlay.is_empty() || !overlay.contains_key(&id)) && accept(id)
     };
-    let floats = base.floats();
-    // Cosine: the query is unit length, so dividing by the row's norm gives the cosine.
-    let norms: Option<&[f32]> = scan.cosine.then(|| base.inv_norms());
+    scored(base, scan, &|score| scan_chunks(first, base.rows, short_list(scan), &ok, score))
+}
+
+/// How many rows a scan keeps before rescoring: `k` when exact, the short list when quantized.
+fn short_list(scan: &Scan<'_>) -> usize {
+    match scan.mode {
+        VectorMode::F32 => scan.k,
+        _ => scan.rescore.max(scan.k),
+    }
+}
+
+/// Runs `drive` with the scorer of the scan's mode over `block` (local row → score; cosine
+/// divides by the row's norm, the query being unit length), then rescores a quantized short
+/// list exactly.
+fn scored(block: &VectorBase, scan: &Scan<'_>, drive: &dyn Fn(&(dyn Fn(usize) -> f32 + Sync)) -> TopK) -> TopK {
+    let dim = block.dim;
+    let norms: Option<&[f32]> = scan.cosine.then(|| block.inv_norms());
     let w = |i: usize| norms.map_or(1.0, |n| n[i]);
     match scan.mode {
-        VectorMode::F32 => scan_chunks(first, base.rows, short, &ok, |i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim]) * w(i)),
+        VectorMode::F32 => {
+            let floats = block.floats();
+            drive(&|i| dot_f32(scan.query, &floats[i * dim..(i + 1) * dim]) * w(i))
+        }
         VectorMode::F16 => {
-            let half = base.half();
+            let half = block.half();
             let q = to_f16(scan.query);
-            rescore(base, scan, scan_chunks(first, base.rows, short, &ok, |i| dot_f16(&q, &half[i * dim..(i + 1) * dim]) * w(i)))
+            rescore(block, scan, drive(&|i| dot_f16(&q, &half[i * dim..(i + 1) * dim]) * w(i)))
         }
         VectorMode::I8 => {
-            let (int8, scales) = base.int8();
+            let (int8, scales) = block.int8();
             let mut q = vec![0i8; dim];
             let qs = quantize_i8(scan.query, &mut q);
-            rescore(
-                base,
-                scan,
-                scan_chunks(first, base.rows, short, &ok, |i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs * w(i)),
-            )
+            rescore(block, scan, drive(&|i| dot_i8(&q, &int8[i * dim..(i + 1) * dim]) * scales[i] * qs * w(i)))
         }
     }
 }
 
-/// The best `short` rows by `score` among those passing `ok`, chunk by chunk on rayon. Generic
-/// over the scorer so each mode's kernel call is inlined into the loop.
-fn scan_chunks<F: Fn(usize) -> f32 + Sync>(first: u32, rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: F) -> TopK {
+/// The best `short` rows by `score` among those passing `ok`, chunk by chunk on rayon.
+fn scan_chunks(first: u32, rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: &(dyn Fn(usize) -> f32 + Sync)) -> TopK {
     (0..rows.div_ceil(CHUNK_ROWS))
         .into_par_iter()
         .map(|c| {
