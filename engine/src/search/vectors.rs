@@ -625,6 +625,9 @@ fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool
     scored(base, scan, &|score| scan_chunks(first, base.rows, short_list(scan), &ok, score))
 }
 
+/// Local row → score, in one scan mode.
+type RowScorer<'a> = dyn Fn(usize) -> f32 + Sync + 'a;
+
 /// How many rows a scan keeps before rescoring: `k` when exact, the short list when quantized.
 fn short_list(scan: &Scan<'_>) -> usize {
     match scan.mode {
@@ -636,7 +639,7 @@ fn short_list(scan: &Scan<'_>) -> usize {
 /// Runs `drive` with the scorer of the scan's mode over `block` (local row → score; cosine
 /// divides by the row's norm, the query being unit length), then rescores a quantized short
 /// list exactly.
-fn scored(block: &VectorBase, scan: &Scan<'_>, drive: &dyn Fn(&(dyn Fn(usize) -> f32 + Sync)) -> TopK) -> TopK {
+fn scored(block: &VectorBase, scan: &Scan<'_>, drive: &dyn Fn(&RowScorer<'_>) -> TopK) -> TopK {
     let dim = block.dim;
     let norms: Option<&[f32]> = scan.cosine.then(|| block.inv_norms());
     let w = |i: usize| norms.map_or(1.0, |n| n[i]);
@@ -660,7 +663,7 @@ fn scored(block: &VectorBase, scan: &Scan<'_>, drive: &dyn Fn(&(dyn Fn(usize) ->
 }
 
 /// The best `short` rows by `score` among those passing `ok`, chunk by chunk on rayon.
-fn scan_chunks(first: u32, rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: &(dyn Fn(usize) -> f32 + Sync)) -> TopK {
+fn scan_chunks(first: u32, rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: &RowScorer<'_>) -> TopK {
     (0..rows.div_ceil(CHUNK_ROWS))
         .into_par_iter()
         .map(|c| {
