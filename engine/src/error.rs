@@ -120,6 +120,9 @@ pub enum ReadError {
     /// Closure queries need a predicate declared transitive.
     #[error("predicate `{0}` is not declared transitive in this workspace")]
     NotTransitive(String),
+    /// A relation named in a hierarchy query that this workspace has never used or declared.
+    #[error("unknown relation `{0}` in this workspace")]
+    UnknownPredicate(String),
     /// A cursor from another query shape or a corrupted string.
     #[error("invalid cursor `{0}`")]
     InvalidCursor(String),

@@ -43,6 +43,7 @@ pub mod limits;
 pub mod model;
 pub mod mutation;
 pub mod normalize;
+pub mod ontology;
 pub mod read;
 pub mod report;
 pub mod search;

@@ -39,6 +39,8 @@ enum Source {
     Claims { text: StrVec, subject: CowVec<u32>, entity_ws: CowVec<WorkspaceId> },
     /// Entity names and aliases.
     Entities { name: StrVec, aliases: StrVec, ws: CowVec<WorkspaceId> },
+    /// Free texts of one workspace (derived documents such as concept profiles).
+    Texts { texts: Arc<Vec<String>>, ws: WorkspaceId },
 }
 
 impl Source {
@@ -55,6 +57,10 @@ impl Source {
                 out.push(ALIAS_SEP);
                 out.push_str(aliases.get(d));
                 *ws.get(d)
+            }
+            Source::Texts { texts, ws } => {
+                out.push_str(&texts[d]);
+                *ws
             }
         }
     }
@@ -295,6 +301,14 @@ impl TextIndex {
     pub fn over_entities(name: &StrVec, aliases: &StrVec, ws: &CowVec<WorkspaceId>, upto: usize) -> TextIndex {
         let source = Source::Entities { name: name.clone(), aliases: aliases.clone(), ws: ws.clone() };
         TextIndex { base: Arc::new(Base { source, upto: upto as u32, built: OnceLock::new() }), ..TextIndex::default() }
+    }
+
+    /// An index whose base is `texts` (document `i` is `texts[i]`), all of workspace `ws`, built
+    /// on first use; later documents go to the delta through [`TextIndex::index`].
+    pub fn over_texts(texts: Vec<String>, ws: WorkspaceId) -> TextIndex {
+        let upto = texts.len() as u32;
+        let source = Source::Texts { texts: Arc::new(texts), ws };
+        TextIndex { base: Arc::new(Base { source, upto, built: OnceLock::new() }), ..TextIndex::default() }
     }
 
     /// (Re-)indexes document `doc` of workspace `ws` with `text`, replacing what it held.

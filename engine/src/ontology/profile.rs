@@ -1,0 +1,392 @@
+//! Flattened concept profiles (the seed's GraphRAG index): per concept its label, definition,
+//! synonyms, parents and children, a sample of grandparents and grandchildren, and attributes
+//! aggregated over all its descendants, rendered as one text and indexed for keyword search.
+//!
+//! Profiles are derived data, built from one snapshot and kept in step by [`Profiles::refresh`],
+//! which rebuilds only the profiles a change can reach: the changed entities, their neighbours
+//! two levels up and down (whose profiles name them), and all their ancestors (whose aggregates
+//! count them).
+
+use crate::error::ReadError;
+use crate::ids::{EntityId, WorkspaceId};
+use crate::ontology::hierarchy::Relations;
+use crate::ontology::import::keys;
+use crate::ontology::CONCEPT_TYPE;
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use crate::search::bm25::TextIndex;
+use crate::time::Timestamp;
+use crate::value::Value;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+
+/// What goes into a profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileConfig {
+    /// The hierarchy relations (default `is_a`).
+    pub relations: Relations,
+    /// How many grandparents and grandchildren to list (default 5 each).
+    pub sample: usize,
+    /// Entity properties aggregated over the descendants (e.g. `tissue`).
+    pub aggregate_properties: Vec<String>,
+    /// Types of linked entities aggregated over the descendants (e.g. `dataset`).
+    pub aggregate_linked_types: Vec<String>,
+    /// Most values listed per aggregated attribute (default 10, most frequent first).
+    pub aggregate_top: usize,
+}
+
+impl Default for ProfileConfig {
+    fn default() -> Self {
+        ProfileConfig { relations: Relations::is_a(), sample: 5, aggregate_properties: Vec::new(), aggregate_linked_types: Vec::new(), aggregate_top: 10 }
+    }
+}
+
+/// One concept's profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// The concept.
+    pub concept: EntityId,
+    /// Its CURIE.
+    pub id: String,
+    /// Its label.
+    pub label: String,
+    /// Definition.
+    pub definition: Option<String>,
+    /// Synonyms (aliases).
+    pub synonyms: Vec<String>,
+    /// Parent labels.
+    pub parents: Vec<String>,
+    /// Child labels.
+    pub children: Vec<String>,
+    /// A sample of grandparent labels.
+    pub grandparents: Vec<String>,
+    /// A sample of grandchild labels.
+    pub grandchildren: Vec<String>,
+    /// Aggregated attributes: name → `(value, how many descendants (self included) have it)`,
+    /// most frequent first.
+    pub aggregates: BTreeMap<String, Vec<(String, usize)>>,
+    /// Obsolete term.
+    pub obsolete: bool,
+}
+
+impl Profile {
+    /// The profile as one text: what the keyword index holds and what an agent reads.
+    pub fn text(&self) -> String {
+        let mut s = format!("{} ({})", self.label, self.id);
+        if self.obsolete {
+            s.push_str(" [obsolete]");
+        }
+        let mut line = |name: &str, items: &[String]| {
+            if !items.is_empty() {
+                let _ = write!(s, "\n{name}: {}", items.join("; "));
+            }
+        };
+        if let Some(d) = &self.definition {
+            line("Definition", std::slice::from_ref(d));
+        }
+        line("Synonyms", &self.synonyms);
+        line("Parents", &self.parents);
+        line("Children", &self.children);
+        line("Grandparents", &self.grandparents);
+        line("Grandchildren", &self.grandchildren);
+        for (k, vals) in &self.aggregates {
+            let items: Vec<String> = vals.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+            let _ = write!(s, "\n{k}: {}", items.join("; "));
+        }
+        s
+    }
+}
+
+/// Profiles of every concept of one workspace, with their keyword index.
+#[derive(Clone, Debug)]
+pub struct Profiles {
+    config: ProfileConfig,
+    ws: WorkspaceId,
+    built_at: Timestamp,
+    entities_seen: usize,
+    claims_seen: usize,
+    /// Document number → concept.
+    order: Vec<EntityId>,
+    doc_of: HashMap<EntityId, u32>,
+    profiles: HashMap<EntityId, Profile>,
+    index: TextIndex,
+}
+
+/// What a refresh did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RefreshStats {
+    /// Entities or claim endpoints that changed since the last build.
+    pub changed: usize,
+    /// Profiles rebuilt.
+    pub rebuilt: usize,
+}
+
+fn label_of(ws: &WorkspaceView<'_>, e: EntityId) -> String {
+    ws.st.entities.name.get(e.index()).to_owned()
+}
+
+/// Values of one attribute on one entity, as strings.
+fn values(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Null => {}
+        Value::Str(s) => out.push(s.to_string()),
+        Value::List(items) => items.iter().for_each(|i| values(i, out)),
+        Value::Bool(b) => out.push(b.to_string()),
+        Value::Int(i) => out.push(i.to_string()),
+        Value::Float(f) => out.push(f.to_string()),
+        Value::Map(_) => {}
+    }
+}
+
+impl Profiles {
+    fn is_concept(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
+        ws.check_entity(e).is_ok() && ws.st.catalog.types.name(ws.st.entities.ty.get(e.index()).0).as_ref() == CONCEPT_TYPE && *ws.st.entities.flags.get(e.index()) & crate::state::DELETED == 0
+    }
+
+    /// The attributes `e` contributes to its ancestors' aggregates: `(attribute, value)`.
+    fn own_attributes(&self, ws: &WorkspaceView<'_>, e: EntityId) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(props) = ws.st.entities.props.get(&e.0) {
+            for key in &self.config.aggregate_properties {
+                if let Some(v) = props.get(key.as_str()) {
+                    let mut vals = Vec::new();
+                    values(v, &mut vals);
+                    out.extend(vals.into_iter().map(|v| (key.clone(), v)));
+                }
+            }
+        }
+        if !self.config.aggregate_linked_types.is_empty() {
+            let hierarchy: HashSet<&str> = self.config.relations.names().iter().map(String::as_str).collect();
+            let filter = crate::read::filter::Compiled::new(&crate::read::filter::EdgeFilter::new(crate::Direction::Both), ws.st);
+            let vis = ws.vis(&Visibility::default());
+            filter.for_each(ws.st, &vis, e.0, |_, edge| {
+                if hierarchy.contains(ws.st.catalog.predicates.name(edge.pred).as_ref()) {
+                    return;
+                }
+                let ty = ws.st.catalog.types.name(ws.st.entities.ty.get(edge.nbr as usize).0);
+                if self.config.aggregate_linked_types.iter().any(|t| t.eq_ignore_ascii_case(ty)) {
+                    out.push((format!("linked {ty}"), label_of(ws, EntityId(edge.nbr))));
+                }
+            });
+        }
+        out
+    }
+
+    fn profile(&self, ws: &WorkspaceView<'_>, e: EntityId, own: &HashMap<EntityId, Vec<(String, String)>>) -> Result<Profile, ReadError> {
+        let v = Visibility::default();
+        let rels = &self.config.relations;
+        let labels = |ids: &[EntityId]| -> Vec<String> {
+            let mut l: Vec<String> = ids.iter().map(|&p| label_of(ws, p)).collect();
+            l.sort();
+            l.dedup();
+            l
+        };
+        let parents = ws.hierarchy_neighbors(e, rels, true, &v)?;
+        let children = ws.hierarchy_neighbors(e, rels, false, &v)?;
+        let up = ws.ancestors_over(e, rels, &v)?;
+        let down = ws.descendants_over(e, rels, &v)?;
+        let at = |list: &[(EntityId, u32)], d: u32| -> Vec<EntityId> { list.iter().filter(|(_, x)| *x == d).map(|(e, _)| *e).collect() };
+        let mut grandparents = labels(&at(&up, 2));
+        grandparents.truncate(self.config.sample);
+        let mut grandchildren = labels(&at(&down, 2));
+        grandchildren.truncate(self.config.sample);
+        let mut aggregates: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
+        if self.needs_own() {
+            let mut counts: HashMap<(String, String), usize> = HashMap::new();
+            for d in std::iter::once(e).chain(down.iter().map(|(d, _)| *d)) {
+                // Concepts were computed once up front; other entities (instances) here.
+                let computed;
+                let attrs = match own.get(&d) {
+                    Some(a) => a,
+                    None => {
+                        computed = self.own_attributes(ws, d);
+                        &computed
+                    }
+                };
+                for (k, val) in attrs {
+                    *counts.entry((k.clone(), val.clone())).or_default() += 1;
+                }
+            }
+            for ((k, val), n) in counts {
+                aggregates.entry(k).or_default().push((val, n));
+            }
+        }
+        for list in aggregates.values_mut() {
+            list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            list.truncate(self.config.aggregate_top);
+        }
+        let props = ws.st.entities.props.get(&e.0);
+        let prop_str = |k: &str| match props.and_then(|p| p.get(k)) {
+            Some(Value::Str(s)) => Some(s.to_string()),
+            _ => None,
+        };
+        Ok(Profile {
+            concept: e,
+            id: ws.st.entities.ext_id.get(e.index()).to_owned(),
+            label: label_of(ws, e),
+            definition: prop_str(keys::DEFINITION),
+            synonyms: ws.st.entities.aliases_of(e.0).map(str::to_owned).collect(),
+            parents: labels(&parents),
+            children: labels(&children),
+            grandparents,
+            grandchildren,
+            aggregates,
+            obsolete: props.and_then(|p| p.get(keys::OBSOLETE)) == Some(&Value::Bool(true)),
+        })
+    }
+
+    fn needs_own(&self) -> bool {
+        !self.config.aggregate_properties.is_empty() || !self.config.aggregate_linked_types.is_empty()
+    }
+
+    fn build_many(&self, ws: &WorkspaceView<'_>, concepts: &[EntityId]) -> Result<Vec<Profile>, ReadError> {
+        // Each concept's own attributes once, not once per ancestor.
+        let own: HashMap<EntityId, Vec<(String, String)>> = if self.needs_own() {
+            ws.entities_of_type(CONCEPT_TYPE).par_iter().map(|&e| (e, self.own_attributes(ws, e))).collect()
+        } else {
+            HashMap::new()
+        };
+        concepts.par_iter().map(|&e| self.profile(ws, e, &own)).collect()
+    }
+
+    /// Builds the profiles of every concept of `ws`.
+    pub fn build(ws: &WorkspaceView<'_>, config: ProfileConfig) -> Result<Profiles, ReadError> {
+        let mut p = Profiles {
+            config,
+            ws: ws.id(),
+            built_at: ws.now,
+            entities_seen: ws.st.entities.len(),
+            claims_seen: ws.st.claims.len(),
+            order: Vec::new(),
+            doc_of: HashMap::new(),
+            profiles: HashMap::new(),
+            index: TextIndex::default(),
+        };
+        let concepts: Vec<EntityId> = ws.entities_of_type(CONCEPT_TYPE).into_iter().filter(|&e| !Self::is_external(ws, e)).collect();
+        let built = p.build_many(ws, &concepts)?;
+        let texts: Vec<String> = built.iter().map(Profile::text).collect();
+        p.index = TextIndex::over_texts(texts, ws.id());
+        p.index.prepare();
+        for (i, prof) in built.into_iter().enumerate() {
+            p.order.push(prof.concept);
+            p.doc_of.insert(prof.concept, i as u32);
+            p.profiles.insert(prof.concept, prof);
+        }
+        Ok(p)
+    }
+
+    fn is_external(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
+        ws.st.entities.props.get(&e.0).and_then(|p| p.get(keys::EXTERNAL).cloned()) == Some(Value::Bool(true))
+    }
+
+    /// Entities of this workspace created or changed since the last build or refresh, and the
+    /// endpoints of claims created or changed since then.
+    fn changed_since(&self, ws: &WorkspaceView<'_>) -> HashSet<EntityId> {
+        let st = ws.st;
+        let mut out = HashSet::new();
+        let mine = |e: u32| *st.entities.ws.get(e as usize) == self.ws;
+        for e in self.entities_seen..st.entities.len() {
+            if mine(e as u32) {
+                out.insert(EntityId(e as u32));
+            }
+        }
+        for (&e, &t) in &st.entities.updated_at {
+            if t >= self.built_at && (e as usize) < st.entities.len() && mine(e) {
+                out.insert(EntityId(e));
+            }
+        }
+        let mut claim = |c: u32| {
+            let (s, o) = (*st.claims.subject.get(c as usize), *st.claims.object.get(c as usize));
+            if mine(s) {
+                out.insert(EntityId(s));
+                out.insert(EntityId(o));
+            }
+        };
+        for c in self.claims_seen..st.claims.len() {
+            claim(c as u32);
+        }
+        for (&c, &t) in &st.claims.updated_at {
+            if t >= self.built_at && (c as usize) < st.claims.len() {
+                claim(c);
+            }
+        }
+        out
+    }
+
+    /// Brings the profiles up to date with `ws` (a later snapshot of the same workspace),
+    /// rebuilding only those a change can reach.
+    pub fn refresh(&mut self, ws: &WorkspaceView<'_>) -> Result<RefreshStats, ReadError> {
+        let changed = self.changed_since(ws);
+        let v = Visibility::default();
+        let rels = self.config.relations.clone();
+        let mut affected: HashSet<EntityId> = HashSet::new();
+        for &e in &changed {
+            affected.insert(e);
+            if ws.check_entity(e).is_err() {
+                continue;
+            }
+            for (a, _) in ws.ancestors_over(e, &rels, &v)? {
+                affected.insert(a);
+            }
+            for (d, dist) in ws.descendants_over(e, &rels, &v)? {
+                if dist > 2 {
+                    break;
+                }
+                affected.insert(d);
+            }
+        }
+        // Profiles that listed a changed entity before the change (an edge removed) are found
+        // through the old profiles' own parent/child relationships: the changed set holds both
+        // endpoints of every changed claim, so both sides are rebuilt.
+        let mut live = Vec::new();
+        for &e in &affected {
+            if Self::is_concept(ws, e) && !Self::is_external(ws, e) {
+                live.push(e);
+            } else if let Some(&doc) = self.doc_of.get(&e) {
+                self.profiles.remove(&e);
+                self.index.index(doc, self.ws, "");
+            }
+        }
+        live.sort_unstable();
+        let built = self.build_many(ws, &live)?;
+        let stats = RefreshStats { changed: changed.len(), rebuilt: built.len() };
+        for prof in built {
+            let doc = match self.doc_of.get(&prof.concept) {
+                Some(&d) => d,
+                None => {
+                    let d = self.order.len() as u32;
+                    self.order.push(prof.concept);
+                    self.doc_of.insert(prof.concept, d);
+                    d
+                }
+            };
+            self.index.index(doc, self.ws, &prof.text());
+            self.profiles.insert(prof.concept, prof);
+        }
+        self.built_at = ws.now;
+        self.entities_seen = ws.st.entities.len();
+        self.claims_seen = ws.st.claims.len();
+        Ok(stats)
+    }
+
+    /// The profile of concept `e`.
+    pub fn get(&self, e: EntityId) -> Option<&Profile> {
+        self.profiles.get(&e)
+    }
+
+    /// Number of profiles.
+    pub fn len(&self) -> usize {
+        self.profiles.len()
+    }
+
+    /// True when there are no profiles.
+    pub fn is_empty(&self) -> bool {
+        self.profiles.is_empty()
+    }
+
+    /// The `k` profiles that best match `query` by BM25, best first.
+    pub fn search(&self, query: &str, k: usize) -> Vec<(EntityId, f32)> {
+        self.index.search(query, self.ws, k, |_| true).into_iter().map(|h| (self.order[h.doc as usize], h.score)).collect()
+    }
+}
