@@ -1,9 +1,11 @@
 //! The `engram` binary. Today: `import` (CSV or JSON lines), `export`, `stats`, `check`,
-//! `checkpoint`, `backup`, `config`, `neighbors` and `recall` on a database folder (the network
-//! server comes later).
+//! `checkpoint`, `backup`, `config`, `ingest`, `report`, `neighbors`, `recall` and the ontology
+//! commands (`import-ontology`, `ancestors`, `descendants`, `resolve`, `profile`, `mapping`) on a
+//! database folder (the network server comes later).
 //!
 //! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
 
+mod ontology;
 mod read;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -158,6 +160,82 @@ enum Command {
         #[arg(long)]
         trace: Option<String>,
     },
+    /// Import an ontology (OBO, Turtle, N-Triples, RDF/XML, cellxgene JSON, engram term JSON
+    /// lines; `.gz` read as is) into a workspace of DIR (created if absent), in one transaction.
+    /// Re-importing a newer release updates in place.
+    ImportOntology {
+        /// Database folder.
+        dir: PathBuf,
+        /// The ontology file.
+        file: PathBuf,
+        /// obo, ttl, nt, owl, json, jsonl (default: from the extension, else the content).
+        #[arg(long)]
+        format: Option<String>,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ancestors of TERM (a CURIE, label or synonym) with their shortest distance.
+    Ancestors(HierarchyArgs),
+    /// Descendants of TERM (a CURIE, label or synonym) with their shortest distance.
+    Descendants(HierarchyArgs),
+    /// Concepts matching TEXT, best first: mappings, CURIE, label, synonyms, then profile search.
+    Resolve {
+        /// Database folder.
+        dir: PathBuf,
+        /// The text.
+        text: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Most candidates.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// One JSON array of `{id, label, matched_by, score}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The flattened profile of TERM (label, definition, synonyms, parents, children, samples of
+    /// grandparents and grandchildren, aggregated attributes).
+    Profile {
+        /// Database folder.
+        dir: PathBuf,
+        /// CURIE, label or synonym.
+        term: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Hierarchy relations, comma-separated.
+        #[arg(long, default_value = "is_a")]
+        relations: String,
+        /// Entity property to aggregate over the descendants (repeatable).
+        #[arg(long)]
+        aggregate: Vec<String>,
+        /// Type of linked entities to aggregate over the descendants (repeatable).
+        #[arg(long)]
+        aggregate_linked: Vec<String>,
+    },
+    /// Curated term mappings: `set TEXT --to CURIE...`, `remove TEXT`, `list`.
+    Mapping {
+        /// Database folder.
+        dir: PathBuf,
+        /// set, remove or list.
+        action: String,
+        /// The phrase.
+        text: Option<String>,
+        /// A concept the phrase stands for (repeatable).
+        #[arg(long)]
+        to: Vec<String>,
+        /// Why the mapping exists.
+        #[arg(long)]
+        note: Option<String>,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
         /// Database folder.
@@ -165,6 +243,24 @@ enum Command {
         /// Destination folder (created; must not hold a database).
         dest: PathBuf,
     },
+}
+
+/// Arguments of `ancestors` and `descendants`.
+#[derive(clap::Args, Debug)]
+struct HierarchyArgs {
+    /// Database folder.
+    dir: PathBuf,
+    /// CURIE, label or synonym.
+    term: String,
+    /// Relations to follow, comma-separated (`is_a`, `part_of`, …).
+    #[arg(long, default_value = "is_a")]
+    relations: String,
+    /// Workspace.
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// One JSON array of `{id, name, distance}`.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Traversal direction on the command line.
@@ -178,7 +274,7 @@ enum Dir {
     Both,
 }
 
-fn spinner(msg: &str) -> ProgressBar {
+pub(crate) fn spinner(msg: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
     bar.enable_steady_tick(Duration::from_millis(100));
@@ -254,7 +350,7 @@ fn import_jsonl(dir: &Path, file: &Path) -> Result<(), String> {
 }
 
 /// Opens an existing folder; read-only when another process has it open for writing.
-fn open_for_reading(dir: &Path) -> Result<Database, String> {
+pub(crate) fn open_for_reading(dir: &Path) -> Result<Database, String> {
     if !dir.exists() {
         return Err(format!("{}: no such database folder", dir.display()));
     }
@@ -433,6 +529,24 @@ fn main() -> ExitCode {
         Command::Ingest { dir, file, accept_confidence, resolve_similarity } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
             ingest(dir, file, opts)
+        }
+        Command::ImportOntology { dir, file, format, workspace, json } => {
+            ontology::import(dir, file, format.as_deref(), workspace, *json).map(|out| print!("{out}"))
+        }
+        Command::Ancestors(a) => with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, true, a.json)),
+        Command::Descendants(a) => with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, false, a.json)),
+        Command::Resolve { dir, text, workspace, k, json } => with_workspace(dir, workspace, |ws| ontology::resolve(ws, text, *k, *json)),
+        Command::Profile { dir, term, workspace, relations, aggregate, aggregate_linked } => {
+            let config = engram::ontology::ProfileConfig {
+                relations: engram::ontology::Relations::parse(relations),
+                aggregate_properties: aggregate.clone(),
+                aggregate_linked_types: aggregate_linked.clone(),
+                ..engram::ontology::ProfileConfig::default()
+            };
+            with_workspace(dir, workspace, |ws| ontology::profile(ws, term, config))
+        }
+        Command::Mapping { dir, action, text, to, note, workspace } => {
+            ontology::mapping(dir, workspace, action, text.as_deref(), to, note.as_deref()).map(|out| print!("{out}"))
         }
         Command::Report { dir, workspace, trace } => with_workspace(dir, workspace, |ws| report(ws, trace.as_deref())),
         Command::Neighbors { dir, entity, hops, direction, workspace, json } => {

@@ -79,15 +79,16 @@ mod tests {
         assert_eq!(doc.name, "tiny");
         assert_eq!(doc.version.as_deref(), Some("test/2024"));
         assert_eq!(doc.terms.len(), 3);
-        let n = &doc.terms[1];
+        let get = |id: &str| doc.terms.iter().find(|t| t.id == id).expect(id);
+        let n = get("T:2");
         assert_eq!(n.label.as_deref(), Some("neuron"));
         assert_eq!(n.parents, vec!["T:1"]);
         assert_eq!(n.relations, vec![("part_of".to_owned(), "T:9".to_owned())]);
         assert_eq!(n.synonyms.iter().map(|s| (s.text.as_str(), s.scope)).collect::<Vec<_>>(), [("nerve cell", Scope::Exact), ("neurone", Scope::Related)]);
         assert_eq!(n.xrefs, vec!["FMA:1"]);
-        assert_eq!(doc.terms[0].definition.as_deref(), Some("A unit of life."));
-        assert!(doc.terms[2].obsolete);
-        assert_eq!(doc.terms[2].replaced_by, vec!["T:2"]);
+        assert_eq!(get("T:1").definition.as_deref(), Some("A unit of life."));
+        assert!(get("T:3").obsolete);
+        assert_eq!(get("T:3").replaced_by, vec!["T:2"]);
         assert_eq!(doc.transitive_relations, vec!["part_of"]);
     }
 
