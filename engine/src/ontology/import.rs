@@ -271,7 +271,7 @@ fn update_entity(ws: &WorkspaceView<'_>, id: EntityId, ext: &str, want: Desired,
         have_aliases.insert(&have.name);
     }
     for a in &have_aliases {
-        if !want_aliases.contains(a) && **a != *want.name {
+        if !want_aliases.contains(a) {
             batch.push(Op::RemoveAlias { entity: entity(), alias: (*a).to_owned() });
         }
     }
