@@ -383,3 +383,69 @@ fn ingest_takes_json_and_jsonl_and_names_bad_lines() {
     assert_eq!(trace["evidence"][1]["conversation_id"], "c2");
     assert_eq!(engram(&["report", &db, "--trace", "nope"]).status.code(), Some(1));
 }
+
+const TINY_OBO: &str = "format-version: 1.2\ndata-version: tiny/1\nontology: tiny\n\n\
+[Term]\nid: T:1\nname: cell\n\n\
+[Term]\nid: T:2\nname: neuron\nis_a: T:1\nsynonym: \"nerve cell\" EXACT []\nsynonym: \"neurone\" RELATED []\n\n\
+[Term]\nid: T:3\nname: motor neuron\nis_a: T:2\nrelationship: part_of T:8\n\n\
+[Term]\nid: T:8\nname: spinal cord\n\n\
+[Term]\nid: T:9\nname: old neuron\nis_obsolete: true\nsynonym: \"nerve-cell\" EXACT []\n";
+
+#[test]
+fn ontology_import_hierarchy_and_resolve_contracts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.obo");
+    std::fs::write(&file, TINY_OBO).unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    let out = engram(&["import-ontology", &db, &file.display().to_string(), "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = json(&out.stdout);
+    assert_eq!((report["terms"].as_u64(), report["is_a"].as_u64(), report["obsolete"].as_u64()), (Some(5), Some(2), Some(1)));
+
+    // TERM as a label; relations default to is_a; the term itself excluded; shortest distances.
+    let out = engram(&["ancestors", &db, "motor neuron", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json(&out.stdout), serde_json::json!([{"id": "T:2", "name": "neuron", "distance": 1}, {"id": "T:1", "name": "cell", "distance": 2}]));
+    let out = engram(&["ancestors", &db, "T:3", "--relations", "is_a,part_of", "--json"]);
+    let ids: Vec<String> = json(&out.stdout).as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(ids, ["T:2", "T:8", "T:1"]);
+    // TERM as a synonym (the live term wins over the obsolete one with the same key).
+    let out = engram(&["descendants", &db, "Nerve Cell", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(json(&out.stdout), serde_json::json!([{"id": "T:3", "name": "motor neuron", "distance": 1}]));
+    let out = engram(&["descendants", &db, "no such term"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("no concept `no such term`"), "{}", text(&out.stderr));
+
+    // resolve: one JSON array, best first, case-insensitive, obsolete below live.
+    let out = engram(&["resolve", &db, "NERVE CELL", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let found = json(&out.stdout);
+    let first = &found[0];
+    assert_eq!((first["id"].as_str(), first["label"].as_str(), first["matched_by"].as_str()), (Some("T:2"), Some("neuron"), Some("synonym:exact")));
+    assert!(first["score"].as_f64().unwrap() > 0.9);
+    let ids: Vec<String> = found.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+    let (live, obsolete) = (ids.iter().position(|i| i == "T:2"), ids.iter().position(|i| i == "T:9"));
+    assert!(live < obsolete && obsolete.is_some(), "{ids:?}");
+
+    // Mappings are consulted first.
+    let out = engram(&["mapping", &db, "set", "motor system", "--to", "T:3", "--to", "T:8"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = engram(&["resolve", &db, "Motor System", "--json"]);
+    let found = json(&out.stdout);
+    assert_eq!(found[0]["matched_by"], "mapping");
+    assert_eq!(found[1]["matched_by"], "mapping");
+    let out = engram(&["mapping", &db, "list"]);
+    assert_eq!(json(&out.stdout)[0]["targets"], serde_json::json!(["T:3", "T:8"]));
+    let out = engram(&["mapping", &db, "set", "motor system", "--to", "T:404"]);
+    assert!(!out.status.success());
+
+    // A bad file names the position and creates nothing.
+    let bad = tmp.path().join("bad.obo");
+    std::fs::write(&bad, "format-version: 1.2\n\n[Term]\nid: T:1\nis_a T:2\n").unwrap();
+    let fresh = tmp.path().join("fresh");
+    let out = engram(&["import-ontology", &fresh.display().to_string(), &bad.display().to_string()]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("OBO syntax error"), "{}", text(&out.stderr));
+    assert!(!fresh.exists(), "a failed parse creates no folder");
+}

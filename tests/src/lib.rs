@@ -25,3 +25,30 @@ pub fn read_shared(rel: &str) -> String {
         String::from_utf8(bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 }
+
+/// WordNet 3.0 noun synsets as engram term JSON lines: `wn:<offset>`, first lemma as label, the
+/// others as synonyms, `@` and `@i` pointers as parents. `data` is `data.noun`; returns the
+/// lines, the synset count and the hypernym link count.
+pub fn wordnet_nouns_jsonl(data: &str) -> (String, usize, usize) {
+    let mut out = String::from("{\"ontology\": \"wordnet\", \"version\": \"3.0\"}\n");
+    let (mut synsets, mut links) = (0, 0);
+    for line in data.lines().filter(|l| !l.starts_with("  ")) {
+        let (fields, gloss) = line.split_once(" | ").unwrap_or((line, ""));
+        let f: Vec<&str> = fields.split_whitespace().collect();
+        let words = usize::from_str_radix(f[3], 16).expect("w_cnt");
+        let lemmas: Vec<String> = (0..words).map(|i| f[4 + 2 * i].replace('_', " ")).collect();
+        let p_at = 4 + 2 * words;
+        let pointers: usize = f[p_at].parse().expect("p_cnt");
+        let parents: Vec<String> = (0..pointers)
+            .map(|i| &f[p_at + 1 + 4 * i..p_at + 5 + 4 * i])
+            .filter(|p| (p[0] == "@" || p[0] == "@i") && p[2] == "n")
+            .map(|p| format!("wn:{}", p[1]))
+            .collect();
+        synsets += 1;
+        links += parents.len();
+        let term = serde_json::json!({"id": format!("wn:{}", f[0]), "label": lemmas[0], "synonyms": lemmas[1..], "definition": gloss.trim(), "parents": parents});
+        out.push_str(&term.to_string());
+        out.push('\n');
+    }
+    (out, synsets, links)
+}

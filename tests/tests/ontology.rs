@@ -4,7 +4,7 @@
 
 use engram::ontology::{self, import::keys, Format, ProfileConfig, Profiles, Relations};
 use engram::{ClaimState, Database, EntityId, Value, Visibility, WorkspaceView};
-use engram_tests::read_shared;
+use engram_tests::{read_shared, wordnet_nouns_jsonl};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 fn import_text(db: &Database, text: &str, format: Format, name: &str) -> ontology::ImportReport {
@@ -136,36 +136,9 @@ fn uberon_json_closures_equal_the_shipped_ones() {
     closure_matches_shipped("obo-cxg/UBERON-cxg-v2026-04-01.json.gz", "uberon");
 }
 
-/// WordNet 3.0 noun synsets as engram term JSON lines: `wn:<offset>`, first lemma as label, the
-/// others as synonyms, `@` and `@i` pointers as parents.
-fn wordnet_nouns_jsonl() -> (String, usize, usize) {
-    let data = read_shared("wordnet/dict/data.noun.gz");
-    let mut out = String::from("{\"ontology\": \"wordnet\", \"version\": \"3.0\"}\n");
-    let (mut synsets, mut links) = (0, 0);
-    for line in data.lines().filter(|l| !l.starts_with("  ")) {
-        let (fields, gloss) = line.split_once(" | ").unwrap_or((line, ""));
-        let f: Vec<&str> = fields.split_whitespace().collect();
-        let words = usize::from_str_radix(f[3], 16).expect("w_cnt");
-        let lemmas: Vec<String> = (0..words).map(|i| f[4 + 2 * i].replace('_', " ")).collect();
-        let p_at = 4 + 2 * words;
-        let pointers: usize = f[p_at].parse().expect("p_cnt");
-        let parents: Vec<String> = (0..pointers)
-            .map(|i| &f[p_at + 1 + 4 * i..p_at + 5 + 4 * i])
-            .filter(|p| (p[0] == "@" || p[0] == "@i") && p[2] == "n")
-            .map(|p| format!("wn:{}", p[1]))
-            .collect();
-        synsets += 1;
-        links += parents.len();
-        let term = serde_json::json!({"id": format!("wn:{}", f[0]), "label": lemmas[0], "synonyms": lemmas[1..], "definition": gloss.trim(), "parents": parents});
-        out.push_str(&term.to_string());
-        out.push('\n');
-    }
-    (out, synsets, links)
-}
-
 #[test]
 fn wordnet_nouns_import_with_the_known_dog_chain() {
-    let (jsonl, synsets, links) = wordnet_nouns_jsonl();
+    let (jsonl, synsets, links) = wordnet_nouns_jsonl(&read_shared("wordnet/dict/data.noun.gz"));
     assert_eq!((synsets, links), (82_115, 84_427), "SOURCE.md's counts");
     let db = Database::in_memory();
     let r = import_text(&db, &jsonl, Format::TermsJsonl, "wordnet");
