@@ -27,13 +27,27 @@ pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as
     let mut out = String::new();
     let r = &report;
     let _ = writeln!(out, "ontology {} version {}", r.ontology, r.version.as_deref().unwrap_or("-"));
-    let _ = writeln!(out, "terms {} (obsolete {}), is_a {}, synonyms {}, definitions {}, xrefs {}", r.terms, r.obsolete, r.is_a, r.synonyms, r.definitions, r.xrefs);
+    let _ = writeln!(
+        out,
+        "terms {} (obsolete {}), is_a {}, synonyms {}, definitions {}, xrefs {}",
+        r.terms, r.obsolete, r.is_a, r.synonyms, r.definitions, r.xrefs
+    );
     for (rel, n) in &r.relations {
         let _ = writeln!(out, "relation {rel} {n}");
     }
-    let _ = writeln!(out, "added {}, updated {}, unchanged {}, obsoleted {}, removed {}", r.added, r.updated, r.unchanged, r.obsoleted, r.removed);
+    let _ = writeln!(
+        out,
+        "added {}, updated {}, unchanged {}, obsoleted {}, removed {}",
+        r.added, r.updated, r.unchanged, r.obsoleted, r.removed
+    );
     let _ = writeln!(out, "claims added {}, deprecated {}", r.claims_added, r.claims_deprecated);
-    let _ = writeln!(out, "external references {} to {} terms outside the file ({} new external concepts)", r.external_references, r.dangling.len(), r.external_entities);
+    let _ = writeln!(
+        out,
+        "external references {} to {} terms outside the file ({} new external concepts)",
+        r.external_references,
+        r.dangling.len(),
+        r.external_entities
+    );
     let s = &r.skipped;
     let _ = writeln!(out, "skipped: {} blank-node triples, {} restrictions, {} other", s.blank_node_triples, s.restrictions, s.other);
     if r.aliases_truncated > 0 {
@@ -53,7 +67,8 @@ pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as
 pub fn find_term(ws: &WorkspaceView<'_>, term: &str) -> Result<EntityId, String> {
     let found = ontology::resolve(ws, term, 16, None, None).map_err(|e| e.to_string())?;
     let Some(best) = found.first() else { return Err(format!("no concept `{term}` (tried CURIE, label and synonyms)")) };
-    let ties: Vec<&str> = found.iter().filter(|c| c.score == best.score && c.obsolete == best.obsolete).map(|c| c.id.as_str()).collect();
+    let ties: Vec<&str> =
+        found.iter().filter(|c| c.matched_by == best.matched_by && c.obsolete == best.obsolete).map(|c| c.id.as_str()).collect();
     if ties.len() > 1 {
         return Err(format!("`{term}` names {} concepts ({}); use a CURIE", ties.len(), ties.join(", ")));
     }
@@ -86,13 +101,23 @@ pub fn resolve(ws: &WorkspaceView<'_>, text: &str, k: usize, as_json: bool) -> R
     if as_json {
         let items: Vec<serde_json::Value> = found
             .iter()
-            .map(|c| json!({"id": c.id, "label": c.label, "matched_by": c.matched_by.as_string(), "score": c.score, "obsolete": c.obsolete}))
+            .map(
+                |c| json!({"id": c.id, "label": c.label, "matched_by": c.matched_by.as_string(), "score": c.score, "obsolete": c.obsolete}),
+            )
             .collect();
         return Ok(format!("{}\n", serde_json::Value::Array(items)));
     }
     let mut out = String::new();
     for c in found {
-        let _ = writeln!(out, "{:.3}\t{}\t{}\t{}{}", c.score, c.matched_by.as_string(), c.id, c.label, if c.obsolete { "\t(obsolete)" } else { "" });
+        let _ = writeln!(
+            out,
+            "{:.3}\t{}\t{}\t{}{}",
+            c.score,
+            c.matched_by.as_string(),
+            c.id,
+            c.label,
+            if c.obsolete { "\t(obsolete)" } else { "" }
+        );
     }
     Ok(out)
 }
@@ -106,7 +131,14 @@ pub fn profile(ws: &WorkspaceView<'_>, term: &str, config: ProfileConfig) -> Res
 }
 
 /// `engram mapping DIR set|remove|list`.
-pub fn mapping(dir: &Path, workspace: &str, action: &str, text: Option<&str>, targets: &[String], note: Option<&str>) -> Result<String, String> {
+pub fn mapping(
+    dir: &Path,
+    workspace: &str,
+    action: &str,
+    text: Option<&str>,
+    targets: &[String],
+    note: Option<&str>,
+) -> Result<String, String> {
     match action {
         "list" => {
             let db = open_for_reading(dir)?;

@@ -405,7 +405,10 @@ fn ontology_import_hierarchy_and_resolve_contracts() {
     // TERM as a label; relations default to is_a; the term itself excluded; shortest distances.
     let out = engram(&["ancestors", &db, "motor neuron", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(json(&out.stdout), serde_json::json!([{"id": "T:2", "name": "neuron", "distance": 1}, {"id": "T:1", "name": "cell", "distance": 2}]));
+    assert_eq!(
+        json(&out.stdout),
+        serde_json::json!([{"id": "T:2", "name": "neuron", "distance": 1}, {"id": "T:1", "name": "cell", "distance": 2}])
+    );
     let out = engram(&["ancestors", &db, "T:3", "--relations", "is_a,part_of", "--json"]);
     let ids: Vec<String> = json(&out.stdout).as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap().to_owned()).collect();
     assert_eq!(ids, ["T:2", "T:8", "T:1"]);
@@ -422,7 +425,10 @@ fn ontology_import_hierarchy_and_resolve_contracts() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let found = json(&out.stdout);
     let first = &found[0];
-    assert_eq!((first["id"].as_str(), first["label"].as_str(), first["matched_by"].as_str()), (Some("T:2"), Some("neuron"), Some("synonym:exact")));
+    assert_eq!(
+        (first["id"].as_str(), first["label"].as_str(), first["matched_by"].as_str()),
+        (Some("T:2"), Some("neuron"), Some("synonym:exact"))
+    );
     assert!(first["score"].as_f64().unwrap() > 0.9);
     let ids: Vec<String> = found.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
     let (live, obsolete) = (ids.iter().position(|i| i == "T:2"), ids.iter().position(|i| i == "T:9"));

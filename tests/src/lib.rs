@@ -16,8 +16,9 @@ pub fn shared_data() -> std::path::PathBuf {
 pub fn read_shared(rel: &str) -> String {
     use std::io::Read;
     let path = shared_data().join(rel);
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (set ENGRAM_SHARED_DATA to the shared data folder)", path.display()));
-    if rel.ends_with(".gz") {
+    let bytes =
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (set ENGRAM_SHARED_DATA to the shared data folder)", path.display()));
+    if std::path::Path::new(rel).extension().is_some_and(|e| e.eq_ignore_ascii_case("gz")) {
         let mut s = String::new();
         flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         s
@@ -26,7 +27,7 @@ pub fn read_shared(rel: &str) -> String {
     }
 }
 
-/// WordNet 3.0 noun synsets as engram term JSON lines: `wn:<offset>`, first lemma as label, the
+/// `WordNet` 3.0 noun synsets as engram term JSON lines: `wn:<offset>`, first lemma as label, the
 /// others as synonyms, `@` and `@i` pointers as parents. `data` is `data.noun`; returns the
 /// lines, the synset count and the hypernym link count.
 pub fn wordnet_nouns_jsonl(data: &str) -> (String, usize, usize) {

@@ -114,8 +114,12 @@ fn closure_matches_shipped(rel: &str, name: &str) {
     for (id, term) in &shipped {
         let want: BTreeMap<String, u64> =
             term["ancestors"].as_object().expect("ancestors").iter().map(|(a, d)| (a.clone(), d.as_u64().expect("distance"))).collect();
-        let got: BTreeMap<String, u64> =
-            ws.ancestors_over(id_of(&ws, id), &Relations::is_a(), &v).expect("ancestors").into_iter().map(|(e, d)| (ext(&ws, e), u64::from(d))).collect();
+        let got: BTreeMap<String, u64> = ws
+            .ancestors_over(id_of(&ws, id), &Relations::is_a(), &v)
+            .expect("ancestors")
+            .into_iter()
+            .map(|(e, d)| (ext(&ws, e), u64::from(d)))
+            .collect();
         if excused.contains(id.as_str()) {
             assert_ne!(got, want, "{id} is listed as a mismatch but matches");
         } else {
@@ -151,8 +155,12 @@ fn wordnet_nouns_import_with_the_known_dog_chain() {
     let dog_offset = dog_line.split_whitespace().find(|w| w.len() == 8 && w.bytes().all(|b| b.is_ascii_digit())).expect("offset");
     let dog = id_of(&ws, &format!("wn:{dog_offset}"));
     let v = Visibility::default();
-    let got: BTreeMap<String, u32> =
-        ws.ancestors_over(dog, &Relations::is_a(), &v).expect("ancestors").into_iter().map(|(e, d)| (ws.entity(e).expect("e").name.to_string(), d)).collect();
+    let got: BTreeMap<String, u32> = ws
+        .ancestors_over(dog, &Relations::is_a(), &v)
+        .expect("ancestors")
+        .into_iter()
+        .map(|(e, d)| (ws.entity(e).expect("e").name.to_string(), d))
+        .collect();
     let want: BTreeMap<String, u32> = [
         ("canine", 1),
         ("domestic animal", 1),
@@ -219,7 +227,8 @@ fn reimport_updates_in_place_and_deprecates_without_deleting() {
     let old = ws.claim(ws.claim_id("T:4|subclass_of|T:3").expect("old edge")).expect("claim");
     assert_eq!(old.state, ClaimState::Deprecated);
     let v = Visibility::default();
-    let up: Vec<String> = ws.ancestors_over(id_of(&ws, "T:4"), &Relations::is_a(), &v).expect("up").into_iter().map(|(e, _)| ext(&ws, e)).collect();
+    let up: Vec<String> =
+        ws.ancestors_over(id_of(&ws, "T:4"), &Relations::is_a(), &v).expect("up").into_iter().map(|(e, _)| ext(&ws, e)).collect();
     assert_eq!(up, ["T:2", "T:1"]);
     // The same release again changes nothing; the first release again brings the old edge back
     // as a new claim (the deprecated one keeps its history).
@@ -318,7 +327,11 @@ fn profiles_aggregate_over_descendants() {
     db.write(&b).expect("data");
     let snap = db.snapshot();
     let ws = snap.workspace("default").expect("ws");
-    let config = ProfileConfig { aggregate_properties: vec!["tissue".into()], aggregate_linked_types: vec!["dataset".into()], ..ProfileConfig::default() };
+    let config = ProfileConfig {
+        aggregate_properties: vec!["tissue".into()],
+        aggregate_linked_types: vec!["dataset".into()],
+        ..ProfileConfig::default()
+    };
     let profiles = Profiles::build(&ws, config).expect("profiles");
     let root = profiles.get(id_of(&ws, "T:1")).expect("root profile");
     assert_eq!(root.aggregates["tissue"], vec![("brain".to_owned(), 2)]);
@@ -342,12 +355,17 @@ fn refreshed_profiles_equal_a_full_rebuild() {
     let n = 300;
     let mut lines = String::new();
     for i in 0..n {
-        let parents: Vec<String> = if i == 0 { vec![] } else { (0..rng.gen_range(1..3)).map(|_| format!("R:{}", rng.gen_range(0..i))).collect() };
+        let parents: Vec<String> =
+            if i == 0 { vec![] } else { (0..rng.gen_range(1..3)).map(|_| format!("R:{}", rng.gen_range(0..i))).collect() };
         lines.push_str(&serde_json::json!({"id": format!("R:{i}"), "label": format!("concept {i}"), "parents": parents}).to_string());
         lines.push('\n');
     }
     import_text(&db, &lines, Format::TermsJsonl, "random");
-    let config = ProfileConfig { aggregate_linked_types: vec!["item".into()], aggregate_properties: vec!["colour".into()], ..ProfileConfig::default() };
+    let config = ProfileConfig {
+        aggregate_linked_types: vec!["item".into()],
+        aggregate_properties: vec!["colour".into()],
+        ..ProfileConfig::default()
+    };
     let mut profiles = Profiles::build(&db.snapshot().workspace("default").expect("ws"), config.clone()).expect("build");
     for round in 0..6 {
         let mut b = engram::WriteBatch::new("default");
@@ -356,7 +374,11 @@ fn refreshed_profiles_equal_a_full_rebuild() {
             b.upsert_entity(&item, "item", &item);
             b.add_claim(engram::AddClaim::new(item.as_str(), "about", format!("R:{}", rng.gen_range(0..n)).as_str()));
             let target = format!("R:{}", rng.gen_range(0..n));
-            b.push(engram::Op::SetProperty { entity: target.as_str().into(), key: "colour".into(), value: Value::from(["red", "blue"][rng.gen_range(0..2)]) });
+            b.push(engram::Op::SetProperty {
+                entity: target.as_str().into(),
+                key: "colour".into(),
+                value: Value::from(["red", "blue"][rng.gen_range(0..2)]),
+            });
         }
         let child = rng.gen_range(1..n);
         b.add_claim(engram::AddClaim::new(format!("R:{child}").as_str(), "subclass_of", format!("R:{}", rng.gen_range(0..child)).as_str()));
@@ -421,12 +443,19 @@ fn multi_relation_closures_match_a_naive_bfs() {
             }
             dist.remove(&start);
             let want: BTreeMap<String, u32> = dist.into_iter().map(|(e, d)| (format!("N:{e}"), d)).collect();
-            let got: BTreeMap<String, u32> =
-                ws.ancestors_over(id_of(&ws, &format!("N:{start}")), &parsed, &v).expect("closure").into_iter().map(|(e, d)| (ext(&ws, e), d)).collect();
+            let got: BTreeMap<String, u32> = ws
+                .ancestors_over(id_of(&ws, &format!("N:{start}")), &parsed, &v)
+                .expect("closure")
+                .into_iter()
+                .map(|(e, d)| (ext(&ws, e), d))
+                .collect();
             assert_eq!(got, want, "{rels} from N:{start}");
         }
     }
-    assert!(matches!(ws.ancestors_over(id_of(&ws, "N:1"), &Relations::parse("part-whole"), &v), Err(engram::ReadError::UnknownPredicate(_))));
+    assert!(matches!(
+        ws.ancestors_over(id_of(&ws, "N:1"), &Relations::parse("part-whole"), &v),
+        Err(engram::ReadError::UnknownPredicate(_))
+    ));
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Ontology figures on the real data of `../shared/data`: import of UBERON (cellxgene JSON) and
-//! of WordNet 3.0 nouns (as engram term JSON lines), descendants of top-level UBERON classes with
+//! of `WordNet` 3.0 nouns (as engram term JSON lines), descendants of top-level UBERON classes with
 //! distances, and a full profile build of UBERON.
 //! `cargo run --release -p engram-bench --bin ontology [-- --data ../shared/data --runs 5]`.
 //! Prints one JSON line per measurement; times are medians of `--runs`.
@@ -37,7 +37,12 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 
 /// Parse + import into a fresh in-memory database, and into a fresh durable folder (fsync
 /// `always`, checkpoint included); medians in seconds.
-fn time_import(text: &str, format: Format, name: &str, runs: usize) -> Result<(f64, f64, f64, ontology::ImportReport), Box<dyn std::error::Error>> {
+fn time_import(
+    text: &str,
+    format: Format,
+    name: &str,
+    runs: usize,
+) -> Result<(f64, f64, f64, ontology::ImportReport), Box<dyn std::error::Error>> {
     let (mut parse, mut mem, mut disk) = (Vec::new(), Vec::new(), Vec::new());
     let mut report = None;
     for _ in 0..runs {

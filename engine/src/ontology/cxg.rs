@@ -35,10 +35,8 @@ struct CxgTerm {
 /// Parses the JSON. `name` names the ontology (the file carries no header).
 pub fn parse(input: impl BufRead, name: &str) -> Result<OntologyDoc, OntologyError> {
     let mut de = serde_json::Deserializer::from_reader(input);
-    let terms: BTreeMap<String, CxgTerm> = serde_path_to_error::deserialize(&mut de).map_err(|e| OntologyError::Json {
-        path: e.path().to_string(),
-        message: e.inner().to_string(),
-    })?;
+    let terms: BTreeMap<String, CxgTerm> = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| OntologyError::Json { path: e.path().to_string(), message: e.inner().to_string() })?;
     let mut doc = OntologyDoc { name: name.to_owned(), ..OntologyDoc::default() };
     let mut shipped: HashMap<&str, &BTreeMap<String, u32>> = HashMap::new();
     for (id, t) in &terms {
@@ -85,14 +83,14 @@ fn closure_mismatches(terms: &[Term], shipped: &HashMap<&str, &BTreeMap<String, 
             }
         }
         let want = shipped[t.id.as_str()];
-        let why = if dist.len() != want.len() {
-            Some(format!("derived {} ancestors, shipped {}", dist.len(), want.len()))
-        } else {
+        let why = if dist.len() == want.len() {
             want.iter().find_map(|(a, d)| match dist.get(a.as_str()) {
                 Some(got) if got == d => None,
                 Some(got) => Some(format!("{a}: derived distance {got}, shipped {d}")),
                 None => Some(format!("{a}: shipped but not derivable")),
             })
+        } else {
+            Some(format!("derived {} ancestors, shipped {}", dist.len(), want.len()))
         };
         if let Some(why) = why {
             out.push((t.id.clone(), why));

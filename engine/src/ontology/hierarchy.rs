@@ -115,7 +115,13 @@ impl WorkspaceView<'_> {
 
     /// One shortest hierarchy path from `from` up to its ancestor `to` over `rels` (both ends
     /// included), or `None` when `to` is not an ancestor.
-    pub fn shortest_hierarchy_path(&self, from: EntityId, to: EntityId, rels: &Relations, v: &Visibility) -> Result<Option<Vec<EntityId>>, ReadError> {
+    pub fn shortest_hierarchy_path(
+        &self,
+        from: EntityId,
+        to: EntityId,
+        rels: &Relations,
+        v: &Visibility,
+    ) -> Result<Option<Vec<EntityId>>, ReadError> {
         self.check_entity(from)?;
         self.check_entity(to)?;
         let preds = self.relation_ids(rels)?;
@@ -152,7 +158,13 @@ impl WorkspaceView<'_> {
     /// The lowest common ancestors of `a` and `b` over `rels` (each may be the other's ancestor,
     /// or the same entity): common ancestors that are not an ancestor of another common ancestor,
     /// as `(ancestor, distance from a, distance from b)`, closest (smallest sum) first.
-    pub fn lowest_common_ancestors(&self, a: EntityId, b: EntityId, rels: &Relations, v: &Visibility) -> Result<Vec<(EntityId, u32, u32)>, ReadError> {
+    pub fn lowest_common_ancestors(
+        &self,
+        a: EntityId,
+        b: EntityId,
+        rels: &Relations,
+        v: &Visibility,
+    ) -> Result<Vec<(EntityId, u32, u32)>, ReadError> {
         let mut up_a: HashMap<EntityId, u32> = self.ancestors_over(a, rels, v)?.into_iter().collect();
         up_a.insert(a, 0);
         let mut up_b: HashMap<EntityId, u32> = self.ancestors_over(b, rels, v)?.into_iter().collect();
@@ -166,7 +178,8 @@ impl WorkspaceView<'_> {
             }
             above.extend(self.ancestors_over(c, rels, v)?.into_iter().map(|(e, _)| e));
         }
-        let mut out: Vec<(EntityId, u32, u32)> = common.into_iter().filter(|c| !above.contains(c)).map(|c| (c, up_a[&c], up_b[&c])).collect();
+        let mut out: Vec<(EntityId, u32, u32)> =
+            common.into_iter().filter(|c| !above.contains(c)).map(|c| (c, up_a[&c], up_b[&c])).collect();
         out.sort_by_key(|&(e, da, db)| (da + db, e));
         Ok(out)
     }
@@ -174,7 +187,13 @@ impl WorkspaceView<'_> {
     /// A concept, all its descendants over `rels`, and the entities linked to any of them by a
     /// visible claim of another predicate (`link_predicates` narrows which; other concepts of the
     /// hierarchy are not members).
-    pub fn expand_cohort(&self, concept: EntityId, rels: &Relations, link_predicates: Option<&[&str]>, v: &Visibility) -> Result<Cohort, ReadError> {
+    pub fn expand_cohort(
+        &self,
+        concept: EntityId,
+        rels: &Relations,
+        link_predicates: Option<&[&str]>,
+        v: &Visibility,
+    ) -> Result<Cohort, ReadError> {
         let mut concepts = vec![(concept, 0)];
         concepts.extend(self.descendants_over(concept, rels, v)?);
         let in_cohort: HashSet<EntityId> = concepts.iter().map(|(e, _)| *e).collect();

@@ -109,7 +109,8 @@ fn str_list(items: &[String]) -> Value {
 fn desired(t: &Term, ontology: &str, aliases_max: usize, truncated: &mut usize) -> Desired {
     let name = t.label.clone().unwrap_or_else(|| t.id.clone());
     let mut seen: HashSet<&str> = HashSet::from([name.as_str()]);
-    let mut aliases: Vec<String> = t.synonyms.iter().map(|s| s.text.as_str()).filter(|s| !s.trim().is_empty() && seen.insert(s)).map(str::to_owned).collect();
+    let mut aliases: Vec<String> =
+        t.synonyms.iter().map(|s| s.text.as_str()).filter(|s| !s.trim().is_empty() && seen.insert(s)).map(str::to_owned).collect();
     if aliases.len() > aliases_max {
         *truncated += aliases.len() - aliases_max;
         aliases.truncate(aliases_max);
@@ -187,7 +188,7 @@ pub fn import_ontology(db: &Database, workspace: &str, doc: &OntologyDoc) -> Res
                 if t.obsolete && was_live {
                     report.obsoleted += 1;
                 }
-                if update_entity(&ws, id, &t.id, want, &mut batch) {
+                if update_entity(&ws, id, &t.id, &want, &mut batch) {
                     report.updated += 1;
                 } else {
                     report.unchanged += 1;
@@ -257,7 +258,7 @@ fn previous_terms(ws: &WorkspaceView<'_>, ontology: &str) -> HashMap<String, boo
 }
 
 /// Emits the operations that bring entity `id` to `want`; false when it already matches.
-fn update_entity(ws: &WorkspaceView<'_>, id: EntityId, ext: &str, want: Desired, batch: &mut WriteBatch) -> bool {
+fn update_entity(ws: &WorkspaceView<'_>, id: EntityId, ext: &str, want: &Desired, batch: &mut WriteBatch) -> bool {
     let Some(have) = ws.entity(id) else { return false };
     let entity = || EntityRef::Ext(ext.to_owned());
     let before = batch.len();

@@ -9,9 +9,9 @@ use std::io::BufRead;
 pub fn parse(input: impl BufRead, fallback_name: &str) -> Result<OntologyDoc, OntologyError> {
     let doc = fastobo::from_reader(input).map_err(|e| OntologyError::Syntax { format: "OBO", message: e.to_string() })?;
     let mut out = OntologyDoc { name: fallback_name.to_owned(), ..OntologyDoc::default() };
-    for clause in doc.header().iter() {
+    for clause in doc.header() {
         match clause {
-            HeaderClause::Ontology(name) => out.name = name.as_str().to_owned(),
+            HeaderClause::Ontology(name) => name.as_str().clone_into(&mut out.name),
             HeaderClause::DataVersion(v) => out.version = Some(v.as_str().to_owned()),
             _ => {}
         }
@@ -84,7 +84,10 @@ mod tests {
         assert_eq!(n.label.as_deref(), Some("neuron"));
         assert_eq!(n.parents, vec!["T:1"]);
         assert_eq!(n.relations, vec![("part_of".to_owned(), "T:9".to_owned())]);
-        assert_eq!(n.synonyms.iter().map(|s| (s.text.as_str(), s.scope)).collect::<Vec<_>>(), [("nerve cell", Scope::Exact), ("neurone", Scope::Related)]);
+        assert_eq!(
+            n.synonyms.iter().map(|s| (s.text.as_str(), s.scope)).collect::<Vec<_>>(),
+            [("nerve cell", Scope::Exact), ("neurone", Scope::Related)]
+        );
         assert_eq!(n.xrefs, vec!["FMA:1"]);
         assert_eq!(get("T:1").definition.as_deref(), Some("A unit of life."));
         assert!(get("T:3").obsolete);

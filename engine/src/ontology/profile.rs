@@ -1,4 +1,4 @@
-//! Flattened concept profiles (the seed's GraphRAG index): per concept its label, definition,
+//! Flattened concept profiles (the seed's `GraphRAG` index): per concept its label, definition,
 //! synonyms, parents and children, a sample of grandparents and grandchildren, and attributes
 //! aggregated over all its descendants, rendered as one text and indexed for keyword search.
 //!
@@ -38,7 +38,13 @@ pub struct ProfileConfig {
 
 impl Default for ProfileConfig {
     fn default() -> Self {
-        ProfileConfig { relations: Relations::is_a(), sample: 5, aggregate_properties: Vec::new(), aggregate_linked_types: Vec::new(), aggregate_top: 10 }
+        ProfileConfig {
+            relations: Relations::is_a(),
+            sample: 5,
+            aggregate_properties: Vec::new(),
+            aggregate_linked_types: Vec::new(),
+            aggregate_top: 10,
+        }
     }
 }
 
@@ -109,7 +115,7 @@ pub struct Profiles {
     /// Document number → concept.
     order: Vec<EntityId>,
     doc_of: HashMap<EntityId, u32>,
-    profiles: HashMap<EntityId, Profile>,
+    by_concept: HashMap<EntityId, Profile>,
     index: TextIndex,
 }
 
@@ -129,19 +135,20 @@ fn label_of(ws: &WorkspaceView<'_>, e: EntityId) -> String {
 /// Values of one attribute on one entity, as strings.
 fn values(v: &Value, out: &mut Vec<String>) {
     match v {
-        Value::Null => {}
+        Value::Null | Value::Map(_) => {}
         Value::Str(s) => out.push(s.to_string()),
         Value::List(items) => items.iter().for_each(|i| values(i, out)),
         Value::Bool(b) => out.push(b.to_string()),
         Value::Int(i) => out.push(i.to_string()),
         Value::Float(f) => out.push(f.to_string()),
-        Value::Map(_) => {}
     }
 }
 
 impl Profiles {
     fn is_concept(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
-        ws.check_entity(e).is_ok() && ws.st.catalog.types.name(ws.st.entities.ty.get(e.index()).0).as_ref() == CONCEPT_TYPE && *ws.st.entities.flags.get(e.index()) & crate::state::DELETED == 0
+        ws.check_entity(e).is_ok()
+            && ws.st.catalog.types.name(ws.st.entities.ty.get(e.index()).0).as_ref() == CONCEPT_TYPE
+            && *ws.st.entities.flags.get(e.index()) & crate::state::DELETED == 0
     }
 
     /// The attributes `e` contributes to its ancestors' aggregates: `(attribute, value)`.
@@ -260,7 +267,7 @@ impl Profiles {
             claims_seen: ws.st.claims.len(),
             order: Vec::new(),
             doc_of: HashMap::new(),
-            profiles: HashMap::new(),
+            by_concept: HashMap::new(),
             index: TextIndex::default(),
         };
         let concepts: Vec<EntityId> = ws.entities_of_type(CONCEPT_TYPE).into_iter().filter(|&e| !Self::is_external(ws, e)).collect();
@@ -271,7 +278,7 @@ impl Profiles {
         for (i, prof) in built.into_iter().enumerate() {
             p.order.push(prof.concept);
             p.doc_of.insert(prof.concept, i as u32);
-            p.profiles.insert(prof.concept, prof);
+            p.by_concept.insert(prof.concept, prof);
         }
         Ok(p)
     }
@@ -344,7 +351,7 @@ impl Profiles {
             if Self::is_concept(ws, e) && !Self::is_external(ws, e) {
                 live.push(e);
             } else if let Some(&doc) = self.doc_of.get(&e) {
-                self.profiles.remove(&e);
+                self.by_concept.remove(&e);
                 self.index.index(doc, self.ws, "");
             }
         }
@@ -362,7 +369,7 @@ impl Profiles {
                 }
             };
             self.index.index(doc, self.ws, &prof.text());
-            self.profiles.insert(prof.concept, prof);
+            self.by_concept.insert(prof.concept, prof);
         }
         self.built_at = ws.now;
         self.entities_seen = ws.st.entities.len();
@@ -372,17 +379,17 @@ impl Profiles {
 
     /// The profile of concept `e`.
     pub fn get(&self, e: EntityId) -> Option<&Profile> {
-        self.profiles.get(&e)
+        self.by_concept.get(&e)
     }
 
     /// Number of profiles.
     pub fn len(&self) -> usize {
-        self.profiles.len()
+        self.by_concept.len()
     }
 
     /// True when there are no profiles.
     pub fn is_empty(&self) -> bool {
-        self.profiles.is_empty()
+        self.by_concept.is_empty()
     }
 
     /// The `k` profiles that best match `query` by BM25, best first.

@@ -22,7 +22,7 @@ pub fn parse(input: impl Read, format: RdfFormat, fallback_name: &str) -> Result
     let mut b = Builder::default();
     for quad in RdfParser::from_format(format).for_reader(input) {
         let quad = quad.map_err(|e| OntologyError::Syntax { format: "RDF", message: e.to_string() })?;
-        b.triple(quad.subject, quad.predicate.as_str(), quad.object);
+        b.triple(quad.subject, quad.predicate.as_str(), &quad.object);
     }
     Ok(b.finish(fallback_name))
 }
@@ -57,19 +57,19 @@ impl Builder {
         self.classes.insert(i);
     }
 
-    fn triple(&mut self, s: oxrdf::NamedOrBlankNode, p: &str, o: oxrdf::Term) {
+    fn triple(&mut self, s: oxrdf::NamedOrBlankNode, p: &str, o: &oxrdf::Term) {
         use oxrdf::{NamedOrBlankNode as S, Term as O};
         let s = match s {
             S::NamedNode(n) => n.into_string(),
             S::BlankNode(b) => {
                 self.blank_triples += 1;
-                if p == format!("{RDF}type") && matches!(&o, O::NamedNode(n) if n.as_str() == format!("{OWL}Restriction")) {
+                if p == format!("{RDF}type") && matches!(o, O::NamedNode(n) if n.as_str() == format!("{OWL}Restriction")) {
                     self.restriction_nodes.insert(b.into_string());
                 }
                 return;
             }
         };
-        let (named, literal) = match &o {
+        let (named, literal) = match o {
             O::NamedNode(n) => (Some(n.as_str().to_owned()), None),
             O::Literal(l) => (None, Some(l.value().to_owned())),
             O::BlankNode(_) => {
@@ -89,12 +89,7 @@ impl Builder {
                 x if x == format!("{OWL}Ontology") => self.ontology = Some(s),
                 _ => self.other += 1,
             },
-            (_, Some("subClassOf"), .., Some(parent), _) => {
-                self.mark_class(&s);
-                self.mark_class(&parent);
-                self.term(&s).parents.push(curie(&parent));
-            }
-            (_, _, _, Some("broader"), .., Some(parent), _) => {
+            (_, Some("subClassOf"), .., Some(parent), _) | (_, _, _, Some("broader"), .., Some(parent), _) => {
                 self.mark_class(&s);
                 self.mark_class(&parent);
                 self.term(&s).parents.push(curie(&parent));
@@ -116,7 +111,9 @@ impl Builder {
                 }
             }
             (_, _, _, Some("altLabel"), .., Some(text)) => self.term(&s).synonyms.push(Synonym { text, scope: Scope::Exact, kind: None }),
-            (_, _, _, Some("hiddenLabel"), .., Some(text)) => self.term(&s).synonyms.push(Synonym { text, scope: Scope::Related, kind: None }),
+            (_, _, _, Some("hiddenLabel"), .., Some(text)) => {
+                self.term(&s).synonyms.push(Synonym { text, scope: Scope::Related, kind: None })
+            }
             (_, _, _, _, Some(kind), .., Some(text)) if kind.starts_with("has") && kind.ends_with("Synonym") => {
                 let scope = match kind {
                     "hasExactSynonym" => Scope::Exact,
@@ -127,7 +124,9 @@ impl Builder {
                 };
                 self.term(&s).synonyms.push(Synonym { text, scope, kind: None });
             }
-            (_, _, _, Some("definition"), .., Some(text)) | (.., Some("IAO_0000115"), _, Some(text)) => self.term(&s).definition = Some(text),
+            (_, _, _, Some("definition"), .., Some(text)) | (.., Some("IAO_0000115"), _, Some(text)) => {
+                self.term(&s).definition = Some(text)
+            }
             (_, Some("comment"), .., Some(text)) => self.term(&s).comment = Some(text),
             (_, _, _, _, Some("hasDbXref"), .., Some(text)) => self.term(&s).xrefs.push(text),
             (_, _, _, _, Some("hasOBONamespace"), .., Some(text)) => self.term(&s).namespace = Some(text),

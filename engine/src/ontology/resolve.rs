@@ -14,7 +14,7 @@ use crate::ontology::{Scope, CONCEPT_TYPE};
 use crate::read::view::WorkspaceView;
 use crate::search::semantic::VectorOptions;
 use crate::value::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How a candidate matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,10 +79,7 @@ fn scope_of(ws: &WorkspaceView<'_>, e: EntityId, key: &str) -> Option<Scope> {
     syns.iter()
         .filter_map(|s| match s {
             Value::Map(m) => {
-                let text = match m.get("text") {
-                    Some(Value::Str(t)) => t,
-                    _ => return None,
-                };
+                let Some(Value::Str(text)) = m.get("text") else { return None };
                 let scope = match m.get("scope") {
                     Some(Value::Str(s)) => Scope::parse(s).unwrap_or(Scope::Unknown),
                     _ => Scope::Unknown,
@@ -97,7 +94,14 @@ fn scope_of(ws: &WorkspaceView<'_>, e: EntityId, key: &str) -> Option<Scope> {
 fn candidate(ws: &WorkspaceView<'_>, e: EntityId, matched_by: MatchedBy, score: f32) -> Candidate {
     let ents = &ws.st.entities;
     let obsolete = ents.props.get(&e.0).and_then(|p| p.get(keys::OBSOLETE).cloned()) == Some(Value::Bool(true));
-    Candidate { concept: e, id: ents.ext_id.get(e.index()).to_owned(), label: ents.name.get(e.index()).to_owned(), matched_by, score, obsolete }
+    Candidate {
+        concept: e,
+        id: ents.ext_id.get(e.index()).to_owned(),
+        label: ents.name.get(e.index()).to_owned(),
+        matched_by,
+        score,
+        obsolete,
+    }
 }
 
 fn is_concept(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
@@ -106,11 +110,17 @@ fn is_concept(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
 
 /// Candidates for `text`, best first, at most `k`. `profiles` enables search when no exact
 /// match fills `k`; `query_vector` adds vector search over concept name vectors to it.
-pub fn resolve(ws: &WorkspaceView<'_>, text: &str, k: usize, profiles: Option<&Profiles>, query_vector: Option<&[f32]>) -> Result<Vec<Candidate>, ReadError> {
+pub fn resolve(
+    ws: &WorkspaceView<'_>,
+    text: &str,
+    k: usize,
+    profiles: Option<&Profiles>,
+    query_vector: Option<&[f32]>,
+) -> Result<Vec<Candidate>, ReadError> {
     let mut out: Vec<Candidate> = Vec::new();
-    let mut seen: HashMap<EntityId, ()> = HashMap::new();
+    let mut seen: HashSet<EntityId> = HashSet::new();
     let mut push = |c: Candidate, out: &mut Vec<Candidate>| {
-        if seen.insert(c.concept, ()).is_none() {
+        if seen.insert(c.concept) {
             out.push(c);
         }
     };
@@ -152,7 +162,13 @@ pub fn resolve(ws: &WorkspaceView<'_>, text: &str, k: usize, profiles: Option<&P
 
 /// Profile search: BM25 alone, or fused with vector search by reciprocal rank; scores scaled
 /// into `(0, 0.7]` so a search hit never outranks an exact match.
-fn search(ws: &WorkspaceView<'_>, profiles: &Profiles, text: &str, k: usize, query_vector: Option<&[f32]>) -> Result<Vec<(EntityId, f32)>, ReadError> {
+fn search(
+    ws: &WorkspaceView<'_>,
+    profiles: &Profiles,
+    text: &str,
+    k: usize,
+    query_vector: Option<&[f32]>,
+) -> Result<Vec<(EntityId, f32)>, ReadError> {
     const RRF_K: f32 = 60.0;
     let mut fused: HashMap<EntityId, f32> = HashMap::new();
     for (rank, (e, _)) in profiles.search(text, k).into_iter().enumerate() {

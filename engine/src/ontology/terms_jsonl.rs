@@ -1,5 +1,5 @@
 //! Engram's own term JSON lines: one term per line, for sources with no standard ontology file
-//! (WordNet, in-house taxonomies). An optional first line names the ontology:
+//! (`WordNet`, in-house taxonomies). An optional first line names the ontology:
 //!
 //! ```text
 //! {"ontology": "wordnet", "version": "3.0"}
@@ -96,8 +96,9 @@ pub fn parse(input: impl BufRead, fallback_name: &str) -> Result<OntologyDoc, On
                 SynonymLine::Scoped { text, scope, kind } => {
                     let scope = match scope {
                         None => Scope::Unknown,
-                        Some(s) => Scope::parse(&s)
-                            .ok_or_else(|| err(format!("synonyms[{j}].scope"), format!("unknown scope `{s}` (exact, narrow, broad, related, unknown)")))?,
+                        Some(s) => Scope::parse(&s).ok_or_else(|| {
+                            err(format!("synonyms[{j}].scope"), format!("unknown scope `{s}` (exact, narrow, broad, related, unknown)"))
+                        })?,
                     };
                     Synonym { text, scope, kind }
                 }
@@ -146,7 +147,8 @@ mod tests {
         let err = parse("{\"id\": \"a\"}\n{\"id\": \"b\", \"colour\": 3}\n".as_bytes(), "x").expect_err("unknown field");
         let msg = err.to_string();
         assert!(msg.contains("line 2") && msg.contains("colour"), "{msg}");
-        let err = parse("{\"id\": \"a\", \"synonyms\": [{\"text\": \"b\", \"scope\": \"wide\"}]}\n".as_bytes(), "x").expect_err("bad scope");
+        let err =
+            parse("{\"id\": \"a\", \"synonyms\": [{\"text\": \"b\", \"scope\": \"wide\"}]}\n".as_bytes(), "x").expect_err("bad scope");
         assert!(err.to_string().contains("synonyms[0].scope"), "{err}");
     }
 }
