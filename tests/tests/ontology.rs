@@ -1,5 +1,5 @@
 //! Ontologies on real data: Cell Ontology (OBO 2022 and cellxgene JSON), UBERON (JSON) and
-//! WordNet 3.0 nouns, each checked against counts or closures computed independently here;
+//! `WordNet` 3.0 nouns, each checked against counts or closures computed independently here;
 //! then re-import, resolution, mappings, profiles and hierarchy operations on hand-written cases.
 
 use engram::ontology::{self, import::keys, Format, ProfileConfig, Profiles, Relations};
