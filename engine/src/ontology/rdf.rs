@@ -112,7 +112,7 @@ impl Builder {
             }
             (_, _, _, Some("altLabel"), .., Some(text)) => self.term(&s).synonyms.push(Synonym { text, scope: Scope::Exact, kind: None }),
             (_, _, _, Some("hiddenLabel"), .., Some(text)) => {
-                self.term(&s).synonyms.push(Synonym { text, scope: Scope::Related, kind: None })
+                self.term(&s).synonyms.push(Synonym { text, scope: Scope::Related, kind: None });
             }
             (_, _, _, _, Some(kind), .., Some(text)) if kind.starts_with("has") && kind.ends_with("Synonym") => {
                 let scope = match kind {
@@ -125,7 +125,7 @@ impl Builder {
                 self.term(&s).synonyms.push(Synonym { text, scope, kind: None });
             }
             (_, _, _, Some("definition"), .., Some(text)) | (.., Some("IAO_0000115"), _, Some(text)) => {
-                self.term(&s).definition = Some(text)
+                self.term(&s).definition = Some(text);
             }
             (_, Some("comment"), .., Some(text)) => self.term(&s).comment = Some(text),
             (_, _, _, _, Some("hasDbXref"), .., Some(text)) => self.term(&s).xrefs.push(text),
