@@ -45,9 +45,17 @@ pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits
             ("ops", WriteErrorKind::TooMany { count: batch.ops.len(), limit: limits.batch_ops_max, limit_name: "batch_ops_max" }),
         ));
     }
-    let mut w = Writer { st: state, ws, now, limits, created: Created::default(), names_changed: Vec::new() };
+    // A batch that is large beside what is stored rebuilds the keyword indexes from the columns
+    // (lazily, in parallel) instead of growing their persistent deltas op by op.
+    let rows = state.entities.len() + state.claims.len();
+    let rebase = batch.ops.len() >= REBASE_TEXT_OPS_MIN && batch.ops.len() * 4 >= rows;
+    let mut w = Writer { st: state, ws, now, limits, created: Created::default(), names_changed: Vec::new(), index_text: !rebase };
     for (i, op) in batch.ops.iter().enumerate() {
         w.apply(op).map_err(|e| fail(i, op_name(op), e))?;
+    }
+    if rebase {
+        w.st.rebase_text();
+        return Ok(w.created);
     }
     // Entities whose name or aliases changed get their keyword document rebuilt, once each.
     let mut changed = std::mem::take(&mut w.names_changed);
@@ -63,6 +71,10 @@ pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits
     }
     Ok(w.created)
 }
+
+/// Fewest operations in a batch for which the keyword indexes are rebuilt rather than updated
+/// (and only when the batch is at least a quarter of the rows already stored).
+pub const REBASE_TEXT_OPS_MIN: usize = 16_384;
 
 /// The operation's name as used in errors.
 pub fn op_name(op: &Op) -> &'static str {
@@ -96,6 +108,8 @@ struct Writer<'a> {
     created: Created,
     /// Entities whose name or aliases changed in this batch.
     names_changed: Vec<u32>,
+    /// False when the batch ends with a rebuild of the keyword indexes.
+    index_text: bool,
 }
 
 fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
@@ -591,10 +605,12 @@ impl Writer<'_> {
         cl.valid_until.push(valid_until);
         cl.ext_id.push(&ext);
         cl.text.push(c.text.as_deref().unwrap_or(""));
-        if let Some(t) = &c.text {
-            self.st.text.claims.index(id, self.ws, t);
+        if self.index_text {
+            if let Some(t) = &c.text {
+                self.st.text.claims.index(id, self.ws, t);
+            }
+            self.st.text.recency.insert(id, valid_from);
         }
-        self.st.text.recency.insert(id, valid_from);
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
         if expires_at != Timestamp::MAX {

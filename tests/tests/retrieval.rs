@@ -485,3 +485,56 @@ fn entity_context_and_neighbourhood_rag() {
     let wild = RecallQuery { per_path: usize::MAX, entity_seeds: usize::MAX, vector: Some(vec![1.0, 0.0]), ..RecallQuery::new("refund") };
     assert!(ws.recall(&wild).is_err(), "a k above the vector limit is a typed error");
 }
+
+/// A batch large enough to rebuild the keyword indexes from the columns answers exactly as the
+/// same rows written in small batches (whose indexes grow by delta).
+#[test]
+fn a_large_batch_rebuilding_the_keyword_indexes_answers_like_small_batches() {
+    let words = ["kafka", "kinesis", "auth", "billing", "ledger", "stream", "cache", "queue", "shard", "replica"];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let mut ops = vec![Op::DeclarePredicate(DeclarePredicate::new("uses"))];
+    let n = 6_000;
+    for i in 0..n {
+        let name = format!("{} {} {i}", words[rng.gen_range(0..10)], words[rng.gen_range(0..10)]);
+        ops.push(Op::UpsertEntity(engram::UpsertEntity {
+            ext_id: format!("e{i}"),
+            entity_type: "service".into(),
+            name,
+            aliases: vec![words[rng.gen_range(0..10)].to_owned()],
+            properties: engram::Properties::new(),
+        }));
+    }
+    for i in 0..n * 2 {
+        let text = format!("{} talks to {} via {}", words[rng.gen_range(0..10)], words[rng.gen_range(0..10)], words[rng.gen_range(0..10)]);
+        let from = Timestamp::from_epoch_seconds(1_600_000_000 + rng.gen_range(0..1_000_000));
+        let claim = AddClaim::new(format!("e{}", rng.gen_range(0..n)).as_str(), "uses", format!("e{}", rng.gen_range(0..n)).as_str())
+            .id(&format!("c{i}"))
+            .text(&text)
+            .valid(Some(from), None);
+        ops.push(Op::AddClaim(claim));
+    }
+    assert!(ops.len() >= engram::apply::REBASE_TEXT_OPS_MIN);
+    let (big, _) = clock_db();
+    big.write(&WriteBatch { workspace: "default".into(), ops: ops.clone() }).unwrap();
+    let (small, _) = clock_db();
+    for chunk in ops.chunks(500) {
+        small.write(&WriteBatch { workspace: "default".into(), ops: chunk.to_vec() }).unwrap();
+    }
+    let (a, b) = (big.snapshot(), small.snapshot());
+    let (a, b) = (a.workspace("default").unwrap(), b.workspace("default").unwrap());
+    let v = Visibility::default();
+    let ext_c = |ws: &engram::WorkspaceView<'_>, hits: Vec<(engram::ClaimId, f32)>| -> Vec<(String, u32)> {
+        hits.into_iter().map(|(c, s)| (ws.claim(c).unwrap().ext_id.to_string(), (s * 1000.0).round() as u32)).collect()
+    };
+    let ext_e = |ws: &engram::WorkspaceView<'_>, hits: Vec<(EntityId, f32)>| -> Vec<(String, u32)> {
+        hits.into_iter().map(|(e, s)| (ws.entity(e).unwrap().ext_id.to_string(), (s * 1000.0).round() as u32)).collect()
+    };
+    for q in ["kafka ledger", "auth", "queue shard replica", "billing 17"] {
+        assert_eq!(ext_c(&a, a.search_claim_text(q, 20, &v)), ext_c(&b, b.search_claim_text(q, 20, &v)), "{q}");
+        assert_eq!(ext_e(&a, a.search_entity_text(q, 20, &v)), ext_e(&b, b.search_entity_text(q, 20, &v)), "{q}");
+    }
+    let recent = |ws: &engram::WorkspaceView<'_>| -> Vec<String> {
+        ws.recent_claims(Timestamp::MIN, Timestamp::MAX, 50, &v).into_iter().map(|(c, _)| ws.claim(c).unwrap().ext_id.to_string()).collect()
+    };
+    assert_eq!(recent(&a), recent(&b));
+}
