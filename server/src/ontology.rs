@@ -13,7 +13,9 @@ use std::path::Path;
 pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as_json: bool) -> Result<String, String> {
     let format = format.map(|f| Format::parse(f).ok_or_else(|| format!("unknown --format `{f}` ({})", Format::NAMES))).transpose()?;
     let bar = spinner(&format!("parsing {}", file.display()));
-    let doc = ontology::read_ontology(file, format).map_err(|e| format!("{}: {e}", file.display()))?;
+    let input = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let doc = ontology::read_ontology(input, name, format).map_err(|e| format!("{}: {e}", file.display()))?;
     bar.set_message(format!("importing {} terms of `{}`", doc.terms.len(), doc.name));
     let db = Database::open(dir).map_err(|e| e.to_string())?;
     let report = ontology::import_ontology(&db, workspace, &doc).map_err(|e| e.to_string())?;

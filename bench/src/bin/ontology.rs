@@ -57,13 +57,9 @@ fn time_import(
         let dir = tempfile::tempdir()?;
         let t = Instant::now();
         let db = Database::open(dir.path().join("db"))?;
-        let t1 = Instant::now();
         ontology::import_ontology(&db, "default", &doc)?;
-        let t2 = Instant::now();
         db.checkpoint()?;
-        let t3 = Instant::now();
         db.wait_for_merge();
-        eprintln!("PHASES import {:?} checkpoint {:?} merge {:?}", t2 - t1, t3 - t2, t3.elapsed());
         disk.push(t.elapsed().as_secs_f64() + parse.last().copied().unwrap_or(0.0));
     }
     Ok((median(parse), median(mem), median(disk), report.ok_or("no runs")?))

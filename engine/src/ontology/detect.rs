@@ -4,7 +4,6 @@
 use crate::ontology::{cxg, obo, rdf, terms_jsonl, OntologyDoc};
 use oxrdfio::RdfFormat;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
 
 /// An ontology file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,23 +110,25 @@ pub enum OntologyError {
     },
 }
 
-/// Reads an ontology file (optionally gzip-compressed) in `format`, or the detected format.
-pub fn read_ontology(path: &Path, format: Option<Format>) -> Result<OntologyDoc, OntologyError> {
-    let file = std::fs::File::open(path).map_err(|e| OntologyError::Io(format!("{}: {e}", path.display())))?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    let (gz, name) = match name.strip_suffix(".gz") {
+/// Reads an ontology from `input`, the content of a file named `file_name` (gzip-compressed when
+/// the name ends in `.gz`), in `format` or the format told by the name's extension, else by the
+/// first bytes. The name also names the ontology when its content does not. The engine opens no
+/// file itself: the caller passes the reader.
+pub fn read_ontology(input: impl Read, file_name: &str, format: Option<Format>) -> Result<OntologyDoc, OntologyError> {
+    let (gz, name) = match file_name.strip_suffix(".gz") {
         Some(stem) => (true, stem),
-        None => (false, name),
+        None => (false, file_name),
     };
-    let reader: Box<dyn Read> = if gz { Box::new(flate2::read::MultiGzDecoder::new(file)) } else { Box::new(file) };
+    let reader: Box<dyn Read> = if gz { Box::new(flate2::read::MultiGzDecoder::new(input)) } else { Box::new(input) };
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+    let stem = stem.rsplit(['/', '\\']).next().unwrap_or(stem);
     let stem = stem.split(['-', '_', '.']).next().unwrap_or(stem).to_ascii_lowercase();
     let format = match format.or_else(|| Format::from_extension(ext)) {
         Some(f) => f,
         None => {
             let head = reader.fill_buf().map_err(|e| OntologyError::Io(e.to_string()))?;
-            Format::sniff(head).ok_or_else(|| OntologyError::UnknownFormat(path.display().to_string()))?
+            Format::sniff(head).ok_or_else(|| OntologyError::UnknownFormat(file_name.to_owned()))?
         }
     };
     parse(reader, format, &stem)
@@ -162,15 +163,11 @@ mod tests {
 
     #[test]
     fn reads_gzip_and_names_unknown_formats() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("tiny.dat.gz");
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         std::io::Write::write_all(&mut gz, b"format-version: 1.2\n\n[Term]\nid: T:1\nname: one\n").expect("write");
-        std::fs::write(&path, gz.finish().expect("gz")).expect("write");
-        let doc = read_ontology(&path, None).expect("sniffed as OBO");
-        assert_eq!(doc.terms.len(), 1);
-        let bad = dir.path().join("x.bin");
-        std::fs::write(&bad, b"\x00\x01").expect("write");
-        assert!(matches!(read_ontology(&bad, None), Err(OntologyError::UnknownFormat(_))));
+        let bytes = gz.finish().expect("gz");
+        let doc = read_ontology(&bytes[..], "dir/tiny-2024.dat.gz", None).expect("sniffed as OBO");
+        assert_eq!((doc.terms.len(), doc.name.as_str()), (1, "tiny"));
+        assert!(matches!(read_ontology(&b"\x00\x01"[..], "x.bin", None), Err(OntologyError::UnknownFormat(_))));
     }
 }

@@ -214,4 +214,25 @@ obo:X_3 a owl:Class ; owl:deprecated true ; obo:IAO_0100001 obo:X_2 ; rdfs:label
         let err = parse("<a> <b> .\n".as_bytes(), RdfFormat::NTriples, "a").expect_err("bad");
         assert!(err.to_string().contains("RDF"), "{err}");
     }
+
+    #[test]
+    fn rdf_xml_classes_labels_and_synonyms() {
+        let xml = r#"<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#"
+         xmlns:owl="http://www.w3.org/2002/07/owl#" xmlns:oboInOwl="http://www.geneontology.org/formats/oboInOwl#">
+  <owl:Class rdf:about="http://purl.obolibrary.org/obo/UBERON_0000948">
+    <rdfs:label>heart</rdfs:label>
+    <oboInOwl:hasExactSynonym>cardium</oboInOwl:hasExactSynonym>
+    <rdfs:subClassOf rdf:resource="http://purl.obolibrary.org/obo/UBERON_0000062"/>
+    <rdfs:subClassOf><owl:Restriction><owl:onProperty rdf:resource="http://purl.obolibrary.org/obo/BFO_0000050"/>
+      <owl:someValuesFrom rdf:resource="http://purl.obolibrary.org/obo/UBERON_0004535"/></owl:Restriction></rdfs:subClassOf>
+  </owl:Class>
+</rdf:RDF>"#;
+        let doc = parse(xml.as_bytes(), RdfFormat::RdfXml, "x").expect("parses");
+        let heart = doc.terms.iter().find(|t| t.id == "UBERON:0000948").expect("heart");
+        assert_eq!(heart.label.as_deref(), Some("heart"));
+        assert_eq!(heart.parents, vec!["UBERON:0000062"]);
+        assert_eq!(heart.synonyms[0].scope, Scope::Exact);
+        assert_eq!(doc.skipped.restrictions, 1);
+    }
 }
