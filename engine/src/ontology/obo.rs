@@ -7,7 +7,10 @@ use std::io::BufRead;
 /// Parses an OBO document. `fallback_name` names the ontology when its header has no
 /// `ontology:` line.
 pub fn parse(input: impl BufRead, fallback_name: &str) -> Result<OntologyDoc, OntologyError> {
-    let doc = fastobo::from_reader(input).map_err(|e| OntologyError::Syntax { format: "OBO", message: e.to_string() })?;
+    // The sequential parser keeps file order (the default, threaded one did not always), so
+    // dense ids follow the file.
+    let parser = <fastobo::parser::SequentialParser<_> as fastobo::parser::Parser<_>>::new(input);
+    let doc = fastobo::ast::OboDoc::try_from(parser).map_err(|e| OntologyError::Syntax { format: "OBO", message: e.to_string() })?;
     let mut out = OntologyDoc { name: fallback_name.to_owned(), ..OntologyDoc::default() };
     for clause in doc.header() {
         match clause {
@@ -79,6 +82,8 @@ mod tests {
         assert_eq!(doc.name, "tiny");
         assert_eq!(doc.version.as_deref(), Some("test/2024"));
         assert_eq!(doc.terms.len(), 3);
+        let ids: Vec<&str> = doc.terms.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["T:1", "T:2", "T:3"], "file order");
         let get = |id: &str| doc.terms.iter().find(|t| t.id == id).expect(id);
         let n = get("T:2");
         assert_eq!(n.label.as_deref(), Some("neuron"));
