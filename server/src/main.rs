@@ -5,6 +5,7 @@
 //!
 //! Exit codes: 0 success; 1 a finding or failure (the message on stderr says which); 2 bad usage.
 
+mod embed;
 mod ontology;
 mod read;
 
@@ -240,6 +241,32 @@ enum Command {
         /// Workspace.
         #[arg(long, default_value = "default")]
         workspace: String,
+    },
+    /// Embed texts with a built-in embedder (no database): one JSON array per text on stdout.
+    Embed {
+        /// minilm, static or hash (default: minilm when its files are present, else static, else hash).
+        #[arg(long)]
+        embedder: Option<String>,
+        /// Dimension of the `hash` embedder.
+        #[arg(long, default_value_t = 384)]
+        dim: usize,
+        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+        /// The texts.
+        #[arg(required = true)]
+        texts: Vec<String>,
+    },
+    /// Embedder maintenance: `distill` builds the static table from MiniLM.
+    Embedder {
+        /// distill.
+        action: String,
+        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+        /// Dimensions of the static table (PCA).
+        #[arg(long, default_value_t = 256)]
+        dims: usize,
     },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
@@ -553,6 +580,13 @@ fn main() -> ExitCode {
         Command::Mapping { dir, action, text, to, note, workspace } => {
             ontology::mapping(dir, workspace, action, text.as_deref(), to, note.as_deref()).map(|out| print!("{out}"))
         }
+        Command::Embed { embedder, dim, model_dir, texts } => {
+            embed::embed_texts(embedder.as_deref(), model_dir.as_deref(), *dim, texts).map(|out| print!("{out}"))
+        }
+        Command::Embedder { action, model_dir, dims } => match action.as_str() {
+            "distill" => embed::distill(model_dir.as_deref(), *dims).map(|out| print!("{out}")),
+            other => Err(format!("unknown embedder action `{other}` (distill)")),
+        },
         Command::Report { dir, workspace, trace } => with_workspace(dir, workspace, |ws| report(ws, trace.as_deref())),
         Command::Neighbors { dir, entity, hops, direction, workspace, json } => {
             let direction = match direction {

@@ -1,0 +1,54 @@
+//! `engram embed` (vectors for texts, no database) and `engram embedder distill` (the static
+//! table from MiniLM).
+
+use engram::embed::{self, Embedder};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+/// Prints each text's vector as a JSON array on its own line; the selection line goes to stderr.
+pub fn embed_texts(name: Option<&str>, model_dir: Option<&Path>, dim: usize, texts: &[String]) -> Result<String, String> {
+    let (embedder, why) = embed::select(name, model_dir, dim).map_err(|e| e.to_string())?;
+    eprintln!("engram: {why}");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embedder.embed(&refs).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    for v in vectors {
+        out.push_str(&serde_json::to_string(&v).map_err(|e| e.to_string())?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Distills the static table into the model folder and reports how it tracks MiniLM.
+pub fn distill(model_dir: Option<&Path>, dims: usize) -> Result<String, String> {
+    let dir = model_dir.map_or_else(embed::default_model_dir, Path::to_path_buf);
+    let minilm = embed::MiniLm::load(&dir).map_err(|e| e.to_string())?;
+    eprintln!("engram: distilling a {dims}-dimension static table from MiniLM in {}", dir.display());
+    let report = embed::distill(&minilm, &dir, dims).map_err(|e| e.to_string())?;
+    let table = embed::StaticModel::load(&dir).map_err(|e| e.to_string())?;
+    let a = embed::pair_similarities(&minilm).map_err(|e| e.to_string())?;
+    let b = embed::pair_similarities(&table).map_err(|e| e.to_string())?;
+    let rho = embed::spearman(&a, &b);
+    // Speed on the held sentences, repeated: same texts, same machine, one run.
+    let texts: Vec<&str> = embed::HELD_PAIRS.iter().flat_map(|p| [p.0, p.1]).cycle().take(640).collect();
+    let t = Instant::now();
+    minilm.embed(&texts).map_err(|e| e.to_string())?;
+    let minilm_rate = texts.len() as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for _ in 0..50 {
+        table.embed(&texts).map_err(|e| e.to_string())?;
+    }
+    let static_rate = 50.0 * texts.len() as f64 / t.elapsed().as_secs_f64();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::json!({"table": dir.join(embed::STATIC_FILE), "rows": report.rows, "dims": report.dims,
+            "pca_variance_kept": report.variance_kept, "vocabulary_embed_seconds": report.embed_seconds,
+            "spearman_vs_minilm_on_held_pairs": rho, "held_pairs": embed::HELD_PAIRS.len(),
+            "minilm_sentences_per_second": minilm_rate, "static_sentences_per_second": static_rate,
+            "speedup": static_rate / minilm_rate})
+    );
+    Ok(out)
+}
