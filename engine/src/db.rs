@@ -145,6 +145,8 @@ struct Inner {
     /// have written to them since open.
     vector_files: Mutex<VectorFiles>,
     checkpoint_running: AtomicBool,
+    /// Embeds texts that writes carry without a vector (see `Database::set_embedder`).
+    embedder: RwLock<Option<Arc<dyn engram_embed::Embedder>>>,
 }
 
 impl Inner {
@@ -156,6 +158,7 @@ impl Inner {
             home,
             checkpointing: Mutex::new(()),
             checkpoint_running: AtomicBool::new(false),
+            embedder: RwLock::new(None),
             published: RwLock::new(st.clone()),
             writer: Mutex::new(Writer { wal, latest: st, lsn: 0, wal_bytes: 0 }),
             group: Mutex::new(Group::default()),
@@ -327,6 +330,26 @@ impl Database {
         opts: &crate::ingest::IngestOptions,
     ) -> Result<crate::ingest::IngestReport, Error> {
         use crate::ingest::{plan, IngestError};
+        // With an embedder, names and claim texts that come without a vector are embedded first
+        // (outside the writer lock), so resolution by similarity and the stored vectors use them.
+        let filled;
+        let doc = match self.embedder() {
+            Some(e) if doc.entities.iter().any(|x| x.vector.is_none()) || doc.claims.iter().any(|c| c.vector.is_none() && c.text.is_some()) => {
+                let mut d = doc.clone();
+                let mut texts: Vec<&str> = doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()).collect();
+                texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
+                let mut vectors = e.embed(&texts)?.into_iter();
+                for x in d.entities.iter_mut().filter(|x| x.vector.is_none()) {
+                    x.vector = vectors.next();
+                }
+                for c in d.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
+                    c.vector = vectors.next();
+                }
+                filled = d;
+                &filled
+            }
+            _ => doc,
+        };
         let planned: std::cell::RefCell<Option<WriteBatch>> = std::cell::RefCell::new(None);
         let nothing: std::cell::RefCell<Option<crate::ingest::IngestReport>> = std::cell::RefCell::new(None);
         let result = self.commit_with(
@@ -363,11 +386,120 @@ impl Database {
     }
 
     /// Commits `batch` atomically: all of it, or (on error) none of it. On a durable database
-    /// the batch is in the WAL (per the fsync policy) before this returns.
+    /// the batch is in the WAL (per the fsync policy) before this returns. With an embedder set,
+    /// new entities' names and new claims' texts that come without a vector are embedded first
+    /// (one batched call, outside the writer lock) and their vectors written in the same commit;
+    /// an embedding failure rejects the batch.
     pub fn write(&self, batch: &WriteBatch) -> Result<CommitInfo, Error> {
-        let info = self.commit(|| Mutation::Batch(batch.clone()), |st, now, limits| apply_batch(st, batch, now, limits))?;
+        let info = match self.embedder() {
+            None => self.commit(|| Mutation::Batch(batch.clone()), |st, now, limits| apply_batch(st, batch, now, limits))?,
+            Some(embedder) => self.write_embedded(batch, embedder.as_ref())?,
+        };
         self.maybe_merge();
         Ok(info)
+    }
+
+    fn write_embedded(&self, batch: &WriteBatch, embedder: &dyn engram_embed::Embedder) -> Result<CommitInfo, Error> {
+        use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
+        // Vectors the batch brings itself, by external id.
+        let (mut given_entities, mut given_claims) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        for op in &batch.ops {
+            match op {
+                Op::SetVector { target: VectorTarget::Entity(EntityRef::Ext(x)), .. } => given_entities.insert(x.as_str()),
+                Op::SetVector { target: VectorTarget::Claim(ClaimRef::Ext(x)), .. } => given_claims.insert(x.as_str()),
+                _ => false,
+            };
+        }
+        // (op index, text): entity names and claim texts with no vector in the batch.
+        let mut wanted: Vec<(usize, &str)> = Vec::new();
+        for (i, op) in batch.ops.iter().enumerate() {
+            match op {
+                Op::UpsertEntity(u) if !given_entities.contains(u.ext_id.as_str()) => wanted.push((i, &u.name)),
+                Op::AddClaim(c) => {
+                    let named = c.ext_id.as_deref().is_some_and(|x| given_claims.contains(x));
+                    if let (Some(t), false) = (&c.text, named) {
+                        wanted.push((i, t));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if wanted.is_empty() {
+            return self.commit(|| Mutation::Batch(batch.clone()), |st, now, limits| apply_batch(st, batch, now, limits));
+        }
+        let texts: Vec<&str> = wanted.iter().map(|(_, t)| *t).collect();
+        let vectors = embedder.embed(&texts)?;
+        let by_op: std::collections::HashMap<usize, Vec<f32>> = wanted.iter().map(|(i, _)| *i).zip(vectors).collect();
+        let full: std::cell::RefCell<Option<WriteBatch>> = std::cell::RefCell::new(None);
+        self.commit(
+            || Mutation::Batch(full.borrow_mut().take().unwrap_or_else(|| batch.clone())),
+            |st, now, limits| {
+                // Existing entities keep their vector; new claims get the next dense ids in op order.
+                let ws = st.catalog.workspace(&batch.workspace);
+                let mut next_claim = st.claims.len() as u32;
+                let mut out = batch.clone();
+                for (i, op) in batch.ops.iter().enumerate() {
+                    let vector = by_op.get(&i);
+                    match op {
+                        Op::UpsertEntity(u) => {
+                            let exists = ws.is_some_and(|w| st.entities.find_ext(w, &u.ext_id).is_some());
+                            if let (Some(v), false) = (vector, exists) {
+                                out.push(Op::SetVector { target: VectorTarget::Entity(EntityRef::Ext(u.ext_id.clone())), vector: v.clone() });
+                            }
+                        }
+                        Op::AddClaim(_) => {
+                            if let Some(v) = vector {
+                                let target = VectorTarget::Claim(ClaimRef::Id(ClaimId(next_claim)));
+                                out.push(Op::SetVector { target, vector: v.clone() });
+                            }
+                            next_claim += 1;
+                        }
+                        _ => {}
+                    }
+                }
+                let created = apply_batch(st, &out, now, limits)?;
+                *full.borrow_mut() = Some(out);
+                Ok::<_, Error>(created)
+            },
+        )
+    }
+
+    /// Makes `embedder` embed, in the write path, entity names and claim texts that arrive
+    /// without a vector, and records it (`name/version/dim`) in the database's settings. Refused
+    /// with `Error::EmbedderMismatch` when the database records another embedder or holds vectors
+    /// of another dimension: vectors of two embedders are never mixed. Client-supplied vectors of
+    /// the right dimension are still accepted.
+    pub fn set_embedder(&self, embedder: Arc<dyn engram_embed::Embedder>) -> Result<(), Error> {
+        let id = embedder.id();
+        let settings = self.settings();
+        if let Some(stored) = &settings.embedder {
+            if *stored != id {
+                return Err(Error::EmbedderMismatch { stored: stored.clone(), configured: id });
+            }
+        }
+        if let Some(dim) = settings.vector_dim {
+            if dim as usize != embedder.dim() {
+                return Err(Error::EmbedderMismatch { stored: format!("vectors of dimension {dim}"), configured: id });
+            }
+        }
+        if settings.embedder.is_none() && !self.inner.read_only {
+            self.set_setting("embedder", &id)?;
+        }
+        *self.inner.embedder.write() = Some(embedder);
+        Ok(())
+    }
+
+    /// The embedder set with `set_embedder`.
+    pub fn embedder(&self) -> Option<Arc<dyn engram_embed::Embedder>> {
+        self.inner.embedder.read().clone()
+    }
+
+    /// `text` embedded with the database's embedder (for a recall query), or `None` without one.
+    pub fn embed_query(&self, text: &str) -> Result<Option<Vec<f32>>, Error> {
+        match self.embedder() {
+            None => Ok(None),
+            Some(e) => Ok(e.embed(&[text])?.pop()),
+        }
     }
 
     fn commit<E: Into<Error>>(

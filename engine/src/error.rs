@@ -188,6 +188,17 @@ pub enum Error {
     /// A rejected extraction document.
     #[error(transparent)]
     Ingest(#[from] crate::ingest::IngestError),
+    /// The database's vectors were made by another embedder or have another dimension.
+    #[error("embedder mismatch: this database's vectors come from `{stored}`, the configured embedder is `{configured}`; vectors are never mixed")]
+    EmbedderMismatch {
+        /// What the database records (`name/version/dim`, or `vectors of dimension D`).
+        stored: String,
+        /// The embedder offered.
+        configured: String,
+    },
+    /// Embedding the batch's texts failed; nothing was written.
+    #[error("embedding failed, nothing written: {0}")]
+    Embed(#[from] engram_embed::EmbedError),
 }
 
 impl Error {
