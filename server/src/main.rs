@@ -137,6 +137,13 @@ enum Command {
         /// One JSON object: `facts`, `context`, `tokens_used`, `budget`, `cut`, `paths_run`, `skipped`.
         #[arg(long)]
         json: bool,
+        /// Embed the question when no --vector is given (default: the embedder the database
+        /// records, if any).
+        #[arg(long)]
+        embedder: Option<String>,
+        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
     },
     /// Ingest extraction output: FILE.json is one document, FILE.jsonl one per line (each its own
     /// transaction). Prints one JSON report per document; a bad document names file, line and
@@ -152,6 +159,13 @@ enum Command {
         /// Name-vector cosine at which a mention resolves to an existing entity of its type.
         #[arg(long, default_value_t = 0.92)]
         resolve_similarity: f32,
+        /// Embed names and claim texts that come without vectors: minilm, static or hash
+        /// (default: the embedder the database records, if any).
+        #[arg(long)]
+        embedder: Option<String>,
+        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
     },
     /// The memory's health as JSON: extraction quality by model version, confidence calibration,
     /// graph density, freshness; with `--trace CLAIM`, that claim's evidence (the attribution
@@ -506,7 +520,7 @@ fn report(ws: &engram::WorkspaceView<'_>, trace: Option<&str>) -> Result<String,
 }
 
 /// `engram ingest`: one document (`.json`) or one per line (`.jsonl`).
-fn ingest(dir: &Path, file: &Path, opts: engram::ingest::IngestOptions) -> Result<(), String> {
+fn ingest(dir: &Path, file: &Path, opts: engram::ingest::IngestOptions, embedder: Option<&str>, model_dir: Option<&Path>) -> Result<(), String> {
     use std::io::Write;
     let text =
         String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
@@ -516,6 +530,7 @@ fn ingest(dir: &Path, file: &Path, opts: engram::ingest::IngestOptions) -> Resul
         vec![(1, text.as_str())]
     };
     let db = Database::open(dir).map_err(|e| e.to_string())?;
+    embed::attach(&db, embedder, model_dir)?;
     let mut failed = 0;
     let mut out = std::io::stdout().lock();
     for (line, doc) in lines {
@@ -558,9 +573,9 @@ fn main() -> ExitCode {
         Command::Checkpoint { dir } => checkpoint(dir),
         Command::Backup { dir, dest } => backup(dir, dest),
         Command::Config { dir, key, value } => config(dir, key.as_deref(), value.as_deref()),
-        Command::Ingest { dir, file, accept_confidence, resolve_similarity } => {
+        Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedder, model_dir } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
-            ingest(dir, file, opts)
+            ingest(dir, file, opts, embedder.as_deref(), model_dir.as_deref())
         }
         Command::ImportOntology { dir, file, format, workspace, json } => {
             ontology::import(dir, file, format.as_deref(), workspace, *json).map(|out| print!("{out}"))
@@ -596,19 +611,33 @@ fn main() -> ExitCode {
             };
             with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, *json))
         }
-        Command::Recall { dir, text, workspace, budget, seed, as_of, vector, hops, history, mode, json } => {
-            let args = read::RecallArgs {
-                text,
-                budget: *budget,
-                seeds: seed,
-                as_of: as_of.as_deref(),
-                vector: vector.as_deref(),
-                hops: *hops,
-                history: *history,
-                mode,
-                json: *json,
-            };
-            with_workspace(dir, workspace, |ws| read::recall(ws, &args))
+        Command::Recall { dir, text, workspace, budget, seed, as_of, vector, hops, history, mode, json, embedder, model_dir } => {
+            (|| {
+                let db = open_for_reading(dir)?;
+                // Without a client vector, the question is embedded by the database's embedder.
+                let embedded = match vector {
+                    Some(_) => None,
+                    None => {
+                        embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
+                        db.embed_query(text).map_err(|e| e.to_string())?.map(|v| serde_json::to_string(&v).unwrap_or_default())
+                    }
+                };
+                let args = read::RecallArgs {
+                    text,
+                    budget: *budget,
+                    seeds: seed,
+                    as_of: as_of.as_deref(),
+                    vector: vector.as_deref().or(embedded.as_deref()),
+                    hops: *hops,
+                    history: *history,
+                    mode,
+                    json: *json,
+                };
+                let snap = db.snapshot();
+                let ws = snap.workspace(workspace).map_err(|e| e.to_string())?;
+                print!("{}", read::recall(&ws, &args)?);
+                Ok(())
+            })()
         }
     };
     match result {

@@ -455,3 +455,47 @@ fn ontology_import_hierarchy_and_resolve_contracts() {
     assert!(text(&out.stderr).contains("OBO syntax error"), "{}", text(&out.stderr));
     assert!(!fresh.exists(), "a failed parse creates no folder");
 }
+
+#[test]
+fn embed_prints_one_json_array_per_text_and_names_missing_files() {
+    let out = engram(&["embed", "--embedder", "hash", "AuthService streams events", "Kinesis"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|v| v.as_array().unwrap().len() == 384));
+    assert!(text(&out.stderr).contains("embedder hash"), "the log line goes to stderr");
+    let out = engram(&["embed", "--embedder", "hash", "--dim", "64", "x"]);
+    assert_eq!(json(&out.stdout).as_array().unwrap().len(), 64);
+    let empty = tempfile::tempdir().unwrap();
+    let out = engram(&["embed", "--embedder", "minilm", "--model-dir", &empty.path().display().to_string(), "x"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("scripts/fetch-model.sh"), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty(), "no silent fallback");
+}
+
+#[test]
+fn ingest_and_recall_embed_with_the_recorded_embedder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    let doc = tmp.path().join("doc.json");
+    std::fs::write(
+        &doc,
+        r#"{"source": {"conversation_id": "c1", "message_id": "m1"},
+        "entities": [{"name": "AuthService", "type": "service"}, {"name": "Kinesis", "type": "technology"}],
+        "claims": [{"subject": "AuthService", "predicate": "streams_events_with", "object": "Kinesis", "confidence": 0.95,
+                    "text": "AuthService streams events with Kinesis"}]}"#,
+    )
+    .unwrap();
+    let out = engram(&["ingest", &db, &doc.display().to_string(), "--embedder", "hash"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = engram(&["config", &db, "embedder"]);
+    assert_eq!(text(&out.stdout).trim(), "hash/1/384");
+    // recall needs no flag: the database says which embedder made its vectors.
+    let out = engram(&["recall", &db, "which stream does auth use", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = json(&out.stdout);
+    assert!(r["paths_run"].as_array().unwrap().iter().any(|p| p == "semantic"), "{r}");
+    // Naming the same embedder works too; hashing needs no model folder.
+    let out = engram(&["recall", &db, "x", "--embedder", "hash", "--model-dir", "/nonexistent"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
