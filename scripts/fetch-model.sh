@@ -41,7 +41,11 @@ PY
     echo "fetch-model: MiniLM installed and verified in $dest" >&2
 fi
 
+python3 -c "import numpy" 2>/dev/null || python3 -m pip install --quiet numpy || python3 -m pip install --quiet --break-system-packages numpy
+
 if [ ! -f "$dest/static.safetensors" ]; then
     echo "fetch-model: distilling the static table (embeds the whole vocabulary through MiniLM)" >&2
-    (cd "$root" && cargo run --release -q -p engram-server -- embedder distill --model-dir "$dest")
+    # The dev profile optimizes dependencies and the embedder crate (see Cargo.toml), so this build
+    # is the one `cargo test` reuses.
+    (cd "$root" && cargo run -q -p engram-server -- embedder distill --model-dir "$dest")
 fi

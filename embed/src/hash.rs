@@ -61,11 +61,11 @@ impl HashEmbedder {
 }
 
 impl Embedder for HashEmbedder {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "hash"
     }
 
-    fn version(&self) -> &str {
+    fn version(&self) -> &'static str {
         "1"
     }
 

@@ -1,15 +1,15 @@
 //! Built-in text embedders, so an agent can write text and get vectors with no network and no
 //! model hub:
 //!
-//! - [`MiniLm`]: sentence-transformers all-MiniLM-L6-v2 run with candle (BERT, mean pooling over the
+//! - [`MiniLm`]: sentence-transformers all-`MiniLM`-L6-v2 run with candle (BERT, mean pooling over the
 //!   attention mask, L2 normalisation), truncating at 256 word pieces as sentence-transformers does;
-//! - [`StaticModel`]: a static table distilled from MiniLM by engram itself (Model2Vec's recipe:
+//! - [`StaticModel`]: a static table distilled from `MiniLM` by engram itself (`Model2Vec`'s recipe:
 //!   every vocabulary token through the model, PCA, Zipf-based SIF weights); inference is tokenize
 //!   and a mean of rows;
 //! - [`HashEmbedder`]: feature hashing of words, word bigrams and character n-grams; lexical, not
 //!   semantic, and needs no files.
 //!
-//! [`select`] picks one: the configured name, else MiniLM when its files are present, else the
+//! [`select`] picks one: the configured name, else `MiniLM` when its files are present, else the
 //! static table when present, else hashing, and says why.
 
 mod hash;
@@ -56,9 +56,9 @@ pub enum EmbedError {
 /// A text embedder.
 pub trait Embedder: Send + Sync {
     /// Short name: `minilm`, `static`, `hash`.
-    fn name(&self) -> &str;
+    fn name(&self) -> &'static str;
     /// Version of the model behind the name (a file hash prefix or a scheme version).
-    fn version(&self) -> &str;
+    fn version(&self) -> &'static str;
     /// Output dimension.
     fn dim(&self) -> usize;
     /// One vector per text, in order.
@@ -113,7 +113,9 @@ pub fn select(name: Option<&str>, model_dir: Option<&Path>, hash_dim: usize) -> 
 pub fn normalize(v: &mut [f32]) {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if n > 0.0 {
-        v.iter_mut().for_each(|x| *x /= n);
+        for x in v.iter_mut() {
+            *x /= n;
+        }
     }
 }
 

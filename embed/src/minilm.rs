@@ -1,4 +1,4 @@
-//! all-MiniLM-L6-v2 with candle: BERT forward pass, mean pooling over the attention mask, L2
+//! all-`MiniLM`-L6-v2 with candle: BERT forward pass, mean pooling over the attention mask, L2
 //! normalisation. The tokenizer is the model's own `tokenizer.json`, truncating at 256 word pieces
 //! (sentence-transformers' `max_seq_length`) and padding each batch to its longest text.
 
@@ -14,7 +14,7 @@ pub const MAX_WORD_PIECES: usize = 256;
 /// Texts per forward pass: long enough to use both cores, short enough to bound padding.
 const BATCH: usize = 64;
 
-/// The MiniLM embedder.
+/// The `MiniLM` embedder.
 pub struct MiniLm {
     model: BertModel,
     tokenizer: Tokenizer,
@@ -33,7 +33,7 @@ impl MiniLm {
     /// The weights file name.
     pub const WEIGHTS: &'static str = "model.safetensors";
 
-    /// Whether `dir` holds the three files MiniLM needs.
+    /// Whether `dir` holds the three files `MiniLM` needs.
     pub fn present(dir: &Path) -> bool {
         [Self::WEIGHTS, "tokenizer.json", "config.json"].iter().all(|f| dir.join(f).is_file())
     }
@@ -83,8 +83,8 @@ impl MiniLm {
         let mut ids = Vec::with_capacity(inputs.len() * longest);
         let mut mask = Vec::with_capacity(inputs.len() * longest);
         for input in inputs {
-            ids.extend(input.iter().copied().chain(std::iter::repeat(0).take(longest - input.len())));
-            mask.extend(std::iter::repeat(1u32).take(input.len()).chain(std::iter::repeat(0).take(longest - input.len())));
+            ids.extend(input.iter().copied().chain(std::iter::repeat_n(0, longest - input.len())));
+            mask.extend(std::iter::repeat_n(1u32, input.len()).chain(std::iter::repeat_n(0, longest - input.len())));
         }
         self.forward(ids, mask, inputs.len(), longest)
     }
@@ -106,11 +106,11 @@ impl MiniLm {
 }
 
 impl Embedder for MiniLm {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "minilm"
     }
 
-    fn version(&self) -> &str {
+    fn version(&self) -> &'static str {
         "all-MiniLM-L6-v2"
     }
 

@@ -52,7 +52,7 @@ fn ranks(v: &[f32]) -> Vec<f64> {
     let mut i = 0;
     while i < idx.len() {
         let mut j = i;
-        while j + 1 < idx.len() && v[idx[j + 1]] == v[idx[i]] {
+        while j + 1 < idx.len() && v[idx[j + 1]].total_cmp(&v[idx[i]]).is_eq() {
             j += 1;
         }
         let avg = (i + j) as f64 / 2.0 + 1.0;

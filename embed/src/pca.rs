@@ -39,12 +39,7 @@ pub fn reduce(rows: &[Vec<f32>], d: usize, k: usize) -> (Vec<Vec<f32>>, f64) {
     let kept: f64 = order[..k].iter().map(|&i| values[i]).sum();
     let out = rows
         .iter()
-        .map(|r| {
-            order[..k]
-                .iter()
-                .map(|&c| (0..d).map(|i| (f64::from(r[i]) - mean[i]) * vectors[i * d + c]).sum::<f64>() as f32)
-                .collect()
-        })
+        .map(|r| order[..k].iter().map(|&c| (0..d).map(|i| (f64::from(r[i]) - mean[i]) * vectors[i * d + c]).sum::<f64>() as f32).collect())
         .collect();
     (out, if total > 0.0 { kept / total } else { 1.0 })
 }

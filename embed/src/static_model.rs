@@ -1,5 +1,5 @@
-//! The static embedder: one row per vocabulary token, distilled from MiniLM by engram itself,
-//! following the Model2Vec recipe: embed every token alone through the model, reduce the
+//! The static embedder: one row per vocabulary token, distilled from `MiniLM` by engram itself,
+//! following the `Model2Vec` recipe: embed every token alone through the model, reduce the
 //! dimension by PCA, weight each row by a smooth-inverse-frequency weight from the token's rank
 //! (Zipf). Inference is tokenize + mean of rows + unit length. The table is `static.safetensors`
 //! (tensor `embeddings`, rows × dims, f32) beside the model's `tokenizer.json`.
@@ -12,7 +12,7 @@ use tokenizers::Tokenizer;
 
 /// The table's file name.
 pub const STATIC_FILE: &str = "static.safetensors";
-/// Model2Vec's SIF coefficient.
+/// `Model2Vec`'s SIF coefficient.
 const SIF: f64 = 1e-4;
 
 /// The static embedder.
@@ -70,11 +70,11 @@ impl StaticModel {
 }
 
 impl Embedder for StaticModel {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "static"
     }
 
-    fn version(&self) -> &str {
+    fn version(&self) -> &'static str {
         "minilm-distilled-1"
     }
 
@@ -127,7 +127,9 @@ pub fn distill(model: &MiniLm, dir: &Path, dims: usize) -> Result<DistillReport,
     for (r, row) in reduced.iter_mut().enumerate() {
         let p = 1.0 / (r as f64 + 2.0) / harmonic;
         let w = (SIF / (SIF + p)) as f32;
-        row.iter_mut().for_each(|x| *x *= w);
+        for x in row.iter_mut() {
+            *x *= w;
+        }
     }
     let dims = reduced.first().map_or(0, Vec::len);
     let bytes: Vec<u8> = reduced.iter().flat_map(|r| r.iter().flat_map(|x| x.to_le_bytes())).collect();

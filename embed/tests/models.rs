@@ -1,6 +1,6 @@
-//! The built-in embedders against independent references: MiniLM against a numpy forward pass of
+//! The built-in embedders against independent references: `MiniLM` against a numpy forward pass of
 //! the same BERT over the same safetensors file (tokenization included), the static table against
-//! MiniLM's similarities, and the selection rules. Needs the model: `scripts/fetch-model.sh`.
+//! `MiniLM`'s similarities, and the selection rules. Needs the model: `scripts/fetch-model.sh`.
 
 use engram_embed::{cosine, pair_similarities, select, spearman, Embedder, MiniLm, StaticModel, HELD_PAIRS, MAX_WORD_PIECES};
 use std::io::Write;
@@ -85,9 +85,9 @@ fn minilm_agrees_with_an_independent_numpy_forward_pass() {
     assert_eq!(m.token_ids(&texts[6]).expect("tokenizes").len(), MAX_WORD_PIECES, "truncated at 256 word pieces");
 }
 
-/// The floor: Model2Vec reports its distilled static models keeping most of the teacher's
+/// The floor: `Model2Vec` reports its distilled static models keeping most of the teacher's
 /// ranking quality; on these held pairs the table measured 0.85. A table below 0.75 no longer
-/// tracks MiniLM's ordering of related and unrelated pairs (a wrong projection or weighting
+/// tracks `MiniLM`'s ordering of related and unrelated pairs (a wrong projection or weighting
 /// lands far lower: the hashing embedder, lexical only, is held below it here too).
 #[test]
 fn static_table_tracks_minilm() {

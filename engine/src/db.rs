@@ -334,7 +334,9 @@ impl Database {
         // (outside the writer lock), so resolution by similarity and the stored vectors use them.
         let filled;
         let doc = match self.embedder() {
-            Some(e) if doc.entities.iter().any(|x| x.vector.is_none()) || doc.claims.iter().any(|c| c.vector.is_none() && c.text.is_some()) => {
+            Some(e)
+                if doc.entities.iter().any(|x| x.vector.is_none()) || doc.claims.iter().any(|c| c.vector.is_none() && c.text.is_some()) =>
+            {
                 let mut d = doc.clone();
                 let mut texts: Vec<&str> = doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()).collect();
                 texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
@@ -444,7 +446,10 @@ impl Database {
                         Op::UpsertEntity(u) => {
                             let exists = ws.is_some_and(|w| st.entities.find_ext(w, &u.ext_id).is_some());
                             if let (Some(v), false) = (vector, exists) {
-                                out.push(Op::SetVector { target: VectorTarget::Entity(EntityRef::Ext(u.ext_id.clone())), vector: v.clone() });
+                                out.push(Op::SetVector {
+                                    target: VectorTarget::Entity(EntityRef::Ext(u.ext_id.clone())),
+                                    vector: v.clone(),
+                                });
                             }
                         }
                         Op::AddClaim(_) => {

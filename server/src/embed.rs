@@ -1,5 +1,5 @@
 //! `engram embed` (vectors for texts, no database) and `engram embedder distill` (the static
-//! table from MiniLM).
+//! table from `MiniLM`).
 
 use engram::embed::{self, Embedder};
 use std::fmt::Write as _;
@@ -21,7 +21,7 @@ pub fn embed_texts(name: Option<&str>, model_dir: Option<&Path>, dim: usize, tex
 }
 
 /// Gives `db` the embedder named by `name`, else the one its settings record (so a database
-/// written with MiniLM embeds its queries with MiniLM), else none. Logs which, and why, to stderr.
+/// written with `MiniLM` embeds its queries with `MiniLM`), else none. Logs which, and why, to stderr.
 pub fn attach(db: &engram::Database, name: Option<&str>, model_dir: Option<&Path>) -> Result<(), String> {
     let stored = db.settings().embedder;
     let Some(name) = name.map(str::to_owned).or_else(|| stored.as_deref().and_then(|s| s.split('/').next()).map(str::to_owned)) else {
@@ -34,7 +34,7 @@ pub fn attach(db: &engram::Database, name: Option<&str>, model_dir: Option<&Path
     Ok(())
 }
 
-/// Distills the static table into the model folder and reports how it tracks MiniLM.
+/// Distills the static table into the model folder and reports how it tracks `MiniLM`.
 pub fn distill(model_dir: Option<&Path>, dims: usize) -> Result<String, String> {
     let dir = model_dir.map_or_else(embed::default_model_dir, Path::to_path_buf);
     let minilm = embed::MiniLm::load(&dir).map_err(|e| e.to_string())?;

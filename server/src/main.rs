@@ -141,7 +141,7 @@ enum Command {
         /// records, if any).
         #[arg(long)]
         embedder: Option<String>,
-        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
         #[arg(long)]
         model_dir: Option<PathBuf>,
     },
@@ -163,7 +163,7 @@ enum Command {
         /// (default: the embedder the database records, if any).
         #[arg(long)]
         embedder: Option<String>,
-        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
         #[arg(long)]
         model_dir: Option<PathBuf>,
     },
@@ -264,18 +264,18 @@ enum Command {
         /// Dimension of the `hash` embedder.
         #[arg(long, default_value_t = 384)]
         dim: usize,
-        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
         #[arg(long)]
         model_dir: Option<PathBuf>,
         /// The texts.
         #[arg(required = true)]
         texts: Vec<String>,
     },
-    /// Embedder maintenance: `distill` builds the static table from MiniLM.
+    /// Embedder maintenance: `distill` builds the static table from `MiniLM`.
     Embedder {
         /// distill.
         action: String,
-        /// Model folder (default: $ENGRAM_MODEL_DIR, else models/all-minilm-l6-v2).
+        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
         #[arg(long)]
         model_dir: Option<PathBuf>,
         /// Dimensions of the static table (PCA).
@@ -520,7 +520,13 @@ fn report(ws: &engram::WorkspaceView<'_>, trace: Option<&str>) -> Result<String,
 }
 
 /// `engram ingest`: one document (`.json`) or one per line (`.jsonl`).
-fn ingest(dir: &Path, file: &Path, opts: engram::ingest::IngestOptions, embedder: Option<&str>, model_dir: Option<&Path>) -> Result<(), String> {
+fn ingest(
+    dir: &Path,
+    file: &Path,
+    opts: engram::ingest::IngestOptions,
+    embedder: Option<&str>,
+    model_dir: Option<&Path>,
+) -> Result<(), String> {
     use std::io::Write;
     let text =
         String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 struct Flaky(HashEmbedder);
 
 impl Embedder for Flaky {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "hash"
     }
-    fn version(&self) -> &str {
+    fn version(&self) -> &'static str {
         "1"
     }
     fn dim(&self) -> usize {
