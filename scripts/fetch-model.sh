@@ -45,7 +45,11 @@ python3 -c "import numpy" 2>/dev/null || python3 -m pip install --quiet numpy ||
 
 if [ ! -f "$dest/static.safetensors" ]; then
     echo "fetch-model: distilling the static table (embeds the whole vocabulary through MiniLM)" >&2
-    # The dev profile optimizes dependencies and the embedder crate (see Cargo.toml), so this build
-    # is the one `cargo test` reuses.
-    (cd "$root" && cargo run -q -p engram-server -- embedder distill --model-dir "$dest")
+    # Built as the tests build it (the dev profile optimizes dependencies and the embedder crate, see
+    # Cargo.toml; the test build's features differ from a plain `cargo build`), so the following
+    # `cargo test --workspace` reuses this build instead of compiling candle a second time.
+    (cd "$root" && cargo test -q --workspace --no-run >/dev/null)
+    bin="$root/target/debug/engram"
+    [ -x "$bin" ] || (cd "$root" && cargo build -q -p engram-server)
+    "$bin" embedder distill --model-dir "$dest"
 fi

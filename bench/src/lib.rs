@@ -1,6 +1,8 @@
 //! Seeded dataset generators shared by engram's benchmarks: graphs built through the public API
 //! so the benches measure what users get.
 
+pub mod sentences;
+
 use engram::{AddClaim, ClaimState, Database, DeclarePredicate, EntityId, Op, WriteBatch};
 use rand::{Rng, SeedableRng};
 

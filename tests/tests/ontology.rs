@@ -481,3 +481,44 @@ fn lowest_common_ancestors_and_cohorts() {
     let members: Vec<String> = cohort.members.iter().map(|(e, _)| ext(&ws, *e)).collect();
     assert_eq!(members, ["ds1"]);
 }
+
+/// Embedded profiles: vector search finds a concept by its neighbourhood's words, resolution fuses
+/// it with BM25, and a refresh re-embeds what it rebuilds.
+#[test]
+fn embedded_profiles_are_searchable_and_stay_in_step() {
+    use engram::embed::{Embedder, HashEmbedder};
+    let db = Database::in_memory();
+    import_text(&db, V2, Format::Obo, "tiny");
+    let hash = std::sync::Arc::new(HashEmbedder::new(128));
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").expect("ws");
+    let mut profiles = Profiles::build(&ws, ProfileConfig::default()).expect("profiles");
+    profiles.embed_with(hash.clone()).expect("embeds");
+    assert!(profiles.has_vectors());
+    for i in [1, 2, 3, 4, 7] {
+        let e = id_of(&ws, &format!("T:{i}"));
+        let v = hash.embed(&[profiles.get(e).expect("profile").text().as_str()]).expect("embed").remove(0);
+        assert_eq!(profiles.search_vector(&v, 1)[0].0, e, "T:{i}");
+    }
+    // Words no profile holds: only the vector path can answer, and it does.
+    let microglia = profiles.get(id_of(&ws, "T:7")).expect("profile").text();
+    let q = hash.embed(&[microglia.as_str()]).expect("embed").remove(0);
+    let found = ontology::resolve(&ws, "zzyzx qwerty", 3, Some(&profiles), Some(&q)).expect("resolve");
+    assert_eq!(found.first().map(|c| (c.id.as_str(), &c.matched_by)), Some(("T:7", &ontology::MatchedBy::Profile)), "{found:?}");
+    assert!(ontology::resolve(&ws, "zzyzx qwerty", 3, Some(&profiles), None).expect("resolve").is_empty());
+    // A new child of T:3: the refreshed T:3 profile lists it, and its vector follows.
+    let mut b = engram::WriteBatch::new("default");
+    b.upsert_entity("T:10", "concept", "oligodendrocyte");
+    b.add_claim(engram::AddClaim::new("T:10", "subclass_of", "T:3").state(ClaimState::Accepted));
+    db.write(&b).expect("write");
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").expect("ws");
+    profiles.refresh(&ws).expect("refresh");
+    let glia = id_of(&ws, "T:3");
+    let text = profiles.get(glia).expect("profile").text();
+    assert!(text.contains("oligodendrocyte"), "{text}");
+    let v = hash.embed(&[text.as_str()]).expect("embed").remove(0);
+    let (top, score) = profiles.search_vector(&v, 1)[0];
+    assert_eq!(top, glia);
+    assert!(score > 0.9999, "{score}");
+}

@@ -27,7 +27,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn all_sources() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for krate in ["engine", "storage", "query", "server", "bench", "tests"] {
+    for krate in ["engine", "storage", "embed", "query", "server", "bench", "tests"] {
         rust_files(&root().join(krate), &mut files);
     }
     assert!(files.len() > 10, "found only {} files", files.len());
@@ -64,15 +64,16 @@ fn no_dbg_and_unsafe_is_explained() {
     }
 }
 
-/// The dependency arrows: `storage` and `query` are leaves, `engine` uses both, `server` uses
-/// `engine`, nothing depends on `server`.
+/// The dependency arrows: `storage`, `embed` and `query` are leaves, `engine` uses them, `server`
+/// uses `engine`, nothing depends on `server`.
 #[test]
 fn dependency_arrows_point_one_way() {
     let forbidden: &[(&str, &[&str])] = &[
-        ("storage", &["engram", "engram-query", "engram-server"]),
+        ("storage", &["engram", "engram-query", "engram-server", "engram-embed"]),
+        ("embed", &["engram", "engram-storage", "engram-query", "engram-server"]),
         ("query", &["engram", "engram-storage", "engram-server"]),
         ("engine", &["engram-server"]),
-        ("server", &["engram-storage", "engram-query"]),
+        ("server", &["engram-storage", "engram-query", "engram-embed"]),
     ];
     for (krate, banned) in forbidden {
         let Ok(manifest) = std::fs::read_to_string(root().join(krate).join("Cargo.toml")) else { continue };

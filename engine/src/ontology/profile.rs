@@ -104,7 +104,18 @@ impl Profile {
     }
 }
 
-/// Profiles of every concept of one workspace, with their keyword index.
+/// The embedder that vectorizes profile texts, shown by its id.
+#[derive(Clone)]
+struct ProfileEmbedder(std::sync::Arc<dyn engram_embed::Embedder>);
+
+impl std::fmt::Debug for ProfileEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.id())
+    }
+}
+
+/// Profiles of every concept of one workspace, with their keyword index and, once
+/// [`Profiles::embed_with`] is called, their vectors.
 #[derive(Clone, Debug)]
 pub struct Profiles {
     config: ProfileConfig,
@@ -117,6 +128,8 @@ pub struct Profiles {
     doc_of: HashMap<EntityId, u32>,
     by_concept: HashMap<EntityId, Profile>,
     index: TextIndex,
+    embedder: Option<ProfileEmbedder>,
+    vectors: HashMap<EntityId, Vec<f32>>,
 }
 
 /// What a refresh did.
@@ -269,6 +282,8 @@ impl Profiles {
             doc_of: HashMap::new(),
             by_concept: HashMap::new(),
             index: TextIndex::default(),
+            embedder: None,
+            vectors: HashMap::new(),
         };
         let concepts: Vec<EntityId> = ws.entities_of_type(CONCEPT_TYPE).into_iter().filter(|&e| !Self::is_external(ws, e)).collect();
         let built = p.build_many(ws, &concepts)?;
@@ -352,12 +367,23 @@ impl Profiles {
                 live.push(e);
             } else if let Some(&doc) = self.doc_of.get(&e) {
                 self.by_concept.remove(&e);
+                self.vectors.remove(&e);
                 self.index.index(doc, self.ws, "");
             }
         }
         live.sort_unstable();
         let built = self.build_many(ws, &live)?;
         let stats = RefreshStats { changed: changed.len(), rebuilt: built.len() };
+        if let Some(e) = &self.embedder {
+            let texts: Vec<String> = built.iter().map(Profile::text).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors =
+                e.0.embed(&refs)
+                    .map_err(|_| ReadError::InvalidParameter { name: "embedder", reason: "failed to embed refreshed profiles" })?;
+            for (p, v) in built.iter().zip(vectors) {
+                self.vectors.insert(p.concept, v);
+            }
+        }
         for prof in built {
             let doc = match self.doc_of.get(&prof.concept) {
                 Some(&d) => d,
@@ -390,6 +416,31 @@ impl Profiles {
     /// True when there are no profiles.
     pub fn is_empty(&self) -> bool {
         self.by_concept.is_empty()
+    }
+
+    /// Embeds every profile text with `embedder` (batched) so [`Profiles::search_vector`] works;
+    /// later refreshes embed the profiles they rebuild.
+    pub fn embed_with(&mut self, embedder: std::sync::Arc<dyn engram_embed::Embedder>) -> Result<(), engram_embed::EmbedError> {
+        let concepts: Vec<EntityId> = self.order.iter().copied().filter(|e| self.by_concept.contains_key(e)).collect();
+        let texts: Vec<String> = concepts.iter().map(|e| self.by_concept[e].text()).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed(&refs)?;
+        self.vectors = concepts.into_iter().zip(vectors).collect();
+        self.embedder = Some(ProfileEmbedder(embedder));
+        Ok(())
+    }
+
+    /// Whether the profiles have vectors.
+    pub fn has_vectors(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// The `k` profiles whose vectors are closest to `query` by cosine (exact), best first.
+    pub fn search_vector(&self, query: &[f32], k: usize) -> Vec<(EntityId, f32)> {
+        let mut hits: Vec<(EntityId, f32)> = self.vectors.iter().map(|(e, v)| (*e, engram_embed::cosine(query, v))).collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(k);
+        hits
     }
 
     /// The `k` profiles that best match `query` by BM25, best first.

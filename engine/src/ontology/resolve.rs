@@ -1,8 +1,8 @@
 //! Synonym resolution: text → concept. Curated mappings first, then the exact CURIE, label or
 //! synonym (on the core's name key, so case, spaces and dashes do not matter; synonym scope sets
 //! the score), then hybrid search over the flattened profiles (BM25, fused by reciprocal rank
-//! with vector search over concept name vectors when a query vector is given). Obsolete terms
-//! rank below live ones.
+//! with vector search over the profile vectors, or the concept name vectors, when a query vector
+//! is given). Obsolete terms rank below live ones.
 
 use crate::error::ReadError;
 use crate::ids::EntityId;
@@ -160,7 +160,8 @@ pub fn resolve(
     Ok(out)
 }
 
-/// Profile search: BM25 alone, or fused with vector search by reciprocal rank; scores scaled
+/// Profile search: BM25 alone, or fused by reciprocal rank with vector search — over the profile
+/// vectors when the profiles were embedded, else over the concepts' name vectors; scores scaled
 /// into `(0, 0.7]` so a search hit never outranks an exact match.
 fn search(
     ws: &WorkspaceView<'_>,
@@ -174,7 +175,11 @@ fn search(
     for (rank, (e, _)) in profiles.search(text, k).into_iter().enumerate() {
         *fused.entry(e).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
     }
-    if let Some(q) = query_vector {
+    if let Some(q) = query_vector.filter(|_| profiles.has_vectors()) {
+        for (rank, (e, _)) in profiles.search_vector(q, k).into_iter().enumerate() {
+            *fused.entry(e).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+        }
+    } else if let Some(q) = query_vector {
         let opts = VectorOptions { k, entity_types: vec![CONCEPT_TYPE.to_owned()], ..VectorOptions::default() };
         for (rank, (e, _)) in ws.search_entity_vectors(q, &opts)?.into_iter().enumerate() {
             *fused.entry(e).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
