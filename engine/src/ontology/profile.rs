@@ -376,9 +376,9 @@ impl Profiles {
         let stats = RefreshStats { changed: changed.len(), rebuilt: built.len() };
         if let Some(e) = &self.embedder {
             let texts: Vec<String> = built.iter().map(Profile::text).collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let vectors =
-                e.0.embed(&refs)
+                e.0.embed(&text_refs)
                     .map_err(|_| ReadError::InvalidParameter { name: "embedder", reason: "failed to embed refreshed profiles" })?;
             for (p, v) in built.iter().zip(vectors) {
                 self.vectors.insert(p.concept, v);
