@@ -2,7 +2,7 @@
 //! 20-word sentences. `cargo bench -p engram-bench --bench embed` (needs `scripts/fetch-model.sh`
 //! for `minilm` and `static`; those groups are skipped with a note when the files are absent).
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_main, BatchSize, Criterion, Throughput};
 use engram::embed::{default_model_dir, Embedder, HashEmbedder, MiniLm, StaticModel};
 use engram_bench::sentences::sentences;
 use std::hint::black_box;
@@ -52,5 +52,12 @@ fn embedders(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, embedders);
-criterion_main!(benches);
+#[allow(missing_docs)] // Reason: criterion_group! generates an undocumented public fn.
+mod group {
+    criterion::criterion_group! {
+        name = embed;
+        config = criterion::Criterion::default().measurement_time(std::time::Duration::from_secs(3));
+        targets = super::embedders
+    }
+}
+criterion_main!(group::embed);
