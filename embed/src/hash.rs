@@ -31,27 +31,31 @@ impl HashEmbedder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; self.dim];
         let lower = text.to_lowercase();
-        let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        let mut prev: Option<&str> = None;
         let mut buf = String::new();
-        for (i, w) in words.iter().enumerate() {
+        let mut starts: Vec<usize> = Vec::new();
+        for w in lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
             self.add(&mut v, w.as_bytes(), 1, WORD);
-            if let Some(next) = words.get(i + 1) {
+            if let Some(p) = prev {
                 buf.clear();
-                buf.push_str(w);
+                buf.push_str(p);
                 buf.push(' ');
-                buf.push_str(next);
+                buf.push_str(w);
                 self.add(&mut v, buf.as_bytes(), 2, BIGRAM);
             }
+            prev = Some(w);
             buf.clear();
             buf.push('<');
             buf.push_str(w);
             buf.push('>');
-            let chars: Vec<(usize, char)> = buf.char_indices().collect();
+            // Character n-grams over char boundaries (byte windows when the word is ASCII).
+            starts.clear();
+            starts.extend(buf.char_indices().map(|(i, _)| i));
+            starts.push(buf.len());
+            let chars = starts.len() - 1;
             for n in 3..=5 {
-                for start in 0..chars.len().saturating_sub(n - 1) {
-                    let from = chars[start].0;
-                    let to = chars.get(start + n).map_or(buf.len(), |c| c.0);
-                    self.add(&mut v, &buf.as_bytes()[from..to], 3, CHARGRAM);
+                for first in 0..chars.saturating_sub(n - 1) {
+                    self.add(&mut v, &buf.as_bytes()[starts[first]..starts[first + n]], 3, CHARGRAM);
                 }
             }
         }
@@ -73,8 +77,13 @@ impl Embedder for HashEmbedder {
         self.dim
     }
 
+    /// Large batches are split across cores.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.iter().map(|t| self.embed_one(t)).collect())
+        use rayon::prelude::*;
+        if texts.len() < 256 {
+            return Ok(texts.iter().map(|t| self.embed_one(t)).collect());
+        }
+        Ok(texts.par_iter().map(|t| self.embed_one(t)).collect())
     }
 }
 
@@ -95,5 +104,27 @@ mod tests {
         assert!(cosine(&a, &near) > cosine(&a, &far) + 0.3, "{} vs {}", cosine(&a, &near), cosine(&a, &far));
         assert!(h.embed_one("").iter().all(|x| *x == 0.0));
         assert_eq!(HashEmbedder::new(64).embed_one("ünïcode wörds").len(), 64);
+        let texts: Vec<String> = (0..600).map(|i| format!("text number {i} über")).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let batch = h.embed(&refs).expect("embeds");
+        assert!(refs.iter().zip(&batch).all(|(t, v)| *v == h.embed_one(t)), "parallel batches equal one by one");
+    }
+
+    /// The n-gram windows equal a naive per-character construction.
+    #[test]
+    fn char_ngrams_match_a_naive_construction() {
+        let h = HashEmbedder::new(4096);
+        for word in ["kinesis", "über", "日本語テキスト", "ab"] {
+            let mut want = vec![0.0f32; 4096];
+            h.add(&mut want, word.as_bytes(), 1, WORD);
+            let marked: Vec<char> = format!("<{word}>").chars().collect();
+            for n in 3..=5 {
+                for w in marked.windows(n) {
+                    h.add(&mut want, w.iter().collect::<String>().as_bytes(), 3, CHARGRAM);
+                }
+            }
+            normalize(&mut want);
+            assert_eq!(h.embed_one(word), want, "{word}");
+        }
     }
 }

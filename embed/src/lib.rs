@@ -17,6 +17,7 @@ mod minilm;
 mod pairs;
 mod pca;
 mod static_model;
+mod wordpiece;
 
 pub use hash::HashEmbedder;
 pub use minilm::{MiniLm, MAX_WORD_PIECES};

@@ -18,6 +18,7 @@ const SIF: f64 = 1e-4;
 /// The static embedder.
 pub struct StaticModel {
     tokenizer: Tokenizer,
+    fast: crate::wordpiece::AsciiWordPiece,
     table: Vec<f32>,
     rows: usize,
     dim: usize,
@@ -48,15 +49,29 @@ impl StaticModel {
         };
         let table: Vec<f32> = t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
         let tok_path = dir.join("tokenizer.json");
-        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
-        Ok(StaticModel { tokenizer, table, rows, dim })
+        let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
+        // The model's file pads and truncates to 128 for the transformer; a mean of rows wants
+        // neither (padding rows would pull every text towards the `[PAD]` row).
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| bad(&tok_path, e))?;
+        let fast = crate::wordpiece::AsciiWordPiece::new(&tokenizer).map_err(|e| bad(&tok_path, e))?;
+        Ok(StaticModel { tokenizer, fast, table, rows, dim })
+    }
+
+    /// The token ids of `text` (no special tokens): the ASCII fast path, else the tokenizer.
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let mut ids = Vec::new();
+        if !self.fast.ids(text, &mut ids) {
+            ids = self.tokenizer.encode(text, false).map_err(|e| EmbedError::Inference(e.to_string()))?.get_ids().to_vec();
+        }
+        Ok(ids)
     }
 
     /// One text's vector: the mean of its tokens' rows, unit length (zero for no tokens).
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let enc = self.tokenizer.encode(text, false).map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let ids = self.token_ids(text)?;
         let mut v = vec![0.0f32; self.dim];
-        for &id in enc.get_ids() {
+        for &id in &ids {
             let id = id as usize;
             if id < self.rows {
                 for (x, r) in v.iter_mut().zip(&self.table[id * self.dim..(id + 1) * self.dim]) {

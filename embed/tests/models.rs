@@ -126,3 +126,34 @@ fn selection_prefers_configured_then_minilm_then_static_then_hash() {
     let (e, why) = select(None, Some(only_static.path()), 384).expect("static");
     assert_eq!(e.name(), "static", "{why}");
 }
+
+/// The static embedder's ASCII fast path tokenizes exactly as the `tokenizers` crate does.
+#[test]
+fn ascii_fast_path_tokenizes_like_the_tokenizers_crate() {
+    let dir = model_dir();
+    let s = StaticModel::load(&dir).expect("loads");
+    let mut tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).expect("tokenizer");
+    tok.with_padding(None);
+    tok.with_truncation(None).expect("no truncation");
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet: Vec<char> =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?'\"()-_/#@$%&*+=<>[]{}|\\^`~\t\n\x01".chars().collect();
+    let mut texts: Vec<String> = HELD_PAIRS.iter().flat_map(|p| [p.0.to_owned(), p.1.to_owned()]).collect();
+    texts.push("x".repeat(150));
+    texts.push("unaffable antidisestablishmentarianism xqzvbn".into());
+    for _ in 0..3000 {
+        let len = (next() % 60) as usize;
+        texts.push((0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect());
+    }
+    for t in &texts {
+        let want = tok.encode(t.as_str(), false).expect("encodes");
+        let got = s.token_ids(t).expect("ids");
+        assert_eq!(got, want.get_ids(), "{t:?}");
+    }
+}
