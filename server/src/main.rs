@@ -217,6 +217,13 @@ enum Command {
         /// One JSON array of `{id, label, matched_by, score}`.
         #[arg(long)]
         json: bool,
+        /// Embedder of the profile vectors for the search step: static, hash or minilm (default:
+        /// static when its table is present, else hash; minilm takes minutes on a large ontology).
+        #[arg(long)]
+        embedder: Option<String>,
+        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
     },
     /// The flattened profile of TERM (label, definition, synonyms, parents, children, samples of
     /// grandparents and grandchildren, aggregated attributes).
@@ -588,7 +595,9 @@ fn main() -> ExitCode {
         }
         Command::Ancestors(a) => with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, true, a.json)),
         Command::Descendants(a) => with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, false, a.json)),
-        Command::Resolve { dir, text, workspace, k, json } => with_workspace(dir, workspace, |ws| ontology::resolve(ws, text, *k, *json)),
+        Command::Resolve { dir, text, workspace, k, json, embedder, model_dir } => {
+            with_workspace(dir, workspace, |ws| ontology::resolve(ws, text, *k, *json, embedder.as_deref(), model_dir.as_deref()))
+        }
         Command::Profile { dir, term, workspace, relations, aggregate, aggregate_linked } => {
             let config = engram::ontology::ProfileConfig {
                 relations: engram::ontology::Relations::parse(relations),

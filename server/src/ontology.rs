@@ -97,9 +97,25 @@ pub fn closure(ws: &WorkspaceView<'_>, term: &str, relations: &str, up: bool, as
 }
 
 /// `engram resolve`: candidates for TEXT, best first.
-pub fn resolve(ws: &WorkspaceView<'_>, text: &str, k: usize, as_json: bool) -> Result<String, String> {
-    let profiles = Profiles::build(ws, ProfileConfig::default()).map_err(|e| e.to_string())?;
-    let found = ontology::resolve(ws, text, k, Some(&profiles), None).map_err(|e| e.to_string())?;
+/// The search step is hybrid: BM25 over the profiles fused with vector search over profile vectors
+/// made here (profiles are derived data, so any embedder will do as long as the question uses the
+/// same one).
+pub fn resolve(
+    ws: &WorkspaceView<'_>,
+    text: &str,
+    k: usize,
+    as_json: bool,
+    embedder: Option<&str>,
+    model_dir: Option<&Path>,
+) -> Result<String, String> {
+    let mut profiles = Profiles::build(ws, ProfileConfig::default()).map_err(|e| e.to_string())?;
+    let dir = model_dir.map_or_else(engram::embed::default_model_dir, Path::to_path_buf);
+    let name = embedder.unwrap_or(if engram::embed::StaticModel::present(&dir) { "static" } else { "hash" });
+    let (e, why) = engram::embed::select(Some(name), Some(&dir), 256).map_err(|e| e.to_string())?;
+    eprintln!("engram: profile vectors: {why}");
+    profiles.embed_with(e.clone()).map_err(|e| e.to_string())?;
+    let query = e.embed(&[text]).map_err(|e| e.to_string())?.pop();
+    let found = ontology::resolve(ws, text, k, Some(&profiles), query.as_deref()).map_err(|e| e.to_string())?;
     if as_json {
         let items: Vec<serde_json::Value> = found
             .iter()
