@@ -7,7 +7,7 @@ use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
 use crate::normalize::vocabulary_key;
 use crate::ontology::SUBCLASS_OF;
-use crate::read::khop::{for_each_pred_edge, SCRATCH};
+use crate::read::khop::for_each_pred_edge;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use crate::Direction;
@@ -63,30 +63,7 @@ impl WorkspaceView<'_> {
     fn closure_over(&self, entity: EntityId, rels: &Relations, up: bool, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
         self.check_entity(entity)?;
         let preds = self.relation_ids(rels)?;
-        let dir = usize::from(!up);
-        let vis = self.vis(v);
-        let st = self.st;
-        Ok(SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            scratch.begin(st.entities.len(), false);
-            scratch.visit(entity.0);
-            let mut queue: Vec<(EntityId, u32)> = vec![(entity, 0)];
-            let mut head = 0;
-            while head < queue.len() {
-                let (e, d) = queue[head];
-                head += 1;
-                for &p in &preds {
-                    for_each_pred_edge(st, &vis, e.0, dir, p, |nbr| {
-                        if scratch.visit(nbr) {
-                            queue.push((EntityId(nbr), d + 1));
-                        }
-                    });
-                }
-            }
-            scratch.end(queue.iter().map(|(e, _)| e.0));
-            queue.remove(0);
-            queue
-        }))
+        Ok(self.closure_over_preds(entity, &preds, usize::from(!up), v))
     }
 
     /// Ancestors of `entity` over `rels`, each with its shortest distance, nearest first.

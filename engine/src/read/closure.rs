@@ -35,10 +35,16 @@ impl WorkspaceView<'_> {
     fn closure(&self, entity: EntityId, predicate: &str, direction: Direction, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
         self.check_entity(entity)?;
         let pred = self.transitive_pred(predicate)?;
-        let dir = usize::from(direction == Direction::In);
+        Ok(self.closure_over_preds(entity, &[pred], usize::from(direction == Direction::In), v))
+    }
+
+    /// Breadth-first closure from `entity` over the predicates `preds` in direction `dir` (0 out,
+    /// 1 in), with the thread's reusable visited set: every entity reached with its shortest
+    /// distance, nearest first, the start excluded. Cycle-safe.
+    pub(crate) fn closure_over_preds(&self, entity: EntityId, preds: &[u16], dir: usize, v: &Visibility) -> Vec<(EntityId, u32)> {
         let vis = self.vis(v);
         let st = self.st;
-        Ok(SCRATCH.with(|scratch| {
+        SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
             scratch.visit(entity.0);
@@ -47,16 +53,18 @@ impl WorkspaceView<'_> {
             while head < queue.len() {
                 let (e, d) = queue[head];
                 head += 1;
-                for_each_pred_edge(st, &vis, e.0, dir, pred, |nbr| {
-                    if scratch.visit(nbr) {
-                        queue.push((EntityId(nbr), d + 1));
-                    }
-                });
+                for &p in preds {
+                    for_each_pred_edge(st, &vis, e.0, dir, p, |nbr| {
+                        if scratch.visit(nbr) {
+                            queue.push((EntityId(nbr), d + 1));
+                        }
+                    });
+                }
             }
             scratch.end(queue.iter().map(|(e, _)| e.0));
             queue.remove(0);
             queue
-        }))
+        })
     }
 
     /// All transitive ancestors of `entity` over `predicate` (declared transitive), each with its
