@@ -392,6 +392,18 @@ fn refreshed_profiles_equal_a_full_rebuild() {
             let e = id_of(&ws, &format!("R:{i}"));
             assert_eq!(profiles.get(e), fresh.get(e), "round {round}, R:{i}");
         }
+        // Rename a linked item: the aggregates that list it follow.
+        let mut rename = engram::WriteBatch::new("default");
+        rename.push(engram::Op::RenameEntity { entity: format!("item{round}-0").as_str().into(), name: format!("renamed {round}") });
+        db.write(&rename).expect("rename");
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("ws");
+        profiles.refresh(&ws).expect("refresh after rename");
+        let fresh = Profiles::build(&ws, config.clone()).expect("rebuild");
+        for i in 0..n {
+            let e = id_of(&ws, &format!("R:{i}"));
+            assert_eq!(profiles.get(e), fresh.get(e), "round {round}, R:{i}, after a rename");
+        }
         let q = "concept 17";
         assert_eq!(profiles.search(q, 5).len(), fresh.search(q, 5).len());
     }

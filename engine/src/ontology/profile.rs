@@ -339,9 +339,22 @@ impl Profiles {
     /// Brings the profiles up to date with `ws` (a later snapshot of the same workspace),
     /// rebuilding only those a change can reach.
     pub fn refresh(&mut self, ws: &WorkspaceView<'_>) -> Result<RefreshStats, ReadError> {
-        let changed = self.changed_since(ws);
+        let mut changed = self.changed_since(ws);
         let v = Visibility::default();
         let rels = self.config.relations.clone();
+        if !self.config.aggregate_linked_types.is_empty() {
+            // A linked entity's name is part of the attributes of what it links to: a renamed
+            // dataset changes the aggregates above every concept it is linked with.
+            let filter = crate::read::filter::Compiled::new(&crate::read::filter::EdgeFilter::new(crate::Direction::Both), ws.st);
+            let vis = ws.vis(&v);
+            let mut linked = Vec::new();
+            for &e in &changed {
+                if ws.check_entity(e).is_ok() {
+                    filter.for_each(ws.st, &vis, e.0, |_, edge| linked.push(EntityId(edge.nbr)));
+                }
+            }
+            changed.extend(linked);
+        }
         let mut affected: HashSet<EntityId> = HashSet::new();
         for &e in &changed {
             affected.insert(e);
@@ -358,9 +371,8 @@ impl Profiles {
                 affected.insert(d);
             }
         }
-        // Profiles that listed a changed entity before the change (an edge removed) are found
-        // through the old profiles' own parent/child relationships: the changed set holds both
-        // endpoints of every changed claim, so both sides are rebuilt.
+        // A removed edge's old neighbours are rebuilt too: the changed set holds both endpoints of
+        // every changed claim.
         let mut live = Vec::new();
         for &e in &affected {
             if Self::is_concept(ws, e) && !Self::is_external(ws, e) {
