@@ -303,7 +303,8 @@ fn term_mappings_are_data_consulted_first_and_editable() {
     // Edit: now only T:7; an unknown target is refused and changes nothing.
     ontology::set_mapping(&db, "default", "brain support cells", &["T:7"], None).expect("edit");
     let before = db.snapshot().version();
-    assert!(ontology::set_mapping(&db, "default", "brain support cells", &["T:404"], None).is_err());
+    let err = ontology::set_mapping(&db, "default", "brain support cells", &["T:404"], None).expect_err("unknown target");
+    assert!(err.to_string().contains("T:404"), "{err}");
     assert_eq!(db.snapshot().version(), before);
     let snap = db.snapshot();
     let ws = snap.workspace("default").expect("ws");

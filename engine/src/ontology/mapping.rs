@@ -57,13 +57,17 @@ pub fn set_mapping(db: &Database, workspace: &str, text: &str, targets: &[&str],
     let current = existing.map(|e| current_targets(&ws, e)).unwrap_or_default();
     let mut want = Vec::new();
     for t in targets {
-        let id = ws.entity_id(t).ok_or(Error::Read(crate::error::ReadError::InvalidParameter {
-            name: "targets",
-            reason: "names a concept absent from the workspace",
-        }))?;
-        want.push(id);
-        if !current.iter().any(|(e, _)| *e == id) {
-            batch.add_claim(AddClaim::new(ext.as_str(), MAPS_TO, EntityRef::Id(id)).state(ClaimState::Accepted));
+        match ws.entity_id(t) {
+            Some(id) => {
+                want.push(id);
+                if !current.iter().any(|(e, _)| *e == id) {
+                    batch.add_claim(AddClaim::new(ext.as_str(), MAPS_TO, EntityRef::Id(id)).state(ClaimState::Accepted));
+                }
+            }
+            // The write rejects it, naming the missing id; nothing is written.
+            None => {
+                batch.add_claim(AddClaim::new(ext.as_str(), MAPS_TO, *t));
+            }
         }
     }
     for (e, claim) in current {
