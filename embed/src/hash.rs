@@ -79,11 +79,7 @@ impl Embedder for HashEmbedder {
 
     /// Large batches are split across cores.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        use rayon::prelude::*;
-        if texts.len() < 256 {
-            return Ok(texts.iter().map(|t| self.embed_one(t)).collect());
-        }
-        Ok(texts.par_iter().map(|t| self.embed_one(t)).collect())
+        Ok(crate::map_texts(texts, |t| self.embed_one(t)))
     }
 }
 

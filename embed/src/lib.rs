@@ -110,6 +110,16 @@ pub fn select(name: Option<&str>, model_dir: Option<&Path>, hash_dim: usize) -> 
     }
 }
 
+/// `f` over every text, in order: on one thread for small batches, across cores from 256 texts.
+pub(crate) fn map_texts<T: Send>(texts: &[&str], f: impl Fn(&str) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
+    if texts.len() < 256 {
+        texts.iter().map(|t| f(t)).collect()
+    } else {
+        texts.par_iter().map(|t| f(t)).collect()
+    }
+}
+
 /// Scales `v` to unit length (a zero vector stays zero).
 pub fn normalize(v: &mut [f32]) {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();

@@ -98,11 +98,7 @@ impl Embedder for StaticModel {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        use rayon::prelude::*;
-        if texts.len() < 256 {
-            return texts.iter().map(|t| self.embed_one(t)).collect();
-        }
-        texts.par_iter().map(|t| self.embed_one(t)).collect()
+        crate::map_texts(texts, |t| self.embed_one(t)).into_iter().collect()
     }
 }
 

@@ -137,13 +137,10 @@ enum Command {
         /// One JSON object: `facts`, `context`, `tokens_used`, `budget`, `cut`, `paths_run`, `skipped`.
         #[arg(long)]
         json: bool,
-        /// Embed the question when no --vector is given (default: the embedder the database
-        /// records, if any).
-        #[arg(long)]
-        embedder: Option<String>,
-        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
-        #[arg(long)]
-        model_dir: Option<PathBuf>,
+        /// The question is embedded when no --vector is given (default embedder: the one the
+        /// database records, if any).
+        #[command(flatten)]
+        embedding: EmbedArgs,
     },
     /// Ingest extraction output: FILE.json is one document, FILE.jsonl one per line (each its own
     /// transaction). Prints one JSON report per document; a bad document names file, line and
@@ -159,13 +156,10 @@ enum Command {
         /// Name-vector cosine at which a mention resolves to an existing entity of its type.
         #[arg(long, default_value_t = 0.92)]
         resolve_similarity: f32,
-        /// Embed names and claim texts that come without vectors: minilm, static or hash
-        /// (default: the embedder the database records, if any).
-        #[arg(long)]
-        embedder: Option<String>,
-        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
-        #[arg(long)]
-        model_dir: Option<PathBuf>,
+        /// Names and claim texts without vectors are embedded (default embedder: the one the
+        /// database records, if any).
+        #[command(flatten)]
+        embedding: EmbedArgs,
     },
     /// The memory's health as JSON: extraction quality by model version, confidence calibration,
     /// graph density, freshness; with `--trace CLAIM`, that claim's evidence (the attribution
@@ -217,13 +211,10 @@ enum Command {
         /// One JSON array of `{id, label, matched_by, score}`.
         #[arg(long)]
         json: bool,
-        /// Embedder of the profile vectors for the search step: static, hash or minilm (default:
-        /// static when its table is present, else hash; minilm takes minutes on a large ontology).
-        #[arg(long)]
-        embedder: Option<String>,
-        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
-        #[arg(long)]
-        model_dir: Option<PathBuf>,
+        /// The search step's profile vectors (default embedder: static when its table is
+        /// present, else hash; minilm takes minutes on a large ontology).
+        #[command(flatten)]
+        embedding: EmbedArgs,
     },
     /// The flattened profile of TERM (label, definition, synonyms, parents, children, samples of
     /// grandparents and grandchildren, aggregated attributes).
@@ -264,16 +255,13 @@ enum Command {
         workspace: String,
     },
     /// Embed texts with a built-in embedder (no database): one JSON array per text on stdout.
+    /// Default embedder: minilm when its files are present, else static, else hash.
     Embed {
-        /// minilm, static or hash (default: minilm when its files are present, else static, else hash).
-        #[arg(long)]
-        embedder: Option<String>,
+        #[command(flatten)]
+        embedding: EmbedArgs,
         /// Dimension of the `hash` embedder.
         #[arg(long, default_value_t = 384)]
         dim: usize,
-        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
-        #[arg(long)]
-        model_dir: Option<PathBuf>,
         /// The texts.
         #[arg(required = true)]
         texts: Vec<String>,
@@ -296,6 +284,17 @@ enum Command {
         /// Destination folder (created; must not hold a database).
         dest: PathBuf,
     },
+}
+
+/// Which embedder, and where its model files are.
+#[derive(clap::Args, Debug)]
+struct EmbedArgs {
+    /// minilm, static or hash.
+    #[arg(long)]
+    embedder: Option<String>,
+    /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
+    #[arg(long)]
+    model_dir: Option<PathBuf>,
 }
 
 /// Arguments of `ancestors` and `descendants`.
@@ -572,6 +571,52 @@ fn with_workspace(dir: &Path, workspace: &str, f: impl FnOnce(&engram::Workspace
     stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()).map_err(|e| e.to_string())
 }
 
+/// `engram recall`: the question is embedded by the database's embedder unless `--vector` gives
+/// one.
+fn recall(command: &Command) -> Result<(), String> {
+    let Command::Recall {
+        dir,
+        text,
+        workspace,
+        budget,
+        seed,
+        as_of,
+        vector,
+        hops,
+        history,
+        mode,
+        json,
+        embedding: EmbedArgs { embedder, model_dir },
+    } = command
+    else {
+        return Err("not a recall command".into());
+    };
+    let db = open_for_reading(dir)?;
+    // Without a client vector, the question is embedded by the database's embedder.
+    let embedded = match vector {
+        Some(_) => None,
+        None => {
+            embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
+            db.embed_query(text).map_err(|e| e.to_string())?.map(|v| serde_json::to_string(&v).unwrap_or_default())
+        }
+    };
+    let args = read::RecallArgs {
+        text,
+        budget: *budget,
+        seeds: seed,
+        as_of: as_of.as_deref(),
+        vector: vector.as_deref().or(embedded.as_deref()),
+        hops: *hops,
+        history: *history,
+        mode,
+        json: *json,
+    };
+    let snap = db.snapshot();
+    let ws = snap.workspace(workspace).map_err(|e| e.to_string())?;
+    print!("{}", read::recall(&ws, &args)?);
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -586,7 +631,7 @@ fn main() -> ExitCode {
         Command::Checkpoint { dir } => checkpoint(dir),
         Command::Backup { dir, dest } => backup(dir, dest),
         Command::Config { dir, key, value } => config(dir, key.as_deref(), value.as_deref()),
-        Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedder, model_dir } => {
+        Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedding: EmbedArgs { embedder, model_dir } } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
             ingest(dir, file, opts, embedder.as_deref(), model_dir.as_deref())
         }
@@ -595,7 +640,7 @@ fn main() -> ExitCode {
         }
         Command::Ancestors(a) => with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, true, a.json)),
         Command::Descendants(a) => with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, false, a.json)),
-        Command::Resolve { dir, text, workspace, k, json, embedder, model_dir } => {
+        Command::Resolve { dir, text, workspace, k, json, embedding: EmbedArgs { embedder, model_dir } } => {
             with_workspace(dir, workspace, |ws| ontology::resolve(ws, text, *k, *json, embedder.as_deref(), model_dir.as_deref()))
         }
         Command::Profile { dir, term, workspace, relations, aggregate, aggregate_linked } => {
@@ -610,7 +655,7 @@ fn main() -> ExitCode {
         Command::Mapping { dir, action, text, to, note, workspace } => {
             ontology::mapping(dir, workspace, action, text.as_deref(), to, note.as_deref()).map(|out| print!("{out}"))
         }
-        Command::Embed { embedder, dim, model_dir, texts } => {
+        Command::Embed { embedding: EmbedArgs { embedder, model_dir }, dim, texts } => {
             embed::embed_texts(embedder.as_deref(), model_dir.as_deref(), *dim, texts).map(|out| print!("{out}"))
         }
         Command::Embedder { action, model_dir, dims } => match action.as_str() {
@@ -626,34 +671,7 @@ fn main() -> ExitCode {
             };
             with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, *json))
         }
-        Command::Recall { dir, text, workspace, budget, seed, as_of, vector, hops, history, mode, json, embedder, model_dir } => {
-            (|| {
-                let db = open_for_reading(dir)?;
-                // Without a client vector, the question is embedded by the database's embedder.
-                let embedded = match vector {
-                    Some(_) => None,
-                    None => {
-                        embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
-                        db.embed_query(text).map_err(|e| e.to_string())?.map(|v| serde_json::to_string(&v).unwrap_or_default())
-                    }
-                };
-                let args = read::RecallArgs {
-                    text,
-                    budget: *budget,
-                    seeds: seed,
-                    as_of: as_of.as_deref(),
-                    vector: vector.as_deref().or(embedded.as_deref()),
-                    hops: *hops,
-                    history: *history,
-                    mode,
-                    json: *json,
-                };
-                let snap = db.snapshot();
-                let ws = snap.workspace(workspace).map_err(|e| e.to_string())?;
-                print!("{}", read::recall(&ws, &args)?);
-                Ok(())
-            })()
-        }
+        Command::Recall { .. } => recall(&cli.command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
