@@ -15,12 +15,13 @@ use crate::graph::{initial_dirty, Graph};
 use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
-use crate::mutation::{DecodeError, Mutation, WalRecord, RECORD_FORMAT_VERSION};
+use crate::mutation::{encode_batch, encode_mutation, DecodeError, Mutation, MutationRef, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::{Snapshot, WorkspaceView};
 use crate::search::vectors::{VectorBase, VectorColumn};
 use crate::state::State;
 use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
+use commit::{Applied, JobContext};
 use engram_storage::{
     read_snapshot, remove_segments_before, replay_from, write_snapshot, FsyncPolicy, OsVfs, StorageError, Vfs, VfsLock, WalWriter,
 };
@@ -28,6 +29,9 @@ use parking_lot::{Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+mod commit;
+pub use commit::CommitStats;
 
 /// The workspace every new database starts with.
 pub const DEFAULT_WORKSPACE: &str = "default";
@@ -50,6 +54,10 @@ pub struct Config {
     pub fsync: FsyncPolicy,
     /// WAL segment size at which a new segment starts (default 64 MiB).
     pub wal_segment_bytes_max: u64,
+    /// The WAL file is extended with zeros this many bytes at a time ahead of its records
+    /// (default 1 MiB; 0 turns it off), so a commit's fdatasync writes the record and not the
+    /// file's new size as well.
+    pub wal_preallocate_bytes: u64,
     /// Write a checkpoint (snapshot) in the background once this many WAL bytes were written
     /// since the last one (default 256 MiB; `u64::MAX` turns automatic checkpoints off).
     pub checkpoint_wal_bytes: u64,
@@ -64,6 +72,7 @@ impl Default for Config {
             background_merge: true,
             fsync: FsyncPolicy::Always,
             wal_segment_bytes_max: 64 << 20,
+            wal_preallocate_bytes: 1 << 20,
             checkpoint_wal_bytes: 256 << 20,
         }
     }
@@ -110,27 +119,16 @@ struct Writer {
     wal_bytes: u64,
 }
 
-/// Group commit: writers append under the writer lock, then wait here; one of them (the leader)
-/// fsyncs for everyone written so far and publishes the newest state that is now durable.
-#[derive(Default)]
-struct Group {
-    /// Records up to this sequence number are durable.
-    synced: u64,
-    /// A leader is fsyncing.
-    leader: bool,
-    /// States waiting for their record's fsync, in sequence order.
-    pending: std::collections::VecDeque<(u64, Arc<State>)>,
-    /// Set when an fsync failed: fail-stop.
-    poisoned: Option<String>,
-}
-
 struct Inner {
     published: RwLock<Arc<State>>,
     writer: Mutex<Writer>,
-    group: Mutex<Group>,
-    group_cv: parking_lot::Condvar,
-    /// Sequence number of the last record fully written (readable by the leader without the writer).
-    written: std::sync::atomic::AtomicU64,
+    /// Commits written to the WAL and waiting for their fsync.
+    group: Mutex<commit::Group>,
+    /// Small writes waiting to be combined into a group.
+    queue: Mutex<commit::Queue>,
+    /// What the next fsync covers: the current segment and the last record written to it.
+    sync_target: Mutex<Option<commit::SyncTarget>>,
+    stats: commit::Counters,
     config: Config,
     merging: AtomicBool,
     /// The folder lock of a durable database (released on drop).
@@ -161,9 +159,10 @@ impl Inner {
             embedder: RwLock::new(None),
             published: RwLock::new(st.clone()),
             writer: Mutex::new(Writer { wal, latest: st, lsn: 0, wal_bytes: 0 }),
-            group: Mutex::new(Group::default()),
-            group_cv: parking_lot::Condvar::new(),
-            written: std::sync::atomic::AtomicU64::new(0),
+            group: Mutex::new(commit::Group::default()),
+            queue: Mutex::new(commit::Queue::default()),
+            sync_target: Mutex::new(None),
+            stats: commit::Counters::default(),
             config,
             merging: AtomicBool::new(false),
             _lock: lock,
@@ -290,7 +289,7 @@ impl Database {
         let fresh = report.records == 0 && newest.is_none();
         let mut config = config;
         st.settings.apply(&mut config);
-        let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max)?;
+        let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max, config.wal_preallocate_bytes)?;
         let files = install_vectors(&mut st, vfs.as_ref(), dir, true)?;
         let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
         *db.inner.vector_files.lock() = files;
@@ -352,121 +351,53 @@ impl Database {
             }
             _ => doc,
         };
-        let planned: std::cell::RefCell<Option<WriteBatch>> = std::cell::RefCell::new(None);
-        let nothing: std::cell::RefCell<Option<crate::ingest::IngestReport>> = std::cell::RefCell::new(None);
-        let result = self.commit_with(
-            || Mutation::Batch(planned.borrow_mut().take().unwrap_or_else(|| WriteBatch::new(&doc.workspace))),
-            |st, now, limits| {
-                let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
-                    Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
-                })?;
-                let view = WorkspaceView { st: &*st, ws, now };
-                let Some((batch, report)) = plan(&view, doc, *opts, now)? else {
-                    *nothing.borrow_mut() = Some(crate::ingest::IngestReport { duplicate: true, ..Default::default() });
-                    return Err(Error::from(IngestError { path: ".".into(), message: "nothing to write".into() }));
-                };
-                if batch.is_empty() {
-                    *nothing.borrow_mut() = Some(report);
-                    return Err(Error::from(IngestError { path: ".".into(), message: "nothing to write".into() }));
-                }
-                // Planning read this state through the default visibility, which materializes its
-                // flat filter; the batch changes the bits, so the filter is rebuilt on first use.
-                st.fast_flat = std::sync::OnceLock::new();
-                apply_batch(st, &batch, now, limits)?;
-                *planned.borrow_mut() = Some(batch);
-                Ok(report)
-            },
-        );
-        match result {
-            Ok((version, _, mut report)) => {
-                report.version = Some(version);
-                self.maybe_merge();
-                Ok(report)
+        let doc = Arc::new(doc.clone());
+        let opts = *opts;
+        let done = self.commit_queued(move |st, cx| {
+            let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
+                Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
+            })?;
+            let view = WorkspaceView { st: &*st, ws, now: cx.now };
+            let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now)? else {
+                return Ok(Applied::nothing(crate::ingest::IngestReport { duplicate: true, ..Default::default() }));
+            };
+            if batch.is_empty() {
+                return Ok(Applied::nothing(report));
             }
-            Err(e) => nothing.into_inner().ok_or(e),
+            // Planning read this state through the default visibility, which materializes its
+            // flat filter; the batch changes the bits, so the filter is rebuilt on first use.
+            st.fast_flat = std::sync::OnceLock::new();
+            apply_batch(st, &batch, cx.now, cx.limits)?;
+            report.version = Some(st.version);
+            Ok(Applied::wrote(if cx.log { encode_batch(&batch) } else { Vec::new() }, report))
+        })?;
+        let report: crate::ingest::IngestReport = take_out(done.out);
+        if report.version.is_some() {
+            self.maybe_merge();
         }
+        Ok(report)
     }
 
     /// Commits `batch` atomically: all of it, or (on error) none of it. On a durable database
     /// the batch is in the WAL (per the fsync policy) before this returns. With an embedder set,
     /// new entities' names and new claims' texts that come without a vector are embedded first
     /// (one batched call, outside the writer lock) and their vectors written in the same commit;
-    /// an embedding failure rejects the batch.
+    /// an embedding failure rejects the batch. Concurrent small batches are committed together
+    /// (one state copy, one WAL write, one fsync), each still atomic and rejected alone.
     pub fn write(&self, batch: &WriteBatch) -> Result<CommitInfo, Error> {
-        let info = match self.embedder() {
-            None => self.commit(|| Mutation::Batch(batch.clone()), |st, now, limits| apply_batch(st, batch, now, limits))?,
-            Some(embedder) => self.write_embedded(batch, embedder.as_ref())?,
+        let vectors = match self.embedder() {
+            None => None,
+            Some(embedder) => embed_batch(batch, embedder.as_ref())?,
+        };
+        let done = if batch.ops.len() > QUEUED_OPS_MAX {
+            let mut job = |st: &mut State, cx: &JobContext<'_>| apply_write(st, cx, batch, vectors.as_ref());
+            self.commit_alone(&mut job)?
+        } else {
+            let batch = batch.clone();
+            self.commit_queued(move |st, cx| apply_write(st, cx, &batch, vectors.as_ref()))?
         };
         self.maybe_merge();
-        Ok(info)
-    }
-
-    fn write_embedded(&self, batch: &WriteBatch, embedder: &dyn engram_embed::Embedder) -> Result<CommitInfo, Error> {
-        use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
-        // Vectors the batch brings itself, by external id.
-        let (mut given_entities, mut given_claims) = (std::collections::HashSet::new(), std::collections::HashSet::new());
-        for op in &batch.ops {
-            match op {
-                Op::SetVector { target: VectorTarget::Entity(EntityRef::Ext(x)), .. } => given_entities.insert(x.as_str()),
-                Op::SetVector { target: VectorTarget::Claim(ClaimRef::Ext(x)), .. } => given_claims.insert(x.as_str()),
-                _ => false,
-            };
-        }
-        // (op index, text): entity names and claim texts with no vector in the batch.
-        let mut wanted: Vec<(usize, &str)> = Vec::new();
-        for (i, op) in batch.ops.iter().enumerate() {
-            match op {
-                Op::UpsertEntity(u) if !given_entities.contains(u.ext_id.as_str()) => wanted.push((i, &u.name)),
-                Op::AddClaim(c) => {
-                    let named = c.ext_id.as_deref().is_some_and(|x| given_claims.contains(x));
-                    if let (Some(t), false) = (&c.text, named) {
-                        wanted.push((i, t));
-                    }
-                }
-                _ => {}
-            }
-        }
-        if wanted.is_empty() {
-            return self.commit(|| Mutation::Batch(batch.clone()), |st, now, limits| apply_batch(st, batch, now, limits));
-        }
-        let texts: Vec<&str> = wanted.iter().map(|(_, t)| *t).collect();
-        let vectors = embedder.embed(&texts)?;
-        let by_op: std::collections::HashMap<usize, Vec<f32>> = wanted.iter().map(|(i, _)| *i).zip(vectors).collect();
-        let full: std::cell::RefCell<Option<WriteBatch>> = std::cell::RefCell::new(None);
-        self.commit(
-            || Mutation::Batch(full.borrow_mut().take().unwrap_or_else(|| batch.clone())),
-            |st, now, limits| {
-                // Existing entities keep their vector; new claims get the next dense ids in op order.
-                let ws = st.catalog.workspace(&batch.workspace);
-                let mut next_claim = st.claims.len() as u32;
-                let mut out = batch.clone();
-                for (i, op) in batch.ops.iter().enumerate() {
-                    let vector = by_op.get(&i);
-                    match op {
-                        Op::UpsertEntity(u) => {
-                            let exists = ws.is_some_and(|w| st.entities.find_ext(w, &u.ext_id).is_some());
-                            if let (Some(v), false) = (vector, exists) {
-                                out.push(Op::SetVector {
-                                    target: VectorTarget::Entity(EntityRef::Ext(u.ext_id.clone())),
-                                    vector: v.clone(),
-                                });
-                            }
-                        }
-                        Op::AddClaim(_) => {
-                            if let Some(v) = vector {
-                                let target = VectorTarget::Claim(ClaimRef::Id(ClaimId(next_claim)));
-                                out.push(Op::SetVector { target, vector: v.clone() });
-                            }
-                            next_claim += 1;
-                        }
-                        _ => {}
-                    }
-                }
-                let created = apply_batch(st, &out, now, limits)?;
-                *full.borrow_mut() = Some(out);
-                Ok::<_, Error>(created)
-            },
-        )
+        Ok(CommitInfo { version: done.version, committed_at: done.committed_at, created: take_out(done.out) })
     }
 
     /// Makes `embedder` embed, in the write path, entity names and claim texts that arrive
@@ -509,77 +440,29 @@ impl Database {
 
     fn commit<E: Into<Error>>(
         &self,
-        record: impl FnOnce() -> Mutation,
+        record: impl FnOnce() -> Vec<u8>,
         f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<Created, E>,
     ) -> Result<CommitInfo, Error> {
         self.commit_with(record, f).map(|(version, committed_at, created)| CommitInfo { version, committed_at, created })
     }
 
-    /// Clones the newest state, lets `f` change the clone, logs `record()` to the WAL (durable
-    /// databases) and publishes the clone once it is durable. Any failure leaves the published
-    /// state as it was and the commit unacknowledged.
-    fn commit_with<R, E: Into<Error>>(
+    /// Commits one change alone on this thread (a group of one; see `commit`): `f` changes a
+    /// copy of the newest state, `record()` is its encoded mutation (`encode_mutation`), asked
+    /// for only by a durable database.
+    fn commit_with<R: Send + 'static, E: Into<Error>>(
         &self,
-        record: impl FnOnce() -> Mutation,
+        record: impl FnOnce() -> Vec<u8>,
         f: impl FnOnce(&mut State, Timestamp, &Limits) -> Result<R, E>,
     ) -> Result<(u64, Timestamp, R), Error> {
-        if self.inner.read_only {
-            return Err(Error::ReadOnly);
-        }
-        let mut writer = self.inner.writer.lock();
-        if let Some(wal) = writer.wal.as_ref() {
-            // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
-            wal.check()?;
-        }
-        let (mut next, now) = self.successor(&writer.latest);
-        let out = f(&mut next, now, &self.inner.config.limits).map_err(Into::into)?;
-        let version = next.version;
-        let next = Arc::new(next);
-        let w = &mut *writer;
-        let group = match w.wal.as_mut() {
-            None => false,
-            Some(wal) if wal.policy() != FsyncPolicy::Always => {
-                let payload = WalRecord { committed_at: now, mutation: record() }.encode();
-                wal.append(&payload)?;
-                w.wal_bytes += payload.len() as u64;
-                false
-            }
-            Some(wal) => {
-                let payload = WalRecord { committed_at: now, mutation: record() }.encode();
-                w.wal_bytes += payload.len() as u64;
-                if let Err(e) = wal.write(&payload) {
-                    if let Err(StorageError::Poisoned(why)) = wal.check() {
-                        // Rolling the log failed to sync the old segment: the waiters on it must
-                        // not be acknowledged by a later fsync of the new one.
-                        self.inner.group.lock().poisoned = Some(why);
-                        self.inner.group_cv.notify_all();
-                    }
-                    return Err(e.into());
-                }
-                true
-            }
+        let (mut record, mut f) = (Some(record), Some(f));
+        let mut job = |st: &mut State, cx: &JobContext<'_>| {
+            // A group of one never runs its job twice.
+            let (Some(f), Some(record)) = (f.take(), record.take()) else { unreachable!("a job alone runs once") };
+            let out = f(st, cx.now, cx.limits).map_err(Into::into)?;
+            Ok(Applied::wrote(if cx.log { record() } else { Vec::new() }, out))
         };
-        writer.latest = next.clone();
-        if writer.wal_bytes >= self.inner.config.checkpoint_wal_bytes && !self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
-            writer.wal_bytes = 0;
-            let db = self.clone();
-            std::thread::spawn(move || {
-                // A failed background checkpoint changes nothing: the WAL still holds everything.
-                let _ = db.checkpoint();
-                db.inner.checkpoint_running.store(false, Ordering::Release);
-            });
-        }
-        if !group {
-            *self.inner.published.write() = next;
-            return Ok((version, now, out));
-        }
-        writer.lsn += 1;
-        let lsn = writer.lsn;
-        self.inner.group.lock().pending.push_back((lsn, next));
-        self.inner.written.store(lsn, Ordering::Release);
-        drop(writer);
-        self.wait_durable(lsn)?;
-        Ok((version, now, out))
+        let done = self.commit_alone(&mut job)?;
+        Ok((done.version, done.committed_at, take_out(done.out)))
     }
 
     /// The state a commit starts from, and its transaction time: strictly increasing even if the
@@ -587,57 +470,6 @@ impl Database {
     fn successor(&self, latest: &State) -> (State, Timestamp) {
         let now = self.inner.config.clock.now().max(Timestamp(latest.committed_at.0.saturating_add(1)));
         (latest.successor(now), now)
-    }
-
-    /// Waits until record `lsn` is durable, becoming the leader that fsyncs if none is active.
-    fn wait_durable(&self, lsn: u64) -> Result<(), Error> {
-        let inner = &self.inner;
-        let mut g = inner.group.lock();
-        loop {
-            if g.synced >= lsn {
-                return Ok(());
-            }
-            if let Some(why) = &g.poisoned {
-                return Err(StorageError::Poisoned(why.clone()).into());
-            }
-            if g.leader {
-                inner.group_cv.wait(&mut g);
-                continue;
-            }
-            g.leader = true;
-            drop(g);
-            // Everything written so far goes into this fsync.
-            let (file, path, target) = {
-                let w = inner.writer.lock();
-                let (file, path) = w.wal.as_ref().expect("group commit needs a WAL").sync_handle();
-                (file, path, inner.written.load(Ordering::Acquire))
-            };
-            let result = file.sync();
-            g = inner.group.lock();
-            g.leader = false;
-            match result {
-                Ok(()) => {
-                    g.synced = g.synced.max(target);
-                    let mut newest = None;
-                    while g.pending.front().is_some_and(|(l, _)| *l <= target) {
-                        newest = g.pending.pop_front().map(|(_, st)| st);
-                    }
-                    if let Some(st) = newest {
-                        *inner.published.write() = st;
-                    }
-                }
-                Err(e) => {
-                    let why = format!("fsync of {} failed: {e}", path.display());
-                    g.poisoned = Some(why.clone());
-                    drop(g);
-                    if let Some(wal) = inner.writer.lock().wal.as_mut() {
-                        wal.poison(why);
-                    }
-                    g = inner.group.lock();
-                }
-            }
-            inner.group_cv.notify_all();
-        }
     }
 
     /// Sets every entity's name vector at once: `values` holds one row of `dim` floats per entity,
@@ -722,7 +554,7 @@ impl Database {
         settings.set(key, value)?;
         let record = settings.clone();
         self.commit(
-            || Mutation::Settings(record),
+            || encode_mutation(&Mutation::Settings(record)),
             move |st, _, _| {
                 st.settings = Arc::new(settings);
                 Ok::<_, Error>(Created::default())
@@ -735,7 +567,7 @@ impl Database {
     /// on all cores (see `bulk`). The result is compacted: no delta overlay is left behind.
     pub fn bulk_load(&self, load: &BulkLoad) -> Result<BulkInfo, Error> {
         let (version, committed_at, (entities, claims)) = self.commit_with(
-            || Mutation::Bulk(Box::new(load.clone())),
+            || MutationRef::Bulk(load).encode(),
             |st, now, limits| {
                 let first = (st.entities.len() as u32, st.claims.len() as u32);
                 apply_bulk(st, load, now, limits).map(|_| first)
@@ -755,7 +587,7 @@ impl Database {
     pub fn create_workspace(&self, name: &str) -> Result<WorkspaceId, Error> {
         let mut id = WorkspaceId(0);
         self.commit(
-            || Mutation::CreateWorkspace(name.to_owned()),
+            || MutationRef::CreateWorkspace(name).encode(),
             |st, now, _| {
                 id = workspace::create(st, name, now)?;
                 Ok::<_, WorkspaceError>(Created::default())
@@ -766,7 +598,7 @@ impl Database {
 
     /// Drops (erases) a workspace and everything in it.
     pub fn drop_workspace(&self, name: &str) -> Result<(), Error> {
-        self.commit(|| Mutation::DropWorkspace(name.to_owned()), |st, _, _| workspace::drop(st, name).map(|()| Created::default()))?;
+        self.commit(|| MutationRef::DropWorkspace(name).encode(), |st, _, _| workspace::drop(st, name).map(|()| Created::default()))?;
         Ok(())
     }
 
@@ -934,6 +766,90 @@ impl Database {
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
         self.inner.published.read().catalog.types.get(&crate::normalize::vocabulary_key(name)).map(TypeId)
     }
+}
+
+/// Batches of up to this many operations are combined with concurrent writers' batches (cloned
+/// into the group); larger ones commit alone, borrowed, where a group would save nothing.
+const QUEUED_OPS_MAX: usize = 1024;
+
+/// A job's output, of the type its caller gave it.
+fn take_out<R: 'static>(out: Box<dyn std::any::Any + Send>) -> R {
+    match out.downcast::<R>() {
+        Ok(r) => *r,
+        Err(_) => unreachable!("a job's output has the type its caller gave it"),
+    }
+}
+
+/// Vectors to write with `batch`, by operation index: its entity names and claim texts that come
+/// without a vector, embedded in one call. `None` when there are none.
+fn embed_batch(batch: &WriteBatch, embedder: &dyn engram_embed::Embedder) -> Result<Option<Arc<OpVectors>>, Error> {
+    use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
+    // Vectors the batch brings itself, by external id.
+    let (mut given_entities, mut given_claims) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+    for op in &batch.ops {
+        match op {
+            Op::SetVector { target: VectorTarget::Entity(EntityRef::Ext(x)), .. } => given_entities.insert(x.as_str()),
+            Op::SetVector { target: VectorTarget::Claim(ClaimRef::Ext(x)), .. } => given_claims.insert(x.as_str()),
+            _ => false,
+        };
+    }
+    // (op index, text): entity names and claim texts with no vector in the batch.
+    let mut wanted: Vec<(usize, &str)> = Vec::new();
+    for (i, op) in batch.ops.iter().enumerate() {
+        match op {
+            Op::UpsertEntity(u) if !given_entities.contains(u.ext_id.as_str()) => wanted.push((i, &u.name)),
+            Op::AddClaim(c) => {
+                let named = c.ext_id.as_deref().is_some_and(|x| given_claims.contains(x));
+                if let (Some(t), false) = (&c.text, named) {
+                    wanted.push((i, t));
+                }
+            }
+            _ => {}
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    let texts: Vec<&str> = wanted.iter().map(|(_, t)| *t).collect();
+    let vectors = embedder.embed(&texts)?;
+    Ok(Some(Arc::new(wanted.iter().map(|(i, _)| *i).zip(vectors).collect())))
+}
+
+/// Embedded vectors by operation index.
+type OpVectors = std::collections::HashMap<usize, Vec<f32>>;
+
+/// The job of `Database::write`: applies `batch`, completed with `SetVector` operations for the
+/// embedded vectors (new entities only; existing ones keep theirs; new claims get the next dense
+/// ids in operation order).
+fn apply_write(st: &mut State, cx: &JobContext<'_>, batch: &WriteBatch, vectors: Option<&Arc<OpVectors>>) -> Result<Applied, Error> {
+    use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
+    let Some(by_op) = vectors else {
+        let created = apply_batch(st, batch, cx.now, cx.limits)?;
+        return Ok(Applied::wrote(if cx.log { encode_batch(batch) } else { Vec::new() }, created));
+    };
+    let ws = st.catalog.workspace(&batch.workspace);
+    let mut next_claim = st.claims.len() as u32;
+    let mut out = batch.clone();
+    for (i, op) in batch.ops.iter().enumerate() {
+        let vector = by_op.get(&i);
+        match op {
+            Op::UpsertEntity(u) => {
+                let exists = ws.is_some_and(|w| st.entities.find_ext(w, &u.ext_id).is_some());
+                if let (Some(v), false) = (vector, exists) {
+                    out.push(Op::SetVector { target: VectorTarget::Entity(EntityRef::Ext(u.ext_id.clone())), vector: v.clone() });
+                }
+            }
+            Op::AddClaim(_) => {
+                if let Some(v) = vector {
+                    out.push(Op::SetVector { target: VectorTarget::Claim(ClaimRef::Id(ClaimId(next_claim))), vector: v.clone() });
+                }
+                next_claim += 1;
+            }
+            _ => {}
+        }
+    }
+    let created = apply_batch(st, &out, cx.now, cx.limits)?;
+    Ok(Applied::wrote(if cx.log { encode_batch(&out) } else { Vec::new() }, created))
 }
 
 /// Applies one replayed record at its recorded transaction time. Replay does not re-check input

@@ -60,7 +60,9 @@ mod workspace;
 pub use apply::Created;
 pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch};
 pub use bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
-pub use db::{check, BulkInfo, CheckReport, CommitInfo, Config, Database, CLAIM_VECTOR_FILE, DEFAULT_WORKSPACE, LOCK_FILE, VECTOR_FILE};
+pub use db::{
+    check, BulkInfo, CheckReport, CommitInfo, CommitStats, Config, Database, CLAIM_VECTOR_FILE, DEFAULT_WORKSPACE, LOCK_FILE, VECTOR_FILE,
+};
 pub use engram_embed as embed;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
 pub use error::{Error, ReadError, WorkspaceError, WriteError, WriteErrorKind};

@@ -54,6 +54,17 @@ impl WalRecord {
         out
     }
 
+    /// The payload of a record whose mutation was encoded beforehand (by `encode_mutation` or
+    /// `encode_batch`, outside the writer lock): postcard writes a struct as its fields one after
+    /// the other, so this is byte for byte what `encode` gives.
+    pub fn encode_parts(committed_at: Timestamp, mutation: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(mutation.len() + 11);
+        out.push(RECORD_FORMAT_VERSION);
+        postcard::to_io(&committed_at, &mut out).expect("encoding to a Vec cannot fail");
+        out.extend_from_slice(mutation);
+        out
+    }
+
     /// Decodes a WAL payload.
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
@@ -61,5 +72,66 @@ impl WalRecord {
             Some((&v, _)) => Err(DecodeError::Version(v)),
             None => Err(DecodeError::Malformed),
         }
+    }
+}
+
+/// A mutation in its record encoding (see `WalRecord::encode_parts`).
+pub fn encode_mutation(m: &Mutation) -> Vec<u8> {
+    postcard::to_allocvec(m).expect("encoding to a Vec cannot fail")
+}
+
+/// `encode_mutation(&Mutation::Batch(batch.clone()))` without the clone.
+pub fn encode_batch(batch: &WriteBatch) -> Vec<u8> {
+    MutationRef::Batch(batch).encode()
+}
+
+/// A `Mutation` that borrows its content, encoding byte for byte the same (serde numbers enum
+/// variants by position, so the two enums must list the same variants in the same order).
+#[derive(Serialize)]
+pub enum MutationRef<'a> {
+    /// `Mutation::Batch`.
+    Batch(&'a WriteBatch),
+    /// `Mutation::CreateWorkspace`.
+    CreateWorkspace(&'a str),
+    /// `Mutation::DropWorkspace`.
+    DropWorkspace(&'a str),
+    /// `Mutation::Bulk`.
+    Bulk(&'a BulkLoad),
+    /// `Mutation::Settings`.
+    Settings(&'a crate::settings::Settings),
+}
+
+impl MutationRef<'_> {
+    /// The encoding `encode_mutation` gives the owned mutation.
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("encoding to a Vec cannot fail")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::AddClaim;
+    use crate::ids::EntityId;
+
+    #[test]
+    fn parts_encode_exactly_like_the_whole_record() {
+        let mut batch = WriteBatch::new("default");
+        batch.upsert_entity("a", "thing", "A");
+        let mut claim = AddClaim::new(EntityId(0), "likes", EntityId(1));
+        claim.confidence = 0.5;
+        batch.add_claim(claim);
+        let t = Timestamp(1_700_000_000_123_456);
+        let whole = WalRecord { committed_at: t, mutation: Mutation::Batch(batch.clone()) }.encode();
+        assert_eq!(WalRecord::encode_parts(t, &encode_batch(&batch)), whole);
+        assert_eq!(WalRecord::encode_parts(t, &encode_mutation(&Mutation::Batch(batch))), whole);
+        let ws = WalRecord { committed_at: Timestamp(-5), mutation: Mutation::CreateWorkspace("w".into()) };
+        assert_eq!(WalRecord::encode_parts(ws.committed_at, &encode_mutation(&ws.mutation)), ws.encode());
+        assert_eq!(MutationRef::CreateWorkspace("w").encode(), encode_mutation(&ws.mutation));
+        assert_eq!(MutationRef::DropWorkspace("w").encode(), encode_mutation(&Mutation::DropWorkspace("w".into())));
+        let settings = crate::settings::Settings { vector_dim: Some(8), ..Default::default() };
+        assert_eq!(MutationRef::Settings(&settings).encode(), encode_mutation(&Mutation::Settings(settings.clone())));
+        let bulk = BulkLoad::default();
+        assert_eq!(MutationRef::Bulk(&bulk).encode(), encode_mutation(&Mutation::Bulk(Box::new(bulk.clone()))));
     }
 }

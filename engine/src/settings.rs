@@ -51,7 +51,8 @@ pub enum SettingsError {
     Frozen(String),
 }
 
-fn parse_fsync(v: &str) -> Option<FsyncPolicy> {
+/// An fsync policy from its setting text: `always`, `never` or `batch:MILLISECONDS`.
+pub fn parse_fsync(v: &str) -> Option<FsyncPolicy> {
     match v {
         "always" => Some(FsyncPolicy::Always),
         "never" => Some(FsyncPolicy::Never),

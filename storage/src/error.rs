@@ -59,6 +59,25 @@ pub enum StorageError {
 }
 
 impl StorageError {
+    /// A copy of this error, for reporting one failure to every commit of a group (an I/O
+    /// error's source is copied as its kind and message).
+    #[must_use]
+    pub fn duplicate(&self) -> StorageError {
+        match self {
+            StorageError::Io { path, source } => {
+                StorageError::Io { path: path.clone(), source: std::io::Error::new(source.kind(), source.to_string()) }
+            }
+            StorageError::DiskFull { path } => StorageError::DiskFull { path: path.clone() },
+            StorageError::Corruption { path, offset, what } => StorageError::Corruption { path: path.clone(), offset: *offset, what },
+            StorageError::UnsupportedVersion { path, found, supported } => {
+                StorageError::UnsupportedVersion { path: path.clone(), found: *found, supported: *supported }
+            }
+            StorageError::Poisoned(why) => StorageError::Poisoned(why.clone()),
+            StorageError::Locked(path) => StorageError::Locked(path.clone()),
+            StorageError::RecordTooLarge { len, limit } => StorageError::RecordTooLarge { len: *len, limit: *limit },
+        }
+    }
+
     /// Wraps an I/O error with its path, recognising a full disk.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StorageError {
         let path = path.into();

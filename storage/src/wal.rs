@@ -6,6 +6,12 @@
 //! CRC-32C over its length field and payload. Records never span segments; a segment is synced
 //! before the next one is created.
 //!
+//! A segment may end in zero bytes: the writer extends the file with zeros ahead of the records
+//! (`preallocate`), so that appending does not change the file's size and an fdatasync writes the
+//! data alone, not the inode too (on this class of disk that halves the cost of a durable commit).
+//! Replay ends a segment at a record header of zeros followed only by zeros: no record is all
+//! zeros (its checksum covers its length field).
+//!
 //! Replay tells a torn tail from corruption. A bad record in the last segment after which no valid
 //! record can be found is a torn tail (a crash mid-write): it is reported with the bytes to cut, and
 //! the writer cuts it. A bad record with a valid record after it, or any bad record in an earlier
@@ -179,6 +185,10 @@ pub fn replay_from(
             }
         }
         while at < bytes.len() {
+            if bytes[at..].iter().all(|b| *b == 0) {
+                // Preallocated space: the end of the records.
+                break;
+            }
             match valid_record(&bytes, at) {
                 Some(end) => {
                     on_record(&RecordPos { path: path.clone(), offset: at as u64 }, &bytes[at + RECORD_HEADER_LEN..end])?;
@@ -225,6 +235,10 @@ pub struct WalWriter {
     offset: u64,
     policy: FsyncPolicy,
     segment_bytes_max: u64,
+    /// Zeros are written ahead of the records in chunks of this many bytes (0: never).
+    preallocate: u64,
+    /// The current segment file's length (records, then preallocated zeros).
+    file_len: u64,
     last_sync: Instant,
     unsynced: bool,
     poisoned: Option<String>,
@@ -232,13 +246,15 @@ pub struct WalWriter {
 
 impl WalWriter {
     /// Opens the log for appending after a replay: cuts the torn tail the replay found (and syncs
-    /// the cut), or creates the first segment.
+    /// the cut), or creates the first segment. With `preallocate` > 0 the file is kept that many
+    /// bytes (rounded up) ahead of the records in zeros.
     pub fn open(
         vfs: Arc<dyn Vfs>,
         dir: &Path,
         replayed: &ReplayReport,
         policy: FsyncPolicy,
         segment_bytes_max: u64,
+        preallocate: u64,
     ) -> Result<WalWriter, StorageError> {
         let (seq, offset) = match replayed.last_seq {
             Some(seq) => (seq, replayed.end_offset),
@@ -255,15 +271,22 @@ impl WalWriter {
             offset,
             policy,
             segment_bytes_max: segment_bytes_max.max(HEADER_LEN + 1024),
+            preallocate,
+            file_len: 0,
             last_sync: Instant::now(),
             unsynced: false,
             poisoned: None,
         };
         if offset < HEADER_LEN {
             w.start_segment()?;
-        } else if w.file.len().map_err(|e| StorageError::io(&w.path, e))? > offset {
-            w.file.truncate(offset).map_err(|e| StorageError::io(&w.path, e))?;
-            w.file.sync().map_err(|e| StorageError::io(&w.path, e))?;
+        } else {
+            w.file_len = w.file.len().map_err(|e| StorageError::io(&w.path, e))?;
+            // Bytes after the records that are not preallocated zeros are a torn tail: cut them.
+            if w.file_len > offset && replayed.torn_tail.is_some() {
+                w.file.truncate(offset).map_err(|e| StorageError::io(&w.path, e))?;
+                w.file.sync().map_err(|e| StorageError::io(&w.path, e))?;
+                w.file_len = offset;
+            }
         }
         Ok(w)
     }
@@ -276,6 +299,7 @@ impl WalWriter {
         self.file.sync().map_err(|e| StorageError::io(&p, e))?;
         self.vfs.sync_dir(&self.dir).map_err(|e| StorageError::io(&self.dir, e))?;
         self.offset = HEADER_LEN;
+        self.file_len = HEADER_LEN;
         Ok(())
     }
 
@@ -291,7 +315,13 @@ impl WalWriter {
     /// counts: a failed write is cut back off (a failure to cut it, or any fsync failure, poisons
     /// the writer: fail-stop).
     pub fn append(&mut self, payload: &[u8]) -> Result<(), StorageError> {
-        self.write(payload)?;
+        self.append_many(&[payload])
+    }
+
+    /// Appends several records with one write and makes them durable per the policy; on an error
+    /// none of them counts, as in `append`.
+    pub fn append_many(&mut self, payloads: &[&[u8]]) -> Result<(), StorageError> {
+        self.write_many(payloads)?;
         let due = match self.policy {
             FsyncPolicy::Always => true,
             FsyncPolicy::Batch(every) => self.last_sync.elapsed() >= every,
@@ -306,26 +336,48 @@ impl WalWriter {
     /// Writes one record without syncing it (group commit syncs many at once through
     /// `sync_handle`). A failed write is cut back off, as in `append`.
     pub fn write(&mut self, payload: &[u8]) -> Result<(), StorageError> {
+        self.write_many(&[payload])
+    }
+
+    /// Writes several records, framed one after the other, with one write call and without
+    /// syncing (a commit group's records). A failed write is cut back off whole: none of them
+    /// counts.
+    pub fn write_many(&mut self, payloads: &[&[u8]]) -> Result<(), StorageError> {
         self.check()?;
-        if payload.len() > RECORD_BYTES_MAX {
-            return Err(StorageError::RecordTooLarge { len: payload.len(), limit: RECORD_BYTES_MAX });
+        let mut total = 0;
+        for p in payloads {
+            if p.len() > RECORD_BYTES_MAX {
+                return Err(StorageError::RecordTooLarge { len: p.len(), limit: RECORD_BYTES_MAX });
+            }
+            total += RECORD_HEADER_LEN + p.len();
         }
-        let len = payload.len() as u32;
-        let mut rec = Vec::with_capacity(RECORD_HEADER_LEN + payload.len());
-        rec.extend_from_slice(&len.to_le_bytes());
-        rec.extend_from_slice(&record_crc(len, payload).to_le_bytes());
-        rec.extend_from_slice(payload);
+        let mut rec = Vec::with_capacity(total);
+        for p in payloads {
+            let len = p.len() as u32;
+            rec.extend_from_slice(&len.to_le_bytes());
+            rec.extend_from_slice(&record_crc(len, p).to_le_bytes());
+            rec.extend_from_slice(p);
+        }
         if self.offset > HEADER_LEN && self.offset + rec.len() as u64 > self.segment_bytes_max {
             self.roll()?;
         }
+        let end = self.offset + rec.len() as u64;
+        if self.preallocate > 0 && end > self.file_len {
+            // Zeros ahead of the records, written with them (the group's fsync makes the new
+            // length durable once; later fsyncs of this chunk change no metadata).
+            let new_len = end.div_ceil(self.preallocate) * self.preallocate;
+            rec.resize((new_len - self.offset) as usize, 0);
+        }
         if let Err(e) = self.file.write_at(self.offset, &rec) {
             let err = StorageError::io(&self.path, e);
-            if let Err(cut) = self.file.truncate(self.offset) {
-                self.poisoned = Some(format!("could not cut a failed write from {}: {cut}", self.path.display()));
+            match self.file.truncate(self.offset) {
+                Ok(()) => self.file_len = self.offset,
+                Err(cut) => self.poisoned = Some(format!("could not cut a failed write from {}: {cut}", self.path.display())),
             }
             return Err(err);
         }
-        self.offset += rec.len() as u64;
+        self.file_len = self.file_len.max(self.offset + rec.len() as u64);
+        self.offset = end;
         self.unsynced = true;
         Ok(())
     }
@@ -363,6 +415,12 @@ impl WalWriter {
     }
 
     fn roll(&mut self) -> Result<(), StorageError> {
+        if self.file_len > self.offset {
+            // A finished segment keeps no preallocated zeros.
+            self.file.truncate(self.offset).map_err(|e| StorageError::io(&self.path, e))?;
+            self.file_len = self.offset;
+            self.unsynced = true;
+        }
         if self.policy != FsyncPolicy::Never {
             self.sync()?;
         }
@@ -410,10 +468,81 @@ mod tests {
     }
 
     fn write_log(vfs: &MemVfs, records: &[Vec<u8>], segment_bytes_max: u64) {
+        write_log_preallocated(vfs, records, segment_bytes_max, 0);
+    }
+
+    fn write_log_preallocated(vfs: &MemVfs, records: &[Vec<u8>], segment_bytes_max: u64, preallocate: u64) {
         let report = replay(vfs, &dir(), |_, _| Ok(())).unwrap();
-        let mut w = WalWriter::open(Arc::new(vfs.clone()), &dir(), &report, FsyncPolicy::Always, segment_bytes_max).unwrap();
+        let mut w = WalWriter::open(Arc::new(vfs.clone()), &dir(), &report, FsyncPolicy::Always, segment_bytes_max, preallocate).unwrap();
         for r in records {
             w.append(r).unwrap();
+        }
+    }
+
+    /// Preallocated segments: finished ones are cut to their records, the last ends in zeros,
+    /// replay stops at the zeros without reporting a tail, and a reopened writer appends after
+    /// the records, not after the zeros.
+    #[test]
+    fn preallocated_segments_round_trip() {
+        let vfs = MemVfs::new();
+        let recs = records(200);
+        write_log_preallocated(&vfs, &recs[..100], 1500, 256);
+        write_log_preallocated(&vfs, &recs[100..], 1500, 256);
+        let (got, report) = read_log(&vfs).unwrap();
+        assert_eq!(got, recs);
+        assert_eq!(report.torn_tail, None);
+        let seqs = segments(&vfs, &dir()).unwrap();
+        assert!(seqs.len() > 3);
+        for (i, seq) in seqs.iter().enumerate() {
+            let bytes = vfs.bytes(&dir().join(segment_name(*seq))).unwrap();
+            let last = i + 1 == seqs.len();
+            if last {
+                assert_eq!(bytes.len() % 256, 0, "the last segment is preallocated");
+                assert!(bytes.len() as u64 > report.end_offset);
+            } else {
+                assert_ne!(*bytes.last().unwrap(), 0, "a finished segment keeps no zeros");
+            }
+        }
+    }
+
+    /// A crash inside preallocated space: every cut of the last records, with the unwritten
+    /// rest still zeros, and every bit flip among those zeros, recovers exactly the whole records
+    /// before; a writer reopened there continues cleanly.
+    #[test]
+    fn torn_tail_inside_preallocated_space() {
+        let vfs = MemVfs::new();
+        let recs = records(12);
+        write_log_preallocated(&vfs, &recs, 1 << 20, 512);
+        let path = dir().join(segment_name(0));
+        let full = vfs.bytes(&path).unwrap();
+        let mut ends = vec![HEADER_LEN as usize];
+        for r in &recs {
+            ends.push(ends.last().unwrap() + RECORD_HEADER_LEN + r.len());
+        }
+        let end = *ends.last().unwrap();
+        assert!(full.len() > end && full[end..].iter().all(|b| *b == 0));
+        let check = |bytes: Vec<u8>, whole: usize, torn: bool, what: &str| {
+            let v = MemVfs::new();
+            v.set_bytes(&path, bytes);
+            let (got, report) = read_log(&v).unwrap();
+            assert_eq!(got, recs[..whole].to_vec(), "{what}");
+            assert_eq!(report.torn_tail.is_some(), torn, "{what}");
+            write_log_preallocated(&v, &[b"after".to_vec()], 1 << 20, 512);
+            let (again, report) = read_log(&v).unwrap();
+            assert_eq!(again.len(), whole + 1, "{what}");
+            assert_eq!(again.last().unwrap(), b"after");
+            assert_eq!(report.torn_tail, None);
+        };
+        for cut in ends[ends.len() - 4]..=end {
+            let mut bytes = full[..cut].to_vec();
+            bytes.resize(full.len(), 0);
+            let whole = ends.iter().filter(|e| **e <= cut).count() - 1;
+            check(bytes, whole, cut != ends[whole], &format!("cut at {cut}"));
+        }
+        for at in (end..full.len()).step_by(13) {
+            let mut bytes = full.clone();
+            bytes[at] ^= 0x10;
+            check(bytes, recs.len(), true, &format!("flip at {at}"));
         }
     }
 

@@ -78,7 +78,7 @@ fn batch(i: usize) -> WriteBatch {
 }
 
 fn config(clock: &Arc<ManualClock>) -> Config {
-    Config { clock: clock.clone(), background_merge: false, wal_segment_bytes_max: 2048, ..Config::default() }
+    Config { clock: clock.clone(), background_merge: false, wal_segment_bytes_max: 2048, wal_preallocate_bytes: 512, ..Config::default() }
 }
 
 fn dir() -> PathBuf {

@@ -24,6 +24,12 @@ struct Args {
     /// Folder to work in (a fresh temporary folder inside it is used and removed).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
+    /// Writer counts to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 16])]
+    writers: Vec<usize>,
+    /// Fsync policy of the commit measurements: `always`, `batch` or `never`.
+    #[arg(long, default_value = "always")]
+    fsync: String,
     /// Workload data folder (from gen.py) for the checkpoint and reopen figures.
     #[arg(long)]
     data: Option<std::path::PathBuf>,
@@ -52,44 +58,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", json!({"measure": "disk_write_fdatasync", "threads": 1, "ops_per_s": raw.round()}));
 
     // engram: one-claim durable commits (fsync policy `always`).
-    let db = Database::open(tmp.path().join("db"))?;
+    let fsync = engram::settings::parse_fsync(&args.fsync).ok_or("--fsync: expected always, never or batch:MILLISECONDS")?;
+    let config = engram::Config { fsync, ..engram::Config::default() };
+    let db = Database::open_with(tmp.path().join("db"), config, Arc::new(engram::OsVfs))?;
     let mut setup = WriteBatch::new("default");
     for i in 0..1000 {
         setup.upsert_entity(&format!("e{i}"), "thing", &format!("E{i}"));
     }
     db.write(&setup)?;
-    for threads in [1usize, 16] {
-        let stop = Arc::new(AtomicBool::new(false));
-        let t0 = Instant::now();
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (db, stop) = (db.clone(), stop.clone());
-                std::thread::spawn(move || {
-                    let mut lat = Vec::new();
-                    let mut i = t as u32;
-                    while !stop.load(Ordering::Relaxed) {
-                        let mut b = WriteBatch::new("default");
-                        b.add_claim(AddClaim::new(EntityId(i % 1000), "mentions", EntityId((i * 7 + 1) % 1000)));
-                        let s = Instant::now();
-                        db.write(&b).expect("durable commit");
-                        lat.push(s.elapsed().as_secs_f64() * 1e6);
-                        i += threads as u32;
-                    }
-                    lat
-                })
-            })
-            .collect();
-        std::thread::sleep(span);
-        stop.store(true, Ordering::Relaxed);
-        let mut lat: Vec<f64> = handles.into_iter().flat_map(|h| h.join().expect("writer thread")).collect();
-        let secs = t0.elapsed().as_secs_f64();
-        lat.sort_by(f64::total_cmp);
-        let rate = lat.len() as f64 / secs;
-        println!(
-            "{}",
-            json!({"measure": "durable_single_claim_commits", "threads": threads, "ops_per_s": rate.round(),
-                   "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round()})
-        );
+    for &threads in &args.writers {
+        measure_commits(&db, threads, span, raw, &args.fsync);
     }
     let records = db.snapshot().version();
     db.wait_for_merge(); // a background merge holds a handle (and so the folder lock) until it ends
@@ -134,4 +112,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// One-claim commits from `threads` writers for `span`; prints one JSON line.
+fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsync: &str) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stats0 = db.commit_stats();
+    let t0 = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (db, stop) = (db.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut lat = Vec::new();
+                let mut i = t as u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut b = WriteBatch::new("default");
+                    b.add_claim(AddClaim::new(EntityId(i % 1000), "mentions", EntityId((i * 7 + 1) % 1000)));
+                    let s = Instant::now();
+                    db.write(&b).expect("durable commit");
+                    lat.push(s.elapsed().as_secs_f64() * 1e6);
+                    i += threads as u32;
+                }
+                lat
+            })
+        })
+        .collect();
+    std::thread::sleep(span);
+    stop.store(true, Ordering::Relaxed);
+    let mut lat: Vec<f64> = handles.into_iter().flat_map(|h| h.join().expect("writer thread")).collect();
+    let secs = t0.elapsed().as_secs_f64();
+    lat.sort_by(f64::total_cmp);
+    let rate = lat.len() as f64 / secs;
+    let stats = db.commit_stats();
+    let per = |a: u64, b: u64| if b == 0 { 0.0 } else { (a as f64 / b as f64 * 100.0).round() / 100.0 };
+    let (commits, groups, fsyncs) = (stats.commits - stats0.commits, stats.groups - stats0.groups, stats.fsyncs - stats0.fsyncs);
+    println!(
+        "{}",
+        json!({"measure": "durable_single_claim_commits", "threads": threads, "fsync": fsync, "ops_per_s": rate.round(),
+               "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(),
+               "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs)})
+    );
 }

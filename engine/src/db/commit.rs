@@ -1,0 +1,577 @@
+//! The commit protocol: combining writers into groups, the WAL write, group fsync, publication.
+//!
+//! A small write does not apply itself. It queues a job (an owned closure that changes a state
+//! and says what to log) and sleeps; the first writer to find no combiner at work becomes one. The
+//! combiner takes every queued job, clones the newest state **once**, applies the jobs to that one
+//! copy in order, each at its own transaction time and version, writes their WAL records with one
+//! write call, and hands each job its result. The next queued writer, if any, is woken to combine
+//! the jobs that arrived meanwhile, while this group waits for its fsync: applying the next group
+//! overlaps the fsync of this one.
+//!
+//! Why: a commit's fixed cost is copy-on-write against the published snapshot (column tails,
+//! bitmap shards, map paths) plus a wake-up; paid once per group instead of once per commit, it
+//! no longer caps what many writers reach together.
+//!
+//! A job that fails leaves no trace: the copy is rebuilt from the group's base and the jobs that
+//! succeeded before it are run again (they are deterministic given the state and their recorded
+//! time, as WAL replay already requires). Failures are rare where throughput matters, so the
+//! common path never pays for a savepoint. Large or borrowed writes (bulk loads, workspaces,
+//! settings, batches of many operations) run alone as a group of one on their own thread.
+
+use super::{Database, Writer};
+use crate::error::Error;
+use crate::limits::Limits;
+use crate::mutation::WalRecord;
+use crate::state::State;
+use crate::time::Timestamp;
+use engram_storage::{FsyncPolicy, StorageError, RECORD_BYTES_MAX};
+use parking_lot::Mutex;
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::Thread;
+
+/// What a job runs with.
+pub(crate) struct JobContext<'a> {
+    /// The job's transaction time.
+    pub now: Timestamp,
+    /// Input limits.
+    pub limits: &'a Limits,
+    /// True on a durable database: the job must return its mutation's encoding.
+    pub log: bool,
+}
+
+/// A job's outcome after it changed the state, or decided to change nothing.
+pub(crate) struct Applied {
+    /// `Some(encoded mutation)` when the job changed the state (empty bytes unless `log`);
+    /// `None` when it left the state untouched and logs nothing.
+    pub record: Option<Vec<u8>>,
+    /// What the caller gets back.
+    pub out: Box<dyn Any + Send>,
+}
+
+impl Applied {
+    /// The job changed the state; `record` is its encoded mutation (empty when not logging).
+    pub fn wrote(record: Vec<u8>, out: impl Any + Send) -> Applied {
+        Applied { record: Some(record), out: Box::new(out) }
+    }
+
+    /// The job changed nothing.
+    pub fn nothing(out: impl Any + Send) -> Applied {
+        Applied { record: None, out: Box::new(out) }
+    }
+}
+
+/// A job: changes `state` (or fails, leaving whatever it did to be discarded). It may be run
+/// again on a rebuilt copy after a later job of its group fails, so it must be deterministic in
+/// the state and `JobContext::now`.
+pub(crate) type JobFn<'a> = dyn FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> + 'a;
+
+/// A queued job: owned, and movable to the combining writer's thread.
+type QueuedJob = Box<dyn FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> + Send>;
+
+/// A committed job: its version, transaction time and output.
+pub(crate) struct Done {
+    pub version: u64,
+    pub committed_at: Timestamp,
+    pub out: Box<dyn Any + Send>,
+}
+
+enum SlotState {
+    Waiting,
+    /// The owner is to combine the queue.
+    Combine,
+    /// The owner is to lead the next fsync.
+    Lead,
+    Finished(Result<Done, Error>),
+}
+
+/// Where a job's result is delivered; its owner parks until then. An owner wakes once per
+/// commit (with its result), or to take a turn combining or leading an fsync.
+pub(crate) struct Slot {
+    state: Mutex<SlotState>,
+    owner: Thread,
+}
+
+impl Slot {
+    fn new() -> Arc<Slot> {
+        Arc::new(Slot { state: Mutex::new(SlotState::Waiting), owner: std::thread::current() })
+    }
+
+    fn set(&self, s: SlotState) {
+        *self.state.lock() = s;
+        self.owner.unpark();
+    }
+
+    /// Parks until the slot leaves `Waiting`; returns what it holds and resets it.
+    fn wait(&self) -> SlotState {
+        loop {
+            let s = std::mem::replace(&mut *self.state.lock(), SlotState::Waiting);
+            if !matches!(s, SlotState::Waiting) {
+                return s;
+            }
+            std::thread::park();
+        }
+    }
+}
+
+struct Job {
+    run: QueuedJob,
+    slot: Arc<Slot>,
+}
+
+/// Counters of the commit path since open.
+#[derive(Default)]
+pub(super) struct Counters {
+    groups: AtomicU64,
+    commits: AtomicU64,
+    fsyncs: AtomicU64,
+}
+
+/// What the commit path did since the database was opened: how well writers were combined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Commit attempts (each write, ingest, workspace or settings change; failed ones too).
+    pub commits: u64,
+    /// Groups applied: each one state copy and at most one WAL write.
+    pub groups: u64,
+    /// Group-commit fsyncs (policy `always`).
+    pub fsyncs: u64,
+}
+
+impl Database {
+    /// Counters of the commit path since open (see `CommitStats`).
+    pub fn commit_stats(&self) -> CommitStats {
+        let c = &self.inner.stats;
+        CommitStats {
+            commits: c.commits.load(Ordering::Relaxed),
+            groups: c.groups.load(Ordering::Relaxed),
+            fsyncs: c.fsyncs.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Writers waiting to be combined.
+#[derive(Default)]
+pub(super) struct Queue {
+    jobs: Vec<Job>,
+    /// A writer is combining (or has been told to).
+    combining: bool,
+}
+
+/// A group written to the WAL, waiting for its fsync (policy `always`).
+pub(super) struct Pending {
+    lsn: u64,
+    /// The newest state once this group is durable.
+    pub(super) state: Arc<State>,
+    /// Its jobs' results, delivered after the fsync.
+    acks: Vec<(Arc<Slot>, Result<Done, Error>)>,
+}
+
+/// Group commit under policy `always`: one fsync at a time, each covering every group written
+/// before it started.
+#[derive(Default)]
+pub(super) struct Group {
+    /// Groups up to this log sequence number are durable.
+    synced: u64,
+    /// A writer is leading an fsync (or has been told to).
+    leader: bool,
+    /// Groups waiting for their fsync, in log order.
+    pub(super) pending: std::collections::VecDeque<Pending>,
+    /// Set when an fsync failed: fail-stop.
+    poisoned: Option<String>,
+}
+
+/// The WAL segment the next fsync must sync and the last group written to it (records in
+/// earlier segments were synced when the log rolled past them).
+pub(super) struct SyncTarget {
+    file: Arc<dyn engram_storage::VfsFile>,
+    path: std::path::PathBuf,
+    lsn: u64,
+}
+
+/// What `run_group` leaves to its caller, after the writer lock is released.
+struct GroupOutcome {
+    /// Results to deliver now (the others are delivered after the group's fsync).
+    now: Vec<(Arc<Slot>, Result<Done, Error>)>,
+    /// The caller must lead an fsync.
+    lead: bool,
+    /// A replaced state, dropped outside every lock (freeing copied pages takes time).
+    garbage: Option<Arc<State>>,
+}
+
+impl Database {
+    /// Commits a small write by combining: queues `job` and returns once it is committed (and,
+    /// per the fsync policy, durable), or failed without a trace.
+    pub(crate) fn commit_queued(
+        &self,
+        job: impl FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> + Send + 'static,
+    ) -> Result<Done, Error> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let slot = Slot::new();
+        let combine = {
+            let mut q = self.inner.queue.lock();
+            q.jobs.push(Job { run: Box::new(job), slot: slot.clone() });
+            !std::mem::replace(&mut q.combining, true)
+        };
+        if combine {
+            self.combine();
+        }
+        self.finish(&slot)
+    }
+
+    /// Commits one job alone, on this thread, under the writer lock: for writes that are large
+    /// or borrow their input.
+    pub(crate) fn commit_alone(&self, job: &mut JobFn<'_>) -> Result<Done, Error> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let slot = Slot::new();
+        let outcome = {
+            let mut writer = self.inner.writer.lock();
+            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot))
+        };
+        self.settle(outcome);
+        self.finish(&slot)
+    }
+
+    /// Waits for `slot`'s result, taking the turns (combining, leading an fsync) it is handed.
+    fn finish(&self, slot: &Slot) -> Result<Done, Error> {
+        loop {
+            match slot.wait() {
+                SlotState::Combine => self.combine(),
+                SlotState::Lead => self.lead(),
+                SlotState::Finished(result) => return result,
+                SlotState::Waiting => unreachable!("wait returns only a delivered state"),
+            }
+        }
+    }
+
+    /// One combining round: every queued job in one group; then the next queued writer, if
+    /// any, is told to combine, and results that need no fsync are delivered.
+    fn combine(&self) {
+        let mut jobs = std::mem::take(&mut self.inner.queue.lock().jobs);
+        let slots: Vec<Arc<Slot>> = jobs.iter().map(|j| j.slot.clone()).collect();
+        let outcome = {
+            let mut writer = self.inner.writer.lock();
+            let mut runs: Vec<&mut JobFn<'static>> = jobs.iter_mut().map(|j| &mut *j.run as &mut JobFn<'static>).collect();
+            self.run_group(&mut writer, &mut runs, &slots)
+        };
+        {
+            let mut q = self.inner.queue.lock();
+            match q.jobs.first() {
+                Some(next) => next.slot.set(SlotState::Combine),
+                None => q.combining = false,
+            }
+        }
+        drop(jobs);
+        self.settle(outcome);
+    }
+
+    /// Delivers a group's immediate results, leads its fsync if asked, drops the old state.
+    fn settle(&self, outcome: GroupOutcome) {
+        for (slot, result) in outcome.now {
+            slot.set(SlotState::Finished(result));
+        }
+        if outcome.lead {
+            self.lead();
+        }
+        drop(outcome.garbage);
+    }
+
+    /// One fsync covering every group written so far; publishes the newest durable state,
+    /// delivers the covered results, and hands the lead to a writer of the next waiting group
+    /// (or gives it up when none waits).
+    fn lead(&self) {
+        let inner = &self.inner;
+        let target = inner.sync_target.lock().as_ref().map(|t| (t.file.clone(), t.path.clone(), t.lsn));
+        inner.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
+        let result = match &target {
+            Some((file, path, _)) => file.sync().map_err(|e| format!("fsync of {} failed: {e}", path.display())),
+            None => Ok(()),
+        };
+        let target_lsn = target.as_ref().map_or(0, |t| t.2);
+        let mut acks = Vec::new();
+        let mut garbage = None;
+        let next_leader = {
+            let mut g = inner.group.lock();
+            match &result {
+                Ok(()) => {
+                    g.synced = g.synced.max(target_lsn);
+                    let mut newest = None;
+                    while g.pending.front().is_some_and(|p| p.lsn <= target_lsn) {
+                        let p = g.pending.pop_front().expect("checked non-empty");
+                        acks.extend(p.acks);
+                        newest = Some(p.state);
+                    }
+                    if let Some(st) = newest {
+                        garbage = Some(std::mem::replace(&mut *inner.published.write(), st));
+                    }
+                }
+                Err(why) => {
+                    g.poisoned = Some(why.clone());
+                    for p in g.pending.drain(..) {
+                        acks.extend(p.acks.into_iter().map(|(slot, _)| (slot, Err(StorageError::Poisoned(why.clone()).into()))));
+                    }
+                }
+            }
+            // Handing the lead on costs a wake-up, but a leader that kept leading would keep
+            // its own caller waiting (measured: no throughput gained, a worse p99).
+            match g.pending.iter().find_map(|p| p.acks.first()) {
+                Some((slot, _)) => Some(slot.clone()),
+                None => {
+                    g.leader = false;
+                    None
+                }
+            }
+        };
+        if let Err(why) = result {
+            if let Some(wal) = inner.writer.lock().wal.as_mut() {
+                wal.poison(why);
+            }
+        }
+        if let Some(slot) = next_leader {
+            slot.set(SlotState::Lead);
+        }
+        for (slot, result) in acks {
+            slot.set(SlotState::Finished(result));
+        }
+        drop(garbage);
+    }
+
+    /// Applies `jobs` in order to one copy of the newest state, logs the records of those that
+    /// succeeded with one write, and installs the copy as the newest state: published now, or,
+    /// under policy `always`, queued for the group's fsync with the results that wait for it.
+    fn run_group(&self, w: &mut Writer, jobs: &mut [&mut JobFn<'_>], slots: &[Arc<Slot>]) -> GroupOutcome {
+        let deliver_now = |results: Vec<Result<Done, Error>>| GroupOutcome {
+            now: slots.iter().cloned().zip(results).collect(),
+            lead: false,
+            garbage: None,
+        };
+        if let Some(wal) = w.wal.as_ref() {
+            // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
+            if let Err(e) = wal.check() {
+                return deliver_now(jobs.iter().map(|_| Err(Error::from(e.duplicate()))).collect());
+            }
+        }
+        self.inner.stats.groups.fetch_add(1, Ordering::Relaxed);
+        self.inner.stats.commits.fetch_add(jobs.len() as u64, Ordering::Relaxed);
+        let log = w.wal.is_some();
+        let base = w.latest.clone();
+        let (next, mut results, written) = self.apply_jobs(&base, jobs, log);
+        let records: Vec<&[u8]> = written.iter().flatten().map(|(_, r)| r.as_slice()).collect();
+        if records.is_empty() {
+            return deliver_now(results);
+        }
+        let bytes: u64 = records.iter().map(|r| r.len() as u64).sum();
+        let always = match w.wal.as_mut() {
+            None => false,
+            Some(wal) => {
+                let always = wal.policy() == FsyncPolicy::Always;
+                let logged = if always { wal.write_many(&records) } else { wal.append_many(&records) };
+                if let Err(e) = logged {
+                    for (r, wrote) in results.iter_mut().zip(&written) {
+                        if wrote.is_some() {
+                            *r = Err(e.duplicate().into());
+                        }
+                    }
+                    return deliver_now(results);
+                }
+                w.wal_bytes += bytes;
+                always
+            }
+        };
+        let next = Arc::new(next);
+        w.latest = next.clone();
+        self.maybe_checkpoint(w);
+        if !always {
+            let garbage = Some(std::mem::replace(&mut *self.inner.published.write(), next));
+            return GroupOutcome { garbage, ..deliver_now(results) };
+        }
+        w.lsn += 1;
+        let lsn = w.lsn;
+        let (file, path) = w.wal.as_ref().expect("policy `always` has a WAL").sync_handle();
+        *self.inner.sync_target.lock() = Some(SyncTarget { file, path, lsn });
+        let mut g = self.inner.group.lock();
+        if let Some(why) = &g.poisoned {
+            // An fsync failed meanwhile: this group can never be acknowledged.
+            let why = why.clone();
+            for r in &mut results {
+                *r = Err(StorageError::Poisoned(why.clone()).into());
+            }
+            return deliver_now(results);
+        }
+        let (mut now, mut acks) = (Vec::new(), Vec::new());
+        for (slot, result) in slots.iter().cloned().zip(results) {
+            // Failed jobs learn at once; the others, including jobs that wrote nothing (what
+            // they read may be in this group), after the fsync.
+            if result.is_err() {
+                now.push((slot, result));
+            } else {
+                acks.push((slot, result));
+            }
+        }
+        g.pending.push_back(Pending { lsn, state: next, acks });
+        let lead = !std::mem::replace(&mut g.leader, true);
+        GroupOutcome { now, lead, garbage: None }
+    }
+
+    /// Runs `jobs` in order on one copy of `base`, each at its own transaction time and version.
+    /// Returns the copy, each job's result, and for each job that wrote, its time and record.
+    #[allow(clippy::type_complexity)] // Reason: three parallel per-job outputs, used once.
+    fn apply_jobs(
+        &self,
+        base: &State,
+        jobs: &mut [&mut JobFn<'_>],
+        log: bool,
+    ) -> (State, Vec<Result<Done, Error>>, Vec<Option<(Timestamp, Vec<u8>)>>) {
+        let limits = &self.inner.config.limits;
+        let mut next = base.clone();
+        // Per job: its outcome, and for a job that wrote, its transaction time and record.
+        let mut results: Vec<Option<Result<Done, Error>>> = Vec::with_capacity(jobs.len());
+        let mut written: Vec<Option<(Timestamp, Vec<u8>)>> = Vec::with_capacity(jobs.len());
+        for i in 0..jobs.len() {
+            let now = self.inner.config.clock.now().max(Timestamp(next.committed_at.0.saturating_add(1)));
+            let before = (next.version, next.committed_at);
+            begin(&mut next, now);
+            let outcome = (jobs[i])(&mut next, &JobContext { now, limits, log }).and_then(|applied| {
+                let record = applied.record.map(|body| if log { WalRecord::encode_parts(now, &body) } else { body });
+                match &record {
+                    Some(r) if r.len() > RECORD_BYTES_MAX => {
+                        Err(StorageError::RecordTooLarge { len: r.len(), limit: RECORD_BYTES_MAX }.into())
+                    }
+                    _ => Ok((record, applied.out)),
+                }
+            });
+            match outcome {
+                Ok((Some(record), out)) => {
+                    results.push(Some(Ok(Done { version: next.version, committed_at: now, out })));
+                    written.push(Some((now, record)));
+                }
+                Ok((None, out)) => {
+                    (next.version, next.committed_at) = before;
+                    next.fast_flat = OnceLock::new();
+                    results.push(Some(Ok(Done { version: before.0, committed_at: before.1, out })));
+                    written.push(None);
+                }
+                Err(e) => {
+                    results.push(Some(Err(e)));
+                    written.push(None);
+                    next = rebuild(base, jobs, &mut results, &mut written, limits, log);
+                }
+            }
+        }
+        let results = results.into_iter().map(|r| r.expect("every job ran")).collect();
+        (next, results, written)
+    }
+
+    /// Starts a background checkpoint once enough WAL was written since the last one.
+    fn maybe_checkpoint(&self, w: &mut Writer) {
+        if w.wal_bytes >= self.inner.config.checkpoint_wal_bytes && !self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+            w.wal_bytes = 0;
+            let db = self.clone();
+            std::thread::spawn(move || {
+                // A failed background checkpoint changes nothing: the WAL still holds everything.
+                let _ = db.checkpoint();
+                db.inner.checkpoint_running.store(false, Ordering::Release);
+            });
+        }
+    }
+}
+
+/// Moves `st` to the next version at transaction time `now`.
+fn begin(st: &mut State, now: Timestamp) {
+    st.version += 1;
+    st.committed_at = now;
+    // The flattened visibility filter belongs to one version's bits.
+    st.fast_flat = OnceLock::new();
+}
+
+/// A fresh copy of `base` with the jobs that wrote so far run again at their recorded times. A
+/// job that fails on the rerun (it should not: jobs are deterministic) is failed too, and the
+/// copy is rebuilt without it.
+fn rebuild(
+    base: &State,
+    jobs: &mut [&mut JobFn<'_>],
+    results: &mut [Option<Result<Done, Error>>],
+    written: &mut [Option<(Timestamp, Vec<u8>)>],
+    limits: &Limits,
+    log: bool,
+) -> State {
+    'again: loop {
+        let mut next = base.clone();
+        for j in 0..written.len() {
+            let Some((now, _)) = written[j] else { continue };
+            let before = (next.version, next.committed_at);
+            begin(&mut next, now);
+            match (jobs[j])(&mut next, &JobContext { now, limits, log }) {
+                Ok(applied) => {
+                    if applied.record.is_none() {
+                        // It wrote nothing this time: the state is untouched, it logs nothing.
+                        (next.version, next.committed_at) = before;
+                        written[j] = None;
+                    }
+                    if let Some(Ok(done)) = &mut results[j] {
+                        done.version = next.version;
+                        done.out = applied.out;
+                    }
+                }
+                Err(e) => {
+                    results[j] = Some(Err(e));
+                    written[j] = None;
+                    continue 'again;
+                }
+            }
+        }
+        return next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::apply_batch;
+    use crate::batch::{AddClaim, WriteBatch};
+
+    fn job(batch: WriteBatch) -> impl FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> {
+        move |st, cx| {
+            let created = apply_batch(st, &batch, cx.now, cx.limits)?;
+            Ok(Applied::wrote(Vec::new(), created))
+        }
+    }
+
+    /// A job that fails in the middle of a group leaves no trace, and the jobs around it commit
+    /// at consecutive versions in their order (the copy is rebuilt and the earlier job run again).
+    #[test]
+    fn a_failed_job_in_a_group_leaves_no_trace() {
+        let db = Database::in_memory();
+        let mut a = WriteBatch::new("default");
+        a.upsert_entity("a", "t", "A");
+        let mut bad = WriteBatch::new("default");
+        bad.upsert_entity("b", "t", "B");
+        bad.add_claim(AddClaim::new("b", "likes", "missing"));
+        let mut c = WriteBatch::new("default");
+        c.upsert_entity("c", "t", "C");
+        c.add_claim(AddClaim::new("c", "likes", "a"));
+        let (mut ja, mut jb, mut jc) = (job(a), job(bad), job(c));
+        let slots = [Slot::new(), Slot::new(), Slot::new()];
+        let outcome = {
+            let mut w = db.inner.writer.lock();
+            db.run_group(&mut w, &mut [&mut ja, &mut jb, &mut jc], &slots)
+        };
+        let results: Vec<_> = outcome.now.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(results.len(), 3);
+        assert_eq!(results[0].as_ref().map(|d| d.version).ok(), Some(1));
+        assert!(results[1].as_ref().is_err_and(|e| e.as_write().is_some_and(|w| w.op_index == 1)));
+        assert_eq!(results[2].as_ref().map(|d| d.version).ok(), Some(2));
+        let snap = db.snapshot();
+        assert_eq!(snap.version(), 2);
+        let ws = snap.workspace("default").unwrap();
+        assert!(ws.entity_id("a").is_some() && ws.entity_id("c").is_some());
+        assert!(ws.entity_id("b").is_none());
+        assert_eq!(snap.counts(), (2, 1, 0));
+        assert_eq!(db.commit_stats(), CommitStats { commits: 3, groups: 1, fsyncs: 0 });
+    }
+}
