@@ -142,7 +142,20 @@ impl<T: Clone> CowVec<T> {
 
     /// Appends a row.
     pub fn push(&mut self, value: T) {
-        Arc::make_mut(&mut self.tail).push(value);
+        // The tail is allocated at its full size once, not grown by doubling: a copy made for a
+        // new snapshot, or a fresh tail, would otherwise reallocate six times per 64 rows.
+        match Arc::get_mut(&mut self.tail) {
+            Some(tail) => {
+                tail.reserve_exact(TAIL_MAX - tail.len());
+                tail.push(value);
+            }
+            None => {
+                let mut tail = Vec::with_capacity(TAIL_MAX);
+                tail.extend_from_slice(&self.tail);
+                tail.push(value);
+                self.tail = Arc::new(tail);
+            }
+        }
         if self.tail.len() == TAIL_MAX {
             self.flush_tail();
         }
