@@ -275,6 +275,11 @@ impl Writer<'_> {
                     }
                 }
             }
+            ForgetTarget::History { before } => {
+                for c in self.st.history_before(ws, *before) {
+                    self.st.erase_claim(ws, c);
+                }
+            }
         }
         // The keyword indexes held the erased words: rebuilt from the cleared columns.
         self.st.rebase_text();

@@ -324,6 +324,13 @@ pub enum ForgetTarget {
     Entity(EntityRef),
     /// A conversation id: its evidence, and the claims only it supports.
     Conversation(String),
+    /// History: every claim of the workspace soft-deleted at or before `before` (transaction
+    /// time of the deletion), or whose expiry is at or before it. What a retention setting
+    /// compacts.
+    History {
+        /// The cut-off.
+        before: Timestamp,
+    },
 }
 
 /// What a vector belongs to.

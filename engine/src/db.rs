@@ -15,7 +15,7 @@ use crate::graph::{initial_dirty, Graph};
 use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
-use crate::mutation::{encode_batch, encode_mutation, DecodeError, Mutation, MutationRef, WalRecord, RECORD_FORMAT_VERSION};
+use crate::mutation::{encode_batch, DecodeError, Mutation, MutationRef, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::{Snapshot, WorkspaceView};
 use crate::search::vectors::{VectorBase, VectorColumn};
 use crate::state::State;
@@ -145,6 +145,8 @@ struct Inner {
     checkpoint_running: AtomicBool,
     /// Embeds texts that writes carry without a vector (see `Database::set_embedder`).
     embedder: RwLock<Option<Arc<dyn engram_embed::Embedder>>>,
+    /// Gives verdicts for ingested claims that carry none (see `Database::set_classifier`).
+    classifier: RwLock<Option<Arc<dyn crate::classifier::ClaimClassifier>>>,
 }
 
 impl Inner {
@@ -157,6 +159,7 @@ impl Inner {
             checkpointing: Mutex::new(()),
             checkpoint_running: AtomicBool::new(false),
             embedder: RwLock::new(None),
+            classifier: RwLock::new(None),
             published: RwLock::new(st.clone()),
             writer: Mutex::new(Writer { wal, latest: st, lsn: 0, wal_bytes: 0 }),
             group: Mutex::new(commit::Group::default()),
@@ -351,6 +354,21 @@ impl Database {
             }
             _ => doc,
         };
+        let with_verdicts;
+        let classifier = self.inner.classifier.read().clone();
+        let doc = match classifier {
+            Some(cl) if doc.claims.iter().any(|c| c.relation.is_none()) => {
+                let snap = self.snapshot();
+                match snap.workspace(&doc.workspace).ok().and_then(|ws| crate::classifier::classify_doc(&ws, doc, cl.as_ref())) {
+                    Some(d) => {
+                        with_verdicts = d;
+                        &with_verdicts
+                    }
+                    None => doc,
+                }
+            }
+            _ => doc,
+        };
         let doc = Arc::new(doc.clone());
         let opts = *opts;
         let done = self.commit_queued(move |st, cx| {
@@ -423,6 +441,13 @@ impl Database {
         }
         *self.inner.embedder.write() = Some(embedder);
         Ok(())
+    }
+
+    /// Makes `classifier` give a verdict (corroborates / contradicts / refines an existing claim)
+    /// for each ingested claim that comes without one, before planning, on a snapshot and outside
+    /// the writer lock; the verdict is then applied exactly like a client's. `None` removes it.
+    pub fn set_classifier(&self, classifier: Option<Arc<dyn crate::classifier::ClaimClassifier>>) {
+        *self.inner.classifier.write() = classifier;
     }
 
     /// The embedder set with `set_embedder`.
@@ -550,13 +575,50 @@ impl Database {
     /// Changes one stored setting (a logged commit). It takes effect for this process at the next
     /// open; `fsync` and the thresholds are read at open.
     pub fn set_setting(&self, key: &str, value: &str) -> Result<(), Error> {
-        let mut settings = self.settings();
-        settings.set(key, value)?;
-        let record = settings.clone();
+        self.update_settings(|s| s.set(key, value).map_err(Error::from))
+    }
+
+    /// Changes one per-workspace setting (`accept_confidence`, `resolve_similarity`,
+    /// `retention_days`; `-` unsets it), a logged commit that takes effect at once.
+    pub fn set_workspace_setting(&self, workspace: &str, key: &str, value: &str) -> Result<(), Error> {
+        if self.snapshot().state.catalog.workspace(workspace).is_none() {
+            return Err(WorkspaceError::Unknown(workspace.to_owned()).into());
+        }
+        self.update_settings(|s| s.set_for(workspace, key, value).map_err(Error::from))
+    }
+
+    /// Applies workspace `workspace`'s `retention_days` setting now: erases (as `forget` does, from
+    /// every index) its claims deleted or expired more than that many days ago. Returns how many
+    /// claims were erased; 0, and nothing written, when the setting is unset (the default keeps
+    /// everything).
+    pub fn apply_retention(&self, workspace: &str) -> Result<usize, Error> {
+        let Some(days) = self.settings().workspace_value::<u32>(workspace, "retention_days") else { return Ok(0) };
+        let now = self.inner.config.clock.now();
+        let before = Timestamp(now.0.saturating_sub(i64::from(days) * 86_400_000_000));
+        let mut batch = WriteBatch::new(workspace);
+        batch.push(crate::batch::Op::Forget(crate::batch::ForgetTarget::History { before }));
+        let (_, _, erased) = self.commit_with(
+            || encode_batch(&batch),
+            |st, now, limits| {
+                let ws = st.catalog.workspace(workspace).ok_or_else(|| WorkspaceError::Unknown(workspace.to_owned()))?;
+                let erased = st.history_before(ws, before).len();
+                apply_batch(st, &batch, now, limits)?;
+                Ok::<_, Error>(erased)
+            },
+        )?;
+        Ok(erased)
+    }
+
+    /// Changes the stored settings under the writer, so concurrent changes are never lost.
+    fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
+        let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || encode_mutation(&Mutation::Settings(record)),
-            move |st, _, _| {
-                st.settings = Arc::new(settings);
+            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV2(s).encode()).unwrap_or_default(),
+            |st, _, _| {
+                let mut settings = (*st.settings).clone();
+                change(&mut settings)?;
+                st.settings = Arc::new(settings.clone());
+                *changed.borrow_mut() = Some(settings);
                 Ok::<_, Error>(Created::default())
             },
         )?;
@@ -873,7 +935,8 @@ fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
         Mutation::CreateWorkspace(name) => workspace::create(st, name, now).map(|_| ())?,
         Mutation::DropWorkspace(name) => workspace::drop(st, name)?,
         Mutation::Bulk(load) => apply_bulk(st, load, now, &limits).map(|_| ())?,
-        Mutation::Settings(s) => st.settings = Arc::new(s.clone()),
+        Mutation::Settings(s) => st.settings = Arc::new(s.clone().into()),
+        Mutation::SettingsV2(s) => st.settings = Arc::new(s.clone()),
     }
     Ok(())
 }

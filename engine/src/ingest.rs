@@ -149,18 +149,33 @@ pub enum Relation {
 }
 
 /// Thresholds of the write path.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IngestOptions {
-    /// Combined confidence at which a claim becomes ACCEPTED (default 0.9).
-    pub accept_confidence: f32,
+    /// Combined confidence at which a claim becomes ACCEPTED; `None`: the workspace's stored
+    /// `accept_confidence` setting, else 0.9.
+    pub accept_confidence: Option<f32>,
     /// Cosine similarity of name vectors at which a mention resolves to an existing entity of
-    /// the same type (default 0.92).
+    /// the same type; `None`: the workspace's stored `resolve_similarity` setting, else 0.92.
+    pub resolve_similarity: Option<f32>,
+}
+
+/// The thresholds an ingest runs with: its options over the workspace's stored settings over the
+/// defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    /// See `IngestOptions::accept_confidence`.
+    pub accept_confidence: f32,
+    /// See `IngestOptions::resolve_similarity`.
     pub resolve_similarity: f32,
 }
 
-impl Default for IngestOptions {
-    fn default() -> Self {
-        IngestOptions { accept_confidence: 0.9, resolve_similarity: 0.92 }
+impl IngestOptions {
+    /// The thresholds for workspace `ws` given the stored `settings`.
+    pub fn thresholds(&self, settings: &crate::settings::Settings, ws: &str) -> Thresholds {
+        Thresholds {
+            accept_confidence: self.accept_confidence.or_else(|| settings.workspace_value(ws, "accept_confidence")).unwrap_or(0.9),
+            resolve_similarity: self.resolve_similarity.or_else(|| settings.workspace_value(ws, "resolve_similarity")).unwrap_or(0.92),
+        }
     }
 }
 
@@ -353,6 +368,7 @@ pub(crate) fn plan(
     now: Timestamp,
 ) -> Result<Option<(WriteBatch, IngestReport)>, IngestError> {
     let st = view.st;
+    let opts = opts.thresholds(&st.settings, &doc.workspace);
     let source_key = doc.source.conversation_id.as_deref().zip(doc.source.message_id.as_deref());
     if let Some((conv, msg)) = source_key {
         if !doc.claims.is_empty() && st.evidence.by_ext.contains_key(&(view.ws, Arc::from(evidence_id(conv, msg, 0).as_str()))) {
@@ -611,7 +627,7 @@ fn ext_of(view: &WorkspaceView<'_>, r: &EntityRef) -> String {
 
 /// Exact normalised name or alias of the same type (lowest id first), then name-vector
 /// similarity among entities of the same type.
-fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: IngestOptions) -> Option<(EntityId, ResolvedBy)> {
+fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: Thresholds) -> Option<(EntityId, ResolvedBy)> {
     let same_type = |id: EntityId| view.entity(id).is_some_and(|x| *x.entity_type == *ty);
     for name in std::iter::once(&e.name).chain(&e.aliases) {
         if let Some(id) = view.find_by_name(name).into_iter().find(|id| same_type(*id)) {
@@ -682,7 +698,7 @@ fn history(
 /// Combined confidence of an existing claim and a new mention, and whether it now becomes
 /// ACCEPTED. Sources are independent when the mention's conversation differs from every
 /// conversation already cited (noisy-OR); a repeat within a conversation keeps the larger.
-fn corroborate(view: &WorkspaceView<'_>, claim: ClaimId, confidence: f32, conversation: Option<&str>, opts: IngestOptions) -> (f32, bool) {
+fn corroborate(view: &WorkspaceView<'_>, claim: ClaimId, confidence: f32, conversation: Option<&str>, opts: Thresholds) -> (f32, bool) {
     let Some(existing) = view.claim(claim) else { return (confidence, false) };
     let cited: Vec<Option<Arc<str>>> =
         view.evidence_of(claim).map(|v| v.into_iter().map(|e| e.conversation_id).collect()).unwrap_or_default();

@@ -30,6 +30,7 @@ pub mod batch;
 pub mod bitcol;
 pub mod bitmap;
 pub mod bulk;
+pub mod classifier;
 pub mod cow;
 pub mod csv;
 pub mod db;

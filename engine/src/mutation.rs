@@ -24,8 +24,10 @@ pub enum Mutation {
     DropWorkspace(String),
     /// A bulk load (boxed: it is far larger than the other variants).
     Bulk(Box<BulkLoad>),
+    /// The stored settings, replaced whole (the layout before per-workspace settings; read only).
+    Settings(crate::settings::SettingsV1),
     /// The stored settings, replaced whole.
-    Settings(crate::settings::Settings),
+    SettingsV2(crate::settings::Settings),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.
@@ -98,7 +100,9 @@ pub enum MutationRef<'a> {
     /// `Mutation::Bulk`.
     Bulk(&'a BulkLoad),
     /// `Mutation::Settings`.
-    Settings(&'a crate::settings::Settings),
+    Settings(&'a crate::settings::SettingsV1),
+    /// `Mutation::SettingsV2`.
+    SettingsV2(&'a crate::settings::Settings),
 }
 
 impl MutationRef<'_> {
@@ -129,8 +133,11 @@ mod tests {
         assert_eq!(WalRecord::encode_parts(ws.committed_at, &encode_mutation(&ws.mutation)), ws.encode());
         assert_eq!(MutationRef::CreateWorkspace("w").encode(), encode_mutation(&ws.mutation));
         assert_eq!(MutationRef::DropWorkspace("w").encode(), encode_mutation(&Mutation::DropWorkspace("w".into())));
-        let settings = crate::settings::Settings { vector_dim: Some(8), ..Default::default() };
-        assert_eq!(MutationRef::Settings(&settings).encode(), encode_mutation(&Mutation::Settings(settings.clone())));
+        let old = crate::settings::SettingsV1 { vector_dim: Some(8), ..Default::default() };
+        assert_eq!(MutationRef::Settings(&old).encode(), encode_mutation(&Mutation::Settings(old.clone())));
+        let mut settings = crate::settings::Settings::from(old);
+        settings.set_for("default", "retention_days", "30").unwrap();
+        assert_eq!(MutationRef::SettingsV2(&settings).encode(), encode_mutation(&Mutation::SettingsV2(settings.clone())));
         let bulk = BulkLoad::default();
         assert_eq!(MutationRef::Bulk(&bulk).encode(), encode_mutation(&Mutation::Bulk(Box::new(bulk.clone()))));
     }

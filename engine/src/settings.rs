@@ -1,7 +1,11 @@
 //! Settings stored in the database itself, so that every process opening the folder runs it the
 //! same way: fsync policy, WAL and checkpoint thresholds, merge threshold, vector dimension and
 //! embedder. They are changed by a logged commit (a WAL record, then in every snapshot), read back
-//! on open, and override the opener's `Config` defaults.
+//! on open, and override the opener's `Config` defaults. Per-workspace settings (the memory
+//! write path's thresholds, history retention) live beside them.
+//!
+//! Encoding: postcard, which has no optional trailing fields, so the layout before per-workspace
+//! settings is kept as `SettingsV1` and read from older WAL records and snapshots.
 
 use crate::db::Config;
 use engram_storage::FsyncPolicy;
@@ -23,7 +27,44 @@ pub struct Settings {
     pub vector_dim: Option<u32>,
     /// Embedder name.
     pub embedder: Option<String>,
+    /// Per-workspace settings: workspace name → key → value (validated text, see
+    /// `WORKSPACE_SETTING_KEYS`).
+    pub workspaces: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
+
+/// The settings as stored before per-workspace settings existed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsV1 {
+    /// See `Settings`.
+    pub fsync: Option<String>,
+    /// See `Settings`.
+    pub checkpoint_wal_bytes: Option<u64>,
+    /// See `Settings`.
+    pub wal_segment_bytes_max: Option<u64>,
+    /// See `Settings`.
+    pub merge_delta_edges_min: Option<u64>,
+    /// See `Settings`.
+    pub vector_dim: Option<u32>,
+    /// See `Settings`.
+    pub embedder: Option<String>,
+}
+
+impl From<SettingsV1> for Settings {
+    fn from(v: SettingsV1) -> Settings {
+        Settings {
+            fsync: v.fsync,
+            checkpoint_wal_bytes: v.checkpoint_wal_bytes,
+            wal_segment_bytes_max: v.wal_segment_bytes_max,
+            merge_delta_edges_min: v.merge_delta_edges_min,
+            vector_dim: v.vector_dim,
+            embedder: v.embedder,
+            workspaces: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+/// Per-workspace setting names.
+pub const WORKSPACE_SETTING_KEYS: [&str; 3] = ["accept_confidence", "resolve_similarity", "retention_days"];
 
 /// The setting names, in the order `entries` lists them.
 pub const SETTING_KEYS: [&str; 6] =
@@ -36,6 +77,9 @@ pub enum SettingsError {
     /// No such setting.
     #[error("unknown setting `{0}`; the settings are: {keys}", keys = SETTING_KEYS.join(", "))]
     UnknownKey(String),
+    /// No such per-workspace setting.
+    #[error("unknown workspace setting `{0}`; the workspace settings are: {keys}", keys = WORKSPACE_SETTING_KEYS.join(", "))]
+    UnknownWorkspaceKey(String),
     /// The value does not parse for this setting.
     #[error("setting `{key}`: `{value}` is not {expected}")]
     BadValue {
@@ -61,6 +105,53 @@ pub fn parse_fsync(v: &str) -> Option<FsyncPolicy> {
 }
 
 impl Settings {
+    /// Decodes stored settings (either layout).
+    pub fn decode(bytes: &[u8]) -> Option<Settings> {
+        match postcard::from_bytes::<Settings>(bytes) {
+            Ok(s) => Some(s),
+            Err(_) => postcard::from_bytes::<SettingsV1>(bytes).ok().map(Settings::from),
+        }
+    }
+
+    /// Workspace `ws`'s setting `key` as text (`None` when unset).
+    pub fn get_for(&self, ws: &str, key: &str) -> Result<Option<String>, SettingsError> {
+        if !WORKSPACE_SETTING_KEYS.contains(&key) {
+            return Err(SettingsError::UnknownWorkspaceKey(key.to_owned()));
+        }
+        Ok(self.workspaces.get(ws).and_then(|m| m.get(key)).cloned())
+    }
+
+    /// Sets workspace `ws`'s setting `key`, validating it; `-` unsets it.
+    pub fn set_for(&mut self, ws: &str, key: &str, value: &str) -> Result<(), SettingsError> {
+        let bad = |expected| SettingsError::BadValue { key: key.to_owned(), value: value.to_owned(), expected };
+        let unit = |lo: f32| value.parse::<f32>().ok().filter(|v| (lo..=1.0).contains(v));
+        if value != "-" {
+            match key {
+                "accept_confidence" => drop(unit(0.0).ok_or_else(|| bad("a number in 0..=1"))?),
+                "resolve_similarity" => drop(unit(-1.0).ok_or_else(|| bad("a number in -1..=1"))?),
+                "retention_days" => drop(value.parse::<u32>().ok().filter(|d| *d >= 1).ok_or_else(|| bad("a whole number of days ≥ 1"))?),
+                _ => return Err(SettingsError::UnknownWorkspaceKey(key.to_owned())),
+            }
+        } else if !WORKSPACE_SETTING_KEYS.contains(&key) {
+            return Err(SettingsError::UnknownWorkspaceKey(key.to_owned()));
+        }
+        let map = self.workspaces.entry(ws.to_owned()).or_default();
+        if value == "-" {
+            map.remove(key);
+        } else {
+            map.insert(key.to_owned(), value.to_owned());
+        }
+        if map.is_empty() {
+            self.workspaces.remove(ws);
+        }
+        Ok(())
+    }
+
+    /// Workspace `ws`'s setting `key` parsed (it was validated when set).
+    pub fn workspace_value<T: std::str::FromStr>(&self, ws: &str, key: &str) -> Option<T> {
+        self.workspaces.get(ws)?.get(key)?.parse().ok()
+    }
+
     /// A setting's value as text (`None` when unset).
     pub fn get(&self, key: &str) -> Result<Option<String>, SettingsError> {
         Ok(match key {
@@ -123,5 +214,33 @@ impl Settings {
         if let Some(v) = self.merge_delta_edges_min {
             config.merge_delta_edges_min = usize::try_from(v).unwrap_or(usize::MAX);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Settings stored before per-workspace settings existed still decode (snapshots hold them
+    /// as bytes); the current layout round-trips.
+    #[test]
+    fn both_layouts_decode() {
+        let old =
+            SettingsV1 { fsync: Some("never".into()), vector_dim: Some(64), embedder: Some("hash/1/64".into()), ..SettingsV1::default() };
+        let bytes = postcard::to_allocvec(&old).unwrap();
+        assert_eq!(Settings::decode(&bytes), Some(Settings::from(old)));
+        let mut new = Settings::default();
+        new.set("vector_dim", "8").unwrap();
+        new.set_for("w", "retention_days", "30").unwrap();
+        new.set_for("w", "resolve_similarity", "0.8").unwrap();
+        assert_eq!(Settings::decode(&postcard::to_allocvec(&new).unwrap()), Some(new.clone()));
+        assert_eq!(new.workspace_value::<u32>("w", "retention_days"), Some(30));
+        assert_eq!(new.workspace_value::<f32>("w", "resolve_similarity"), Some(0.8));
+        assert!(matches!(new.set_for("w", "retention_days", "0"), Err(SettingsError::BadValue { .. })));
+        assert!(matches!(new.set_for("w", "colour", "red"), Err(SettingsError::UnknownWorkspaceKey(_))));
+        new.set_for("w", "retention_days", "-").unwrap();
+        new.set_for("w", "resolve_similarity", "-").unwrap();
+        assert!(new.workspaces.is_empty());
+        assert_eq!(Settings::decode(b"\x05garbage"), None);
     }
 }

@@ -427,7 +427,7 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
         }
         st.evidence.rows.push(row);
     }
-    st.settings = Arc::new(postcard::from_bytes(&a.settings).map_err(|_| DecodeError("settings do not decode"))?);
+    st.settings = Arc::new(crate::settings::Settings::decode(&a.settings).ok_or(DecodeError("settings do not decode"))?);
     // Bitmaps are rebuilt; the key indexes and the CSR are read back (checked, in parallel).
     let (bitmaps, (keys, graph)) =
         rayon::join(|| bitmaps_of(&st), || rayon::join(|| archived_keys(&a.keys), || archived_graph(&a.csr, &st)));

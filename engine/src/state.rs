@@ -338,6 +338,36 @@ impl State {
         (state, deleted)
     }
 
+    /// The claims of workspace `ws` that are history older than `before`: soft-deleted at or
+    /// before it (the transaction time of the latest deletion), or expired by then. Erased
+    /// claims are not listed.
+    pub fn history_before(&self, ws: WorkspaceId, before: Timestamp) -> Vec<u32> {
+        let Some(claims) = self.bitmaps.claims_by_ws.get(&ws) else { return Vec::new() };
+        claims
+            .iter()
+            .filter(|&c| {
+                let flags = *self.claims.flags.get(c as usize);
+                if flags & ERASED != 0 {
+                    return false;
+                }
+                self.claims.expires_at(c) <= before || (flags & DELETED != 0 && self.claim_deleted_since(c).is_some_and(|t| t <= before))
+            })
+            .collect()
+    }
+
+    /// When deleted claim `c` was deleted (its latest deletion), from its lifecycle events.
+    fn claim_deleted_since(&self, c: u32) -> Option<Timestamp> {
+        let mut ev = self.claims.last_event.get(&c).copied().unwrap_or(NONE);
+        while ev != NONE {
+            let e = self.claims.events.get(ev as usize);
+            if !e.deleted_before {
+                return Some(e.at);
+            }
+            ev = e.prev;
+        }
+        None
+    }
+
     /// Whether entity `e` was deleted as recorded at transaction time `k`.
     pub fn entity_deleted_at(&self, e: u32, k: Timestamp) -> bool {
         let i = e as usize;

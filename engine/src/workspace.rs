@@ -50,5 +50,8 @@ pub fn drop(st: &mut State, name: &str) -> Result<(), WorkspaceError> {
     st.catalog.predicate_defs.retain(|(w, _), _| *w != ws);
     st.catalog.workspace_by_name.remove(name);
     Arc::make_mut(&mut st.catalog.workspaces)[ws.0 as usize] = None;
+    if st.settings.workspaces.contains_key(name) {
+        Arc::make_mut(&mut st.settings).workspaces.remove(name);
+    }
     Ok(())
 }

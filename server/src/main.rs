@@ -76,7 +76,9 @@ enum Command {
         /// Database folder.
         dir: PathBuf,
     },
-    /// Show or change the settings stored in DIR: all of them, one, or set one.
+    /// Show or change the settings stored in DIR: all of them, one, or set one. With
+    /// `--workspace`, that workspace's settings (accept_confidence, resolve_similarity,
+    /// retention_days; the value `-` unsets one).
     Config {
         /// Database folder.
         dir: PathBuf,
@@ -84,6 +86,18 @@ enum Command {
         key: Option<String>,
         /// New value.
         value: Option<String>,
+        /// A workspace's settings instead of the database's.
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// Erases a workspace's deleted and expired history older than its `retention_days` setting
+    /// (nothing when unset: the default keeps everything); prints the claims erased.
+    Retention {
+        /// Database folder.
+        dir: PathBuf,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
     },
     /// Every distinct entity within N hops of ENTITY (an external id, a name or an alias).
     Neighbors {
@@ -150,12 +164,14 @@ enum Command {
         dir: PathBuf,
         /// The document(s).
         file: PathBuf,
-        /// Combined confidence at which a claim becomes ACCEPTED.
-        #[arg(long, default_value_t = 0.9)]
-        accept_confidence: f32,
-        /// Name-vector cosine at which a mention resolves to an existing entity of its type.
-        #[arg(long, default_value_t = 0.92)]
-        resolve_similarity: f32,
+        /// Combined confidence at which a claim becomes ACCEPTED (default: the workspace's
+        /// stored setting, else 0.9).
+        #[arg(long)]
+        accept_confidence: Option<f32>,
+        /// Name-vector cosine at which a mention resolves to an existing entity of its type
+        /// (default: the workspace's stored setting, else 0.92).
+        #[arg(long)]
+        resolve_similarity: Option<f32>,
         /// Names and claim texts without vectors are embedded (default embedder: the one the
         /// database records, if any).
         #[command(flatten)]
@@ -475,20 +491,39 @@ fn checkpoint(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn config(dir: &Path, key: Option<&str>, value: Option<&str>) -> Result<(), String> {
+fn config(dir: &Path, key: Option<&str>, value: Option<&str>, workspace: Option<&str>) -> Result<(), String> {
     if !dir.exists() {
         return Err(format!("{}: no such database folder", dir.display()));
     }
     let db = Database::open(dir).map_err(|e| e.to_string())?;
-    match (key, value) {
-        (None, _) => {
-            for (k, v) in db.settings().entries() {
+    let settings = db.settings();
+    match (key, value, workspace) {
+        (None, _, None) => {
+            for (k, v) in settings.entries() {
                 println!("{k} {}", v.as_deref().unwrap_or("-"));
             }
         }
-        (Some(k), None) => println!("{}", db.settings().get(k).map_err(|e| e.to_string())?.as_deref().unwrap_or("-")),
-        (Some(k), Some(v)) => db.set_setting(k, v).map_err(|e| e.to_string())?,
+        (None, _, Some(ws)) => {
+            for k in engram::settings::WORKSPACE_SETTING_KEYS {
+                println!("{k} {}", settings.get_for(ws, k).map_err(|e| e.to_string())?.as_deref().unwrap_or("-"));
+            }
+        }
+        (Some(k), None, None) => println!("{}", settings.get(k).map_err(|e| e.to_string())?.as_deref().unwrap_or("-")),
+        (Some(k), None, Some(ws)) => println!("{}", settings.get_for(ws, k).map_err(|e| e.to_string())?.as_deref().unwrap_or("-")),
+        (Some(k), Some(v), None) => db.set_setting(k, v).map_err(|e| e.to_string())?,
+        (Some(k), Some(v), Some(ws)) => db.set_workspace_setting(ws, k, v).map_err(|e| e.to_string())?,
     }
+    Ok(())
+}
+
+/// `engram retention`: applies the workspace's retention setting now.
+fn retention(dir: &Path, workspace: &str) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let erased = db.apply_retention(workspace).map_err(|e| e.to_string())?;
+    println!("{erased}");
     Ok(())
 }
 
@@ -630,7 +665,8 @@ fn main() -> ExitCode {
         Command::Check { dir } => check(dir),
         Command::Checkpoint { dir } => checkpoint(dir),
         Command::Backup { dir, dest } => backup(dir, dest),
-        Command::Config { dir, key, value } => config(dir, key.as_deref(), value.as_deref()),
+        Command::Config { dir, key, value, workspace } => config(dir, key.as_deref(), value.as_deref(), workspace.as_deref()),
+        Command::Retention { dir, workspace } => retention(dir, workspace),
         Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedding: EmbedArgs { embedder, model_dir } } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
             ingest(dir, file, opts, embedder.as_deref(), model_dir.as_deref())

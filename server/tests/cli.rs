@@ -501,3 +501,22 @@ fn ingest_and_recall_embed_with_the_recorded_embedder() {
     let out = engram(&["recall", &db, "x", "--embedder", "hash", "--model-dir", "/nonexistent"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn workspace_settings_and_retention_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    drop(engram::Database::open(&db).unwrap());
+    let out = engram(&["retention", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "0", "unset retention keeps everything");
+    assert!(engram(&["config", &db, "retention_days", "30", "--workspace", "default"]).status.success());
+    assert!(engram(&["config", &db, "accept_confidence", "0.8", "--workspace", "default"]).status.success());
+    let out = engram(&["config", &db, "--workspace", "default"]);
+    assert_eq!(text(&out.stdout), "accept_confidence 0.8\nresolve_similarity -\nretention_days 30\n");
+    let out = engram(&["config", &db, "retention_days", "none", "--workspace", "default"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("retention_days"), "{}", text(&out.stderr));
+    let out = engram(&["retention", &db]);
+    assert_eq!(text(&out.stdout).trim(), "0");
+}

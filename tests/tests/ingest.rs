@@ -139,7 +139,7 @@ fn names_resolve_by_normalised_key_and_alias_within_a_type() {
 #[test]
 fn names_resolve_by_vector_similarity_within_a_type() {
     let db = db();
-    let o = IngestOptions { resolve_similarity: 0.95, ..IngestOptions::default() };
+    let o = IngestOptions { resolve_similarity: Some(0.95), ..IngestOptions::default() };
     db.ingest(
         r#"{"entities": [{"name": "PostgreSQL", "type": "database", "vector": [1.0, 0.0, 0.0]},
                                  {"name": "Redis", "type": "database", "vector": [0.0, 1.0, 0.0]},
@@ -471,4 +471,169 @@ fn the_cx_refund_follow_up_puts_the_open_refund_first() {
     assert_eq!(first.evidence.len(), 2, "two conversations about the refund");
     assert!(ctx.packed.context.contains("escalated to tier 2"), "{}", ctx.packed.context);
     assert!(!ctx.packed.context.contains("48 hours"), "the expired promise is not served: {}", ctx.packed.context);
+}
+
+/// The write path's thresholds are workspace settings: stored in the database (surviving a
+/// reopen, from the WAL and from a checkpoint), applied when an ingest gives none, overridden by
+/// one that does. Bad keys, values and workspaces are refused and change nothing.
+#[test]
+fn thresholds_are_stored_workspace_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("db");
+    let doc = |m: &str, conf: f32| {
+        msg(
+            "c1",
+            m,
+            "2026-03-01T10:00:00Z",
+            &format!(
+                r#""entities": [{{"name": "A{m}", "type": "t"}}, {{"name": "B{m}", "type": "t"}}],
+                   "claims": [{{"subject": "A{m}", "predicate": "p", "object": "B{m}", "confidence": {conf}}}]"#
+            ),
+        )
+    };
+    let outcome = |db: &Database, m: &str, opts: &IngestOptions| db.ingest(&doc(m, 0.6), opts).unwrap().claims[0].outcome.clone();
+    {
+        let db = Database::open(&path).unwrap();
+        assert_eq!(outcome(&db, "1", &IngestOptions::default()), Outcome::Created { state: ClaimState::Proposed });
+        db.set_workspace_setting("default", "accept_confidence", "0.5").unwrap();
+        assert_eq!(outcome(&db, "2", &IngestOptions::default()), Outcome::Created { state: ClaimState::Accepted });
+        let strict = IngestOptions { accept_confidence: Some(0.95), ..IngestOptions::default() };
+        assert_eq!(outcome(&db, "3", &strict), Outcome::Created { state: ClaimState::Proposed });
+        let before = db.settings();
+        assert!(db.set_workspace_setting("default", "accept_confidence", "1.5").is_err());
+        assert!(db.set_workspace_setting("default", "no_such_key", "1").unwrap_err().to_string().contains("retention_days"));
+        assert!(db.set_workspace_setting("nowhere", "accept_confidence", "0.5").unwrap_err().to_string().contains("nowhere"));
+        assert_eq!(db.settings(), before, "refused settings change nothing");
+    }
+    for checkpoint in [false, true] {
+        let db = Database::open(&path).unwrap();
+        assert_eq!(db.settings().get_for("default", "accept_confidence").unwrap().as_deref(), Some("0.5"));
+        let m = if checkpoint { "5" } else { "4" };
+        assert_eq!(outcome(&db, m, &IngestOptions::default()), Outcome::Created { state: ClaimState::Accepted });
+        if !checkpoint {
+            db.checkpoint().unwrap();
+        }
+        db.wait_for_merge();
+    }
+    let db = Database::open(&path).unwrap();
+    db.set_workspace_setting("default", "accept_confidence", "-").unwrap();
+    assert_eq!(outcome(&db, "6", &IngestOptions::default()), Outcome::Created { state: ClaimState::Proposed });
+    db.create_workspace("other").unwrap();
+    db.set_workspace_setting("other", "retention_days", "7").unwrap();
+    db.drop_workspace("other").unwrap();
+    assert!(db.settings().workspaces.is_empty(), "a dropped workspace's settings go with it");
+}
+
+/// Retention: with `retention_days` set, claims deleted or expired longer ago than that are
+/// erased from every index; newer history and live claims stay. Unset, nothing is written.
+#[test]
+fn retention_erases_old_deleted_and_expired_history() {
+    use engram::{AddClaim, Op, WriteBatch};
+    let clock = Arc::new(ManualClock::new(Timestamp::from_epoch_seconds(1_780_000_000)));
+    let db = Database::with_config(Config { clock: clock.clone(), ..Config::default() });
+    let day = 86_400;
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("a", "t", "A");
+    b.upsert_entity("b", "t", "B");
+    for (id, text) in [("old-deleted", "zebra stripes"), ("old-expired", "quartz"), ("live", "granite"), ("new-deleted", "basalt")] {
+        let mut c = AddClaim::new("a", "p", "b").id(id).text(text);
+        if id == "old-expired" {
+            c = c.expires(Timestamp::from_epoch_seconds(1_780_000_000 + day));
+        }
+        b.add_claim(c);
+    }
+    db.write(&b).unwrap();
+    let delete = |id: &str| {
+        let mut b = WriteBatch::new("default");
+        b.push(Op::DeleteClaim { claim: id.into() });
+        db.write(&b).unwrap();
+    };
+    delete("old-deleted");
+    clock.advance_seconds(9 * day);
+    delete("new-deleted");
+    clock.advance_seconds(day);
+    let all = Visibility { all_versions: true, ..Visibility::default() };
+    let found = |word: &str| !db.snapshot().workspace("default").unwrap().search_claim_text(word, 10, &all).is_empty();
+    assert!(found("zebra") && found("quartz"), "history is searchable with all versions before retention");
+    let version = db.snapshot().version();
+    assert_eq!(db.apply_retention("default").unwrap(), 0);
+    assert_eq!(db.snapshot().version(), version, "no setting: nothing written");
+    db.set_workspace_setting("default", "retention_days", "5").unwrap();
+    assert_eq!(db.apply_retention("default").unwrap(), 2);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    for (id, kept) in [("old-deleted", false), ("old-expired", false), ("live", true), ("new-deleted", true)] {
+        assert_eq!(ws.claim_id(id).is_some(), kept, "{id}");
+    }
+    for word in ["zebra", "quartz"] {
+        assert!(!found(word), "erased text `{word}` is still searchable");
+    }
+    assert!(found("granite") && found("basalt"));
+    assert_eq!(db.apply_retention("default").unwrap(), 0, "erased history is not counted twice");
+}
+
+/// A classifier plugged in by an embedded user decides what clients otherwise say: here, a new
+/// `uses` claim about the same subject contradicts the current one, and one whose object extends
+/// the current object's name refines it. Its verdicts are applied like a client's; claims that
+/// carry a verdict, and claims with no candidates, never reach it.
+#[test]
+fn a_plugged_classifier_gives_the_verdicts() {
+    use engram::classifier::{Candidate, ClaimClassifier};
+    use engram::ingest::{IngestDoc, Relation};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Rules(AtomicUsize);
+    impl ClaimClassifier for Rules {
+        fn classify(&self, doc: &IngestDoc, claim: usize, candidates: &[Candidate]) -> Option<Relation> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            let c = &doc.claims[claim];
+            let old = candidates.iter().find(|x| x.predicate == c.predicate && x.state != ClaimState::Deprecated)?;
+            if c.object.starts_with(&old.object) {
+                Some(Relation::Refines(old.claim.clone()))
+            } else {
+                Some(Relation::Contradicts(old.claim.clone()))
+            }
+        }
+    }
+    let db = db();
+    let rules = Arc::new(Rules(AtomicUsize::new(0)));
+    db.set_classifier(Some(rules.clone()));
+    let o = IngestOptions::default();
+    db.ingest(&msg("c1", "m1", "2026-01-01T00:00:00Z", r#""entities": [{"name": "Auth", "type": "project"}, {"name": "SAML", "type": "protocol"}, {"name": "OAuth2", "type": "protocol"}, {"name": "OAuth2 PKCE", "type": "protocol"}],
+        "claims": [{"id": "uses-saml", "subject": "Auth", "predicate": "uses", "object": "SAML", "confidence": 0.7}]"#), &o).unwrap();
+    assert_eq!(rules.0.load(Ordering::Relaxed), 0, "no candidates: not asked");
+    let r = db
+        .ingest(
+            &msg(
+                "c2",
+                "m1",
+                "2026-02-01T00:00:00Z",
+                r#""claims": [{"id": "uses-oauth", "subject": "Auth", "predicate": "uses", "object": "OAuth2", "confidence": 0.95}]"#,
+            ),
+            &o,
+        )
+        .unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["uses-saml".into()] });
+    let r = db
+        .ingest(
+            &msg(
+                "c3",
+                "m1",
+                "2026-03-01T00:00:00Z",
+                r#""claims": [{"id": "uses-pkce", "subject": "Auth", "predicate": "uses", "object": "OAuth2 PKCE", "confidence": 0.95}]"#,
+            ),
+            &o,
+        )
+        .unwrap();
+    assert_eq!(r.claims[0].outcome, Outcome::Superseded { old: vec!["uses-oauth".into()] });
+    assert_eq!(rules.0.load(Ordering::Relaxed), 2);
+    // A client's verdict wins: the classifier is not asked.
+    let r = db.ingest(&msg("c4", "m1", "2026-03-02T00:00:00Z", r#""claims": [{"subject": "Auth", "predicate": "uses", "object": "OAuth2 PKCE", "confidence": 0.5, "relation": {"corroborates": "uses-pkce"}}]"#), &o).unwrap();
+    assert!(matches!(r.claims[0].outcome, Outcome::Corroborated { .. }));
+    assert_eq!(rules.0.load(Ordering::Relaxed), 2);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let state = |id: &str| ws.claim(ws.claim_id(id).unwrap()).unwrap();
+    assert_eq!(state("uses-saml").state, ClaimState::Deprecated);
+    assert_eq!(state("uses-oauth").superseded_by, Some(state("uses-pkce").id));
+    assert_eq!(state("uses-pkce").state, ClaimState::Accepted);
 }
