@@ -77,8 +77,8 @@ enum Command {
         dir: PathBuf,
     },
     /// Show or change the settings stored in DIR: all of them, one, or set one. With
-    /// `--workspace`, that workspace's settings (accept_confidence, resolve_similarity,
-    /// retention_days; the value `-` unsets one).
+    /// `--workspace`, that workspace's settings (`accept_confidence`, `resolve_similarity`,
+    /// `retention_days`; the value `-` unsets one).
     Config {
         /// Database folder.
         dir: PathBuf,
