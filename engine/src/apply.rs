@@ -72,6 +72,15 @@ pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits
     Ok(w.created)
 }
 
+/// Whether `ext` is `c<id>`: the id engram generates for claim `id`, which lookups find by
+/// position instead of through the claim-id index.
+pub(crate) fn is_positional_claim_id(ext: &str, id: u32) -> bool {
+    // Canonical decimal only: `c007` or `c+7` is a name a caller chose, found through the index.
+    let Some(digits) = ext.strip_prefix('c') else { return false };
+    let canonical = digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    canonical && digits.parse::<u32>() == Ok(id)
+}
+
 /// Fewest operations in a batch for which the keyword indexes are rebuilt rather than updated
 /// (and only when the batch is at least a quarter of the rows already stored).
 pub const REBASE_TEXT_OPS_MIN: usize = 16_384;
@@ -621,7 +630,10 @@ impl Writer<'_> {
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }
-        cl.by_ext.insert(key_hash(self.ws, &ext), id);
+        if !is_positional_claim_id(&ext, id) {
+            // `c<id>` is found by position (`State::find_claim_ext`), not through the index.
+            cl.by_ext.insert(key_hash(self.ws, &ext), id);
+        }
         self.st.graph.add_claim(id, s, pred.0, o);
         let bm = &mut self.st.bitmaps;
         bm.claims_by_state[c.state as usize].insert(id);

@@ -394,9 +394,16 @@ impl State {
 
     /// The claim of `ws` with external id `ext`.
     pub fn find_claim_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
-        self.claims.by_ext.find(key_hash(ws, ext), |c| {
+        let matches = |c: u32| {
             self.claim_ws(c) == ws && self.claims.ext_id.get(c as usize) == ext && *self.claims.flags.get(c as usize) & ERASED == 0
-        })
+        };
+        // A generated `c<id>` names claim `id` and is not in the index (see `apply::add_claim`).
+        if let Some(c) = ext.strip_prefix('c').and_then(|d| d.parse::<u32>().ok()) {
+            if (c as usize) < self.claims.ext_id.len() && crate::apply::is_positional_claim_id(ext, c) && matches(c) {
+                return Some(c);
+            }
+        }
+        self.claims.by_ext.find(key_hash(ws, ext), matches)
     }
 
     /// Endpoints of the claims among `0..upto` that are live but time-bounded.

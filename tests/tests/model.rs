@@ -373,3 +373,39 @@ fn khop_reports_truncation_and_claims() {
     assert_eq!(full.entities.len(), 21);
     assert!(matches!(ws.khop(&[EntityId(10_000)], &KHopQuery::depth(1)), Err(ReadError::UnknownEntity(_))));
 }
+
+/// Generated claim ids (`c<id>`) are found by position, caller-chosen ones through the index,
+/// including a caller's `c<n>` that collides with a later generated id (which then gets a
+/// suffix); the same after a checkpoint and reopen.
+#[test]
+fn generated_and_chosen_claim_ids_resolve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("db");
+    let db = engram::Database::open(&path).unwrap();
+    let mut b = engram::WriteBatch::new("default");
+    b.upsert_entity("a", "t", "A");
+    b.upsert_entity("b", "t", "B");
+    b.add_claim(engram::AddClaim::new("a", "p", "b")); // c0
+    b.add_claim(engram::AddClaim::new("a", "q", "b").id("c3")); // claim 1, named c3 by the caller
+    b.add_claim(engram::AddClaim::new("a", "r", "b").id("c02")); // claim 2
+    b.add_claim(engram::AddClaim::new("b", "s", "a")); // claim 3: c3 is taken → c3_1
+    db.write(&b).unwrap();
+    let check = |db: &engram::Database| {
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        let id = |x: &str| ws.claim_id(x).map(|c| c.0);
+        assert_eq!(id("c0"), Some(0));
+        assert_eq!(id("c3"), Some(1));
+        assert_eq!(id("c02"), Some(2));
+        assert_eq!(id("c2"), None);
+        assert_eq!(id("c3_1"), Some(3));
+        assert_eq!(id("c1"), None);
+        assert_eq!(id("c9"), None);
+        assert_eq!(ws.claim(engram::ClaimId(3)).unwrap().ext_id.as_ref(), "c3_1");
+    };
+    check(&db);
+    db.checkpoint().unwrap();
+    db.wait_for_merge();
+    drop(db);
+    check(&engram::Database::open(&path).unwrap());
+}
