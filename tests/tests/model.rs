@@ -381,16 +381,16 @@ fn khop_reports_truncation_and_claims() {
 fn generated_and_chosen_claim_ids_resolve() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("db");
-    let db = engram::Database::open(&path).unwrap();
-    let mut b = engram::WriteBatch::new("default");
+    let db = Database::open(&path).unwrap();
+    let mut b = WriteBatch::new("default");
     b.upsert_entity("a", "t", "A");
     b.upsert_entity("b", "t", "B");
-    b.add_claim(engram::AddClaim::new("a", "p", "b")); // c0
-    b.add_claim(engram::AddClaim::new("a", "q", "b").id("c3")); // claim 1, named c3 by the caller
-    b.add_claim(engram::AddClaim::new("a", "r", "b").id("c02")); // claim 2
-    b.add_claim(engram::AddClaim::new("b", "s", "a")); // claim 3: c3 is taken → c3_1
+    b.add_claim(AddClaim::new("a", "p", "b")); // c0
+    b.add_claim(AddClaim::new("a", "q", "b").id("c3")); // claim 1, named c3 by the caller
+    b.add_claim(AddClaim::new("a", "r", "b").id("c02")); // claim 2
+    b.add_claim(AddClaim::new("b", "s", "a")); // claim 3: c3 is taken → c3_1
     db.write(&b).unwrap();
-    let check = |db: &engram::Database| {
+    let check = |db: &Database| {
         let snap = db.snapshot();
         let ws = snap.workspace("default").unwrap();
         let id = |x: &str| ws.claim_id(x).map(|c| c.0);
@@ -407,5 +407,5 @@ fn generated_and_chosen_claim_ids_resolve() {
     db.checkpoint().unwrap();
     db.wait_for_merge();
     drop(db);
-    check(&engram::Database::open(&path).unwrap());
+    check(&Database::open(&path).unwrap());
 }
