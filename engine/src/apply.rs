@@ -33,6 +33,28 @@ pub struct Created {
 
 /// Applies `batch` to `state` at transaction time `now`.
 pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits: &Limits) -> Result<Created, WriteError> {
+    apply_batch_with(state, batch, now, limits, Deferred::default())
+}
+
+/// Index work a WAL replay leaves to the end of the replay, where the open rebuilds those
+/// indexes from the columns in one parallel pass anyway.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Deferred {
+    /// Keyword and recency indexes (rebased after the replay).
+    pub text: bool,
+    /// The delta adjacency (a fresh CSR is built after the replay). Operations that read
+    /// adjacency first link what was deferred (`State::link_deferred`).
+    pub graph: bool,
+}
+
+/// `apply_batch`, leaving the `deferred` index work undone.
+pub fn apply_batch_with(
+    state: &mut State,
+    batch: &WriteBatch,
+    now: Timestamp,
+    limits: &Limits,
+    deferred: Deferred,
+) -> Result<Created, WriteError> {
     let fail = |op_index, op, (field, kind)| WriteError { op_index, op, field, kind };
     let ws = state
         .catalog
@@ -49,9 +71,22 @@ pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits
     // (lazily, in parallel) instead of growing their persistent deltas op by op.
     let rows = state.entities.len() + state.claims.len();
     let rebase = batch.ops.len() >= REBASE_TEXT_OPS_MIN && batch.ops.len() * 4 >= rows;
-    let mut w = Writer { st: state, ws, now, limits, created: Created::default(), names_changed: Vec::new(), index_text: !rebase };
+    let index_text = !rebase && !deferred.text;
+    let mut w = Writer {
+        st: state,
+        ws,
+        now,
+        limits,
+        created: Created::default(),
+        names_changed: Vec::new(),
+        index_text,
+        link_graph: !deferred.graph,
+    };
     for (i, op) in batch.ops.iter().enumerate() {
         w.apply(op).map_err(|e| fail(i, op_name(op), e))?;
+    }
+    if deferred.text {
+        return Ok(w.created);
     }
     if rebase {
         w.st.rebase_text();
@@ -117,8 +152,10 @@ struct Writer<'a> {
     created: Created,
     /// Entities whose name or aliases changed in this batch.
     names_changed: Vec<u32>,
-    /// False when the batch ends with a rebuild of the keyword indexes.
+    /// False when the batch ends with a rebuild of the keyword indexes (or a replay defers it).
     index_text: bool,
+    /// False when a replay defers the delta adjacency.
+    link_graph: bool,
 }
 
 fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
@@ -249,11 +286,7 @@ impl Writer<'_> {
         match target {
             ForgetTarget::Entity(r) => {
                 let e = self.entity_in("target", r)?;
-                let mut incident = Vec::new();
-                for dir in [0, 1] {
-                    self.st.graph.for_each_edge(e, dir, None, |edge| incident.push(edge.claim));
-                }
-                for c in incident {
+                for c in self.st.incident_claims(e) {
                     self.st.erase_claim(ws, c);
                 }
                 self.st.erase_entity(e);
@@ -550,11 +583,7 @@ impl Writer<'_> {
         self.st.entities.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });
         self.st.bitmaps.entities_deleted.set(e, deleted);
         // The entity's claims are hidden (or shown again) with it.
-        let mut incident = Vec::new();
-        for dir in [0, 1] {
-            self.st.graph.for_each_edge(e, dir, None, |edge| incident.push(edge.claim));
-        }
-        for c in incident {
+        for c in self.st.incident_claims(e) {
             self.st.refresh_claim_live(c);
         }
     }
@@ -634,7 +663,11 @@ impl Writer<'_> {
             // `c<id>` is found by position (`State::find_claim_ext`), not through the index.
             cl.by_ext.insert(key_hash(self.ws, &ext), id);
         }
-        self.st.graph.add_claim(id, s, pred.0, o);
+        if self.link_graph {
+            self.st.graph.add_claim(id, s, pred.0, o);
+        } else {
+            self.st.unlinked_from.get_or_insert(id);
+        }
         let bm = &mut self.st.bitmaps;
         bm.claims_by_state[c.state as usize].insert(id);
         bm.claims_by_ws.entry(self.ws).or_default().insert(id);

@@ -221,9 +221,9 @@ impl Database {
     pub fn open_read_only_with(dir: impl AsRef<Path>, config: Config, vfs: Arc<dyn Vfs>) -> Result<Database, Error> {
         let dir = dir.as_ref();
         let mut attempt = 0;
-        let (mut st, report) = loop {
+        let mut st = loop {
             match load(vfs.as_ref(), dir) {
-                Ok((st, report, _)) => break (st, report),
+                Ok((st, _, _)) => break st,
                 Err(Error::Storage(StorageError::Io { ref source, .. }))
                     if source.kind() == std::io::ErrorKind::NotFound && attempt < 5 =>
                 {
@@ -232,9 +232,6 @@ impl Database {
                 Err(e) => return Err(e),
             }
         };
-        if report.records > 0 && st.claims.len() > 0 {
-            st.graph = st.fresh_graph();
-        }
         let files = install_vectors(&mut st, vfs.as_ref(), dir, false)?;
         let mut inner = Inner::new(st, None, config, None, Some((vfs, dir.to_path_buf())));
         inner.read_only = true;
@@ -286,9 +283,6 @@ impl Database {
             vfs.remove(&dir.join(&tmp)).map_err(|e| StorageError::io(dir.join(&tmp), e))?;
         }
         let (mut st, report, newest) = load(vfs.as_ref(), dir)?;
-        if report.records > 0 && st.claims.len() > 0 {
-            st.graph = st.fresh_graph();
-        }
         let fresh = report.records == 0 && newest.is_none();
         let mut config = config;
         st.settings.apply(&mut config);
@@ -916,7 +910,7 @@ fn apply_write(st: &mut State, cx: &JobContext<'_>, batch: &WriteBatch, vectors:
 
 /// Applies one replayed record at its recorded transaction time. Replay does not re-check input
 /// limits: the record was accepted under the limits in force when it was written.
-fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
+fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::apply::Deferred) -> Result<(), Error> {
     let limits = Limits {
         ext_id_bytes_max: usize::MAX,
         name_bytes_max: usize::MAX,
@@ -931,7 +925,7 @@ fn replay_record(st: &mut State, record: &WalRecord) -> Result<(), Error> {
     st.version += 1;
     st.committed_at = now;
     match &record.mutation {
-        Mutation::Batch(b) => apply_batch(st, b, now, &limits).map(|_| ())?,
+        Mutation::Batch(b) => crate::apply::apply_batch_with(st, b, now, &limits, deferred).map(|_| ())?,
         Mutation::CreateWorkspace(name) => workspace::create(st, name, now).map(|_| ())?,
         Mutation::DropWorkspace(name) => workspace::drop(st, name)?,
         Mutation::Bulk(load) => apply_bulk(st, load, now, &limits).map(|_| ())?,
@@ -967,6 +961,9 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
     // Without a usable `.text` file the index is rebuilt from the columns on first use.
     st.rebase_text();
     let restored = newest.as_ref().is_some_and(|n| restore_text(vfs, dir, n, &mut st).is_ok());
+    // Nobody reads while the log replays: adjacency, and the keyword indexes when they are
+    // rebuilt afterwards anyway, are built once at the end instead of record by record.
+    let deferred = crate::apply::Deferred { text: !restored, graph: true };
     let report = replay_from(vfs, dir, from, |pos, payload| {
         let record = WalRecord::decode(payload).map_err(|e| match e {
             DecodeError::Version(v) => StorageError::UnsupportedVersion {
@@ -978,7 +975,7 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
                 StorageError::Corruption { path: pos.path.clone(), offset: pos.offset, what: "record does not decode" }
             }
         })?;
-        replay_record(&mut st, &record).map_err(|_| StorageError::Corruption {
+        replay_record(&mut st, &record, deferred).map_err(|_| StorageError::Corruption {
             path: pos.path.clone(),
             offset: pos.offset,
             what: "record does not apply to the state before it",
@@ -987,6 +984,10 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
     if !restored {
         st.rebase_text();
     }
+    if report.records > 0 && st.claims.len() > 0 {
+        st.graph = st.fresh_graph();
+    }
+    st.unlinked_from = None;
     Ok((st, report, newest))
 }
 

@@ -275,6 +275,8 @@ pub struct State {
     pub claims: Claims,
     pub evidence: EvidenceTable,
     pub graph: Graph,
+    /// The first claim a replay left out of `graph` (`None`: the graph holds every claim).
+    pub unlinked_from: Option<u32>,
     pub bitmaps: Bitmaps,
     /// Settings stored in the database.
     pub settings: Arc<crate::settings::Settings>,
@@ -353,6 +355,26 @@ impl State {
                 self.claims.expires_at(c) <= before || (flags & DELETED != 0 && self.claim_deleted_since(c).is_some_and(|t| t <= before))
             })
             .collect()
+    }
+
+    /// Links into the delta adjacency the claims a replay deferred.
+    pub fn link_deferred(&mut self) {
+        if let Some(from) = self.unlinked_from.take() {
+            for c in from..self.claims.len() as u32 {
+                let i = c as usize;
+                self.graph.add_claim(c, *self.claims.subject.get(i), *self.claims.pred.get(i), *self.claims.object.get(i));
+            }
+        }
+    }
+
+    /// The claims with `e` at either end (linking deferred claims first).
+    pub fn incident_claims(&mut self, e: u32) -> Vec<u32> {
+        self.link_deferred();
+        let mut incident = Vec::new();
+        for dir in [0, 1] {
+            self.graph.for_each_edge(e, dir, None, |edge| incident.push(edge.claim));
+        }
+        incident
     }
 
     /// When deleted claim `c` was deleted (its latest deletion), from its lifecycle events.
