@@ -3,10 +3,13 @@
 //! A small write does not apply itself. It queues a job (an owned closure that changes a state
 //! and says what to log) and sleeps; the first writer to find no combiner at work becomes one. The
 //! combiner takes every queued job, clones the newest state **once**, applies the jobs to that one
-//! copy in order, each at its own transaction time and version, writes their WAL records with one
-//! write call, and hands each job its result. The next queued writer, if any, is woken to combine
-//! the jobs that arrived meanwhile, while this group waits for its fsync: applying the next group
-//! overlaps the fsync of this one.
+//! copy in order, each at its own transaction time and version, and writes their WAL records with
+//! one write call. The next queued writer, if any, is woken to combine the jobs that arrived
+//! meanwhile, so applying the next group overlaps the fsync of this one. Under fsync policy
+//! `always` the group then waits for an fsync: one writer at a time leads them, each covering every
+//! group written before it started, publishing the newest durable state, delivering the covered
+//! results, and handing the lead to a writer of the next waiting group. Each writer wakes once,
+//! with its result (or to take a turn combining or leading).
 //!
 //! Why: a commit's fixed cost is copy-on-write against the published snapshot (column tails,
 //! bitmap shards, map paths) plus a wake-up; paid once per group instead of once per commit, it
