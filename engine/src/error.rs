@@ -199,6 +199,9 @@ pub enum Error {
     /// Embedding the batch's texts failed; nothing was written.
     #[error("embedding failed, nothing written: {0}")]
     Embed(#[from] engram_embed::EmbedError),
+    /// A bug in engram stopped this write; nothing was written and the database stays usable.
+    #[error("internal error (a bug in engram; please report it), nothing written: {0}")]
+    Internal(String),
 }
 
 impl Error {

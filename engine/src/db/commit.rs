@@ -439,7 +439,7 @@ impl Database {
             let now = self.inner.config.clock.now().max(Timestamp(next.committed_at.0.saturating_add(1)));
             let before = (next.version, next.committed_at);
             begin(&mut next, now);
-            let outcome = (jobs[i])(&mut next, &JobContext { now, limits, log }).and_then(|applied| {
+            let outcome = run_job(&mut *jobs[i], &mut next, &JobContext { now, limits, log }).and_then(|applied| {
                 let record = applied.record.map(|body| if log { WalRecord::encode_parts(now, &body) } else { body });
                 match &record {
                     Some(r) if r.len() > RECORD_BYTES_MAX => {
@@ -484,6 +484,23 @@ impl Database {
     }
 }
 
+/// Runs one job. A panic (a bug: jobs validate their input) fails that job alone, as an internal
+/// error, instead of unwinding through the combining writer and stopping every other writer; the
+/// copy it may have torn is rebuilt like after any failed job.
+fn run_job(job: &mut JobFn<'_>, st: &mut State, cx: &JobContext<'_>) -> Result<Applied, Error> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(st, cx))) {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned());
+            Err(Error::Internal(what))
+        }
+    }
+}
+
 /// Moves `st` to the next version at transaction time `now`.
 fn begin(st: &mut State, now: Timestamp) {
     st.version += 1;
@@ -509,7 +526,7 @@ fn rebuild(
             let Some((now, _)) = written[j] else { continue };
             let before = (next.version, next.committed_at);
             begin(&mut next, now);
-            match (jobs[j])(&mut next, &JobContext { now, limits, log }) {
+            match run_job(&mut *jobs[j], &mut next, &JobContext { now, limits, log }) {
                 Ok(applied) => {
                     if applied.record.is_none() {
                         // It wrote nothing this time: the state is untouched, it logs nothing.
@@ -576,5 +593,32 @@ mod tests {
         assert!(ws.entity_id("b").is_none());
         assert_eq!(snap.counts(), (2, 1, 0));
         assert_eq!(db.commit_stats(), CommitStats { commits: 3, groups: 1, fsyncs: 0 });
+    }
+
+    /// A job that panics fails alone with an internal error; the group's other jobs commit and
+    /// the next write works.
+    #[test]
+    fn a_panicking_job_fails_alone() {
+        let db = Database::in_memory();
+        let mut a = WriteBatch::new("default");
+        a.upsert_entity("a", "t", "A");
+        let mut c = WriteBatch::new("default");
+        c.upsert_entity("c", "t", "C");
+        let (mut ja, mut jc) = (job(a), job(c));
+        let mut boom = |_: &mut State, _: &JobContext<'_>| -> Result<Applied, Error> { panic!("boom") };
+        let slots = [Slot::new(), Slot::new(), Slot::new()];
+        let outcome = {
+            let mut w = db.inner.writer.lock();
+            db.run_group(&mut w, &mut [&mut ja, &mut boom, &mut jc], &slots)
+        };
+        let results: Vec<_> = outcome.now.into_iter().map(|(_, r)| r).collect();
+        assert!(matches!(&results[1], Err(Error::Internal(m)) if m == "boom"));
+        assert!(results[0].is_ok() && results[2].is_ok());
+        let mut d = WriteBatch::new("default");
+        d.upsert_entity("d", "t", "D");
+        db.write(&d).unwrap();
+        let snap = db.snapshot();
+        assert_eq!(snap.counts().0, 3);
+        assert_eq!(snap.version(), 3);
     }
 }
