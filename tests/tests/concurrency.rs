@@ -154,6 +154,19 @@ fn combined_writers_keep_every_batch_atomic() {
             }
         };
         check(&db);
+        // Dense ids and generated names come out as if the acknowledged batches had been applied
+        // one by one in version order (groups and their rebuilds assign them in that order).
+        let reference = Database::in_memory();
+        let mut in_order = acked.clone();
+        in_order.sort_by_key(|(_, v)| *v);
+        for (key, _) in &in_order {
+            let mut b = WriteBatch::new("default");
+            b.upsert_entity(key, "s", key);
+            b.upsert_entity(&format!("{key}-b"), "s", "B");
+            b.add_claim(AddClaim::new(key.as_str(), "likes", format!("{key}-b").as_str()));
+            reference.write(&b).unwrap();
+        }
+        assert_eq!(layout(&db), layout(&reference));
         if durable {
             assert!(db.commit_stats().commits >= acked.len() as u64);
             db.wait_for_merge();
@@ -161,4 +174,23 @@ fn combined_writers_keep_every_batch_atomic() {
             check(&Database::open(tmp.path().join("db")).unwrap());
         }
     }
+}
+
+/// Every entity (dense id, external id, name) and claim (dense id, external id, endpoints).
+fn layout(db: &Database) -> Vec<String> {
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let (entities, claims, _) = snap.counts();
+    let mut out = Vec::new();
+    for e in 0..entities as u32 {
+        if let Some(x) = ws.entity(engram::EntityId(e)) {
+            out.push(format!("e{e} {} {}", x.ext_id, x.name));
+        }
+    }
+    for c in 0..claims as u32 {
+        if let Some(x) = ws.claim(engram::ClaimId(c)) {
+            out.push(format!("c{c} {} {} {}", x.ext_id, x.subject.0, x.object.0));
+        }
+    }
+    out
 }
