@@ -46,10 +46,9 @@ pub trait ClaimClassifier: Send + Sync {
 /// Most candidates shown per claim (newest claims of the subject first).
 pub const CANDIDATES_MAX: usize = 64;
 
-/// `doc` with the classifier's verdicts filled in for the claims that carry none; `None` when the
-/// classifier gave no verdict (the document is used as is).
-pub fn classify_doc(view: &WorkspaceView<'_>, doc: &IngestDoc, classifier: &dyn ClaimClassifier) -> Option<IngestDoc> {
-    let mut out: Option<IngestDoc> = None;
+/// Fills in the classifier's verdicts for the claims of `doc` that carry none.
+pub fn classify_doc(view: &WorkspaceView<'_>, doc: &mut IngestDoc, classifier: &dyn ClaimClassifier) {
+    let mut verdicts = Vec::new();
     for (i, c) in doc.claims.iter().enumerate() {
         if c.relation.is_some() {
             continue;
@@ -59,10 +58,12 @@ pub fn classify_doc(view: &WorkspaceView<'_>, doc: &IngestDoc, classifier: &dyn 
             continue;
         }
         if let Some(verdict) = classifier.classify(doc, i, &candidates) {
-            out.get_or_insert_with(|| doc.clone()).claims[i].relation = Some(verdict);
+            verdicts.push((i, verdict));
         }
     }
-    out
+    for (i, verdict) in verdicts {
+        doc.claims[i].relation = Some(verdict);
+    }
 }
 
 /// The current claims whose subject is named `subject` (name or alias), newest first.

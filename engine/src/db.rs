@@ -328,42 +328,28 @@ impl Database {
         use crate::ingest::{plan, IngestError};
         // With an embedder, names and claim texts that come without a vector are embedded first
         // (outside the writer lock), so resolution by similarity and the stored vectors use them.
-        let filled;
-        let doc = match self.embedder() {
-            Some(e)
-                if doc.entities.iter().any(|x| x.vector.is_none()) || doc.claims.iter().any(|c| c.vector.is_none() && c.text.is_some()) =>
-            {
-                let mut d = doc.clone();
-                let mut texts: Vec<&str> = doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()).collect();
-                texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
+        // The commit's job owns its document: one copy, completed in place.
+        let mut doc = doc.clone();
+        if let Some(e) = self.embedder() {
+            let mut texts: Vec<&str> = doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()).collect();
+            texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
+            if !texts.is_empty() {
                 let mut vectors = e.embed(&texts)?.into_iter();
-                for x in d.entities.iter_mut().filter(|x| x.vector.is_none()) {
+                for x in doc.entities.iter_mut().filter(|x| x.vector.is_none()) {
                     x.vector = vectors.next();
                 }
-                for c in d.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
+                for c in doc.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
                     c.vector = vectors.next();
                 }
-                filled = d;
-                &filled
             }
-            _ => doc,
-        };
-        let with_verdicts;
-        let classifier = self.inner.classifier.read().clone();
-        let doc = match classifier {
-            Some(cl) if doc.claims.iter().any(|c| c.relation.is_none()) => {
-                let snap = self.snapshot();
-                match snap.workspace(&doc.workspace).ok().and_then(|ws| crate::classifier::classify_doc(&ws, doc, cl.as_ref())) {
-                    Some(d) => {
-                        with_verdicts = d;
-                        &with_verdicts
-                    }
-                    None => doc,
-                }
+        }
+        if let Some(classifier) = self.inner.classifier.read().clone() {
+            let snap = self.snapshot();
+            if let Ok(ws) = snap.workspace(&doc.workspace) {
+                crate::classifier::classify_doc(&ws, &mut doc, classifier.as_ref());
             }
-            _ => doc,
-        };
-        let doc = Arc::new(doc.clone());
+        }
+        let doc = Arc::new(doc);
         let opts = *opts;
         let done = self.commit_queued(move |st, cx| {
             let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
@@ -487,8 +473,14 @@ impl Database {
     /// The state a commit starts from, and its transaction time: strictly increasing even if the
     /// clock stalls or steps back.
     fn successor(&self, latest: &State) -> (State, Timestamp) {
-        let now = self.inner.config.clock.now().max(Timestamp(latest.committed_at.0.saturating_add(1)));
+        let now = self.next_commit_time(latest);
         (latest.successor(now), now)
+    }
+
+    /// The transaction time of the commit after `latest`: strictly increasing even if the clock
+    /// stalls or steps back.
+    fn next_commit_time(&self, latest: &State) -> Timestamp {
+        self.inner.config.clock.now().max(Timestamp(latest.committed_at.0.saturating_add(1)))
     }
 
     /// Sets every entity's name vector at once: `values` holds one row of `dim` floats per entity,

@@ -436,7 +436,7 @@ impl Database {
         let mut results: Vec<Option<Result<Done, Error>>> = Vec::with_capacity(jobs.len());
         let mut written: Vec<Option<(Timestamp, Vec<u8>)>> = Vec::with_capacity(jobs.len());
         for i in 0..jobs.len() {
-            let now = self.inner.config.clock.now().max(Timestamp(next.committed_at.0.saturating_add(1)));
+            let now = self.next_commit_time(&next);
             let before = (next.version, next.committed_at);
             begin(&mut next, now);
             let outcome = run_job(&mut *jobs[i], &mut next, &JobContext { now, limits, log }).and_then(|applied| {
@@ -562,6 +562,16 @@ mod tests {
         }
     }
 
+    /// Runs `jobs` as one group on `db`; their results, in order.
+    fn group(db: &Database, jobs: &mut [&mut JobFn<'_>]) -> Vec<Result<Done, Error>> {
+        let slots: Vec<Arc<Slot>> = jobs.iter().map(|_| Slot::new()).collect();
+        let outcome = {
+            let mut w = db.inner.writer.lock();
+            db.run_group(&mut w, jobs, &slots)
+        };
+        outcome.now.into_iter().map(|(_, r)| r).collect()
+    }
+
     /// A job that fails in the middle of a group leaves no trace, and the jobs around it commit
     /// at consecutive versions in their order (the copy is rebuilt and the earlier job run again).
     #[test]
@@ -576,12 +586,7 @@ mod tests {
         c.upsert_entity("c", "t", "C");
         c.add_claim(AddClaim::new("c", "likes", "a"));
         let (mut ja, mut jb, mut jc) = (job(a), job(bad), job(c));
-        let slots = [Slot::new(), Slot::new(), Slot::new()];
-        let outcome = {
-            let mut w = db.inner.writer.lock();
-            db.run_group(&mut w, &mut [&mut ja, &mut jb, &mut jc], &slots)
-        };
-        let results: Vec<_> = outcome.now.into_iter().map(|(_, r)| r).collect();
+        let results = group(&db, &mut [&mut ja, &mut jb, &mut jc]);
         assert_eq!(results.len(), 3);
         assert_eq!(results[0].as_ref().map(|d| d.version).ok(), Some(1));
         assert!(results[1].as_ref().is_err_and(|e| e.as_write().is_some_and(|w| w.op_index == 1)));
@@ -606,12 +611,7 @@ mod tests {
         c.upsert_entity("c", "t", "C");
         let (mut ja, mut jc) = (job(a), job(c));
         let mut boom = |_: &mut State, _: &JobContext<'_>| -> Result<Applied, Error> { panic!("boom") };
-        let slots = [Slot::new(), Slot::new(), Slot::new()];
-        let outcome = {
-            let mut w = db.inner.writer.lock();
-            db.run_group(&mut w, &mut [&mut ja, &mut boom, &mut jc], &slots)
-        };
-        let results: Vec<_> = outcome.now.into_iter().map(|(_, r)| r).collect();
+        let results = group(&db, &mut [&mut ja, &mut boom, &mut jc]);
         assert!(matches!(&results[1], Err(Error::Internal(m)) if m == "boom"));
         assert!(results[0].is_ok() && results[2].is_ok());
         let mut d = WriteBatch::new("default");
