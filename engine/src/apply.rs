@@ -13,7 +13,7 @@ use crate::keyindex::key_hash;
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{name_key, vocabulary_key};
-use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
+use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use std::sync::Arc;
@@ -141,6 +141,8 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::SetVector { .. } => "set_vector",
         Op::EndValidity { .. } => "end_validity",
         Op::Forget(_) => "forget",
+        Op::MergeEntities { .. } => "merge_entities",
+        Op::UnmergeEntity { .. } => "unmerge_entity",
     }
 }
 
@@ -259,9 +261,12 @@ impl Writer<'_> {
             }
             Op::RestoreEntity { entity } => {
                 let e = self.entity(entity)?;
+                self.check_not_merged("entity", e)?;
                 self.set_entity_deleted(e, false);
                 Ok(())
             }
+            Op::MergeEntities { from, into } => self.merge_entities(from, into),
+            Op::UnmergeEntity { entity } => self.unmerge_entity(entity),
             Op::DeclarePredicate(d) => self.declare_predicate(d),
             Op::SetVector { target, vector } => self.set_vector(target, vector),
             Op::Forget(target) => self.forget(target),
@@ -286,6 +291,8 @@ impl Writer<'_> {
         match target {
             ForgetTarget::Entity(r) => {
                 let e = self.entity_in("target", r)?;
+                // Its claims now belong to the survivor; forgetting it means undoing the merge.
+                self.check_not_merged("target", e)?;
                 for c in self.st.incident_claims(e) {
                     self.st.erase_claim(ws, c);
                 }
@@ -588,6 +595,115 @@ impl Writer<'_> {
         }
     }
 
+    fn check_not_merged(&self, field: &'static str, e: u32) -> OpResult<()> {
+        match self.st.entities.merged_into(e) {
+            Some(into) => Err((field, WriteErrorKind::EntityMerged { entity: EntityId(e), into: EntityId(into) })),
+            None => Ok(()),
+        }
+    }
+
+    /// Neither merged away nor deleted: claims may be written about it.
+    fn check_current(&self, field: &'static str, e: u32) -> OpResult<()> {
+        self.check_not_merged(field, e)?;
+        if *self.st.entities.flags.get(e as usize) & DELETED != 0 {
+            return Err((field, WriteErrorKind::EntityDeleted(EntityId(e))));
+        }
+        Ok(())
+    }
+
+    fn merge_entities(&mut self, from: &EntityRef, into: &EntityRef) -> OpResult<()> {
+        let b = self.entity_in("from", from)?;
+        let a = self.entity_in("into", into)?;
+        if a == b {
+            return Err(("into", WriteErrorKind::Invalid("an entity cannot be merged into itself")));
+        }
+        self.check_current("from", b)?;
+        self.check_current("into", a)?;
+        // Names first: a merge that would pass the alias limit fails before anything moves.
+        let ents = &self.st.entities;
+        let mut added: Vec<String> = Vec::new();
+        for name in std::iter::once(ents.name.get(b as usize)).chain(ents.aliases_of(b)) {
+            let key = name_key(name);
+            if !ents.has_key(a, &key) && !added.iter().any(|n| name_key(n) == key) {
+                added.push(name.to_owned());
+            }
+        }
+        self.add_aliases(a, &added)?;
+        let mut claims = self.st.incident_claims(b);
+        claims.sort_unstable();
+        claims.dedup();
+        let mut moved = Vec::with_capacity(claims.len());
+        for c in claims {
+            let i = c as usize;
+            if *self.st.claims.flags.get(i) & ERASED != 0 {
+                continue;
+            }
+            let (s, o) = (*self.st.claims.subject.get(i), *self.st.claims.object.get(i));
+            self.repoint_claim(c, (if s == b { a } else { s }, if o == b { a } else { o }));
+            moved.push((c, u8::from(s == b) | u8::from(o == b) << 1));
+        }
+        self.set_entity_deleted(b, true);
+        let idx = self.st.entities.merges.len() as u32;
+        self.st.entities.merges.push(MergeRecord {
+            from: b,
+            into: a,
+            at: self.now,
+            undone_at: Timestamp::MAX,
+            claims: moved.into(),
+            aliases: added.iter().map(|n| Arc::from(n.as_str())).collect(),
+        });
+        self.st.entities.merged.insert(b, idx);
+        self.st.entities.updated_at.insert(a, self.now);
+        Ok(())
+    }
+
+    fn unmerge_entity(&mut self, entity: &EntityRef) -> OpResult<()> {
+        let b = self.entity_in("entity", entity)?;
+        let Some(&idx) = self.st.entities.merged.get(&b) else {
+            return Err(("entity", WriteErrorKind::Invalid("the entity is not merged into another")));
+        };
+        let record = self.st.entities.merges.get(idx as usize).clone();
+        let a = record.into;
+        // Undo in reverse order: while the survivor is itself merged away, its claims are not its own.
+        self.check_not_merged("entity", a)?;
+        self.set_entity_deleted(b, false);
+        for &(c, ends) in record.claims.iter() {
+            let i = c as usize;
+            if *self.st.claims.flags.get(i) & ERASED != 0 {
+                continue;
+            }
+            let (s, o) = (*self.st.claims.subject.get(i), *self.st.claims.object.get(i));
+            let back = |end: u32, bit: u8| if ends & bit != 0 && end == a { b } else { end };
+            self.repoint_claim(c, (back(s, 1), back(o, 2)));
+        }
+        if *self.st.entities.flags.get(a as usize) & ERASED == 0 {
+            let canonical = name_key(self.st.entities.name.get(a as usize));
+            for alias in record.aliases.iter().filter(|n| name_key(n) != canonical) {
+                self.remove_alias(a, alias);
+            }
+            self.st.entities.updated_at.insert(a, self.now);
+        }
+        self.st.entities.merges.get_mut(idx as usize).undone_at = self.now;
+        self.st.entities.merged.remove(&b);
+        Ok(())
+    }
+
+    /// Gives claim `c` the endpoints `to` (the same row: id, history and evidence stay).
+    fn repoint_claim(&mut self, c: u32, to: (u32, u32)) {
+        let i = c as usize;
+        let from = (*self.st.claims.subject.get(i), *self.st.claims.object.get(i));
+        if from == to {
+            return;
+        }
+        self.st.claims.subject.set(i, to.0);
+        self.st.claims.object.set(i, to.1);
+        self.st.claims.updated_at.insert(c, self.now);
+        self.st.link_deferred();
+        let pred = *self.st.claims.pred.get(i);
+        self.st.graph.repoint(c, pred, from, to);
+        self.st.refresh_claim_live(c);
+    }
+
     // ----- claims -----------------------------------------------------------------------------
 
     fn intern_predicate(&mut self, field: &'static str, name: &str) -> OpResult<PredicateId> {
@@ -610,9 +726,7 @@ impl Writer<'_> {
         let s = self.entity_in("subject", &c.subject)?;
         let o = self.entity_in("object", &c.object)?;
         for (field, e) in [("subject", s), ("object", o)] {
-            if *self.st.entities.flags.get(e as usize) & DELETED != 0 {
-                return Err((field, WriteErrorKind::EntityDeleted(EntityId(e))));
-            }
+            self.check_current(field, e)?;
         }
         check_confidence("confidence", c.confidence)?;
         if let Some(t) = &c.text {
@@ -768,8 +882,10 @@ impl Writer<'_> {
                 check_len(field, s, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
             }
         }
-        if let Some(s) = &v.snippet {
-            check_len("snippet", s, self.limits.text_bytes_max, "text_bytes_max")?;
+        for (field, s) in [("snippet", &v.snippet), ("reasoning", &v.reasoning)] {
+            if let Some(s) = s {
+                check_len(field, s, self.limits.text_bytes_max, "text_bytes_max")?;
+            }
         }
         let id = self.st.evidence.rows.len() as u32;
         let ext: Arc<str> = match &v.ext_id {
@@ -801,6 +917,7 @@ impl Writer<'_> {
             model_version: opt_arc(v.model_version.as_ref()),
             raw_confidence: v.raw_confidence,
             snippet: opt_arc(v.snippet.as_ref()),
+            reasoning: opt_arc(v.reasoning.as_ref()),
             observed_at: v.observed_at.unwrap_or(self.now),
             recorded_at: self.now,
             next: head,

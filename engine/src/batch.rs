@@ -184,6 +184,10 @@ pub struct AddEvidence {
     pub snippet: Option<String>,
     /// When the source said it; `None` = the commit time.
     pub observed_at: Option<Timestamp>,
+    /// Why the extractor made the claim (e.g. "stated by the architect"). Absent from records of
+    /// format 1, which decode it as `None`.
+    #[serde(deserialize_with = "crate::mutation::field_since_v2")]
+    pub reasoning: Option<String>,
 }
 
 /// Declares (or redeclares) a predicate in the workspace's vocabulary.
@@ -315,6 +319,24 @@ pub enum Op {
     /// takes part in, or everything a conversation contributed (its evidence rows, and the
     /// claims no other source supports). Content leaves every index; history does not keep it.
     Forget(ForgetTarget),
+    /// Merges entity `from` into `into` (two names found to mean one thing): `from`'s claims are
+    /// re-pointed to `into` (the same claim rows, with their history and evidence, never
+    /// copies), `from`'s name and aliases become aliases of `into`, and `from` is retired:
+    /// soft-deleted and remembered as merged. `UnmergeEntity` undoes it. Appended last: record
+    /// decoding numbers variants by position.
+    MergeEntities {
+        /// The entity that goes away.
+        from: EntityRef,
+        /// The entity that stays.
+        into: EntityRef,
+    },
+    /// Undoes the merge that retired `entity`: the claims it moved go back to `entity`, the
+    /// aliases it added to the survivor are removed, and `entity` is restored. Claims written
+    /// about the survivor since stay with it.
+    UnmergeEntity {
+        /// The merged-away entity.
+        entity: EntityRef,
+    },
 }
 
 /// What `Op::Forget` erases.

@@ -697,12 +697,11 @@ impl Database {
     fn merge_from_snapshot(&self) -> bool {
         let snap = self.inner.published.read().clone();
         let n = snap.claims.len();
-        if snap.graph.watermark as usize == n && snap.graph.delta_len() == 0 && !snap.graph.dirty.any() {
+        if snap.graph.watermark as usize == n && snap.graph.delta_len() == 0 && !snap.graph.dirty.any() && snap.graph.moved.is_empty() {
             return true;
         }
         let (base, snap_fast) = snap.build_base();
         let entity_count = snap.entities.len();
-        drop(snap);
         let mut writer = self.inner.writer.lock();
         let current = writer.latest.clone();
         let mut next = (*current).clone();
@@ -718,7 +717,22 @@ impl Database {
                 }
             }
         }
+        // Claims given other endpoints (entity merges) after the snapshot: the new base holds them
+        // where the snapshot had them.
+        let mut moved = Vec::new();
+        for (&c, _) in current.graph.moved.iter().filter(|(c, _)| (**c as usize) < n) {
+            let i = c as usize;
+            let then = (*snap.claims.subject.get(i), *snap.claims.object.get(i));
+            let now = (*current.claims.subject.get(i), *current.claims.object.get(i));
+            if then != now {
+                moved.push((c, then, now));
+            }
+        }
+        drop(snap);
         let mut graph = Graph::new(base, n as u32, initial_dirty(entity_count, stale.into_iter()));
+        for (c, then, now) in moved {
+            graph.repoint(c, *current.claims.pred.get(c as usize), then, now);
+        }
         for c in n..current.claims.len() {
             graph.add_claim(c as u32, *current.claims.subject.get(c), *current.claims.pred.get(c), *current.claims.object.get(c));
         }
@@ -945,7 +959,7 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
         Some(name) => {
             let path = dir.join(name);
             let file = read_snapshot(vfs, &path)?;
-            crate::snapshot::decode(file.body()).map_err(|e| StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 })?
+            crate::snapshot::decode(file.body(), file.format()).map_err(|e| StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 })?
         }
         None => (State::default(), (0, 0)),
     };

@@ -99,6 +99,14 @@ pub enum WriteErrorKind {
     /// The entity is soft-deleted; restore it before writing claims about it.
     #[error("entity {0} is deleted")]
     EntityDeleted(EntityId),
+    /// The entity was merged into another: write about the survivor, or undo the merge first.
+    #[error("entity {entity} was merged into {into}; write about {into} or undo the merge first")]
+    EntityMerged {
+        /// The merged-away entity.
+        entity: EntityId,
+        /// The entity it was merged into.
+        into: EntityId,
+    },
     /// A name was given that is not a valid declaration value (e.g. a non-positive half-life).
     #[error("invalid value: {0}")]
     Invalid(&'static str),

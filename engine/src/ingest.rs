@@ -495,6 +495,7 @@ pub(crate) fn plan(
                 raw_confidence: Some(c.confidence),
                 snippet: doc.source.snippet.clone(),
                 observed_at: extracted_at,
+                reasoning: c.reasoning.clone(),
             })
         };
         let reasoning = c.reasoning.clone();

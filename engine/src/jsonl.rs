@@ -6,10 +6,11 @@
 //! {"kind":"predicate","workspace":"default","name":"subclass_of","cardinality":"many","inverse":null,"transitive":true,"half_life_days":null}
 //! {"kind":"entity","workspace":"default","id":"auth","type":"service","name":"AuthService","aliases":["auth-svc"],"properties":{"tier":1},"deleted":false}
 //! {"kind":"claim","workspace":"default","id":"c1","subject":"auth","predicate":"uses","object":"kafka","text":null,"confidence":0.9,"state":"ACCEPTED","valid_from":"2026-03-01T00:00:00Z","valid_until":null,"expires_at":null,"superseded_by":null,"sensitive":false,"deleted":false}
-//! {"kind":"evidence","workspace":"default","id":"v1","claim":"c1","conversation_id":"conv-3","message_id":null,"model":null,"model_version":null,"raw_confidence":null,"snippet":null,"observed_at":"2026-03-01T00:00:00Z"}
+//! {"kind":"evidence","workspace":"default","id":"v1","claim":"c1","conversation_id":"conv-3","message_id":null,"model":null,"model_version":null,"raw_confidence":null,"snippet":null,"reasoning":null,"observed_at":"2026-03-01T00:00:00Z"}
 //! ```
 //!
-//! Every field shown is required (`null` where empty); any other field is an error. Transaction
+//! Every field shown is required (`null` where empty), except evidence `reasoning`, which
+//! exports from before it existed lack; any other field is an error. Transaction
 //! times are not exported: an import records its own. Lines of a workspace come after its
 //! `workspace` line; within it, predicates, entities, claims, evidence.
 
@@ -77,6 +78,8 @@ pub enum Line {
         model_version: Option<String>,
         raw_confidence: Option<f32>,
         snippet: Option<String>,
+        #[serde(default)]
+        reasoning: Option<String>,
         observed_at: String,
     },
 }
@@ -177,6 +180,7 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
                 model_version: v.model_version.as_deref().map(str::to_owned),
                 raw_confidence: v.raw_confidence,
                 snippet: v.snippet.as_deref().map(str::to_owned),
+                reasoning: v.reasoning.as_deref().map(str::to_owned),
                 observed_at: v.observed_at.to_rfc3339(),
             }));
         }
@@ -335,6 +339,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 model_version,
                 raw_confidence,
                 snippet,
+                reasoning,
                 observed_at,
             } => {
                 ws_of(&mut plan, &workspace)?;
@@ -351,6 +356,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                         model_version,
                         raw_confidence,
                         snippet,
+                        reasoning,
                         observed_at: Some(parse_time(file, n, "observed_at", &observed_at)?),
                     }),
                 );

@@ -70,7 +70,7 @@ pub use error::{Error, ReadError, WorkspaceError, WriteError, WriteErrorKind};
 pub use graph::Direction;
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use limits::Limits;
-pub use model::{Cardinality, Claim, ClaimState, Entity, Evidence, PredicateDef, StateSet, WorkspaceInfo};
+pub use model::{Cardinality, Claim, ClaimState, Entity, Evidence, Merge, PredicateDef, StateSet, WorkspaceInfo};
 pub use read::filter::EdgeFilter;
 pub use read::khop::{KHopQuery, KHopResult, Reached};
 pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};

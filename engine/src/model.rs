@@ -140,6 +140,8 @@ pub struct Entity {
     pub updated_at: Timestamp,
     /// Soft-deleted (its claims are hidden with it).
     pub deleted: bool,
+    /// The entity it was merged into (it is then also `deleted`), until the merge is undone.
+    pub merged_into: Option<EntityId>,
 }
 
 /// One claim, as read.
@@ -202,8 +204,27 @@ pub struct Evidence {
     pub raw_confidence: Option<f32>,
     /// The source text span.
     pub snippet: Option<Arc<str>>,
+    /// Why the extractor made the claim.
+    pub reasoning: Option<Arc<str>>,
     /// When the source said it (e.g. the extraction time).
     pub observed_at: Timestamp,
     /// When engram recorded this row.
     pub recorded_at: Timestamp,
+}
+
+/// One entity merge, as read (`WorkspaceView::merges_of`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merge {
+    /// The entity retired.
+    pub from: EntityId,
+    /// The entity that took its claims.
+    pub into: EntityId,
+    /// Transaction time of the merge.
+    pub at: Timestamp,
+    /// Transaction time of its undo, if undone.
+    pub undone_at: Option<Timestamp>,
+    /// How many claims it re-pointed.
+    pub claims: usize,
+    /// The aliases it gave `into`.
+    pub aliases: Vec<Arc<str>>,
 }

@@ -9,9 +9,33 @@ use crate::batch::WriteBatch;
 use crate::bulk::BulkLoad;
 use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
-/// The record format this engram writes (and the newest it reads).
-pub const RECORD_FORMAT_VERSION: u8 = 1;
+/// The record format this engram writes (and the newest it reads). Format 2 added
+/// `AddEvidence::reasoning`; format 1 records are still read (see `field_since_v2`).
+pub const RECORD_FORMAT_VERSION: u8 = 2;
+/// The oldest record format this engram reads.
+pub const RECORD_FORMAT_OLDEST: u8 = 1;
+
+thread_local! {
+    /// Set while a format-1 record is being decoded on this thread.
+    static DECODING_V1: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Deserializes a trailing field that record format 2 added: postcard reads fields one after the
+/// other, so in a format-1 record the field is simply absent and reads as its default without
+/// consuming input. Only for the last field of a struct.
+pub(crate) fn field_since_v2<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    if DECODING_V1.with(Cell::get) {
+        Ok(T::default())
+    } else {
+        T::deserialize(d)
+    }
+}
 
 /// One committed change.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -71,6 +95,12 @@ impl WalRecord {
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
             Some((&RECORD_FORMAT_VERSION, body)) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
+            Some((&RECORD_FORMAT_OLDEST, body)) => {
+                DECODING_V1.with(|f| f.set(true));
+                let record = postcard::from_bytes(body).map_err(|_| DecodeError::Malformed);
+                DECODING_V1.with(|f| f.set(false));
+                record
+            }
             Some((&v, _)) => Err(DecodeError::Version(v)),
             None => Err(DecodeError::Malformed),
         }
@@ -140,5 +170,38 @@ mod tests {
         assert_eq!(MutationRef::SettingsV2(&settings).encode(), encode_mutation(&Mutation::SettingsV2(settings.clone())));
         let bulk = BulkLoad::default();
         assert_eq!(MutationRef::Bulk(&bulk).encode(), encode_mutation(&Mutation::Bulk(Box::new(bulk.clone()))));
+    }
+
+    /// A format-1 record (written before evidence had `reasoning`) still decodes, as `None`.
+    #[test]
+    fn format_one_records_decode_without_reasoning() {
+        let mut batch = WriteBatch::new("default");
+        batch.push(crate::batch::Op::AddEvidence(crate::batch::AddEvidence {
+            claim: Some("c1".into()),
+            snippet: Some("said so".into()),
+            ..Default::default()
+        }));
+        let record = WalRecord { committed_at: Timestamp(7), mutation: Mutation::Batch(batch) };
+        let v2 = record.encode();
+        // Format 1 is format 2 without the trailing `reasoning` (here `None`, one zero byte).
+        assert_eq!(v2.last(), Some(&0));
+        let mut v1 = v2[..v2.len() - 1].to_vec();
+        v1[0] = 1;
+        let back = WalRecord::decode(&v1).unwrap();
+        assert_eq!(back.encode(), v2);
+        // Read as format 2, the same bytes are one byte short: malformed, never misread.
+        v1[0] = 2;
+        assert_eq!(WalRecord::decode(&v1).unwrap_err(), DecodeError::Malformed);
+        // Reasoning round-trips in format 2; a format 3 is named.
+        let Mutation::Batch(mut batch) = back.mutation else { panic!("a batch") };
+        if let crate::batch::Op::AddEvidence(v) = &mut batch.ops[0] {
+            v.reasoning = Some("stated by the architect".into());
+        }
+        let with = WalRecord { committed_at: Timestamp(7), mutation: Mutation::Batch(batch.clone()) }.encode();
+        let Mutation::Batch(again) = WalRecord::decode(&with).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(again, batch);
+        let mut v3 = with;
+        v3[0] = 3;
+        assert_eq!(WalRecord::decode(&v3).unwrap_err(), DecodeError::Version(3));
     }
 }

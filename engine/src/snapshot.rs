@@ -75,6 +75,33 @@ pub struct EvidenceRowV1 {
     next: u32,
 }
 
+/// One entity merge (format 2).
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct MergeRowV2 {
+    from: u32,
+    into: u32,
+    at: i64,
+    undone_at: i64,
+    claims: Vec<(u32, u8)>,
+    aliases: Vec<String>,
+}
+
+/// What format 2 added to format 1.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct AddedV2 {
+    /// Evidence reasoning, sparse: (evidence row, text), ascending.
+    ev_reasoning: Vec<(u32, String)>,
+    /// Entity merges, oldest first.
+    merges: Vec<MergeRowV2>,
+}
+
+/// The archived state, format 2: the columns of format 1 and what format 2 added.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct SnapshotV2 {
+    base: SnapshotV1,
+    added: AddedV2,
+}
+
 /// One CSR direction, as stored.
 #[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct CsrV1 {
@@ -157,7 +184,7 @@ fn opt(s: Option<&Arc<str>>) -> Option<String> {
 pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
     let c = &st.catalog;
     let (e, cl) = (&st.entities, &st.claims);
-    let snap = SnapshotV1 {
+    let base = SnapshotV1 {
         version: st.version,
         committed_at: st.committed_at.0,
         wal_from,
@@ -246,7 +273,7 @@ pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
             // A base with a delta or stale stored bits is rebuilt for the snapshot; a clean one
             // (after a bulk load or a merge) is written as it is.
             let fresh;
-            let base = if g.watermark as usize == cl.len() && g.delta_len() == 0 && !g.dirty.any() {
+            let base = if g.watermark as usize == cl.len() && g.delta_len() == 0 && !g.dirty.any() && g.moved.is_empty() {
                 &g.base
             } else {
                 fresh = st.build_base().0;
@@ -261,13 +288,32 @@ pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
         },
         keys: [sorted_keys(&e.by_ext), sorted_keys(&e.by_name), sorted_keys(&cl.by_ext)],
     };
+    let added = AddedV2 {
+        ev_reasoning: st
+            .evidence
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.reasoning.as_ref().map(|t| (i as u32, t.to_string())))
+            .collect(),
+        merges: e
+            .merges
+            .iter()
+            .map(|m| MergeRowV2 {
+                from: m.from,
+                into: m.into,
+                at: m.at.0,
+                undone_at: m.undone_at.0,
+                claims: m.claims.to_vec(),
+                aliases: m.aliases.iter().map(ToString::to_string).collect(),
+            })
+            .collect(),
+    };
+    let snap = SnapshotV2 { base, added };
     // Sized up front: growing a buffer of hundreds of megabytes by doubling copies it repeatedly.
+    let b = &snap.base;
     let estimate = 64 * (st.claims.len() + st.entities.len())
-        + (snap.e_ext.bytes.len()
-            + snap.e_name.bytes.len()
-            + snap.e_aliases.bytes.len()
-            + snap.c_ext.bytes.len()
-            + snap.c_text.bytes.len())
+        + (b.e_ext.bytes.len() + b.e_name.bytes.len() + b.e_aliases.bytes.len() + b.c_ext.bytes.len() + b.c_text.bytes.len())
         + (1 << 20);
     rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&snap, rkyv::util::AlignedVec::<16>::with_capacity(estimate))
         .expect("serializing plain columns cannot fail")
@@ -286,11 +332,21 @@ fn arc(s: &rkyv::option::ArchivedOption<rkyv::string::ArchivedString>) -> Option
     s.as_ref().map(|s| Arc::from(s.as_str()))
 }
 
-/// Rebuilds a state from a verified archive body; returns it with the WAL position it covers.
+/// Rebuilds a state from a verified archive body of snapshot format `format` (1 or 2); returns
+/// it with the WAL position it covers.
+pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeError> {
+    let invalid = |_| DecodeError("the snapshot archive does not validate");
+    if format == 1 {
+        let a = rkyv::access::<ArchivedSnapshotV1, rkyv::rancor::Error>(body).map_err(invalid)?;
+        return decode_columns(a, None);
+    }
+    let a = rkyv::access::<ArchivedSnapshotV2, rkyv::rancor::Error>(body).map_err(invalid)?;
+    decode_columns(&a.base, Some(&a.added))
+}
+
+/// The state from format 1's columns and, from format 2 on, what was added to them.
 #[allow(clippy::too_many_lines)] // Reason: one column after another; splitting would only move the list.
-pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
-    let a =
-        rkyv::access::<ArchivedSnapshotV1, rkyv::rancor::Error>(body).map_err(|_| DecodeError("the snapshot archive does not validate"))?;
+fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Result<(State, (u64, u64)), DecodeError> {
     let mut st = State { version: a.version.to_native(), committed_at: Timestamp(a.committed_at.to_native()), ..State::default() };
     // Catalog.
     let mut workspaces = Vec::new();
@@ -404,7 +460,8 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
         .map(|p| (p.0.to_native(), Arc::from(p.1.iter().map(|x| ClaimId(x.to_native())).collect::<Vec<_>>())))
         .collect();
     // Evidence.
-    for r in a.evidence.iter() {
+    let mut reasoning = added.map(|x| x.ev_reasoning.iter().map(|p| (p.0.to_native(), p.1.as_str())).peekable());
+    for (i, r) in a.evidence.iter().enumerate() {
         let claim = r.claim.to_native();
         if claim as usize >= m {
             return Err(DecodeError("evidence names a missing claim"));
@@ -418,6 +475,7 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
             model_version: arc(&r.model_version),
             raw_confidence: r.raw_confidence.as_ref().map(|x| x.to_native()),
             snippet: arc(&r.snippet),
+            reasoning: reasoning.as_mut().and_then(|it| it.next_if(|(row, _)| *row as usize == i)).map(|(_, t)| Arc::from(t)),
             observed_at: ts(&r.observed_at),
             recorded_at: ts(&r.recorded_at),
             next: r.next.to_native(),
@@ -427,6 +485,12 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
         }
         st.evidence.rows.push(row);
     }
+    if reasoning.is_some_and(|mut it| it.next().is_some()) {
+        return Err(DecodeError("evidence reasoning names a missing or unordered evidence row"));
+    }
+    if let Some(added) = added {
+        decode_merges(&mut st.entities, &added.merges, m)?;
+    }
     st.settings = Arc::new(crate::settings::Settings::decode(&a.settings).ok_or(DecodeError("settings do not decode"))?);
     // Bitmaps are rebuilt; the key indexes and the CSR are read back (checked, in parallel).
     let (bitmaps, (keys, graph)) =
@@ -435,6 +499,30 @@ pub fn decode(body: &[u8]) -> Result<(State, (u64, u64)), DecodeError> {
     Indexes { by_ext, by_name, claim_by_ext, bitmaps }.install(&mut st);
     st.graph = graph?;
     Ok((st, (a.wal_from.0.to_native(), a.wal_from.1.to_native())))
+}
+
+/// The merge history, checked against the tables; the standing merges are indexed.
+fn decode_merges(e: &mut crate::state::Entities, rows: &[ArchivedMergeRowV2], claims: usize) -> Result<(), DecodeError> {
+    let n = e.len() as u32;
+    for (i, r) in rows.iter().enumerate() {
+        let (from, into) = (r.from.to_native(), r.into.to_native());
+        if from >= n || into >= n || r.claims.iter().any(|c| c.0.to_native() as usize >= claims) {
+            return Err(DecodeError("an entity merge names a missing entity or claim"));
+        }
+        let undone_at = ts(&r.undone_at);
+        if undone_at == Timestamp::MAX {
+            e.merged.insert(from, i as u32);
+        }
+        e.merges.push(crate::state::MergeRecord {
+            from,
+            into,
+            at: ts(&r.at),
+            undone_at,
+            claims: r.claims.iter().map(|c| (c.0.to_native(), c.1)).collect(),
+            aliases: r.aliases.iter().map(|a| Arc::from(a.as_str())).collect(),
+        });
+    }
+    Ok(())
 }
 
 /// A stored state byte (checked to be 0..=2 before use).

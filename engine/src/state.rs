@@ -131,6 +131,27 @@ pub struct Entities {
     pub by_ext: KeyIndex,
     /// `key_hash(ws, name_key(name or alias))` → entity.
     pub by_name: KeyIndex,
+    /// Entity merges, oldest first; an undone merge stays listed (history).
+    pub merges: CowVec<MergeRecord>,
+    /// A merged-away entity → its merge in `merges`, until the merge is undone.
+    pub merged: imbl::HashMap<u32, u32>,
+}
+
+/// One entity merge, with what it changed so it can be undone exactly.
+#[derive(Clone, Debug)]
+pub struct MergeRecord {
+    /// The entity retired.
+    pub from: u32,
+    /// The entity that took its claims.
+    pub into: u32,
+    /// Transaction time of the merge.
+    pub at: Timestamp,
+    /// Transaction time of the undo (`MAX` while the merge stands).
+    pub undone_at: Timestamp,
+    /// The claims re-pointed, each with the ends that were `from`: bit 0 subject, bit 1 object.
+    pub claims: Arc<[(u32, u8)]>,
+    /// The aliases the merge added to `into`.
+    pub aliases: Arc<[Arc<str>]>,
 }
 
 impl Entities {
@@ -154,6 +175,11 @@ impl Entities {
         self.by_ext.find(key_hash(ws, ext), |e| {
             *self.ws.get(e as usize) == ws && self.ext_id.get(e as usize) == ext && *self.flags.get(e as usize) & ERASED == 0
         })
+    }
+
+    /// The entity `e` was merged into, while the merge stands.
+    pub fn merged_into(&self, e: u32) -> Option<u32> {
+        self.merged.get(&e).map(|m| self.merges.get(*m as usize).into)
     }
 
     /// Whether `e`'s canonical name or an alias has normalised key `key`.
@@ -229,6 +255,7 @@ pub struct EvidenceRow {
     pub model_version: Option<Arc<str>>,
     pub raw_confidence: Option<f32>,
     pub snippet: Option<Arc<str>>,
+    pub reasoning: Option<Arc<str>>,
     pub observed_at: Timestamp,
     pub recorded_at: Timestamp,
     /// Next (older) evidence row of the same claim.
@@ -523,6 +550,7 @@ impl State {
         row.model = None;
         row.model_version = None;
         row.snippet = None;
+        row.reasoning = None;
         row.raw_confidence = None;
     }
 

@@ -99,6 +99,29 @@ enum Command {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
+    /// Merges entity FROM into INTO (each an external id, a name or an alias): FROM's claims
+    /// move to INTO, its names become INTO's aliases, and FROM is retired; `unmerge` undoes it.
+    Merge {
+        /// Database folder.
+        dir: PathBuf,
+        /// The entity that goes away.
+        from: String,
+        /// The entity that stays.
+        into: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Undoes the merge that retired ENTITY (its external id): its claims and names go back.
+    Unmerge {
+        /// Database folder.
+        dir: PathBuf,
+        /// The merged-away entity's external id.
+        entity: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
     /// Every distinct entity within N hops of ENTITY (an external id, a name or an alias).
     Neighbors {
         /// Database folder.
@@ -527,6 +550,35 @@ fn retention(dir: &Path, workspace: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `engram merge` (`pair` given) or `engram unmerge` (`undo` given); prints how many claims moved.
+fn merge(dir: &Path, workspace: &str, pair: Option<(&String, &String)>, undo: Option<&String>) -> Result<(), String> {
+    if !dir.exists() {
+        return Err(format!("{}: no such database folder", dir.display()));
+    }
+    let db = Database::open(dir).map_err(|e| e.to_string())?;
+    let snap = db.snapshot();
+    let ws = snap.workspace(workspace).map_err(|e| e.to_string())?;
+    let mut batch = engram::WriteBatch::new(workspace);
+    let (entity, op) = match (pair, undo) {
+        (Some((from, into)), _) => {
+            let (from, into) = (read::resolve(&ws, from)?, read::resolve(&ws, into)?);
+            (from, engram::Op::MergeEntities { from: from.into(), into: into.into() })
+        }
+        (None, Some(ext)) => {
+            let e = ws.entity_id(ext).ok_or_else(|| format!("no entity with external id `{ext}` in this workspace"))?;
+            (e, engram::Op::UnmergeEntity { entity: e.into() })
+        }
+        (None, None) => return Err("nothing to merge".to_owned()),
+    };
+    batch.push(op);
+    db.write(&batch).map_err(|e| e.to_string())?;
+    let snap = db.snapshot();
+    let merges = snap.workspace(workspace).map_err(|e| e.to_string())?.merges_of(entity);
+    let moved = merges.last().map_or(0, |m| m.claims);
+    println!("{moved} claims moved");
+    Ok(())
+}
+
 /// Backs up a folder another process may be writing: read-only open, then a snapshot copy.
 fn backup(dir: &Path, dest: &Path) -> Result<(), String> {
     let db = open_for_reading(dir)?;
@@ -549,7 +601,7 @@ fn report(ws: &engram::WorkspaceView<'_>, trace: Option<&str>) -> Result<String,
                 .map(|v| {
                     serde_json::json!({"id": v.ext_id.as_ref(), "conversation_id": v.conversation_id.as_deref(), "message_id": v.message_id.as_deref(),
                         "model": v.model.as_deref(), "model_version": v.model_version.as_deref(), "raw_confidence": v.raw_confidence,
-                        "snippet": v.snippet.as_deref(), "observed_at": v.observed_at.to_rfc3339(), "recorded_at": v.recorded_at.to_rfc3339()})
+                        "snippet": v.snippet.as_deref(), "reasoning": v.reasoning.as_deref(), "observed_at": v.observed_at.to_rfc3339(), "recorded_at": v.recorded_at.to_rfc3339()})
                 })
                 .collect();
             serde_json::json!({"claim": id, "subject": ext(c.subject), "predicate": c.predicate.as_ref(), "object": ext(c.object),
@@ -667,6 +719,8 @@ fn main() -> ExitCode {
         Command::Backup { dir, dest } => backup(dir, dest),
         Command::Config { dir, key, value, workspace } => config(dir, key.as_deref(), value.as_deref(), workspace.as_deref()),
         Command::Retention { dir, workspace } => retention(dir, workspace),
+        Command::Merge { dir, from, into, workspace } => merge(dir, workspace, Some((from, into)), None),
+        Command::Unmerge { dir, entity, workspace } => merge(dir, workspace, None, Some(entity)),
         Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedding: EmbedArgs { embedder, model_dir } } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
             ingest(dir, file, opts, embedder.as_deref(), model_dir.as_deref())

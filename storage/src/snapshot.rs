@@ -10,8 +10,12 @@ use crate::error::StorageError;
 use crate::vfs::{Mapped, Vfs};
 use std::path::{Path, PathBuf};
 
-/// The snapshot envelope format this engram writes (and the newest it reads).
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
+/// The snapshot format this engram writes (and the newest it reads). The envelope's layout is
+/// the same in every version; the version names the format of the body, which the engine reads
+/// (`SnapshotFile::format`). Format 2 added evidence reasoning and entity merges.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
+/// The oldest snapshot format this engram reads.
+pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMSNP";
 const BLOCK: usize = 1 << 20;
 const FIXED: usize = 24;
@@ -57,9 +61,15 @@ pub struct SnapshotFile {
     mapped: Mapped,
     start: usize,
     len: usize,
+    format: u32,
 }
 
 impl SnapshotFile {
+    /// The format version of the body.
+    pub fn format(&self) -> u32 {
+        self.format
+    }
+
     /// The body bytes (64-byte aligned).
     pub fn body(&self) -> &[u8] {
         &self.mapped[self.start..self.start + self.len]
@@ -76,7 +86,7 @@ pub fn read_snapshot(vfs: &dyn Vfs, path: &Path) -> Result<SnapshotFile, Storage
         return Err(corrupt(0, "not a snapshot (bad magic or too short)"));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if version != SNAPSHOT_FORMAT_VERSION {
+    if !(SNAPSHOT_FORMAT_OLDEST..=SNAPSHOT_FORMAT_VERSION).contains(&version) {
         return Err(StorageError::UnsupportedVersion { path: path.to_path_buf(), found: version, supported: SNAPSHOT_FORMAT_VERSION });
     }
     let blocks = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
@@ -102,7 +112,7 @@ pub fn read_snapshot(vfs: &dyn Vfs, path: &Path) -> Result<SnapshotFile, Storage
             return Err(corrupt(start + i * BLOCK, "snapshot block checksum mismatch"));
         }
     }
-    Ok(SnapshotFile { mapped, start, len })
+    Ok(SnapshotFile { mapped, start, len, format: version })
 }
 
 #[cfg(test)]

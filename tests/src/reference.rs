@@ -12,6 +12,9 @@ pub struct RefEntity {
     pub created_at: Timestamp,
     /// `(at, deleted)` history, oldest first; the first entry is the creation.
     pub history: Vec<(Timestamp, bool)>,
+    /// While merged away: the survivor, and the claims moved with the ends that were this
+    /// entity (bit 0 subject, bit 1 object).
+    pub merged: Option<(usize, Vec<(usize, u8)>)>,
 }
 
 /// One claim of the reference.
@@ -73,6 +76,40 @@ pub struct RefGraph {
 }
 
 impl RefGraph {
+    /// Merges `from` into `into`: every claim with `from` at an end moves to `into`.
+    pub fn merge(&mut self, from: usize, into: usize, at: Timestamp) {
+        let mut moved = Vec::new();
+        for (c, claim) in self.claims.iter_mut().enumerate() {
+            let ends = u8::from(claim.s == from) | u8::from(claim.o == from) << 1;
+            if ends != 0 {
+                if claim.s == from {
+                    claim.s = into;
+                }
+                if claim.o == from {
+                    claim.o = into;
+                }
+                moved.push((c, ends));
+            }
+        }
+        self.entities[from].merged = Some((into, moved));
+        self.entities[from].history.push((at, true));
+    }
+
+    /// Undoes `from`'s merge: the moved ends that are still the survivor go back.
+    pub fn unmerge(&mut self, from: usize, at: Timestamp) {
+        let Some((into, moved)) = self.entities[from].merged.take() else { return };
+        for (c, ends) in moved {
+            let claim = &mut self.claims[c];
+            if ends & 1 != 0 && claim.s == into {
+                claim.s = from;
+            }
+            if ends & 2 != 0 && claim.o == into {
+                claim.o = from;
+            }
+        }
+        self.entities[from].history.push((at, false));
+    }
+
     /// The spec of visibility, evaluated by brute force.
     pub fn visible(&self, c: usize, v: &Visibility, now: Timestamp) -> bool {
         if v.all_versions {

@@ -29,6 +29,8 @@ enum Action {
     RestoreEntity(usize),
     Compact,
     Tick(u8),
+    Merge(usize, usize),
+    Unmerge(usize),
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -43,6 +45,8 @@ fn action() -> impl Strategy<Value = Action> {
         1 => any::<usize>().prop_map(Action::DeleteEntity),
         1 => any::<usize>().prop_map(Action::RestoreEntity),
         1 => Just(Action::Compact),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Action::Merge(a, b)),
+        1 => any::<usize>().prop_map(Action::Unmerge),
         1 => (1u8..40).prop_map(Action::Tick),
     ]
 }
@@ -92,7 +96,7 @@ impl Harness {
             }
             Action::AddEntity(ty) => {
                 b.upsert_entity(&format!("e{n_e}"), &format!("t{ty}"), &format!("Entity {n_e}"));
-                Some(Box::new(move |r: &mut RefGraph| r.entities.push(RefEntity { ty, created_at: now, history: vec![(now, false)] })))
+                Some(Box::new(move |r: &mut RefGraph| r.entities.push(RefEntity { ty, created_at: now, history: vec![(now, false)], merged: None })))
             }
             Action::AddClaim { s, o, p, conf, state, shape } => {
                 if n_e == 0 {
@@ -174,12 +178,37 @@ impl Harness {
                 let del = matches!(a, Action::DeleteEntity(_));
                 let eref = EntityRef::Id(EntityId(e as u32));
                 b.push(if del { Op::DeleteEntity { entity: eref } } else { Op::RestoreEntity { entity: eref } });
-                Some(Box::new(move |r: &mut RefGraph| {
-                    let h = &mut r.entities[e].history;
-                    if h.last().is_some_and(|l| l.1 != del) {
-                        h.push((now, del));
-                    }
-                }))
+                // A merged-away entity comes back only by undoing its merge.
+                let merged = self.reference.entities[e].merged.is_some();
+                (del || !merged).then(|| -> RefChange {
+                    Box::new(move |r: &mut RefGraph| {
+                        let h = &mut r.entities[e].history;
+                        if h.last().is_some_and(|l| l.1 != del) {
+                            h.push((now, del));
+                        }
+                    })
+                })
+            }
+            Action::Merge(from, into) => {
+                if n_e == 0 {
+                    return;
+                }
+                let (from, into) = (from % n_e, into % n_e);
+                b.push(Op::MergeEntities { from: EntityId(from as u32).into(), into: EntityId(into as u32).into() });
+                let r = &self.reference;
+                let ok = from != into && !r.entities[from].deleted() && !r.entities[into].deleted();
+                ok.then(|| -> RefChange { Box::new(move |r: &mut RefGraph| r.merge(from, into, now)) })
+            }
+            Action::Unmerge(e) => {
+                if n_e == 0 {
+                    return;
+                }
+                let e = e % n_e;
+                b.push(Op::UnmergeEntity { entity: EntityId(e as u32).into() });
+                let r = &self.reference;
+                // Undone in reverse order: not while the survivor is itself merged away.
+                let ok = r.entities[e].merged.as_ref().is_some_and(|(into, _)| r.entities[*into].merged.is_none());
+                ok.then(|| -> RefChange { Box::new(move |r: &mut RefGraph| r.unmerge(e, now)) })
             }
         };
         let result = self.db.write(&b);

@@ -23,10 +23,13 @@ pub struct Delta {
 }
 
 impl Delta {
-    /// Records claim `claim = subject pred object`.
-    pub fn add(&mut self, claim: u32, subject: u32, pred: u16, object: u32) {
+    /// Records claim `claim = subject pred object`; returns the index of its out edge (its in
+    /// edge is the next one).
+    pub fn add(&mut self, claim: u32, subject: u32, pred: u16, object: u32) -> u32 {
+        let out = self.edges.len() as u32;
         self.link(subject, 0, Edge { pred, nbr: object, claim });
         self.link(object, 1, Edge { pred, nbr: subject, claim });
+        out
     }
 
     fn link(&mut self, key: u32, dir: usize, edge: Edge) {
@@ -51,6 +54,12 @@ impl Delta {
     /// Calls `f` for each delta edge of `entity` in direction `dir` (0 = out, 1 = in), newest first.
     #[inline]
     pub fn for_each(&self, entity: u32, dir: usize, mut f: impl FnMut(Edge)) {
+        self.for_each_indexed(entity, dir, |_, e| f(e));
+    }
+
+    /// `for_each` with each edge's index.
+    #[inline]
+    pub fn for_each_indexed(&self, entity: u32, dir: usize, mut f: impl FnMut(u32, Edge)) {
         if self.heads.is_empty() {
             return;
         }
@@ -58,7 +67,7 @@ impl Delta {
         let mut i = head[dir];
         while i != NONE {
             let e = self.edges.get(i as usize);
-            f(e.edge);
+            f(i, e.edge);
             i = e.next;
         }
     }

@@ -11,6 +11,7 @@ pub mod hier;
 use crate::bitcol::BitCol;
 use csr::{nbr_id, Csr, Edge};
 use delta::Delta;
+use crate::ids::NONE;
 use hier::PredAdjacency;
 use std::sync::Arc;
 
@@ -49,12 +50,27 @@ pub struct Graph {
     pub(crate) dirty: BitCol,
     /// Per-predicate adjacency (out, in) of the predicates that were transitive at build time.
     pub(crate) hier: Arc<Vec<(u16, [PredAdjacency; 2])>>,
+    /// Claims given other endpoints since the base was built (entity merges and their undo):
+    /// which of their stored edges are current. Every other edge of such a claim is stale and
+    /// skipped; the entities holding its base edges are dirty, so the stored-bit fast path never
+    /// reads a stale edge.
+    pub(crate) moved: imbl::HashMap<u32, Moved>,
+}
+
+/// Where a moved claim's current edges are.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Moved {
+    /// The delta index of the current out edge (the in edge is the next one), or `NONE` when the
+    /// claim is back at its base endpoints and its base edges are current.
+    current: u32,
+    /// The endpoints the base holds for it (`None` for a claim added after the base).
+    base: Option<(u32, u32)>,
 }
 
 impl Graph {
     /// A graph with a fresh base over claims `0..watermark` and an empty delta.
     pub fn new(base: Base, watermark: u32, dirty: BitCol) -> Graph {
-        Graph { base: base.csr, watermark, delta: Delta::default(), dirty, hier: Arc::new(base.hier) }
+        Graph { base: base.csr, watermark, delta: Delta::default(), dirty, hier: Arc::new(base.hier), moved: imbl::HashMap::new() }
     }
 
     /// The single-predicate adjacency of `pred` in direction `dir`, if it was built.
@@ -76,6 +92,44 @@ impl Graph {
         self.delta.add(claim, subject, pred, object);
     }
 
+    /// Gives `claim` (now `from`) the endpoints `to`: back at its base endpoints its base edges
+    /// are current again; anywhere else it gets new delta edges. Its base endpoints become dirty.
+    pub fn repoint(&mut self, claim: u32, pred: u16, from: (u32, u32), to: (u32, u32)) {
+        let base = match self.moved.get(&claim) {
+            Some(m) => m.base,
+            None => (claim < self.watermark).then_some(from),
+        };
+        let current = if base == Some(to) { NONE } else { self.delta.add(claim, to.0, pred, to.1) };
+        if let Some((s, o)) = base {
+            self.mark_dirty(s);
+            self.mark_dirty(o);
+        }
+        self.moved.insert(claim, Moved { current, base });
+    }
+
+    /// Whether a base edge of `claim` is current (not left behind by a move).
+    #[inline]
+    pub fn base_edge_current(&self, claim: u32) -> bool {
+        self.moved.is_empty() || self.moved.get(&claim).is_none_or(|m| m.current == NONE)
+    }
+
+    /// Calls `f` for every current delta edge of `entity` in direction `dir`, newest first.
+    #[inline]
+    pub fn for_each_delta_edge(&self, entity: u32, dir: usize, mut f: impl FnMut(Edge)) {
+        if self.delta.is_empty() {
+            return;
+        }
+        if self.moved.is_empty() {
+            self.delta.for_each(entity, dir, f);
+            return;
+        }
+        self.delta.for_each_indexed(entity, dir, |i, e| {
+            if self.moved.get(&e.claim).is_none_or(|m| m.current != NONE && i & !1 == m.current) {
+                f(e);
+            }
+        });
+    }
+
     /// Calls `f` for every edge of `entity` in direction `dir` (0 out, 1 in), optionally only those
     /// of one predicate. Base edges come first in (predicate, claim) order, then delta edges.
     #[inline]
@@ -87,15 +141,15 @@ impl Graph {
         };
         let (preds, nbrs, claims) = (base.preds(r.clone()), base.nbrs(r.clone()), base.claims(r));
         for i in 0..nbrs.len() {
-            f(Edge { pred: preds[i], nbr: nbr_id(nbrs[i]), claim: claims[i] });
+            if self.base_edge_current(claims[i]) {
+                f(Edge { pred: preds[i], nbr: nbr_id(nbrs[i]), claim: claims[i] });
+            }
         }
-        if !self.delta.is_empty() {
-            self.delta.for_each(entity, dir, |e| {
-                if pred.is_none_or(|p| p == e.pred) {
-                    f(e);
-                }
-            });
-        }
+        self.for_each_delta_edge(entity, dir, |e| {
+            if pred.is_none_or(|p| p == e.pred) {
+                f(e);
+            }
+        });
     }
 
     /// Base edge slices of `entity` in direction `dir`: (stored neighbours with `LIVE_BIT`,

@@ -151,12 +151,12 @@ pub(crate) fn for_each_edge(st: &State, vis: &Vis<'_>, filter: &Compiled, e: u32
                     }
                 } else {
                     for (&v, &c) in nbrs.iter().zip(claims) {
-                        if flat.visible(st, c, t) {
+                        if flat.visible(st, c, t) && st.graph.base_edge_current(c) {
                             f(v & !LIVE_BIT, c);
                         }
                     }
                 }
-                st.graph.delta().for_each(e, dir, |edge| {
+                st.graph.for_each_delta_edge(e, dir, |edge| {
                     if vis.claim(st, edge.claim) {
                         f(edge.nbr, edge.claim);
                     }
@@ -190,13 +190,13 @@ pub(crate) fn for_each_pred_edge(st: &State, vis: &Vis<'_>, e: u32, dir: usize, 
         }
         _ => {
             for (&v, &c) in nbrs.iter().zip(claims) {
-                if vis.claim(st, c) {
+                if vis.claim(st, c) && st.graph.base_edge_current(c) {
                     f(v & !LIVE_BIT);
                 }
             }
         }
     }
-    st.graph.delta().for_each(e, dir, |edge| {
+    st.graph.for_each_delta_edge(e, dir, |edge| {
         if edge.pred == pred && vis.claim(st, edge.claim) {
             f(edge.nbr);
         }

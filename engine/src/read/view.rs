@@ -117,12 +117,34 @@ impl<'a> WorkspaceView<'a> {
             created_at: ents.created.at(e.0),
             updated_at: ents.updated_at(e.0),
             deleted: *ents.flags.get(i) & DELETED != 0,
+            merged_into: ents.merged_into(e.0).map(EntityId),
         })
     }
 
     /// The dense id of the entity with this external id.
     pub fn entity_id(&self, ext_id: &str) -> Option<EntityId> {
         self.st.entities.find_ext(self.ws, ext_id).map(EntityId)
+    }
+
+    /// The merges `e` took part in (retired or surviving), oldest first, undone ones included.
+    pub fn merges_of(&self, e: EntityId) -> Vec<crate::model::Merge> {
+        if self.check_entity(e).is_err() {
+            return Vec::new();
+        }
+        self.st
+            .entities
+            .merges
+            .iter()
+            .filter(|m| m.from == e.0 || m.into == e.0)
+            .map(|m| crate::model::Merge {
+                from: EntityId(m.from),
+                into: EntityId(m.into),
+                at: m.at,
+                undone_at: (m.undone_at != Timestamp::MAX).then_some(m.undone_at),
+                claims: m.claims.len(),
+                aliases: m.aliases.to_vec(),
+            })
+            .collect()
     }
 
     /// Entities whose canonical name or an alias has the same normalised key as `name`
@@ -194,6 +216,7 @@ impl<'a> WorkspaceView<'a> {
             model_version: row.model_version.clone(),
             raw_confidence: row.raw_confidence,
             snippet: row.snippet.clone(),
+            reasoning: row.reasoning.clone(),
             observed_at: row.observed_at,
             recorded_at: row.recorded_at,
         })
