@@ -959,7 +959,11 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
         Some(name) => {
             let path = dir.join(name);
             let file = read_snapshot(vfs, &path)?;
-            crate::snapshot::decode(file.body(), file.format()).map_err(|e| StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 })?
+            crate::snapshot::decode(file.body(), file.format()).map_err(|e| StorageError::Corruption {
+                path: path.clone(),
+                offset: 0,
+                what: e.0,
+            })?
         }
         None => (State::default(), (0, 0)),
     };

@@ -7,9 +7,12 @@ use std::fmt::Write;
 
 /// Finds ENTITY as an external id, then a canonical name, then an alias (names compare after
 /// Unicode normalisation and case folding). Several matches of the same kind are an error that
-/// lists them.
+/// lists them. The id of a merged-away entity finds the entity it was merged into.
 pub fn resolve(ws: &WorkspaceView<'_>, text: &str) -> Result<EntityId, String> {
-    if let Some(e) = ws.entity_id(text) {
+    if let Some(mut e) = ws.entity_id(text) {
+        while let Some(into) = ws.entity(e).and_then(|x| x.merged_into) {
+            e = into;
+        }
         return Ok(e);
     }
     let found = ws.find_by_name(text);

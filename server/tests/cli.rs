@@ -159,6 +159,7 @@ fn export_import_round_trips_exactly() {
             ext_id: Some("v1".into()),
             claim: Some("c2".into()),
             conversation_id: Some("conv-41".into()),
+            reasoning: Some("the architect said so".into()),
             ..Default::default()
         }));
         b.push(engram::Op::DeleteClaim { claim: "c3".into() });
@@ -176,6 +177,7 @@ fn export_import_round_trips_exactly() {
     let second = text(&engram(&["export", &b]).stdout);
     assert_eq!(second, std::fs::read_to_string(&first).unwrap(), "export → import → export is the identity");
     assert!(second.contains("\"superseded_by\":\"c4\"") && second.contains("\"tier\":1.5") && second.contains("\"kind\":\"evidence\""));
+    assert!(second.contains("\"reasoning\":\"the architect said so\""));
     // A bad line is named and leaves the folder as it was.
     let bad = tmp.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"kind\":\"workspace\",\"name\":\"w\"}\n{\"kind\":\"workspace\",\"name\":\"v\",\"colour\":1}\n").unwrap();
@@ -519,4 +521,36 @@ fn workspace_settings_and_retention_from_the_command_line() {
     assert!(text(&out.stderr).contains("retention_days"), "{}", text(&out.stderr));
     let out = engram(&["retention", &db]);
     assert_eq!(text(&out.stdout).trim(), "0");
+}
+
+#[test]
+fn merge_and_unmerge_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    // Kinesis turns out to be a duplicate of Kafka: its one claim (c2) moves.
+    let out = engram(&["merge", &db, "Kinesis", "kafka"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "1 claims moved\n");
+    let sorted = |out: Output| -> Vec<String> {
+        let mut v: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(engram(&["neighbors", &db, "auth"])), ["1\tkafka\ttechnology\tKafka", "1\tsvc\tconcept\tService"]);
+    let out = engram(&["neighbors", &db, "kinesis"]);
+    assert_eq!(text(&out.stdout), "1\tauth\tservice\tAuthService\n", "the old name now finds the survivor");
+    // The retired id finds the survivor, so merging it again names the mistake.
+    let out = engram(&["merge", &db, "kinesis", "kafka"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("cannot be merged into itself"), "{}", text(&out.stderr));
+    let out = engram(&["unmerge", &db, "kinesis"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(sorted(engram(&["neighbors", &db, "auth"])), ["1\tkinesis\ttechnology\tKinesis", "1\tsvc\tconcept\tService"]);
+    let out = engram(&["unmerge", &db, "kinesis"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("not merged"), "{}", text(&out.stderr));
+    let out = engram(&["check", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

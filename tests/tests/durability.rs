@@ -344,6 +344,64 @@ fn write_fixture() {
     std::fs::remove_file(snap_fixture.join(engram::LOCK_FILE)).unwrap();
 }
 
+/// Writes the format-2 fixture (record format 2, snapshot format 2): evidence with reasoning and
+/// an entity merge in a snapshot, then a WAL tail. Run by hand once:
+/// `cargo test -p engram-tests --test durability -- --ignored write_fixture_v2`.
+#[test]
+#[ignore = "writes the checked-in fixture; run by hand for a new format version"]
+fn write_fixture_v2() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v2");
+    let _ = std::fs::remove_dir_all(&fixture);
+    let c = clock();
+    let config = || Config { clock: c.clone(), fsync: FsyncPolicy::Always, wal_preallocate_bytes: 512, ..Config::default() };
+    let db = Database::open_with(&fixture, config(), Arc::new(engram_storage::OsVfs)).unwrap();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("authsvc", "service", "Auth Svc")
+        .upsert_entity("kinesis", "technology", "Kinesis")
+        .add_claim(AddClaim::new("authsvc", "streams_events_with", "kinesis").id("k1"))
+        .push(Op::AddEvidence(engram::AddEvidence {
+            claim: Some("k1".into()),
+            conversation_id: Some("conv-23".into()),
+            reasoning: Some("stated by the architect".into()),
+            ..engram::AddEvidence::default()
+        }))
+        .push(Op::MergeEntities { from: "authsvc".into(), into: "auth".into() });
+    db.write(&b).unwrap();
+    db.checkpoint().unwrap();
+    c.advance_seconds(60);
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("kafka", "technology", "Kafka").add_claim(AddClaim::new("auth", "streams_events_with", "kafka").id("k2")).push(
+        Op::AddEvidence(engram::AddEvidence {
+            claim: Some("k2".into()),
+            reasoning: Some("in the WAL tail".into()),
+            ..engram::AddEvidence::default()
+        }),
+    );
+    db.write(&b).unwrap();
+    db.wait_for_merge();
+    drop(db);
+    std::fs::remove_file(fixture.join(engram::LOCK_FILE)).unwrap();
+}
+
+/// A format-2 folder (snapshot with reasoning and a merge, WAL tail), checked in under
+/// `tests/fixtures/v2`. Never edit it: a format change gets a new version and fixture.
+#[test]
+fn format_v2_fixture_keeps_opening() {
+    let (_tmp, db) = open_fixture("v2");
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let (auth, authsvc) = (ws.entity_id("auth").unwrap(), ws.entity_id("authsvc").unwrap());
+    assert_eq!(ws.entity(authsvc).unwrap().merged_into, Some(auth));
+    let k1 = ws.claim_id("k1").unwrap();
+    assert_eq!(ws.claim(k1).unwrap().subject, auth);
+    assert_eq!(ws.evidence_of(k1).unwrap()[0].reasoning.as_deref(), Some("stated by the architect"));
+    let k2 = ws.claim_id("k2").unwrap();
+    assert_eq!(ws.evidence_of(k2).unwrap()[0].reasoning.as_deref(), Some("in the WAL tail"));
+    assert_eq!(ws.neighbors(auth, &NeighborQuery::default()).unwrap().items.len(), 2);
+    assert_eq!(ws.find_by_name("Auth Svc"), vec![auth]);
+}
+
 /// A folder with a format-1 snapshot and a WAL tail after it, checked in under
 /// `tests/fixtures/v1-snapshot`. Never edit it: a format change gets a new version and fixture.
 #[test]

@@ -17,7 +17,7 @@ fn clock() -> Arc<ManualClock> {
     Arc::new(ManualClock::new(Timestamp::from_epoch_seconds(1_780_000_000)))
 }
 
-/// AuthService and a duplicate "Auth Svc" (alias "auth-api") with claims on both, one with evidence.
+/// `AuthService` and a duplicate "Auth Svc" (alias "auth-api") with claims on both, one with evidence.
 fn seed(db: &Database) {
     let mut b = WriteBatch::new("default");
     b.upsert_entity("auth", "service", "AuthService")
@@ -97,7 +97,7 @@ fn check_merged(db: &Database) {
     assert!(retired.deleted);
     assert_eq!(retired.merged_into, Some(auth));
     let survivor = ws.entity(auth).unwrap();
-    assert_eq!(survivor.aliases.iter().map(|a| a.as_ref()).collect::<Vec<_>>(), vec!["Auth Svc", "auth-api"]);
+    assert_eq!(survivor.aliases.iter().map(AsRef::as_ref).collect::<Vec<&str>>(), vec!["Auth Svc", "auth-api"]);
     for name in ["Auth Svc", "auth api", "AuthService"] {
         assert_eq!(ws.find_by_name(name), vec![auth], "{name}");
     }

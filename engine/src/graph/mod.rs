@@ -9,9 +9,9 @@ pub mod delta;
 pub mod hier;
 
 use crate::bitcol::BitCol;
+use crate::ids::NONE;
 use csr::{nbr_id, Csr, Edge};
 use delta::Delta;
-use crate::ids::NONE;
 use hier::PredAdjacency;
 use std::sync::Arc;
 
