@@ -127,6 +127,22 @@ impl IdSet {
         self.shards.iter().flatten().flat_map(|b| b.iter())
     }
 
+    /// The members of `self` that `old` lacks, ascending. Meant for `old` an earlier version of
+    /// the same set: shards the two still share (untouched since) are skipped unread, so the
+    /// cost is that of the shards that changed.
+    pub fn added_since(&self, old: &IdSet) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (s, shard) in self.shards.iter().enumerate() {
+            let Some(shard) = shard else { continue };
+            match old.shards.get(s).and_then(Option::as_ref) {
+                Some(o) if Arc::ptr_eq(o, shard) => {}
+                Some(o) => out.extend((shard.as_ref() - o.as_ref()).iter()),
+                None => out.extend(shard.iter()),
+            }
+        }
+        out
+    }
+
     /// `self ∩ other`.
     #[must_use]
     pub fn and(&self, other: &IdSet) -> IdSet {
@@ -206,6 +222,17 @@ mod tests {
             prop_assert_eq!(sa.and(&sb).iter().collect::<Vec<_>>(), ra.intersection(&rb).copied().collect::<Vec<_>>());
             prop_assert_eq!(sa.or(&sb).iter().collect::<Vec<_>>(), ra.union(&rb).copied().collect::<Vec<_>>());
             prop_assert_eq!(sa.and_not(&sb).iter().collect::<Vec<_>>(), ra.difference(&rb).copied().collect::<Vec<_>>());
+            prop_assert_eq!(sa.added_since(&sb), ra.difference(&rb).copied().collect::<Vec<_>>());
+            // Against an earlier version of itself: only what was added since.
+            let earlier = sa.clone();
+            let mut later = sa.clone();
+            let mut want = BTreeSet::new();
+            for id in rb.iter().take(30) {
+                if later.insert(*id) {
+                    want.insert(*id);
+                }
+            }
+            prop_assert_eq!(later.added_since(&earlier), want.into_iter().collect::<Vec<_>>());
             for id in ra.iter().take(20) { prop_assert!(sa.contains(*id)); }
             let sorted: Vec<u32> = ra.iter().copied().collect();
             prop_assert_eq!(IdSet::from_sorted(&sorted).iter().collect::<Vec<_>>(), sorted);

@@ -78,23 +78,23 @@ impl WorkspaceView<'_> {
         let ws = self.ws;
         let accept = |e: u32| *st.entities.ws.get(e as usize) == ws && vis.entity(st, e);
         if !opts.entity_types.is_empty() {
-            let mut ids: Vec<u32> = Vec::new();
             // The group's cache key: the sorted type ids (one type: the common case).
             let mut key_types: Vec<u16> = Vec::new();
             for t in &opts.entity_types {
-                let Some(tid) = st.catalog.types.get(&crate::normalize::vocabulary_key(t)) else { continue };
-                key_types.push(tid);
-                if let Some(set) = st.bitmaps.entities_by_type.get(&crate::ids::TypeId(tid)) {
-                    ids.extend(set.iter());
+                if let Some(tid) = st.catalog.types.get(&crate::normalize::vocabulary_key(t)) {
+                    key_types.push(tid);
                 }
             }
             key_types.sort_unstable();
             key_types.dedup();
             let key = key_types.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, t| (h ^ u64::from(*t)).wrapping_mul(0x100_0000_01b3));
-            ids.sort_unstable();
-            ids.dedup();
+            let set_of = |t: &u16| st.bitmaps.entities_by_type.get(&crate::ids::TypeId(*t)).cloned().unwrap_or_default();
+            let members = match key_types.as_slice() {
+                [one] => set_of(one),
+                many => many.iter().fold(crate::bitmap::IdSet::new(), |all, t| all.or(&set_of(t))),
+            };
             let q = ranked_query(query, opts);
-            let hits = st.vectors.entity.search_group(key, &scan_for(&q, opts), &ids, &accept);
+            let hits = st.vectors.entity.search_group(key, &scan_for(&q, opts), &members, &accept);
             return Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect());
         }
         let members = st.bitmaps.entities_by_ws.get(&ws);

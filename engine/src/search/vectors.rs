@@ -11,7 +11,8 @@
 //! heap, so a filter costs almost nothing on a dense scan. Quantized modes scan an f16 or i8 copy
 //! of the base (built on first use) for a short list and rescore it exactly in f32.
 
-use crate::search::kernels::{dot_f16, dot_f32, dot_i8, f16, quantize_i8, to_f16};
+use crate::bitmap::IdSet;
+use crate::search::kernels::{dot_f16, dot_f32, dot_i8, dot_i8_rows, f16, quantize_i8, to_f16};
 use engram_storage::Mapped;
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -77,6 +78,8 @@ pub struct VectorBase {
 /// Rows per parallel scan chunk: large enough that filling each chunk's heap is a small share
 /// of its rows, small enough to balance two to a few dozen cores.
 const CHUNK_ROWS: usize = 16_384;
+/// Rows whose i8 products one `dot_i8_rows` call computes (a small buffer that stays in L1).
+const DOT_BLOCK: usize = 256;
 
 impl VectorBase {
     /// A base over owned rows (`values.len()` is a multiple of `dim`).
@@ -231,6 +234,10 @@ struct GroupMatrix {
     q: Vec<i8>,
     scales: Vec<f32>,
     inv_norms: Vec<f32>,
+    /// The group's members when the copy was built (a cheap clone: shards are shared).
+    built_from: IdSet,
+    /// Members then without a vector (they may have one now), ascending.
+    vectorless: Vec<u32>,
 }
 
 /// A scored id.
@@ -462,40 +469,57 @@ impl VectorColumn {
         top.into_sorted()
     }
 
-    /// `search_among` for a recurring group of ids (ascending; `key` names the group, e.g. an
-    /// entity type), filtered by `accept` lazily: in i8
-    /// mode the group's rows are scanned from a contiguous copy built on first use (scattered
-    /// rows cost a cache miss each; a contiguous copy streams), members the copy lacks are
-    /// scanned directly, and the short list is rescored exactly. Other modes: `search_among`.
-    pub fn search_group(&self, key: u64, scan: &Scan<'_>, ids: &[u32], accept: &(dyn Fn(u32) -> bool + Sync)) -> Vec<Scored> {
-        if scan.mode != VectorMode::I8 || ids.is_empty() {
-            let accepted: Vec<u32> = ids.iter().copied().filter(|id| accept(*id)).collect();
+    /// `search_among` for a recurring group (`key` names it, e.g. an entity type; `members` is
+    /// its current set), filtered by `accept` lazily: in i8 mode the group's rows are scanned
+    /// from a contiguous copy built on first use (scattered rows cost a cache miss each; a
+    /// contiguous copy streams), members the copy lacks (added since, or without a vector then)
+    /// are scanned directly, and the short list is rescored exactly. What changed since the copy
+    /// is found from the set's shards that changed (`IdSet::added_since`), not by listing the
+    /// members. Other modes: `search_among`.
+    pub fn search_group(&self, key: u64, scan: &Scan<'_>, members: &IdSet, accept: &(dyn Fn(u32) -> bool + Sync)) -> Vec<Scored> {
+        if scan.mode != VectorMode::I8 || members.is_empty() {
+            let accepted: Vec<u32> = members.iter().filter(|id| accept(*id)).collect();
             return self.search_among(scan, &accepted);
         }
         let dim = scan.query.len();
         let cached = self.groups.lock().get(&key).cloned();
         let mut lacking = Vec::new();
         let m = match cached {
+            // Rebuilt once a quarter of the copy's size joined the group since.
             Some(m)
                 if m.dim == dim && {
-                    lacking = missing(&m.ids, ids);
-                    lacking.len() * 4 <= ids.len()
+                    lacking = members.added_since(&m.built_from);
+                    lacking.len() * 4 <= m.ids.len()
                 } =>
             {
+                lacking.extend(m.vectorless.iter().copied().filter(|id| members.contains(*id)));
+                lacking.sort_unstable();
                 m
             }
             _ => {
                 lacking.clear();
-                let mut m = GroupMatrix { ids: Vec::new(), dim, q: Vec::new(), scales: Vec::new(), inv_norms: Vec::new() };
+                let mut m = GroupMatrix {
+                    ids: Vec::new(),
+                    dim,
+                    q: Vec::new(),
+                    scales: Vec::new(),
+                    inv_norms: Vec::new(),
+                    built_from: members.clone(),
+                    vectorless: Vec::new(),
+                };
                 let mut row_q = vec![0i8; dim];
-                for &id in ids {
-                    if let Some(row) = self.get(id).filter(|r| r.len() == dim) {
-                        m.scales.push(quantize_i8(&row, &mut row_q));
-                        m.q.extend_from_slice(&row_q);
-                        m.inv_norms.push(inv_norm(&row));
-                        m.ids.push(id);
+                for id in members.iter() {
+                    match self.get(id).filter(|r| r.len() == dim) {
+                        Some(row) => {
+                            m.scales.push(quantize_i8(&row, &mut row_q));
+                            m.q.extend_from_slice(&row_q);
+                            m.inv_norms.push(inv_norm(&row));
+                            m.ids.push(id);
+                        }
+                        None => m.vectorless.push(id),
                     }
                 }
+                lacking.clone_from(&m.vectorless);
                 let m = Arc::new(m);
                 self.groups.lock().insert(key, m.clone());
                 m
@@ -506,17 +530,24 @@ impl VectorColumn {
         let qs = quantize_i8(scan.query, &mut q);
         // Rows of the copy that left the group, and members the filter refuses, are checked only
         // for rows that would enter the short list.
-        let listed = |id: u32| ids.binary_search(&id).is_ok() && accept(id);
+        let listed = |id: u32| members.contains(id) && accept(id);
         let pre = (0..m.ids.len().div_ceil(CHUNK_ROWS))
             .into_par_iter()
             .map(|c| {
                 let mut top = TopK::new(short);
-                for j in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(m.ids.len()) {
-                    let w = if scan.cosine { m.inv_norms[j] } else { 1.0 };
-                    let s = dot_i8(&q, &m.q[j * dim..(j + 1) * dim]) * m.scales[j] * qs * w;
-                    let id = m.ids[j];
-                    if top.admits(s, id) && listed(id) {
-                        top.push(Scored { id, score: s });
+                let mut dots = vec![0i32; DOT_BLOCK];
+                let rows = c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(m.ids.len());
+                for start in rows.clone().step_by(DOT_BLOCK) {
+                    let end = (start + DOT_BLOCK).min(rows.end);
+                    let dots = &mut dots[..end - start];
+                    dot_i8_rows(&q, &m.q[start * dim..end * dim], dots);
+                    for (j, d) in (start..end).zip(dots.iter()) {
+                        let w = if scan.cosine { m.inv_norms[j] } else { 1.0 };
+                        let s = *d as f32 * m.scales[j] * qs * w;
+                        let id = m.ids[j];
+                        if top.admits(s, id) && listed(id) {
+                            top.push(Scored { id, score: s });
+                        }
                     }
                 }
                 top
@@ -575,21 +606,6 @@ impl VectorColumn {
         }
         top.into_sorted()
     }
-}
-
-/// The ids of `want` (ascending) that `have` (ascending) lacks.
-fn missing(have: &[u32], want: &[u32]) -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    for &id in want {
-        while i < have.len() && have[i] < id {
-            i += 1;
-        }
-        if i == have.len() || have[i] != id {
-            out.push(id);
-        }
-    }
-    out
 }
 
 /// The best rows among `rows` (local indexes, all present) of one block, in the scan's mode.
@@ -816,13 +832,15 @@ mod tests {
         let dim = 16;
         let rows: Vec<Vec<f32>> = (0..6000).map(|_| (0..dim).map(|_| rng.gen_range(-1.0f32..1.0)).collect()).collect();
         let mut col = column(&rows[..4000], 2000);
-        let check = |col: &VectorColumn, ids: &[u32], rows: &[Vec<f32>], rng: &mut rand::rngs::StdRng| {
+        // `present`: rows below it have a vector in the column.
+        let check = |col: &VectorColumn, set: &IdSet, present: u32, rows: &[Vec<f32>], rng: &mut rand::rngs::StdRng| {
+            let ids: Vec<u32> = set.iter().filter(|i| *i < present).collect();
             for _ in 0..5 {
                 let q: Vec<f32> = (0..dim).map(|_| rng.gen_range(-0.5f32..0.5)).collect();
                 let n = scalar::dot_f32(&q, &q).sqrt();
                 let unit: Vec<f32> = q.iter().map(|x| (f64::from(*x) / n) as f32).collect();
                 let scan = Scan { query: &unit, k: 7, mode: VectorMode::I8, rescore: ids.len(), cosine: true };
-                let got: Vec<u32> = col.search_group(9, &scan, ids, &|_| true).iter().map(|s| s.id).collect();
+                let got: Vec<u32> = col.search_group(9, &scan, set, &|_| true).iter().map(|s| s.id).collect();
                 let mut want: Vec<(f64, u32)> = ids
                     .iter()
                     .map(|&i| {
@@ -834,21 +852,32 @@ mod tests {
                 assert_eq!(got, want.iter().take(7).map(|w| w.1).collect::<Vec<_>>());
                 // A filter refusing some members: applied before selection, never after.
                 let even = |id: u32| id.is_multiple_of(2);
-                let got: Vec<u32> = col.search_group(9, &scan, ids, &even).iter().map(|s| s.id).collect();
+                let got: Vec<u32> = col.search_group(9, &scan, set, &even).iter().map(|s| s.id).collect();
                 assert_eq!(got, want.iter().filter(|w| even(w.1)).take(7).map(|w| w.1).collect::<Vec<_>>());
             }
         };
-        let group: Vec<u32> = (0..4000).filter(|i| i % 3 == 0).collect();
-        check(&col, &group, &rows, &mut rng);
-        // Grown: new rows join the group (the copy lacks them); some old members leave.
+        // Members 4000.. have no vector yet: the copy lists them as vectorless.
+        let group = IdSet::from_sorted(&(0..4500).filter(|i| i % 3 == 0).collect::<Vec<_>>());
+        check(&col, &group, 4000, &rows, &mut rng);
+        // Later versions of the same set (shards shared where untouched): the vectorless members
+        // get vectors, new members join (the copy lacks them), some old members leave.
         for (i, r) in rows.iter().enumerate().skip(4000) {
             col.insert(i as u32, Arc::from(r.as_slice()));
         }
-        let grown: Vec<u32> = (0..6000).filter(|i| i % 3 == 0 && i % 7 != 0).collect();
-        check(&col, &grown, &rows, &mut rng);
+        let mut grown = group.clone();
+        for i in (4500..6000).filter(|i| i % 3 == 0) {
+            grown.insert(i);
+        }
+        for i in (0..6000).filter(|i| i % 7 == 0) {
+            grown.remove(i);
+        }
+        check(&col, &grown, 6000, &rows, &mut rng);
+        let mut far = grown.clone();
+        far.insert(70_000);
+        check(&col, &far, 6000, &rows, &mut rng);
         // Mostly new: the copy is rebuilt.
-        let other: Vec<u32> = (0..6000).filter(|i| i % 3 == 1).collect();
-        check(&col, &other, &rows, &mut rng);
+        let other = IdSet::from_sorted(&(0..6000).filter(|i| i % 3 == 1).collect::<Vec<_>>());
+        check(&col, &other, 6000, &rows, &mut rng);
     }
 
     #[test]
