@@ -72,6 +72,7 @@ pub fn apply_batch_with(
     let rows = state.entities.len() + state.claims.len();
     let rebase = batch.ops.len() >= REBASE_TEXT_OPS_MIN && batch.ops.len() * 4 >= rows;
     let index_text = !rebase && !deferred.text;
+    let entities_before = state.entities.len();
     let mut w = Writer {
         st: state,
         ws,
@@ -81,6 +82,7 @@ pub fn apply_batch_with(
         names_changed: Vec::new(),
         index_text,
         link_graph: !deferred.graph,
+        entities_before,
     };
     for (i, op) in batch.ops.iter().enumerate() {
         w.apply(op).map_err(|e| fail(i, op_name(op), e))?;
@@ -158,6 +160,8 @@ struct Writer<'a> {
     index_text: bool,
     /// False when a replay defers the delta adjacency.
     link_graph: bool,
+    /// Entities before this batch (those of earlier commits).
+    entities_before: usize,
 }
 
 fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
@@ -369,6 +373,9 @@ impl Writer<'_> {
             Some(_) => Err(("vector", WriteErrorKind::VectorAlreadySet)),
             None => {
                 col.insert(id, Arc::from(vector));
+                if entity && (id as usize) < self.entities_before {
+                    self.st.late_entity_vectors += 1;
+                }
                 Ok(())
             }
         }

@@ -343,12 +343,18 @@ impl Database {
                 }
             }
         }
-        if let Some(classifier) = self.inner.classifier.read().clone() {
-            let snap = self.snapshot();
-            if let Ok(ws) = snap.workspace(&doc.workspace) {
+        // Work that needs no newest state runs here, on a snapshot, in the writer's own thread:
+        // the classifier, and searches by vector for mentions without an exact name (the commit
+        // then scores only the entities added since).
+        let snap = self.snapshot();
+        let mut hints = Vec::new();
+        if let Ok(ws) = snap.workspace(&doc.workspace) {
+            if let Some(classifier) = self.inner.classifier.read().clone() {
                 crate::classifier::classify_doc(&ws, &mut doc, classifier.as_ref());
             }
+            hints = crate::ingest::vector_hints(&ws, &doc);
         }
+        drop(snap);
         let doc = Arc::new(doc);
         let opts = *opts;
         let done = self.commit_queued(move |st, cx| {
@@ -356,7 +362,7 @@ impl Database {
                 Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
             })?;
             let view = WorkspaceView { st: &*st, ws, now: cx.now };
-            let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now)? else {
+            let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
                 return Ok(Applied::nothing(crate::ingest::IngestReport { duplicate: true, ..Default::default() }));
             };
             if batch.is_empty() {

@@ -12,6 +12,7 @@
 //! WAL records, so replay gives the same result without re-planning.
 
 use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
+use crate::bitmap::IdSet;
 use crate::ids::{ClaimId, EntityId};
 use crate::model::{Cardinality, ClaimState};
 use crate::normalize::{name_key, vocabulary_key};
@@ -366,6 +367,7 @@ pub(crate) fn plan(
     doc: &IngestDoc,
     opts: IngestOptions,
     now: Timestamp,
+    hints: &[Option<VectorHint>],
 ) -> Result<Option<(WriteBatch, IngestReport)>, IngestError> {
     let st = view.st;
     let opts = opts.thresholds(&st.settings, &doc.workspace);
@@ -402,7 +404,7 @@ pub(crate) fn plan(
             report.entities.push(Resolution { name: e.name.clone(), entity: ext_of(view, r), how: ResolvedBy::Document });
             continue;
         }
-        let (reference, existing, how) = match resolve(view, e, &ty, opts) {
+        let (reference, existing, how) = match resolve(view, e, &ty, opts, hints.get(i).and_then(Option::as_ref)) {
             Some((id, how)) => (EntityRef::Ext(entity_ext(view, id)), Some(id), how),
             None => {
                 let ext = e.id.clone().unwrap_or_else(|| format!("{ty}:{key}"));
@@ -626,9 +628,8 @@ fn ext_of(view: &WorkspaceView<'_>, r: &EntityRef) -> String {
     }
 }
 
-/// Exact normalised name or alias of the same type (lowest id first), then name-vector
-/// similarity among entities of the same type.
-fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: Thresholds) -> Option<(EntityId, ResolvedBy)> {
+/// The exact normalised name or an alias of `e` among entities of type `ty` (lowest id first).
+fn resolve_by_name(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str) -> Option<(EntityId, ResolvedBy)> {
     let same_type = |id: EntityId| view.entity(id).is_some_and(|x| *x.entity_type == *ty);
     for name in std::iter::once(&e.name).chain(&e.aliases) {
         if let Some(id) = view.find_by_name(name).into_iter().find(|id| same_type(*id)) {
@@ -636,9 +637,12 @@ fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: Thresholds) -
             return Some((id, if canonical { ResolvedBy::Name } else { ResolvedBy::Alias }));
         }
     }
-    let v = e.vector.as_ref()?;
-    // An i8 scan of the type's members, the best few rescored exactly: the threshold compares
-    // exact cosines.
+    None
+}
+
+/// The entity of type `ty` whose name vector is most similar to `v`: an i8 scan of the type's
+/// members, the best few rescored exactly (so the threshold compares exact cosines).
+fn best_by_vector(view: &WorkspaceView<'_>, v: &[f32], ty: &str) -> Option<(EntityId, f32)> {
     let vo = VectorOptions {
         k: 1,
         metric: Metric::Cosine,
@@ -647,9 +651,104 @@ fn resolve(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str, opts: Thresholds) -
         entity_types: vec![ty.to_owned()],
         ..VectorOptions::default()
     };
-    let hits = view.search_entity_vectors(v, &vo).ok()?;
-    hits.into_iter()
-        .find(|(id, sim)| *sim >= opts.resolve_similarity && same_type(*id))
+    view.search_entity_vectors(v, &vo).ok()?.into_iter().next()
+}
+
+/// What a search by vector found on a published snapshot, before the commit: under the writer
+/// lock only what changed since is scored (`VectorHint::refine`), so the scan itself runs in
+/// the writer's own thread, in parallel with other writers, instead of inside the commit.
+#[derive(Clone, Debug)]
+pub(crate) struct VectorHint {
+    /// The type's members in the snapshot searched (a cheap clone: shards are shared).
+    members: IdSet,
+    /// `State::late_entity_vectors` of that snapshot.
+    late_vectors: u64,
+    /// The best member then, with its exact cosine.
+    best: Option<(EntityId, f32)>,
+}
+
+/// The hints for `doc`'s entities (by position): a search by vector on `view` for each mention
+/// with a vector and no exact name or alias there.
+pub(crate) fn vector_hints(view: &WorkspaceView<'_>, doc: &IngestDoc) -> Vec<Option<VectorHint>> {
+    doc.entities
+        .iter()
+        .map(|e| {
+            let v = e.vector.as_ref()?;
+            let ty = vocabulary_key(&e.entity_type);
+            if resolve_by_name(view, e, &ty).is_some() {
+                return None;
+            }
+            let tid = view.st.catalog.types.get(&ty)?;
+            let members = view.st.bitmaps.entities_by_type.get(&crate::ids::TypeId(tid))?.clone();
+            Some(VectorHint { members, late_vectors: view.st.late_entity_vectors, best: best_by_vector(view, v, &ty) })
+        })
+        .collect()
+}
+
+impl VectorHint {
+    /// The best entity of type `ty` for `v` on `view` (a newer state than the hint's), from the
+    /// hint plus the members added since, each scored exactly; `None` when the hint cannot
+    /// answer (its best left the type or is no longer visible, or an older entity got a
+    /// vector since): the caller then searches in full.
+    fn refine(&self, view: &WorkspaceView<'_>, v: &[f32], ty: &str) -> Result<Option<(EntityId, f32)>, Stale> {
+        let st = view.st;
+        if st.late_entity_vectors != self.late_vectors {
+            return Err(Stale);
+        }
+        let tid = st.catalog.types.get(ty).ok_or(Stale)?;
+        let members = st.bitmaps.entities_by_type.get(&crate::ids::TypeId(tid)).ok_or(Stale)?;
+        let visible = |id: u32| view.entity(EntityId(id)).is_some_and(|x| !x.deleted);
+        if let Some((best, _)) = self.best {
+            if !members.contains(best.0) || !visible(best.0) {
+                return Err(Stale);
+            }
+        }
+        let n = crate::search::kernels::dot_f32(v, v).sqrt();
+        let unit: Vec<f32> = v.iter().map(|x| x / n).collect();
+        let mut best = self.best;
+        for id in members.added_since(&self.members) {
+            if !visible(id) {
+                continue;
+            }
+            if let Some(score) = st.vectors.entity.cosine_to_unit(id, &unit) {
+                // Ties go to the lower id, as in the scan.
+                let better = |(b, s): (EntityId, f32)| match score.total_cmp(&s) {
+                    std::cmp::Ordering::Greater => true,
+                    std::cmp::Ordering::Equal => id < b.0,
+                    std::cmp::Ordering::Less => false,
+                };
+                if best.is_none_or(better) {
+                    best = Some((EntityId(id), score));
+                }
+            }
+        }
+        Ok(best)
+    }
+}
+
+/// A hint that cannot answer for the newest state.
+#[derive(Debug, PartialEq)]
+struct Stale;
+
+/// Exact normalised name or alias of the same type (lowest id first), then name-vector
+/// similarity among entities of the same type (from `hint` when it can answer).
+fn resolve(
+    view: &WorkspaceView<'_>,
+    e: &EntityIn,
+    ty: &str,
+    opts: Thresholds,
+    hint: Option<&VectorHint>,
+) -> Option<(EntityId, ResolvedBy)> {
+    if let Some(found) = resolve_by_name(view, e, ty) {
+        return Some(found);
+    }
+    let v = e.vector.as_ref()?;
+    let best = match hint.map(|h| h.refine(view, v, ty)) {
+        Some(Ok(best)) => best,
+        _ => best_by_vector(view, v, ty),
+    };
+    let same_type = |id: EntityId| view.entity(id).is_some_and(|x| *x.entity_type == *ty);
+    best.filter(|(id, sim)| *sim >= opts.resolve_similarity && same_type(*id))
         .map(|(id, similarity)| (id, ResolvedBy::Vector { similarity }))
 }
 
@@ -708,4 +807,81 @@ fn corroborate(view: &WorkspaceView<'_>, claim: ClaimId, confidence: f32, conver
     let second_conversation = independent && cited.iter().any(Option::is_some);
     let accepted = existing.state == ClaimState::Proposed && (combined >= opts.accept_confidence || second_conversation);
     (combined, accepted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Database;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    /// A hint computed on an older snapshot answers exactly like a full search on the newest
+    /// state — with entities added, deleted or of another type since — or declines to answer.
+    #[test]
+    fn vector_hints_answer_like_a_full_search_on_the_newest_state() {
+        let db = Database::in_memory();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let rows: Vec<Vec<f32>> = (0..60).map(|_| unit(&(0..8).map(|_| next()).collect::<Vec<_>>())).collect();
+        let mut b = WriteBatch::new("default");
+        for (i, row) in rows.iter().enumerate().take(50) {
+            b.upsert_entity(&format!("s{i}"), "service", &format!("svc {i}")).set_entity_vector(format!("s{i}").as_str(), row.clone());
+        }
+        b.upsert_entity("bare", "service", "no vector yet");
+        db.write(&b).unwrap();
+        let v: Vec<f32> = unit(&rows[7].iter().enumerate().map(|(i, x)| x + if i == 0 { 0.05 } else { 0.0 }).collect::<Vec<_>>());
+        let doc = IngestDoc {
+            entities: vec![
+                EntityIn { name: "something new".into(), entity_type: "service".into(), vector: Some(v.clone()), ..EntityIn::default() },
+                EntityIn { name: "svc 3".into(), entity_type: "service".into(), vector: Some(v.clone()), ..EntityIn::default() },
+            ],
+            ..IngestDoc::default()
+        };
+        let snap = db.snapshot();
+        let hints = vector_hints(&snap.workspace("default").unwrap(), &doc);
+        drop(snap);
+        assert!(hints[1].is_none(), "an exact name needs no search");
+        let hint = hints[0].clone().unwrap();
+        let s = |i: usize| EntityId(i as u32);
+        let check = |db: &Database, want: Option<EntityId>| {
+            let snap = db.snapshot();
+            let view = snap.workspace("default").unwrap();
+            let full = best_by_vector(&view, &v, "service");
+            assert_eq!(full.map(|b| b.0), want);
+            hint.refine(&view, &v, "service").map(|r| assert_eq!(r, full, "the hint disagrees with a full search"))
+        };
+        assert!(check(&db, Some(s(7))).is_ok());
+        // A closer entity of the same type arrives, and an identical one of another type.
+        let mut b = WriteBatch::new("default");
+        b.upsert_entity("close", "service", "close one").set_entity_vector("close", v.clone());
+        b.upsert_entity("other", "person", "other type").set_entity_vector("other", v.clone());
+        db.write(&b).unwrap();
+        assert!(check(&db, Some(s(51))).is_ok());
+        // It is deleted again: the hint's own best answers.
+        let mut b = WriteBatch::new("default");
+        b.push(Op::DeleteEntity { entity: "close".into() });
+        db.write(&b).unwrap();
+        assert!(check(&db, Some(s(7))).is_ok());
+        // An older entity gets a vector: the hint declines (it could be the best).
+        let mut b = WriteBatch::new("default");
+        b.set_entity_vector("bare", rows[55].clone());
+        db.write(&b).unwrap();
+        assert_eq!(check(&db, Some(s(7))), Err(Stale));
+        // The hint's best is deleted: it declines too.
+        let fresh = vector_hints(&db.snapshot().workspace("default").unwrap(), &doc)[0].clone().unwrap();
+        let mut b = WriteBatch::new("default");
+        b.push(Op::DeleteEntity { entity: "s7".into() });
+        db.write(&b).unwrap();
+        let snap = db.snapshot();
+        assert_eq!(fresh.refine(&snap.workspace("default").unwrap(), &v, "service"), Err(Stale));
+    }
 }

@@ -311,6 +311,10 @@ pub struct State {
     pub vectors: Vectors,
     /// Keyword indexes over claim texts and entity names.
     pub text: crate::search::bm25::TextIndexes,
+    /// Entity vectors stored for entities of earlier commits (an entity created without one
+    /// that gets one later). Ingest's resolution hints, computed on an older snapshot, are valid
+    /// only while this is unchanged. Not persisted: hints never outlive the process.
+    pub late_entity_vectors: u64,
     /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
     /// snapshot and reset by the writer for each new state.
     pub fast_flat: OnceLock<Arc<FlatFilter>>,

@@ -97,7 +97,7 @@ impl Harness {
             Action::AddEntity(ty) => {
                 b.upsert_entity(&format!("e{n_e}"), &format!("t{ty}"), &format!("Entity {n_e}"));
                 Some(Box::new(move |r: &mut RefGraph| {
-                    r.entities.push(RefEntity { ty, created_at: now, history: vec![(now, false)], merged: None })
+                    r.entities.push(RefEntity { ty, created_at: now, history: vec![(now, false)], merged: None });
                 }))
             }
             Action::AddClaim { s, o, p, conf, state, shape } => {

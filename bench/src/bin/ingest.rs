@@ -5,6 +5,10 @@
 //! `cargo run --release -p engram-bench --bin ingest -- [--entities 100000] [--batches 2000]
 //! [--writers 1] [--fsync batch|always|never] [--dim 64]`
 
+/// On mimalloc, like the `engram` binary (ingest allocates and frees many small rows).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use engram::ingest::{IngestOptions, ResolvedBy};
 use engram::{Config, Database, FsyncPolicy, WriteBatch};

@@ -469,6 +469,13 @@ impl VectorColumn {
         top.into_sorted()
     }
 
+    /// The cosine of row `id` with `unit` (a unit-length query), computed as the scans rescore:
+    /// `None` when the row is absent or of another dimension.
+    pub fn cosine_to_unit(&self, id: u32, unit: &[f32]) -> Option<f32> {
+        let row = self.get(id).filter(|r| r.len() == unit.len())?;
+        Some(dot_f32(unit, &row) * inv_norm(&row))
+    }
+
     /// `search_among` for a recurring group (`key` names it, e.g. an entity type; `members` is
     /// its current set), filtered by `accept` lazily: in i8 mode the group's rows are scanned
     /// from a contiguous copy built on first use (scattered rows cost a cache miss each; a
