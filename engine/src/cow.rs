@@ -179,8 +179,15 @@ impl<T: Clone> CowVec<T> {
         if i & (LEAF_LEN - 1) == 0 {
             group.push(Arc::new(Vec::with_capacity(LEAF_LEN)));
         }
-        let leaf = Arc::make_mut(group.last_mut().expect("a leaf exists after the push above"));
-        leaf.push(value);
+        let leaf = group.last_mut().expect("a leaf exists after the push above");
+        if Arc::get_mut(leaf).is_none() {
+            // Shared with a snapshot: copy it once, at its full size (`make_mut` would copy it
+            // at its length and the pushes after would reallocate it by doubling).
+            let mut own = Vec::with_capacity(LEAF_LEN);
+            own.extend_from_slice(leaf);
+            *leaf = Arc::new(own);
+        }
+        Arc::get_mut(leaf).expect("the leaf was made unique above").push(value);
         self.tree_len += 1;
     }
 
