@@ -514,6 +514,11 @@ impl VectorColumn {
                     built_from: members.clone(),
                     vectorless: Vec::new(),
                 };
+                let rows = members.len() as usize;
+                m.ids.reserve(rows);
+                m.q.reserve(rows * dim);
+                m.scales.reserve(rows);
+                m.inv_norms.reserve(rows);
                 let mut row_q = vec![0i8; dim];
                 for id in members.iter() {
                     match self.get(id).filter(|r| r.len() == dim) {
