@@ -17,7 +17,7 @@ use crate::ids::{PredicateId, TypeId, NONE};
 use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
-use crate::normalize::{name_key, name_key_into, vocabulary_key};
+use crate::normalize::{name_key_into, vocabulary_key};
 use crate::state::{State, ALIAS_SEP, LIVE, TIMED};
 use crate::strvec::StrVec;
 use crate::time::Timestamp;
@@ -177,16 +177,30 @@ fn check_ext(s: &str, limits: &Limits) -> Option<WriteErrorKind> {
 /// The distinct aliases of a row: one per normalised key, none with the canonical name's key
 /// (what a batch's upsert keeps, too).
 fn distinct_aliases<'a>(name: &str, row: &'a str, sep: char) -> Vec<&'a str> {
-    let mut keys = vec![name_key(name)];
-    let mut out = Vec::new();
-    for a in row.split(sep).filter(|a| !a.is_empty()) {
-        let k = name_key(a);
-        if !keys.contains(&k) {
-            keys.push(k);
-            out.push(a);
-        }
+    thread_local! {
+        /// Key buffers reused across rows (a bulk load normalises millions of names).
+        static KEYS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    out
+    /// Writes `s`'s key into buffer `at`, adding a buffer if needed.
+    fn key_at(keys: &mut Vec<String>, at: usize, s: &str) {
+        if keys.len() == at {
+            keys.push(String::new());
+        }
+        name_key_into(s, &mut keys[at]);
+    }
+    KEYS.with_borrow_mut(|keys| {
+        key_at(keys, 0, name);
+        let mut used = 1;
+        let mut out = Vec::new();
+        for a in row.split(sep).filter(|a| !a.is_empty()) {
+            key_at(keys, used, a);
+            if !keys[..used].contains(&keys[used]) {
+                used += 1;
+                out.push(a);
+            }
+        }
+        out
+    })
 }
 
 /// The first row (in row order) for which `check` reports a problem.

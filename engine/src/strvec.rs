@@ -115,17 +115,19 @@ impl StrVec {
     /// text to `buf`.
     pub fn build_par(n: usize, row: impl Fn(usize, &mut String) + Sync + Send) -> StrVec {
         use rayon::prelude::*;
+        // Each task writes its leaves' text into one scratch buffer it keeps, then copies it out at
+        // its exact size: no leaf grows by doubling or is shrunk by a second copy.
         let leaves: Vec<Arc<Leaf>> = (0..n.div_ceil(LEAF_LEN))
             .into_par_iter()
-            .map(|l| {
+            .map_init(String::new, |scratch, l| {
                 let rows = l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n);
-                let mut leaf = Leaf { bytes: String::with_capacity(rows.len() * 16), ends: Vec::with_capacity(rows.len()) };
+                let mut ends = Vec::with_capacity(rows.len());
+                scratch.clear();
                 for i in rows {
-                    row(i, &mut leaf.bytes);
-                    leaf.ends.push(u32::try_from(leaf.bytes.len()).expect("a leaf of 1,024 size-limited strings stays under 4 GiB"));
+                    row(i, scratch);
+                    ends.push(u32::try_from(scratch.len()).expect("a leaf of 1,024 size-limited strings stays under 4 GiB"));
                 }
-                leaf.bytes.shrink_to_fit();
-                Arc::new(leaf)
+                Arc::new(Leaf { bytes: scratch.as_str().to_owned(), ends })
             })
             .collect();
         StrVec { leaves, len: n, tail: Arc::default() }
