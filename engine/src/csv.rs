@@ -37,8 +37,8 @@ fn column(row: &str, field: &str) -> usize {
 }
 
 /// Splits `data` after its header line into about `parts` pieces at line boundaries; each piece
-/// comes with the 1-based line number of its first line.
-fn split_lines(data: &[u8], parts: usize) -> Vec<(usize, &[u8])> {
+/// comes with the 1-based line number of its first line and its number of lines.
+fn split_lines(data: &[u8], parts: usize) -> Vec<(usize, &[u8], usize)> {
     let start = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
     let body = &data[start..];
     let target = body.len().div_ceil(parts.max(1)).max(1);
@@ -53,13 +53,16 @@ fn split_lines(data: &[u8], parts: usize) -> Vec<(usize, &[u8])> {
         pieces.push(&body[at..end]);
         at = end;
     }
+    // Line numbers need every piece's newline count: counted in parallel, summed in order.
+    let newlines: Vec<usize> = pieces.par_iter().map(|p| memchr::memchr_iter(b'\n', p).count()).collect();
     let mut line = 2;
     pieces
         .into_iter()
-        .map(|p| {
+        .zip(newlines)
+        .map(|(p, k)| {
             let n = line;
-            line += memchr::memchr_iter(b'\n', p).count();
-            (n, p)
+            line += k;
+            (n, p, k + usize::from(p.last().is_some_and(|b| *b != b'\n')))
         })
         .collect()
 }
@@ -190,7 +193,7 @@ pub fn parse_entities(data: &[u8], file: &str) -> Result<BulkEntities, CsvError>
     let parts = rayon::current_num_threads() * 8;
     let chunks: Vec<EntityChunk> = split_lines(data, parts)
         .into_par_iter()
-        .map(|(first_line, piece)| {
+        .map(|(first_line, piece, _)| {
             let rows = piece.len() / 60 + 16;
             let mut c = EntityChunk {
                 ext: TextColumn::with_capacity(rows, rows * 8),
@@ -280,10 +283,7 @@ struct ClaimSlices<'a> {
 pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Result<BulkClaims, CsvError> {
     let parts = rayon::current_num_threads() * 8;
     let pieces = split_lines(data, parts);
-    let counts: Vec<usize> = pieces
-        .par_iter()
-        .map(|(_, p)| memchr::memchr_iter(b'\n', p).count() + usize::from(p.last().is_some_and(|b| *b != b'\n')))
-        .collect();
+    let counts: Vec<usize> = pieces.iter().map(|p| p.2).collect();
     let total: usize = counts.iter().sum();
     let mut cl = BulkClaims {
         subject: vec![0; total],
@@ -318,7 +318,7 @@ pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Resu
     let parsed: Vec<(TextColumn, Names, usize)> = pieces
         .into_par_iter()
         .zip(slices)
-        .map(|((first_line, piece), out)| {
+        .map(|((first_line, piece, _), out)| {
             let mut ext = TextColumn::with_capacity(out.subject.len(), out.subject.len() * 8);
             let mut preds = Names::default();
             let mut k = 0;
