@@ -78,17 +78,32 @@ impl StrVec {
     /// Moves the tail into the leaves.
     fn flush_tail(&mut self) {
         let tail = std::mem::take(&mut self.tail);
-        for k in 0..tail.ends.len() {
-            self.push_leaf_row(tail.get(k));
+        let mut k = 0;
+        while k < tail.ends.len() {
+            if self.len & (LEAF_LEN - 1) == 0 {
+                self.leaves.push(Arc::new(Leaf { bytes: String::new(), ends: Vec::with_capacity(LEAF_LEN) }));
+            }
+            let take = (LEAF_LEN - (self.len & (LEAF_LEN - 1))).min(tail.ends.len() - k);
+            let start = if k == 0 { 0 } else { tail.ends[k - 1] as usize };
+            let added = tail.ends[k + take - 1] as usize - start;
+            let leaf = self.leaves.last_mut().expect("pushed above");
+            if Arc::get_mut(leaf).is_none() {
+                // Shared with a snapshot: copy it once, with room for a full leaf at its current
+                // bytes per row (`make_mut` would copy it at its length, then regrow it).
+                let rows = leaf.ends.len() + take;
+                let bytes = (leaf.bytes.len() + added).div_ceil(rows) * LEAF_LEN;
+                let mut own = Leaf { bytes: String::with_capacity(bytes), ends: Vec::with_capacity(LEAF_LEN) };
+                own.bytes.push_str(&leaf.bytes);
+                own.ends.extend_from_slice(&leaf.ends);
+                *leaf = Arc::new(own);
+            }
+            let leaf = Arc::get_mut(leaf).expect("the leaf was made unique above");
+            for j in k..k + take {
+                leaf.push(tail.get(j));
+            }
+            self.len += take;
+            k += take;
         }
-    }
-
-    fn push_leaf_row(&mut self, s: &str) {
-        if self.len & (LEAF_LEN - 1) == 0 {
-            self.leaves.push(Arc::new(Leaf { bytes: String::new(), ends: Vec::with_capacity(LEAF_LEN) }));
-        }
-        Arc::make_mut(self.leaves.last_mut().expect("pushed above")).push(s);
-        self.len += 1;
     }
 
     /// Replaces row `i`, rebuilding its leaf (or the tail).
@@ -173,6 +188,10 @@ mod tests {
             let mut snaps = Vec::new();
             for (push, at, s) in ops {
                 if push || reference.is_empty() {
+                    if at % 29 == 0 {
+                        // A snapshot shares the leaves the next pushes fill.
+                        snaps.push((reference.clone(), column.clone()));
+                    }
                     reference.push(s.clone());
                     column.push(&s);
                 } else {
