@@ -101,6 +101,9 @@ fn check_merged(db: &Database) {
     for name in ["Auth Svc", "auth api", "AuthService"] {
         assert_eq!(ws.find_by_name(name), vec![auth], "{name}");
     }
+    // Keyword search over names finds the survivor (through its new aliases), not the retired one.
+    let hits: Vec<EntityId> = ws.search_entity_text("svc", 5, &engram::Visibility::default()).into_iter().map(|h| h.0).collect();
+    assert_eq!(hits, vec![auth]);
     // The same claim row, with its evidence and text.
     let k1 = ws.claim_id("k1").unwrap();
     let claim = ws.claim(k1).unwrap();
@@ -152,6 +155,8 @@ fn merge_then_undo(compact_first: bool) {
     assert!(!back.deleted && back.merged_into.is_none());
     assert!(ws.entity(auth).unwrap().aliases.is_empty());
     assert_eq!(ws.find_by_name("auth-api"), vec![authsvc]);
+    let hits: Vec<EntityId> = ws.search_entity_text("svc", 5, &engram::Visibility::default()).into_iter().map(|h| h.0).collect();
+    assert_eq!(hits, vec![authsvc]);
     assert!(ws.merges_of(authsvc)[0].undone_at.is_some());
     drop(snap);
     db.compact();
