@@ -58,8 +58,24 @@ pub fn sort_hashed_keys(keys: Vec<u64>) -> Vec<u64> {
 pub struct KeyIndex {
     /// `hash << 32 | id`, ascending.
     base: Arc<Vec<u64>>,
-    overlay: imbl::HashMap<u32, Arc<[u32]>>,
+    overlay: imbl::HashMap<u32, Ids>,
     overlay_len: usize,
+}
+
+/// The overlay's ids under one hash: almost always one, kept without an allocation.
+#[derive(Clone, Debug)]
+enum Ids {
+    One(u32),
+    Many(Arc<[u32]>),
+}
+
+impl Ids {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Ids::One(id) => std::slice::from_ref(id),
+            Ids::Many(ids) => ids,
+        }
+    }
 }
 
 impl KeyIndex {
@@ -84,13 +100,17 @@ impl KeyIndex {
     /// Adds `id` under `hash`. Folds the overlay into the base once it reaches a quarter of it
     /// (and 65,536 entries), so lookups stay one binary search plus one small map probe.
     pub fn insert(&mut self, hash: u32, id: u32) {
-        let list = self.overlay.entry(hash).or_insert_with(|| Arc::from(Vec::new()));
-        if list.contains(&id) {
-            return;
+        match self.overlay.get(&hash) {
+            None => {
+                self.overlay.insert(hash, Ids::One(id));
+            }
+            Some(ids) if ids.as_slice().contains(&id) => return,
+            Some(ids) => {
+                let mut v = ids.as_slice().to_vec();
+                v.push(id);
+                self.overlay.insert(hash, Ids::Many(Arc::from(v)));
+            }
         }
-        let mut v = list.to_vec();
-        v.push(id);
-        *list = Arc::from(v);
         self.overlay_len += 1;
         if self.overlay_len >= 65_536 && self.overlay_len >= self.base.len() / 4 {
             self.compact();
@@ -113,7 +133,7 @@ impl KeyIndex {
             f(*k as u32);
         }
         if let Some(ids) = self.overlay.get(&hash) {
-            ids.iter().for_each(|id| f(*id));
+            ids.as_slice().iter().for_each(|id| f(*id));
         }
     }
 
@@ -132,7 +152,7 @@ impl KeyIndex {
     pub fn for_each_key(&self, mut f: impl FnMut(u64)) {
         self.base.iter().for_each(|k| f(*k));
         for (h, ids) in &self.overlay {
-            ids.iter().for_each(|id| f(u64::from(*h) << 32 | u64::from(*id)));
+            ids.as_slice().iter().for_each(|id| f(u64::from(*h) << 32 | u64::from(*id)));
         }
     }
 
