@@ -16,6 +16,9 @@ pub fn nbr_id(stored: u32) -> u32 {
     stored & !LIVE_BIT
 }
 
+/// Key ranges of `2^PARTITION_BITS` entities: a large build places edges range by range.
+const PARTITION_BITS: u32 = 12;
+
 /// One direction of adjacency over the claims `0..watermark`.
 #[derive(Debug, Default)]
 pub struct Csr {
@@ -61,19 +64,69 @@ impl Csr {
         for i in 0..entity_count {
             offsets[i + 1] += offsets[i];
         }
-        let mut cursor: Vec<u32> = offsets[..entity_count].to_vec();
         let mut out_preds = vec![0u16; m];
         let mut out_nbrs = vec![0u32; m];
         let mut out_claims = vec![0u32; m];
+        let stored = |i: usize, c: u32| {
+            debug_assert!(nbrs[i] < LIVE_BIT);
+            nbrs[i] | if fast(c) { LIVE_BIT } else { 0 }
+        };
+        if entity_count <= 2 << PARTITION_BITS {
+            // Small: one scatter straight to each edge's slot.
+            let mut cursor: Vec<u32> = offsets[..entity_count].to_vec();
+            for &c in order {
+                let i = c as usize;
+                let slot = &mut cursor[keys[i] as usize];
+                let at = *slot as usize;
+                *slot += 1;
+                out_preds[at] = preds[i];
+                out_nbrs[at] = stored(i, c);
+                out_claims[at] = c;
+            }
+            return Csr { offsets, preds: out_preds, nbrs: out_nbrs, claims: out_claims };
+        }
+        // Large: a scatter to random slots misses the cache on every edge. First partition the
+        // edges (in `order`, so stably) by key range into the ranges' own regions of the output
+        // (one sequential write stream per range), then place each region's edges within it,
+        // with the region in cache. Same result as the single scatter.
+        let ranges = entity_count.div_ceil(1 << PARTITION_BITS);
+        let mut fill: Vec<usize> = (0..ranges).map(|r| offsets[r << PARTITION_BITS] as usize).collect();
+        let mut low = vec![0u16; m];
         for &c in order {
             let i = c as usize;
-            let slot = &mut cursor[keys[i] as usize];
-            let at = *slot as usize;
+            let k = keys[i] as usize;
+            let slot = &mut fill[k >> PARTITION_BITS];
+            let at = *slot;
             *slot += 1;
             out_preds[at] = preds[i];
-            debug_assert!(nbrs[i] < LIVE_BIT);
-            out_nbrs[at] = nbrs[i] | if fast(c) { LIVE_BIT } else { 0 };
+            out_nbrs[at] = stored(i, c);
             out_claims[at] = c;
+            low[at] = (k & ((1 << PARTITION_BITS) - 1)) as u16;
+        }
+        let (mut sp, mut sn, mut sc, mut sl) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut cursor: Vec<usize> = Vec::with_capacity(1 << PARTITION_BITS);
+        for r in 0..ranges {
+            let first = r << PARTITION_BITS;
+            let last = ((r + 1) << PARTITION_BITS).min(entity_count);
+            let region = offsets[first] as usize..offsets[last] as usize;
+            sp.clear();
+            sp.extend_from_slice(&out_preds[region.clone()]);
+            sn.clear();
+            sn.extend_from_slice(&out_nbrs[region.clone()]);
+            sc.clear();
+            sc.extend_from_slice(&out_claims[region.clone()]);
+            sl.clear();
+            sl.extend_from_slice(&low[region]);
+            cursor.clear();
+            cursor.extend(offsets[first..last].iter().map(|o| *o as usize));
+            for j in 0..sl.len() {
+                let slot = &mut cursor[sl[j] as usize];
+                let at = *slot;
+                *slot += 1;
+                out_preds[at] = sp[j];
+                out_nbrs[at] = sn[j];
+                out_claims[at] = sc[j];
+            }
         }
         Csr { offsets, preds: out_preds, nbrs: out_nbrs, claims: out_claims }
     }
@@ -196,6 +249,26 @@ mod tests {
                 }
             }
             prop_assert_eq!(csr.range(1000), 0..0);
+        }
+
+        /// Past two key ranges the build partitions first: it must give the single scatter's result.
+        #[test]
+        fn partitioned_build_equals_the_direct_one(edges in proptest::collection::vec((0u32..20_000, 0u16..4, 0u32..20_000), 0..3000)) {
+            let keys: Vec<u32> = edges.iter().map(|e| e.0).collect();
+            let preds: Vec<u16> = edges.iter().map(|e| e.1).collect();
+            let nbrs: Vec<u32> = edges.iter().map(|e| e.2).collect();
+            let order = Csr::pred_order(&preds);
+            let fast = |c: u32| c % 5 != 0;
+            let csr = Csr::build(20_000, &keys, &nbrs, &preds, &order, &fast);
+            // The reference: every edge in (key, predicate, claim) order.
+            let mut want: Vec<(u32, u16, u32)> = (0..keys.len()).map(|c| (keys[c], preds[c], c as u32)).collect();
+            want.sort_unstable();
+            let got: Vec<(u32, u16, u32)> =
+                (0..20_000u32).flat_map(|e| csr.range(e).map(move |i| (e, i))).map(|(e, i)| (e, csr.preds[i], csr.claims[i])).collect();
+            prop_assert_eq!(got, want);
+            for (i, c) in csr.claims.iter().enumerate() {
+                prop_assert_eq!(csr.nbrs[i], nbrs[*c as usize] | if fast(*c) { LIVE_BIT } else { 0 });
+            }
         }
     }
 }
