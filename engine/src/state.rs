@@ -719,6 +719,12 @@ impl State {
         if self.graph.watermark as usize > m {
             return Some("the CSR covers claims that do not exist");
         }
+        for (&from, &idx) in &e.merged {
+            let standing = e.merges.try_get(idx as usize).is_some_and(|r| r.from == from && r.undone_at == Timestamp::MAX);
+            if !standing || (from as usize) >= n || *e.flags.get(from as usize) & DELETED == 0 {
+                return Some("a merged-away entity is not retired by a standing merge");
+            }
+        }
         None
     }
 }

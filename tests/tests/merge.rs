@@ -245,6 +245,8 @@ fn merges_survive_wal_replay_and_snapshots() {
     seed(&db);
     db.write(&merge("authsvc", "auth")).unwrap();
     drop(db);
+    // `engram check`'s invariants hold with a merge standing.
+    assert_eq!(engram::check(&engram::OsVfs, tmp.path()).unwrap().claims, 4);
     let db = open();
     check_merged(&db);
     db.checkpoint().unwrap();
