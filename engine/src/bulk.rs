@@ -247,15 +247,21 @@ fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u3
             },
         )
         .map(|(k, _)| k)
-        .reduce(Vec::new, |mut a, mut b| {
-            a.append(&mut b);
-            a
-        })
+        .collect::<Vec<Vec<u64>>>()
+        .concat()
 }
 
 /// Ids `first + i` for the rows where `pick(i)` names a bucket, grouped by bucket, ascending.
 fn buckets(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option<usize>) -> Vec<Vec<u32>> {
-    let mut out = vec![Vec::new(); count];
+    // Counted first, so each bucket is allocated once at its size (millions of rows: growing by
+    // doubling would copy and fault in fresh pages repeatedly).
+    let mut sizes = vec![0usize; count];
+    for i in 0..rows {
+        if let Some(b) = pick(i) {
+            sizes[b] += 1;
+        }
+    }
+    let mut out: Vec<Vec<u32>> = sizes.into_iter().map(Vec::with_capacity).collect();
     for i in 0..rows {
         if let Some(b) = pick(i) {
             out[b].push(first + i as u32);
