@@ -323,7 +323,7 @@ impl Writer<'_> {
                         self.st.erase_claim(ws, c);
                     } else {
                         for ev in ours {
-                            self.st.erase_evidence_row(ws, ev);
+                            self.st.erase_evidence_row(ev);
                         }
                     }
                 }
@@ -898,16 +898,15 @@ impl Writer<'_> {
         let ext: Arc<str> = match &v.ext_id {
             Some(e) => {
                 check_str("ext_id", e, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
-                let k = (self.ws, Arc::<str>::from(e.as_str()));
-                if self.st.evidence.by_ext.contains_key(&k) {
+                if self.st.find_evidence_ext(self.ws, e).is_some() {
                     return Err(("ext_id", WriteErrorKind::DuplicateId(e.clone())));
                 }
-                k.1
+                Arc::from(e.as_str())
             }
             None => {
                 let mut candidate = format!("v{id}");
                 let mut n = 1;
-                while self.st.evidence.by_ext.contains_key(&(self.ws, Arc::from(candidate.as_str()))) {
+                while self.st.find_evidence_ext(self.ws, &candidate).is_some() {
                     candidate = format!("v{id}_{n}");
                     n += 1;
                 }
@@ -929,7 +928,7 @@ impl Writer<'_> {
             recorded_at: self.now,
             next: head,
         });
-        self.st.evidence.by_ext.insert((self.ws, ext), id);
+        self.st.evidence.by_ext.insert(key_hash(self.ws, &ext), id);
         self.st.claims.evidence_head.set(c as usize, id);
         self.created.evidence.push(crate::ids::EvidenceId(id));
         Ok(())

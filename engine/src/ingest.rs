@@ -373,7 +373,7 @@ pub(crate) fn plan(
     let opts = opts.thresholds(&st.settings, &doc.workspace);
     let source_key = doc.source.conversation_id.as_deref().zip(doc.source.message_id.as_deref());
     if let Some((conv, msg)) = source_key {
-        if !doc.claims.is_empty() && st.evidence.by_ext.contains_key(&(view.ws, Arc::from(evidence_id(conv, msg, 0).as_str()))) {
+        if !doc.claims.is_empty() && st.find_evidence_ext(view.ws, &evidence_id(conv, msg, 0)).is_some() {
             return Ok(None);
         }
     }

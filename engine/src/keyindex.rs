@@ -6,6 +6,7 @@
 //! stale entries (a removed alias, an erased workspace) harmless, so nothing is ever deleted here.
 
 use crate::ids::WorkspaceId;
+use crate::runs::Runs;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -53,35 +54,23 @@ pub fn sort_hashed_keys(keys: Vec<u64>) -> Vec<u64> {
     out
 }
 
-/// Hash → candidate ids.
+/// Hash → candidate ids: a sorted base plus the keys added since, in [`Runs`] (a write copies a
+/// few KB when a published snapshot shares them, instead of a path of trie nodes per key).
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
     /// `hash << 32 | id`, ascending.
     base: Arc<Vec<u64>>,
-    overlay: imbl::HashMap<u32, Ids>,
-    overlay_len: usize,
+    overlay: Runs<u64>,
 }
 
-/// The overlay's ids under one hash: almost always one, kept without an allocation.
-#[derive(Clone, Debug)]
-enum Ids {
-    One(u32),
-    Many(Arc<[u32]>),
-}
-
-impl Ids {
-    fn as_slice(&self) -> &[u32] {
-        match self {
-            Ids::One(id) => std::slice::from_ref(id),
-            Ids::Many(ids) => ids,
-        }
-    }
+fn key(hash: u32, id: u32) -> u64 {
+    u64::from(hash) << 32 | u64::from(id)
 }
 
 impl KeyIndex {
     /// Builds an index from `(hash, id)` pairs.
     pub fn from_pairs(pairs: Vec<(u32, u32)>) -> KeyIndex {
-        let keys: Vec<u64> = pairs.into_iter().map(|(h, id)| u64::from(h) << 32 | u64::from(id)).collect();
+        let keys: Vec<u64> = pairs.into_iter().map(|(h, id)| key(h, id)).collect();
         KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
     }
 
@@ -89,52 +78,35 @@ impl KeyIndex {
     pub fn from_sorted_keys(mut keys: Vec<u64>) -> KeyIndex {
         debug_assert!(keys.windows(2).all(|w| w[0] <= w[1]));
         keys.dedup();
-        KeyIndex { base: Arc::new(keys), overlay: imbl::HashMap::new(), overlay_len: 0 }
+        KeyIndex { base: Arc::new(keys), ..KeyIndex::default() }
     }
 
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
-        self.base.is_empty() && self.overlay_len == 0
+        self.base.is_empty() && self.overlay.is_empty()
     }
 
     /// Adds `id` under `hash`. Folds the overlay into the base once it reaches a quarter of it
-    /// (and 65,536 entries), so lookups stay one binary search plus one small map probe.
+    /// (and 65,536 entries), so lookups stay a few binary searches.
     pub fn insert(&mut self, hash: u32, id: u32) {
-        match self.overlay.get(&hash) {
-            None => {
-                self.overlay.insert(hash, Ids::One(id));
-            }
-            Some(ids) if ids.as_slice().contains(&id) => return,
-            Some(ids) => {
-                let mut v = ids.as_slice().to_vec();
-                v.push(id);
-                self.overlay.insert(hash, Ids::Many(Arc::from(v)));
-            }
-        }
-        self.overlay_len += 1;
-        if self.overlay_len >= 65_536 && self.overlay_len >= self.base.len() / 4 {
+        self.overlay.push(key(hash, id));
+        if self.overlay.len() >= 65_536 && self.overlay.len() >= self.base.len() / 4 {
             self.compact();
         }
     }
 
     fn compact(&mut self) {
-        let mut keys: Vec<u64> = Vec::with_capacity(self.base.len() + self.overlay_len);
+        let mut keys: Vec<u64> = Vec::with_capacity(self.base.len() + self.overlay.len());
         self.for_each_key(|k| keys.push(k));
         *self = KeyIndex::from_sorted_keys(sort_hashed_keys(keys));
     }
 
-    /// Calls `f` with each candidate id for `hash` (base first, then overlay).
+    /// Calls `f` with each candidate id for `hash`: base first, then the overlay oldest first.
+    /// An id may be reported more than once.
     pub fn candidates(&self, hash: u32, mut f: impl FnMut(u32)) {
         let lo = self.base.partition_point(|k| (k >> 32) < u64::from(hash));
-        for k in &self.base[lo..] {
-            if (k >> 32) as u32 != hash {
-                break;
-            }
-            f(*k as u32);
-        }
-        if let Some(ids) = self.overlay.get(&hash) {
-            ids.as_slice().iter().for_each(|id| f(*id));
-        }
+        self.base[lo..].iter().take_while(|k| (*k >> 32) as u32 == hash).for_each(|k| f(*k as u32));
+        self.overlay.for_each_in(&key(hash, 0), &key(hash, u32::MAX), |k| f(*k as u32));
     }
 
     /// The first candidate satisfying `verify`.
@@ -148,17 +120,14 @@ impl KeyIndex {
         found
     }
 
-    /// Calls `f` for every `hash << 32 | id` key held.
+    /// Calls `f` for every `hash << 32 | id` key held (possibly more than once).
     pub fn for_each_key(&self, mut f: impl FnMut(u64)) {
-        self.base.iter().for_each(|k| f(*k));
-        for (h, ids) in &self.overlay {
-            ids.as_slice().iter().for_each(|id| f(u64::from(*h) << 32 | u64::from(*id)));
-        }
+        self.base.iter().chain(self.overlay.iter()).for_each(|k| f(*k));
     }
 
-    /// Heap bytes (base array; the overlay is small by construction).
+    /// Heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.base.len() * 8 + self.overlay_len * 48
+        (self.base.len() + self.overlay.len()) * 8
     }
 }
 
@@ -197,6 +166,55 @@ mod tests {
                 let want: Vec<u32> = keys.iter().enumerate().filter(|(_, x)| *x == k).map(|(j, _)| j as u32).collect();
                 for w in want { prop_assert!(all.contains(&w)); }
             }
+        }
+
+        /// Many tails sealed into runs, runs merged, repeated inserts, snapshots taken between
+        /// inserts (shared tails), and a compaction: candidates equal the naive multimap's set,
+        /// in every snapshot.
+        #[test]
+        fn overlay_runs_match_a_naive_multimap(
+            ops in proptest::collection::vec((0u32..64, 0u32..5000), 0..3000),
+            base in proptest::collection::vec((0u32..64, 0u32..5000), 0..200),
+            every in 1usize..400,
+        ) {
+            let mut idx = KeyIndex::from_pairs(base.clone());
+            let mut naive: std::collections::BTreeSet<(u32, u32)> = base.into_iter().collect();
+            let mut snaps = Vec::new();
+            for (i, (h, id)) in ops.into_iter().enumerate() {
+                idx.insert(h, id);
+                naive.insert((h, id));
+                if i % every == 0 {
+                    snaps.push((idx.clone(), naive.clone()));
+                }
+            }
+            snaps.push((idx, naive));
+            for (idx, naive) in &snaps {
+                for h in 0..64 {
+                    let mut got = Vec::new();
+                    idx.candidates(h, |id| got.push(id));
+                    got.sort_unstable();
+                    got.dedup();
+                    let want: Vec<u32> = naive.range((h, 0)..=(h, u32::MAX)).map(|p| p.1).collect();
+                    prop_assert_eq!(got, want);
+                }
+                let mut keys = Vec::new();
+                idx.for_each_key(|k| keys.push(k));
+                keys.sort_unstable();
+                keys.dedup();
+                prop_assert_eq!(keys.len(), naive.len());
+            }
+        }
+    }
+
+    #[test]
+    fn compaction_folds_the_overlay_into_the_base() {
+        let mut idx = KeyIndex::default();
+        for i in 0..70_000u32 {
+            idx.insert(i.wrapping_mul(2_654_435_761), i);
+        }
+        assert!(idx.overlay.len() < 70_000, "compacted once it reached 65,536");
+        for i in (0..70_000u32).step_by(997) {
+            assert_eq!(idx.find(i.wrapping_mul(2_654_435_761), |id| id == i), Some(i));
         }
     }
 }

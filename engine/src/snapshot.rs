@@ -461,6 +461,7 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
         .collect();
     // Evidence.
     let mut reasoning = added.map(|x| x.ev_reasoning.iter().map(|p| (p.0.to_native(), p.1.as_str())).peekable());
+    let mut evidence_keys = Vec::with_capacity(a.evidence.len());
     for (i, r) in a.evidence.iter().enumerate() {
         let claim = r.claim.to_native();
         if claim as usize >= m {
@@ -481,10 +482,11 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
             next: r.next.to_native(),
         };
         if let Some(ext) = &row.ext_id {
-            st.evidence.by_ext.insert((st_claim_ws(&st.entities, &st.claims, claim), ext.clone()), st.evidence.rows.len() as u32);
+            evidence_keys.push((crate::keyindex::key_hash(st_claim_ws(&st.entities, &st.claims, claim), ext), i as u32));
         }
         st.evidence.rows.push(row);
     }
+    st.evidence.by_ext = KeyIndex::from_pairs(evidence_keys);
     if reasoning.is_some_and(|mut it| it.next().is_some()) {
         return Err(DecodeError("evidence reasoning names a missing or unordered evidence row"));
     }

@@ -266,7 +266,8 @@ pub struct EvidenceRow {
 #[derive(Clone, Debug, Default)]
 pub struct EvidenceTable {
     pub rows: CowVec<EvidenceRow>,
-    pub by_ext: imbl::HashMap<(WorkspaceId, Arc<str>), u32>,
+    /// External id (hashed with its workspace) → candidate rows, verified by [`State::find_evidence_ext`].
+    pub by_ext: KeyIndex,
 }
 
 /// Roaring bitmaps over entity and claim ids, kept in step with every write.
@@ -459,6 +460,14 @@ impl State {
         self.claims.by_ext.find(key_hash(ws, ext), matches)
     }
 
+    /// The evidence row with external id `ext` in workspace `ws`.
+    pub fn find_evidence_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
+        self.evidence.by_ext.find(key_hash(ws, ext), |e| {
+            let row = self.evidence.rows.get(e as usize);
+            row.ext_id.as_deref() == Some(ext) && self.claim_ws(row.claim.0) == ws
+        })
+    }
+
     /// Endpoints of the claims among `0..upto` that are live but time-bounded.
     pub fn timed_live_endpoints(&self, upto: usize) -> Vec<(u32, u32)> {
         let words = self.claims.timed_live.flatten();
@@ -518,7 +527,7 @@ impl State {
         self.claims.text.set(i, "");
         let mut ev = *self.claims.evidence_head.get(i);
         while ev != NONE {
-            self.erase_evidence_row(ws, ev);
+            self.erase_evidence_row(ev);
             ev = self.evidence.rows.get(ev as usize).next;
         }
         self.claims.supersedes.remove(&c);
@@ -544,11 +553,10 @@ impl State {
     }
 
     /// Clears one evidence row's content and its external id.
-    pub fn erase_evidence_row(&mut self, ws: WorkspaceId, ev: u32) {
+    pub fn erase_evidence_row(&mut self, ev: u32) {
         let row = self.evidence.rows.get_mut(ev as usize);
-        if let Some(ext) = row.ext_id.take() {
-            self.evidence.by_ext.remove(&(ws, ext));
-        }
+        // The key index keeps its entry; lookups verify the row's id, which is now gone.
+        row.ext_id = None;
         row.conversation_id = None;
         row.message_id = None;
         row.model = None;

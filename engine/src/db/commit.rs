@@ -281,7 +281,9 @@ impl Database {
         if outcome.lead {
             self.lead();
         }
-        drop(outcome.garbage);
+        if let Some(old) = outcome.garbage {
+            crate::reaper::drop_later(old);
+        }
     }
 
     /// One fsync covering every group written so far; publishes the newest durable state,
@@ -341,7 +343,9 @@ impl Database {
         for (slot, result) in acks {
             slot.set(SlotState::Finished(result));
         }
-        drop(garbage);
+        if let Some(old) = garbage {
+            crate::reaper::drop_later(old);
+        }
     }
 
     /// Applies `jobs` in order to one copy of the newest state, logs the records of those that

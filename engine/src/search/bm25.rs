@@ -14,6 +14,7 @@
 
 use crate::cow::CowVec;
 use crate::ids::WorkspaceId;
+use crate::runs::Runs;
 use crate::search::text::term_counts;
 use crate::state::ALIAS_SEP;
 use crate::strvec::StrVec;
@@ -260,7 +261,8 @@ impl Built {
     }
 }
 
-/// A document indexed since the rebase.
+/// A document indexed since the rebase. `len` 0 marks one indexed empty (erased, or a text
+/// removed): it keeps its generation so older postings stay dead.
 #[derive(Clone, Copy, Debug)]
 struct DeltaDoc {
     len: u32,
@@ -268,13 +270,30 @@ struct DeltaDoc {
     generation: u32,
 }
 
+/// Fills the rows of documents never indexed (a claim without text).
+const NOT_INDEXED: DeltaDoc = DeltaDoc { len: 0, ws: WorkspaceId(0), generation: 0 };
+
+/// One delta posting; ordered by term, then document, so a term's postings are one range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Posting {
+    term: u32,
+    doc: u32,
+    tf: u32,
+    generation: u32,
+}
+
 /// One inverted index (claims or entities).
 #[derive(Clone, Debug, Default)]
 pub struct TextIndex {
     base: Arc<Base>,
-    /// term → (doc, term frequency, generation).
-    delta: imbl::HashMap<Arc<str>, imbl::Vector<(u32, u32, u32)>>,
-    docs: imbl::HashMap<u32, DeltaDoc>,
+    /// Delta term → its id in `delta` postings. Only a new word writes here.
+    terms: imbl::HashMap<Arc<str>, u32>,
+    /// Postings of delta documents, superseded generations included (skipped when read).
+    delta: Runs<Posting>,
+    /// Delta documents from the base's `upto` on, by `doc - upto` (row ids are dense).
+    fresh: CowVec<DeltaDoc>,
+    /// Base documents re-indexed since the rebase.
+    rewritten: imbl::HashMap<u32, DeltaDoc>,
     /// Base documents whose base postings no longer apply.
     stale: imbl::HashSet<u32>,
     /// Per workspace: delta documents and their total length.
@@ -311,31 +330,68 @@ impl TextIndex {
         TextIndex { base: Arc::new(Base { source, upto, built: OnceLock::new() }), ..TextIndex::default() }
     }
 
+    /// The delta's record of document `doc`, if it was indexed since the rebase.
+    fn delta_doc(&self, doc: u32) -> Option<&DeltaDoc> {
+        match doc.checked_sub(self.base.upto) {
+            Some(i) => self.fresh.try_get(i as usize),
+            None => self.rewritten.get(&doc),
+        }
+    }
+
+    fn set_delta_doc(&mut self, doc: u32, d: DeltaDoc) {
+        match doc.checked_sub(self.base.upto) {
+            Some(i) => {
+                let i = i as usize;
+                while self.fresh.len() < i {
+                    self.fresh.push(NOT_INDEXED);
+                }
+                if i < self.fresh.len() {
+                    self.fresh.set(i, d);
+                } else {
+                    self.fresh.push(d);
+                }
+            }
+            None => {
+                self.rewritten.insert(doc, d);
+            }
+        }
+    }
+
     /// (Re-)indexes document `doc` of workspace `ws` with `text`, replacing what it held.
     pub fn index(&mut self, doc: u32, ws: WorkspaceId, text: &str) {
         if doc < self.base.upto {
             self.stale.insert(doc);
         }
-        let generation = match self.docs.remove(&doc) {
+        let generation = match self.delta_doc(doc).copied() {
             Some(old) => {
-                let s = self.delta_stats.entry(old.ws).or_default();
-                s.0 -= 1;
-                s.1 -= u64::from(old.len);
+                if old.len > 0 {
+                    let s = self.delta_stats.entry(old.ws).or_default();
+                    s.0 -= 1;
+                    s.1 -= u64::from(old.len);
+                }
                 old.generation + 1
             }
             None => 0,
         };
         let tc = term_counts(text);
         let len: u32 = tc.iter().map(|(_, n)| n).sum();
+        self.set_delta_doc(doc, DeltaDoc { len, ws, generation });
         if len == 0 {
             return;
         }
-        self.docs.insert(doc, DeltaDoc { len, ws, generation });
         let s = self.delta_stats.entry(ws).or_default();
         s.0 += 1;
         s.1 += u64::from(len);
-        for (t, n) in tc {
-            self.delta.entry(Arc::from(t.as_str())).or_default().push_back((doc, n, generation));
+        for (t, tf) in tc {
+            let term = match self.terms.get(t.as_str()) {
+                Some(id) => *id,
+                None => {
+                    let id = self.terms.len() as u32;
+                    self.terms.insert(Arc::from(t.as_str()), id);
+                    id
+                }
+            };
+            self.delta.push(Posting { term, doc, tf, generation });
         }
     }
 
@@ -352,12 +408,12 @@ impl TextIndex {
     /// The base in serializable form, when this index is exactly its base (no delta, nothing
     /// stale): what a checkpoint persists.
     pub fn persist(&self) -> Option<PersistedBase> {
-        (self.docs.is_empty() && self.stale.is_empty()).then(|| self.base.built().persist(self.base.upto))
+        self.is_base_only().then(|| self.base.built().persist(self.base.upto))
     }
 
     /// Installs a persisted base, which must cover exactly this index's base documents.
     pub fn restore(&mut self, p: PersistedBase) -> Result<(), &'static str> {
-        if p.upto != self.base.upto || !self.docs.is_empty() || !self.stale.is_empty() {
+        if p.upto != self.base.upto || !self.is_base_only() {
             return Err("text index: covers a different number of documents than its snapshot");
         }
         p.validate()?;
@@ -365,6 +421,11 @@ impl TextIndex {
         let _ = base.built.set(Built::restore(p));
         self.base = Arc::new(base);
         Ok(())
+    }
+
+    /// True when nothing was indexed since the rebase but empty documents past the base.
+    fn is_base_only(&self) -> bool {
+        self.delta.is_empty() && self.rewritten.is_empty() && self.stale.is_empty()
     }
 
     /// Documents and total length of workspace `ws`.
@@ -394,15 +455,17 @@ impl TextIndex {
                 }
             }
         }
-        if let Some(list) = self.delta.get(term) {
+        if let Some(&term) = self.terms.get(term) {
             let from = out.len();
-            for &(d, n, g) in list {
-                if let Some(doc) = self.docs.get(&d) {
-                    if doc.generation == g && doc.ws == ws {
-                        out.push((d, n, doc.len));
+            let (lo, hi) =
+                (Posting { term, doc: 0, tf: 0, generation: 0 }, Posting { term, doc: u32::MAX, tf: u32::MAX, generation: u32::MAX });
+            self.delta.for_each_in(&lo, &hi, |p| {
+                if let Some(doc) = self.delta_doc(p.doc) {
+                    if doc.generation == p.generation && doc.ws == ws && doc.len > 0 {
+                        out.push((p.doc, p.tf, doc.len));
                     }
                 }
-            }
+            });
             out[from..].sort_unstable_by_key(|p| p.0);
             // Re-indexed base documents sit in the delta with ids below the base's: merge the runs.
             if from > 0 && from < out.len() && out[from].0 < out[from - 1].0 {
@@ -590,6 +653,24 @@ mod tests {
         let hits = idx.search("kafka", ws(1), 10, |_| true);
         assert!(hits.is_empty());
         assert_eq!(idx.stats(ws(1)), (3, 3 + 4 + 3));
+    }
+
+    /// A document emptied (as `forget` does) and indexed again must not revive its first text:
+    /// the emptied document keeps its generation.
+    #[test]
+    fn emptied_then_reindexed_document_forgets_its_old_text() {
+        for upto in [0usize, 2] {
+            let texts = vec!["unrelated words".to_owned(); upto];
+            let mut idx = TextIndex::over_texts(texts, ws(1));
+            let doc = 1 + upto as u32; // past a filler row, when `upto` > 0
+            idx.index(doc, ws(1), "kafka streams");
+            idx.index(doc, ws(1), "");
+            assert!(idx.search("kafka", ws(1), 10, |_| true).is_empty());
+            idx.index(doc, ws(1), "kinesis");
+            assert!(idx.search("kafka", ws(1), 10, |_| true).is_empty(), "upto {upto}");
+            assert_eq!(idx.search("kinesis", ws(1), 10, |_| true).len(), 1);
+            assert_eq!(idx.stats(ws(1)).0, upto as u64 + 1);
+        }
     }
 
     /// A base built from columns answers exactly like the same documents indexed one by one.
