@@ -18,7 +18,7 @@ const TAIL_MAX: usize = 256;
 #[derive(Clone, Debug)]
 pub struct Runs<T> {
     /// Sorted, oldest (largest) first.
-    runs: Vec<Arc<[T]>>,
+    sorted: Vec<Arc<[T]>>,
     /// Newest values, unsorted, fewer than [`TAIL_MAX`].
     tail: Arc<Vec<T>>,
     len: usize,
@@ -26,7 +26,7 @@ pub struct Runs<T> {
 
 impl<T> Default for Runs<T> {
     fn default() -> Self {
-        Runs { runs: Vec::new(), tail: Arc::new(Vec::new()), len: 0 }
+        Runs { sorted: Vec::new(), tail: Arc::new(Vec::new()), len: 0 }
     }
 }
 
@@ -67,20 +67,20 @@ impl<T: Copy + Ord> Runs<T> {
         run.sort_unstable();
         run.dedup();
         let mut run: Arc<[T]> = run.into();
-        while let Some(prev) = self.runs.last() {
+        while let Some(prev) = self.sorted.last() {
             if prev.len() > 2 * run.len() {
                 break;
             }
             run = merge(prev, &run);
-            self.runs.pop();
+            self.sorted.pop();
         }
-        self.runs.push(run);
+        self.sorted.push(run);
     }
 
     /// Calls `f` with every value in `lo..=hi`: each run's (ascending) from the oldest, then the
     /// tail's in insertion order.
     pub fn for_each_in(&self, lo: &T, hi: &T, mut f: impl FnMut(&T)) {
-        for run in &self.runs {
+        for run in &self.sorted {
             let from = run.partition_point(|x| x < lo);
             run[from..].iter().take_while(|x| *x <= hi).for_each(&mut f);
         }
@@ -89,12 +89,12 @@ impl<T: Copy + Ord> Runs<T> {
 
     /// Every value held (in no particular order, possibly with duplicates).
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        self.runs.iter().flat_map(|r| r.iter()).chain(self.tail.iter())
+        self.sorted.iter().flat_map(|r| r.iter()).chain(self.tail.iter())
     }
 
     /// Number of sorted runs (for tests: logarithmic in [`Runs::len`]).
     pub fn run_count(&self) -> usize {
-        self.runs.len()
+        self.sorted.len()
     }
 }
 
