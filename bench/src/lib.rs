@@ -72,3 +72,17 @@ pub fn random_memory(entities: usize, claims: usize, dim: usize, seed: u64) -> (
     db.compact();
     (db, unit(&mut rng))
 }
+
+/// CPU seconds this process has used so far, all threads (user + system, from `/proc/self/stat`;
+/// `None` off Linux). On a shared VM, wall time swings with the neighbours; CPU time per unit of
+/// work is the steadier figure for comparing two builds.
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at state, field 3; utime and
+    // stime are fields 14 and 15, in clock ticks (100 per second on Linux).
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}

@@ -405,7 +405,9 @@ pub(crate) fn plan(
             continue;
         }
         let (reference, existing, how) = match resolve(view, e, &ty, opts, hints.get(i).and_then(Option::as_ref)) {
-            Some((id, how)) => (EntityRef::Ext(entity_ext(view, id)), Some(id), how),
+            // Resolved against the newest state under the writer lock: the dense id is exact and
+            // spares the apply a lookup by external id per mention.
+            Some((id, how)) => (EntityRef::Id(id), Some(id), how),
             None => {
                 let ext = e.id.clone().unwrap_or_else(|| format!("{ty}:{key}"));
                 if view.entity_id(&ext).is_some() {
@@ -466,7 +468,7 @@ pub(crate) fn plan(
                 return Ok(x.clone());
             }
             match view.find_by_name(name).as_slice() {
-                [one] => Ok((EntityRef::Ext(entity_ext(view, *one)), Some(*one))),
+                [one] => Ok((EntityRef::Id(*one), Some(*one))),
                 [] => Err(err(format!("claims[{i}].{field}"), format!("`{name}` names no entity of the document or the graph"))),
                 many => Err(err(
                     format!("claims[{i}].{field}"),
@@ -618,7 +620,13 @@ fn evidence_id(conv: &str, msg: &str, i: usize) -> String {
 }
 
 fn entity_ext(view: &WorkspaceView<'_>, e: EntityId) -> String {
-    view.entity(e).map(|x| x.ext_id.to_string()).unwrap_or_default()
+    // The column, not `view.entity`: the report needs only the id, and this runs per mention.
+    let ents = &view.st.entities;
+    if e.index() < ents.ext_id.len() {
+        ents.ext_id.get(e.index()).to_owned()
+    } else {
+        String::new()
+    }
 }
 
 fn ext_of(view: &WorkspaceView<'_>, r: &EntityRef) -> String {

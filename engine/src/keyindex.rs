@@ -58,9 +58,55 @@ pub fn sort_hashed_keys(keys: Vec<u64>) -> Vec<u64> {
 /// few KB when a published snapshot shares them, instead of a path of trie nodes per key).
 #[derive(Clone, Debug, Default)]
 pub struct KeyIndex {
-    /// `hash << 32 | id`, ascending.
-    base: Arc<Vec<u64>>,
+    base: Arc<Base>,
     overlay: Runs<u64>,
+}
+
+/// The sorted keys with a directory over their hashes' top bits: hashes are uniform, so a bucket
+/// holds a handful of keys and a lookup costs one or two cache misses instead of a binary search
+/// across the whole array (half a byte per key).
+#[derive(Debug, Default)]
+struct Base {
+    /// `hash << 32 | id`, ascending.
+    keys: Vec<u64>,
+    /// `dir[b]` = the first key whose hash's top `bits` bits are at least `b`; `2^bits + 1` entries.
+    dir: Vec<u32>,
+    bits: u32,
+}
+
+impl Base {
+    fn new(keys: Vec<u64>) -> Base {
+        // About eight keys per bucket.
+        let bits = (keys.len() / 8).max(1).ilog2().min(24);
+        let mut dir = vec![0u32; (1usize << bits) + 1];
+        for k in &keys {
+            dir[Base::bucket(bits, (k >> 32) as u32) + 1] += 1;
+        }
+        for b in 1..dir.len() {
+            dir[b] += dir[b - 1];
+        }
+        Base { keys, dir, bits }
+    }
+
+    fn bucket(bits: u32, hash: u32) -> usize {
+        if bits == 0 {
+            0
+        } else {
+            (hash >> (32 - bits)) as usize
+        }
+    }
+
+    /// The keys under `hash`.
+    fn range(&self, hash: u32) -> &[u64] {
+        if self.keys.is_empty() {
+            return &[];
+        }
+        let b = Base::bucket(self.bits, hash);
+        let bucket = &self.keys[self.dir[b] as usize..self.dir[b + 1] as usize];
+        let lo = bucket.partition_point(|k| (k >> 32) < u64::from(hash));
+        let n = bucket[lo..].iter().take_while(|k| (*k >> 32) as u32 == hash).count();
+        &bucket[lo..lo + n]
+    }
 }
 
 fn key(hash: u32, id: u32) -> u64 {
@@ -78,25 +124,25 @@ impl KeyIndex {
     pub fn from_sorted_keys(mut keys: Vec<u64>) -> KeyIndex {
         debug_assert!(keys.windows(2).all(|w| w[0] <= w[1]));
         keys.dedup();
-        KeyIndex { base: Arc::new(keys), ..KeyIndex::default() }
+        KeyIndex { base: Arc::new(Base::new(keys)), ..KeyIndex::default() }
     }
 
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
-        self.base.is_empty() && self.overlay.is_empty()
+        self.base.keys.is_empty() && self.overlay.is_empty()
     }
 
     /// Adds `id` under `hash`. Folds the overlay into the base once it reaches a quarter of it
     /// (and 65,536 entries), so lookups stay a few binary searches.
     pub fn insert(&mut self, hash: u32, id: u32) {
         self.overlay.push(key(hash, id));
-        if self.overlay.len() >= 65_536 && self.overlay.len() >= self.base.len() / 4 {
+        if self.overlay.len() >= 65_536 && self.overlay.len() >= self.base.keys.len() / 4 {
             self.compact();
         }
     }
 
     fn compact(&mut self) {
-        let mut keys: Vec<u64> = Vec::with_capacity(self.base.len() + self.overlay.len());
+        let mut keys: Vec<u64> = Vec::with_capacity(self.base.keys.len() + self.overlay.len());
         self.for_each_key(|k| keys.push(k));
         *self = KeyIndex::from_sorted_keys(sort_hashed_keys(keys));
     }
@@ -104,8 +150,7 @@ impl KeyIndex {
     /// Calls `f` with each candidate id for `hash`: base first, then the overlay oldest first.
     /// An id may be reported more than once.
     pub fn candidates(&self, hash: u32, mut f: impl FnMut(u32)) {
-        let lo = self.base.partition_point(|k| (k >> 32) < u64::from(hash));
-        self.base[lo..].iter().take_while(|k| (*k >> 32) as u32 == hash).for_each(|k| f(*k as u32));
+        self.base.range(hash).iter().for_each(|k| f(*k as u32));
         self.overlay.for_each_in(&key(hash, 0), &key(hash, u32::MAX), |k| f(*k as u32));
     }
 
@@ -122,12 +167,12 @@ impl KeyIndex {
 
     /// Calls `f` for every `hash << 32 | id` key held (possibly more than once).
     pub fn for_each_key(&self, mut f: impl FnMut(u64)) {
-        self.base.iter().chain(self.overlay.iter()).for_each(|k| f(*k));
+        self.base.keys.iter().chain(self.overlay.iter()).for_each(|k| f(*k));
     }
 
     /// Heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        (self.base.len() + self.overlay.len()) * 8
+        (self.base.keys.len() + self.overlay.len()) * 8 + self.base.dir.len() * 4
     }
 }
 
@@ -165,6 +210,28 @@ mod tests {
                 // Every candidate whose key matches is reported: the naive reference.
                 let want: Vec<u32> = keys.iter().enumerate().filter(|(_, x)| *x == k).map(|(j, _)| j as u32).collect();
                 for w in want { prop_assert!(all.contains(&w)); }
+            }
+        }
+
+        /// The base's directory over hash bits: any hashes (clustered or spread, at bucket
+        /// edges), every lookup equals the naive multimap's.
+        #[test]
+        fn base_directory_matches_a_naive_multimap(
+            pairs in proptest::collection::vec((any::<u32>(), 0u32..100), 0..3000),
+            probes in proptest::collection::vec(any::<u32>(), 0..50),
+        ) {
+            let mut pairs = pairs;
+            // Neighbouring hashes and the extremes, so buckets split runs of equal hashes.
+            let extra: Vec<(u32, u32)> = pairs.iter().take(50).map(|(h, id)| (h.wrapping_add(1), *id)).collect();
+            pairs.extend(extra);
+            pairs.extend([(0, 1), (u32::MAX, 2), (u32::MAX, 3)]);
+            let idx = KeyIndex::from_pairs(pairs.clone());
+            let naive: std::collections::BTreeSet<(u32, u32)> = pairs.iter().copied().collect();
+            for h in pairs.iter().map(|p| p.0).chain(probes) {
+                let mut got = Vec::new();
+                idx.candidates(h, |id| got.push(id));
+                let want: Vec<u32> = naive.range((h, 0)..=(h, u32::MAX)).map(|p| p.1).collect();
+                prop_assert_eq!(got, want);
             }
         }
 

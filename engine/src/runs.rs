@@ -1,25 +1,28 @@
 //! A log-structured sorted multiset: what the key indexes and the keyword index add between
 //! rebuilds.
 //!
-//! New values go to a small unsorted *tail*; a full tail is sorted into a *run*, and runs merge
-//! while the newest is at least half the one before it (a binary counter), so there are
-//! O(log n) runs, each sorted, and a value is copied O(log n) times in all. Cloning is a few
-//! reference counts, and a write after a clone copies at most the tail — a few KB — where a
-//! persistent hash map copies a path of trie nodes for every key. That difference is most of a
-//! small commit's cost (`bench/README.md`, ingest).
+//! New values go to a small sorted *tail*; a full tail becomes a *run*, and runs merge while the
+//! one before the newest is at most [`FANOUT`] times its size, so run sizes grow geometrically:
+//! a lookup binary-searches O(log n) short arrays (four or five for 65,536 values) and a value
+//! is copied O(log n) times in all. Cloning is a few reference counts, and a write after a clone
+//! copies at most the tail — a few KB — where a persistent hash map copies a path of trie nodes
+//! for every key. That difference is most of a small commit's cost (`bench/README.md`, ingest).
 
 use std::sync::Arc;
 
-/// Values in the tail before it is sorted into a run: small enough that copying it on a
-/// snapshot-shared commit is cheap, large enough that runs stay few.
-const TAIL_MAX: usize = 256;
+/// Values in the tail before it becomes a run: small enough that copying it on a snapshot-shared
+/// commit, and shifting it on an insert, are cheap.
+const TAIL_MAX: usize = 128;
 
-/// Sorted runs plus an unsorted tail. Duplicates are allowed; sealing a run drops those it sees.
+/// Size ratio between consecutive runs (larger: fewer runs to probe, more copying per value).
+const FANOUT: usize = 8;
+
+/// Sorted runs plus a sorted tail. Duplicates across runs are allowed (merging drops them).
 #[derive(Clone, Debug)]
 pub struct Runs<T> {
     /// Sorted, oldest (largest) first.
     sorted: Vec<Arc<[T]>>,
-    /// Newest values, unsorted, fewer than [`TAIL_MAX`].
+    /// Newest values, ascending, fewer than [`TAIL_MAX`].
     tail: Arc<Vec<T>>,
     len: usize,
 }
@@ -43,16 +46,15 @@ impl<T: Copy + Ord> Runs<T> {
 
     /// Adds `value`, unless the tail already holds it.
     pub fn push(&mut self, value: T) {
-        if self.tail.contains(&value) {
-            return;
-        }
+        let Err(at) = self.tail.binary_search(&value) else { return };
         match Arc::get_mut(&mut self.tail) {
-            Some(tail) => tail.push(value),
+            Some(tail) => tail.insert(at, value),
             None => {
                 // Shared with a published snapshot: copy once, with room for a full tail.
                 let mut tail = Vec::with_capacity(TAIL_MAX);
-                tail.extend_from_slice(&self.tail);
+                tail.extend_from_slice(&self.tail[..at]);
                 tail.push(value);
+                tail.extend_from_slice(&self.tail[at..]);
                 self.tail = Arc::new(tail);
             }
         }
@@ -63,12 +65,9 @@ impl<T: Copy + Ord> Runs<T> {
     }
 
     fn seal(&mut self) {
-        let mut run = std::mem::take(&mut self.tail).as_ref().clone();
-        run.sort_unstable();
-        run.dedup();
-        let mut run: Arc<[T]> = run.into();
+        let mut run: Arc<[T]> = std::mem::take(&mut self.tail).as_slice().into();
         while let Some(prev) = self.sorted.last() {
-            if prev.len() > 2 * run.len() {
+            if prev.len() > FANOUT * run.len() {
                 break;
             }
             run = merge(prev, &run);
@@ -78,13 +77,12 @@ impl<T: Copy + Ord> Runs<T> {
     }
 
     /// Calls `f` with every value in `lo..=hi`: each run's (ascending) from the oldest, then the
-    /// tail's in insertion order.
+    /// tail's.
     pub fn for_each_in(&self, lo: &T, hi: &T, mut f: impl FnMut(&T)) {
-        for run in &self.sorted {
+        for run in self.sorted.iter().map(|r| &r[..]).chain(std::iter::once(&self.tail[..])) {
             let from = run.partition_point(|x| x < lo);
             run[from..].iter().take_while(|x| *x <= hi).for_each(&mut f);
         }
-        self.tail.iter().filter(|x| lo <= *x && *x <= hi).for_each(f);
     }
 
     /// Every value held (in no particular order, possibly with duplicates).
@@ -139,7 +137,8 @@ mod tests {
                     clones.push((runs.clone(), naive.clone()));
                 }
             }
-            prop_assert!(runs.run_count() <= 2 + (runs.len().max(1) as f64).log2() as usize);
+            // Sizes grow by more than FANOUT from one run to the one before it.
+            prop_assert!(runs.run_count() <= 2 + (runs.len().max(1) as f64).log(FANOUT as f64) as usize, "{} runs", runs.run_count());
             clones.push((runs, naive));
             for (runs, naive) in &clones {
                 for (lo, w) in &queries {

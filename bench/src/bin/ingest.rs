@@ -96,6 +96,7 @@ fn main() -> Result<(), String> {
         .collect();
 
     let opts = IngestOptions::default();
+    let cpu0 = engram_bench::process_cpu_seconds();
     let t = Instant::now();
     let per = docs.len().div_ceil(a.writers.max(1));
     let (claims, by_vector) = std::thread::scope(|s| {
@@ -117,11 +118,13 @@ fn main() -> Result<(), String> {
         handles.into_iter().map(|h| h.join().expect("writer thread")).fold((0, 0), |x, y| (x.0 + y.0, x.1 + y.1))
     });
     let secs = t.elapsed().as_secs_f64();
+    let cpu = engram_bench::process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
     println!(
         "{}",
         json!({"bench": "ingest", "entities": a.entities, "batches": a.batches, "writers": a.writers, "fsync": a.fsync, "dim": a.dim, "novel_per_batch": a.novel,
                "claims": claims, "seconds": (secs * 1000.0).round() / 1000.0, "claims_per_s": (claims as f64 / secs).round(),
-               "mentions_resolved_by_vector": by_vector, "mentions": a.batches * 10})
+               "mentions_resolved_by_vector": by_vector, "mentions": a.batches * 10,
+               "cpu_seconds": cpu, "claims_per_cpu_s": cpu.map(|c| (claims as f64 / c).round())})
     );
     Ok(())
 }

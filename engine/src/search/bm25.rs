@@ -14,6 +14,7 @@
 
 use crate::cow::CowVec;
 use crate::ids::WorkspaceId;
+use crate::keyindex::{key_hash, KeyIndex};
 use crate::runs::Runs;
 use crate::search::text::term_counts;
 use crate::state::ALIAS_SEP;
@@ -261,6 +262,10 @@ impl Built {
     }
 }
 
+fn term_hash(term: &str) -> u32 {
+    key_hash(WorkspaceId(0), term)
+}
+
 /// A document indexed since the rebase. `len` 0 marks one indexed empty (erased, or a text
 /// removed): it keeps its generation so older postings stay dead.
 #[derive(Clone, Copy, Debug)]
@@ -286,8 +291,11 @@ struct Posting {
 #[derive(Clone, Debug, Default)]
 pub struct TextIndex {
     base: Arc<Base>,
-    /// Delta term → its id in `delta` postings. Only a new word writes here.
-    terms: imbl::HashMap<Arc<str>, u32>,
+    /// Delta term → candidate ids by hash (verified against `term_text`). Only a new word writes
+    /// here, and then only a tail (see `runs`), not a path of map nodes.
+    terms: KeyIndex,
+    /// Delta terms by id.
+    term_text: StrVec,
     /// Postings of delta documents, superseded generations included (skipped when read).
     delta: Runs<Posting>,
     /// Delta documents from the base's `upto` on, by `doc - upto` (row ids are dense).
@@ -328,6 +336,11 @@ impl TextIndex {
         let upto = texts.len() as u32;
         let source = Source::Texts { texts: Arc::new(texts), ws };
         TextIndex { base: Arc::new(Base { source, upto, built: OnceLock::new() }), ..TextIndex::default() }
+    }
+
+    /// The delta's id of `term`.
+    fn term_id(&self, term: &str) -> Option<u32> {
+        self.terms.find(term_hash(term), |id| self.term_text.get(id as usize) == term)
     }
 
     /// The delta's record of document `doc`, if it was indexed since the rebase.
@@ -383,11 +396,12 @@ impl TextIndex {
         s.0 += 1;
         s.1 += u64::from(len);
         for (t, tf) in tc {
-            let term = match self.terms.get(t.as_str()) {
-                Some(id) => *id,
+            let term = match self.term_id(&t) {
+                Some(id) => id,
                 None => {
-                    let id = self.terms.len() as u32;
-                    self.terms.insert(Arc::from(t.as_str()), id);
+                    let id = self.term_text.len() as u32;
+                    self.terms.insert(term_hash(&t), id);
+                    self.term_text.push(&t);
                     id
                 }
             };
@@ -455,7 +469,7 @@ impl TextIndex {
                 }
             }
         }
-        if let Some(&term) = self.terms.get(term) {
+        if let Some(term) = self.term_id(term) {
             let from = out.len();
             let (lo, hi) =
                 (Posting { term, doc: 0, tf: 0, generation: 0 }, Posting { term, doc: u32::MAX, tf: u32::MAX, generation: u32::MAX });

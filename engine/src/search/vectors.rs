@@ -233,7 +233,8 @@ struct GroupMatrix {
     dim: usize,
     q: Vec<i8>,
     scales: Vec<f32>,
-    inv_norms: Vec<f32>,
+    /// `scale · 1/‖row‖`: a row's factor under cosine.
+    cosine_scales: Vec<f32>,
     /// The group's members when the copy was built (a cheap clone: shards are shared).
     built_from: IdSet,
     /// Members then without a vector (they may have one now), ascending.
@@ -510,7 +511,7 @@ impl VectorColumn {
                     dim,
                     q: Vec::new(),
                     scales: Vec::new(),
-                    inv_norms: Vec::new(),
+                    cosine_scales: Vec::new(),
                     built_from: members.clone(),
                     vectorless: Vec::new(),
                 };
@@ -518,14 +519,15 @@ impl VectorColumn {
                 m.ids.reserve(rows);
                 m.q.reserve(rows * dim);
                 m.scales.reserve(rows);
-                m.inv_norms.reserve(rows);
+                m.cosine_scales.reserve(rows);
                 let mut row_q = vec![0i8; dim];
                 for id in members.iter() {
                     match self.get(id).filter(|r| r.len() == dim) {
                         Some(row) => {
-                            m.scales.push(quantize_i8(&row, &mut row_q));
+                            let scale = quantize_i8(&row, &mut row_q);
+                            m.scales.push(scale);
                             m.q.extend_from_slice(&row_q);
-                            m.inv_norms.push(inv_norm(&row));
+                            m.cosine_scales.push(scale * inv_norm(&row));
                             m.ids.push(id);
                         }
                         None => m.vectorless.push(id),
@@ -553,9 +555,9 @@ impl VectorColumn {
                     let end = (start + DOT_BLOCK).min(rows.end);
                     let dots = &mut dots[..end - start];
                     dot_i8_rows(&q, &m.q[start * dim..end * dim], dots);
-                    for (j, d) in (start..end).zip(dots.iter()) {
-                        let w = if scan.cosine { m.inv_norms[j] } else { 1.0 };
-                        let s = *d as f32 * m.scales[j] * qs * w;
+                    let factors = if scan.cosine { &m.cosine_scales[start..end] } else { &m.scales[start..end] };
+                    for ((j, d), f) in (start..end).zip(dots.iter()).zip(factors) {
+                        let s = *d as f32 * *f * qs;
                         let id = m.ids[j];
                         if top.admits(s, id) && listed(id) {
                             top.push(Scored { id, score: s });
