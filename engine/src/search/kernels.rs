@@ -176,8 +176,8 @@ mod tests {
             let mut flat: Vec<i8> = (0..dim * rows).map(|_| pick()).collect();
             flat.extend(std::iter::repeat_n(5i8, dim / 2)); // a partial row: ignored
             let n_out = if short_out { rows.saturating_sub(1) } else { rows };
-            let kernels: [fn(&[i8], &[i8], &mut [i32]); 2] = [dot_i8_rows, dot_i8_rows_portable];
-            for kernel in kernels {
+            type Kernel = fn(&[i8], &[i8], &mut [i32]);
+            for kernel in [dot_i8_rows as Kernel, dot_i8_rows_portable] {
                 let mut out = vec![7i32; n_out];
                 kernel(&q, &flat, &mut out);
                 for (r, got) in flat.chunks_exact(dim).zip(&out) {
