@@ -130,6 +130,8 @@ mod tests {
         (1usize..700).prop_flat_map(|n| (prop::collection::vec(-1.0f32..1.0, n), prop::collection::vec(-1.0f32..1.0, n)))
     }
 
+    type Kernel = fn(&[i8], &[i8], &mut [i32]);
+
     proptest! {
         #[test]
         fn f32_kernel_matches_scalar((a, b) in rows()) {
@@ -176,7 +178,6 @@ mod tests {
             let mut flat: Vec<i8> = (0..dim * rows).map(|_| pick()).collect();
             flat.extend(std::iter::repeat_n(5i8, dim / 2)); // a partial row: ignored
             let n_out = if short_out { rows.saturating_sub(1) } else { rows };
-            type Kernel = fn(&[i8], &[i8], &mut [i32]);
             for kernel in [dot_i8_rows as Kernel, dot_i8_rows_portable] {
                 let mut out = vec![7i32; n_out];
                 kernel(&q, &flat, &mut out);
