@@ -118,6 +118,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsync: &str) {
     let stop = Arc::new(AtomicBool::new(false));
     let stats0 = db.commit_stats();
+    let cpu0 = engram_bench::process_cpu_seconds();
     let t0 = Instant::now();
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -141,6 +142,7 @@ fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsyn
     stop.store(true, Ordering::Relaxed);
     let mut lat: Vec<f64> = handles.into_iter().flat_map(|h| h.join().expect("writer thread")).collect();
     let secs = t0.elapsed().as_secs_f64();
+    let cpu = engram_bench::process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
     lat.sort_by(f64::total_cmp);
     let rate = lat.len() as f64 / secs;
     let stats = db.commit_stats();
@@ -150,6 +152,7 @@ fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsyn
         "{}",
         json!({"measure": "durable_single_claim_commits", "threads": threads, "fsync": fsync, "ops_per_s": rate.round(),
                "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(),
-               "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs)})
+               "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs),
+               "cpu_us_per_commit": cpu.map(|c| (c * 1e6 / lat.len().max(1) as f64).round()), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0)})
     );
 }
