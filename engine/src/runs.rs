@@ -1,12 +1,18 @@
 //! A log-structured sorted multiset: what the key indexes and the keyword index add between
 //! rebuilds.
 //!
-//! New values go to a small sorted *tail*; a full tail becomes a *run*, and runs merge while the
-//! one before the newest is at most [`FANOUT`] times its size, so run sizes grow geometrically:
-//! a lookup binary-searches O(log n) short arrays (four or five for 65,536 values) and a value
-//! is copied O(log n) times in all. Cloning is a few reference counts, and a write after a clone
-//! copies at most the tail — a few KB — where a persistent hash map copies a path of trie nodes
-//! for every key. That difference is most of a small commit's cost (`bench/README.md`, ingest).
+//! New values go to a small sorted *tail*; a full tail becomes a *run*, and runs merge so their
+//! sizes grow geometrically by [`FANOUT`]. Two merge policies, as in LSM trees:
+//! - *leveled* (the default): runs merge while the one before the newest is at most `FANOUT` times
+//!   its size, so there are few runs (four or five for 65,536 values) — for lookups on the write
+//!   path (the key indexes), at the price of copying a value about `FANOUT/2` times per level;
+//! - *tiered*: `FANOUT` runs of one level merge into one of the next, so a value is copied once
+//!   per level, and up to `FANOUT − 1` runs sit at each level — for data written far more often
+//!   than read (keyword postings, read by queries only).
+//!
+//! Cloning is a few reference counts, and a write after a clone copies at most the tail — a few
+//! KB — where a persistent hash map copies a path of trie nodes for every key. That difference is
+//! most of a small commit's cost (`bench/README.md`, ingest).
 
 use std::sync::Arc;
 
@@ -14,7 +20,7 @@ use std::sync::Arc;
 /// commit, and shifting it on an insert, are cheap.
 const TAIL_MAX: usize = 128;
 
-/// Size ratio between consecutive runs (larger: fewer runs to probe, more copying per value).
+/// Size ratio between run levels (larger: fewer levels, more runs or more copying per level).
 const FANOUT: usize = 8;
 
 /// Sorted runs plus a sorted tail. Duplicates across runs are allowed (merging drops them).
@@ -22,6 +28,9 @@ const FANOUT: usize = 8;
 pub struct Runs<T> {
     /// Sorted, oldest (largest) first.
     sorted: Vec<Arc<[T]>>,
+    /// Under the tiered policy, each run's level (non-increasing); empty when leveled.
+    levels: Vec<u8>,
+    tiered: bool,
     /// Newest values, ascending, fewer than [`TAIL_MAX`].
     tail: Arc<Vec<T>>,
     len: usize,
@@ -29,7 +38,14 @@ pub struct Runs<T> {
 
 impl<T> Default for Runs<T> {
     fn default() -> Self {
-        Runs { sorted: Vec::new(), tail: Arc::new(Vec::new()), len: 0 }
+        Runs { sorted: Vec::new(), levels: Vec::new(), tiered: false, tail: Arc::new(Vec::new()), len: 0 }
+    }
+}
+
+impl<T> Runs<T> {
+    /// An empty multiset under the tiered policy (see the module doc).
+    pub fn tiered() -> Self {
+        Runs { tiered: true, ..Runs::default() }
     }
 }
 
@@ -66,6 +82,28 @@ impl<T: Copy + Ord> Runs<T> {
 
     fn seal(&mut self) {
         let mut run: Arc<[T]> = std::mem::take(&mut self.tail).as_slice().into();
+        if self.tiered {
+            self.sorted.push(run);
+            self.levels.push(0);
+            loop {
+                // Levels never increase towards the newest run: equal ends mean equal all along.
+                let n = self.levels.len();
+                if n < FANOUT || self.levels[n - FANOUT] != self.levels[n - 1] {
+                    break;
+                }
+                let level = self.levels[n - 1];
+                // `FANOUT` runs of one level become one of the next: concatenated, then a stable
+                // sort, which merges the sorted stretches it finds.
+                let mut all: Vec<T> = self.sorted[n - FANOUT..].iter().flat_map(|r| r.iter().copied()).collect();
+                all.sort();
+                all.dedup();
+                self.sorted.truncate(n - FANOUT);
+                self.levels.truncate(n - FANOUT);
+                self.sorted.push(all.into());
+                self.levels.push(level.saturating_add(1));
+            }
+            return;
+        }
         while let Some(prev) = self.sorted.last() {
             if prev.len() > FANOUT * run.len() {
                 break;
@@ -126,8 +164,9 @@ mod tests {
             values in proptest::collection::vec(0u32..3000, 0..4000),
             every in 1usize..500,
             queries in proptest::collection::vec((0u32..3000, 0u32..200), 1..20),
+            tiered in any::<bool>(),
         ) {
-            let mut runs = Runs::default();
+            let mut runs = if tiered { Runs::tiered() } else { Runs::default() };
             let mut naive = BTreeSet::new();
             let mut clones = Vec::new();
             for (i, v) in values.iter().enumerate() {
@@ -137,8 +176,11 @@ mod tests {
                     clones.push((runs.clone(), naive.clone()));
                 }
             }
-            // Sizes grow by more than FANOUT from one run to the one before it.
-            prop_assert!(runs.run_count() <= 2 + (runs.len().max(1) as f64).log(FANOUT as f64) as usize, "{} runs", runs.run_count());
+            // Leveled: sizes grow by more than FANOUT from one run to the one before it.
+            // Tiered: fewer than FANOUT runs per level.
+            let levels = 2 + (runs.len() as f64 / TAIL_MAX as f64).max(1.0).log(FANOUT as f64) as usize;
+            let most = if tiered { (FANOUT - 1) * levels } else { levels };
+            prop_assert!(runs.run_count() <= most, "{} runs", runs.run_count());
             clones.push((runs, naive));
             for (runs, naive) in &clones {
                 for (lo, w) in &queries {

@@ -287,6 +287,17 @@ struct Posting {
     generation: u32,
 }
 
+/// Delta postings: written by every commit, read only by queries, so merged by the tiered
+/// policy (each posting copied once per level, not `FANOUT/2` times).
+#[derive(Clone, Debug)]
+struct DeltaPostings(Runs<Posting>);
+
+impl Default for DeltaPostings {
+    fn default() -> Self {
+        DeltaPostings(Runs::tiered())
+    }
+}
+
 /// One inverted index (claims or entities).
 #[derive(Clone, Debug, Default)]
 pub struct TextIndex {
@@ -297,7 +308,7 @@ pub struct TextIndex {
     /// Delta terms by id.
     term_text: StrVec,
     /// Postings of delta documents, superseded generations included (skipped when read).
-    delta: Runs<Posting>,
+    delta: DeltaPostings,
     /// Delta documents from the base's `upto` on, by `doc - upto` (row ids are dense).
     fresh: CowVec<DeltaDoc>,
     /// Base documents re-indexed since the rebase.
@@ -405,7 +416,7 @@ impl TextIndex {
                     id
                 }
             };
-            self.delta.push(Posting { term, doc, tf, generation });
+            self.delta.0.push(Posting { term, doc, tf, generation });
         }
     }
 
@@ -439,7 +450,7 @@ impl TextIndex {
 
     /// True when nothing was indexed since the rebase but empty documents past the base.
     fn is_base_only(&self) -> bool {
-        self.delta.is_empty() && self.rewritten.is_empty() && self.stale.is_empty()
+        self.delta.0.is_empty() && self.rewritten.is_empty() && self.stale.is_empty()
     }
 
     /// Documents and total length of workspace `ws`.
@@ -473,7 +484,7 @@ impl TextIndex {
             let from = out.len();
             let (lo, hi) =
                 (Posting { term, doc: 0, tf: 0, generation: 0 }, Posting { term, doc: u32::MAX, tf: u32::MAX, generation: u32::MAX });
-            self.delta.for_each_in(&lo, &hi, |p| {
+            self.delta.0.for_each_in(&lo, &hi, |p| {
                 if let Some(doc) = self.delta_doc(p.doc) {
                     if doc.generation == p.generation && doc.ws == ws && doc.len > 0 {
                         out.push((p.doc, p.tf, doc.len));

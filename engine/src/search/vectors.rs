@@ -549,18 +549,25 @@ impl VectorColumn {
             .into_par_iter()
             .map(|c| {
                 let mut top = TopK::new(short);
-                let mut dots = vec![0i32; DOT_BLOCK];
+                let (mut dots, mut scores) = (vec![0i32; DOT_BLOCK], vec![0f32; DOT_BLOCK]);
                 let rows = c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(m.ids.len());
                 for start in rows.clone().step_by(DOT_BLOCK) {
                     let end = (start + DOT_BLOCK).min(rows.end);
-                    let dots = &mut dots[..end - start];
+                    let (dots, scores) = (&mut dots[..end - start], &mut scores[..end - start]);
                     dot_i8_rows(&q, &m.q[start * dim..end * dim], dots);
                     let factors = if scan.cosine { &m.cosine_scales[start..end] } else { &m.scales[start..end] };
-                    for ((j, d), f) in (start..end).zip(dots.iter()).zip(factors) {
-                        let s = *d as f32 * *f * qs;
+                    // Scores for the block first (vectorized), then only a block whose best can
+                    // enter the short list is walked row by row: once the list fills, most are not.
+                    for ((s, d), f) in scores.iter_mut().zip(dots.iter()).zip(factors) {
+                        *s = *d as f32 * *f * qs;
+                    }
+                    if scores.iter().fold(f32::NEG_INFINITY, |a, s| a.max(*s)) < top.floor {
+                        continue;
+                    }
+                    for (j, s) in (start..end).zip(scores.iter()) {
                         let id = m.ids[j];
-                        if top.admits(s, id) && listed(id) {
-                            top.push(Scored { id, score: s });
+                        if top.admits(*s, id) && listed(id) {
+                            top.push(Scored { id, score: *s });
                         }
                     }
                 }
@@ -589,6 +596,10 @@ impl VectorColumn {
     /// full scan). Each block scores its share of the ids in the scan's mode.
     pub fn search_among(&self, scan: &Scan<'_>, ids: &[u32]) -> Vec<Scored> {
         debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids must be ascending");
+        if ids.is_empty() {
+            // Nothing to score; the overlay walk below is not free (up to a segment's rows).
+            return Vec::new();
+        }
         let mut top = TopK::new(scan.k);
         // The overlay is small: walk it against the sorted ids rather than probing it per id.
         for (id, row) in &self.overlay {
