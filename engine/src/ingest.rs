@@ -639,10 +639,12 @@ fn ext_of(view: &WorkspaceView<'_>, r: &EntityRef) -> String {
 
 /// The exact normalised name or an alias of `e` among entities of type `ty` (lowest id first).
 fn resolve_by_name(view: &WorkspaceView<'_>, e: &EntityIn, ty: &str) -> Option<(EntityId, ResolvedBy)> {
-    let same_type = |id: EntityId| view.entity(id).is_some_and(|x| *x.entity_type == *ty);
+    // Columns, not `view.entity`: this runs per mention, and a whole `Entity` allocates.
+    let ents = &view.st.entities;
+    let same_type = |id: EntityId| **view.st.catalog.types.name(ents.ty.get(id.index()).0) == *ty;
     for name in std::iter::once(&e.name).chain(&e.aliases) {
         if let Some(id) = view.find_by_name(name).into_iter().find(|id| same_type(*id)) {
-            let canonical = view.entity(id).is_some_and(|x| name_key(&x.name) == name_key(name));
+            let canonical = name_key(ents.name.get(id.index())) == name_key(name);
             return Some((id, if canonical { ResolvedBy::Name } else { ResolvedBy::Alias }));
         }
     }
