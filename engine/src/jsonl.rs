@@ -7,12 +7,19 @@
 //! {"kind":"entity","workspace":"default","id":"auth","type":"service","name":"AuthService","aliases":["auth-svc"],"properties":{"tier":1},"deleted":false}
 //! {"kind":"claim","workspace":"default","id":"c1","subject":"auth","predicate":"uses","object":"kafka","text":null,"confidence":0.9,"state":"ACCEPTED","valid_from":"2026-03-01T00:00:00Z","valid_until":null,"expires_at":null,"superseded_by":null,"sensitive":false,"deleted":false}
 //! {"kind":"evidence","workspace":"default","id":"v1","claim":"c1","conversation_id":"conv-3","message_id":null,"model":null,"model_version":null,"raw_confidence":null,"snippet":null,"reasoning":null,"observed_at":"2026-03-01T00:00:00Z"}
+//! {"kind":"merge","workspace":"default","from":"auth-svc","into":"auth"}
 //! ```
 //!
 //! Every field shown is required (`null` where empty), except evidence `reasoning`, which
 //! exports from before it existed lack; any other field is an error. Transaction
 //! times are not exported: an import records its own. Lines of a workspace come after its
-//! `workspace` line; within it, predicates, entities, claims, evidence.
+//! `workspace` line; within it, predicates, entities, claims, evidence, merges.
+//!
+//! Entity merges that stand are exported as they happened, so an import can undo them too: the
+//! other lines show the workspace as it was before its standing merges (claims at their original
+//! ends, the survivor without the names the merge gave it, the merged entity live), and each
+//! `merge` line, oldest first, is applied by the import after the entities, claims and evidence
+//! and before deprecations and deletions — giving the same claims, aliases and merge records.
 
 use crate::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
 use crate::db::Database;
@@ -82,6 +89,11 @@ pub enum Line {
         reasoning: Option<String>,
         observed_at: String,
     },
+    Merge {
+        workspace: String,
+        from: String,
+        into: String,
+    },
 }
 
 fn to_json(v: &Value) -> serde_json::Value {
@@ -111,10 +123,34 @@ fn time(t: Timestamp) -> Option<String> {
     (t != Timestamp::MAX).then(|| t.to_rfc3339())
 }
 
+/// `snap` with every standing merge undone, newest first, and the merges undone as
+/// `(workspace, from, into)` external ids, oldest first; `snap` itself when none stands.
+fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, String, String)>) {
+    let st = &snap.state;
+    let standing: Vec<&crate::state::MergeRecord> = st.entities.merges.iter().filter(|m| m.undone_at == Timestamp::MAX).collect();
+    if standing.is_empty() {
+        return (Snapshot { state: snap.state.clone(), now: snap.now }, Vec::new());
+    }
+    let ext = |e: u32| st.entities.ext_id.get(e as usize).to_owned();
+    let merges: Vec<_> = standing.iter().map(|m| (*st.entities.ws.get(m.from as usize), ext(m.from), ext(m.into))).collect();
+    let mut copy = (**st).clone();
+    for (ws, from, _) in merges.iter().rev() {
+        let Some(Some(info)) = st.catalog.workspaces.get(ws.0 as usize) else { continue };
+        let mut b = WriteBatch::new(&info.name);
+        b.push(Op::UnmergeEntity { entity: from.as_str().into() });
+        // Undoing standing merges newest first always applies; should one not, the export
+        // still shows the merged state (and the merge line then fails its import loudly).
+        let _ = crate::apply::apply_batch(&mut copy, &b, st.committed_at, &crate::limits::Limits::default());
+    }
+    (Snapshot { state: Arc::new(copy), now: snap.now }, merges)
+}
+
 /// Every line of `snap`'s export, in order.
 pub fn export(snap: &Snapshot) -> Vec<String> {
     let mut out = Vec::new();
     let line = |l: Line| serde_json::to_string(&l).expect("lines serialize");
+    let (snap, merges) = before_merges(snap);
+    let snap = &snap;
     let st = &snap.state;
     for w in snap.workspaces() {
         let Ok(ws) = snap.workspace(&w.name) else { continue };
@@ -184,6 +220,9 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
                 observed_at: v.observed_at.to_rfc3339(),
             }));
         }
+        for (_, from, into) in merges.iter().filter(|m| m.0 == w.id) {
+            out.push(line(Line::Merge { workspace: w.name.to_string(), from: from.clone(), into: into.clone() }));
+        }
     }
     out
 }
@@ -206,22 +245,36 @@ fn parse_time(file: &str, line: usize, field: &str, s: &str) -> Result<Timestamp
     Timestamp::parse(s).map_err(|e| JsonlError { file: file.to_owned(), line, column: 1, message: format!("{field}: {e}") })
 }
 
-/// Per workspace, the batches an import writes: entities and claims first, then the lifecycle
-/// changes (supersession, deletion) once everything they name exists.
+/// The batches of an import, in the order they are written (per workspace).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    /// Predicates, entities, claims, evidence.
+    Main,
+    /// Entity merges, once everything they move exists.
+    Merges,
+    /// Lifecycle changes (supersession, deletion) once everything they name exists.
+    After,
+}
+
+const PHASES: [Phase; 3] = [Phase::Main, Phase::Merges, Phase::After];
+
+/// Per workspace, the batches an import writes, one per phase.
 #[derive(Default)]
 struct Plan {
     order: Vec<String>,
-    main: BTreeMap<String, WriteBatch>,
-    after: BTreeMap<String, WriteBatch>,
+    batches: BTreeMap<(String, Phase), WriteBatch>,
     /// The line of each operation, to name it when the database refuses one.
-    lines: BTreeMap<(String, bool), Vec<usize>>,
+    lines: BTreeMap<(String, Phase), Vec<usize>>,
 }
 
 impl Plan {
-    fn push(&mut self, ws: &str, after: bool, line: usize, op: Op) {
-        let batches = if after { &mut self.after } else { &mut self.main };
-        batches.get_mut(ws).expect("the workspace line came first").push(op);
-        self.lines.entry((ws.to_owned(), after)).or_default().push(line);
+    fn has(&self, ws: &str) -> bool {
+        self.batches.contains_key(&(ws.to_owned(), Phase::Main))
+    }
+
+    fn push(&mut self, ws: &str, phase: Phase, line: usize, op: Op) {
+        self.batches.get_mut(&(ws.to_owned(), phase)).expect("the workspace line came first").push(op);
+        self.lines.entry((ws.to_owned(), phase)).or_default().push(line);
     }
 }
 
@@ -246,7 +299,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
         count += 1;
         let bad = |message: String| JsonlError { file: file.to_owned(), line: n, column: 1, message };
         let ws_of = |plan: &mut Plan, ws: &str| -> Result<(), JsonlError> {
-            if plan.main.contains_key(ws) {
+            if plan.has(ws) {
                 Ok(())
             } else {
                 Err(bad(format!("workspace `{ws}` has no `workspace` line before this one")))
@@ -254,10 +307,11 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
         };
         match line {
             Line::Workspace { name } => {
-                if !plan.main.contains_key(&name) {
+                if !plan.has(&name) {
                     plan.order.push(name.clone());
-                    plan.main.insert(name.clone(), WriteBatch::new(&name));
-                    plan.after.insert(name.clone(), WriteBatch::new(&name));
+                    for phase in PHASES {
+                        plan.batches.insert((name.clone(), phase), WriteBatch::new(&name));
+                    }
                 }
             }
             Line::Predicate { workspace, name, cardinality, inverse, transitive, half_life_days } => {
@@ -269,7 +323,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 };
                 plan.push(
                     &workspace,
-                    false,
+                    Phase::Main,
                     n,
                     Op::DeclarePredicate(DeclarePredicate { name, cardinality, inverse, transitive, half_life_days }),
                 );
@@ -279,12 +333,12 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 let properties: Properties = properties.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect();
                 plan.push(
                     &workspace,
-                    false,
+                    Phase::Main,
                     n,
                     Op::UpsertEntity(UpsertEntity { ext_id: id.clone(), entity_type, name, aliases, properties }),
                 );
                 if deleted {
-                    plan.push(&workspace, true, n, Op::DeleteEntity { entity: id.into() });
+                    plan.push(&workspace, Phase::After, n, Op::DeleteEntity { entity: id.into() });
                 }
             }
             Line::Claim {
@@ -316,17 +370,17 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 claim.valid_until = valid_until.map(|t| parse_time(file, n, "valid_until", &t)).transpose()?;
                 claim.expires_at = expires_at.map(|t| parse_time(file, n, "expires_at", &t)).transpose()?;
                 claim.sensitive = sensitive;
-                plan.push(&workspace, false, n, Op::AddClaim(claim));
+                plan.push(&workspace, Phase::Main, n, Op::AddClaim(claim));
                 if superseded {
                     plan.push(
                         &workspace,
-                        true,
+                        Phase::After,
                         n,
                         Op::Deprecate { claim: id.clone().into(), superseded_by: superseded_by.map(Into::into) },
                     );
                 }
                 if deleted {
-                    plan.push(&workspace, true, n, Op::DeleteClaim { claim: id.into() });
+                    plan.push(&workspace, Phase::After, n, Op::DeleteClaim { claim: id.into() });
                 }
             }
             Line::Evidence {
@@ -345,7 +399,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 ws_of(&mut plan, &workspace)?;
                 plan.push(
                     &workspace,
-                    false,
+                    Phase::Main,
                     n,
                     Op::AddEvidence(AddEvidence {
                         ext_id: Some(id),
@@ -361,21 +415,25 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                     }),
                 );
             }
+            Line::Merge { workspace, from, into } => {
+                ws_of(&mut plan, &workspace)?;
+                plan.push(&workspace, Phase::Merges, n, Op::MergeEntities { from: from.into(), into: into.into() });
+            }
         }
     }
     for ws in &plan.order {
         if db.snapshot().workspace(ws).is_err() {
             db.create_workspace(ws)?;
         }
-        for after in [false, true] {
-            let batch = if after { &plan.after[ws] } else { &plan.main[ws] };
+        for phase in PHASES {
+            let batch = &plan.batches[&(ws.clone(), phase)];
             if batch.is_empty() {
                 continue;
             }
             db.write(batch).map_err(|e| match e.as_write() {
                 Some(w) => ImportError::Line(JsonlError {
                     file: file.to_owned(),
-                    line: plan.lines.get(&(ws.clone(), after)).and_then(|l| l.get(w.op_index)).copied().unwrap_or(0),
+                    line: plan.lines.get(&(ws.clone(), phase)).and_then(|l| l.get(w.op_index)).copied().unwrap_or(0),
                     column: 1,
                     message: format!("{}: {}", w.field, w.kind),
                 }),

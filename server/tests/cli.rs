@@ -167,6 +167,17 @@ fn export_import_round_trips_exactly() {
         db.create_workspace("team").unwrap();
         let mut t = engram::WriteBatch::new("team");
         t.upsert_entity("x", "t", "X").upsert_entity("y", "t", "Y").add_claim(engram::AddClaim::new("x", "r", "y").id("k").text("x r y"));
+        t.upsert_entity("z", "t", "Zed").upsert_entity("w", "t", "Wu");
+        t.add_claim(engram::AddClaim::new("z", "r", "y").id("k2")).add_claim(engram::AddClaim::new("w", "r", "z").id("k3"));
+        db.write(&t).unwrap();
+        // Chained merges (w into z, then z into x), then a claim about the survivor.
+        for (from, into) in [("w", "z"), ("z", "x")] {
+            let mut m = engram::WriteBatch::new("team");
+            m.push(engram::Op::MergeEntities { from: from.into(), into: into.into() });
+            db.write(&m).unwrap();
+        }
+        let mut t = engram::WriteBatch::new("team");
+        t.add_claim(engram::AddClaim::new("x", "s", "y").id("k4"));
         db.write(&t).unwrap();
     }
     let first = tmp.path().join("first.jsonl");
@@ -178,6 +189,27 @@ fn export_import_round_trips_exactly() {
     assert_eq!(second, std::fs::read_to_string(&first).unwrap(), "export → import → export is the identity");
     assert!(second.contains("\"superseded_by\":\"c4\"") && second.contains("\"tier\":1.5") && second.contains("\"kind\":\"evidence\""));
     assert!(second.contains("\"reasoning\":\"the architect said so\""));
+    assert!(second.contains("{\"kind\":\"merge\",\"workspace\":\"team\",\"from\":\"w\",\"into\":\"z\"}"));
+    // The imported merges are real ones: undoing them puts the claims back where they were.
+    {
+        let db = engram::Database::open(&b).unwrap();
+        let ends = |db: &engram::Database, c: &str| {
+            let snap = db.snapshot();
+            let ws = snap.workspace("team").unwrap();
+            let claim = ws.claim(ws.claim_id(c).unwrap()).unwrap();
+            let ext = |e| ws.entity(e).unwrap().ext_id.to_string();
+            (ext(claim.subject), ext(claim.object))
+        };
+        assert_eq!(ends(&db, "k3"), ("x".to_owned(), "x".to_owned()));
+        for e in ["z", "w"] {
+            let mut u = engram::WriteBatch::new("team");
+            u.push(engram::Op::UnmergeEntity { entity: e.into() });
+            db.write(&u).unwrap();
+        }
+        assert_eq!(ends(&db, "k2"), ("z".to_owned(), "y".to_owned()));
+        assert_eq!(ends(&db, "k3"), ("w".to_owned(), "z".to_owned()));
+        assert_eq!(ends(&db, "k4"), ("x".to_owned(), "y".to_owned()));
+    }
     // A bad line is named and leaves the folder as it was.
     let bad = tmp.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"kind\":\"workspace\",\"name\":\"w\"}\n{\"kind\":\"workspace\",\"name\":\"v\",\"colour\":1}\n").unwrap();
