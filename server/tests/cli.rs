@@ -193,22 +193,22 @@ fn export_import_round_trips_exactly() {
     // The imported merges are real ones: undoing them puts the claims back where they were.
     {
         let db = engram::Database::open(&b).unwrap();
-        let ends = |db: &engram::Database, c: &str| {
+        let claim_ends = |db: &engram::Database, c: &str| {
             let snap = db.snapshot();
             let ws = snap.workspace("team").unwrap();
             let claim = ws.claim(ws.claim_id(c).unwrap()).unwrap();
             let ext = |e| ws.entity(e).unwrap().ext_id.to_string();
             (ext(claim.subject), ext(claim.object))
         };
-        assert_eq!(ends(&db, "k3"), ("x".to_owned(), "x".to_owned()));
+        assert_eq!(claim_ends(&db, "k3"), ("x".to_owned(), "x".to_owned()));
         for e in ["z", "w"] {
             let mut u = engram::WriteBatch::new("team");
             u.push(engram::Op::UnmergeEntity { entity: e.into() });
             db.write(&u).unwrap();
         }
-        assert_eq!(ends(&db, "k2"), ("z".to_owned(), "y".to_owned()));
-        assert_eq!(ends(&db, "k3"), ("w".to_owned(), "z".to_owned()));
-        assert_eq!(ends(&db, "k4"), ("x".to_owned(), "y".to_owned()));
+        assert_eq!(claim_ends(&db, "k2"), ("z".to_owned(), "y".to_owned()));
+        assert_eq!(claim_ends(&db, "k3"), ("w".to_owned(), "z".to_owned()));
+        assert_eq!(claim_ends(&db, "k4"), ("x".to_owned(), "y".to_owned()));
     }
     // A bad line is named and leaves the folder as it was.
     let bad = tmp.path().join("bad.jsonl");
