@@ -637,3 +637,117 @@ fn a_plugged_classifier_gives_the_verdicts() {
     assert_eq!(state("uses-oauth").superseded_by, Some(state("uses-pkce").id));
     assert_eq!(state("uses-pkce").state, ClaimState::Accepted);
 }
+
+/// Words that name one entity each, and whose keyword tokens appear nowhere else.
+const WORDS: [&str; 6] = ["Alvaqix", "Borvutz", "Cimplex", "Dravnik", "Eskulon", "Fyrthag"];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// `forget` of a random entity or conversation, after random ingests (claims repeated across
+    /// conversations corroborate each other): nothing forgotten is found again by name, keyword
+    /// (entity names, claim texts), vector, id, evidence or recall, and the row counts drop by
+    /// exactly what was derived from it alone — everything else stays.
+    #[test]
+    fn forget_leaves_no_trace_in_any_index(
+        convs in prop::collection::vec(prop::collection::vec((0usize..6, 0usize..6, any::<bool>()), 1..4), 2..5),
+        forget_entity in any::<bool>(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        use engram::{ClaimId, EntityId, ForgetTarget, Op, VectorOptions, WriteBatch};
+        let db = db();
+        let one_hot = |k: usize| (0..6).map(|i| if i == k { 1.0f32 } else { 0.0 }).collect::<Vec<f32>>();
+        for (c, claims) in convs.iter().enumerate() {
+            let mut used: Vec<usize> = claims.iter().flat_map(|(s, o, _)| [*s, *o]).collect();
+            used.sort_unstable();
+            used.dedup();
+            let entities: Vec<String> = used.iter().map(|k| format!(r#"{{"name": "{}", "type": "thing", "vector": {:?}}}"#, WORDS[*k], one_hot(*k))).collect();
+            let claims: Vec<String> = claims.iter().enumerate().map(|(j, (s, o, p))| {
+                format!(r#"{{"subject": "{}", "predicate": "{}", "object": "{}", "confidence": 0.6, "text": "note qz{c}x{j} about {}"}}"#,
+                    WORDS[*s], if *p { "knows" } else { "visits" }, WORDS[*o], WORDS[*s])
+            }).collect();
+            let doc = msg(&format!("conv{c}"), "m", &format!("2026-01-0{}T00:00:00Z", c + 1),
+                &format!(r#""entities": [{}], "claims": [{}]"#, entities.join(", "), claims.join(", ")));
+            db.ingest(&doc, &IngestOptions::default()).unwrap();
+        }
+        let v = Visibility::all_versions();
+        // Before: every claim with its evidence's conversations, and the entities.
+        let (claims_before, entities_before) = {
+            let snap = db.snapshot();
+            let ws = snap.workspace("default").unwrap();
+            let hits = ws.search_claim_text("note", 1000, &v);
+            let claims: Vec<(ClaimId, String, EntityId, EntityId, Vec<String>)> = hits.iter().map(|h| {
+                let c = ws.claim(h.0).unwrap();
+                let convs = ws.evidence_of(h.0).unwrap().iter().filter_map(|e| e.conversation_id.as_deref().map(str::to_owned)).collect();
+                (h.0, c.ext_id.to_string(), c.subject, c.object, convs)
+            }).collect();
+            let entities: Vec<(usize, EntityId)> = (0..6).filter_map(|k| ws.find_by_name(WORDS[k]).first().map(|e| (k, *e))).collect();
+            (claims, entities)
+        };
+        let counts_before = db.snapshot().row_counts();
+        let mut b = WriteBatch::new("default");
+        // (forgotten entity, forgotten conversation)
+        let (gone_entity, gone_conv) = if forget_entity {
+            let (k, e) = entities_before[pick.index(entities_before.len())];
+            let ext = db.snapshot().workspace("default").unwrap().entity(e).unwrap().ext_id.to_string();
+            b.push(Op::Forget(ForgetTarget::Entity(ext.as_str().into())));
+            (Some((k, e)), None)
+        } else {
+            let c = format!("conv{}", pick.index(convs.len()));
+            b.push(Op::Forget(ForgetTarget::Conversation(c.as_str().into())));
+            (None, Some(c))
+        };
+        db.write(&b).unwrap();
+
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        let recall_of = |q: &str| serde_json::to_string(&ws.recall(&RecallQuery { visibility: v.clone(), ..RecallQuery::new(q) }).unwrap()).unwrap();
+        let mut erased_claims = 0;
+        for (id, ext, s, o, from) in &claims_before {
+            let erased = match (&gone_entity, &gone_conv) {
+                (Some((_, e)), _) => s == e || o == e,
+                (_, Some(c)) => from.iter().all(|x| x == c),
+                _ => unreachable!(),
+            };
+            if erased {
+                erased_claims += 1;
+                prop_assert!(ws.claim(*id).is_none() && ws.claim_id(ext).is_none(), "claim {ext} survives");
+                prop_assert!(ws.search_claim_text("note", 1000, &v).iter().all(|h| h.0 != *id));
+            } else {
+                prop_assert!(ws.claim(*id).is_some(), "claim {ext} was not derived from what was forgotten");
+                if let Some(c) = &gone_conv {
+                    prop_assert!(ws.evidence_of(*id).unwrap().iter().all(|e| e.conversation_id.as_deref() != Some(c.as_str())));
+                }
+            }
+        }
+        let counts = snap.row_counts();
+        prop_assert_eq!(counts.claims, counts_before.claims - erased_claims);
+        if let Some((k, e)) = gone_entity {
+            prop_assert_eq!(counts.entities, counts_before.entities - 1);
+            prop_assert!(ws.find_by_name(WORDS[k]).is_empty());
+            prop_assert!(ws.entity(e).is_none());
+            prop_assert!(ws.search_entity_text(WORDS[k], 10, &v).is_empty());
+            prop_assert!(ws.search_claim_text(WORDS[k], 100, &v).is_empty(), "claim texts about it are gone too");
+            prop_assert!(db.entity_vector(e).is_none());
+            let near = ws.search_entity_vectors(&one_hot(k), &VectorOptions { visibility: v.clone(), ..VectorOptions::default() }).unwrap();
+            prop_assert!(near.iter().all(|(x, _)| *x != e));
+            prop_assert!(!recall_of(WORDS[k]).to_lowercase().contains(&WORDS[k].to_lowercase()));
+            // The other entities keep their names, keywords and vectors.
+            for (j, other) in entities_before.iter().filter(|x| x.1 != e) {
+                prop_assert_eq!(ws.find_by_name(WORDS[*j]), vec![*other]);
+                prop_assert!(ws.search_entity_text(WORDS[*j], 10, &v).iter().any(|h| h.0 == *other));
+            }
+        }
+        if let Some(c) = &gone_conv {
+            prop_assert_eq!(counts.entities, counts_before.entities, "a conversation's forget leaves entities others name");
+            for (_, ext, ..) in &claims_before {
+                if ext.starts_with(&format!("{c}/")) && ws.claim_id(ext).is_none() {
+                    // `conv{c}/m/{j}` wrote the text token `qz{c}x{j}`.
+                    let (conv, j) = (&ext[4..ext.find('/').unwrap()], &ext[ext.rfind('/').unwrap() + 1..]);
+                    let token = format!("qz{conv}x{j}");
+                    prop_assert!(ws.search_claim_text(&token, 10, &v).is_empty(), "{token} still found");
+                    prop_assert!(!recall_of(&token).contains(&token));
+                }
+            }
+        }
+    }
+}
