@@ -14,6 +14,10 @@ use crate::ids::NONE;
 pub struct PredAdjacency {
     /// Open addressing on the entity id: `(entity, start, end)`; `entity == NONE` is empty.
     slots: Vec<(u32, u32, u32)>,
+    /// One bit per entity id up to the largest key: set when the entity has edges here. Most
+    /// nodes of a hierarchy walk are leaves; the bit (an eighth of a byte per entity, in cache)
+    /// answers them without a probe of the table.
+    present: Vec<u64>,
     nbrs: Vec<u32>,
     claims: Vec<u32>,
 }
@@ -30,8 +34,10 @@ impl PredAdjacency {
         edges.sort_unstable();
         let groups = edges.chunk_by(|a, b| a.0 == b.0).count();
         let cap = (groups * 2).next_power_of_two().max(8);
+        let words = edges.last().map_or(0, |e| e.0 as usize / 64 + 1);
         let mut out = PredAdjacency {
             slots: vec![(NONE, 0, 0); cap],
+            present: vec![0u64; words],
             nbrs: Vec::with_capacity(edges.len()),
             claims: Vec::with_capacity(edges.len()),
         };
@@ -46,6 +52,7 @@ impl PredAdjacency {
                 i = (i + 1) & (cap - 1);
             }
             out.slots[i] = (run[0].0, start, out.nbrs.len() as u32);
+            out.present[run[0].0 as usize / 64] |= 1 << (run[0].0 % 64);
         }
         out
     }
@@ -54,7 +61,7 @@ impl PredAdjacency {
     #[inline]
     pub fn get(&self, e: u32) -> (&[u32], &[u32]) {
         let mask = self.slots.len().wrapping_sub(1);
-        if self.slots.is_empty() {
+        if self.present.get(e as usize / 64).is_none_or(|w| w >> (e % 64) & 1 == 0) {
             return (&[], &[]);
         }
         let mut i = hash(e) & mask;
@@ -72,7 +79,7 @@ impl PredAdjacency {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * 12 + self.nbrs.len() * 8
+        self.slots.len() * 12 + self.nbrs.len() * 8 + self.present.len() * 8
     }
 }
 
