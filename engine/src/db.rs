@@ -173,6 +173,12 @@ impl Inner {
     }
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.group.get_mut().stop_syncer();
+    }
+}
+
 /// The name of the lock file inside a database folder.
 pub const LOCK_FILE: &str = "LOCK";
 

@@ -224,6 +224,59 @@ fn fsync_failure_stops_every_later_write() {
     assert!(reopened.snapshot().workspace("default").unwrap().entity_id("e0").is_some());
 }
 
+/// Fail-stop with many writers, where groups queue behind the fsync in flight and the fsync thread
+/// leads: for each placement of the failing fsync among the first ones, every write acknowledged
+/// survives a reopen, every refusal names the fsync, and once a writer is refused it is never
+/// acknowledged again.
+#[test]
+fn fsync_failure_with_many_writers_is_fail_stop() {
+    let c = clock();
+    let probe = FaultyVfs::new(MemVfs::new(), FaultPlan::default());
+    drop(Database::open_with(dir(), config(&c), Arc::new(probe.clone())).unwrap());
+    let opened = probe.ops();
+    let mut failures = 0;
+    for fail_at in opened + 4..opened + 60 {
+        let mem = MemVfs::new();
+        let vfs = FaultyVfs::new(mem.clone(), FaultPlan { fail_sync_at: Some(fail_at), ..FaultPlan::default() });
+        let db = Database::open_with(dir(), config(&c), Arc::new(vfs)).unwrap();
+        let writers: Vec<_> = (0..8)
+            .map(|w| {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    let (mut acked, mut refused) = (Vec::new(), false);
+                    for j in 0..12 {
+                        let mut b = WriteBatch::new("default");
+                        b.upsert_entity(&format!("w{w}-{j}"), "s", "S");
+                        match db.write(&b) {
+                            Ok(_) => {
+                                assert!(!refused, "w{w}-{j} acknowledged after a refusal");
+                                acked.push(format!("w{w}-{j}"));
+                            }
+                            Err(e) => {
+                                // The failed fsync itself (a segment roll syncs in the writer), or
+                                // the poisoned log after it.
+                                assert!(e.as_storage().is_some() && e.to_string().contains("fsync"), "{e}");
+                                refused = true;
+                            }
+                        }
+                    }
+                    (acked, refused)
+                })
+            })
+            .collect();
+        let results: Vec<(Vec<String>, bool)> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        failures += usize::from(results.iter().any(|r| r.1));
+        drop(db);
+        let reopened = Database::open_with(dir(), config(&c), Arc::new(mem)).unwrap();
+        let snap = reopened.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        for key in results.iter().flat_map(|r| &r.0) {
+            assert!(ws.entity_id(key).is_some(), "fsync {fail_at} failed: acknowledged {key} is lost");
+        }
+    }
+    assert!(failures > 0, "some placement hit an fsync");
+}
+
 #[test]
 fn disk_full_is_typed_and_recoverable() {
     let c = clock();

@@ -6,10 +6,12 @@
 //! copy in order, each at its own transaction time and version, and writes their WAL records with
 //! one write call. The next queued writer, if any, is woken to combine the jobs that arrived
 //! meanwhile, so applying the next group overlaps the fsync of this one. Under fsync policy
-//! `always` the group then waits for an fsync: one writer at a time leads them, each covering every
-//! group written before it started, publishing the newest durable state, delivering the covered
-//! results, and handing the lead to a writer of the next waiting group. Each writer wakes once,
-//! with its result (or to take a turn combining or leading).
+//! `always` the group then waits for an fsync: one leader at a time runs them, each covering every
+//! group written before it started, publishing the newest durable state and delivering the covered
+//! results. A writer that finds no fsync in flight leads one itself (a lone writer pays no
+//! hand-off); when groups were written meanwhile, the lead passes to the fsync thread, which keeps
+//! it while groups keep coming. Each writer wakes once, with its result (or to take a turn
+//! combining).
 //!
 //! Why: a commit's fixed cost is copy-on-write against the published snapshot (column tails,
 //! bitmap shards, map paths) plus a wake-up; paid once per group instead of once per commit, it
@@ -84,8 +86,6 @@ enum SlotState {
     Waiting,
     /// The owner is to combine the queue.
     Combine,
-    /// The owner is to lead the next fsync.
-    Lead,
     Finished(Result<Done, Error>),
 }
 
@@ -183,6 +183,19 @@ pub(super) struct Group {
     pub(super) pending: std::collections::VecDeque<Pending>,
     /// Set when an fsync failed: fail-stop.
     poisoned: Option<String>,
+    /// The fsync thread, once started (see `Database::hand_to_syncer`).
+    syncer: Option<Thread>,
+    /// The fsync thread is to lead the next fsync.
+    syncer_turn: bool,
+}
+
+impl Group {
+    /// Stops the fsync thread (it holds no strong reference while it waits).
+    pub(super) fn stop_syncer(&mut self) {
+        if let Some(t) = self.syncer.take() {
+            t.unpark();
+        }
+    }
 }
 
 /// The WAL segment the next fsync must sync and the last group written to it (records in
@@ -245,7 +258,6 @@ impl Database {
         loop {
             match slot.wait() {
                 SlotState::Combine => self.combine(),
-                SlotState::Lead => self.lead(),
                 SlotState::Finished(result) => return result,
                 SlotState::Waiting => unreachable!("wait returns only a delivered state"),
             }
@@ -278,8 +290,8 @@ impl Database {
         for (slot, result) in outcome.now {
             slot.set(SlotState::Finished(result));
         }
-        if outcome.lead {
-            self.lead();
+        if outcome.lead && self.lead() {
+            self.hand_to_syncer();
         }
         if let Some(old) = outcome.garbage {
             crate::reaper::drop_later(old);
@@ -289,7 +301,7 @@ impl Database {
     /// One fsync covering every group written so far; publishes the newest durable state,
     /// delivers the covered results, and hands the lead to a writer of the next waiting group
     /// (or gives it up when none waits).
-    fn lead(&self) {
+    fn lead(&self) -> bool {
         let inner = &self.inner;
         let target = inner.sync_target.lock().as_ref().map(|t| (t.file.clone(), t.path.clone(), t.lsn));
         inner.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
@@ -322,29 +334,49 @@ impl Database {
                     }
                 }
             }
-            // Handing the lead on costs a wake-up, but a leader that kept leading would keep
-            // its own caller waiting (measured: no throughput gained, a worse p99).
-            match g.pending.iter().find_map(|p| p.acks.first()) {
-                Some((slot, _)) => Some(slot.clone()),
-                None => {
-                    g.leader = false;
-                    None
-                }
+            // Groups written meanwhile need the next fsync: the lead stays taken and goes on (to
+            // the fsync thread, which keeps it while groups keep coming); else it is given up.
+            let more = !g.pending.is_empty();
+            if !more {
+                g.leader = false;
             }
+            more
         };
         if let Err(why) = result {
             if let Some(wal) = inner.writer.lock().wal.as_mut() {
                 wal.poison(why);
             }
         }
-        if let Some(slot) = next_leader {
-            slot.set(SlotState::Lead);
-        }
         for (slot, result) in acks {
             slot.set(SlotState::Finished(result));
         }
         if let Some(old) = garbage {
             crate::reaper::drop_later(old);
+        }
+        next_leader
+    }
+
+    /// Hands the lead of fsyncs to the fsync thread (started on first use). A writer that led
+    /// one fsync returns to its caller; the thread then leads every fsync while groups keep
+    /// arriving, with no hand-off between them (handing the lead to a sleeping writer cost a
+    /// wake-up per fsync, and a writer that kept leading kept its own caller waiting).
+    fn hand_to_syncer(&self) {
+        let mut g = self.inner.group.lock();
+        g.syncer_turn = true;
+        if let Some(t) = &g.syncer {
+            t.unpark();
+            return;
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let spawned = std::thread::Builder::new().name("engram-fsync".into()).spawn(move || syncer_loop(&weak));
+        match spawned {
+            Ok(handle) => g.syncer = Some(handle.thread().clone()),
+            Err(_) => {
+                // No thread: this writer keeps leading.
+                g.syncer_turn = false;
+                drop(g);
+                while self.lead() {}
+            }
         }
     }
 
@@ -485,6 +517,24 @@ impl Database {
                 db.inner.checkpoint_running.store(false, Ordering::Release);
             });
         }
+    }
+}
+
+/// The fsync thread: leads fsyncs while it holds the turn, then waits, holding only a weak
+/// reference, so dropping the database ends it (`Group::stop_syncer`).
+fn syncer_loop(weak: &std::sync::Weak<super::Inner>) {
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let turn = std::mem::take(&mut inner.group.lock().syncer_turn);
+        if turn {
+            let db = Database { inner };
+            if db.lead() {
+                db.inner.group.lock().syncer_turn = true;
+            }
+            continue;
+        }
+        drop(inner);
+        std::thread::park();
     }
 }
 
