@@ -146,21 +146,7 @@ impl KeyIndex {
     fn compact(&mut self) {
         let mut added: Vec<u64> = self.overlay.iter().copied().collect();
         added.sort_unstable();
-        let base = &self.base.keys;
-        let mut keys = Vec::with_capacity(base.len() + added.len());
-        let (mut i, mut j) = (0, 0);
-        while i < base.len() && j < added.len() {
-            if base[i] <= added[j] {
-                keys.push(base[i]);
-                i += 1;
-            } else {
-                keys.push(added[j]);
-                j += 1;
-            }
-        }
-        keys.extend_from_slice(&base[i..]);
-        keys.extend_from_slice(&added[j..]);
-        *self = KeyIndex::from_sorted_keys(keys);
+        *self = KeyIndex::from_sorted_keys(crate::runs::merge(&self.base.keys, &added));
     }
 
     /// Calls `f` with each candidate id for `hash`: base first, then the overlay oldest first.

@@ -108,7 +108,7 @@ impl<T: Copy + Ord> Runs<T> {
             if prev.len() > FANOUT * run.len() {
                 break;
             }
-            run = merge(prev, &run);
+            run = merge(prev, &run).into();
             self.sorted.pop();
         }
         self.sorted.push(run);
@@ -135,7 +135,7 @@ impl<T: Copy + Ord> Runs<T> {
 }
 
 /// Merges two ascending runs into one, dropping duplicates.
-fn merge<T: Copy + Ord>(a: &[T], b: &[T]) -> Arc<[T]> {
+pub(crate) fn merge<T: Copy + Ord>(a: &[T], b: &[T]) -> Vec<T> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
@@ -146,7 +146,7 @@ fn merge<T: Copy + Ord>(a: &[T], b: &[T]) -> Arc<[T]> {
     }
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
-    out.into()
+    out
 }
 
 #[cfg(test)]

@@ -366,14 +366,10 @@ impl TextIndex {
         match doc.checked_sub(self.base.upto) {
             Some(i) => {
                 let i = i as usize;
-                while self.fresh.len() < i {
+                while self.fresh.len() <= i {
                     self.fresh.push(NOT_INDEXED);
                 }
-                if i < self.fresh.len() {
-                    self.fresh.set(i, d);
-                } else {
-                    self.fresh.push(d);
-                }
+                self.fresh.set(i, d);
             }
             None => {
                 self.rewritten.insert(doc, d);
