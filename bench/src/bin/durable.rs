@@ -7,6 +7,10 @@
 #[allow(dead_code)] // Reason: shared with the workloads harness, which uses all of it.
 mod load;
 
+/// On mimalloc, like the `engram` binary that serves these commits (and the other harnesses).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use engram::{AddClaim, Database, EntityId, WriteBatch};
 use serde_json::json;
@@ -151,7 +155,7 @@ fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsyn
     println!(
         "{}",
         json!({"measure": "durable_single_claim_commits", "threads": threads, "fsync": fsync, "ops_per_s": rate.round(),
-               "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(),
+               "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(), "max_us": lat.last().copied().unwrap_or(0.0).round(),
                "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs),
                "cpu_us_per_commit": cpu.map(|c| (c * 1e6 / lat.len().max(1) as f64).round()), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0)})
     );

@@ -4,8 +4,9 @@
 //! and says what to log) and sleeps; the first writer to find no combiner at work becomes one. The
 //! combiner takes every queued job, clones the newest state **once**, applies the jobs to that one
 //! copy in order, each at its own transaction time and version, and writes their WAL records with
-//! one write call. The next queued writer, if any, is woken to combine the jobs that arrived
-//! meanwhile, so applying the next group overlaps the fsync of this one. Under fsync policy
+//! one write call. It goes on combining the jobs that arrived meanwhile, round after round, until
+//! its own result is in (it would only sleep until then); then the next queued writer, if any,
+//! takes the turn. Applying the next group overlaps the fsync of this one. Under fsync policy
 //! `always` the group then waits for an fsync: one leader at a time runs them, each covering every
 //! group written before it started, publishing the newest durable state and delivering the covered
 //! results. A writer that finds no fsync in flight leads one itself (a lone writer pays no
@@ -104,6 +105,11 @@ impl Slot {
     fn set(&self, s: SlotState) {
         *self.state.lock() = s;
         self.owner.unpark();
+    }
+
+    /// True once the owner's result is delivered.
+    fn is_finished(&self) -> bool {
+        matches!(*self.state.lock(), SlotState::Finished(_))
     }
 
     /// Parks until the slot leaves `Waiting`; returns what it holds and resets it.
@@ -233,7 +239,7 @@ impl Database {
             !std::mem::replace(&mut q.combining, true)
         };
         if combine {
-            self.combine();
+            self.combine(&slot);
         }
         self.finish(&slot)
     }
@@ -257,32 +263,41 @@ impl Database {
     fn finish(&self, slot: &Slot) -> Result<Done, Error> {
         loop {
             match slot.wait() {
-                SlotState::Combine => self.combine(),
+                SlotState::Combine => self.combine(slot),
                 SlotState::Finished(result) => return result,
                 SlotState::Waiting => unreachable!("wait returns only a delivered state"),
             }
         }
     }
 
-    /// One combining round: every queued job in one group; then the next queued writer, if
-    /// any, is told to combine, and results that need no fsync are delivered.
-    fn combine(&self) {
-        let mut jobs = std::mem::take(&mut self.inner.queue.lock().jobs);
-        let slots: Vec<Arc<Slot>> = jobs.iter().map(|j| j.slot.clone()).collect();
-        let outcome = {
-            let mut writer = self.inner.writer.lock();
-            let mut runs: Vec<&mut JobFn<'static>> = jobs.iter_mut().map(|j| &mut *j.run as &mut JobFn<'static>).collect();
-            self.run_group(&mut writer, &mut runs, &slots)
-        };
-        {
+    /// Combines queued jobs into groups, round after round, while jobs keep arriving and the
+    /// combiner's own result (`own`) has not: until then it would only sleep, and handing the
+    /// turn to a sleeping writer costs a wake-up per round. Once its result is in, the turn
+    /// passes to the next queued writer, so no caller combines for others for long.
+    fn combine(&self, own: &Slot) {
+        loop {
+            let mut jobs = std::mem::take(&mut self.inner.queue.lock().jobs);
+            let slots: Vec<Arc<Slot>> = jobs.iter().map(|j| j.slot.clone()).collect();
+            let outcome = {
+                let mut writer = self.inner.writer.lock();
+                let mut runs: Vec<&mut JobFn<'static>> = jobs.iter_mut().map(|j| &mut *j.run as &mut JobFn<'static>).collect();
+                self.run_group(&mut writer, &mut runs, &slots)
+            };
+            drop(jobs);
+            self.settle(outcome);
             let mut q = self.inner.queue.lock();
             match q.jobs.first() {
-                Some(next) => next.slot.set(SlotState::Combine),
-                None => q.combining = false,
+                None => {
+                    q.combining = false;
+                    return;
+                }
+                Some(next) if own.is_finished() => {
+                    next.slot.set(SlotState::Combine);
+                    return;
+                }
+                Some(_) => {}
             }
         }
-        drop(jobs);
-        self.settle(outcome);
     }
 
     /// Delivers a group's immediate results, leads its fsync if asked, drops the old state.
