@@ -17,6 +17,7 @@ use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
 use crate::mutation::{encode_batch, DecodeError, Mutation, MutationRef, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::{Snapshot, WorkspaceView};
+use crate::search::bm25;
 use crate::search::vectors::{VectorBase, VectorColumn};
 use crate::state::State;
 use crate::time::{Clock, SystemClock, Timestamp};
@@ -967,22 +968,24 @@ fn temp_files(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<String>, StorageError> {
 fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayReport, Option<String>), Error> {
     let names = vfs.list(dir).map_err(|e| StorageError::io(dir, e))?;
     let newest = names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "snap")).max().cloned();
-    let (mut st, from) = match &newest {
-        Some(name) => {
-            let path = dir.join(name);
-            let file = read_snapshot(vfs, &path)?;
-            crate::snapshot::decode(file.body(), file.format()).map_err(|e| StorageError::Corruption {
-                path: path.clone(),
-                offset: 0,
-                what: e.0,
-            })?
-        }
-        None => (State::default(), (0, 0)),
-    };
+    // The snapshot and its keyword index (a file of its own) load side by side.
+    let (decoded, text) = rayon::join(
+        || match &newest {
+            Some(name) => {
+                let path = dir.join(name);
+                let file = read_snapshot(vfs, &path)?;
+                crate::snapshot::decode(file.body(), file.format())
+                    .map_err(|e| Error::from(StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 }))
+            }
+            None => Ok((State::default(), (0, 0))),
+        },
+        || newest.as_ref().map(|n| read_text(vfs, dir, n)),
+    );
+    let (mut st, from) = decoded?;
     // The keyword index of the snapshot is loaded as built; the WAL tail is indexed on replay.
     // Without a usable `.text` file the index is rebuilt from the columns on first use.
     st.rebase_text();
-    let restored = newest.as_ref().is_some_and(|n| restore_text(vfs, dir, n, &mut st).is_ok());
+    let restored = text.is_some_and(|t| t.is_ok_and(|(claims, entities)| install_text(&mut st, claims, entities).is_ok()));
     // Nobody reads while the log replays: adjacency, and the keyword indexes when they are
     // rebuilt afterwards anyway, are built once at the end instead of record by record.
     let deferred = crate::apply::Deferred { text: !restored, graph: true };
@@ -1043,8 +1046,7 @@ pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
         if vfs.exists(&path) {
             let file = read_snapshot(vfs, &path)?;
             let corrupt = |what| Error::from(StorageError::Corruption { path: path.clone(), offset: 0, what });
-            let p: crate::search::bm25::PersistedText =
-                postcard::from_bytes(file.body()).map_err(|_| corrupt("keyword index does not decode"))?;
+            let p: bm25::PersistedText = postcard::from_bytes(file.body()).map_err(|_| corrupt("keyword index does not decode"))?;
             p.validate().map_err(corrupt)?;
         }
     }
@@ -1092,15 +1094,21 @@ fn text_file_of(snap: &str) -> String {
     format!("{}.text", snap.trim_end_matches(".snap"))
 }
 
-/// Reads and installs the keyword bases persisted beside snapshot `snap`.
-fn restore_text(vfs: &dyn Vfs, dir: &Path, snap: &str, st: &mut State) -> Result<(), Error> {
+/// Reads the keyword bases persisted beside snapshot `snap` (claims, entities), checked and
+/// prepared for `install_text`.
+fn read_text(vfs: &dyn Vfs, dir: &Path, snap: &str) -> Result<(bm25::RestoredBase, bm25::RestoredBase), Error> {
     let path = dir.join(text_file_of(snap));
     let file = read_snapshot(vfs, &path)?;
     let corrupt = |what| Error::from(StorageError::Corruption { path: path.clone(), offset: 0, what });
-    let p: crate::search::bm25::PersistedText = postcard::from_bytes(file.body()).map_err(|_| corrupt("keyword index does not decode"))?;
-    st.text.claims.restore(p.claims).map_err(corrupt)?;
-    st.text.entities.restore(p.entities).map_err(corrupt)?;
-    Ok(())
+    let p: bm25::PersistedText = postcard::from_bytes(file.body()).map_err(|_| corrupt("keyword index does not decode"))?;
+    let (claims, entities) = rayon::join(|| p.claims.prepare(), || p.entities.prepare());
+    Ok((claims.map_err(corrupt)?, entities.map_err(corrupt)?))
+}
+
+/// Installs keyword bases read by `read_text`; fails when they do not cover the state's documents.
+fn install_text(st: &mut State, claims: bm25::RestoredBase, entities: bm25::RestoredBase) -> Result<(), &'static str> {
+    st.text.claims.restore(claims)?;
+    st.text.entities.restore(entities)
 }
 
 /// The entity vector file's name inside a database folder.

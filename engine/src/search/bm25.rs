@@ -202,7 +202,20 @@ pub struct PersistedBase {
     pub doc_ws: Vec<u32>,
 }
 
+/// A persisted base checked and turned into its in-memory form, ready to install
+/// (`TextIndex::restore`); prepared apart so that loading can overlap it with other work.
+pub struct RestoredBase {
+    upto: u32,
+    built: Built,
+}
+
 impl PersistedBase {
+    /// Checks the base and builds its in-memory form (the term table).
+    pub fn prepare(self) -> Result<RestoredBase, &'static str> {
+        self.validate()?;
+        Ok(RestoredBase { upto: self.upto, built: Built::restore(self) })
+    }
+
     /// Checks the internal consistency a decoder cannot (lengths, bounds, order), so a loaded
     /// index can never index out of range.
     fn validate(&self) -> Result<(), &'static str> {
@@ -433,13 +446,12 @@ impl TextIndex {
     }
 
     /// Installs a persisted base, which must cover exactly this index's base documents.
-    pub fn restore(&mut self, p: PersistedBase) -> Result<(), &'static str> {
+    pub fn restore(&mut self, p: RestoredBase) -> Result<(), &'static str> {
         if p.upto != self.base.upto || !self.is_base_only() {
             return Err("text index: covers a different number of documents than its snapshot");
         }
-        p.validate()?;
         let base = Base { source: self.base.source.clone(), upto: self.base.upto, built: OnceLock::new() };
-        let _ = base.built.set(Built::restore(p));
+        let _ = base.built.set(p.built);
         self.base = Arc::new(base);
         Ok(())
     }
