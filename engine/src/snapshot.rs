@@ -658,10 +658,7 @@ fn bitmaps_of(st: &State) -> crate::state::Bitmaps {
         },
     );
     // The three lifecycle states by their discriminants (`ClaimState as usize`).
-    let mut claims_by_state: [IdSet; 3] = Default::default();
-    for (k, ids) in by_state.iter().enumerate().take(3) {
-        claims_by_state[k] = IdSet::from_sorted(ids);
-    }
+    let claims_by_state: [IdSet; 3] = std::array::from_fn(|k| by_state.get(k).map_or_else(IdSet::new, |ids| IdSet::from_sorted(ids)));
     crate::state::Bitmaps {
         claims_by_state,
         claims_deleted: IdSet::from_sorted(&deleted),

@@ -313,9 +313,9 @@ impl Database {
         }
     }
 
-    /// One fsync covering every group written so far; publishes the newest durable state,
-    /// delivers the covered results, and hands the lead to a writer of the next waiting group
-    /// (or gives it up when none waits).
+    /// One fsync covering every group written so far; publishes the newest durable state and
+    /// delivers the covered results. Returns true when groups written meanwhile wait for the
+    /// next fsync (the lead stays taken), false when it was given up.
     fn lead(&self) -> bool {
         let inner = &self.inner;
         let target = inner.sync_target.lock().as_ref().map(|t| (t.file.clone(), t.path.clone(), t.lsn));
