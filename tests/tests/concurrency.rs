@@ -168,7 +168,13 @@ fn combined_writers_keep_every_batch_atomic() {
         }
         assert_eq!(layout(&db), layout(&reference));
         if durable {
-            assert!(db.commit_stats().commits >= acked.len() as u64);
+            let stats = db.commit_stats();
+            assert!(stats.commits >= acked.len() as u64);
+            // Every phase of a durable commit cycle ran, and was timed.
+            assert!(
+                stats.fsyncs > 0 && stats.apply_ns > 0 && stats.wal_write_ns > 0 && stats.fsync_ns > 0 && stats.ack_ns > 0,
+                "{stats:?}"
+            );
             db.wait_for_merge();
             drop(db);
             check(&Database::open(tmp.path().join("db")).unwrap());

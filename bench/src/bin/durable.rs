@@ -152,11 +152,18 @@ fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsyn
     let stats = db.commit_stats();
     let per = |a: u64, b: u64| if b == 0 { 0.0 } else { (a as f64 / b as f64 * 100.0).round() / 100.0 };
     let (commits, groups, fsyncs) = (stats.commits - stats0.commits, stats.groups - stats0.groups, stats.fsyncs - stats0.fsyncs);
+    // The serial phases of a commit cycle, in microseconds per fsync (per group without fsyncs).
+    let cycles = if fsyncs > 0 { fsyncs } else { groups.max(1) };
+    let phase = |a: u64, b: u64| ((a - b) as f64 / 1000.0 / cycles as f64 * 10.0).round() / 10.0;
+    let phases = json!({"apply": phase(stats.apply_ns, stats0.apply_ns), "wal_write": phase(stats.wal_write_ns, stats0.wal_write_ns),
+                        "fsync": phase(stats.fsync_ns, stats0.fsync_ns), "acks": phase(stats.ack_ns, stats0.ack_ns),
+                        "cycle": (secs * 1e6 / cycles as f64).round()});
     println!(
         "{}",
         json!({"measure": "durable_single_claim_commits", "threads": threads, "fsync": fsync, "ops_per_s": rate.round(),
                "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(), "max_us": lat.last().copied().unwrap_or(0.0).round(),
                "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs),
-               "cpu_us_per_commit": cpu.map(|c| (c * 1e6 / lat.len().max(1) as f64).round()), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0)})
+               "cpu_us_per_commit": cpu.map(|c| (c * 1e6 / lat.len().max(1) as f64).round()), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0),
+               "us_per_cycle": phases})
     );
 }
