@@ -6,13 +6,19 @@
 //! copy in order, each at its own transaction time and version, and writes their WAL records with
 //! one write call. It goes on combining the jobs that arrived meanwhile, round after round, until
 //! its own result is in (it would only sleep until then); then the next queued writer, if any,
-//! takes the turn. Applying the next group overlaps the fsync of this one. Under fsync policy
-//! `always` the group then waits for an fsync: one leader at a time runs them, each covering every
-//! group written before it started, publishing the newest durable state and delivering the covered
-//! results. A writer that finds no fsync in flight leads one itself (a lone writer pays no
-//! hand-off); when groups were written meanwhile, the lead passes to the fsync thread, which keeps
-//! it while groups keep coming. Each writer wakes once, with its result (or to take a turn
-//! combining).
+//! takes the turn. Under fsync policy `always` the group then waits for an fsync: one leader at a
+//! time runs them, each covering every group written before it started, publishing the newest
+//! durable state and delivering the covered results. A writer that finds no fsync in flight leads
+//! one itself (a lone writer pays no hand-off); when groups were written meanwhile, the lead
+//! passes to the fsync thread, which keeps it while groups keep coming. Each writer wakes once,
+//! with its result (or to take a turn combining).
+//!
+//! With many writers the groups move in step: a group's writers all wait for its fsync, and come
+//! back together when it is done. Delivering their results is a wake-up each (several
+//! microseconds on a virtual machine), so a combining writer that leads an fsync passes the turn
+//! to combine on *before* it delivers them, and the next combiner keeps taking the jobs of the
+//! writers being woken into its open group while the delivery lasts: applying the next group
+//! overlaps waking its writers, instead of following it.
 //!
 //! Why: a commit's fixed cost is copy-on-write against the published snapshot (column tails,
 //! bitmap shards, map paths) plus a wake-up; paid once per group instead of once per commit, it
@@ -190,6 +196,8 @@ pub(super) struct Queue {
     jobs: Vec<Job>,
     /// A writer is combining (or has been told to).
     combining: bool,
+    /// Deliveries of results in progress (`lead`).
+    acking: usize,
 }
 
 /// A group written to the WAL, waiting for its fsync (policy `always`).
@@ -236,6 +244,23 @@ pub(super) struct SyncTarget {
     lsn: u64,
 }
 
+/// Longest a combiner waits for writers being woken to queue their next commits (`more_jobs`).
+const STREAM_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// A group being applied: the copy of the state, and per job so far its outcome and, for a job
+/// that wrote, its transaction time and record.
+struct Applying {
+    next: State,
+    results: Vec<Option<Result<Done, Error>>>,
+    written: Vec<Option<(Timestamp, Vec<u8>)>>,
+}
+
+impl Applying {
+    fn new(base: &State) -> Applying {
+        Applying { next: base.clone(), results: Vec::new(), written: Vec::new() }
+    }
+}
+
 /// What `run_group` leaves to its caller, after the writer lock is released.
 struct GroupOutcome {
     /// Results to deliver now (the others are delivered after the group's fsync).
@@ -277,9 +302,9 @@ impl Database {
         let slot = Slot::new();
         let outcome = {
             let mut writer = self.inner.writer.lock();
-            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot))
+            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot), false)
         };
-        self.settle(outcome);
+        self.settle(outcome, false);
         self.finish(&slot)
     }
 
@@ -305,10 +330,17 @@ impl Database {
             let outcome = {
                 let mut writer = self.inner.writer.lock();
                 let mut runs: Vec<&mut JobFn<'static>> = jobs.iter_mut().map(|j| &mut *j.run as &mut JobFn<'static>).collect();
-                self.run_group(&mut writer, &mut runs, &slots)
+                self.run_group(&mut writer, &mut runs, &slots, true)
             };
             drop(jobs);
-            self.settle(outcome);
+            if outcome.lead {
+                // This writer leads the group's fsync, and passes the turn to combine on as soon
+                // as the fsync is done (`lead`), so the next group is applied while the results
+                // of this one are delivered.
+                self.settle(outcome, true);
+                return;
+            }
+            self.settle(outcome, false);
             let mut q = self.inner.queue.lock();
             match q.jobs.first() {
                 None => {
@@ -324,12 +356,13 @@ impl Database {
         }
     }
 
-    /// Delivers a group's immediate results, leads its fsync if asked, drops the old state.
-    fn settle(&self, outcome: GroupOutcome) {
+    /// Delivers a group's immediate results, leads its fsync if asked (passing the turn to
+    /// combine on after it when `pass_turn`), drops the old state.
+    fn settle(&self, outcome: GroupOutcome, pass_turn: bool) {
         for (slot, result) in outcome.now {
             slot.set(SlotState::Finished(result));
         }
-        if outcome.lead && self.lead() {
+        if outcome.lead && self.lead(pass_turn) {
             self.hand_to_syncer();
         }
         if let Some(old) = outcome.garbage {
@@ -338,9 +371,10 @@ impl Database {
     }
 
     /// One fsync covering every group written so far; publishes the newest durable state and
-    /// delivers the covered results. Returns true when groups written meanwhile wait for the
-    /// next fsync (the lead stays taken), false when it was given up.
-    fn lead(&self) -> bool {
+    /// delivers the covered results. A combining writer that leads (`pass_turn`) passes the turn
+    /// to combine on before it delivers them. Returns true when groups written meanwhile wait for
+    /// the next fsync (the lead stays taken), false when it was given up.
+    fn lead(&self, pass_turn: bool) -> bool {
         let inner = &self.inner;
         let target = inner.sync_target.lock().as_ref().map(|t| (t.file.clone(), t.path.clone(), t.lsn));
         inner.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
@@ -388,11 +422,24 @@ impl Database {
                 wal.poison(why);
             }
         }
+        {
+            // Writers woken from here on come back with their next commits while the rest are
+            // still being woken; the combiner waits for them (`more_jobs`).
+            let mut q = inner.queue.lock();
+            q.acking += 1;
+            if pass_turn {
+                match q.jobs.first() {
+                    None => q.combining = false,
+                    Some(next) => next.slot.set(SlotState::Combine),
+                }
+            }
+        }
         let started = Instant::now();
         for (slot, result) in acks {
             slot.set(SlotState::Finished(result));
         }
         add_elapsed(&inner.stats.ack_ns, started);
+        inner.queue.lock().acking -= 1;
         if let Some(old) = garbage {
             crate::reaper::drop_later(old);
         }
@@ -418,33 +465,48 @@ impl Database {
                 // No thread: this writer keeps leading.
                 g.syncer_turn = false;
                 drop(g);
-                while self.lead() {}
+                while self.lead(false) {}
             }
         }
     }
 
-    /// Applies `jobs` in order to one copy of the newest state, logs the records of those that
-    /// succeeded with one write, and installs the copy as the newest state: published now, or,
-    /// under policy `always`, queued for the group's fsync with the results that wait for it.
-    fn run_group(&self, w: &mut Writer, jobs: &mut [&mut JobFn<'_>], slots: &[Arc<Slot>]) -> GroupOutcome {
+    /// Applies `jobs` in order to one copy of the newest state (with `stream`, also the jobs
+    /// queued meanwhile, see `more_jobs`), logs the records of those that succeeded with one
+    /// write, and installs the copy as the newest state: published now, or, under policy
+    /// `always`, queued for the group's fsync with the results that wait for it.
+    fn run_group(&self, w: &mut Writer, jobs: &mut [&mut JobFn<'_>], slots: &[Arc<Slot>], stream: bool) -> GroupOutcome {
+        if let Some(wal) = w.wal.as_ref() {
+            // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
+            if let Err(e) = wal.check() {
+                let now = slots.iter().map(|s| (s.clone(), Err(Error::from(e.duplicate())))).collect();
+                return GroupOutcome { now, lead: false, garbage: None };
+            }
+        }
+        let log = w.wal.is_some();
+        let base = w.latest.clone();
+        let started = Instant::now();
+        let mut applying = Applying::new(&base);
+        let mut extra: Vec<Job> = Vec::new();
+        loop {
+            let mut runs: Vec<&mut JobFn<'_>> =
+                jobs.iter_mut().map(|j| &mut **j).chain(extra.iter_mut().map(|j| &mut *j.run as &mut JobFn<'_>)).collect();
+            self.apply_jobs(&base, &mut applying, &mut runs, log);
+            if !stream || !self.more_jobs(&mut extra) {
+                break;
+            }
+        }
+        add_elapsed(&self.inner.stats.apply_ns, started);
+        let slots: Vec<Arc<Slot>> = slots.iter().cloned().chain(extra.iter().map(|j| j.slot.clone())).collect();
+        drop(extra);
+        self.inner.stats.groups.fetch_add(1, Ordering::Relaxed);
+        self.inner.stats.commits.fetch_add(slots.len() as u64, Ordering::Relaxed);
         let deliver_now = |results: Vec<Result<Done, Error>>| GroupOutcome {
             now: slots.iter().cloned().zip(results).collect(),
             lead: false,
             garbage: None,
         };
-        if let Some(wal) = w.wal.as_ref() {
-            // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
-            if let Err(e) = wal.check() {
-                return deliver_now(jobs.iter().map(|_| Err(Error::from(e.duplicate()))).collect());
-            }
-        }
-        self.inner.stats.groups.fetch_add(1, Ordering::Relaxed);
-        self.inner.stats.commits.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        let log = w.wal.is_some();
-        let base = w.latest.clone();
-        let started = Instant::now();
-        let (next, mut results, written) = self.apply_jobs(&base, jobs, log);
-        add_elapsed(&self.inner.stats.apply_ns, started);
+        let Applying { next, results, written } = applying;
+        let mut results: Vec<Result<Done, Error>> = results.into_iter().map(|r| r.expect("every job ran")).collect();
         let records: Vec<&[u8]> = written.iter().flatten().map(|(_, r)| r.as_slice()).collect();
         if records.is_empty() {
             return deliver_now(results);
@@ -504,25 +566,38 @@ impl Database {
         GroupOutcome { now, lead, garbage: None }
     }
 
-    /// Runs `jobs` in order on one copy of `base`, each at its own transaction time and version.
-    /// Returns the copy, each job's result, and for each job that wrote, its time and record.
-    #[allow(clippy::type_complexity)] // Reason: three parallel per-job outputs, used once.
-    fn apply_jobs(
-        &self,
-        base: &State,
-        jobs: &mut [&mut JobFn<'_>],
-        log: bool,
-    ) -> (State, Vec<Result<Done, Error>>, Vec<Option<(Timestamp, Vec<u8>)>>) {
+    /// Takes the jobs queued since, into `extra`. While results of an fsync are being delivered
+    /// and nothing is queued yet, waits (yielding, for at most `STREAM_WAIT`) for the writers it
+    /// wakes to queue their next commits: they join this group instead of waiting a whole fsync
+    /// for the next one, and applying them overlaps the rest of the delivery. Returns whether
+    /// jobs were taken.
+    fn more_jobs(&self, extra: &mut Vec<Job>) -> bool {
+        let deadline = Instant::now() + STREAM_WAIT;
+        loop {
+            {
+                let mut q = self.inner.queue.lock();
+                if !q.jobs.is_empty() {
+                    extra.append(&mut q.jobs);
+                    return true;
+                }
+                if q.acking == 0 || Instant::now() >= deadline {
+                    return false;
+                }
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Runs the jobs of `jobs` that `a` has not run yet, in order, on its copy of `base`, each
+    /// at its own transaction time and version.
+    fn apply_jobs(&self, base: &State, a: &mut Applying, jobs: &mut [&mut JobFn<'_>], log: bool) {
         let limits = &self.inner.config.limits;
-        let mut next = base.clone();
-        // Per job: its outcome, and for a job that wrote, its transaction time and record.
-        let mut results: Vec<Option<Result<Done, Error>>> = Vec::with_capacity(jobs.len());
-        let mut written: Vec<Option<(Timestamp, Vec<u8>)>> = Vec::with_capacity(jobs.len());
-        for i in 0..jobs.len() {
-            let now = self.next_commit_time(&next);
+        let Applying { next, results, written } = a;
+        for i in results.len()..jobs.len() {
+            let now = self.next_commit_time(next);
             let before = (next.version, next.committed_at);
-            begin(&mut next, now);
-            let outcome = run_job(&mut *jobs[i], &mut next, &JobContext { now, limits, log }).and_then(|applied| {
+            begin(next, now);
+            let outcome = run_job(&mut *jobs[i], next, &JobContext { now, limits, log }).and_then(|applied| {
                 let record = applied.record.map(|body| if log { WalRecord::encode_parts(now, &body) } else { body });
                 match &record {
                     Some(r) if r.len() > RECORD_BYTES_MAX => {
@@ -545,12 +620,10 @@ impl Database {
                 Err(e) => {
                     results.push(Some(Err(e)));
                     written.push(None);
-                    next = rebuild(base, jobs, &mut results, &mut written, limits, log);
+                    *next = rebuild(base, jobs, results, written, limits, log);
                 }
             }
         }
-        let results = results.into_iter().map(|r| r.expect("every job ran")).collect();
-        (next, results, written)
     }
 
     /// Starts a background checkpoint once enough WAL was written since the last one.
@@ -575,7 +648,7 @@ fn syncer_loop(weak: &std::sync::Weak<super::Inner>) {
         let turn = std::mem::take(&mut inner.group.lock().syncer_turn);
         if turn {
             let db = Database { inner };
-            if db.lead() {
+            if db.lead(false) {
                 db.inner.group.lock().syncer_turn = true;
             }
             continue;
@@ -668,7 +741,7 @@ mod tests {
         let slots: Vec<Arc<Slot>> = jobs.iter().map(|_| Slot::new()).collect();
         let outcome = {
             let mut w = db.inner.writer.lock();
-            db.run_group(&mut w, jobs, &slots)
+            db.run_group(&mut w, jobs, &slots, false)
         };
         outcome.now.into_iter().map(|(_, r)| r).collect()
     }
