@@ -570,7 +570,7 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
     // and the claim columns with the CSR and bitmaps. Each is parallel inside as well.
     let claim_ext_of = |i: usize| -> Cow<'_, str> {
         if claims.ext_id.is_empty() {
-            Cow::Owned(format!("c{}", c0 as usize + i))
+            Cow::Owned(crate::apply::positional_claim_id(u64::from(c0) + i as u64))
         } else {
             Cow::Borrowed(claims.ext_id.get(i))
         }
