@@ -12,7 +12,7 @@ use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::key_hash;
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
-use crate::normalize::{name_key, vocabulary_key};
+use crate::normalize::{name_key, vocabulary_key, vocabulary_key_of};
 use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
@@ -453,7 +453,7 @@ impl Writer<'_> {
         self.st
             .catalog
             .types
-            .intern(&vocabulary_key(t))
+            .intern(&vocabulary_key_of(t))
             .map(TypeId)
             .ok_or(("entity_type", WriteErrorKind::Invalid("the type vocabulary is full (65,536 names)")))
     }
@@ -729,7 +729,7 @@ impl Writer<'_> {
         self.st
             .catalog
             .predicates
-            .intern(&vocabulary_key(name))
+            .intern(&vocabulary_key_of(name))
             .map(PredicateId)
             .ok_or((field, WriteErrorKind::Invalid("the predicate vocabulary is full (65,536 names)")))
     }

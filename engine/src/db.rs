@@ -405,7 +405,16 @@ impl Database {
             self.commit_alone(&mut job)?
         } else {
             let batch = batch.clone();
-            self.commit_queued(move |st, cx| apply_write(st, cx, &batch, vectors.as_ref()))?
+            // The record is encoded here, on the writer's own thread, not by the combiner, whose
+            // work every writer of the group waits for.
+            let record = (vectors.is_none() && self.inner.home.is_some()).then(|| encode_batch(&batch));
+            self.commit_queued(move |st, cx| match &record {
+                Some(record) if cx.log => {
+                    let created = apply_batch(st, &batch, cx.now, cx.limits)?;
+                    Ok(Applied::wrote(record.clone(), created))
+                }
+                _ => apply_write(st, cx, &batch, vectors.as_ref()),
+            })?
         };
         self.maybe_merge();
         Ok(CommitInfo { version: done.version, committed_at: done.committed_at, created: take_out(done.out) })

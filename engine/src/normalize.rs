@@ -39,12 +39,34 @@ pub fn name_key_into(name: &str, out: &mut String) {
 /// The interned form of a predicate or entity type name: trimmed and lower-cased, so that
 /// `DEPENDS_ON` and `depends_on` are one predicate.
 pub fn vocabulary_key(name: &str) -> String {
-    name.trim().to_lowercase()
+    vocabulary_key_of(name).into_owned()
+}
+
+/// `vocabulary_key`, borrowing `name` when it already is one (as it usually is on the write path,
+/// where each claim names its predicate).
+pub fn vocabulary_key_of(name: &str) -> std::borrow::Cow<'_, str> {
+    let plain = name.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) && name.trim().len() == name.len();
+    if plain {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        std::borrow::Cow::Owned(name.trim().to_lowercase())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vocabulary_keys_borrow_only_what_already_is_a_key() {
+        for name in ["depends_on", "DEPENDS_ON", " depends_on", "depends_on\t", "Straße", "straße", "ÉTAT", "a b", ""] {
+            let key = vocabulary_key_of(name);
+            assert_eq!(key, name.trim().to_lowercase(), "{name:?}");
+        }
+        for name in ["depends_on", "a b", ""] {
+            assert!(matches!(vocabulary_key_of(name), std::borrow::Cow::Borrowed(_)), "{name:?}");
+        }
+    }
 
     #[test]
     fn spellings_share_a_key() {
