@@ -109,8 +109,6 @@ pub fn apply_batch_with(
     Ok(w.created)
 }
 
-/// Whether `ext` is `c<id>`: the id engram generates for claim `id`, which lookups find by
-/// position instead of through the claim-id index.
 /// `c<id>`, the name a claim gets when its caller gives none (`format!` costs a fifth of a
 /// one-claim WAL record's replay).
 pub(crate) fn positional_claim_id(id: u64) -> String {
@@ -122,6 +120,8 @@ pub(crate) fn positional_claim_id(id: u64) -> String {
     name
 }
 
+/// Whether `ext` is `c<id>`: the id engram generates for claim `id`, which lookups find by
+/// position instead of through the claim-id index.
 pub(crate) fn is_positional_claim_id(ext: &str, id: u32) -> bool {
     // Canonical decimal only: `c007` or `c+7` is a name a caller chose, found through the index.
     let Some(digits) = ext.strip_prefix('c') else { return false };

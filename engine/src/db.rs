@@ -401,20 +401,14 @@ impl Database {
             Some(embedder) => embed_batch(batch, embedder.as_ref())?,
         };
         let done = if batch.ops.len() > QUEUED_OPS_MAX {
-            let mut job = |st: &mut State, cx: &JobContext<'_>| apply_write(st, cx, batch, vectors.as_ref());
+            let mut job = |st: &mut State, cx: &JobContext<'_>| apply_write(st, cx, batch, vectors.as_ref(), None);
             self.commit_alone(&mut job)?
         } else {
             let batch = batch.clone();
             // The record is encoded here, on the writer's own thread, not by the combiner, whose
             // work every writer of the group waits for.
             let record = (vectors.is_none() && self.inner.home.is_some()).then(|| encode_batch(&batch));
-            self.commit_queued(move |st, cx| match &record {
-                Some(record) if cx.log => {
-                    let created = apply_batch(st, &batch, cx.now, cx.limits)?;
-                    Ok(Applied::wrote(record.clone(), created))
-                }
-                _ => apply_write(st, cx, &batch, vectors.as_ref()),
-            })?
+            self.commit_queued(move |st, cx| apply_write(st, cx, &batch, vectors.as_ref(), record.as_deref()))?
         };
         self.maybe_merge();
         Ok(CommitInfo { version: done.version, committed_at: done.committed_at, created: take_out(done.out) })
@@ -905,11 +899,22 @@ type OpVectors = std::collections::HashMap<usize, Vec<f32>>;
 /// The job of `Database::write`: applies `batch`, completed with `SetVector` operations for the
 /// embedded vectors (new entities only; existing ones keep theirs; new claims get the next dense
 /// ids in operation order).
-fn apply_write(st: &mut State, cx: &JobContext<'_>, batch: &WriteBatch, vectors: Option<&Arc<OpVectors>>) -> Result<Applied, Error> {
+fn apply_write(
+    st: &mut State,
+    cx: &JobContext<'_>,
+    batch: &WriteBatch,
+    vectors: Option<&Arc<OpVectors>>,
+    encoded: Option<&[u8]>,
+) -> Result<Applied, Error> {
     use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
     let Some(by_op) = vectors else {
         let created = apply_batch(st, batch, cx.now, cx.limits)?;
-        return Ok(Applied::wrote(if cx.log { encode_batch(batch) } else { Vec::new() }, created));
+        let record = match (cx.log, encoded) {
+            (false, _) => Vec::new(),
+            (true, Some(record)) => record.to_vec(),
+            (true, None) => encode_batch(batch),
+        };
+        return Ok(Applied::wrote(record, created));
     };
     let ws = st.catalog.workspace(&batch.workspace);
     let mut next_claim = st.claims.len() as u32;
