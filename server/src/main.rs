@@ -412,8 +412,7 @@ fn import(dir: &Path, entities: &Path, claims: &Path, vectors: Option<(&Path, us
         load.entities.ext_id.len(),
         load.claims.subject.len()
     ));
-    let info = db.bulk_load_checkpointed(&load).map_err(|e| e.to_string())?;
-    drop(load);
+    let info = db.bulk_load_checkpointed(load).map_err(|e| e.to_string())?;
     if let Some((values, dim)) = &vecs {
         bar.set_message("writing vectors");
         db.write_entity_vectors(*dim, values).map_err(|e| e.to_string())?;
