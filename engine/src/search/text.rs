@@ -2,8 +2,12 @@
 //! Snowball English stemmer, so "Streaming", "streams" and "stream" meet on one term.
 
 use rust_stemmers::{Algorithm, Stemmer};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 use unicode_segmentation::UnicodeSegmentation;
+use xxhash_rust::xxh3::Xxh3;
 
 fn stemmer() -> &'static Stemmer {
     static S: OnceLock<Stemmer> = OnceLock::new();
@@ -12,6 +16,29 @@ fn stemmer() -> &'static Stemmer {
 
 /// Longest token kept, in bytes (longer ones are noise: hashes, base64, URLs run together).
 const TOKEN_BYTES_MAX: usize = 64;
+
+/// Words remembered per thread with their stems (`stem`); the table starts over when full.
+const STEM_CACHE_MAX: usize = 1 << 16;
+
+/// The stem of lower-cased word `lower`. Text repeats its words (an index build stems the same
+/// few thousand words millions of times, and the Snowball stemmer was most of a build), so each
+/// thread remembers the stems it computed.
+fn stem(lower: String) -> String {
+    thread_local! {
+        static STEMS: RefCell<HashMap<Box<str>, Box<str>, BuildHasherDefault<Xxh3>>> = RefCell::default();
+    }
+    STEMS.with_borrow_mut(|stems| {
+        if let Some(s) = stems.get(lower.as_str()) {
+            return s.to_string();
+        }
+        let s = stemmer().stem(&lower).into_owned();
+        if stems.len() >= STEM_CACHE_MAX {
+            stems.clear();
+        }
+        stems.insert(lower.into_boxed_str(), s.as_str().into());
+        s
+    })
+}
 
 /// The terms of `text`, in order, repeats kept.
 pub fn terms(text: &str) -> Vec<String> {
@@ -25,7 +52,7 @@ pub fn terms(text: &str) -> Vec<String> {
         if lower.bytes().any(|b| b.is_ascii_digit()) {
             out.push(lower);
         } else {
-            out.push(stemmer().stem(&lower).into_owned());
+            out.push(stem(lower));
         }
     }
     out
@@ -48,6 +75,22 @@ pub fn term_counts(text: &str) -> Vec<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The per-thread stem table never changes a stem: every word, met once or many times, and
+    /// after the table started over, stems as the stemmer does.
+    #[test]
+    fn remembered_stems_are_the_stemmers() {
+        let words = ["streaming", "streams", "kinesis", "größe", "naïve", "running", "ran", "generously", "a", "ies"];
+        for round in 0..3 {
+            for w in words {
+                assert_eq!(stem(w.to_owned()), stemmer().stem(w).into_owned(), "{w} in round {round}");
+            }
+        }
+        for i in 0..STEM_CACHE_MAX + 10 {
+            let w = format!("walking{i}s");
+            assert_eq!(stem(w.clone()), stemmer().stem(&w).into_owned());
+        }
+    }
 
     #[test]
     fn words_fold_case_and_stem() {
