@@ -1078,25 +1078,21 @@ pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
 /// snapshots and the covered segments.
 fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Result<PathBuf, Error> {
     let name = format!("{:016x}.snap", state.version);
-    // The keyword index goes first: a snapshot without its `.text` file still opens (the index is
-    // rebuilt on first use), while a `.text` file without its snapshot is ignored and removed.
-    // The body is encoded while the keyword index is built and written (both take seconds at
-    // millions of rows, and neither keeps both cores busy throughout).
-    let (text_written, body) = rayon::join(
-        || -> Result<(), Error> {
-            let text = postcard::to_allocvec(&state.persisted_text()).map_err(|_| StorageError::Corruption {
-                path: dir.join(&name),
-                offset: 0,
-                what: "keyword index does not encode",
-            })?;
-            write_snapshot(vfs, dir, &text_file_of(&name), &text)?;
-            Ok(())
+    // The snapshot is encoded and written while the keyword index is built (both take seconds at
+    // millions of rows); the index's `.text` file follows it. A snapshot without its `.text` file
+    // still opens (the index is rebuilt on first use); a `.text` file without its snapshot is
+    // ignored and removed. File operations stay on one thread, in one order.
+    let (written, text) = rayon::join(
+        || -> Result<PathBuf, Error> {
+            let body = crate::snapshot::encode(state, (seq, 0));
+            Ok(write_snapshot(vfs, dir, &name, &body)?)
         },
-        || crate::snapshot::encode(state, (seq, 0)),
+        || postcard::to_allocvec(&state.persisted_text()),
     );
-    text_written?;
-    let path = write_snapshot(vfs, dir, &name, &body)?;
-    drop(body);
+    let path = written?;
+    let text = text.map_err(|_| StorageError::Corruption { path: dir.join(&name), offset: 0, what: "keyword index does not encode" })?;
+    write_snapshot(vfs, dir, &text_file_of(&name), &text)?;
+    drop(text);
     for old in vfs.list(dir).map_err(|e| StorageError::io(dir, e))? {
         let ext = Path::new(&old).extension().and_then(|e| e.to_str()).unwrap_or("");
         if (ext == "snap" && old != name) || (ext == "text" && old != text_file_of(&name)) {
