@@ -599,15 +599,34 @@ fn copy_of(base: &MemVfs) -> MemVfs {
     mem
 }
 
+/// Keyword answers over entity names and aliases and over claim texts.
+fn keyword_answers(db: &Database) -> String {
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    format!(
+        "{:?} {:?}",
+        ws.search_entity_text("alias", 50, &Visibility::default()),
+        ws.search_claim_text("t", 50, &Visibility::all_versions())
+    )
+}
+
+/// A crash at every I/O operation of a checkpoint (the snapshot, then its keyword-index file,
+/// then removals) leaves a folder that opens to the same state and the same keyword answers,
+/// including when the snapshot landed and its keyword-index file did not.
 #[test]
 fn crash_at_every_operation_of_a_checkpoint() {
     let c = clock();
     let base = MemVfs::new();
-    let want = {
+    let (want, want_answers) = {
         let db = Database::open_with(dir(), no_auto(&c), Arc::new(base.clone())).unwrap();
         rich(&db, &c, 0, 15);
-        fingerprint(&db)
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        assert!(!ws.search_entity_text("alias", 50, &Visibility::default()).is_empty(), "entity answers to compare");
+        assert!(!ws.search_claim_text("t", 50, &Visibility::all_versions()).is_empty(), "claim answers to compare");
+        (fingerprint(&db), keyword_answers(&db))
     };
+    let mut snapshot_without_text = 0;
     let probe = FaultyVfs::new(copy_of(&base), FaultPlan::default());
     let db = Database::open_with(dir(), no_auto(&c), Arc::new(probe.clone())).unwrap();
     let start = probe.ops();
@@ -621,10 +640,17 @@ fn crash_at_every_operation_of_a_checkpoint() {
             let _ = db.checkpoint();
         }
         mem.crash();
+        let snaps = names(&mem, "snap");
+        let newest = snaps.iter().max().cloned();
+        if newest.is_some_and(|n| !names(&mem, "text").contains(&n.replace(".snap", ".text"))) {
+            snapshot_without_text += 1;
+        }
         let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap_or_else(|e| panic!("crash at op {crash_at}: {e}"));
         assert_eq!(fingerprint(&db), want, "crash at op {crash_at}");
+        assert_eq!(keyword_answers(&db), want_answers, "crash at op {crash_at}");
         assert!(names(&mem, "tmp").is_empty(), "leftover temporary files are removed at open");
     }
+    assert!(snapshot_without_text > 0, "some crash left the new snapshot without its keyword-index file");
 }
 
 #[test]
