@@ -19,18 +19,32 @@ use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{name_key_into, vocabulary_key};
 use crate::state::{State, ALIAS_SEP, LIVE, TIMED};
-use crate::strvec::StrVec;
+use crate::strvec::{Leaf, StrVec, STRVEC_LEAF_LEN};
 use crate::time::Timestamp;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Strings packed into one buffer: row `i` is `bytes[ends[i-1]..ends[i]]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// A column of strings for a bulk load, packed like the database's own string columns: leaves
+/// of 1,024 rows, each one buffer plus 32-bit row ends. A load shares these leaves with the
+/// database instead of copying the text again.
+#[derive(Clone, Debug, Default)]
 pub struct TextColumn {
-    bytes: String,
-    ends: Vec<usize>,
+    /// Full leaves.
+    leaves: Vec<Arc<Leaf>>,
+    /// The rows after them (fewer than a leaf), in a buffer reused from leaf to leaf.
+    open: Leaf,
+    /// Bytes of text in all rows.
+    bytes: usize,
 }
+
+impl PartialEq for TextColumn {
+    fn eq(&self, other: &TextColumn) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+impl Eq for TextColumn {}
 
 impl TextColumn {
     /// An empty column.
@@ -40,43 +54,108 @@ impl TextColumn {
 
     /// An empty column with room for `rows` rows of `bytes` bytes in all.
     pub fn with_capacity(rows: usize, bytes: usize) -> TextColumn {
-        TextColumn { bytes: String::with_capacity(bytes), ends: Vec::with_capacity(rows) }
+        let per_leaf = bytes.div_ceil(rows.max(1)).saturating_mul(STRVEC_LEAF_LEN.min(rows.max(1)));
+        let mut open = Leaf::default();
+        open.reserve(per_leaf, STRVEC_LEAF_LEN.min(rows));
+        TextColumn { leaves: Vec::with_capacity(rows / STRVEC_LEAF_LEN), open, bytes: 0 }
     }
 
     /// Appends a row.
     pub fn push(&mut self, s: &str) {
-        self.bytes.push_str(s);
-        self.ends.push(self.bytes.len());
+        self.open.push(s);
+        self.bytes += s.len();
+        if self.open.len() == STRVEC_LEAF_LEN {
+            self.leaves.push(Arc::new(self.open.seal()));
+        }
     }
 
-    /// Appends all rows of `other`.
+    /// Appends all rows of `other`; when this column ends on a leaf boundary, `other`'s full
+    /// leaves are shared rather than copied.
     pub fn append(&mut self, other: &TextColumn) {
-        self.bytes.reserve(other.bytes.len());
-        self.ends.reserve(other.ends.len());
-        let base = self.bytes.len();
-        self.bytes.push_str(&other.bytes);
-        self.ends.extend(other.ends.iter().map(|e| e + base));
+        if self.open.len() == 0 {
+            self.leaves.extend(other.leaves.iter().cloned());
+            self.bytes += other.leaves.iter().map(|l| l.byte_len()).sum::<usize>();
+        } else {
+            for leaf in &other.leaves {
+                (0..leaf.len()).for_each(|i| self.push(leaf.get(i)));
+            }
+        }
+        (0..other.open.len()).for_each(|i| self.push(other.open.get(i)));
     }
 
     /// Row `i`.
+    ///
+    /// # Panics
+    /// When `i` is not below `len()`.
     pub fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
+        let sealed = self.leaves.len() * STRVEC_LEAF_LEN;
+        if i < sealed {
+            self.leaves[i / STRVEC_LEAF_LEN].get(i % STRVEC_LEAF_LEN)
+        } else {
+            self.open.get(i - sealed)
+        }
     }
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.leaves.len() * STRVEC_LEAF_LEN + self.open.len()
     }
 
     /// Total bytes of text.
     pub fn byte_len(&self) -> usize {
-        self.bytes.len()
+        self.bytes
     }
 
     /// True when there are no rows.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
+    }
+
+    /// The rows as the database's string column, sharing the full leaves.
+    pub(crate) fn to_strvec(&self) -> StrVec {
+        let mut leaves = self.leaves.clone();
+        // A clone is sized to its rows, not to the reused buffer's capacity.
+        leaves.push(Arc::new(self.open.clone()));
+        StrVec::from_leaves(leaves)
+    }
+}
+
+/// The serialized shape (in bulk-load WAL records and JSON): all text in one string plus each
+/// row's end offset, unchanged from when the column was stored that way.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename = "TextColumn")]
+struct PackedText {
+    bytes: String,
+    ends: Vec<usize>,
+}
+
+impl serde::Serialize for TextColumn {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut packed = PackedText { bytes: String::with_capacity(self.bytes), ends: Vec::with_capacity(self.len()) };
+        for i in 0..self.len() {
+            packed.bytes.push_str(self.get(i));
+            packed.ends.push(packed.bytes.len());
+        }
+        packed.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TextColumn {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TextColumn, D::Error> {
+        let packed = PackedText::deserialize(deserializer)?;
+        let mut column = TextColumn::with_capacity(packed.ends.len(), packed.bytes.len());
+        let mut start = 0;
+        for (row, &end) in packed.ends.iter().enumerate() {
+            let text = packed.bytes.get(start..end).ok_or_else(|| {
+                serde::de::Error::custom(format!("text column row {row}: end {end} is not a character boundary after {start}"))
+            })?;
+            column.push(text);
+            start = end;
+        }
+        if start != packed.bytes.len() {
+            return Err(serde::de::Error::custom("text column: text after the last row"));
+        }
+        Ok(column)
     }
 }
 
@@ -313,10 +392,10 @@ fn build_entities(inp: &Input<'_>, existing: &crate::state::Entities) -> Result<
                 || existing.by_name.with_sorted_keys(sort_hashed_keys(name_keys(ents, ws, sep, e0))),
                 || {
                     rayon::join(
-                        || StrVec::build_par(n, |i, b| b.push_str(ents.ext_id.get(i))),
+                        || ents.ext_id.to_strvec(),
                         || {
                             rayon::join(
-                                || StrVec::build_par(n, |i, b| b.push_str(ents.name.get(i))),
+                                || ents.name.to_strvec(),
                                 || {
                                     StrVec::build_par(n, |i, b| {
                                         let row = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
@@ -396,8 +475,20 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
                 },
                 || {
                     rayon::join(
-                        || StrVec::build_par(m, |i, b| b.push_str(&claim_ext_of(i))),
-                        || StrVec::build_par(m, |i, b| b.push_str(if claims.text.is_empty() { "" } else { claims.text.get(i) })),
+                        || {
+                            if claims.ext_id.is_empty() {
+                                StrVec::build_par(m, |i, b| b.push_str(&claim_ext_of(i)))
+                            } else {
+                                claims.ext_id.to_strvec()
+                            }
+                        },
+                        || {
+                            if claims.text.is_empty() {
+                                StrVec::build_par(m, |_, _| ())
+                            } else {
+                                claims.text.to_strvec()
+                            }
+                        },
                     )
                 },
             )
@@ -409,7 +500,7 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
 
 /// Applies `load` to `st` (a private copy) at transaction time `now`.
 #[allow(clippy::too_many_lines)] // Reason: one linear pipeline; splitting it would scatter the row-index bookkeeping.
-pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limits) -> Result<(usize, usize), BulkError> {
+pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, limits: &Limits) -> Result<(usize, usize), BulkError> {
     let ws = st
         .catalog
         .workspace(&load.workspace)
@@ -566,6 +657,7 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         return Err(err("claims", row, field, kind));
     }
 
+    crate::probe("checked");
     // Three independent builds run side by side: the claim id index, everything about entities,
     // and the claim columns with the CSR and bitmaps. Each is parallel inside as well.
     let claim_ext_of = |i: usize| -> Cow<'_, str> {
@@ -585,7 +677,7 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         sep,
         type_map: &type_map,
         pred_map: &pred_map,
-        load,
+        load: &load,
         transitive: st.catalog.transitive_predicates(),
     };
     let (claim_ext, (entity_part, claim_part)) = rayon::join(
@@ -596,16 +688,28 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         },
         || rayon::join(|| build_entities(&input, &st.entities), || build_claims(&input, &claim_ext_of, st)),
     );
+    crate::probe("built parts");
     let claim_ext = claim_ext?;
     let entity_part = entity_part?;
 
+    // From here on, an owned load's columns are freed as soon as they are copied, so the peak
+    // holds the new state plus one column rather than the whole load.
+    release(&mut load, |l| &mut l.entities.aliases);
+    release(&mut load, |l| &mut l.claims.ext_id);
+    release(&mut load, |l| &mut l.claims.text);
     let e = &mut st.entities;
     e.ws.extend_par(n, |_| ws);
-    e.ty.extend_par(n, |i| TypeId(type_map[ents.entity_type[i] as usize]));
+    e.ty.extend_par(n, |i| TypeId(type_map[load.entities.entity_type[i] as usize]));
     e.flags.extend_par(n, |_| 0);
     e.ext_id.extend_from(&entity_part.ext_id);
     e.name.extend_from(&entity_part.name);
     e.aliases.extend_from(&entity_part.aliases);
+    drop(entity_part.ext_id);
+    drop(entity_part.name);
+    drop(entity_part.aliases);
+    release(&mut load, |l| &mut l.entities.ext_id);
+    release(&mut load, |l| &mut l.entities.name);
+    release(&mut load, |l| &mut l.entities.entity_type);
     if n > 0 {
         e.created.note(e0, now);
     }
@@ -623,16 +727,22 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
         c.timed_live.extend_bits((0..m).map(|i| timed.get(i)));
     }
     let (pred, flags) = columns;
-    c.subject.extend_par(m, |i| e0 + claims.subject[i]);
-    c.object.extend_par(m, |i| e0 + claims.object[i]);
-    c.pred.extend_par(m, |i| pred[i]);
-    c.confidence.extend_par(m, |i| claims.confidence[i]);
-    c.state.extend_par(m, |i| claims.state[i]);
+    release(&mut load, |l| &mut l.claims.predicate);
+    c.pred.extend_from_vec(pred);
     c.flags.extend_par(m, |i| flags[i]);
-    c.valid_from.extend_par(m, |i| claims.valid_from.get(i).copied().unwrap_or(now));
+    drop(flags);
+    c.subject.extend_par(m, |i| e0 + load.claims.subject[i]);
+    c.object.extend_par(m, |i| e0 + load.claims.object[i]);
+    c.confidence.extend_par(m, |i| load.claims.confidence[i]);
+    release(&mut load, |l| &mut l.claims.confidence);
+    c.state.extend_par(m, |i| load.claims.state[i]);
+    release(&mut load, |l| &mut l.claims.state);
+    c.valid_from.extend_par(m, |i| load.claims.valid_from.get(i).copied().unwrap_or(now));
+    release(&mut load, |l| &mut l.claims.valid_from);
     c.valid_until.extend_par(m, |_| Timestamp::MAX);
     c.ext_id.extend_from(&ext_id);
     c.text.extend_from(&text);
+    drop((ext_id, text));
     c.evidence_head.extend_par(m, |_| NONE);
     if m > 0 {
         c.recorded.note(c0, now);
@@ -659,14 +769,24 @@ pub fn apply_bulk(st: &mut State, load: &BulkLoad, now: Timestamp, limits: &Limi
     // Adjacency: a fresh base over every claim, so the load leaves no delta behind.
     st.graph = match base {
         Some(base) => {
+            let claims = &load.claims;
             let timed = (0..m).filter(|i| flags_live_timed(st, c0 + *i as u32)).map(|i| (e0 + claims.subject[i], e0 + claims.object[i]));
             let dirty = initial_dirty(st.entities.len(), timed);
             Graph::new(base, st.claims.len() as u32, dirty)
         }
         None => st.fresh_graph(),
     };
+    crate::probe("graph");
     st.rebase_text();
+    crate::probe("rebase text");
     Ok((n, m))
+}
+
+/// Frees a column of an owned load once it has been consumed (a borrowed load is left as it is).
+fn release<T: Default>(load: &mut Cow<'_, BulkLoad>, column: impl FnOnce(&mut BulkLoad) -> &mut T) {
+    if let Cow::Owned(l) = load {
+        drop(std::mem::take(column(l)));
+    }
 }
 
 impl BitCol {

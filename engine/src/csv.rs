@@ -8,6 +8,7 @@
 //! quoting (a `"` is refused rather than misread).
 
 use crate::bulk::{BulkClaims, BulkEntities, TextColumn};
+use crate::strvec::STRVEC_LEAF_LEN;
 use crate::model::ClaimState;
 use crate::time::Timestamp;
 use rayon::prelude::*;
@@ -37,34 +38,43 @@ fn column(row: &str, field: &str) -> usize {
 }
 
 /// Splits `data` after its header line into about `parts` pieces at line boundaries; each piece
-/// comes with the 1-based line number of its first line and its number of lines.
+/// comes with the 1-based line number of its first line and its number of lines. Every piece but
+/// the last holds a multiple of 1,024 lines, so the text columns parsed from the pieces join
+/// without copying (`TextColumn::append` shares whole leaves).
 fn split_lines(data: &[u8], parts: usize) -> Vec<(usize, &[u8], usize)> {
     let start = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
     let body = &data[start..];
+    if body.is_empty() {
+        return Vec::new();
+    }
     let target = body.len().div_ceil(parts.max(1)).max(1);
-    let mut pieces = Vec::new();
+    let mut cuts = vec![0];
     let mut at = 0;
     while at < body.len() {
-        let end = if at + target >= body.len() {
+        at = if at + target >= body.len() {
             body.len()
         } else {
             memchr::memchr(b'\n', &body[at + target..]).map_or(body.len(), |i| at + target + i + 1)
         };
-        pieces.push(&body[at..end]);
-        at = end;
+        cuts.push(at);
     }
     // Line numbers need every piece's newline count: counted in parallel, summed in order.
-    let newlines: Vec<usize> = pieces.par_iter().map(|p| memchr::memchr_iter(b'\n', p).count()).collect();
-    let mut line = 2;
-    pieces
-        .into_iter()
-        .zip(newlines)
-        .map(|(p, k)| {
-            let n = line;
-            line += k;
-            (n, p, k + usize::from(p.last().is_some_and(|b| *b != b'\n')))
-        })
-        .collect()
+    let newlines: Vec<usize> = cuts.par_windows(2).map(|w| memchr::memchr_iter(b'\n', &body[w[0]..w[1]]).count()).collect();
+    // Each inner cut moves forward to the next line number divisible by a leaf's rows: (byte
+    // offset, lines before it).
+    let mut aligned = vec![(0, 0)];
+    let mut lines = 0;
+    for (k, cut) in newlines.iter().zip(&cuts[1..cuts.len() - 1]) {
+        lines += k;
+        let skip = lines.next_multiple_of(STRVEC_LEAF_LEN) - lines;
+        let moved = if skip == 0 { Some(*cut) } else { memchr::memchr_iter(b'\n', &body[*cut..]).nth(skip - 1).map(|j| cut + j + 1) };
+        if let Some(pos) = moved.filter(|pos| *pos > aligned[aligned.len() - 1].0 && *pos < body.len()) {
+            aligned.push((pos, lines + skip));
+        }
+    }
+    let total = newlines.iter().sum::<usize>() + usize::from(body[body.len() - 1] != b'\n');
+    aligned.push((body.len(), total));
+    aligned.windows(2).map(|w| (2 + w[0].1, &body[w[0].0..w[1].0], w[1].1 - w[0].1)).collect()
 }
 
 /// The `N` comma-separated fields of one line.
@@ -361,7 +371,7 @@ pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Resu
         rest = tail;
     }
     remap.into_par_iter().for_each(|(slice, map)| slice.iter_mut().for_each(|p| *p = map[*p as usize]));
-    cl.ext_id = TextColumn::with_capacity(total, parsed.iter().map(|p| p.0.byte_len()).sum());
+    cl.ext_id = TextColumn::new();
     for (ext, _, _) in &parsed {
         cl.ext_id.append(ext);
     }

@@ -11,19 +11,45 @@ use std::sync::Arc;
 const LEAF_BITS: u32 = 10;
 const LEAF_LEN: usize = 1 << LEAF_BITS;
 
+/// Up to 1,024 strings in one buffer: row `i` is `bytes[ends[i-1]..ends[i]]`.
 #[derive(Clone, Debug, Default)]
-struct Leaf {
+pub(crate) struct Leaf {
     bytes: String,
     ends: Vec<u32>,
 }
 
 impl Leaf {
-    fn get(&self, i: usize) -> &str {
+    /// Number of rows.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Makes room for `bytes` more bytes of text in `rows` more rows.
+    pub(crate) fn reserve(&mut self, bytes: usize, rows: usize) {
+        self.bytes.reserve(bytes);
+        self.ends.reserve(rows);
+    }
+
+    /// The rows so far as a leaf of their exact size; this one is emptied, keeping its buffers.
+    pub(crate) fn seal(&mut self) -> Leaf {
+        let mut ends = std::mem::replace(&mut self.ends, Vec::with_capacity(LEAF_LEN));
+        ends.shrink_to_fit();
+        let sealed = Leaf { bytes: self.bytes.as_str().to_owned(), ends };
+        self.bytes.clear();
+        sealed
+    }
+
+    /// Bytes of text.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(crate) fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.bytes[start..self.ends[i] as usize]
     }
 
-    fn push(&mut self, s: &str) {
+    pub(crate) fn push(&mut self, s: &str) {
         self.bytes.push_str(s);
         self.ends.push(u32::try_from(self.bytes.len()).expect("a leaf of 1,024 strings stays under 4 GiB: strings are size-limited"));
     }
@@ -146,6 +172,15 @@ impl StrVec {
             })
             .collect();
         StrVec { leaves, len: n, tail: Arc::default() }
+    }
+
+    /// A column over shared leaves: every leaf but the last holds exactly 1,024 rows.
+    pub(crate) fn from_leaves(mut leaves: Vec<Arc<Leaf>>) -> StrVec {
+        // An empty last leaf would sit where the next push expects a new one.
+        leaves.retain(|l| l.len() > 0);
+        debug_assert!(leaves.iter().rev().skip(1).all(|l| l.len() == LEAF_LEN));
+        let len = leaves.iter().map(|l| l.len()).sum();
+        StrVec { leaves, len, tail: Arc::default() }
     }
 
     /// Appends another column's rows (used by bulk loads that build leaves on several threads).
