@@ -484,7 +484,7 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
                         },
                         || {
                             if claims.text.is_empty() {
-                                StrVec::build_par(m, |_, _| ())
+                                StrVec::empty_rows(m)
                             } else {
                                 claims.text.to_strvec()
                             }
@@ -698,9 +698,9 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
     release(&mut load, |l| &mut l.claims.ext_id);
     release(&mut load, |l| &mut l.claims.text);
     let e = &mut st.entities;
-    e.ws.extend_par(n, |_| ws);
+    e.ws.extend_repeat(n, ws);
     e.ty.extend_par(n, |i| TypeId(type_map[load.entities.entity_type[i] as usize]));
-    e.flags.extend_par(n, |_| 0);
+    e.flags.extend_repeat(n, 0);
     e.ext_id.extend_from(&entity_part.ext_id);
     e.name.extend_from(&entity_part.name);
     e.aliases.extend_from(&entity_part.aliases);
@@ -739,11 +739,11 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
     release(&mut load, |l| &mut l.claims.state);
     c.valid_from.extend_par(m, |i| load.claims.valid_from.get(i).copied().unwrap_or(now));
     release(&mut load, |l| &mut l.claims.valid_from);
-    c.valid_until.extend_par(m, |_| Timestamp::MAX);
+    c.valid_until.extend_repeat(m, Timestamp::MAX);
     c.ext_id.extend_from(&ext_id);
     c.text.extend_from(&text);
     drop((ext_id, text));
-    c.evidence_head.extend_par(m, |_| NONE);
+    c.evidence_head.extend_repeat(m, NONE);
     if m > 0 {
         c.recorded.note(c0, now);
     }

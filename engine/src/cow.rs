@@ -83,6 +83,34 @@ impl<T: Clone> CowVec<T> {
         CowVec { groups, tree_len: n, tail: Arc::new(Vec::new()) }
     }
 
+    /// `n` copies of `value` whose full leaves are one shared leaf: a column that a bulk load
+    /// fills with one value (no evidence yet, valid forever) costs a single leaf until rows are
+    /// written, and a write copies only the leaf it lands in.
+    pub fn repeat(n: usize, value: T) -> Self
+    where
+        T: Clone,
+    {
+        let full = Arc::new(vec![value.clone(); LEAF_LEN]);
+        let last = (n % LEAF_LEN > 0).then(|| Arc::new(vec![value; n % LEAF_LEN]));
+        let leaves: Vec<Leaf<T>> = std::iter::repeat_n(full, n / LEAF_LEN).chain(last).collect();
+        let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
+        CowVec { groups, tree_len: n, tail: Arc::new(Vec::new()) }
+    }
+
+    /// Appends `n` copies of `value` (sharing one leaf when this column is empty).
+    pub fn extend_repeat(&mut self, n: usize, value: T)
+    where
+        T: Clone,
+    {
+        if self.is_empty() {
+            *self = CowVec::repeat(n, value);
+        } else {
+            for _ in 0..n {
+                self.push(value.clone());
+            }
+        }
+    }
+
     /// Appends `n` rows built on rayon (leaf-parallel when this column is empty).
     pub fn extend_par(&mut self, n: usize, row: impl Fn(usize) -> T + Sync + Send)
     where
@@ -201,10 +229,13 @@ impl<T: Clone> CowVec<T> {
         self.groups.iter().flat_map(|g| g.iter()).map(|l| l.as_slice()).chain(std::iter::once(self.tail.as_slice()))
     }
 
-    /// Approximate heap bytes held by this column (leaf payloads and pointer arrays).
+    /// Approximate heap bytes held by this column (leaf payloads, a shared leaf once, and
+    /// pointer arrays).
     pub fn heap_bytes(&self) -> usize {
-        let leaves = self.tree_len.div_ceil(LEAF_LEN);
-        self.len() * size_of::<T>() + leaves * 8 + self.groups.len() * 8 * GROUP_LEN
+        let mut seen = std::collections::HashSet::new();
+        let leaves = self.groups.iter().flat_map(|g| g.iter());
+        let rows: usize = leaves.clone().filter(|l| seen.insert(Arc::as_ptr(l))).map(|l| l.len()).sum::<usize>() + self.tail.len();
+        rows * size_of::<T>() + leaves.count() * 8 + self.groups.len() * 8 * GROUP_LEN
     }
 }
 
@@ -239,6 +270,19 @@ mod tests {
             }
             prop_assert_eq!(CowVec::from_vec(reference.clone()).iter().copied().collect::<Vec<_>>(), reference.clone());
             prop_assert_eq!(CowVec::build_par(reference.len(), |i| reference[i]).iter().copied().collect::<Vec<_>>(), reference.clone());
+            // A repeated column shares its leaves, yet writes and appends land in one row only.
+            let mut repeated = CowVec::repeat(reference.len(), 7u32);
+            let mut want = vec![7u32; reference.len()];
+            let before = repeated.clone();
+            for (k, r) in reference.iter().enumerate().step_by(97) {
+                repeated.set(k, *r);
+                want[k] = *r;
+            }
+            repeated.push(1);
+            want.push(1);
+            prop_assert_eq!(repeated.iter().copied().collect::<Vec<_>>(), want);
+            prop_assert!(before.iter().all(|v| *v == 7) && before.len() == reference.len());
+            prop_assert!(before.heap_bytes() <= (2 * LEAF_LEN) * 4 + before.len().div_ceil(LEAF_LEN) * 8 + 8 * GROUP_LEN * 4);
             // A column built in bulk (tree length not a multiple of anything) keeps appending correctly.
             let mut bulk = CowVec::from_vec(reference.iter().copied().take(1000).collect());
             let mut want: Vec<u32> = reference.iter().copied().take(1000).collect();

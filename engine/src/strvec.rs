@@ -199,10 +199,19 @@ impl StrVec {
         }
     }
 
-    /// Heap bytes: offsets and text.
+    /// Heap bytes: offsets and text (a leaf shared by several positions counted once).
     pub fn heap_bytes(&self) -> (usize, usize) {
-        let text: usize = self.leaves.iter().map(|l| l.bytes.len()).sum::<usize>() + self.tail.bytes.len();
-        (self.len() * 4 + self.leaves.len() * 64, text)
+        let mut seen = std::collections::HashSet::new();
+        let distinct = self.leaves.iter().filter(|l| seen.insert(Arc::as_ptr(l)));
+        let (rows, text) = distinct.fold((self.tail.ends.len(), self.tail.bytes.len()), |(r, t), l| (r + l.ends.len(), t + l.bytes.len()));
+        (rows * 4 + self.leaves.len() * 64, text)
+    }
+
+    /// `n` empty rows whose full leaves are one shared leaf (a bulk load without claim text).
+    pub fn empty_rows(n: usize) -> StrVec {
+        let full = Arc::new(Leaf { bytes: String::new(), ends: vec![0; LEAF_LEN] });
+        let last = (n % LEAF_LEN > 0).then(|| Arc::new(Leaf { bytes: String::new(), ends: vec![0; n % LEAF_LEN] }));
+        StrVec::from_leaves(std::iter::repeat_n(full, n / LEAF_LEN).chain(last).collect())
     }
 }
 
@@ -247,6 +256,17 @@ mod tests {
             let b = StrVec::collect_from(reference.iter().skip(LEAF_LEN).map(String::as_str));
             a.extend_from(&b);
             for (i, r) in reference.iter().enumerate() { prop_assert_eq!(a.get(i), r.as_str()); }
+            // Empty rows share a leaf, yet a write or an append changes one row only.
+            let mut empty = StrVec::empty_rows(reference.len());
+            let mut want = vec![String::new(); reference.len()];
+            for (k, r) in reference.iter().enumerate().step_by(211) {
+                empty.set(k, r);
+                want[k] = r.clone();
+            }
+            empty.push("end");
+            want.push("end".to_owned());
+            prop_assert_eq!(empty.len(), want.len());
+            for (i, w) in want.iter().enumerate() { prop_assert_eq!(empty.get(i), w.as_str()); }
         }
     }
 }
