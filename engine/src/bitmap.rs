@@ -52,6 +52,68 @@ impl IdSet {
         IdSet { shards }
     }
 
+    /// `count` sets over the ids `first..first + rows`: id `first + i` joins set `pick(i)`, if
+    /// any. Built shard by shard on rayon, straight into roaring containers: no list of millions
+    /// of ids is materialized first.
+    pub fn partition(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option<usize> + Sync) -> Vec<IdSet> {
+        use rayon::prelude::*;
+        let mut sets = vec![IdSet::default(); count];
+        let end = u64::from(first) + rows as u64;
+        if rows == 0 || count == 0 {
+            return sets;
+        }
+        let shards = (u64::from(first) >> SHARD_BITS)..=((end - 1) >> SHARD_BITS);
+        let built: Vec<(usize, Vec<(usize, RoaringBitmap)>)> = shards
+            .into_par_iter()
+            .map_init(
+                || (vec![0u32; count + 1], Vec::new()),
+                |(starts, order), s| {
+                    let lo = (s << SHARD_BITS).max(u64::from(first));
+                    let hi = ((s + 1) << SHARD_BITS).min(end);
+                    let rows = (lo - u64::from(first)) as usize..(hi - u64::from(first)) as usize;
+                    // A counting sort of the shard's rows by set, stable, so each set's ids
+                    // stay ascending.
+                    starts.iter_mut().for_each(|c| *c = 0);
+                    for i in rows.clone() {
+                        if let Some(k) = pick(i) {
+                            starts[k + 1] += 1;
+                        }
+                    }
+                    for k in 0..count {
+                        starts[k + 1] += starts[k];
+                    }
+                    order.clear();
+                    order.resize(starts[count] as usize, 0u32);
+                    let mut cursor = starts.clone();
+                    for i in rows {
+                        if let Some(k) = pick(i) {
+                            order[cursor[k] as usize] = first + i as u32;
+                            cursor[k] += 1;
+                        }
+                    }
+                    let sets = (0..count)
+                        .filter(|k| starts[k + 1] > starts[*k])
+                        .map(|k| {
+                            let ids = order[starts[k] as usize..starts[k + 1] as usize].iter().copied();
+                            (k, RoaringBitmap::from_sorted_iter(ids).expect("a stable sort keeps ascending ids ascending"))
+                        })
+                        .collect();
+                    (s as usize, sets)
+                },
+            )
+            .collect();
+        for (s, shard_sets) in built {
+            for (k, bm) in shard_sets {
+                let shards = &mut sets[k].shards;
+                if shards.len() <= s {
+                    shards.resize(s + 1, None);
+                }
+                shards[s] = Some(Arc::new(bm));
+            }
+        }
+        sets
+    }
+
     /// The set `lo..hi`.
     pub fn from_range(lo: u32, hi: u32) -> IdSet {
         let mut shards: Vec<Option<Arc<RoaringBitmap>>> = Vec::new();
@@ -235,7 +297,16 @@ mod tests {
             prop_assert_eq!(later.added_since(&earlier), want.into_iter().collect::<Vec<_>>());
             for id in ra.iter().take(20) { prop_assert!(sa.contains(*id)); }
             let sorted: Vec<u32> = ra.iter().copied().collect();
-            prop_assert_eq!(IdSet::from_sorted(&sorted).iter().collect::<Vec<_>>(), sorted);
+            prop_assert_eq!(IdSet::from_sorted(&sorted).iter().collect::<Vec<_>>(), sorted.clone());
+            // Partitioning rows by a key matches filtering them one set at a time.
+            let first = sorted.first().copied().unwrap_or(0);
+            let rows = sorted.last().map_or(0, |l| (l - first) as usize + 1);
+            let pick = |i: usize| ra.contains(&(first + i as u32)).then_some(i % 3);
+            let parts = IdSet::partition(rows, 3, first, pick);
+            for (k, part) in parts.iter().enumerate() {
+                let want: Vec<u32> = (0..rows).filter(|i| pick(*i) == Some(k)).map(|i| first + i as u32).collect();
+                prop_assert_eq!(part.iter().collect::<Vec<_>>(), want);
+            }
             if let (Some(lo), Some(hi)) = (ra.first(), ra.last()) {
                 prop_assert_eq!(IdSet::from_range(*lo, *hi).iter().collect::<Vec<_>>(), (*lo..*hi).collect::<Vec<_>>());
             }

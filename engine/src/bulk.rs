@@ -310,43 +310,34 @@ fn unique_index<'k>(
 
 /// `(hash << 32 | id)` keys of every name and alias of the loaded entities.
 fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u32) -> Vec<u64> {
+    const BLOCK: usize = 4096;
     let n = ents.ext_id.len();
-    (0..n)
-        .into_par_iter()
-        .fold(
-            || (Vec::new(), String::new()),
-            |(mut keys, mut buf), i| {
-                let id = u64::from(e0 + i as u32);
-                let aliases = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
-                for s in std::iter::once(ents.name.get(i)).chain(aliases.split(sep).filter(|a| !a.is_empty())) {
-                    name_key_into(s, &mut buf);
-                    keys.push(u64::from(key_hash(ws, &buf)) << 32 | id);
-                }
-                (keys, buf)
-            },
-        )
-        .map(|(k, _)| k)
-        .collect::<Vec<Vec<u64>>>()
-        .concat()
-}
-
-/// Ids `first + i` for the rows where `pick(i)` names a bucket, grouped by bucket, ascending.
-fn buckets(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option<usize>) -> Vec<Vec<u32>> {
-    // Counted first, so each bucket is allocated once at its size (millions of rows: growing by
-    // doubling would copy and fault in fresh pages repeatedly).
-    let mut sizes = vec![0usize; count];
-    for i in 0..rows {
-        if let Some(b) = pick(i) {
-            sizes[b] += 1;
-        }
+    let names_of = |i: usize| {
+        let aliases = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
+        std::iter::once(ents.name.get(i)).chain(aliases.split(sep).filter(|a| !a.is_empty()))
+    };
+    // Counted first, so the keys are written once into a vector of their final size.
+    let counts: Vec<usize> = (0..n.div_ceil(BLOCK)).into_par_iter().map(|b| (b * BLOCK..n.min((b + 1) * BLOCK)).map(|i| names_of(i).count()).sum()).collect();
+    let mut keys = vec![0u64; counts.iter().sum()];
+    let mut slices = Vec::with_capacity(counts.len());
+    let mut rest = &mut keys[..];
+    for c in &counts {
+        let (head, tail) = rest.split_at_mut(*c);
+        slices.push(head);
+        rest = tail;
     }
-    let mut out: Vec<Vec<u32>> = sizes.into_iter().map(Vec::with_capacity).collect();
-    for i in 0..rows {
-        if let Some(b) = pick(i) {
-            out[b].push(first + i as u32);
+    slices.into_par_iter().enumerate().for_each_init(String::new, |buf, (b, out)| {
+        let mut k = 0;
+        for i in b * BLOCK..n.min((b + 1) * BLOCK) {
+            let id = u64::from(e0 + i as u32);
+            for s in names_of(i) {
+                name_key_into(s, buf);
+                out[k] = u64::from(key_hash(ws, buf)) << 32 | id;
+                k += 1;
+            }
         }
-    }
-    out
+    });
+    keys
 }
 
 fn flags_live_timed(st: &State, c: u32) -> bool {
@@ -414,8 +405,7 @@ fn build_entities(inp: &Input<'_>, existing: &crate::state::Entities) -> Result<
             )
         },
     );
-    let type_buckets = buckets(n, inp.type_map.len(), e0, |i| Some(ents.entity_type[i] as usize));
-    let type_sets = type_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
+    let type_sets = IdSet::partition(n, inp.type_map.len(), e0, |i| Some(ents.entity_type[i] as usize));
     Ok(EntityPart { ext_id, name, aliases, by_ext: by_ext?, by_name, type_sets })
 }
 
@@ -466,12 +456,10 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
                 || {
                     let fast = BitCol::from_bits(flags.iter().map(|f| is_fast(*f)));
                     let timed = BitCol::from_bits(flags.iter().map(|f| f & LIVE != 0 && f & TIMED != 0));
-                    let pred_buckets = buckets(m, claims.predicate_names.len(), c0, |i| Some(claims.predicate[i] as usize));
-                    let state_buckets = buckets(m, 3, c0, |i| Some(claims.state[i] as usize));
-                    let live_ids: Vec<u32> = (0..m).filter(|i| flags[*i] & LIVE != 0).map(|i| c0 + i as u32).collect();
-                    let state_sets: Vec<IdSet> = state_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
-                    let pred_sets: Vec<IdSet> = pred_buckets.par_iter().map(|ids| IdSet::from_sorted(ids)).collect();
-                    ((fast, timed), state_sets, IdSet::from_sorted(&live_ids), pred_sets)
+                    let pred_sets = IdSet::partition(m, claims.predicate_names.len(), c0, |i| Some(claims.predicate[i] as usize));
+                    let state_sets = IdSet::partition(m, 3, c0, |i| Some(claims.state[i] as usize));
+                    let live = IdSet::partition(m, 1, c0, |i| (flags[i] & LIVE != 0).then_some(0)).pop().unwrap_or_default();
+                    ((fast, timed), state_sets, live, pred_sets)
                 },
                 || {
                     rayon::join(
