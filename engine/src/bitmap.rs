@@ -73,7 +73,7 @@ impl IdSet {
                     let rows = (lo - u64::from(first)) as usize..(hi - u64::from(first)) as usize;
                     // A counting sort of the shard's rows by set, stable, so each set's ids
                     // stay ascending.
-                    starts.iter_mut().for_each(|c| *c = 0);
+                    starts.fill(0);
                     for i in rows.clone() {
                         if let Some(k) = pick(i) {
                             starts[k + 1] += 1;

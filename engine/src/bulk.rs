@@ -317,7 +317,8 @@ fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u3
         std::iter::once(ents.name.get(i)).chain(aliases.split(sep).filter(|a| !a.is_empty()))
     };
     // Counted first, so the keys are written once into a vector of their final size.
-    let counts: Vec<usize> = (0..n.div_ceil(BLOCK)).into_par_iter().map(|b| (b * BLOCK..n.min((b + 1) * BLOCK)).map(|i| names_of(i).count()).sum()).collect();
+    let counts: Vec<usize> =
+        (0..n.div_ceil(BLOCK)).into_par_iter().map(|b| (b * BLOCK..n.min((b + 1) * BLOCK)).map(|i| names_of(i).count()).sum()).collect();
     let mut keys = vec![0u64; counts.iter().sum()];
     let mut slices = Vec::with_capacity(counts.len());
     let mut rest = &mut keys[..];
@@ -645,7 +646,6 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
         return Err(err("claims", row, field, kind));
     }
 
-    crate::probe("checked");
     // Three independent builds run side by side: the claim id index, everything about entities,
     // and the claim columns with the CSR and bitmaps. Each is parallel inside as well.
     let claim_ext_of = |i: usize| -> Cow<'_, str> {
@@ -676,7 +676,6 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
         },
         || rayon::join(|| build_entities(&input, &st.entities), || build_claims(&input, &claim_ext_of, st)),
     );
-    crate::probe("built parts");
     let claim_ext = claim_ext?;
     let entity_part = entity_part?;
 
@@ -764,9 +763,7 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
         }
         None => st.fresh_graph(),
     };
-    crate::probe("graph");
     st.rebase_text();
-    crate::probe("rebase text");
     Ok((n, m))
 }
 
@@ -808,5 +805,53 @@ impl KeyIndex {
         }
         self.for_each_key(|k| keys.push(k));
         KeyIndex::from_sorted_keys(sort_hashed_keys(keys))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn text_column_behaves_like_a_vec_of_strings(rows in proptest::collection::vec("[a-zé|]{0,5}", 0..3500), cut in 0usize..3500) {
+            let cut = cut.min(rows.len());
+            let mut column = TextColumn::with_capacity(rows.len(), rows.len() * 3);
+            for r in &rows {
+                column.push(r);
+            }
+            // Joined from two parts, on or off a leaf boundary.
+            for at in [cut, cut / STRVEC_LEAF_LEN * STRVEC_LEAF_LEN] {
+                let (mut a, mut b) = (TextColumn::new(), TextColumn::new());
+                for (k, r) in rows.iter().enumerate() {
+                    if k < at { a.push(r) } else { b.push(r) }
+                }
+                a.append(&b);
+                prop_assert_eq!(&a, &column);
+            }
+            prop_assert_eq!(column.len(), rows.len());
+            prop_assert_eq!(column.byte_len(), rows.iter().map(String::len).sum::<usize>());
+            let shared = column.to_strvec();
+            prop_assert_eq!(shared.len(), rows.len());
+            for (i, r) in rows.iter().enumerate() {
+                prop_assert_eq!(column.get(i), r.as_str());
+                prop_assert_eq!(shared.get(i), r.as_str());
+            }
+            // The encoding is the one a column stored as (all text, row ends) always had.
+            let ends: Vec<usize> = rows.iter().scan(0, |end, r| { *end += r.len(); Some(*end) }).collect();
+            let encoded = postcard::to_allocvec(&column).unwrap();
+            prop_assert_eq!(&encoded, &postcard::to_allocvec(&(rows.concat(), ends)).unwrap());
+            prop_assert_eq!(postcard::from_bytes::<TextColumn>(&encoded).unwrap(), column);
+        }
+    }
+
+    #[test]
+    fn a_text_column_refuses_ends_that_do_not_fit_its_text() {
+        for (bytes, ends) in [("abc", vec![2usize, 1]), ("abc", vec![4]), ("é", vec![1]), ("abc", vec![2])] {
+            let encoded = postcard::to_allocvec(&(bytes, ends.clone())).unwrap();
+            assert!(postcard::from_bytes::<TextColumn>(&encoded).is_err(), "{bytes:?} {ends:?}");
+        }
     }
 }

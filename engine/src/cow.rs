@@ -91,7 +91,7 @@ impl<T: Clone> CowVec<T> {
         T: Clone,
     {
         let full = Arc::new(vec![value.clone(); LEAF_LEN]);
-        let last = (n % LEAF_LEN > 0).then(|| Arc::new(vec![value; n % LEAF_LEN]));
+        let last = (!n.is_multiple_of(LEAF_LEN)).then(|| Arc::new(vec![value; n % LEAF_LEN]));
         let leaves: Vec<Leaf<T>> = std::iter::repeat_n(full, n / LEAF_LEN).chain(last).collect();
         let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
         CowVec { groups, tree_len: n, tail: Arc::new(Vec::new()) }

@@ -8,8 +8,8 @@
 //! quoting (a `"` is refused rather than misread).
 
 use crate::bulk::{BulkClaims, BulkEntities, TextColumn};
-use crate::strvec::STRVEC_LEAF_LEN;
 use crate::model::ClaimState;
+use crate::strvec::STRVEC_LEAF_LEN;
 use crate::time::Timestamp;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -406,5 +406,40 @@ mod tests {
         assert_eq!(parse_entities(blank, "e.csv").unwrap_err().to_string(), "e.csv:3:1: blank line");
         let no_final_newline = b"id,type,name,aliases\n1,t,x,";
         assert_eq!(parse_entities(no_final_newline, "e.csv").unwrap().ext_id.len(), 1);
+    }
+
+    #[test]
+    fn pieces_hold_whole_leaves_and_number_lines_exactly() {
+        for (rows, parts, final_newline) in
+            [(0, 4, true), (1, 4, false), (1023, 3, true), (1024, 2, true), (5000, 16, true), (70_001, 16, false), (70_001, 1, true)]
+        {
+            let mut data = b"id,type,name,aliases\n".to_vec();
+            for i in 0..rows {
+                data.extend_from_slice(format!("{i},t,name {i},{}\n", "x".repeat(i % 37)).as_bytes());
+            }
+            if !final_newline && rows > 0 {
+                data.pop();
+            }
+            let pieces = split_lines(&data, parts);
+            assert_eq!(pieces.iter().map(|p| p.2).sum::<usize>(), rows);
+            let mut line = 2;
+            for (k, (first, piece, count)) in pieces.iter().enumerate() {
+                assert_eq!(*first, line, "{rows} rows: piece {k} starts at the right line");
+                assert!(k + 1 == pieces.len() || count % STRVEC_LEAF_LEN == 0, "{rows} rows: piece {k} holds {count} lines");
+                assert_eq!(lines("e.csv", *first, piece).unwrap().count(), *count);
+                line += count;
+            }
+            let parsed = parse_entities(&data, "e.csv").unwrap();
+            assert_eq!(parsed.ext_id.len(), rows);
+            for i in (0..rows).step_by(997) {
+                assert_eq!((parsed.ext_id.get(i), parsed.name.get(i)), (i.to_string().as_str(), format!("name {i}").as_str()));
+            }
+        }
+        // An error deep in a later piece still names its own line.
+        let mut data = b"id,type,name,aliases\n".to_vec();
+        for i in 0..50_000 {
+            data.extend_from_slice(if i == 41_234 { b"oops\n".to_vec() } else { format!("{i},t,n,\n").into_bytes() }.as_slice());
+        }
+        assert_eq!(parse_entities(&data, "e.csv").unwrap_err().line, 41_236);
     }
 }

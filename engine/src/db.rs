@@ -662,14 +662,7 @@ impl Database {
             let first = (st.entities.len() as u32, st.claims.len() as u32);
             apply_bulk(st, Cow::Owned(load), now, limits).map(|_| first)
         })?;
-        Ok(BulkInfo {
-            version,
-            committed_at,
-            first_entity: EntityId(first_entity),
-            entities,
-            first_claim: ClaimId(first_claim),
-            claims,
-        })
+        Ok(BulkInfo { version, committed_at, first_entity: EntityId(first_entity), entities, first_claim: ClaimId(first_claim), claims })
     }
 
     /// Creates a workspace.

@@ -92,12 +92,3 @@ pub use value::{Properties, Value};
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
-
-#[doc(hidden)]
-pub static PROBE: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
-#[doc(hidden)]
-pub fn probe(label: &str) {
-    if let Some(f) = PROBE.get() {
-        f(label);
-    }
-}

@@ -210,7 +210,7 @@ impl StrVec {
     /// `n` empty rows whose full leaves are one shared leaf (a bulk load without claim text).
     pub fn empty_rows(n: usize) -> StrVec {
         let full = Arc::new(Leaf { bytes: String::new(), ends: vec![0; LEAF_LEN] });
-        let last = (n % LEAF_LEN > 0).then(|| Arc::new(Leaf { bytes: String::new(), ends: vec![0; n % LEAF_LEN] }));
+        let last = (!n.is_multiple_of(LEAF_LEN)).then(|| Arc::new(Leaf { bytes: String::new(), ends: vec![0; n % LEAF_LEN] }));
         StrVec::from_leaves(std::iter::repeat_n(full, n / LEAF_LEN).chain(last).collect())
     }
 }

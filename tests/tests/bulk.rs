@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
 
 use engram::{
-    AddClaim, BulkClaims, BulkEntities, BulkLoad, ClaimState, Database, DeclarePredicate, EntityId, KHopQuery, NeighborQuery, Op,
+    AddClaim, BulkClaims, BulkEntities, BulkLoad, ClaimRef, ClaimState, Database, DeclarePredicate, EntityId, KHopQuery, NeighborQuery, Op,
     TextColumn, Timestamp, UpsertEntity, Visibility, WriteBatch, WriteErrorKind,
 };
 use proptest::prelude::*;
@@ -83,56 +83,78 @@ proptest! {
 
     #[test]
     fn bulk_equals_batches(d in data()) {
-        let a = Database::in_memory();
-        a.bulk_load(&bulk(&d)).unwrap();
         let b = batched(&d);
-        let (sa, sb) = (a.snapshot(), b.snapshot());
-        let (wa, wb) = (sa.workspace("default").unwrap(), sb.workspace("default").unwrap());
-        for i in 0..d.entities.len() {
-            let e = EntityId(i as u32);
-            let (ea, eb) = (wa.entity(e).unwrap(), wb.entity(e).unwrap());
-            prop_assert_eq!((&ea.ext_id, &ea.name, &ea.entity_type, &ea.aliases), (&eb.ext_id, &eb.name, &eb.entity_type, &eb.aliases));
-            for name in std::iter::once(ea.name.to_string()).chain(ea.aliases.iter().map(ToString::to_string)) {
-                prop_assert_eq!(wa.find_by_name(&name), wb.find_by_name(&name));
+        // Borrowed, then owned (whose string columns the database takes over without a copy).
+        for owned in [false, true] {
+            let a = Database::in_memory();
+            if owned {
+                a.bulk_load_owned(bulk(&d)).unwrap();
+            } else {
+                a.bulk_load(&bulk(&d)).unwrap();
             }
-            for v in [Visibility::default(), Visibility { states: engram::StateSet::ALL, ..Visibility::default() }] {
-                let q = NeighborQuery { visibility: v, ..NeighborQuery::default() };
-                prop_assert_eq!(wa.neighbors(e, &q).unwrap(), wb.neighbors(e, &q).unwrap());
+            let (sa, sb) = (a.snapshot(), b.snapshot());
+            let (wa, wb) = (sa.workspace("default").unwrap(), sb.workspace("default").unwrap());
+            for i in 0..d.entities.len() {
+                let e = EntityId(i as u32);
+                let (ea, eb) = (wa.entity(e).unwrap(), wb.entity(e).unwrap());
+                prop_assert_eq!((&ea.ext_id, &ea.name, &ea.entity_type, &ea.aliases), (&eb.ext_id, &eb.name, &eb.entity_type, &eb.aliases));
+                for name in std::iter::once(ea.name.to_string()).chain(ea.aliases.iter().map(ToString::to_string)) {
+                    prop_assert_eq!(wa.find_by_name(&name), wb.find_by_name(&name));
+                }
+                for v in [Visibility::default(), Visibility { states: engram::StateSet::ALL, ..Visibility::default() }] {
+                    let q = NeighborQuery { visibility: v, ..NeighborQuery::default() };
+                    prop_assert_eq!(wa.neighbors(e, &q).unwrap(), wb.neighbors(e, &q).unwrap());
+                }
+                let sorted = |db: &engram::WorkspaceView<'_>| {
+                    let mut r = db.khop(&[e], &KHopQuery::depth(2)).unwrap().entities;
+                    r.sort_by_key(|x| (x.depth, x.entity));
+                    r
+                };
+                prop_assert_eq!(sorted(&wa), sorted(&wb));
+                let anc = |db: &engram::WorkspaceView<'_>| {
+                    let mut r = db.ancestors(e, "SUBCLASS_OF", &Visibility::default()).unwrap();
+                    r.sort_by_key(|x| (x.1, x.0));
+                    r
+                };
+                prop_assert_eq!(anc(&wa), anc(&wb));
             }
-            let sorted = |db: &engram::WorkspaceView<'_>| {
-                let mut r = db.khop(&[e], &KHopQuery::depth(2)).unwrap().entities;
-                r.sort_by_key(|x| (x.depth, x.entity));
-                r
-            };
-            prop_assert_eq!(sorted(&wa), sorted(&wb));
-            let anc = |db: &engram::WorkspaceView<'_>| {
-                let mut r = db.ancestors(e, "SUBCLASS_OF", &Visibility::default()).unwrap();
-                r.sort_by_key(|x| (x.1, x.0));
-                r
-            };
-            prop_assert_eq!(anc(&wa), anc(&wb));
+            for i in 0..d.claims.len() {
+                let ca = wa.claim(wa.claim_id(&format!("k{i}")).unwrap()).unwrap();
+                let cb = wb.claim(wb.claim_id(&format!("k{i}")).unwrap()).unwrap();
+                prop_assert_eq!((ca.subject, &ca.predicate, ca.object, ca.confidence, ca.state, ca.valid_from, &ca.text),
+                                (cb.subject, &cb.predicate, cb.object, cb.confidence, cb.state, cb.valid_from, &cb.text));
+            }
+            for s in ClaimState::ALL {
+                prop_assert_eq!(wa.claims_with(Some("owns"), s), wb.claims_with(Some("owns"), s));
+            }
+            for t in TYPES {
+                prop_assert_eq!(wa.entities_of_type(t), wb.entities_of_type(t));
+            }
+            prop_assert_eq!(sa.delta_edges(), 0);
+            // Writes after a bulk load behave as usual, also into rows whose columns a load shares
+            // between rows (no evidence yet, valid forever, no text).
+            let mut w = WriteBatch::new("default");
+            w.upsert_entity("late", "service", "Late").add_claim(AddClaim::new("late", "owns", "e0").id("late-claim"));
+            if !d.claims.is_empty() {
+                w.push(Op::AddEvidence(engram::AddEvidence { claim: Some(ClaimRef::Ext("k0".into())), snippet: Some("seen".into()), ..Default::default() }));
+                w.push(Op::DeleteClaim { claim: ClaimRef::Ext(format!("k{}", d.claims.len() - 1)) });
+            }
+            a.write(&w).unwrap();
+            let after = a.snapshot();
+            let wa2 = after.workspace("default").unwrap();
+            for i in 0..d.claims.len() {
+                let c = wa2.claim_id(&format!("k{i}")).unwrap();
+                let evidence: Vec<_> = wa2.evidence_of(c).unwrap().into_iter().map(|e| e.snippet).collect();
+                prop_assert_eq!(evidence, if i == 0 { vec![Some("seen".into())] } else { vec![] });
+                prop_assert_eq!(wa2.claim(c).unwrap().deleted, i + 1 == d.claims.len(), "claim {} deleted", i);
+                prop_assert!(!wa.claim(c).unwrap().deleted);
+                prop_assert_eq!(wa.evidence_of(c).unwrap().len(), 0, "the snapshot before the write keeps its rows");
+            }
+            let s2 = a.snapshot();
+            let w2 = s2.workspace("default").unwrap();
+            prop_assert!(w2.claim_id("late-claim").is_some());
+            prop_assert_eq!(w2.find_by_name("late"), vec![w2.entity_id("late").unwrap()]);
         }
-        for i in 0..d.claims.len() {
-            let ca = wa.claim(wa.claim_id(&format!("k{i}")).unwrap()).unwrap();
-            let cb = wb.claim(wb.claim_id(&format!("k{i}")).unwrap()).unwrap();
-            prop_assert_eq!((ca.subject, &ca.predicate, ca.object, ca.confidence, ca.state, ca.valid_from, &ca.text),
-                            (cb.subject, &cb.predicate, cb.object, cb.confidence, cb.state, cb.valid_from, &cb.text));
-        }
-        for s in ClaimState::ALL {
-            prop_assert_eq!(wa.claims_with(Some("owns"), s), wb.claims_with(Some("owns"), s));
-        }
-        for t in TYPES {
-            prop_assert_eq!(wa.entities_of_type(t), wb.entities_of_type(t));
-        }
-        prop_assert_eq!(sa.delta_edges(), 0);
-        // Writes after a bulk load behave as usual.
-        let mut w = WriteBatch::new("default");
-        w.upsert_entity("late", "service", "Late").add_claim(AddClaim::new("late", "owns", "e0").id("late-claim"));
-        a.write(&w).unwrap();
-        let s2 = a.snapshot();
-        let w2 = s2.workspace("default").unwrap();
-        prop_assert!(w2.claim_id("late-claim").is_some());
-        prop_assert_eq!(w2.find_by_name("late"), vec![w2.entity_id("late").unwrap()]);
     }
 }
 
@@ -197,4 +219,50 @@ fn bad_rows_are_named_and_nothing_is_written() {
     assert_eq!(ws.find_by_name("X"), vec![EntityId(2)]);
     assert_eq!(ws.neighbors(EntityId(2), &NeighborQuery::default()).unwrap().items.len(), 2);
     assert!(snap.workspace("default").unwrap().entity(EntityId(2)).is_none());
+}
+
+#[test]
+fn writes_into_a_large_load_touch_only_their_rows() {
+    // Thousands of claims without text, evidence or an end of validity: those columns share
+    // their leaves between rows until a write copies one.
+    let n = 3000;
+    let mut e = BulkEntities { type_names: vec!["t".into()], ..BulkEntities::default() };
+    for i in 0..n {
+        e.ext_id.push(&format!("e{i}"));
+        e.entity_type.push(0);
+        e.name.push(&format!("Entity {i}"));
+    }
+    let mut c = BulkClaims { predicate_names: vec!["LINKS".into()], ..BulkClaims::default() };
+    for i in 0..n {
+        c.subject.push(i as u32);
+        c.object.push(((i * 7) % n) as u32);
+        c.predicate.push(0);
+        c.confidence.push(0.5);
+        c.state.push(ClaimState::Accepted);
+    }
+    let db = Database::in_memory();
+    db.bulk_load_owned(BulkLoad { workspace: "default".into(), entities: e, claims: c, ..BulkLoad::default() }).unwrap();
+    let before = db.snapshot();
+    let mut w = WriteBatch::new("default");
+    for k in [5, 2500] {
+        w.push(Op::AddEvidence(engram::AddEvidence {
+            claim: Some(ClaimRef::Id(engram::ClaimId(k))),
+            snippet: Some(format!("about {k}")),
+            ..Default::default()
+        }));
+    }
+    w.push(Op::DeleteClaim { claim: ClaimRef::Id(engram::ClaimId(1500)) });
+    db.write(&w).unwrap();
+    let after = db.snapshot();
+    let (was, now) = (before.workspace("default").unwrap(), after.workspace("default").unwrap());
+    for k in 0..n as u32 {
+        let id = engram::ClaimId(k);
+        let snippets: Vec<_> = now.evidence_of(id).unwrap().into_iter().filter_map(|e| e.snippet).collect();
+        let want: Vec<String> = if k == 5 || k == 2500 { vec![format!("about {k}")] } else { vec![] };
+        assert_eq!(snippets.iter().map(ToString::to_string).collect::<Vec<_>>(), want, "claim {k}");
+        let (old, new) = (was.claim(id).unwrap(), now.claim(id).unwrap());
+        assert_eq!(new.deleted, k == 1500, "claim {k}");
+        assert!(!old.deleted && was.evidence_of(id).unwrap().is_empty());
+        assert_eq!((new.valid_until, new.text.as_deref()), (Timestamp::MAX, None));
+    }
 }

@@ -40,10 +40,8 @@ pub fn read_dir(dir: &Path) -> Result<BulkLoad, LoadError> {
     let (ents, claims) = (map(&dir.join("entities.csv"))?, map(&dir.join("claims.csv"))?);
     let entities = parse_entities(&ents, "entities.csv")?;
     drop(ents);
-    engram::probe("parsed entities");
     let index = EntityIndex::new(&entities, "entities.csv")?;
     let claims = parse_claims(&claims, "claims.csv", &index)?;
     drop(index);
-    engram::probe("parsed claims");
     Ok(BulkLoad { workspace: "default".into(), predicates: vec![DeclarePredicate::new("SUBCLASS_OF").transitive()], entities, claims })
 }

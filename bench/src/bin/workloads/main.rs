@@ -12,37 +12,7 @@ mod vectors;
 /// large blocks back to the kernel and the next allocation pays for zeroed pages again. The engine
 /// itself imposes no allocator; embedding programs choose theirs.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-struct Counting;
-static CUR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-static PEAK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        let c = CUR.fetch_add(l.size(), std::sync::atomic::Ordering::Relaxed) + l.size();
-        PEAK.fetch_max(c, std::sync::atomic::Ordering::Relaxed);
-        unsafe { mimalloc::MiMalloc.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
-        CUR.fetch_sub(l.size(), std::sync::atomic::Ordering::Relaxed);
-        unsafe { mimalloc::MiMalloc.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
-        let c = CUR.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
-        PEAK.fetch_max(c, std::sync::atomic::Ordering::Relaxed);
-        let r = unsafe { mimalloc::MiMalloc.realloc(p, l, n) };
-        CUR.fetch_sub(l.size(), std::sync::atomic::Ordering::Relaxed);
-        r
-    }
-}
-fn mark(label: &str) {
-    let c = CUR.load(std::sync::atomic::Ordering::Relaxed);
-    let p = PEAK.swap(c, std::sync::atomic::Ordering::Relaxed);
-    let t = T0.get_or_init(Instant::now).elapsed().as_secs_f64();
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let anon = status.lines().find(|l| l.starts_with("RssAnon")).unwrap_or("").replace(' ', "");
-    eprintln!("{t:7.3}s {label:30} cur {:6} MB peak {:6} MB {anon}", c >> 20, p >> 20);
-}
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 use engram::{Database, EntityId, KHopQuery, NeighborQuery, Timestamp, VectorMode, VectorOptions, Visibility};
@@ -141,14 +111,11 @@ fn main() -> Result<(), String> {
 
     let rss0 = rss_mb();
     let t0 = Instant::now();
-    let _ = engram::PROBE.set(mark);
-    mark("start");
     let bulk = load::read_dir(&args.data).map_err(|e| e.to_string())?;
     let parse_s = t0.elapsed().as_secs_f64();
     let db = Database::in_memory();
     let info = db.bulk_load_owned(bulk).map_err(|e| e.to_string())?;
     let total_s = t0.elapsed().as_secs_f64();
-    mark("loaded");
     // Let the allocator purge what the parse buffers freed (mimalloc decommits freed pages after a
     // short delay, on its next calls), so RSS shows what the database holds.
     for _ in 0..20 {
