@@ -61,6 +61,10 @@ impl TextColumn {
     }
 
     /// Appends a row.
+    ///
+    /// # Panics
+    /// When the 1,024 rows of one leaf would hold more than 4 GiB of text (the CSV parser refuses
+    /// lines over 4 MiB, so its columns never do).
     pub fn push(&mut self, s: &str) {
         self.open.push(s);
         self.bytes += s.len();

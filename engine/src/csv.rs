@@ -28,6 +28,10 @@ pub struct CsvError {
     pub message: String,
 }
 
+/// The longest line accepted: far above any valid row, and low enough that 1,024 rows always fit
+/// a string leaf's 32-bit offsets.
+const LINE_BYTES_MAX: usize = 4 << 20;
+
 fn err(file: &str, line: usize, column: usize, message: String) -> CsvError {
     CsvError { file: file.to_owned(), line, column, message }
 }
@@ -75,6 +79,17 @@ fn split_lines(data: &[u8], parts: usize) -> Vec<(usize, &[u8], usize)> {
     let total = newlines.iter().sum::<usize>() + usize::from(body[body.len() - 1] != b'\n');
     aligned.push((body.len(), total));
     aligned.windows(2).map(|w| (2 + w[0].1, &body[w[0].0..w[1].0], w[1].1 - w[0].1)).collect()
+}
+
+/// Refuses a blank line and one longer than `LINE_BYTES_MAX`.
+fn check_length(file: &str, line: usize, row: &str) -> Result<(), CsvError> {
+    if row.is_empty() {
+        return Err(err(file, line, 1, "blank line".to_owned()));
+    }
+    if row.len() > LINE_BYTES_MAX {
+        return Err(err(file, line, LINE_BYTES_MAX + 1, format!("line longer than {} MiB", LINE_BYTES_MAX >> 20)));
+    }
+    Ok(())
 }
 
 /// The `N` comma-separated fields of one line.
@@ -213,9 +228,7 @@ pub fn parse_entities(data: &[u8], file: &str) -> Result<BulkEntities, CsvError>
                 aliases: TextColumn::with_capacity(rows, rows * 32),
             };
             for (line, row) in lines(file, first_line, piece)? {
-                if row.is_empty() {
-                    return Err(err(file, line, 1, "blank line".to_owned()));
-                }
+                check_length(file, line, row)?;
                 let [ext, ty, name, aliases] = fields::<4>(file, line, row)?;
                 c.ext.push(ext);
                 c.ty.push(c.types.id(ty).ok_or_else(|| err(file, line, column(row, ty), "more than 65,535 types".to_owned()))?);
@@ -333,9 +346,7 @@ pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Resu
             let mut preds = Names::default();
             let mut k = 0;
             for (line, row) in lines(file, first_line, piece)? {
-                if row.is_empty() {
-                    return Err(err(file, line, 1, "blank line".to_owned()));
-                }
+                check_length(file, line, row)?;
                 let [id_text, s, p, o, conf, state, vf] = fields::<7>(file, line, row)?;
                 let unknown = |x: &str| err(file, line, column(row, x), format!("unknown entity `{x}`"));
                 if k >= out.subject.len() {
@@ -404,6 +415,8 @@ mod tests {
         assert_eq!(parse_entities(short, "e.csv").unwrap_err().line, 2);
         let blank = b"id,type,name,aliases\n1,t,x,\n\n2,t,y,\n";
         assert_eq!(parse_entities(blank, "e.csv").unwrap_err().to_string(), "e.csv:3:1: blank line");
+        let long = format!("id,type,name,aliases\n1,t,x,\n2,t,y,{}\n", "a".repeat(LINE_BYTES_MAX));
+        assert_eq!(parse_entities(long.as_bytes(), "e.csv").unwrap_err().to_string(), "e.csv:3:4194305: line longer than 4 MiB");
         let no_final_newline = b"id,type,name,aliases\n1,t,x,";
         assert_eq!(parse_entities(no_final_newline, "e.csv").unwrap().ext_id.len(), 1);
     }

@@ -24,7 +24,8 @@ use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
 use commit::{Applied, JobContext};
 use engram_storage::{
-    read_snapshot, remove_segments_before, replay_from, write_snapshot, FsyncPolicy, OsVfs, StorageError, Vfs, VfsLock, WalWriter,
+    read_snapshot, remove_segments_before, replay_from, write_snapshot, write_snapshot_streamed, FsyncPolicy, OsVfs, StorageError, Vfs,
+    VfsLock, WalWriter,
 };
 use parking_lot::{Mutex, RwLock};
 use std::borrow::Cow;
@@ -269,8 +270,7 @@ impl Database {
         }
         VectorFiles::default().flush(vfs.as_ref(), dest, &state)?;
         let name = format!("{:016x}.snap", state.version);
-        let body = crate::snapshot::encode(&state, (0, 0));
-        Ok(write_snapshot(vfs.as_ref(), dest, &name, &body)?)
+        Ok(write_state(vfs.as_ref(), dest, &name, &state, (0, 0))?)
     }
 
     /// Opens (creating if absent) the database in `dir` through `vfs`: takes the folder lock,
@@ -1100,10 +1100,7 @@ fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Resul
     // still opens (the index is rebuilt on first use); a `.text` file without its snapshot is
     // ignored and removed. File operations stay on one thread, in one order.
     let (written, text) = rayon::join(
-        || -> Result<PathBuf, Error> {
-            let body = crate::snapshot::encode(state, (seq, 0));
-            Ok(write_snapshot(vfs, dir, &name, &body)?)
-        },
+        || -> Result<PathBuf, Error> { Ok(write_state(vfs, dir, &name, state, (seq, 0))?) },
         || postcard::to_allocvec(&state.persisted_text()),
     );
     let path = written?;
@@ -1118,6 +1115,14 @@ fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Resul
     }
     remove_segments_before(vfs, dir, seq)?;
     Ok(path)
+}
+
+/// Writes `state` as snapshot `dir/name`, streaming the archive to the file block by block: a
+/// checkpoint holds the captured columns but never a second, serialized copy of them.
+fn write_state(vfs: &dyn Vfs, dir: &Path, name: &str, state: &State, wal_from: (u64, u64)) -> Result<PathBuf, StorageError> {
+    let snap = crate::snapshot::capture(state, wal_from);
+    let len = crate::snapshot::body_len(&snap);
+    write_snapshot_streamed(vfs, dir, name, len, |sink| crate::snapshot::write_body(&snap, sink))
 }
 
 /// The keyword-index file written beside snapshot `snap` (`0000000000000007.snap` → `.text`).

@@ -199,9 +199,9 @@ fn opt(s: Option<&Arc<str>>) -> Option<String> {
     s.map(ToString::to_string)
 }
 
-/// Captures `st` (covering the WAL before `wal_from`) as an archive body.
+/// Captures `st` (covering the WAL before `wal_from`) as the columns an archive body holds.
 #[allow(clippy::too_many_lines)] // Reason: one field after another; splitting would only move the list.
-pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
+pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV2 {
     let c = &st.catalog;
     let (e, cl) = (&st.entities, &st.claims);
     // The large columns are copied out side by side: one after another they took about 1.7 s of
@@ -338,16 +338,21 @@ pub fn encode(st: &State, wal_from: (u64, u64)) -> rkyv::util::AlignedVec<16> {
             })
             .collect(),
     };
-    let snap = SnapshotV2 { base, added };
-    // Sized up front, generously: growing a buffer of hundreds of megabytes by doubling copies it
-    // and faults in twice its size, while capacity never written costs no memory. A claim takes
-    // about 80 bytes (columns, both CSR directions, its key), an entity about 60 (M scale).
-    let b = &snap.base;
-    let estimate = 128 * (st.claims.len() + st.entities.len() + st.evidence.rows.len())
-        + (b.e_ext.bytes.len() + b.e_name.bytes.len() + b.e_aliases.bytes.len() + b.c_ext.bytes.len() + b.c_text.bytes.len())
-        + (1 << 20);
-    rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&snap, rkyv::util::AlignedVec::<16>::with_capacity(estimate))
-        .expect("serializing plain columns cannot fail")
+    SnapshotV2 { base, added }
+}
+
+/// The archive body's length in bytes, found by serializing into a sink that only counts.
+pub fn body_len(snap: &SnapshotV2) -> usize {
+    use rkyv::ser::Positional;
+    rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(snap, rkyv::ser::writer::IoWriter::new(std::io::sink())).map_or(0, |w| w.pos())
+}
+
+/// Serializes the archive body into `sink` as it goes (positions are relative to the body's
+/// start, which the snapshot file aligns to 64 bytes), so no copy of it is held in memory.
+pub fn write_body(snap: &SnapshotV2, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+    rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(snap, rkyv::ser::writer::IoWriter::new(sink))
+        .map(|_| ())
+        .map_err(std::io::Error::other)
 }
 
 /// Why an archive could not be turned back into a state.

@@ -26,33 +26,108 @@ fn body_start(blocks: usize) -> usize {
 
 /// Writes `body` to `dir/name` atomically and durably: `name.tmp`, fsync, rename, folder fsync.
 pub fn write_snapshot(vfs: &dyn Vfs, dir: &Path, name: &str, body: &[u8]) -> Result<PathBuf, StorageError> {
-    let blocks = body.len().div_ceil(BLOCK);
-    let mut head = Vec::with_capacity(body_start(blocks));
-    head.extend_from_slice(MAGIC);
-    head.extend_from_slice(&SNAPSHOT_FORMAT_VERSION.to_le_bytes());
-    head.extend_from_slice(
-        &u32::try_from(blocks)
-            .map_err(|_| StorageError::RecordTooLarge { len: body.len(), limit: BLOCK * u32::MAX as usize })?
-            .to_le_bytes(),
-    );
-    head.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    for chunk in body.chunks(BLOCK) {
-        head.extend_from_slice(&crc32c::crc32c(chunk).to_le_bytes());
-    }
-    let head_crc = crc32c::crc32c(&head);
-    head.extend_from_slice(&head_crc.to_le_bytes());
-    head.resize(body_start(blocks), 0);
+    write_snapshot_streamed(vfs, dir, name, body.len(), |sink| sink.write_all(body))
+}
+
+/// `write_snapshot` for a body of `len` bytes that `produce` writes into a sink, so the body never
+/// has to sit in memory whole: each 1 MiB block is checksummed and written as it fills, and the
+/// header (which holds the blocks' checksums) is written last, before the fsync. A `produce` that
+/// fails, or writes other than `len` bytes, leaves no snapshot (its temporary file is removed).
+pub fn write_snapshot_streamed(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    name: &str,
+    len: usize,
+    produce: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<PathBuf, StorageError> {
+    let blocks = len.div_ceil(BLOCK);
+    let blocks_u32 = u32::try_from(blocks).map_err(|_| StorageError::RecordTooLarge { len, limit: BLOCK * u32::MAX as usize })?;
     let tmp = dir.join(format!("{name}.tmp"));
     let path = dir.join(name);
     let file = vfs.open(&tmp, true).map_err(|e| StorageError::io(&tmp, e))?;
-    file.truncate(0).map_err(|e| StorageError::io(&tmp, e))?;
-    file.write_at(0, &head).map_err(|e| StorageError::io(&tmp, e))?;
-    file.write_at(head.len() as u64, body).map_err(|e| StorageError::io(&tmp, e))?;
-    file.sync().map_err(|e| StorageError::io(&tmp, e))?;
+    let written = (|| {
+        file.truncate(0)?;
+        let mut sink = BlockSink {
+            file: file.as_ref(),
+            at: body_start(blocks) as u64,
+            buf: Vec::with_capacity(BLOCK.min(len)),
+            crcs: Vec::with_capacity(blocks),
+            total: 0,
+        };
+        produce(&mut sink)?;
+        sink.flush_block()?;
+        if sink.total != len {
+            let why = format!("snapshot body is {} bytes, {len} were announced", sink.total);
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
+        }
+        let mut head = Vec::with_capacity(body_start(blocks));
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&SNAPSHOT_FORMAT_VERSION.to_le_bytes());
+        head.extend_from_slice(&blocks_u32.to_le_bytes());
+        head.extend_from_slice(&(len as u64).to_le_bytes());
+        for crc in &sink.crcs {
+            head.extend_from_slice(&crc.to_le_bytes());
+        }
+        let head_crc = crc32c::crc32c(&head);
+        head.extend_from_slice(&head_crc.to_le_bytes());
+        head.resize(body_start(blocks), 0);
+        file.write_at(0, &head)?;
+        file.sync()
+    })();
     drop(file);
+    if let Err(e) = written {
+        // Best effort: a leftover temporary file is also removed at the next open.
+        let _ = vfs.remove(&tmp);
+        return Err(StorageError::io(&tmp, e));
+    }
     vfs.rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
     vfs.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
     Ok(path)
+}
+
+/// Where a streamed body goes: whole blocks are checksummed and written at their offsets.
+struct BlockSink<'f> {
+    file: &'f dyn crate::vfs::VfsFile,
+    /// File offset of the next block.
+    at: u64,
+    /// The block being filled.
+    buf: Vec<u8>,
+    crcs: Vec<u32>,
+    /// Body bytes received.
+    total: usize,
+}
+
+impl BlockSink<'_> {
+    fn flush_block(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.crcs.push(crc32c::crc32c(&self.buf));
+        self.file.write_at(self.at, &self.buf)?;
+        self.at += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl std::io::Write for BlockSink<'_> {
+    fn write(&mut self, mut data: &[u8]) -> std::io::Result<usize> {
+        let n = data.len();
+        while !data.is_empty() {
+            let take = (BLOCK - self.buf.len()).min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.buf.len() == BLOCK {
+                self.flush_block()?;
+            }
+        }
+        self.total += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A verified snapshot: its mapping and where the body starts.
@@ -119,6 +194,30 @@ pub fn read_snapshot(vfs: &dyn Vfs, path: &Path) -> Result<SnapshotFile, Storage
 mod tests {
     use super::*;
     use crate::mem::MemVfs;
+
+    #[test]
+    fn a_streamed_body_matches_a_written_one() {
+        let vfs = MemVfs::new();
+        let dir = Path::new("/db");
+        for len in [0, 1, BLOCK - 1, BLOCK, 2 * BLOCK + 12_345] {
+            let body: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let whole = vfs.bytes(&write_snapshot(&vfs, dir, "a.snap", &body).unwrap()).unwrap();
+            // Fed in uneven pieces that straddle block boundaries.
+            let path =
+                write_snapshot_streamed(&vfs, dir, "b.snap", len, |sink| body.chunks(77_777).try_for_each(|piece| sink.write_all(piece)))
+                    .unwrap();
+            assert_eq!(vfs.bytes(&path).unwrap(), whole, "{len} bytes");
+            assert_eq!(read_snapshot(&vfs, &path).unwrap().body(), &body[..]);
+        }
+        // A body that comes out shorter than announced, or a failing producer, leaves nothing.
+        let short = write_snapshot_streamed(&vfs, dir, "c.snap", 10, |sink| sink.write_all(b"12345"));
+        assert!(matches!(short, Err(StorageError::Io { .. })), "{short:?}");
+        let failed = write_snapshot_streamed(&vfs, dir, "d.snap", 10, |_| Err(std::io::Error::other("no")));
+        assert!(failed.is_err());
+        for name in ["c.snap", "c.snap.tmp", "d.snap", "d.snap.tmp"] {
+            assert!(!vfs.exists(&dir.join(name)), "{name}");
+        }
+    }
 
     #[test]
     fn round_trip_and_every_flip_is_named() {
