@@ -97,6 +97,29 @@ impl<T: Clone> CowVec<T> {
         CowVec { groups, tree_len: n, tail: Arc::new(Vec::new()) }
     }
 
+    /// `build_par` for a column where most rows hold `common` (an end of validity never set, no
+    /// evidence yet): every full leaf of only `common` is one shared leaf, as after a bulk load.
+    pub fn build_par_sharing(n: usize, common: T, row: impl Fn(usize) -> T + Sync + Send) -> Self
+    where
+        T: Send + Sync + PartialEq,
+    {
+        use rayon::prelude::*;
+        let shared = Arc::new(vec![common.clone(); LEAF_LEN]);
+        let leaves: Vec<Leaf<T>> = (0..n.div_ceil(LEAF_LEN))
+            .into_par_iter()
+            .map(|l| {
+                let rows = l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n);
+                if rows.len() == LEAF_LEN && rows.clone().all(|i| row(i) == common) {
+                    shared.clone()
+                } else {
+                    Arc::new(rows.map(&row).collect::<Vec<T>>())
+                }
+            })
+            .collect();
+        let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
+        CowVec { groups, tree_len: n, tail: Arc::new(Vec::new()) }
+    }
+
     /// Appends `n` copies of `value` (sharing one leaf when this column is empty).
     pub fn extend_repeat(&mut self, n: usize, value: T)
     where
@@ -270,6 +293,11 @@ mod tests {
             }
             prop_assert_eq!(CowVec::from_vec(reference.clone()).iter().copied().collect::<Vec<_>>(), reference.clone());
             prop_assert_eq!(CowVec::build_par(reference.len(), |i| reference[i]).iter().copied().collect::<Vec<_>>(), reference.clone());
+            // Built from rows that are mostly one value: the same rows, fewer leaves.
+            let sparse: Vec<u32> = reference.iter().enumerate().map(|(i, v)| if i % 1500 == 7 { *v } else { 0 }).collect();
+            let built = CowVec::build_par_sharing(sparse.len(), 0, |i| sparse[i]);
+            prop_assert_eq!(built.iter().copied().collect::<Vec<_>>(), sparse.clone());
+            prop_assert!(built.heap_bytes() <= CowVec::from_vec(sparse.clone()).heap_bytes());
             // A repeated column shares its leaves, yet writes and appends land in one row only.
             let mut repeated = CowVec::repeat(reference.len(), 7u32);
             let mut want = vec![7u32; reference.len()];

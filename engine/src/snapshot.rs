@@ -10,7 +10,7 @@
 use crate::bitcol::BitCol;
 use crate::bitmap::IdSet;
 use crate::cow::CowVec;
-use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId};
+use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::KeyIndex;
 use crate::model::{Cardinality, ClaimState, PredicateDef, WorkspaceInfo};
 use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, DELETED, ERASED, LIVE, TIMED};
@@ -446,9 +446,11 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
         return Err(DecodeError("a claim names a missing entity or an unknown state"));
     }
     let e = &mut st.entities;
-    e.ws = CowVec::build_par(n, |i| WorkspaceId(a.e_ws[i].to_native()));
+    // Columns that mostly hold one value share their leaves, as right after a bulk load.
+    let first_ws = a.e_ws.first().map_or(0, |w| w.to_native());
+    e.ws = CowVec::build_par_sharing(n, WorkspaceId(first_ws), |i| WorkspaceId(a.e_ws[i].to_native()));
     e.ty = CowVec::build_par(n, |i| TypeId(a.e_ty[i].to_native()));
-    e.flags = CowVec::build_par(n, |i| a.e_flags[i]);
+    e.flags = CowVec::build_par_sharing(n, 0, |i| a.e_flags[i]);
     let (ext, (name, aliases)) = rayon::join(|| a.e_ext.to_strvec(), || rayon::join(|| a.e_name.to_strvec(), || a.e_aliases.to_strvec()));
     (e.ext_id, e.name, e.aliases) = (ext, name, aliases);
     for p in a.e_created.iter() {
@@ -473,10 +475,10 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
     c.fast = BitCol::from_bits(a.c_flags.iter().map(|f| f & LIVE != 0 && f & TIMED == 0));
     c.timed_live = BitCol::from_bits(a.c_flags.iter().map(|f| f & LIVE != 0 && f & TIMED != 0));
     c.valid_from = CowVec::build_par(m, |i| ts(&a.c_valid_from[i]));
-    c.valid_until = CowVec::build_par(m, |i| ts(&a.c_valid_until[i]));
+    c.valid_until = CowVec::build_par_sharing(m, Timestamp::MAX, |i| ts(&a.c_valid_until[i]));
     let (ext, text) = rayon::join(|| a.c_ext.to_strvec(), || a.c_text.to_strvec());
     (c.ext_id, c.text) = (ext, text);
-    c.evidence_head = CowVec::build_par(m, |i| a.c_evidence_head[i].to_native());
+    c.evidence_head = CowVec::build_par_sharing(m, NONE, |i| a.c_evidence_head[i].to_native());
     for p in a.c_recorded.iter() {
         c.recorded.note(p.0.to_native(), ts(&p.1));
     }

@@ -158,15 +158,21 @@ impl StrVec {
         use rayon::prelude::*;
         // Each task writes its leaves' text into one scratch buffer it keeps, then copies it out at
         // its exact size: no leaf grows by doubling or is shrunk by a second copy.
+        // A full leaf of empty rows (no claim text, no aliases) is one leaf shared by all of them.
+        let empty = Arc::new(Leaf { bytes: String::new(), ends: vec![0; LEAF_LEN] });
         let leaves: Vec<Arc<Leaf>> = (0..n.div_ceil(LEAF_LEN))
             .into_par_iter()
             .map_init(String::new, |scratch, l| {
                 let rows = l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n);
+                let full = rows.len() == LEAF_LEN;
                 let mut ends = Vec::with_capacity(rows.len());
                 scratch.clear();
                 for i in rows {
                     row(i, scratch);
                     ends.push(u32::try_from(scratch.len()).expect("a leaf of 1,024 size-limited strings stays under 4 GiB"));
+                }
+                if full && scratch.is_empty() {
+                    return empty.clone();
                 }
                 Arc::new(Leaf { bytes: scratch.as_str().to_owned(), ends })
             })
@@ -209,9 +215,7 @@ impl StrVec {
 
     /// `n` empty rows whose full leaves are one shared leaf (a bulk load without claim text).
     pub fn empty_rows(n: usize) -> StrVec {
-        let full = Arc::new(Leaf { bytes: String::new(), ends: vec![0; LEAF_LEN] });
-        let last = (!n.is_multiple_of(LEAF_LEN)).then(|| Arc::new(Leaf { bytes: String::new(), ends: vec![0; n % LEAF_LEN] }));
-        StrVec::from_leaves(std::iter::repeat_n(full, n / LEAF_LEN).chain(last).collect())
+        StrVec::build_par(n, |_, _| ())
     }
 }
 
