@@ -104,12 +104,13 @@ impl<T: Clone> CowVec<T> {
         T: Send + Sync + PartialEq,
     {
         use rayon::prelude::*;
-        let shared = Arc::new(vec![common.clone(); LEAF_LEN]);
+        let shared = Arc::new(vec![common; LEAF_LEN]);
+        let common = &shared[0];
         let leaves: Vec<Leaf<T>> = (0..n.div_ceil(LEAF_LEN))
             .into_par_iter()
             .map(|l| {
                 let rows = l * LEAF_LEN..((l + 1) * LEAF_LEN).min(n);
-                if rows.len() == LEAF_LEN && rows.clone().all(|i| row(i) == common) {
+                if rows.len() == LEAF_LEN && rows.clone().all(|i| row(i) == *common) {
                     shared.clone()
                 } else {
                     Arc::new(rows.map(&row).collect::<Vec<T>>())
