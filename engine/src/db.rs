@@ -809,9 +809,9 @@ impl Database {
     /// A bulk load for a fresh import: instead of logging the load as one (large) WAL record, it
     /// writes the resulting state directly as a snapshot, holding the writer throughout. A crash
     /// before the snapshot is in place leaves the folder as it was; after, the load is complete.
-    /// On an in-memory database it is `bulk_load`. It takes the load and frees it once applied,
-    /// before the snapshot is encoded: an import's peak memory holds the state and its snapshot,
-    /// not the parsed columns as well.
+    /// On an in-memory database it is `bulk_load_owned`. It takes the load and frees each column
+    /// as it is applied, and the snapshot is streamed to its file: an import's peak memory holds
+    /// the state and the columns captured from it, not the parsed columns or a serialized copy.
     pub fn bulk_load_checkpointed(&self, load: BulkLoad) -> Result<BulkInfo, Error> {
         let Some((vfs, dir)) = &self.inner.home else { return self.bulk_load_owned(load) };
         if self.inner.read_only {
