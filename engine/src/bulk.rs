@@ -14,7 +14,7 @@ use crate::cow::CowVec;
 use crate::error::WriteErrorKind;
 use crate::graph::{build_base, initial_dirty, Graph};
 use crate::ids::{PredicateId, TypeId, NONE};
-use crate::keyindex::{key_hash, sort_hashed_keys, KeyIndex};
+use crate::keyindex::{key_hash, key_hash_bytes, sort_hashed_keys, KeyIndex};
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{name_key_into, vocabulary_key};
@@ -262,12 +262,12 @@ fn check_ext(s: &str, limits: &Limits) -> Option<WriteErrorKind> {
 fn distinct_aliases<'a>(name: &str, row: &'a str, sep: char) -> Vec<&'a str> {
     thread_local! {
         /// Key buffers reused across rows (a bulk load normalises millions of names).
-        static KEYS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+        static KEYS: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     /// Writes `s`'s key into buffer `at`, adding a buffer if needed.
-    fn key_at(keys: &mut Vec<String>, at: usize, s: &str) {
+    fn key_at(keys: &mut Vec<Vec<u8>>, at: usize, s: &str) {
         if keys.len() == at {
-            keys.push(String::new());
+            keys.push(Vec::new());
         }
         name_key_into(s, &mut keys[at]);
     }
@@ -331,13 +331,13 @@ fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u3
         slices.push(head);
         rest = tail;
     }
-    slices.into_par_iter().enumerate().for_each_init(String::new, |buf, (b, out)| {
+    slices.into_par_iter().enumerate().for_each_init(Vec::new, |buf, (b, out)| {
         let mut k = 0;
         for i in b * BLOCK..n.min((b + 1) * BLOCK) {
             let id = u64::from(e0 + i as u32);
             for s in names_of(i) {
                 name_key_into(s, buf);
-                out[k] = u64::from(key_hash(ws, buf)) << 32 | id;
+                out[k] = u64::from(key_hash_bytes(ws, buf)) << 32 | id;
                 k += 1;
             }
         }

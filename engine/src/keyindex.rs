@@ -12,7 +12,12 @@ use std::sync::Arc;
 
 /// The 32-bit hash of `key` within workspace `ws`.
 pub fn key_hash(ws: WorkspaceId, key: &str) -> u32 {
-    let mut h = xxhash_rust::xxh3::xxh3_64_with_seed(key.as_bytes(), u64::from(ws.0));
+    key_hash_bytes(ws, key.as_bytes())
+}
+
+/// `key_hash` of a key held as bytes.
+pub fn key_hash_bytes(ws: WorkspaceId, key: &[u8]) -> u32 {
+    let mut h = xxhash_rust::xxh3::xxh3_64_with_seed(key, u64::from(ws.0));
     h ^= h >> 32;
     h as u32
 }

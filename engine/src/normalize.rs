@@ -21,19 +21,36 @@ pub fn name_key(name: &str) -> String {
     folded.chars().filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.'))).collect()
 }
 
-/// `name_key` written into `out` (cleared first), reusing its allocation: for bulk paths that
-/// hash millions of keys.
-pub fn name_key_into(name: &str, out: &mut String) {
-    out.clear();
-    if name.is_ascii() {
-        out.extend(
-            name.bytes()
-                .filter(|b| !(b.is_ascii_whitespace() || matches!(b, b'-' | b'_' | b'.' | b'\x0b')))
-                .map(|b| char::from(b.to_ascii_lowercase())),
-        );
-    } else {
-        out.push_str(&name_key(name));
+/// Per ASCII byte: bit 7 set when the key keeps the byte (it drops whitespace, `-`, `_`, `.`),
+/// the low bits its lower-case form.
+const ASCII_KEY: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        let drop = c.is_ascii_whitespace() || matches!(c, b'-' | b'_' | b'.' | b'\x0b');
+        t[b] = if drop { 0 } else { 0x80 | c.to_ascii_lowercase() };
+        b += 1;
     }
+    t
+};
+
+/// `name_key`'s bytes written into `out` (cleared first), reusing its allocation: for bulk paths
+/// that hash millions of keys. ASCII names take one branch-free pass over a table.
+pub fn name_key_into(name: &str, out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(name.len(), 0);
+    let mut k = 0;
+    for &b in name.as_bytes() {
+        let Some(&t) = ASCII_KEY.get(usize::from(b)) else {
+            out.clear();
+            out.extend_from_slice(name_key(name).as_bytes());
+            return;
+        };
+        out[k] = t & 0x7f;
+        k += usize::from(t >> 7);
+    }
+    out.truncate(k);
 }
 
 /// The interned form of a predicate or entity type name: trimmed and lower-cased, so that
@@ -86,6 +103,16 @@ mod tests {
                 .filter(|c| !(c.is_whitespace() || matches!(c, '-' | '_' | '.')))
                 .collect();
             assert_eq!(name_key(s), general, "{s:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The table-driven bulk path writes the bytes of `name_key`, ASCII or not.
+        #[test]
+        fn name_key_into_writes_name_key(s in "[ -~\t\n\x0b\x0c\r\x00ßİＡé\u{3000}]{0,24}") {
+            let mut buf = b"leftover".to_vec();
+            name_key_into(&s, &mut buf);
+            proptest::prop_assert_eq!(buf, name_key(&s).into_bytes());
         }
     }
 }
