@@ -93,9 +93,9 @@ mod tests {
         for _ in 0..1000 {
             drop_later(Counted(dropped.clone()));
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while dropped.load(Ordering::SeqCst) < 1000 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(dropped.load(Ordering::SeqCst), 1000);
     }
@@ -103,21 +103,21 @@ mod tests {
     /// A value retired alone (no batch fills after it) is still dropped, on the reaper's thread.
     #[test]
     fn a_lone_value_is_dropped_on_the_reaper() {
-        struct Named(Arc<parking_lot::Mutex<Option<String>>>);
+        struct Named(Arc<Mutex<Option<String>>>);
         impl Drop for Named {
             fn drop(&mut self) {
                 *self.0.lock() = std::thread::current().name().map(str::to_owned);
             }
         }
-        let seen = Arc::new(parking_lot::Mutex::new(None));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let seen = Arc::new(Mutex::new(None));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
         // Other tests may be filling the queue at the same moment: retry until one value is
         // taken by the reaper rather than dropped inline.
         while seen.lock().as_deref() != Some("engram-reaper") && std::time::Instant::now() < deadline {
             *seen.lock() = None;
             drop_later(Named(seen.clone()));
             while seen.lock().is_none() && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(1));
+                std::thread::sleep(Duration::from_millis(1));
             }
         }
         assert_eq!(seen.lock().as_deref(), Some("engram-reaper"));
