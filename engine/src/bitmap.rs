@@ -1,18 +1,27 @@
-//! Roaring bitmaps sharded by the high 16 bits of the id, copy-on-write per shard.
+//! Roaring bitmaps sharded by the high 16 bits of the id, copy-on-write per shard, plus a short
+//! tail of the newest members.
 //!
 //! A plain `RoaringBitmap` would have to be cloned whole on every commit to keep the published
 //! snapshot intact. Sharding at the roaring container boundary (65,536 ids) makes a commit copy only
 //! the shards it touches, while set algebra still runs on roaring containers shard by shard.
+//! A dense shard is an 8 KB container, and nearly every commit adds the newest claim id to a few
+//! sets; so ids above every shard member go to a sorted tail of at most `TAIL_MAX` ids first
+//! (copying it costs a commit 256 bytes), and move into their shard when it is full.
 
 use roaring::RoaringBitmap;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 const SHARD_BITS: u32 = 16;
+/// Most ids held in the tail.
+const TAIL_MAX: usize = 64;
 
 /// A set of dense `u32` ids.
 #[derive(Clone, Debug, Default)]
 pub struct IdSet {
     shards: Vec<Option<Arc<RoaringBitmap>>>,
+    /// The newest members, ascending, each above every member of `shards`.
+    tail: Arc<Vec<u32>>,
 }
 
 impl IdSet {
@@ -31,7 +40,7 @@ impl IdSet {
             }
             shards[s].insert(id);
         }
-        IdSet { shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect() }
+        IdSet { shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect(), tail: Arc::default() }
     }
 
     /// Builds a set from strictly ascending ids, shard by shard (much faster than inserting).
@@ -49,7 +58,7 @@ impl IdSet {
             shards[s] = Some(Arc::new(bm));
             rest = &rest[end..];
         }
-        IdSet { shards }
+        IdSet { shards, tail: Arc::default() }
     }
 
     /// `count` sets over the ids `first..first + rows`: id `first + i` joins set `pick(i)`, if
@@ -129,23 +138,70 @@ impl IdSet {
             shards[s] = Some(Arc::new(bm));
             at = shard_end;
         }
-        IdSet { shards }
+        IdSet { shards, tail: Arc::default() }
     }
 
     /// Adds `id`; returns whether it was absent.
     pub fn insert(&mut self, id: u32) -> bool {
+        if self.contains(id) {
+            return false;
+        }
+        let mut above_shards = match self.tail.first() {
+            Some(&first) => id > first,
+            None => self.shards_max().is_none_or(|m| id > m),
+        };
+        if above_shards && self.tail.len() >= TAIL_MAX {
+            self.flush_tail();
+            above_shards = self.shards_max().is_none_or(|m| id > m);
+        }
+        if above_shards {
+            let tail = Arc::make_mut(&mut self.tail);
+            let at = tail.partition_point(|t| *t < id);
+            tail.insert(at, id);
+            return true;
+        }
+        self.shard_insert(id)
+    }
+
+    /// Adds `id` to its shard.
+    fn shard_insert(&mut self, id: u32) -> bool {
         let s = (id >> SHARD_BITS) as usize;
         if self.shards.len() <= s {
             self.shards.resize(s + 1, None);
         }
-        if self.shards[s].as_ref().is_some_and(|b| b.contains(id)) {
-            return false;
-        }
         Arc::make_mut(self.shards[s].get_or_insert_with(Default::default)).insert(id)
+    }
+
+    /// The largest member of the shards.
+    fn shards_max(&self) -> Option<u32> {
+        self.shards.iter().rev().flatten().find_map(|b| b.max())
+    }
+
+    /// Moves the tail's ids into their shards.
+    fn flush_tail(&mut self) {
+        let tail = std::mem::take(&mut self.tail);
+        for &id in tail.iter() {
+            self.shard_insert(id);
+        }
+    }
+
+    /// The set with its tail moved into the shards (for set algebra, shard by shard).
+    fn flushed(&self) -> Cow<'_, IdSet> {
+        if self.tail.is_empty() {
+            Cow::Borrowed(self)
+        } else {
+            let mut all = self.clone();
+            all.flush_tail();
+            Cow::Owned(all)
+        }
     }
 
     /// Removes `id`; returns whether it was present.
     pub fn remove(&mut self, id: u32) -> bool {
+        if let Ok(at) = self.tail.binary_search(&id) {
+            Arc::make_mut(&mut self.tail).remove(at);
+            return true;
+        }
         let s = (id >> SHARD_BITS) as usize;
         match self.shards.get_mut(s) {
             Some(Some(shard)) if shard.contains(id) => {
@@ -171,44 +227,51 @@ impl IdSet {
     /// Membership test.
     #[inline]
     pub fn contains(&self, id: u32) -> bool {
+        if self.tail.first().is_some_and(|f| id >= *f) {
+            return self.tail.binary_search(&id).is_ok();
+        }
         matches!(self.shards.get((id >> SHARD_BITS) as usize), Some(Some(b)) if b.contains(id))
     }
 
     /// Number of members.
     pub fn len(&self) -> u64 {
-        self.shards.iter().flatten().map(|b| b.len()).sum()
+        self.shards.iter().flatten().map(|b| b.len()).sum::<u64>() + self.tail.len() as u64
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.shards.iter().flatten().all(|b| b.is_empty())
+        self.tail.is_empty() && self.shards.iter().flatten().all(|b| b.is_empty())
     }
 
     /// Ascending members.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.shards.iter().flatten().flat_map(|b| b.iter())
+        self.shards.iter().flatten().flat_map(|b| b.iter()).chain(self.tail.iter().copied())
     }
 
     /// The members of `self` that `old` lacks, ascending. Meant for `old` an earlier version of
     /// the same set: shards the two still share (untouched since) are skipped unread, so the
-    /// cost is that of the shards that changed.
+    /// cost is that of the shards that changed (and of the tails).
     pub fn added_since(&self, old: &IdSet) -> Vec<u32> {
         let mut out = Vec::new();
         for (s, shard) in self.shards.iter().enumerate() {
             let Some(shard) = shard else { continue };
             match old.shards.get(s).and_then(Option::as_ref) {
                 Some(o) if Arc::ptr_eq(o, shard) => {}
-                Some(o) => out.extend((shard.as_ref() - o.as_ref()).iter()),
-                None => out.extend(shard.iter()),
+                // Ids that moved from `old`'s tail into this shard are not new.
+                Some(o) => out.extend((shard.as_ref() - o.as_ref()).iter().filter(|id| old.tail.binary_search(id).is_err())),
+                None => out.extend(shard.iter().filter(|id| old.tail.binary_search(id).is_err())),
             }
         }
+        out.extend(self.tail.iter().copied().filter(|id| !old.contains(*id)));
         out
     }
 
     /// `self ∩ other`.
     #[must_use]
     pub fn and(&self, other: &IdSet) -> IdSet {
-        let shards = self
+        let (a, b) = (self.flushed(), other.flushed());
+        let (this, other) = (a.as_ref(), b.as_ref());
+        let shards = this
             .shards
             .iter()
             .zip(other.shards.iter())
@@ -220,27 +283,31 @@ impl IdSet {
                 _ => None,
             })
             .collect();
-        IdSet { shards }
+        IdSet { shards, tail: Arc::default() }
     }
 
     /// `self ∪ other`.
     #[must_use]
     pub fn or(&self, other: &IdSet) -> IdSet {
-        let n = self.shards.len().max(other.shards.len());
+        let (a, b) = (self.flushed(), other.flushed());
+        let (this, other) = (a.as_ref(), b.as_ref());
+        let n = this.shards.len().max(other.shards.len());
         let shards = (0..n)
-            .map(|i| match (self.shards.get(i).cloned().flatten(), other.shards.get(i).cloned().flatten()) {
+            .map(|i| match (this.shards.get(i).cloned().flatten(), other.shards.get(i).cloned().flatten()) {
                 (Some(a), Some(b)) => Some(Arc::new(a.as_ref() | b.as_ref())),
                 (Some(a), None) | (None, Some(a)) => Some(a),
                 (None, None) => None,
             })
             .collect();
-        IdSet { shards }
+        IdSet { shards, tail: Arc::default() }
     }
 
     /// `self \ other`.
     #[must_use]
     pub fn and_not(&self, other: &IdSet) -> IdSet {
-        let shards = self
+        let (a, b) = (self.flushed(), other.flushed());
+        let (this, other) = (a.as_ref(), b.as_ref());
+        let shards = this
             .shards
             .iter()
             .enumerate()
@@ -252,12 +319,12 @@ impl IdSet {
                 (a, _) => a.clone(),
             })
             .collect();
-        IdSet { shards }
+        IdSet { shards, tail: Arc::default() }
     }
 
     /// Approximate heap bytes (roaring serialized size is a good proxy for its footprint).
     pub fn heap_bytes(&self) -> usize {
-        self.shards.iter().flatten().map(|b| b.serialized_size()).sum::<usize>() + self.shards.len() * 8
+        self.shards.iter().flatten().map(|b| b.serialized_size()).sum::<usize>() + self.shards.len() * 8 + self.tail.capacity() * 4
     }
 }
 
@@ -309,6 +376,42 @@ mod tests {
             }
             if let (Some(lo), Some(hi)) = (ra.first(), ra.last()) {
                 prop_assert_eq!(IdSet::from_range(*lo, *hi).iter().collect::<Vec<_>>(), (*lo..*hi).collect::<Vec<_>>());
+            }
+        }
+
+        /// Mostly ascending ids, as commits add them, exercise the tail: appends, inserts and
+        /// removals around it, flushes into shards, and set algebra and `added_since` across them.
+        #[test]
+        fn the_tail_matches_a_btreeset(ops in proptest::collection::vec((0u8..10, 0u32..200), 0..600)) {
+            let (mut set, mut reference) = (IdSet::new(), BTreeSet::new());
+            let mut versions = vec![(set.clone(), reference.clone())];
+            let mut next = 65_400u32; // crosses a shard boundary
+            for (kind, x) in ops {
+                match kind {
+                    0..=5 => { next += 1 + x % 3; prop_assert_eq!(set.insert(next), reference.insert(next)); }
+                    6 => { let id = next.saturating_sub(x); prop_assert_eq!(set.insert(id), reference.insert(id)); }
+                    7 | 8 => { let id = next.saturating_sub(x % 80); prop_assert_eq!(set.remove(id), reference.remove(&id)); }
+                    _ => versions.push((set.clone(), reference.clone())),
+                }
+                if let (Some(first), Some(max)) = (set.tail.first(), set.shards_max()) {
+                    prop_assert!(*first > max, "the tail stays above the shards");
+                }
+                prop_assert!(set.tail.len() <= TAIL_MAX);
+            }
+            prop_assert_eq!(set.iter().collect::<Vec<_>>(), reference.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(set.len(), reference.len() as u64);
+            prop_assert_eq!(set.is_empty(), reference.is_empty());
+            for id in 65_000..next + 2 {
+                prop_assert_eq!(set.contains(id), reference.contains(&id), "{}", id);
+            }
+            for (old, old_ref) in &versions {
+                // The older versions are untouched by later writes.
+                prop_assert_eq!(old.iter().collect::<Vec<_>>(), old_ref.iter().copied().collect::<Vec<_>>());
+                prop_assert_eq!(set.added_since(old), reference.difference(old_ref).copied().collect::<Vec<_>>());
+                prop_assert_eq!(set.and(old).iter().collect::<Vec<_>>(), reference.intersection(old_ref).copied().collect::<Vec<_>>());
+                prop_assert_eq!(set.or(old).iter().collect::<Vec<_>>(), reference.union(old_ref).copied().collect::<Vec<_>>());
+                prop_assert_eq!(set.and_not(old).iter().collect::<Vec<_>>(), reference.difference(old_ref).copied().collect::<Vec<_>>());
+                prop_assert_eq!(old.and_not(&set).iter().collect::<Vec<_>>(), old_ref.difference(&reference).copied().collect::<Vec<_>>());
             }
         }
     }
