@@ -22,9 +22,11 @@ use crate::strvec::StrVec;
 use rayon::prelude::*;
 use std::collections::HashMap as StdHashMap;
 
-/// Term dictionaries hash with xxh3: terms are short and plentiful, and `SipHash`'s flood
-/// resistance buys nothing for an index the database builds from its own rows.
-type HashMap<K, V> = StdHashMap<K, V, std::hash::BuildHasherDefault<xxhash_rust::xxh3::Xxh3>>;
+/// Term dictionaries hash with foldhash: terms are short and plentiful, and `SipHash`'s flood
+/// resistance buys nothing for an index the database builds from its own rows. (xxh3's
+/// streaming `Hasher` was a tenth of a reopen: it buffers every write.) A fixed seed keeps the
+/// dictionaries' order, and so what a checkpoint writes, the same from run to run.
+type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::FixedState>;
 use std::sync::{Arc, OnceLock};
 
 /// BM25 term-frequency saturation.

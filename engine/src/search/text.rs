@@ -4,10 +4,8 @@
 use rust_stemmers::{Algorithm, Stemmer};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 use unicode_segmentation::UnicodeSegmentation;
-use xxhash_rust::xxh3::Xxh3;
 
 fn stemmer() -> &'static Stemmer {
     static S: OnceLock<Stemmer> = OnceLock::new();
@@ -25,7 +23,7 @@ const STEM_CACHE_MAX: usize = 1 << 16;
 /// thread remembers the stems it computed.
 fn stem(lower: String) -> String {
     thread_local! {
-        static STEMS: RefCell<HashMap<Box<str>, Box<str>, BuildHasherDefault<Xxh3>>> = RefCell::default();
+        static STEMS: RefCell<HashMap<Box<str>, Box<str>, foldhash::fast::FixedState>> = RefCell::default();
     }
     STEMS.with_borrow_mut(|stems| {
         if let Some(s) = stems.get(lower.as_str()) {
