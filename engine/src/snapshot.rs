@@ -445,6 +445,13 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
     {
         return Err(DecodeError("a claim names a missing entity or an unknown state"));
     }
+    let (preds, types, spaces) = (st.catalog.predicates.len(), st.catalog.types.len(), st.catalog.workspaces.len());
+    if a.c_pred.iter().any(|p| usize::from(p.to_native()) >= preds)
+        || a.e_ty.iter().any(|t| usize::from(t.to_native()) >= types)
+        || a.e_ws.iter().any(|w| w.to_native() as usize >= spaces)
+    {
+        return Err(DecodeError("a row names an unknown predicate, type or workspace"));
+    }
     let e = &mut st.entities;
     // Columns that mostly hold one value share their leaves, as right after a bulk load.
     let first_ws = a.e_ws.first().map_or(0, |w| w.to_native());
@@ -648,76 +655,55 @@ impl Indexes {
 
 fn bitmaps_of(st: &State) -> crate::state::Bitmaps {
     let (e, c) = (&st.entities, &st.claims);
-    let ent_ws: Vec<WorkspaceId> = e.ws.iter().copied().collect();
-    let ((entities_by_ws, entities_by_type, entities_deleted), ((by_state, deleted, live), (claims_by_ws, claims_by_pred))) = rayon::join(
+    let (n, m) = (e.len(), c.len());
+    let (preds, types, spaces) = (st.catalog.predicates.len(), st.catalog.types.len(), st.catalog.workspaces.len());
+    // Each set family is built shard by shard straight into roaring containers (`partition`):
+    // no list of millions of ids is materialized first. Erased rows belong to no set.
+    let kept_entity = |i: usize| e.flags.get(i) & ERASED == 0;
+    let kept_claim = |i: usize| c.flags.get(i) & ERASED == 0;
+    let (
+        (entities_by_ws, entities_by_type, entities_deleted),
+        (claims_by_state, claims_deleted, claims_live, claims_by_ws, claims_by_pred),
+    ) = rayon::join(
         || {
-            let (mut by_ws, mut by_type, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
-            for (i, ((&f, ws), ty)) in e.flags.iter().zip(&ent_ws).zip(e.ty.iter()).enumerate() {
-                if f & ERASED == 0 {
-                    push_at(&mut by_ws, ws.0 as usize, i as u32);
-                    push_at(&mut by_type, usize::from(ty.0), i as u32);
-                    if f & DELETED != 0 {
-                        deleted.push(i as u32);
-                    }
-                }
-            }
-            (by_ws, by_type, deleted)
+            (
+                IdSet::partition(n, spaces, 0, |i| kept_entity(i).then(|| e.ws.get(i).0 as usize)),
+                IdSet::partition(n, types, 0, |i| kept_entity(i).then(|| usize::from(e.ty.get(i).0))),
+                only(IdSet::partition(n, 1, 0, |i| (kept_entity(i) && e.flags.get(i) & DELETED != 0).then_some(0))),
+            )
         },
         || {
-            rayon::join(
-                || {
-                    let (mut by_state, mut deleted, mut live) = (Vec::new(), Vec::new(), Vec::new());
-                    for (i, (&f, &state)) in c.flags.iter().zip(c.state.iter()).enumerate() {
-                        if f & ERASED == 0 {
-                            push_at(&mut by_state, state as usize, i as u32);
-                            if f & DELETED != 0 {
-                                deleted.push(i as u32);
-                            }
-                            if f & LIVE != 0 {
-                                live.push(i as u32);
-                            }
-                        }
-                    }
-                    (by_state, deleted, live)
-                },
-                || {
-                    let (mut by_ws, mut by_pred) = (Vec::new(), Vec::new());
-                    for (i, ((&f, &subject), &pred)) in c.flags.iter().zip(c.subject.iter()).zip(c.pred.iter()).enumerate() {
-                        if f & ERASED == 0 {
-                            push_at(&mut by_ws, ent_ws[subject as usize].0 as usize, i as u32);
-                            push_at(&mut by_pred, usize::from(pred), i as u32);
-                        }
-                    }
-                    (by_ws, by_pred)
-                },
+            (
+                IdSet::partition(m, 3, 0, |i| kept_claim(i).then(|| *c.state.get(i) as usize)),
+                only(IdSet::partition(m, 1, 0, |i| (kept_claim(i) && c.flags.get(i) & DELETED != 0).then_some(0))),
+                only(IdSet::partition(m, 1, 0, |i| (kept_claim(i) && c.flags.get(i) & LIVE != 0).then_some(0))),
+                IdSet::partition(m, spaces, 0, |i| kept_claim(i).then(|| e.ws.get(*c.subject.get(i) as usize).0 as usize)),
+                IdSet::partition(m, preds, 0, |i| kept_claim(i).then(|| usize::from(*c.pred.get(i)))),
             )
         },
     );
     // The three lifecycle states by their discriminants (`ClaimState as usize`).
-    let claims_by_state: [IdSet; 3] = std::array::from_fn(|k| by_state.get(k).map_or_else(IdSet::new, |ids| IdSet::from_sorted(ids)));
+    let claims_by_state: [IdSet; 3] = std::array::from_fn(|k| claims_by_state.get(k).cloned().unwrap_or_default());
     crate::state::Bitmaps {
         claims_by_state,
-        claims_deleted: IdSet::from_sorted(&deleted),
-        claims_live: IdSet::from_sorted(&live),
-        claims_by_ws: sets_of(claims_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
-        claims_by_pred: sets_of(claims_by_pred).map(|(k, v)| (PredicateId(k as u16), v)).collect(),
-        entities_by_ws: sets_of(entities_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
-        entities_by_type: sets_of(entities_by_type).map(|(k, v)| (TypeId(k as u16), v)).collect(),
-        entities_deleted: IdSet::from_sorted(&entities_deleted),
+        claims_deleted,
+        claims_live,
+        claims_by_ws: non_empty(claims_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
+        claims_by_pred: non_empty(claims_by_pred).map(|(k, v)| (PredicateId(k as u16), v)).collect(),
+        entities_by_ws: non_empty(entities_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
+        entities_by_type: non_empty(entities_by_type).map(|(k, v)| (TypeId(k as u16), v)).collect(),
+        entities_deleted,
     }
 }
 
-/// Appends `id` to the list of key `k` (lists indexed by key: keys are small dense ids).
-fn push_at(lists: &mut Vec<Vec<u32>>, k: usize, id: u32) {
-    if lists.len() <= k {
-        lists.resize_with(k + 1, Vec::new);
-    }
-    lists[k].push(id);
+/// The one set of a one-set partition.
+fn only(mut sets: Vec<IdSet>) -> IdSet {
+    sets.pop().unwrap_or_default()
 }
 
-/// The non-empty lists as id sets, with their keys.
-fn sets_of(lists: Vec<Vec<u32>>) -> impl Iterator<Item = (usize, IdSet)> {
-    lists.into_iter().enumerate().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, IdSet::from_sorted(&v)))
+/// The non-empty sets, with their keys.
+fn non_empty(sets: Vec<IdSet>) -> impl Iterator<Item = (usize, IdSet)> {
+    sets.into_iter().enumerate().filter(|(_, s)| !s.is_empty())
 }
 
 #[cfg(test)]
@@ -737,6 +723,33 @@ mod tests {
         let mut v: Vec<(K, Vec<u32>)> = m.iter().map(|(k, s)| (*k, ids(s))).filter(|(_, s)| !s.is_empty()).collect();
         v.sort_unstable_by_key(|p| p.0);
         v
+    }
+
+    /// Rows that name a predicate, type or workspace the catalog lacks are refused by name
+    /// (the bitmaps are built per catalog entry), not indexed out of range.
+    #[test]
+    fn rows_naming_unknown_vocabulary_are_refused() {
+        let db = Database::in_memory();
+        let mut w = WriteBatch::new("default");
+        w.upsert_entity("a", "t", "A");
+        w.upsert_entity("b", "t", "B");
+        w.add_claim(AddClaim::new("a", "p", "b"));
+        db.write(&w).unwrap();
+        let st = db.snapshot().state;
+        let encode = |corrupt: &dyn Fn(&mut SnapshotV1)| {
+            let mut snap = capture(&st, (0, 0));
+            corrupt(&mut snap.base);
+            let mut body = Vec::new();
+            write_body(&snap, &mut body).unwrap();
+            body
+        };
+        assert!(decode(&encode(&|_| {}), 2).is_ok());
+        let cases: [(&str, &dyn Fn(&mut SnapshotV1)); 3] =
+            [("predicate", &|s| s.c_pred[0] = 999), ("type", &|s| s.e_ty[0] = 999), ("workspace", &|s| s.e_ws[0] = 999)];
+        for (what, corrupt) in cases {
+            let err = decode(&encode(corrupt), 2).err().unwrap_or_else(|| panic!("a bad {what} id decoded"));
+            assert_eq!(err.0, "a row names an unknown predicate, type or workspace", "{what}");
+        }
     }
 
     proptest! {
