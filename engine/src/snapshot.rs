@@ -744,9 +744,10 @@ mod tests {
             body
         };
         assert!(decode(&encode(&|_| {}), 2).is_ok());
-        let cases: [(&str, &dyn Fn(&mut SnapshotV1)); 3] =
-            [("predicate", &|s| s.c_pred[0] = 999), ("type", &|s| s.e_ty[0] = 999), ("workspace", &|s| s.e_ws[0] = 999)];
-        for (what, corrupt) in cases {
+        let predicate = |s: &mut SnapshotV1| s.c_pred[0] = 999;
+        let ty = |s: &mut SnapshotV1| s.e_ty[0] = 999;
+        let workspace = |s: &mut SnapshotV1| s.e_ws[0] = 999;
+        for (what, corrupt) in [("predicate", &predicate as &dyn Fn(&mut SnapshotV1)), ("type", &ty), ("workspace", &workspace)] {
             let err = decode(&encode(corrupt), 2).err().unwrap_or_else(|| panic!("a bad {what} id decoded"));
             assert_eq!(err.0, "a row names an unknown predicate, type or workspace", "{what}");
         }
