@@ -143,6 +143,15 @@ impl IdSet {
 
     /// Adds `id`; returns whether it was absent.
     pub fn insert(&mut self, id: u32) -> bool {
+        // The common case, a commit adding the newest id: append to the tail, no lookup.
+        let newest = match self.tail.last() {
+            Some(&last) => id > last,
+            None => self.shards_max().is_none_or(|m| id > m),
+        };
+        if newest && self.tail.len() < TAIL_MAX {
+            self.tail_insert(id);
+            return true;
+        }
         if self.contains(id) {
             return false;
         }
@@ -155,12 +164,29 @@ impl IdSet {
             above_shards = self.shards_max().is_none_or(|m| id > m);
         }
         if above_shards {
-            let tail = Arc::make_mut(&mut self.tail);
-            let at = tail.partition_point(|t| *t < id);
-            tail.insert(at, id);
+            self.tail_insert(id);
             return true;
         }
         self.shard_insert(id)
+    }
+
+    /// Adds `id` (absent, above every shard member) to the tail, which has room for it.
+    fn tail_insert(&mut self, id: u32) {
+        match Arc::get_mut(&mut self.tail) {
+            Some(tail) => {
+                let at = tail.partition_point(|t| *t < id);
+                tail.insert(at, id);
+            }
+            None => {
+                // Shared with a published version: copy it once, with room to grow to its limit.
+                let mut own = Vec::with_capacity(TAIL_MAX);
+                let at = self.tail.partition_point(|t| *t < id);
+                own.extend_from_slice(&self.tail[..at]);
+                own.push(id);
+                own.extend_from_slice(&self.tail[at..]);
+                self.tail = Arc::new(own);
+            }
+        }
     }
 
     /// Adds `id` to its shard.
@@ -180,8 +206,20 @@ impl IdSet {
     /// Moves the tail's ids into their shards.
     fn flush_tail(&mut self) {
         let tail = std::mem::take(&mut self.tail);
-        for &id in tail.iter() {
-            self.shard_insert(id);
+        let mut rest = &tail[..];
+        while let Some(&first) = rest.first() {
+            // The tail is ascending and above every shard member: append it shard by shard.
+            let s = (first >> SHARD_BITS) as usize;
+            let end = rest.partition_point(|id| (id >> SHARD_BITS) as usize == s);
+            if self.shards.len() <= s {
+                self.shards.resize(s + 1, None);
+            }
+            let shard = Arc::make_mut(self.shards[s].get_or_insert_with(Default::default));
+            if shard.append(rest[..end].iter().copied()).is_err() {
+                // Unreachable while the invariant holds; inserting keeps the set right regardless.
+                shard.extend(rest[..end].iter().copied());
+            }
+            rest = &rest[end..];
         }
     }
 
