@@ -146,7 +146,7 @@ impl IdSet {
         // The common case, a commit adding the newest id: append to the tail, no lookup.
         let newest = match self.tail.last() {
             Some(&last) => id > last,
-            None => self.shards_max().is_none_or(|m| id > m),
+            None => self.above_shards(id),
         };
         if newest && self.tail.len() < TAIL_MAX {
             self.tail_insert(id);
@@ -155,15 +155,12 @@ impl IdSet {
         if self.contains(id) {
             return false;
         }
-        let mut above_shards = match self.tail.first() {
-            Some(&first) => id > first,
-            None => self.shards_max().is_none_or(|m| id > m),
-        };
-        if above_shards && self.tail.len() >= TAIL_MAX {
+        let mut tail_side = self.tail.first().map_or_else(|| self.above_shards(id), |&first| id > first);
+        if tail_side && self.tail.len() >= TAIL_MAX {
             self.flush_tail();
-            above_shards = self.shards_max().is_none_or(|m| id > m);
+            tail_side = self.above_shards(id);
         }
-        if above_shards {
+        if tail_side {
             self.tail_insert(id);
             return true;
         }
@@ -201,6 +198,11 @@ impl IdSet {
     /// The largest member of the shards.
     fn shards_max(&self) -> Option<u32> {
         self.shards.iter().rev().flatten().find_map(|b| b.max())
+    }
+
+    /// Whether `id` is above every member of the shards.
+    fn above_shards(&self, id: u32) -> bool {
+        self.shards_max().is_none_or(|m| id > m)
     }
 
     /// Moves the tail's ids into their shards.
