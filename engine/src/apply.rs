@@ -120,6 +120,14 @@ pub(crate) fn positional_claim_id(id: u64) -> String {
     name
 }
 
+/// `c<digits>` written into `buf` (a `u32` has at most 10 digits).
+fn positional_name<'a>(buf: &'a mut [u8; 11], digits: &str) -> &'a str {
+    buf[0] = b'c';
+    buf[1..=digits.len()].copy_from_slice(digits.as_bytes());
+    // `c` and ASCII digits: valid UTF-8 by construction.
+    std::str::from_utf8(&buf[..=digits.len()]).unwrap_or("c")
+}
+
 /// Whether `ext` is `c<id>`: the id engram generates for claim `id`, which lookups find by
 /// position instead of through the claim-id index.
 pub(crate) fn is_positional_claim_id(ext: &str, id: u32) -> bool {
@@ -761,9 +769,21 @@ impl Writer<'_> {
             .ok()
             .filter(|&id| id != NONE)
             .ok_or(("ext_id", WriteErrorKind::Invalid("claim table is full")))?;
-        let ext: String = match &c.ext_id {
-            Some(e) => e.clone(),
-            None => self.generated_claim_id(id),
+        // The usual name, `c<id>`, is written on the stack; only a taken one is allocated.
+        let mut digits = itoa::Buffer::new();
+        let mut positional = [0u8; 11];
+        let generated;
+        let ext: &str = match &c.ext_id {
+            Some(e) => e,
+            None => {
+                let base = positional_name(&mut positional, digits.format(id));
+                if self.st.find_claim_ext(self.ws, base).is_none() {
+                    base
+                } else {
+                    generated = self.generated_claim_id(id);
+                    &generated
+                }
+            }
         };
         let timed = valid_from > self.now || valid_until != Timestamp::MAX || expires_at != Timestamp::MAX;
         let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 };
@@ -778,7 +798,7 @@ impl Writer<'_> {
         cl.timed_live.push(false);
         cl.valid_from.push(valid_from);
         cl.valid_until.push(valid_until);
-        cl.ext_id.push(&ext);
+        cl.ext_id.push(ext);
         cl.text.push(c.text.as_deref().unwrap_or(""));
         if self.index_text {
             if let Some(t) = &c.text {
@@ -791,7 +811,7 @@ impl Writer<'_> {
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }
-        if !is_positional_claim_id(&ext, id) {
+        if !is_positional_claim_id(ext, id) {
             // `c<id>` is found by position (`State::find_claim_ext`), not through the index.
             cl.by_ext.insert(key_hash(self.ws, &ext), id);
         }
@@ -808,12 +828,9 @@ impl Writer<'_> {
         Ok(id)
     }
 
-    /// `c<id>`, or with a suffix if a caller already took that name.
+    /// `c<id>` with a suffix, for when a caller already took `c<id>` itself.
     fn generated_claim_id(&self, id: u32) -> String {
         let base = positional_claim_id(id.into());
-        if self.st.find_claim_ext(self.ws, &base).is_none() {
-            return base;
-        }
         let mut n: u64 = 1;
         loop {
             let candidate = format!("{base}_{n}");

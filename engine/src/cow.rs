@@ -210,17 +210,24 @@ impl<T: Clone> CowVec<T> {
         }
     }
 
-    /// Moves the tail into the tree.
+    /// Moves the tail into the tree, a leaf's worth of rows at a time (the tail never spans
+    /// more than two leaves, since it holds fewer rows than a leaf).
     fn flush_tail(&mut self) {
         let tail = std::mem::replace(&mut self.tail, Arc::new(Vec::new()));
         let rows = Arc::try_unwrap(tail).unwrap_or_else(|shared| (*shared).clone());
-        for value in rows {
-            self.push_tree(value);
+        let mut rest = &rows[..];
+        while !rest.is_empty() {
+            let room = LEAF_LEN - (self.tree_len & (LEAF_LEN - 1));
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            self.extend_tree_leaf(now);
+            rest = later;
         }
     }
 
-    fn push_tree(&mut self, value: T) {
+    /// Appends `rows` (which fit in the last leaf, or start a new one) to the tree.
+    fn extend_tree_leaf(&mut self, rows: &[T]) {
         let i = self.tree_len;
+        debug_assert!(rows.len() <= LEAF_LEN - (i & (LEAF_LEN - 1)));
         if i & ((1 << ROWS_PER_GROUP_BITS) - 1) == 0 {
             self.groups.push(Arc::new(Vec::with_capacity(GROUP_LEN)));
         }
@@ -236,8 +243,8 @@ impl<T: Clone> CowVec<T> {
             own.extend_from_slice(leaf);
             *leaf = Arc::new(own);
         }
-        Arc::get_mut(leaf).expect("the leaf was made unique above").push(value);
-        self.tree_len += 1;
+        Arc::get_mut(leaf).expect("the leaf was made unique above").extend_from_slice(rows);
+        self.tree_len += rows.len();
     }
 
     /// Iterates rows in order.

@@ -24,8 +24,8 @@ use crate::time::{Clock, SystemClock, Timestamp};
 use crate::workspace;
 use commit::{Applied, JobContext};
 use engram_storage::{
-    read_snapshot, remove_segments_before, replay_from, write_snapshot, write_snapshot_streamed, FsyncPolicy, OsVfs, StorageError, Vfs,
-    VfsLock, WalWriter,
+    read_snapshot, remove_segments_before, replay_from_pipelined, write_snapshot, write_snapshot_streamed, FsyncPolicy, OsVfs, RecordPos,
+    StorageError, Vfs, VfsLock, WalWriter,
 };
 use parking_lot::{Mutex, RwLock};
 use std::borrow::Cow;
@@ -1017,8 +1017,9 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
     // Nobody reads while the log replays: adjacency, and the keyword indexes when they are
     // rebuilt afterwards anyway, are built once at the end instead of record by record.
     let deferred = crate::apply::Deferred { text: !restored, graph: true };
-    let report = replay_from(vfs, dir, from, |pos, payload| {
-        let record = WalRecord::decode(payload).map_err(|e| match e {
+    // Records are checked and decoded on a second thread while this one applies them.
+    let decode = |pos: &RecordPos, payload: &[u8]| {
+        WalRecord::decode(payload).map_err(|e| match e {
             DecodeError::Version(v) => StorageError::UnsupportedVersion {
                 path: pos.path.clone(),
                 found: u32::from(v),
@@ -1027,8 +1028,10 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
             DecodeError::Malformed => {
                 StorageError::Corruption { path: pos.path.clone(), offset: pos.offset, what: "record does not decode" }
             }
-        })?;
-        replay_record(&mut st, &record, deferred).map_err(|_| StorageError::Corruption {
+        })
+    };
+    let report = replay_from_pipelined(vfs, dir, from, decode, |pos, record| {
+        replay_record(&mut st, record, deferred).map_err(|_| StorageError::Corruption {
             path: pos.path.clone(),
             offset: pos.offset,
             what: "record does not apply to the state before it",

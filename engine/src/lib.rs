@@ -45,6 +45,7 @@ pub mod model;
 pub mod mutation;
 pub mod normalize;
 pub mod ontology;
+pub mod pmap;
 pub mod read;
 mod reaper;
 pub mod report;

@@ -189,7 +189,7 @@ fn base_csr(st: &State) -> Vec<CsrV1> {
         .collect()
 }
 
-fn sparse<V: Copy>(m: &imbl::HashMap<u32, V>) -> Vec<(u32, V)> {
+fn sparse<V: Copy>(m: &crate::pmap::PMap<u32, V>) -> Vec<(u32, V)> {
     let mut v: Vec<(u32, V)> = m.iter().map(|(k, v)| (*k, *v)).collect();
     v.sort_unstable_by_key(|p| p.0);
     v
@@ -719,7 +719,7 @@ mod tests {
     }
 
     /// The non-empty sets of a map, by key, as sorted lists.
-    fn sets<K: Ord + Copy + std::hash::Hash + Eq>(m: &imbl::HashMap<K, IdSet>) -> Vec<(K, Vec<u32>)> {
+    fn sets<K: Ord + Copy + std::hash::Hash + Eq>(m: &crate::pmap::PMap<K, IdSet>) -> Vec<(K, Vec<u32>)> {
         let mut v: Vec<(K, Vec<u32>)> = m.iter().map(|(k, s)| (*k, ids(s))).filter(|(_, s)| !s.is_empty()).collect();
         v.sort_unstable_by_key(|p| p.0);
         v

@@ -35,7 +35,7 @@ pub(crate) const ERASED: u8 = 16;
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     names: Arc<Vec<Arc<str>>>,
-    ids: imbl::HashMap<Arc<str>, u16>,
+    ids: crate::pmap::PMap<Arc<str>, u16>,
 }
 
 impl Interner {
@@ -72,10 +72,10 @@ impl Interner {
 pub struct Catalog {
     /// By id; `None` once dropped.
     pub workspaces: Arc<Vec<Option<WorkspaceInfo>>>,
-    pub workspace_by_name: imbl::HashMap<Arc<str>, WorkspaceId>,
+    pub workspace_by_name: crate::pmap::PMap<Arc<str>, WorkspaceId>,
     pub predicates: Interner,
     pub types: Interner,
-    pub predicate_defs: imbl::HashMap<(WorkspaceId, PredicateId), PredicateDef>,
+    pub predicate_defs: crate::pmap::PMap<(WorkspaceId, PredicateId), PredicateDef>,
 }
 
 impl Catalog {
@@ -122,10 +122,10 @@ pub struct Entities {
     /// Aliases joined by `ALIAS_SEP`.
     pub aliases: StrVec,
     pub created: TimeLog,
-    pub updated_at: imbl::HashMap<u32, Timestamp>,
-    pub props: imbl::HashMap<u32, Arc<Properties>>,
+    pub updated_at: crate::pmap::PMap<u32, Timestamp>,
+    pub props: crate::pmap::PMap<u32, Arc<Properties>>,
     /// Head of each entity's deletion history in `events`.
-    pub last_event: imbl::HashMap<u32, u32>,
+    pub last_event: crate::pmap::PMap<u32, u32>,
     pub events: CowVec<EntityEvent>,
     /// `key_hash(ws, ext_id)` → entity.
     pub by_ext: KeyIndex,
@@ -134,7 +134,7 @@ pub struct Entities {
     /// Entity merges, oldest first; an undone merge stays listed (history).
     pub merges: CowVec<MergeRecord>,
     /// A merged-away entity → its merge in `merges`, until the merge is undone.
-    pub merged: imbl::HashMap<u32, u32>,
+    pub merged: crate::pmap::PMap<u32, u32>,
 }
 
 /// One entity merge, with what it changed so it can be undone exactly.
@@ -216,15 +216,15 @@ pub struct Claims {
     pub text: StrVec,
     pub evidence_head: CowVec<u32>,
     pub recorded: TimeLog,
-    pub updated_at: imbl::HashMap<u32, Timestamp>,
-    pub expires_at: imbl::HashMap<u32, Timestamp>,
-    pub superseded_by: imbl::HashMap<u32, u32>,
-    pub last_event: imbl::HashMap<u32, u32>,
+    pub updated_at: crate::pmap::PMap<u32, Timestamp>,
+    pub expires_at: crate::pmap::PMap<u32, Timestamp>,
+    pub superseded_by: crate::pmap::PMap<u32, u32>,
+    pub last_event: crate::pmap::PMap<u32, u32>,
     pub events: CowVec<ClaimEvent>,
     /// `key_hash(ws, ext_id)` → claim.
     pub by_ext: KeyIndex,
     /// Replacement → the claims it superseded.
-    pub supersedes: imbl::HashMap<u32, Arc<[ClaimId]>>,
+    pub supersedes: crate::pmap::PMap<u32, Arc<[ClaimId]>>,
 }
 
 impl Claims {
@@ -277,10 +277,10 @@ pub struct Bitmaps {
     pub claims_deleted: IdSet,
     /// Mirrors the `LIVE` flag: the lifecycle-visible claims.
     pub claims_live: IdSet,
-    pub claims_by_ws: imbl::HashMap<WorkspaceId, IdSet>,
-    pub claims_by_pred: imbl::HashMap<PredicateId, IdSet>,
-    pub entities_by_ws: imbl::HashMap<WorkspaceId, IdSet>,
-    pub entities_by_type: imbl::HashMap<TypeId, IdSet>,
+    pub claims_by_ws: crate::pmap::PMap<WorkspaceId, IdSet>,
+    pub claims_by_pred: crate::pmap::PMap<PredicateId, IdSet>,
+    pub entities_by_ws: crate::pmap::PMap<WorkspaceId, IdSet>,
+    pub entities_by_type: crate::pmap::PMap<TypeId, IdSet>,
     pub entities_deleted: IdSet,
 }
 

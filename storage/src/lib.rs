@@ -23,4 +23,7 @@ pub use mem::MemVfs;
 pub use snapshot::{read_snapshot, write_snapshot, write_snapshot_streamed, SnapshotFile, SNAPSHOT_FORMAT_OLDEST, SNAPSHOT_FORMAT_VERSION};
 pub use vectors::{VectorFile, VECTOR_FILE_HEADER, VECTOR_FORMAT_VERSION};
 pub use vfs::{OsVfs, Vfs, VfsFile, VfsLock};
-pub use wal::{remove_segments_before, replay, replay_from, FsyncPolicy, ReplayReport, WalWriter, RECORD_BYTES_MAX, WAL_FORMAT_VERSION};
+pub use wal::{
+    remove_segments_before, replay, replay_from, replay_from_pipelined, FsyncPolicy, RecordPos, ReplayReport, WalWriter, RECORD_BYTES_MAX,
+    WAL_FORMAT_VERSION,
+};

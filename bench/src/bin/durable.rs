@@ -37,6 +37,10 @@ struct Args {
     /// Workload data folder (from gen.py) for the checkpoint and reopen figures.
     #[arg(long)]
     data: Option<std::path::PathBuf>,
+    /// Keep the database written by the commit measurements (its path is printed), so that its
+    /// WAL can be replayed again, e.g. by `engram stats` under a profiler.
+    #[arg(long)]
+    keep: bool,
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -85,6 +89,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"measure": "wal_replay", "records": records, "seconds": (secs * 1000.0).round() / 1000.0, "records_per_s": (records as f64 / secs).round()})
     );
     drop(db);
+    if args.keep {
+        let kept = tmp.keep();
+        println!("{}", json!({"measure": "kept", "path": kept.join("db")}));
+        return Ok(());
+    }
     if let Some(data) = args.data {
         let bulk = load::read_dir(&data).map_err(|e| e.to_string())?;
         let path = tmp.path().join("big");

@@ -19,7 +19,7 @@ struct DeltaEdge {
 pub struct Delta {
     edges: CowVec<DeltaEdge>,
     /// entity → [head of out list, head of in list].
-    heads: imbl::HashMap<u32, [u32; 2]>,
+    heads: crate::pmap::PMap<u32, [u32; 2]>,
 }
 
 impl Delta {

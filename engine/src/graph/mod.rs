@@ -54,7 +54,7 @@ pub struct Graph {
     /// which of their stored edges are current. Every other edge of such a claim is stale and
     /// skipped; the entities holding its base edges are dirty, so the stored-bit fast path never
     /// reads a stale edge.
-    pub(crate) moved: imbl::HashMap<u32, Moved>,
+    pub(crate) moved: crate::pmap::PMap<u32, Moved>,
 }
 
 /// Where a moved claim's current edges are.
@@ -70,7 +70,7 @@ pub(crate) struct Moved {
 impl Graph {
     /// A graph with a fresh base over claims `0..watermark` and an empty delta.
     pub fn new(base: Base, watermark: u32, dirty: BitCol) -> Graph {
-        Graph { base: base.csr, watermark, delta: Delta::default(), dirty, hier: Arc::new(base.hier), moved: imbl::HashMap::new() }
+        Graph { base: base.csr, watermark, delta: Delta::default(), dirty, hier: Arc::new(base.hier), moved: crate::pmap::PMap::default() }
     }
 
     /// The single-predicate adjacency of `pred` in direction `dir`, if it was built.

@@ -327,11 +327,11 @@ pub struct TextIndex {
     /// Delta documents from the base's `upto` on, by `doc - upto` (row ids are dense).
     fresh: CowVec<DeltaDoc>,
     /// Base documents re-indexed since the rebase.
-    rewritten: imbl::HashMap<u32, DeltaDoc>,
+    rewritten: crate::pmap::PMap<u32, DeltaDoc>,
     /// Base documents whose base postings no longer apply.
-    stale: imbl::HashSet<u32>,
+    stale: crate::pmap::PSet<u32>,
     /// Per workspace: delta documents and their total length.
-    delta_stats: imbl::HashMap<WorkspaceId, (u64, u64)>,
+    delta_stats: crate::pmap::PMap<WorkspaceId, (u64, u64)>,
 }
 
 /// A scored document.

@@ -139,11 +139,30 @@ mod tests {
             prop_assert!((f64::from(dot_f32(&a, &b)) - want).abs() <= 1e-4 * (1.0 + want.abs()), "{} vs {}", dot_f32(&a, &b), want);
         }
 
+        /// Exact where f16 arithmetic is: products of -1, 0, 1 summed over at most 700 terms
+        /// (every partial sum an integer below 2,048). Catches a lane or a tail left out, which
+        /// the rounding bound below could hide.
+        #[test]
+        fn f16_kernel_is_exact_on_small_integers(n in 1usize..700, seed in any::<u64>()) {
+            let digit = |i: usize, salt: u64| ((seed ^ salt).wrapping_mul(i as u64 * 2 + 1).rotate_left(17) % 3) as f32 - 1.0;
+            let a: Vec<f32> = (0..n).map(|i| digit(i, 0x9e37)).collect();
+            let b: Vec<f32> = (0..n).map(|i| digit(i, 0x7f4a)).collect();
+            let (ha, hb) = (to_f16(&a), to_f16(&b));
+            prop_assert_eq!(f64::from(dot_f16(&ha, &hb)), scalar::dot_f16(&ha, &hb));
+        }
+
+        /// Within the rounding of the kernel's accumulator. On CPUs with AVX-512 FP16 simsimd
+        /// accumulates in f16 itself (32 lanes of about n/32 terms, then a 5-level reduction), so
+        /// the bound is the worst case of recursive summation at f16's unit roundoff, 2^-11.
         #[test]
         fn f16_kernel_matches_scalar((a, b) in rows()) {
             let (ha, hb) = (to_f16(&a), to_f16(&b));
             let want = scalar::dot_f16(&ha, &hb);
-            prop_assert!((f64::from(dot_f16(&ha, &hb)) - want).abs() <= 1e-3 * (1.0 + want.abs()));
+            let magnitude: f64 = ha.iter().zip(&hb).map(|(x, y)| (f64::from(x.to_f32()) * f64::from(y.to_f32())).abs()).sum();
+            let terms_per_lane = a.len().div_ceil(32) as f64;
+            let bound = (terms_per_lane + 6.0) * 2f64.powi(-11) * magnitude + 1e-6;
+            let got = f64::from(dot_f16(&ha, &hb));
+            prop_assert!((got - want).abs() <= bound, "{got} vs {want} (bound {bound})");
             // And the f16 copy stays close to the f32 original.
             prop_assert!((want - scalar::dot_f32(&a, &b)).abs() <= 2e-3 * a.len() as f64);
         }
