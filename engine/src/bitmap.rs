@@ -149,7 +149,7 @@ impl IdSet {
             None => self.above_shards(id),
         };
         if newest && self.tail.len() < TAIL_MAX {
-            self.tail_insert(id);
+            self.tail_push(id);
             return true;
         }
         if self.contains(id) {
@@ -165,6 +165,23 @@ impl IdSet {
             return true;
         }
         self.shard_insert(id)
+    }
+
+    /// Appends `id` (above every member, tail included) to the tail, which has room for it.
+    fn tail_push(&mut self, id: u32) {
+        match Arc::get_mut(&mut self.tail) {
+            Some(tail) => {
+                // Allocated once at its full size, not grown by doubling.
+                tail.reserve_exact(TAIL_MAX - tail.len());
+                tail.push(id);
+            }
+            None => {
+                let mut own = Vec::with_capacity(TAIL_MAX);
+                own.extend_from_slice(&self.tail);
+                own.push(id);
+                self.tail = Arc::new(own);
+            }
+        }
     }
 
     /// Adds `id` (absent, above every shard member) to the tail, which has room for it.
