@@ -813,7 +813,7 @@ impl Writer<'_> {
         }
         if !is_positional_claim_id(ext, id) {
             // `c<id>` is found by position (`State::find_claim_ext`), not through the index.
-            cl.by_ext.insert(key_hash(self.ws, &ext), id);
+            cl.by_ext.insert(key_hash(self.ws, ext), id);
         }
         if self.link_graph {
             self.st.graph.add_claim(id, s, pred.0, o);
