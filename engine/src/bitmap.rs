@@ -169,19 +169,7 @@ impl IdSet {
 
     /// Appends `id` (above every member, tail included) to the tail, which has room for it.
     fn tail_push(&mut self, id: u32) {
-        match Arc::get_mut(&mut self.tail) {
-            Some(tail) => {
-                // Allocated once at its full size, not grown by doubling.
-                tail.reserve_exact(TAIL_MAX - tail.len());
-                tail.push(id);
-            }
-            None => {
-                let mut own = Vec::with_capacity(TAIL_MAX);
-                own.extend_from_slice(&self.tail);
-                own.push(id);
-                self.tail = Arc::new(own);
-            }
-        }
+        crate::cow::push_to_tail(&mut self.tail, id, TAIL_MAX);
     }
 
     /// Adds `id` (absent, above every shard member) to the tail, which has room for it.

@@ -18,6 +18,25 @@ const ROWS_PER_GROUP_BITS: u32 = LEAF_BITS + GROUP_BITS;
 const TAIL_MAX: usize = 64;
 
 type Leaf<T> = Arc<Vec<T>>;
+
+/// Appends `value` to a tail that a published snapshot may share (copying it first), which has
+/// room for it below `capacity`. The tail is allocated at its full capacity once, not grown by
+/// doubling: a copy made for a new snapshot, or a fresh tail, would otherwise reallocate six
+/// times per 64 rows.
+pub(crate) fn push_to_tail<T: Clone>(tail: &mut Arc<Vec<T>>, value: T, capacity: usize) {
+    match Arc::get_mut(tail) {
+        Some(own) => {
+            own.reserve_exact(capacity - own.len());
+            own.push(value);
+        }
+        None => {
+            let mut own = Vec::with_capacity(capacity);
+            own.extend_from_slice(tail);
+            own.push(value);
+            *tail = Arc::new(own);
+        }
+    }
+}
 type Group<T> = Arc<Vec<Leaf<T>>>;
 
 /// A persistent, chunked column with O(1)-ish clone and copy-on-write updates.
@@ -191,20 +210,7 @@ impl<T: Clone> CowVec<T> {
 
     /// Appends a row.
     pub fn push(&mut self, value: T) {
-        // The tail is allocated at its full size once, not grown by doubling: a copy made for a
-        // new snapshot, or a fresh tail, would otherwise reallocate six times per 64 rows.
-        match Arc::get_mut(&mut self.tail) {
-            Some(tail) => {
-                tail.reserve_exact(TAIL_MAX - tail.len());
-                tail.push(value);
-            }
-            None => {
-                let mut tail = Vec::with_capacity(TAIL_MAX);
-                tail.extend_from_slice(&self.tail);
-                tail.push(value);
-                self.tail = Arc::new(tail);
-            }
-        }
+        push_to_tail(&mut self.tail, value, TAIL_MAX);
         if self.tail.len() == TAIL_MAX {
             self.flush_tail();
         }

@@ -335,11 +335,8 @@ pub fn replay_from_pipelined<T: Send>(
         }
         // Dropping the receiver stops a reader still sending.
         drop(rx);
-        let read = reader.join().map_err(|_| StorageError::Corruption {
-            path: dir.to_path_buf(),
-            offset: 0,
-            what: "the log reader stopped unexpectedly",
-        })?;
+        // A panic in `decode` is a bug, not a finding about the log: it goes on as a panic.
+        let read = reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         applied?;
         match read {
             Ok(report) => Ok(report),
