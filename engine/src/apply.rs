@@ -193,7 +193,7 @@ fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static st
 /// A name, alias, type or predicate: non-empty, within its limit, no control characters.
 fn check_name(field: &'static str, s: &str, limit: usize) -> OpResult<()> {
     check_str(field, s, limit, "name_bytes_max")?;
-    if s.chars().any(char::is_control) {
+    if crate::normalize::has_control_chars(s) {
         return Err((field, WriteErrorKind::Invalid("control characters are not allowed in names")));
     }
     Ok(())

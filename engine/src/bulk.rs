@@ -240,7 +240,7 @@ fn check_name(s: &str, limits: &Limits) -> Option<WriteErrorKind> {
         Some(WriteErrorKind::Empty)
     } else if s.len() > limits.name_bytes_max {
         Some(WriteErrorKind::TooLong { len: s.len(), limit: limits.name_bytes_max, limit_name: "name_bytes_max" })
-    } else if s.chars().any(char::is_control) {
+    } else if crate::normalize::has_control_chars(s) {
         Some(WriteErrorKind::Invalid("control characters are not allowed in names"))
     } else {
         None

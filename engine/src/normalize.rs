@@ -59,6 +59,15 @@ pub fn vocabulary_key(name: &str) -> String {
     vocabulary_key_of(name).into_owned()
 }
 
+/// Whether `s` holds a control character (Unicode `Cc`), which names refuse. Names are mostly
+/// printable ASCII, answered by one pass over the bytes without decoding characters.
+pub fn has_control_chars(s: &str) -> bool {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return false;
+    }
+    s.chars().any(char::is_control)
+}
+
 /// `vocabulary_key`, borrowing `name` when it already is one (as it usually is on the write path,
 /// where each claim names its predicate).
 pub fn vocabulary_key_of(name: &str) -> std::borrow::Cow<'_, str> {
@@ -73,6 +82,29 @@ pub fn vocabulary_key_of(name: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn control_chars_match_the_char_test(s in "(\\PC|[\\x00-\\x1f\\x7f-\\u{9f}]|[ -~]){0,24}") {
+            proptest::prop_assert_eq!(has_control_chars(&s), s.chars().any(char::is_control));
+        }
+    }
+
+    #[test]
+    fn control_chars_at_the_edges_of_ascii() {
+        for (s, want) in [
+            ("depends_on", false),
+            ("", false),
+            ("a\tb", true),
+            ("\x7f", true),
+            ("~ ", false),
+            ("é\u{85}", true),
+            ("é\u{a0}", false),
+            ("\u{9f}", true),
+        ] {
+            assert_eq!(has_control_chars(s), want, "{s:?}");
+        }
+    }
 
     #[test]
     fn vocabulary_keys_borrow_only_what_already_is_a_key() {

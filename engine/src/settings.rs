@@ -185,7 +185,7 @@ impl Settings {
                 self.vector_dim = Some(dim);
             }
             "embedder" => {
-                if value.is_empty() || value.len() > 128 || value.chars().any(char::is_control) {
+                if value.is_empty() || value.len() > 128 || crate::normalize::has_control_chars(value) {
                     return Err(bad("a name of 1..=128 characters"));
                 }
                 self.embedder = Some(value.to_owned());

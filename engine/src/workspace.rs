@@ -10,7 +10,7 @@ use crate::time::Timestamp;
 use std::sync::Arc;
 
 fn check_name(name: &str) -> Result<(), WorkspaceError> {
-    if name.is_empty() || name.len() > 128 || name.chars().any(char::is_control) {
+    if name.is_empty() || name.len() > 128 || crate::normalize::has_control_chars(name) {
         return Err(WorkspaceError::InvalidName(name.chars().take(140).collect()));
     }
     Ok(())
