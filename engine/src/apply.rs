@@ -12,7 +12,7 @@ use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::key_hash;
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
-use crate::normalize::{name_key, vocabulary_key, vocabulary_key_of};
+use crate::normalize::{is_plain_vocabulary_key, name_key, vocabulary_key, vocabulary_key_of};
 use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
@@ -37,7 +37,8 @@ pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits
 }
 
 /// Index work a WAL replay leaves to the end of the replay, where the open rebuilds those
-/// indexes from the columns in one parallel pass anyway.
+/// indexes from the columns in one parallel pass anyway. (The bitmaps of new rows are deferred
+/// through the state itself: `State::defer_bitmaps`.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Deferred {
     /// Keyword and recency indexes (rebased after the replay).
@@ -292,7 +293,11 @@ impl Writer<'_> {
             Op::UnmergeEntity { entity } => self.unmerge_entity(entity),
             Op::DeclarePredicate(d) => self.declare_predicate(d),
             Op::SetVector { target, vector } => self.set_vector(target, vector),
-            Op::Forget(target) => self.forget(target),
+            Op::Forget(target) => {
+                // The one operation that reads the bitmaps (a replay may have deferred them).
+                self.st.catch_up_bitmaps();
+                self.forget(target)
+            }
             Op::EndValidity { claim, valid_until } => {
                 let c = self.claim(claim, "claim")?;
                 let i = c as usize;
@@ -457,11 +462,11 @@ impl Writer<'_> {
     }
 
     fn intern_type(&mut self, t: &str) -> OpResult<TypeId> {
-        check_name("entity_type", t, self.limits.name_bytes_max)?;
+        let key = self.vocabulary_name("entity_type", t)?;
         self.st
             .catalog
             .types
-            .intern(&vocabulary_key_of(t))
+            .intern(&key)
             .map(TypeId)
             .ok_or(("entity_type", WriteErrorKind::Invalid("the type vocabulary is full (65,536 names)")))
     }
@@ -484,10 +489,12 @@ impl Writer<'_> {
             let old_ty = *self.st.entities.ty.get(e as usize);
             if old_ty != ty {
                 self.st.entities.ty.set(e as usize, ty);
-                if let Some(set) = self.st.bitmaps.entities_by_type.get_mut(&old_ty) {
-                    set.remove(e);
+                if !self.st.entity_bitmaps_deferred(e) {
+                    if let Some(set) = self.st.bitmaps.entities_by_type.get_mut(&old_ty) {
+                        set.remove(e);
+                    }
+                    self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
                 }
-                self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
             }
             if self.st.entities.name.get(e as usize) != u.name {
                 self.rename(e, &u.name);
@@ -517,8 +524,10 @@ impl Writer<'_> {
         ents.by_ext.insert(key_hash(self.ws, &u.ext_id), e);
         self.index_name(e, &name_key(&u.name));
         self.names_changed.push(e);
-        self.st.bitmaps.entities_by_ws.entry(self.ws).or_default().insert(e);
-        self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
+        if !self.st.entity_bitmaps_deferred(e) {
+            self.st.bitmaps.entities_by_ws.entry(self.ws).or_default().insert(e);
+            self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
+        }
         self.created.entities.push(EntityId(e));
         self.add_aliases(e, &u.aliases)
     }
@@ -614,7 +623,9 @@ impl Writer<'_> {
         self.st.entities.last_event.insert(e, ev_idx);
         self.st.entities.updated_at.insert(e, self.now);
         self.st.entities.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });
-        self.st.bitmaps.entities_deleted.set(e, deleted);
+        if !self.st.entity_bitmaps_deferred(e) {
+            self.st.bitmaps.entities_deleted.set(e, deleted);
+        }
         // The entity's claims are hidden (or shown again) with it.
         for c in self.st.incident_claims(e) {
             self.st.refresh_claim_live(c);
@@ -732,12 +743,23 @@ impl Writer<'_> {
 
     // ----- claims -----------------------------------------------------------------------------
 
-    fn intern_predicate(&mut self, field: &'static str, name: &str) -> OpResult<PredicateId> {
+    /// A predicate or type name, checked, as its vocabulary key.
+    fn vocabulary_name<'n>(&self, field: &'static str, name: &'n str) -> OpResult<std::borrow::Cow<'n, str>> {
+        // The usual name is printable lower-case ASCII: valid, and its own key, in one pass.
+        if is_plain_vocabulary_key(name) {
+            check_len(field, name, self.limits.name_bytes_max, "name_bytes_max")?;
+            return Ok(std::borrow::Cow::Borrowed(name));
+        }
         check_name(field, name, self.limits.name_bytes_max)?;
+        Ok(vocabulary_key_of(name))
+    }
+
+    fn intern_predicate(&mut self, field: &'static str, name: &str) -> OpResult<PredicateId> {
+        let key = self.vocabulary_name(field, name)?;
         self.st
             .catalog
             .predicates
-            .intern(&vocabulary_key_of(name))
+            .intern(&key)
             .map(PredicateId)
             .ok_or((field, WriteErrorKind::Invalid("the predicate vocabulary is full (65,536 names)")))
     }
@@ -773,15 +795,16 @@ impl Writer<'_> {
         let mut digits = itoa::Buffer::new();
         let mut positional = [0u8; 11];
         let generated;
-        let ext: &str = match &c.ext_id {
-            Some(e) => e,
+        let (ext, by_position): (&str, bool) = match &c.ext_id {
+            Some(e) => (e, is_positional_claim_id(e, id)),
             None => {
                 let base = positional_name(&mut positional, digits.format(id));
-                if self.st.find_claim_ext(self.ws, base).is_none() {
-                    base
+                // Row `id` is new, so only a caller's explicit `c<id>` (in the index) can hold it.
+                if self.st.find_claim_ext_indexed(self.ws, base).is_none() {
+                    (base, true)
                 } else {
                     generated = self.generated_claim_id(id);
-                    &generated
+                    (&generated, false)
                 }
             }
         };
@@ -811,7 +834,7 @@ impl Writer<'_> {
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }
-        if !is_positional_claim_id(ext, id) {
+        if !by_position {
             // `c<id>` is found by position (`State::find_claim_ext`), not through the index.
             cl.by_ext.insert(key_hash(self.ws, ext), id);
         }
@@ -820,10 +843,12 @@ impl Writer<'_> {
         } else {
             self.st.unlinked_from.get_or_insert(id);
         }
-        let bm = &mut self.st.bitmaps;
-        bm.claims_by_state[c.state as usize].insert(id);
-        bm.claims_by_ws.entry(self.ws).or_default().insert(id);
-        bm.claims_by_pred.entry(pred).or_default().insert(id);
+        if !self.st.claim_bitmaps_deferred(id) {
+            let bm = &mut self.st.bitmaps;
+            bm.claims_by_state[c.state as usize].insert(id);
+            bm.claims_by_ws.entry(self.ws).or_default().insert(id);
+            bm.claims_by_pred.entry(pred).or_default().insert(id);
+        }
         self.st.refresh_claim_live(id);
         Ok(id)
     }
@@ -865,9 +890,11 @@ impl Writer<'_> {
         }
         self.record_claim_event(c);
         self.st.claims.state.set(c as usize, to);
-        let bm = &mut self.st.bitmaps;
-        bm.claims_by_state[from as usize].remove(c);
-        bm.claims_by_state[to as usize].insert(c);
+        if !self.st.claim_bitmaps_deferred(c) {
+            let bm = &mut self.st.bitmaps;
+            bm.claims_by_state[from as usize].remove(c);
+            bm.claims_by_state[to as usize].insert(c);
+        }
         self.st.refresh_claim_live(c);
         Ok(())
     }
@@ -901,7 +928,9 @@ impl Writer<'_> {
         }
         self.record_claim_event(c);
         self.st.claims.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });
-        self.st.bitmaps.claims_deleted.set(c, deleted);
+        if !self.st.claim_bitmaps_deferred(c) {
+            self.st.bitmaps.claims_deleted.set(c, deleted);
+        }
         self.st.refresh_claim_live(c);
     }
 

@@ -971,6 +971,10 @@ fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::apply::Def
     let now = record.committed_at;
     st.version += 1;
     st.committed_at = now;
+    if !matches!(record.mutation, Mutation::Batch(_)) {
+        // Workspace and bulk mutations read the bitmaps a replay may have deferred.
+        st.catch_up_bitmaps();
+    }
     match &record.mutation {
         Mutation::Batch(b) => crate::apply::apply_batch_with(st, b, now, &limits, deferred).map(|_| ())?,
         Mutation::CreateWorkspace(name) => workspace::create(st, name, now).map(|_| ())?,
@@ -1017,6 +1021,7 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
     // Nobody reads while the log replays: adjacency, and the keyword indexes when they are
     // rebuilt afterwards anyway, are built once at the end instead of record by record.
     let deferred = crate::apply::Deferred { text: !restored, graph: true };
+    st.defer_bitmaps();
     // Records are checked and decoded on a second thread while this one applies them.
     let decode = |pos: &RecordPos, payload: &[u8]| {
         WalRecord::decode(payload).map_err(|e| match e {
@@ -1037,6 +1042,7 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
             what: "record does not apply to the state before it",
         })
     })?;
+    st.end_bitmap_deferral();
     if !restored {
         st.rebase_text();
     }

@@ -49,6 +49,7 @@ pub mod pmap;
 pub mod read;
 mod reaper;
 pub mod report;
+pub(crate) mod rowsets;
 pub mod runs;
 pub mod search;
 pub mod settings;

@@ -68,11 +68,19 @@ pub fn has_control_chars(s: &str) -> bool {
     s.chars().any(char::is_control)
 }
 
+/// Whether `name` is printable ASCII without capitals or surrounding spaces: then it is a valid
+/// vocabulary name (non-empty, no control characters) and already its own key.
+pub fn is_plain_vocabulary_key(name: &str) -> bool {
+    match name.as_bytes() {
+        [] => false,
+        b => b[0] != b' ' && b[b.len() - 1] != b' ' && b.iter().all(|&c| (0x20..0x7f).contains(&c) && !c.is_ascii_uppercase()),
+    }
+}
+
 /// `vocabulary_key`, borrowing `name` when it already is one (as it usually is on the write path,
 /// where each claim names its predicate).
 pub fn vocabulary_key_of(name: &str) -> std::borrow::Cow<'_, str> {
-    let plain = name.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) && name.trim().len() == name.len();
-    if plain {
+    if name.is_empty() || is_plain_vocabulary_key(name) {
         std::borrow::Cow::Borrowed(name)
     } else {
         std::borrow::Cow::Owned(name.trim().to_lowercase())
@@ -84,9 +92,38 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// A plain name passes every name check and is its own key; the key is always the
+        /// trimmed lower-case name.
+        #[test]
+        fn plain_vocabulary_keys_are_their_own_keys(s in "(\\PC|[\\x00-\\x1f\\x7f-\\u{9f}]|[ -~]|[A-Z]| ){0,12}") {
+            let key = vocabulary_key_of(&s);
+            proptest::prop_assert_eq!(key.as_ref(), s.trim().to_lowercase());
+            if is_plain_vocabulary_key(&s) {
+                proptest::prop_assert_eq!(key.as_ref(), s.as_str());
+                proptest::prop_assert!(!s.trim().is_empty() && !has_control_chars(&s));
+            }
+        }
+
         #[test]
         fn control_chars_match_the_char_test(s in "(\\PC|[\\x00-\\x1f\\x7f-\\u{9f}]|[ -~]){0,24}") {
             proptest::prop_assert_eq!(has_control_chars(&s), s.chars().any(char::is_control));
+        }
+    }
+
+    #[test]
+    fn plain_vocabulary_keys() {
+        for (s, plain) in [
+            ("mentions", true),
+            ("depends on", true),
+            ("a", true),
+            ("Mentions", false),
+            (" a", false),
+            ("a ", false),
+            ("", false),
+            ("a\tb", false),
+            ("é", false),
+        ] {
+            assert_eq!(is_plain_vocabulary_key(s), plain, "{s:?}");
         }
     }
 

@@ -8,12 +8,11 @@
 //! to file bytes happens.
 
 use crate::bitcol::BitCol;
-use crate::bitmap::IdSet;
 use crate::cow::CowVec;
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
 use crate::keyindex::KeyIndex;
 use crate::model::{Cardinality, ClaimState, PredicateDef, WorkspaceInfo};
-use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, DELETED, ERASED, LIVE, TIMED};
+use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, LIVE, TIMED};
 use crate::strvec::StrVec;
 use crate::time::Timestamp;
 use rayon::prelude::*;
@@ -541,7 +540,7 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
     st.settings = Arc::new(crate::settings::Settings::decode(&a.settings).ok_or(DecodeError("settings do not decode"))?);
     // Bitmaps are rebuilt; the key indexes and the CSR are read back (checked, in parallel).
     let (bitmaps, (keys, graph)) =
-        rayon::join(|| bitmaps_of(&st), || rayon::join(|| archived_keys(&a.keys), || archived_graph(&a.csr, &st)));
+        rayon::join(|| crate::rowsets::bitmaps_of(&st), || rayon::join(|| archived_keys(&a.keys), || archived_graph(&a.csr, &st)));
     let [by_ext, by_name, claim_by_ext] = keys?;
     Indexes { by_ext, by_name, claim_by_ext, bitmaps }.install(&mut st);
     st.graph = graph?;
@@ -653,63 +652,11 @@ impl Indexes {
     }
 }
 
-fn bitmaps_of(st: &State) -> crate::state::Bitmaps {
-    let (e, c) = (&st.entities, &st.claims);
-    let (n, m) = (e.len(), c.len());
-    let (preds, types, spaces) = (st.catalog.predicates.len(), st.catalog.types.len(), st.catalog.workspaces.len());
-    // Each set family is built shard by shard straight into roaring containers (`partition`):
-    // no list of millions of ids is materialized first. Erased rows belong to no set.
-    let kept_entity = |i: usize| e.flags.get(i) & ERASED == 0;
-    let kept_claim = |i: usize| c.flags.get(i) & ERASED == 0;
-    let (
-        (entities_by_ws, entities_by_type, entities_deleted),
-        (claims_by_state, claims_deleted, claims_live, claims_by_ws, claims_by_pred),
-    ) = rayon::join(
-        || {
-            (
-                IdSet::partition(n, spaces, 0, |i| kept_entity(i).then(|| e.ws.get(i).0 as usize)),
-                IdSet::partition(n, types, 0, |i| kept_entity(i).then(|| usize::from(e.ty.get(i).0))),
-                only(IdSet::partition(n, 1, 0, |i| (kept_entity(i) && e.flags.get(i) & DELETED != 0).then_some(0))),
-            )
-        },
-        || {
-            (
-                IdSet::partition(m, 3, 0, |i| kept_claim(i).then(|| *c.state.get(i) as usize)),
-                only(IdSet::partition(m, 1, 0, |i| (kept_claim(i) && c.flags.get(i) & DELETED != 0).then_some(0))),
-                only(IdSet::partition(m, 1, 0, |i| (kept_claim(i) && c.flags.get(i) & LIVE != 0).then_some(0))),
-                IdSet::partition(m, spaces, 0, |i| kept_claim(i).then(|| e.ws.get(*c.subject.get(i) as usize).0 as usize)),
-                IdSet::partition(m, preds, 0, |i| kept_claim(i).then(|| usize::from(*c.pred.get(i)))),
-            )
-        },
-    );
-    // The three lifecycle states by their discriminants (`ClaimState as usize`).
-    let claims_by_state: [IdSet; 3] = std::array::from_fn(|k| claims_by_state.get(k).cloned().unwrap_or_default());
-    crate::state::Bitmaps {
-        claims_by_state,
-        claims_deleted,
-        claims_live,
-        claims_by_ws: non_empty(claims_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
-        claims_by_pred: non_empty(claims_by_pred).map(|(k, v)| (PredicateId(k as u16), v)).collect(),
-        entities_by_ws: non_empty(entities_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
-        entities_by_type: non_empty(entities_by_type).map(|(k, v)| (TypeId(k as u16), v)).collect(),
-        entities_deleted,
-    }
-}
-
-/// The one set of a one-set partition.
-fn only(mut sets: Vec<IdSet>) -> IdSet {
-    sets.pop().unwrap_or_default()
-}
-
-/// The non-empty sets, with their keys.
-fn non_empty(sets: Vec<IdSet>) -> impl Iterator<Item = (usize, IdSet)> {
-    sets.into_iter().enumerate().filter(|(_, s)| !s.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::batch::{AddClaim, ForgetTarget, Op, WriteBatch};
+    use crate::bitmap::IdSet;
     use crate::db::Database;
     use crate::ids::ClaimId;
     use proptest::prelude::*;
@@ -753,62 +700,122 @@ mod tests {
         }
     }
 
+    /// Writes a random history over two workspaces (lifecycle moves, deletes, restores, forgets)
+    /// to `db`; calls `between(i)` before the `i`-th operation.
+    fn random_history(db: &Database, ops: Vec<(u8, u32, u32)>, mut between: impl FnMut(usize)) {
+        db.create_workspace("other").unwrap();
+        let mut claims: Vec<(&str, ClaimId)> = Vec::new();
+        for (i, (op, a, b)) in ops.into_iter().enumerate() {
+            between(i);
+            let ws = if a % 3 == 0 { "other" } else { "default" };
+            let mut w = WriteBatch::new(ws);
+            match op {
+                0 | 1 => {
+                    w.upsert_entity(&format!("e{a}"), ["t0", "t1", "t2"][(b % 3) as usize], &format!("E {a}"));
+                }
+                2 | 3 => {
+                    w.upsert_entity(&format!("e{a}"), "t0", &format!("E {a}"));
+                    w.upsert_entity(&format!("e{b}"), "t1", &format!("E {b}"));
+                    w.add_claim(AddClaim::new(
+                        format!("e{a}").as_str(),
+                        ["p0", "p1", "p2", "p3"][(b % 4) as usize],
+                        format!("e{b}").as_str(),
+                    ));
+                }
+                _ if claims.is_empty() => continue,
+                4 => {
+                    let (ws, c) = claims[(a as usize) % claims.len()];
+                    w = WriteBatch::new(ws);
+                    w.push(if b % 2 == 0 {
+                        Op::AcceptClaim { claim: c.into() }
+                    } else {
+                        Op::Deprecate { claim: c.into(), superseded_by: None }
+                    });
+                }
+                5 => {
+                    let (ws, c) = claims[(a as usize) % claims.len()];
+                    w = WriteBatch::new(ws);
+                    w.push(if b % 2 == 0 { Op::DeleteClaim { claim: c.into() } } else { Op::RestoreClaim { claim: c.into() } });
+                }
+                6 => {
+                    w.push(if b % 2 == 0 {
+                        Op::DeleteEntity { entity: format!("e{a}").into() }
+                    } else {
+                        Op::RestoreEntity { entity: format!("e{a}").into() }
+                    });
+                }
+                7 => {
+                    // A claim and its endpoints created and changed in the same batch as a forget.
+                    w.upsert_entity(&format!("e{b}"), "t2", &format!("E {b}"));
+                    w.add_claim(AddClaim::new(format!("e{b}").as_str(), "p0", format!("e{b}").as_str()));
+                    w.push(Op::Forget(ForgetTarget::Entity(format!("e{a}").into())));
+                    w.push(Op::DeleteEntity { entity: format!("e{b}").into() });
+                }
+                _ if b % 2 == 0 => {
+                    w.push(Op::Forget(ForgetTarget::Entity(format!("e{a}").into())));
+                }
+                _ => {
+                    // Reads the workspace's claim set: every soft-deleted claim is erased.
+                    w.push(Op::Forget(ForgetTarget::History { before: Timestamp::MAX }));
+                }
+            }
+            // Operations on rows that do not exist (or are gone) fail and change nothing.
+            if let Ok(info) = db.write(&w) {
+                claims.extend(info.created.claims.iter().map(|&c| (ws, c)));
+            }
+        }
+    }
+
+    /// Asserts that two families of bitmaps hold the same sets.
+    fn assert_same_bitmaps(got: &crate::state::Bitmaps, want: &crate::state::Bitmaps) -> Result<(), TestCaseError> {
+        for k in 0..3 {
+            prop_assert_eq!(ids(&got.claims_by_state[k]), ids(&want.claims_by_state[k]));
+        }
+        prop_assert_eq!(ids(&got.claims_deleted), ids(&want.claims_deleted));
+        prop_assert_eq!(ids(&got.claims_live), ids(&want.claims_live));
+        prop_assert_eq!(ids(&got.entities_deleted), ids(&want.entities_deleted));
+        prop_assert_eq!(sets(&got.claims_by_ws), sets(&want.claims_by_ws));
+        prop_assert_eq!(sets(&got.claims_by_pred), sets(&want.claims_by_pred));
+        prop_assert_eq!(sets(&got.entities_by_ws), sets(&want.entities_by_ws));
+        prop_assert_eq!(sets(&got.entities_by_type), sets(&want.entities_by_type));
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// The bitmaps rebuilt from the columns on load equal the ones the write path maintained,
-        /// after a random history over two workspaces (lifecycle moves, deletes, restores, forgets).
+        /// after a random history.
         #[test]
-        fn rebuilt_bitmaps_equal_the_maintained_ones(ops in proptest::collection::vec((0u8..8, 0u32..40, 0u32..40), 1..120)) {
+        fn rebuilt_bitmaps_equal_the_maintained_ones(ops in proptest::collection::vec((0u8..9, 0u32..40, 0u32..40), 1..120)) {
             let db = Database::in_memory();
-            db.create_workspace("other").unwrap();
-            let mut claims: Vec<(&str, ClaimId)> = Vec::new();
-            for (op, a, b) in ops {
-                let ws = if a % 3 == 0 { "other" } else { "default" };
-                let mut w = WriteBatch::new(ws);
-                match op {
-                    0 | 1 => {
-                        w.upsert_entity(&format!("e{a}"), ["t0", "t1", "t2"][(b % 3) as usize], &format!("E {a}"));
-                    }
-                    2 | 3 => {
-                        w.upsert_entity(&format!("e{a}"), "t0", &format!("E {a}"));
-                        w.upsert_entity(&format!("e{b}"), "t1", &format!("E {b}"));
-                        w.add_claim(AddClaim::new(format!("e{a}").as_str(), ["p0", "p1", "p2", "p3"][(b % 4) as usize], format!("e{b}").as_str()));
-                    }
-                    _ if claims.is_empty() => continue,
-                    4 => {
-                        let (ws, c) = claims[(a as usize) % claims.len()];
-                        w = WriteBatch::new(ws);
-                        w.push(if b % 2 == 0 { Op::AcceptClaim { claim: c.into() } } else { Op::Deprecate { claim: c.into(), superseded_by: None } });
-                    }
-                    5 => {
-                        let (ws, c) = claims[(a as usize) % claims.len()];
-                        w = WriteBatch::new(ws);
-                        w.push(if b % 2 == 0 { Op::DeleteClaim { claim: c.into() } } else { Op::RestoreClaim { claim: c.into() } });
-                    }
-                    6 => {
-                        w.push(if b % 2 == 0 { Op::DeleteEntity { entity: format!("e{a}").into() } } else { Op::RestoreEntity { entity: format!("e{a}").into() } });
-                    }
-                    _ => {
-                        w.push(Op::Forget(ForgetTarget::Entity(format!("e{a}").into())));
-                    }
-                }
-                // Operations on rows that do not exist (or are gone) fail and change nothing.
-                if let Ok(info) = db.write(&w) {
-                    claims.extend(info.created.claims.iter().map(|&c| (ws, c)));
-                }
-            }
+            random_history(&db, ops, |_| {});
             let st = db.snapshot().state;
-            let (rebuilt, kept) = (bitmaps_of(&st), &st.bitmaps);
-            for k in 0..3 {
-                prop_assert_eq!(ids(&rebuilt.claims_by_state[k]), ids(&kept.claims_by_state[k]));
-            }
-            prop_assert_eq!(ids(&rebuilt.claims_deleted), ids(&kept.claims_deleted));
-            prop_assert_eq!(ids(&rebuilt.claims_live), ids(&kept.claims_live));
-            prop_assert_eq!(ids(&rebuilt.entities_deleted), ids(&kept.entities_deleted));
-            prop_assert_eq!(sets(&rebuilt.claims_by_ws), sets(&kept.claims_by_ws));
-            prop_assert_eq!(sets(&rebuilt.claims_by_pred), sets(&kept.claims_by_pred));
-            prop_assert_eq!(sets(&rebuilt.entities_by_ws), sets(&kept.entities_by_ws));
-            prop_assert_eq!(sets(&rebuilt.entities_by_type), sets(&kept.entities_by_type));
+            assert_same_bitmaps(&crate::rowsets::bitmaps_of(&st), &st.bitmaps)?;
+        }
+
+        /// A replay defers the bitmaps of the rows it adds (catching up before each forget) and
+        /// ends with the sets the write path maintained, whether the log starts empty or after a
+        /// checkpoint taken anywhere in the history.
+        #[test]
+        fn replayed_bitmaps_equal_the_maintained_ones(
+            ops in proptest::collection::vec((0u8..9, 0u32..40, 0u32..40), 1..120),
+            checkpoint_at in proptest::option::of(0usize..120),
+        ) {
+            let vfs = engram_storage::MemVfs::new();
+            let dir = std::path::Path::new("/db");
+            let open = || Database::open_with(dir, crate::Config::default(), Arc::new(vfs.clone())).unwrap();
+            let db = open();
+            random_history(&db, ops, |i| {
+                if Some(i) == checkpoint_at {
+                    db.checkpoint().unwrap();
+                }
+            });
+            let want = db.snapshot().state;
+            db.wait_for_merge();
+            drop(db);
+            let got = open().snapshot().state;
+            prop_assert_eq!(got.bitmaps_from, None);
+            assert_same_bitmaps(&got.bitmaps, &want.bitmaps)?;
         }
     }
 }

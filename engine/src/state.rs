@@ -306,6 +306,9 @@ pub struct State {
     /// The first claim a replay left out of `graph` (`None`: the graph holds every claim).
     pub unlinked_from: Option<u32>,
     pub bitmaps: Bitmaps,
+    /// The first entity and claim rows whose bitmaps a replay leaves to `catch_up_bitmaps`
+    /// (`None`: the bitmaps hold every row).
+    pub bitmaps_from: Option<(u32, u32)>,
     /// Settings stored in the database.
     pub settings: Arc<crate::settings::Settings>,
     /// Entity-name and claim-text vectors.
@@ -344,7 +347,9 @@ impl State {
         }
         self.claims.fast.set(i, fast);
         self.claims.timed_live.set(i, timed_live);
-        self.bitmaps.claims_live.set(c, live);
+        if !self.claim_bitmaps_deferred(c) {
+            self.bitmaps.claims_live.set(c, live);
+        }
     }
 
     /// Whether claim `c` is valid and unexpired at valid time `t`.
@@ -387,6 +392,41 @@ impl State {
                 self.claims.expires_at(c) <= before || (flags & DELETED != 0 && self.claim_deleted_since(c).is_some_and(|t| t <= before))
             })
             .collect()
+    }
+
+    /// From here on, bitmaps skip the rows added after this point (a replay builds them once,
+    /// from the columns, instead of growing a dozen sets record by record).
+    pub fn defer_bitmaps(&mut self) {
+        self.bitmaps_from = Some((self.entities.len() as u32, self.claims.len() as u32));
+    }
+
+    /// Whether the bitmaps of entity `e` wait for `catch_up_bitmaps`.
+    #[inline]
+    pub fn entity_bitmaps_deferred(&self, e: u32) -> bool {
+        self.bitmaps_from.is_some_and(|(from, _)| e >= from)
+    }
+
+    /// Whether the bitmaps of claim `c` wait for `catch_up_bitmaps`.
+    #[inline]
+    pub fn claim_bitmaps_deferred(&self, c: u32) -> bool {
+        self.bitmaps_from.is_some_and(|(_, from)| c >= from)
+    }
+
+    /// Adds the deferred rows to the bitmaps, as their columns stand now, and goes on deferring
+    /// the rows added after. Called before anything reads the bitmaps during a replay.
+    pub fn catch_up_bitmaps(&mut self) {
+        let Some((entities, claims)) = self.bitmaps_from else { return };
+        if entities as usize != self.entities.len() || claims as usize != self.claims.len() {
+            let added = crate::rowsets::bitmaps_of_rows_from(self, entities, claims);
+            crate::rowsets::absorb(&mut self.bitmaps, &added);
+            self.defer_bitmaps();
+        }
+    }
+
+    /// Catches the bitmaps up and stops deferring.
+    pub fn end_bitmap_deferral(&mut self) {
+        self.catch_up_bitmaps();
+        self.bitmaps_from = None;
     }
 
     /// Links into the delta adjacency the claims a replay deferred.
@@ -448,16 +488,23 @@ impl State {
 
     /// The claim of `ws` with external id `ext`.
     pub fn find_claim_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
-        let matches = |c: u32| {
-            self.claim_ws(c) == ws && self.claims.ext_id.get(c as usize) == ext && *self.claims.flags.get(c as usize) & ERASED == 0
-        };
         // A generated `c<id>` names claim `id` and is not in the index (see `apply::add_claim`).
         if let Some(c) = ext.strip_prefix('c').and_then(|d| d.parse::<u32>().ok()) {
-            if (c as usize) < self.claims.ext_id.len() && crate::apply::is_positional_claim_id(ext, c) && matches(c) {
+            if (c as usize) < self.claims.ext_id.len() && crate::apply::is_positional_claim_id(ext, c) && self.claim_has_ext(c, ws, ext) {
                 return Some(c);
             }
         }
-        self.claims.by_ext.find(key_hash(ws, ext), matches)
+        self.find_claim_ext_indexed(ws, ext)
+    }
+
+    /// The claim the claim-id index holds for `ext` in `ws`: every claim whose id is not its
+    /// position's `c<id>`.
+    pub fn find_claim_ext_indexed(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
+        self.claims.by_ext.find(key_hash(ws, ext), |c| self.claim_has_ext(c, ws, ext))
+    }
+
+    fn claim_has_ext(&self, c: u32, ws: WorkspaceId, ext: &str) -> bool {
+        self.claim_ws(c) == ws && self.claims.ext_id.get(c as usize) == ext && *self.claims.flags.get(c as usize) & ERASED == 0
     }
 
     /// The evidence row with external id `ext` in workspace `ws`.
