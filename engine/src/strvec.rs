@@ -53,6 +53,21 @@ impl Leaf {
         self.bytes.push_str(s);
         self.ends.push(u32::try_from(self.bytes.len()).expect("a leaf of 1,024 strings stays under 4 GiB: strings are size-limited"));
     }
+
+    /// Appends rows `from..to` of `other` as one copy of their bytes.
+    fn extend_rows(&mut self, other: &Leaf, from: usize, to: usize) {
+        if from == to {
+            return;
+        }
+        let start = if from == 0 { 0 } else { other.ends[from - 1] as usize };
+        let end = other.ends[to - 1] as usize;
+        let base = self.bytes.len() as u64;
+        self.bytes.push_str(&other.bytes[start..end]);
+        let shift = |e: &u32| {
+            u32::try_from(base + u64::from(*e) - start as u64).expect("a leaf of 1,024 strings stays under 4 GiB: strings are size-limited")
+        };
+        self.ends.extend(other.ends[from..to].iter().map(shift));
+    }
 }
 
 const TAIL_MAX: usize = 64;
@@ -95,6 +110,17 @@ impl StrVec {
 
     /// Appends a row.
     pub fn push(&mut self, s: &str) {
+        if Arc::get_mut(&mut self.tail).is_none_or(|t| t.ends.capacity() == 0) {
+            // A fresh tail, or one a snapshot shares: (copied and) given room for all its rows
+            // at once, not regrown by doubling on the next pushes.
+            let rows = self.tail.ends.len();
+            let needed = self.tail.bytes.len() + s.len();
+            // Room for 64 rows as long as the ones so far, up to 16 KB (long texts grow as needed).
+            let bytes = (needed.div_ceil(rows + 1).max(8) * TAIL_MAX).min(1 << 14).max(needed);
+            let mut own = Leaf { bytes: String::with_capacity(bytes), ends: Vec::with_capacity(TAIL_MAX) };
+            own.extend_rows(&self.tail, 0, rows);
+            self.tail = Arc::new(own);
+        }
         Arc::make_mut(&mut self.tail).push(s);
         if self.tail.ends.len() == TAIL_MAX {
             self.flush_tail();
@@ -123,10 +149,7 @@ impl StrVec {
                 own.ends.extend_from_slice(&leaf.ends);
                 *leaf = Arc::new(own);
             }
-            let leaf = Arc::get_mut(leaf).expect("the leaf was made unique above");
-            for j in k..k + take {
-                leaf.push(tail.get(j));
-            }
+            Arc::get_mut(leaf).expect("the leaf was made unique above").extend_rows(&tail, k, k + take);
             self.len += take;
             k += take;
         }
