@@ -1042,12 +1042,15 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
             what: "record does not apply to the state before it",
         })
     })?;
-    st.end_bitmap_deferral();
+    // The replayed rows' bitmaps and a fresh CSR read the same columns: built side by side.
+    let fresh = report.records > 0 && st.claims.len() > 0;
+    let (added, graph) = rayon::join(|| st.deferred_bitmaps(), || fresh.then(|| st.fresh_graph()));
+    st.end_bitmap_deferral(added);
     if !restored {
         st.rebase_text();
     }
-    if report.records > 0 && st.claims.len() > 0 {
-        st.graph = st.fresh_graph();
+    if let Some(graph) = graph {
+        st.graph = graph;
     }
     st.unlinked_from = None;
     Ok((st, report, newest))

@@ -412,20 +412,32 @@ impl State {
         self.bitmaps_from.is_some_and(|(_, from)| c >= from)
     }
 
-    /// Adds the deferred rows to the bitmaps, as their columns stand now, and goes on deferring
-    /// the rows added after. Called before anything reads the bitmaps during a replay.
-    pub fn catch_up_bitmaps(&mut self) {
-        let Some((entities, claims)) = self.bitmaps_from else { return };
-        if entities as usize != self.entities.len() || claims as usize != self.claims.len() {
-            let added = crate::rowsets::bitmaps_of_rows_from(self, entities, claims);
+    /// The bitmaps of the rows deferred so far, as their columns stand now (`None`: no row is).
+    pub fn deferred_bitmaps(&self) -> Option<Bitmaps> {
+        let (entities, claims) = self.bitmaps_from?;
+        (entities as usize != self.entities.len() || claims as usize != self.claims.len())
+            .then(|| crate::rowsets::bitmaps_of_rows_from(self, entities, claims))
+    }
+
+    /// Adds `added` (this state's `deferred_bitmaps`) to the bitmaps; deferral restarts here.
+    fn absorb_deferred(&mut self, added: Option<Bitmaps>) {
+        if let Some(added) = added {
             crate::rowsets::absorb(&mut self.bitmaps, &added);
             self.defer_bitmaps();
         }
     }
 
-    /// Catches the bitmaps up and stops deferring.
-    pub fn end_bitmap_deferral(&mut self) {
-        self.catch_up_bitmaps();
+    /// Adds the deferred rows to the bitmaps and goes on deferring the rows added after. Called
+    /// before anything reads the bitmaps during a replay.
+    pub fn catch_up_bitmaps(&mut self) {
+        let added = self.deferred_bitmaps();
+        self.absorb_deferred(added);
+    }
+
+    /// Adds `added` (this state's `deferred_bitmaps`, computed beside other work) and stops
+    /// deferring.
+    pub fn end_bitmap_deferral(&mut self, added: Option<Bitmaps>) {
+        self.absorb_deferred(added);
         self.bitmaps_from = None;
     }
 
