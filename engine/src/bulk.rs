@@ -767,6 +767,8 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
         }
         None => st.fresh_graph(),
     };
+    // It covers the claims a replay had left unlinked, too.
+    st.unlinked_from = None;
     st.rebase_text();
     Ok((n, m))
 }

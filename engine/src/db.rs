@@ -971,7 +971,8 @@ fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::apply::Def
     let now = record.committed_at;
     st.version += 1;
     st.committed_at = now;
-    if !matches!(record.mutation, Mutation::Batch(_)) {
+    let batch = matches!(record.mutation, Mutation::Batch(_));
+    if !batch {
         // Workspace and bulk mutations read the bitmaps a replay may have deferred.
         st.catch_up_bitmaps();
     }
@@ -982,6 +983,10 @@ fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::apply::Def
         Mutation::Bulk(load) => apply_bulk(st, Cow::Borrowed(load), now, &limits).map(|_| ())?,
         Mutation::Settings(s) => st.settings = Arc::new(s.clone().into()),
         Mutation::SettingsV2(s) => st.settings = Arc::new(s.clone()),
+    }
+    if !batch {
+        // A bulk load sets its rows' bitmaps itself: deferral starts again after them.
+        st.restart_bitmap_deferral();
     }
     Ok(())
 }

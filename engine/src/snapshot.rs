@@ -722,6 +722,14 @@ mod tests {
                         format!("e{b}").as_str(),
                     ));
                 }
+                9 => {
+                    // A bulk load (once) into a workspace of its own; its claims join the ones
+                    // later operations move, delete and forget.
+                    if db.create_workspace("bulk").is_ok() {
+                        claims.extend(bulk_into(db, "bulk").into_iter().map(|c| ("bulk", c)));
+                    }
+                    continue;
+                }
                 _ if claims.is_empty() => continue,
                 4 => {
                     let (ws, c) = claims[(a as usize) % claims.len()];
@@ -766,6 +774,19 @@ mod tests {
         }
     }
 
+    /// Bulk-loads three entities and three claims (one deprecated, one accepted) into `ws`.
+    fn bulk_into(db: &Database, ws: &str) -> Vec<ClaimId> {
+        let ents = b"id,type,name,aliases\nb0,t0,B0,\nb1,t1,B1,bee\nb2,t0,B2,\n";
+        let entities = crate::csv::parse_entities(ents, "e.csv").unwrap();
+        let index = crate::csv::EntityIndex::new(&entities, "e.csv").unwrap();
+        let rows = b"id,subject,predicate,object,confidence,state,valid_from\nk0,b0,p0,b1,0.9,PROPOSED,1\nk1,b1,p1,b2,0.5,ACCEPTED,1\nk2,b2,p0,b0,0.7,DEPRECATED,1\n";
+        let claims = crate::csv::parse_claims(rows, "c.csv", &index).unwrap();
+        drop(index);
+        let load = crate::BulkLoad { workspace: ws.into(), predicates: Vec::new(), entities, claims };
+        let info = db.bulk_load(&load).unwrap();
+        (0..info.claims as u32).map(|k| ClaimId(info.first_claim.0 + k)).collect()
+    }
+
     /// Asserts that two families of bitmaps hold the same sets.
     fn assert_same_bitmaps(got: &crate::state::Bitmaps, want: &crate::state::Bitmaps) -> Result<(), TestCaseError> {
         for k in 0..3 {
@@ -786,7 +807,7 @@ mod tests {
         /// The bitmaps rebuilt from the columns on load equal the ones the write path maintained,
         /// after a random history.
         #[test]
-        fn rebuilt_bitmaps_equal_the_maintained_ones(ops in proptest::collection::vec((0u8..9, 0u32..40, 0u32..40), 1..120)) {
+        fn rebuilt_bitmaps_equal_the_maintained_ones(ops in proptest::collection::vec((0u8..10, 0u32..40, 0u32..40), 1..120)) {
             let db = Database::in_memory();
             random_history(&db, ops, |_| {});
             let st = db.snapshot().state;
@@ -798,7 +819,7 @@ mod tests {
         /// checkpoint taken anywhere in the history.
         #[test]
         fn replayed_bitmaps_equal_the_maintained_ones(
-            ops in proptest::collection::vec((0u8..9, 0u32..40, 0u32..40), 1..120),
+            ops in proptest::collection::vec((0u8..10, 0u32..40, 0u32..40), 1..120),
             checkpoint_at in proptest::option::of(0usize..120),
         ) {
             let vfs = engram_storage::MemVfs::new();

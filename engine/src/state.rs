@@ -400,6 +400,14 @@ impl State {
         self.bitmaps_from = Some((self.entities.len() as u32, self.claims.len() as u32));
     }
 
+    /// Defers from the current row counts on, if deferring at all (after a mutation that set its
+    /// own rows' bitmaps).
+    pub fn restart_bitmap_deferral(&mut self) {
+        if self.bitmaps_from.is_some() {
+            self.defer_bitmaps();
+        }
+    }
+
     /// Whether the bitmaps of entity `e` wait for `catch_up_bitmaps`.
     #[inline]
     pub fn entity_bitmaps_deferred(&self, e: u32) -> bool {
