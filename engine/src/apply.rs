@@ -13,7 +13,9 @@ use crate::keyindex::key_hash;
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{is_plain_vocabulary_key, name_key, vocabulary_key, vocabulary_key_of};
-use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, DELETED, ERASED, SENSITIVE, TIMED};
+use crate::state::{
+    claim_visibility, ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, DELETED, ERASED, LIVE, SENSITIVE, TIMED,
+};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use std::sync::Arc;
@@ -810,15 +812,19 @@ impl Writer<'_> {
         };
         let timed = valid_from > self.now || valid_until != Timestamp::MAX || expires_at != Timestamp::MAX;
         let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 };
+        // Its visibility is pushed with it (`refresh_claim_live` would read back what was just
+        // pushed; a new claim is above the CSR, so no base edge goes stale).
+        let endpoints = *self.st.entities.flags.get(s as usize) | *self.st.entities.flags.get(o as usize);
+        let (live, fast, timed_live) = claim_visibility(flags, c.state, endpoints);
         let cl = &mut self.st.claims;
         cl.subject.push(s);
         cl.object.push(o);
         cl.pred.push(pred.0);
         cl.confidence.push(c.confidence);
         cl.state.push(c.state);
-        cl.flags.push(flags);
-        cl.fast.push(false);
-        cl.timed_live.push(false);
+        cl.flags.push(if live { flags | LIVE } else { flags });
+        cl.fast.push(fast);
+        cl.timed_live.push(timed_live);
         cl.valid_from.push(valid_from);
         cl.valid_until.push(valid_until);
         cl.ext_id.push(ext);
@@ -848,8 +854,10 @@ impl Writer<'_> {
             bm.claims_by_state[c.state as usize].insert(id);
             bm.claims_by_ws.entry(self.ws).or_default().insert(id);
             bm.claims_by_pred.entry(pred).or_default().insert(id);
+            if live {
+                bm.claims_live.insert(id);
+            }
         }
-        self.st.refresh_claim_live(id);
         Ok(id)
     }
 

@@ -324,6 +324,15 @@ pub struct State {
     pub fast_flat: OnceLock<Arc<FlatFilter>>,
 }
 
+/// A claim's visibility, `(live, fast, timed_live)`, from its flags, its lifecycle state and the
+/// union of its endpoints' flags: live when neither it nor an endpoint is deleted or erased and it
+/// is not deprecated; `fast` when live without a time bound, `timed_live` when live with one.
+#[inline]
+pub fn claim_visibility(flags: u8, state: ClaimState, endpoint_flags: u8) -> (bool, bool, bool) {
+    let live = (flags | endpoint_flags) & (DELETED | ERASED) == 0 && state != ClaimState::Deprecated;
+    (live, live && flags & TIMED == 0, live && flags & TIMED != 0)
+}
+
 impl State {
     /// Recomputes claim `c`'s `LIVE` flag from its state, deletion and endpoints, keeping the live
     /// bitmap in step.
@@ -332,14 +341,12 @@ impl State {
         let flags = *self.claims.flags.get(i);
         let s = *self.claims.subject.get(i) as usize;
         let o = *self.claims.object.get(i) as usize;
-        let endpoints_ok = (*self.entities.flags.get(s) | *self.entities.flags.get(o)) & (DELETED | ERASED) == 0;
-        let live = flags & (DELETED | ERASED) == 0 && *self.claims.state.get(i) != ClaimState::Deprecated && endpoints_ok;
+        let endpoints = *self.entities.flags.get(s) | *self.entities.flags.get(o);
+        let (live, fast, timed_live) = claim_visibility(flags, *self.claims.state.get(i), endpoints);
         let new_flags = if live { flags | LIVE } else { flags & !LIVE };
         if new_flags != flags {
             self.claims.flags.set(i, new_flags);
         }
-        let fast = live && flags & TIMED == 0;
-        let timed_live = live && flags & TIMED != 0;
         if c < self.graph.watermark && (fast != self.claims.fast.get(i) || timed_live) {
             // The base CSR's LIVE_BIT for this claim is now stale (or needs a clock check).
             self.graph.mark_dirty(s as u32);
