@@ -110,7 +110,10 @@ impl StrVec {
 
     /// Appends a row.
     pub fn push(&mut self, s: &str) {
-        if Arc::get_mut(&mut self.tail).is_none_or(|t| t.ends.capacity() == 0) {
+        // One uniqueness check per push: an owned tail with room takes the row in place.
+        if let Some(tail) = Arc::get_mut(&mut self.tail).filter(|t| t.ends.capacity() > 0) {
+            tail.push(s);
+        } else {
             // A fresh tail, or one a snapshot shares: (copied and) given room for all its rows
             // at once, not regrown by doubling on the next pushes.
             let rows = self.tail.ends.len();
@@ -119,9 +122,9 @@ impl StrVec {
             let bytes = (needed.div_ceil(rows + 1).max(8) * TAIL_MAX).min(1 << 14).max(needed);
             let mut own = Leaf { bytes: String::with_capacity(bytes), ends: Vec::with_capacity(TAIL_MAX) };
             own.extend_rows(&self.tail, 0, rows);
+            own.push(s);
             self.tail = Arc::new(own);
         }
-        Arc::make_mut(&mut self.tail).push(s);
         if self.tail.ends.len() == TAIL_MAX {
             self.flush_tail();
         }
