@@ -131,8 +131,8 @@ fn int(file: &str, line: usize, row: &str, what: &str, s: &str) -> Result<i64, C
     Ok(if neg { -v } else { v })
 }
 
-/// The lines of a piece (UTF-8 checked once per piece), with their line numbers.
-fn lines<'a>(file: &'a str, first_line: usize, piece: &'a [u8]) -> Result<impl Iterator<Item = (usize, &'a str)> + 'a, CsvError> {
+/// A piece as text: UTF-8 and free of quotes, or an error naming the first offending byte.
+fn checked_text<'a>(file: &str, first_line: usize, piece: &'a [u8]) -> Result<&'a str, CsvError> {
     let text = std::str::from_utf8(piece).map_err(|e| {
         let line = first_line + memchr::memchr_iter(b'\n', &piece[..e.valid_up_to()]).count();
         let col = e.valid_up_to() - piece[..e.valid_up_to()].iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
@@ -143,6 +143,12 @@ fn lines<'a>(file: &'a str, first_line: usize, piece: &'a [u8]) -> Result<impl I
         let col = at - piece[..at].iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
         return Err(err(file, line, col, "quoted fields are not supported".to_owned()));
     }
+    Ok(text)
+}
+
+/// The lines of a piece, with their line numbers.
+fn lines<'a>(file: &'a str, first_line: usize, piece: &'a [u8]) -> Result<impl Iterator<Item = (usize, &'a str)> + 'a, CsvError> {
+    let text = checked_text(file, first_line, piece)?;
     let mut start = 0;
     let mut line = first_line;
     let len = piece.len();
@@ -282,6 +288,15 @@ impl<'a> EntityIndex<'a> {
         Ok(EntityIndex { dense, n, table })
     }
 
+    /// `row` for an id already read as the decimal `value` (all digits, at most 18).
+    fn row_of_number(&self, id: &str, value: u64) -> Option<u32> {
+        if self.dense {
+            (value < self.n as u64 && (id.len() == 1 || !id.starts_with('0'))).then_some(value as u32)
+        } else {
+            self.table.get(id).copied()
+        }
+    }
+
     fn row(&self, id: &str) -> Option<u32> {
         if self.dense {
             id.parse::<usize>().ok().filter(|i| *i < self.n && (id == "0" || !id.starts_with('0'))).map(|i| i as u32)
@@ -341,31 +356,7 @@ pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Resu
     let parsed: Vec<(TextColumn, Names, usize)> = pieces
         .into_par_iter()
         .zip(slices)
-        .map(|((first_line, piece, _), out)| {
-            let mut ext = TextColumn::with_capacity(out.subject.len(), out.subject.len() * 8);
-            let mut preds = Names::default();
-            let mut k = 0;
-            for (line, row) in lines(file, first_line, piece)? {
-                check_length(file, line, row)?;
-                let [id_text, s, p, o, conf, state, vf] = fields::<7>(file, line, row)?;
-                let unknown = |x: &str| err(file, line, column(row, x), format!("unknown entity `{x}`"));
-                if k >= out.subject.len() {
-                    return Err(err(file, line, 1, "more rows than counted".to_owned()));
-                }
-                ext.push(id_text);
-                out.subject[k] = entities.row(s).ok_or_else(|| unknown(s))?;
-                out.pred[k] = preds.id(p).ok_or_else(|| err(file, line, column(row, p), "more than 65,535 predicates".to_owned()))?;
-                out.object[k] = entities.row(o).ok_or_else(|| unknown(o))?;
-                out.confidence[k] =
-                    conf.parse().map_err(|_| err(file, line, column(row, conf), format!("confidence `{conf}` is not a number")))?;
-                out.state[k] = ClaimState::parse(state).ok_or_else(|| {
-                    err(file, line, column(row, state), format!("state `{state}` is not PROPOSED, ACCEPTED or DEPRECATED"))
-                })?;
-                out.valid_from[k] = Timestamp::from_epoch_seconds(int(file, line, row, "valid_from", vf)?);
-                k += 1;
-            }
-            Ok((ext, preds, k))
-        })
+        .map(|((first_line, piece, _), mut out)| parse_claim_piece(file, first_line, piece, entities, &mut out, true))
         .collect::<Result<_, CsvError>>()?;
     let rows: usize = parsed.iter().map(|p| p.2).sum();
     if rows != total {
@@ -390,9 +381,247 @@ pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Resu
     Ok(cl)
 }
 
+/// One claims row's values.
+struct ClaimRow<'a> {
+    id: &'a str,
+    subject: u32,
+    pred: u16,
+    object: u32,
+    confidence: f32,
+    state: ClaimState,
+    valid_from: Timestamp,
+}
+
+/// Parses one piece of a claims file into its slice of the columns. With `quick`, rows in the
+/// common shape are read by `quick_claim` in one pass over their bytes; every other row, and every
+/// error, goes through the checked path, so both give the same columns and the same errors.
+fn parse_claim_piece(
+    file: &str,
+    first_line: usize,
+    piece: &[u8],
+    entities: &EntityIndex<'_>,
+    out: &mut ClaimSlices<'_>,
+    quick: bool,
+) -> Result<(TextColumn, Names, usize), CsvError> {
+    let text = checked_text(file, first_line, piece)?;
+    let mut ext = TextColumn::with_capacity(out.subject.len(), out.subject.len() * 8);
+    let mut preds = Names::default();
+    let (mut k, mut at, mut line) = (0, 0, first_line);
+    while at < text.len() {
+        let (row, next) = match quick.then(|| quick_claim(text, at, entities, &mut preds)).flatten() {
+            Some(hit) => hit,
+            None => {
+                let end = memchr::memchr(b'\n', &piece[at..]).map_or(text.len(), |i| at + i);
+                let l = &text[at..end];
+                (checked_claim(file, line, l.strip_suffix('\r').unwrap_or(l), entities, &mut preds)?, end + 1)
+            }
+        };
+        if k >= out.subject.len() {
+            return Err(err(file, line, 1, "more rows than counted".to_owned()));
+        }
+        ext.push(row.id);
+        out.subject[k] = row.subject;
+        out.pred[k] = row.pred;
+        out.object[k] = row.object;
+        out.confidence[k] = row.confidence;
+        out.state[k] = row.state;
+        out.valid_from[k] = row.valid_from;
+        (k, at, line) = (k + 1, next, line + 1);
+    }
+    Ok((ext, preds, k))
+}
+
+/// One claims line, every field checked; errors name the line and column.
+fn checked_claim<'a>(
+    file: &str,
+    line: usize,
+    row: &'a str,
+    entities: &EntityIndex<'_>,
+    preds: &mut Names,
+) -> Result<ClaimRow<'a>, CsvError> {
+    check_length(file, line, row)?;
+    let [id, s, p, o, conf, state, vf] = fields::<7>(file, line, row)?;
+    let unknown = |x: &str| err(file, line, column(row, x), format!("unknown entity `{x}`"));
+    Ok(ClaimRow {
+        id,
+        subject: entities.row(s).ok_or_else(|| unknown(s))?,
+        pred: preds.id(p).ok_or_else(|| err(file, line, column(row, p), "more than 65,535 predicates".to_owned()))?,
+        object: entities.row(o).ok_or_else(|| unknown(o))?,
+        confidence: conf.parse().map_err(|_| err(file, line, column(row, conf), format!("confidence `{conf}` is not a number")))?,
+        state: ClaimState::parse(state)
+            .ok_or_else(|| err(file, line, column(row, state), format!("state `{state}` is not PROPOSED, ACCEPTED or DEPRECATED")))?,
+        valid_from: Timestamp::from_epoch_seconds(int(file, line, row, "valid_from", vf)?),
+    })
+}
+
+/// The end of the non-empty field starting at `from`: the index of the next `,`. `None` when a
+/// control byte (such as a line end) or the end of the text comes first. Eight bytes at a time:
+/// the lowest flagged byte of the two word tests (equal to `,`; below `0x0e`) is always a real
+/// hit, since a test's false flags sit only above one of its real ones.
+fn field_end(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let stop = |c: u8| c == b',' || c < 0x0e;
+    let mut i = from;
+    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let x = u64::from_le_bytes(word);
+        let commas = x ^ (ONES * u64::from(b','));
+        let flags = (commas.wrapping_sub(ONES) & !commas | x.wrapping_sub(ONES * 0x0e) & !x) & HIGHS;
+        if flags != 0 {
+            i += flags.trailing_zeros() as usize / 8;
+            break;
+        }
+        i += 8;
+    }
+    while i < b.len() && !stop(b[i]) {
+        i += 1;
+    }
+    (i > from && b.get(i) == Some(&b',')).then_some(i)
+}
+
+/// Exact powers of ten in `f32` (10^10 is the last one a 24-bit mantissa holds).
+const POW10_F32: [f32; 8] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7];
+
+/// The row at byte `at` of `text` when it has the common shape (decimal entity ids, a confidence
+/// of at most 7 digits, an upper-case state, an integer `valid_from`, no `\r` but before the
+/// newline), with where the next row starts; `None` sends it to `checked_claim`, which also names
+/// any error. A confidence `m / 10^k` with `m < 2^24` and `k <= 7` is one correctly rounded `f32`
+/// division of two exact values, so it equals what `str::parse` returns (Clinger's fast path).
+fn quick_claim<'a>(text: &'a str, at: usize, entities: &EntityIndex<'_>, preds: &mut Names) -> Option<(ClaimRow<'a>, usize)> {
+    let b = text.as_bytes();
+    let field = |from: usize| field_end(b, from);
+    let number = |from: usize| -> Option<(u64, usize)> {
+        let mut i = from;
+        let mut v = 0u64;
+        while i < b.len() && b[i].is_ascii_digit() && i - from < 18 {
+            v = v * 10 + u64::from(b[i] - b'0');
+            i += 1;
+        }
+        (i > from).then_some((v, i))
+    };
+    let entity = |from: usize| -> Option<(u32, usize)> {
+        let (v, end) = number(from)?;
+        if b.get(end) != Some(&b',') {
+            return None;
+        }
+        Some((entities.row_of_number(&text[from..end], v)?, end + 1))
+    };
+    let id_end = field(at)?;
+    let (subject, p) = entity(id_end + 1)?;
+    let p_end = field(p)?;
+    let pred = preds.id(&text[p..p_end])?;
+    let (object, c) = entity(p_end + 1)?;
+    let (whole, mut i) = number(c)?;
+    let (mut m, mut digits, mut frac) = (whole, i - c, 0);
+    if b.get(i) == Some(&b'.') {
+        let (f, end) = number(i + 1)?;
+        frac = end - i - 1;
+        digits += frac;
+        if digits > 7 {
+            return None;
+        }
+        m = whole * 10u64.pow(frac as u32) + f;
+        i = end;
+    }
+    if digits > 7 || b.get(i) != Some(&b',') {
+        return None;
+    }
+    let confidence = m as f32 / POW10_F32[frac];
+    let state = match b.get(i + 1) {
+        Some(b'A') => ClaimState::Accepted,
+        Some(b'P') => ClaimState::Proposed,
+        Some(b'D') => ClaimState::Deprecated,
+        _ => return None,
+    };
+    let s_end = i + 1 + state.as_str().len();
+    if b.get(i + 1..s_end) != Some(state.as_str().as_bytes()) || b.get(s_end) != Some(&b',') {
+        return None;
+    }
+    let neg = b.get(s_end + 1) == Some(&b'-');
+    let (secs, end) = number(s_end + 1 + usize::from(neg))?;
+    let next = match b.get(end) {
+        None => end,
+        Some(b'\n') => end + 1,
+        _ => return None,
+    };
+    if next - at > LINE_BYTES_MAX {
+        return None;
+    }
+    let valid_from = Timestamp::from_epoch_seconds(if neg { -(secs as i64) } else { secs as i64 });
+    Some((ClaimRow { id: &text[at..id_end], subject, pred, object, confidence, state, valid_from }, next))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A field of a generated claims row: mostly the common shape, sometimes not.
+    fn claim_field(k: usize) -> proptest::strategy::BoxedStrategy<String> {
+        use proptest::prelude::*;
+        let (common, odd) = match k {
+            0 => ("[0-9]{1,7}|[a-z0-9]{1,9}", "[a-z\t\r é]{1,3}|[0-9a-z]{7,12}|"),
+            1 | 3 => ("0|[1-9][0-9]{0,2}", "0[0-9]{1,2}|\\+[0-9]|[a-c]|[0-9]{19,20}|"),
+            2 => ("[A-Z_]{1,12}", "[a-z]{1,3}|"),
+            4 => ("[01]\\.[0-9]{1,6}|[0-9]{1,3}", "[0-9]{0,3}(\\.[0-9]{0,9})?|1e-3|-0\\.5|NaN|inf|0\\.[0-9]{7,9}"),
+            5 => ("ACCEPTED|PROPOSED|DEPRECATED", "accepted| PROPOSED|DEPRECATEDX|ACCEPTE|"),
+            _ => ("-?[0-9]{1,10}", "[0-9]{0,20}|1\\.5|[0-9]{1,10}\r|[0-9]{1,5},x"),
+        };
+        prop_oneof![24 => common, 1 => odd].boxed()
+    }
+
+    proptest::proptest! {
+        /// The one-pass reader gives exactly the columns, and the errors, of the checked path on
+        /// rows of every shape, against a dense id table and a hashed one.
+        #[test]
+        fn quick_claim_rows_parse_as_the_checked_path_does(
+            rows in proptest::collection::vec(
+                (0..7usize).map(claim_field).collect::<Vec<_>>(),
+                0..40,
+            ),
+            dense in proptest::bool::ANY,
+            final_newline in proptest::bool::ANY,
+        ) {
+            let mut ents = String::from("id,type,name,aliases\n");
+            for i in 0..300 {
+                let id = if dense { i.to_string() } else { ["a", "b", "c", "1", "02"][i % 5].repeat(i / 5 + 1) };
+                ents.push_str(&id);
+                ents.push_str(",t,n,\n");
+            }
+            let e = parse_entities(ents.as_bytes(), "e.csv").unwrap();
+            let idx = EntityIndex::new(&e, "e.csv").unwrap();
+            let mut text = rows.iter().map(|r| r.join(",")).collect::<Vec<_>>().join("\n");
+            if final_newline {
+                text.push('\n');
+            }
+            let parse = |quick: bool| {
+                let n = rows.len() + 1;
+                let (mut s, mut p, mut o, mut c, mut st, mut v) =
+                    (vec![0; n], vec![0; n], vec![0; n], vec![0.0; n], vec![ClaimState::Proposed; n], vec![Timestamp::MIN; n]);
+                let mut out = ClaimSlices { subject: &mut s, pred: &mut p, object: &mut o, confidence: &mut c, state: &mut st, valid_from: &mut v };
+                parse_claim_piece("c.csv", 2, text.as_bytes(), &idx, &mut out, quick).map(|(ext, names, k)| {
+                    let ext: Vec<String> = (0..ext.len()).map(|i| ext.get(i).to_owned()).collect();
+                    let conf: Vec<u32> = c.iter().map(|x| x.to_bits()).collect();
+                    (ext, names.names, k, s, p, o, conf, st, v)
+                })
+            };
+            let checked = parse(false);
+            proptest::prop_assert_eq!(parse(true), checked);
+        }
+    }
+
+    #[test]
+    fn quick_rows_take_the_common_shape() {
+        let e = parse_entities(b"id,type,name,aliases\n0,t,a,\n1,t,b,\n", "e.csv").unwrap();
+        let idx = EntityIndex::new(&e, "e.csv").unwrap();
+        let mut preds = Names::default();
+        let text = "17,1,MEMBER_OF,0,0.8932,DEPRECATED,-1677917794\nnext";
+        let (row, next) = quick_claim(text, 0, &idx, &mut preds).unwrap();
+        assert_eq!((row.id, row.subject, row.object, row.state, next), ("17", 1, 0, ClaimState::Deprecated, 47));
+        assert_eq!((row.confidence, row.valid_from), (0.8932, Timestamp::from_epoch_seconds(-1_677_917_794)));
+        for odd in ["17,1,M,0,1e-3,ACCEPTED,1", "17,1,M,0,0.5,accepted,1", "17,01,M,0,0.5,ACCEPTED,1", "17,1,M,0,0.5,ACCEPTED,1\r\n"] {
+            assert!(quick_claim(odd, 0, &idx, &mut preds).is_none(), "{odd}");
+        }
+    }
 
     #[test]
     fn parses_and_names_bad_fields() {
