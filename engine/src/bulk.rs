@@ -286,6 +286,25 @@ fn distinct_aliases<'a>(name: &str, row: &'a str, sep: char) -> Vec<&'a str> {
     })
 }
 
+/// Writes entity `i`'s distinct aliases joined by `ALIAS_SEP`, skipping the ones `mask` (from
+/// `name_keys`) marks as repeats.
+fn push_distinct_aliases(ents: &BulkEntities, i: usize, mask: u32, sep: char, b: &mut String) {
+    let row = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
+    let kept: Vec<&str>;
+    let aliases: &mut dyn Iterator<Item = &str> = if mask & ALIASES_UNMASKED != 0 {
+        kept = distinct_aliases(ents.name.get(i), row, sep);
+        &mut kept.iter().copied()
+    } else {
+        &mut row.split(sep).filter(|a| !a.is_empty()).enumerate().filter(|(k, _)| mask & 1 << k == 0).map(|(_, a)| a)
+    };
+    for (k, a) in aliases.enumerate() {
+        if k > 0 {
+            b.push(ALIAS_SEP);
+        }
+        b.push_str(a);
+    }
+}
+
 /// The first row (in row order) for which `check` reports a problem.
 fn first_bad<T: Send>(n: usize, check: impl Fn(usize) -> Option<T> + Sync) -> Option<(usize, T)> {
     (0..n).into_par_iter().find_map_first(|i| check(i).map(|e| (i, e)))
@@ -313,7 +332,14 @@ fn unique_index<'k>(
 }
 
 /// `(hash << 32 | id)` keys of every name and alias of the loaded entities.
-fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u32) -> Vec<u64> {
+/// Bit of a `name_keys` alias mask that says the row has too many aliases for the mask, so
+/// `distinct_aliases` decides.
+const ALIASES_UNMASKED: u32 = 1 << 31;
+
+/// The name keys of a load (`hash << 32 | id`: each entity's name, then each non-empty alias),
+/// and per entity a mask of the aliases that repeat an earlier key of their row (bit k for the
+/// k-th non-empty alias): the ones `distinct_aliases` drops, found without normalising twice.
+fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u32) -> (Vec<u64>, Vec<u32>) {
     const BLOCK: usize = 4096;
     let n = ents.ext_id.len();
     let names_of = |i: usize| {
@@ -324,6 +350,7 @@ fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u3
     let counts: Vec<usize> =
         (0..n.div_ceil(BLOCK)).into_par_iter().map(|b| (b * BLOCK..n.min((b + 1) * BLOCK)).map(|i| names_of(i).count()).sum()).collect();
     let mut keys = vec![0u64; counts.iter().sum()];
+    let mut masks = vec![0u32; n];
     let mut slices = Vec::with_capacity(counts.len());
     let mut rest = &mut keys[..];
     for c in &counts {
@@ -331,18 +358,31 @@ fn name_keys(ents: &BulkEntities, ws: crate::ids::WorkspaceId, sep: char, e0: u3
         slices.push(head);
         rest = tail;
     }
-    slices.into_par_iter().enumerate().for_each_init(Vec::new, |buf, (b, out)| {
+    // Per task: the current row's key bytes and hashes, reused.
+    let scratch = || (Vec::<Vec<u8>>::new(), Vec::<u32>::new());
+    slices.into_par_iter().zip(masks.par_chunks_mut(BLOCK)).enumerate().for_each_init(scratch, |(bufs, hashes), (b, (out, mask))| {
         let mut k = 0;
-        for i in b * BLOCK..n.min((b + 1) * BLOCK) {
+        for (r, i) in (b * BLOCK..n.min((b + 1) * BLOCK)).enumerate() {
             let id = u64::from(e0 + i as u32);
-            for s in names_of(i) {
-                name_key_into(s, buf);
-                out[k] = u64::from(key_hash_bytes(ws, buf)) << 32 | id;
+            hashes.clear();
+            for (j, s) in names_of(i).enumerate() {
+                if bufs.len() == j {
+                    bufs.push(Vec::new());
+                }
+                name_key_into(s, &mut bufs[j]);
+                let hash = key_hash_bytes(ws, &bufs[j]);
+                out[k] = u64::from(hash) << 32 | id;
                 k += 1;
+                if j > 31 {
+                    mask[r] |= ALIASES_UNMASKED;
+                } else if j > 0 && hashes.iter().zip(&bufs[..j]).any(|(h, key)| *h == hash && *key == bufs[j]) {
+                    mask[r] |= 1 << (j - 1);
+                }
+                hashes.push(hash);
             }
         }
     });
-    keys
+    (keys, masks)
 }
 
 fn flags_live_timed(st: &State, c: u32) -> bool {
@@ -377,7 +417,7 @@ struct EntityPart {
 
 fn build_entities(inp: &Input<'_>, existing: &crate::state::Entities) -> Result<EntityPart, BulkError> {
     let (ents, n, e0, ws, sep) = (&inp.load.entities, inp.n, inp.e0, inp.ws, inp.sep);
-    let (by_ext, (by_name, (ext_id, (name, aliases)))) = rayon::join(
+    let (by_ext, (ext_id, ((by_name, aliases), name))) = rayon::join(
         || {
             let keys: Vec<u64> =
                 (0..n).into_par_iter().map(|i| u64::from(key_hash(ws, ents.ext_id.get(i))) << 32 | u64::from(e0 + i as u32)).collect();
@@ -385,26 +425,17 @@ fn build_entities(inp: &Input<'_>, existing: &crate::state::Entities) -> Result<
         },
         || {
             rayon::join(
-                || existing.by_name.with_sorted_keys(sort_hashed_keys(name_keys(ents, ws, sep, e0))),
+                || ents.ext_id.to_strvec(),
                 || {
                     rayon::join(
-                        || ents.ext_id.to_strvec(),
                         || {
+                            let (keys, masks) = name_keys(ents, ws, sep, e0);
                             rayon::join(
-                                || ents.name.to_strvec(),
-                                || {
-                                    StrVec::build_par(n, |i, b| {
-                                        let row = if ents.aliases.is_empty() { "" } else { ents.aliases.get(i) };
-                                        for (k, a) in distinct_aliases(ents.name.get(i), row, sep).into_iter().enumerate() {
-                                            if k > 0 {
-                                                b.push(ALIAS_SEP);
-                                            }
-                                            b.push_str(a);
-                                        }
-                                    })
-                                },
+                                || existing.by_name.with_sorted_keys(sort_hashed_keys(keys)),
+                                || StrVec::build_par(n, |i, b| push_distinct_aliases(ents, i, masks[i], sep, b)),
                             )
                         },
+                        || ents.name.to_strvec(),
                     )
                 },
             )
