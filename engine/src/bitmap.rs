@@ -102,7 +102,10 @@ impl IdSet {
     /// of ids is materialized first.
     pub fn partition(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option<usize> + Sync) -> Vec<IdSet> {
         use rayon::prelude::*;
+        /// A row in no set.
+        const NONE: u32 = u32::MAX;
         let mut sets = vec![IdSet::default(); count];
+        debug_assert!(count < NONE as usize, "set numbers fit below NONE");
         let end = u64::from(first) + rows as u64;
         if rows == 0 || count == 0 {
             return sets;
@@ -111,30 +114,30 @@ impl IdSet {
         let built: Vec<(usize, Vec<(usize, RoaringBitmap)>)> = shards
             .into_par_iter()
             .map_init(
-                || (vec![0u32; count + 1], Vec::new(), vec![0u8; SHARD_BYTES]),
-                |(starts, order, bits), s| {
+                || (vec![0u32; count + 1], Vec::new(), Vec::new(), vec![0u8; SHARD_BYTES]),
+                |(starts, picks, order, bits), s| {
                     let lo = (s << SHARD_BITS).max(u64::from(first));
                     let hi = ((s + 1) << SHARD_BITS).min(end);
                     let rows = (lo - u64::from(first)) as usize..(hi - u64::from(first)) as usize;
                     // A counting sort of the shard's rows by set, stable, so each set's ids
-                    // stay ascending.
+                    // stay ascending; `pick` runs once per row.
                     starts.fill(0);
-                    for i in rows.clone() {
-                        if let Some(k) = pick(i) {
+                    picks.clear();
+                    picks.extend(rows.clone().map(|i| {
+                        pick(i).map_or(NONE, |k| {
                             starts[k + 1] += 1;
-                        }
-                    }
+                            k as u32
+                        })
+                    }));
                     for k in 0..count {
                         starts[k + 1] += starts[k];
                     }
                     order.clear();
                     order.resize(starts[count] as usize, 0u32);
                     let mut cursor = starts.clone();
-                    for i in rows {
-                        if let Some(k) = pick(i) {
-                            order[cursor[k] as usize] = first + i as u32;
-                            cursor[k] += 1;
-                        }
+                    for (id, &k) in (lo as u32..).zip(picks.iter()).filter(|(_, k)| **k != NONE) {
+                        order[cursor[k as usize] as usize] = id;
+                        cursor[k as usize] += 1;
                     }
                     let sets = (0..count)
                         .filter(|k| starts[k + 1] > starts[*k])
