@@ -101,6 +101,17 @@ impl IdSet {
     /// any. Built shard by shard on rayon, straight into roaring containers: no list of millions
     /// of ids is materialized first.
     pub fn partition(rows: usize, count: usize, first: u32, pick: impl Fn(usize) -> Option<usize> + Sync) -> Vec<IdSet> {
+        IdSet::partition_rows(rows, count, first, |r| r.map(&pick))
+    }
+
+    /// `partition` with the sets of a range of rows asked at once: `picks(range)` yields the set
+    /// of each row of the range, in order (so columns can be scanned instead of indexed).
+    pub fn partition_rows<I: Iterator<Item = Option<usize>>>(
+        rows: usize,
+        count: usize,
+        first: u32,
+        picks_of: impl Fn(std::ops::Range<usize>) -> I + Sync,
+    ) -> Vec<IdSet> {
         use rayon::prelude::*;
         /// A row in no set.
         const NONE: u32 = u32::MAX;
@@ -123,12 +134,13 @@ impl IdSet {
                     // stay ascending; `pick` runs once per row.
                     starts.fill(0);
                     picks.clear();
-                    picks.extend(rows.clone().map(|i| {
-                        pick(i).map_or(NONE, |k| {
+                    picks.extend(picks_of(rows.clone()).map(|pick| {
+                        pick.map_or(NONE, |k| {
                             starts[k + 1] += 1;
                             k as u32
                         })
                     }));
+                    debug_assert_eq!(picks.len(), rows.len(), "one pick per row");
                     for k in 0..count {
                         starts[k + 1] += starts[k];
                     }

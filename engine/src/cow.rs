@@ -258,6 +258,27 @@ impl<T: Clone> CowVec<T> {
         self.leaves().flat_map(<[T]>::iter)
     }
 
+    /// Rows `range` in order, read a leaf slice at a time (a scan without `get`'s three lookups
+    /// per row).
+    pub fn rows(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &T> + '_ {
+        let (mut at, end) = (range.start, range.end.min(self.len()));
+        std::iter::from_fn(move || {
+            if at >= end {
+                return None;
+            }
+            let slice = if at >= self.tree_len {
+                &self.tail[at - self.tree_len..end - self.tree_len]
+            } else {
+                let leaf = &self.groups[at >> ROWS_PER_GROUP_BITS][(at >> LEAF_BITS) & (GROUP_LEN - 1)];
+                let from = at & (LEAF_LEN - 1);
+                &leaf[from..leaf.len().min(from + end - at)]
+            };
+            at += slice.len().max(1);
+            Some(slice)
+        })
+        .flatten()
+    }
+
     /// The leaves (then the tail) as slices, in order: for scans that want contiguous memory.
     pub fn leaves(&self) -> impl Iterator<Item = &[T]> + '_ {
         self.groups.iter().flat_map(|g| g.iter()).map(|l| l.as_slice()).chain(std::iter::once(self.tail.as_slice()))
@@ -281,7 +302,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
         #[test]
-        fn behaves_like_a_vec(ops in proptest::collection::vec((0u8..3, 0usize..5000, any::<u32>()), 0..3000)) {
+        fn behaves_like_a_vec(ops in proptest::collection::vec((0u8..3, 0usize..5000, any::<u32>()), 0..3000), ops_ends in (0usize..4000, 0usize..4000)) {
             let mut reference: Vec<u32> = Vec::new();
             let mut column = CowVec::new();
             let mut snapshots = Vec::new();
@@ -298,6 +319,11 @@ mod tests {
             }
             prop_assert_eq!(column.len(), reference.len());
             prop_assert_eq!(column.iter().copied().collect::<Vec<_>>(), reference.clone());
+            // Any range of rows, across leaves and into the tail (an end past the rows stops there).
+            let lo = ops_ends.0 % (reference.len() + 1);
+            let hi = lo + ops_ends.1 % (reference.len() + 40);
+            let want = reference[lo..hi.min(reference.len())].to_vec();
+            prop_assert_eq!(column.rows(lo..hi).copied().collect::<Vec<_>>(), want);
             // Earlier clones never see later writes.
             for (r, c) in snapshots {
                 prop_assert_eq!(c.iter().copied().collect::<Vec<_>>(), r);

@@ -17,26 +17,32 @@ pub fn bitmaps_of(st: &State) -> Bitmaps {
     let (e, c) = (&st.entities, &st.claims);
     let (n, m) = (e.len(), c.len());
     let (preds, types, spaces) = (st.catalog.predicates.len(), st.catalog.types.len(), st.catalog.workspaces.len());
-    let kept_entity = |i: usize| e.flags.get(i) & ERASED == 0;
-    let kept_claim = |i: usize| c.flags.get(i) & ERASED == 0;
+    // Each set family scans the columns it reads, row range by row range; a row the flags say is
+    // erased picks no set.
+    let ent = |r: std::ops::Range<usize>| e.flags.rows(r).map(|f| f & ERASED == 0);
+    let claim = |r: std::ops::Range<usize>| c.flags.rows(r).map(|f| (*f & ERASED == 0, *f));
     let (
         (entities_by_ws, entities_by_type, entities_deleted),
         (claims_by_state, claims_deleted, claims_live, claims_by_ws, claims_by_pred),
     ) = rayon::join(
         || {
             (
-                IdSet::partition(n, spaces, 0, |i| kept_entity(i).then(|| e.ws.get(i).0 as usize)),
-                IdSet::partition(n, types, 0, |i| kept_entity(i).then(|| usize::from(e.ty.get(i).0))),
-                only(IdSet::partition(n, 1, 0, |i| (kept_entity(i) && e.flags.get(i) & DELETED != 0).then_some(0))),
+                IdSet::partition_rows(n, spaces, 0, |r| e.ws.rows(r.clone()).zip(ent(r)).map(|(w, kept)| kept.then(|| w.0 as usize))),
+                IdSet::partition_rows(n, types, 0, |r| e.ty.rows(r.clone()).zip(ent(r)).map(|(t, kept)| kept.then(|| usize::from(t.0)))),
+                only(IdSet::partition_rows(n, 1, 0, |r| e.flags.rows(r).map(|f| (f & ERASED == 0 && f & DELETED != 0).then_some(0)))),
             )
         },
         || {
             (
-                IdSet::partition(m, 3, 0, |i| kept_claim(i).then(|| *c.state.get(i) as usize)),
-                only(IdSet::partition(m, 1, 0, |i| (kept_claim(i) && c.flags.get(i) & DELETED != 0).then_some(0))),
-                only(IdSet::partition(m, 1, 0, |i| (kept_claim(i) && c.flags.get(i) & LIVE != 0).then_some(0))),
-                IdSet::partition(m, spaces, 0, |i| kept_claim(i).then(|| e.ws.get(*c.subject.get(i) as usize).0 as usize)),
-                IdSet::partition(m, preds, 0, |i| kept_claim(i).then(|| usize::from(*c.pred.get(i)))),
+                IdSet::partition_rows(m, 3, 0, |r| c.state.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then(|| *s as usize))),
+                only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & DELETED != 0).then_some(0)))),
+                only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & LIVE != 0).then_some(0)))),
+                IdSet::partition_rows(m, spaces, 0, |r| {
+                    c.subject.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then(|| e.ws.get(*s as usize).0 as usize))
+                }),
+                IdSet::partition_rows(m, preds, 0, |r| {
+                    c.pred.rows(r.clone()).zip(claim(r)).map(|(p, (kept, _))| kept.then(|| usize::from(*p)))
+                }),
             )
         },
     );
