@@ -27,21 +27,21 @@ pub fn bitmaps_of(st: &State) -> Bitmaps {
     ) = rayon::join(
         || {
             (
-                IdSet::partition_rows(n, spaces, 0, |r| e.ws.rows(r.clone()).zip(ent(r)).map(|(w, kept)| kept.then(|| w.0 as usize))),
-                IdSet::partition_rows(n, types, 0, |r| e.ty.rows(r.clone()).zip(ent(r)).map(|(t, kept)| kept.then(|| usize::from(t.0)))),
+                IdSet::partition_rows(n, spaces, 0, |r| e.ws.rows(r.clone()).zip(ent(r)).map(|(w, kept)| kept.then_some(w.0 as usize))),
+                IdSet::partition_rows(n, types, 0, |r| e.ty.rows(r.clone()).zip(ent(r)).map(|(t, kept)| kept.then_some(usize::from(t.0)))),
                 only(IdSet::partition_rows(n, 1, 0, |r| e.flags.rows(r).map(|f| (f & ERASED == 0 && f & DELETED != 0).then_some(0)))),
             )
         },
         || {
             (
-                IdSet::partition_rows(m, 3, 0, |r| c.state.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then(|| *s as usize))),
+                IdSet::partition_rows(m, 3, 0, |r| c.state.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then_some(*s as usize))),
                 only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & DELETED != 0).then_some(0)))),
                 only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & LIVE != 0).then_some(0)))),
                 IdSet::partition_rows(m, spaces, 0, |r| {
                     c.subject.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then(|| e.ws.get(*s as usize).0 as usize))
                 }),
                 IdSet::partition_rows(m, preds, 0, |r| {
-                    c.pred.rows(r.clone()).zip(claim(r)).map(|(p, (kept, _))| kept.then(|| usize::from(*p)))
+                    c.pred.rows(r.clone()).zip(claim(r)).map(|(p, (kept, _))| kept.then_some(usize::from(*p)))
                 }),
             )
         },
