@@ -31,6 +31,7 @@ fn shard_bitmap(s: u64, ids: &[u32], bits: &mut [u8]) -> RoaringBitmap {
     bits.fill(0);
     set
 }
+
 /// Most ids held in the tail.
 const TAIL_MAX: usize = 64;
 

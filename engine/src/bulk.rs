@@ -331,7 +331,6 @@ fn unique_index<'k>(
     Ok(existing.with_sorted_keys(keys))
 }
 
-/// `(hash << 32 | id)` keys of every name and alias of the loaded entities.
 /// Bit of a `name_keys` alias mask that says the row has too many aliases for the mask, so
 /// `distinct_aliases` decides.
 const ALIASES_UNMASKED: u32 = 1 << 31;
