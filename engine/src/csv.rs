@@ -288,7 +288,7 @@ impl<'a> EntityIndex<'a> {
         Ok(EntityIndex { dense, n, table })
     }
 
-    /// `row` for an id already read as the decimal `value` (all digits, at most 18).
+    /// `row` for an id already read as the number `value` (one leading-zero rule for both).
     fn row_of_number(&self, id: &str, value: u64) -> Option<u32> {
         if self.dense {
             (value < self.n as u64 && (id.len() == 1 || !id.starts_with('0'))).then_some(value as u32)
@@ -299,7 +299,7 @@ impl<'a> EntityIndex<'a> {
 
     fn row(&self, id: &str) -> Option<u32> {
         if self.dense {
-            id.parse::<usize>().ok().filter(|i| *i < self.n && (id == "0" || !id.starts_with('0'))).map(|i| i as u32)
+            id.parse::<u64>().ok().and_then(|v| self.row_of_number(id, v))
         } else {
             self.table.get(id).copied()
         }
@@ -618,6 +618,10 @@ mod tests {
         let (row, next) = quick_claim(text, 0, &idx, &mut preds).unwrap();
         assert_eq!((row.id, row.subject, row.object, row.state, next), ("17", 1, 0, ClaimState::Deprecated, 47));
         assert_eq!((row.confidence, row.valid_from), (0.8932, Timestamp::from_epoch_seconds(-1_677_917_794)));
+        // Dense ids are the row numbers as written: `01` names no entity, on either path.
+        let leading_zero = b"id,subject,predicate,object,confidence,state,valid_from\n17,01,M,0,0.5,ACCEPTED,1\n";
+        assert_eq!(parse_claims(leading_zero, "c.csv", &idx).unwrap_err().message, "unknown entity `01`");
+        assert_eq!(idx.row("+1"), Some(1));
         for odd in ["17,1,M,0,1e-3,ACCEPTED,1", "17,1,M,0,0.5,accepted,1", "17,01,M,0,0.5,ACCEPTED,1", "17,1,M,0,0.5,ACCEPTED,1\r\n"] {
             assert!(quick_claim(odd, 0, &idx, &mut preds).is_none(), "{odd}");
         }
