@@ -2,7 +2,7 @@
 //!
 //! Closure queries follow one predicate through nodes that often have many other edges (a popular
 //! concept is the object of thousands of ordinary claims). In the main CSR that costs a binary
-//! search over each node's predicates; here each node's edges of the predicate are one hash probe
+//! search over each node's predicates; here each node's edges of the predicate are one lookup
 //! away. Built with the base CSR, for the predicates declared transitive at that time; edges carry
 //! the same `LIVE_BIT` and obey the same dirty set.
 
@@ -12,15 +12,35 @@ use crate::ids::NONE;
 /// One direction of one predicate's adjacency.
 #[derive(Debug, Default)]
 pub struct PredAdjacency {
-    /// Open addressing on the entity id: `(entity, start, end)`; `entity == NONE` is empty.
-    slots: Vec<(u32, u32, u32)>,
-    /// One bit per entity id up to the largest key: set when the entity has edges here. Most
-    /// nodes of a hierarchy walk are leaves; the bit (an eighth of a byte per entity, in cache)
-    /// answers them without a probe of the table.
-    present: Vec<u64>,
+    runs: Runs,
     nbrs: Vec<u32>,
     claims: Vec<u32>,
 }
+
+/// Where each entity's run of edges lies in `nbrs` / `claims`.
+#[derive(Debug)]
+enum Runs {
+    /// Offsets over the window of entity ids from the smallest key to the largest: entity
+    /// `first + i` owns `offsets[i]..offsets[i + 1]`. Chosen when the window is at most a few
+    /// times the edges: a hierarchy's concepts are usually consecutive ids (an ontology is
+    /// imported at once), and then one offset pair, in cache, answers every node, leaves included.
+    Dense { first: u32, offsets: Vec<u32> },
+    /// Open addressing on the entity id, `(entity, start, end)` with `entity == NONE` empty, for
+    /// keys scattered over many entities; `present` holds one bit per entity up to the largest
+    /// key so that leaves (most nodes of a walk) need no probe.
+    Hashed { slots: Vec<(u32, u32, u32)>, present: Vec<u64> },
+}
+
+impl Default for Runs {
+    fn default() -> Runs {
+        Runs::Dense { first: 0, offsets: Vec::new() }
+    }
+}
+
+/// The dense window may take at most this many offsets per edge (plus `DENSE_SLACK`), so it never
+/// costs more than 16 bytes per edge; past that the keys are hashed.
+const DENSE_OFFSETS_PER_EDGE: usize = 4;
+const DENSE_SLACK: usize = 64;
 
 #[inline]
 fn hash(e: u32) -> usize {
@@ -32,54 +52,99 @@ impl PredAdjacency {
     pub fn build(keys: &[u32], nbrs: &[u32], claims: &[u32], fast: &(dyn Fn(u32) -> bool + Sync)) -> PredAdjacency {
         let mut edges: Vec<(u32, u32)> = claims.iter().map(|&c| (keys[c as usize], c)).collect();
         edges.sort_unstable();
-        let groups = edges.chunk_by(|a, b| a.0 == b.0).count();
-        let cap = (groups * 2).next_power_of_two().max(8);
-        let words = edges.last().map_or(0, |e| e.0 as usize / 64 + 1);
-        let mut out = PredAdjacency {
-            slots: vec![(NONE, 0, 0); cap],
-            present: vec![0u64; words],
-            nbrs: Vec::with_capacity(edges.len()),
-            claims: Vec::with_capacity(edges.len()),
+        let out_nbrs = edges.iter().map(|&(_, c)| nbrs[c as usize] | if fast(c) { LIVE_BIT } else { 0 }).collect();
+        let out_claims = edges.iter().map(|&(_, c)| c).collect();
+        let runs = match (edges.first(), edges.last()) {
+            (Some(lo), Some(hi)) if ((hi.0 - lo.0) as usize) < edges.len() * DENSE_OFFSETS_PER_EDGE + DENSE_SLACK => {
+                Runs::dense(&edges, lo.0, hi.0)
+            }
+            (Some(_), Some(hi)) => Runs::hashed(&edges, hi.0),
+            _ => Runs::default(),
         };
-        for run in edges.chunk_by(|a, b| a.0 == b.0) {
-            let start = out.nbrs.len() as u32;
-            for &(_, c) in run {
-                out.nbrs.push(nbrs[c as usize] | if fast(c) { LIVE_BIT } else { 0 });
-                out.claims.push(c);
-            }
-            let mut i = hash(run[0].0) & (cap - 1);
-            while out.slots[i].0 != NONE {
-                i = (i + 1) & (cap - 1);
-            }
-            out.slots[i] = (run[0].0, start, out.nbrs.len() as u32);
-            out.present[run[0].0 as usize / 64] |= 1 << (run[0].0 % 64);
-        }
-        out
+        PredAdjacency { runs, nbrs: out_nbrs, claims: out_claims }
     }
 
     /// Stored neighbours (with `LIVE_BIT`) and claims of entity `e`.
     #[inline]
     pub fn get(&self, e: u32) -> (&[u32], &[u32]) {
-        let mask = self.slots.len().wrapping_sub(1);
-        if self.present.get(e as usize / 64).is_none_or(|w| w >> (e % 64) & 1 == 0) {
-            return (&[], &[]);
-        }
-        let mut i = hash(e) & mask;
-        loop {
-            let (k, s, t) = self.slots[i];
-            if k == e {
-                return (&self.nbrs[s as usize..t as usize], &self.claims[s as usize..t as usize]);
+        let (s, t) = match &self.runs {
+            Runs::Dense { first, offsets } => {
+                let i = e.wrapping_sub(*first) as usize;
+                match (offsets.get(i), offsets.get(i + 1)) {
+                    (Some(&s), Some(&t)) => (s as usize, t as usize),
+                    _ => return (&[], &[]),
+                }
             }
-            if k == NONE {
-                return (&[], &[]);
-            }
-            i = (i + 1) & mask;
-        }
+            Runs::Hashed { slots, present } => match probe(slots, present, e) {
+                Some(r) => r,
+                None => return (&[], &[]),
+            },
+        };
+        (&self.nbrs[s..t], &self.claims[s..t])
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * 12 + self.nbrs.len() * 8 + self.present.len() * 8
+        let runs = match &self.runs {
+            Runs::Dense { offsets, .. } => offsets.len() * 4,
+            Runs::Hashed { slots, present } => slots.len() * 12 + present.len() * 8,
+        };
+        runs + self.nbrs.len() * 8
+    }
+}
+
+impl Runs {
+    /// Offsets over `lo..=hi` for `edges` sorted by key.
+    fn dense(edges: &[(u32, u32)], lo: u32, hi: u32) -> Runs {
+        let mut offsets = vec![0u32; (hi - lo) as usize + 2];
+        for &(k, _) in edges {
+            offsets[(k - lo) as usize + 1] += 1;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        Runs::Dense { first: lo, offsets }
+    }
+
+    /// The hash table of each key's run for `edges` sorted by key, `hi` the largest key.
+    fn hashed(edges: &[(u32, u32)], hi: u32) -> Runs {
+        let groups = edges.chunk_by(|a, b| a.0 == b.0).count();
+        let cap = (groups * 2).next_power_of_two().max(8);
+        let mut slots = vec![(NONE, 0, 0); cap];
+        let mut present = vec![0u64; hi as usize / 64 + 1];
+        let mut start = 0u32;
+        for run in edges.chunk_by(|a, b| a.0 == b.0) {
+            let key = run[0].0;
+            let end = start + run.len() as u32;
+            let mut i = hash(key) & (cap - 1);
+            while slots[i].0 != NONE {
+                i = (i + 1) & (cap - 1);
+            }
+            slots[i] = (key, start, end);
+            present[key as usize / 64] |= 1 << (key % 64);
+            start = end;
+        }
+        Runs::Hashed { slots, present }
+    }
+}
+
+/// The run of `e` in a hashed table, if it has one.
+#[inline]
+fn probe(slots: &[(u32, u32, u32)], present: &[u64], e: u32) -> Option<(usize, usize)> {
+    if present.get(e as usize / 64).is_none_or(|w| w >> (e % 64) & 1 == 0) {
+        return None;
+    }
+    let mask = slots.len() - 1;
+    let mut i = hash(e) & mask;
+    loop {
+        let (k, s, t) = slots[i];
+        if k == e {
+            return Some((s as usize, t as usize));
+        }
+        if k == NONE {
+            return None;
+        }
+        i = (i + 1) & mask;
     }
 }
 
@@ -88,20 +153,52 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Checks every entity in `probes` against a scan of the edge list.
+    fn assert_matches_scan(keys: &[u32], nbrs: &[u32], claims: &[u32], probes: impl Iterator<Item = u32>) -> Result<(), TestCaseError> {
+        let adj = PredAdjacency::build(keys, nbrs, claims, &|c| c % 3 == 0);
+        for e in probes {
+            let want: Vec<(u32, u32)> = claims
+                .iter()
+                .filter(|&&c| keys[c as usize] == e)
+                .map(|&c| (nbrs[c as usize] | if c % 3 == 0 { LIVE_BIT } else { 0 }, c))
+                .collect();
+            let (n, c) = adj.get(e);
+            let got: Vec<(u32, u32)> = n.iter().copied().zip(c.iter().copied()).collect();
+            prop_assert_eq!(got, want, "entity {}", e);
+        }
+        Ok(())
+    }
+
     proptest! {
         #[test]
-        fn matches_naive_lists(edges in proptest::collection::vec((0u32..60, 0u32..60), 0..200)) {
-            let keys: Vec<u32> = edges.iter().map(|e| e.0).collect();
-            let nbrs: Vec<u32> = edges.iter().map(|e| e.1).collect();
-            let claims: Vec<u32> = (0..edges.len() as u32).filter(|c| c % 4 != 1).collect();
-            let adj = PredAdjacency::build(&keys, &nbrs, &claims, &|c| c % 3 == 0);
-            for e in 0..70u32 {
-                let want: Vec<(u32, u32)> = claims.iter().filter(|&&c| keys[c as usize] == e)
-                    .map(|&c| (nbrs[c as usize] | if c % 3 == 0 { LIVE_BIT } else { 0 }, c)).collect();
-                let (n, c) = adj.get(e);
-                let got: Vec<(u32, u32)> = n.iter().copied().zip(c.iter().copied()).collect();
-                prop_assert_eq!(got, want);
-            }
+        fn matches_naive_lists(
+            edges in proptest::collection::vec((0u32..60, 0u32..60), 0..200),
+            // Offsetting every key moves the window; scattering some forces the hashed table.
+            shift in prop_oneof![Just(0u32), 1u32..1_000_000],
+            scattered in proptest::collection::vec(0u32..5_000_000, 0..4),
+        ) {
+            let mut keys: Vec<u32> = edges.iter().map(|e| e.0 + shift).collect();
+            let mut nbrs: Vec<u32> = edges.iter().map(|e| e.1).collect();
+            keys.extend(&scattered);
+            nbrs.extend(scattered.iter().map(|k| k % 60));
+            let claims: Vec<u32> = (0..keys.len() as u32).filter(|c| c % 4 != 1).collect();
+            let probes = (shift.saturating_sub(3)..shift + 70)
+                .chain(scattered.iter().flat_map(|&k| [k.saturating_sub(1), k, k + 1]))
+                .chain([u32::MAX]);
+            assert_matches_scan(&keys, &nbrs, &claims, probes)?;
         }
+    }
+
+    #[test]
+    fn consecutive_keys_are_dense_and_scattered_keys_hashed() {
+        let dense = PredAdjacency::build(&[10, 11, 13, 11], &[1, 2, 3, 4], &[0, 1, 2, 3], &|_| true);
+        assert!(matches!(dense.runs, Runs::Dense { first: 10, .. }));
+        assert_eq!(dense.get(11).0, &[2 | LIVE_BIT, 4 | LIVE_BIT]);
+        assert_eq!(dense.get(12).0, &[] as &[u32]);
+        assert_eq!(dense.get(9).0, &[] as &[u32]);
+        let hashed = PredAdjacency::build(&[10, 4_000_000], &[1, 2], &[0, 1], &|_| false);
+        assert!(matches!(hashed.runs, Runs::Hashed { .. }));
+        assert_eq!(hashed.get(4_000_000).0, &[2]);
+        assert_eq!(hashed.get(11).0, &[] as &[u32]);
     }
 }

@@ -7,9 +7,9 @@
 use crate::error::ReadError;
 use crate::graph::Direction;
 use crate::ids::{EntityId, PredicateId};
-use crate::normalize::vocabulary_key;
+use crate::normalize::vocabulary_key_of;
 use crate::read::filter::{Compiled, EdgeFilter};
-use crate::read::khop::{for_each_pred_edge, SCRATCH};
+use crate::read::khop::{PredEdges, SCRATCH};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use std::collections::HashSet;
@@ -20,10 +20,10 @@ pub const HIERARCHY_PATH_HOPS_MAX: usize = 4096;
 impl WorkspaceView<'_> {
     /// The interned id of `predicate`, which must be declared transitive here.
     fn transitive_pred(&self, predicate: &str) -> Result<u16, ReadError> {
-        let key = vocabulary_key(predicate);
+        let key = vocabulary_key_of(predicate);
         match self.st.catalog.predicates.get(&key) {
             Some(p) if self.st.catalog.predicate_defs.get(&(self.ws, PredicateId(p))).is_some_and(|d| d.transitive) => Ok(p),
-            _ => Err(ReadError::NotTransitive(key)),
+            _ => Err(ReadError::NotTransitive(key.into_owned())),
         }
     }
 
@@ -44,25 +44,29 @@ impl WorkspaceView<'_> {
     pub(crate) fn closure_over_preds(&self, entity: EntityId, preds: &[u16], dir: usize, v: &Visibility) -> Vec<(EntityId, u32)> {
         let vis = self.vis(v);
         let st = self.st;
+        let edges: Vec<PredEdges<'_>> = preds.iter().map(|&p| PredEdges::new(st, vis, dir, p)).collect();
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
             scratch.visit(entity.0);
-            let mut queue: Vec<(EntityId, u32)> = vec![(entity, 0)];
+            // The start is expanded first and never queued, so the result needs no shift.
+            let mut queue: Vec<(EntityId, u32)> = Vec::new();
+            let mut at = (entity, 0);
             let mut head = 0;
-            while head < queue.len() {
-                let (e, d) = queue[head];
-                head += 1;
-                for &p in preds {
-                    for_each_pred_edge(st, &vis, e.0, dir, p, |nbr| {
+            loop {
+                let (e, d) = at;
+                for pe in &edges {
+                    pe.for_each(e.0, |nbr| {
                         if scratch.visit(nbr) {
                             queue.push((EntityId(nbr), d + 1));
                         }
                     });
                 }
+                let Some(&next) = queue.get(head) else { break };
+                at = next;
+                head += 1;
             }
-            scratch.end(queue.iter().map(|(e, _)| e.0));
-            queue.remove(0);
+            scratch.end(queue.iter().map(|(e, _)| e.0).chain([entity.0]));
             queue
         })
     }

@@ -8,6 +8,7 @@
 
 use crate::error::ReadError;
 use crate::graph::csr::LIVE_BIT;
+use crate::graph::hier::PredAdjacency;
 use crate::ids::{ClaimId, EntityId};
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::view::WorkspaceView;
@@ -168,39 +169,67 @@ pub(crate) fn for_each_edge(st: &State, vis: &Vis<'_>, filter: &Compiled, e: u32
 }
 
 /// Calls `f(neighbour)` for every visible edge of `e` in direction `dir` (0 out, 1 in) with
-/// predicate `pred`: the base CSR's predicate range (a binary search), its stored live bits when
-/// the entity is clean, then the delta.
+/// predicate `pred` (see `PredEdges`).
 #[inline]
-pub(crate) fn for_each_pred_edge(st: &State, vis: &Vis<'_>, e: u32, dir: usize, pred: u16, mut f: impl FnMut(u32)) {
-    let (nbrs, claims) = match st.graph.pred_adjacency(pred, dir) {
-        Some(adj) => adj.get(e),
-        None => {
-            let base = &st.graph.base[dir];
-            let r = base.pred_range(e, pred);
-            (base.nbrs(r.clone()), base.claims(r))
-        }
-    };
-    match vis.flat() {
-        Some(flat) if flat.clean(e) => {
-            for &v in nbrs {
-                if v & LIVE_BIT != 0 {
-                    f(v & !LIVE_BIT);
+pub(crate) fn for_each_pred_edge(st: &State, vis: &Vis<'_>, e: u32, dir: usize, pred: u16, f: impl FnMut(u32)) {
+    PredEdges::new(st, *vis, dir, pred).for_each(e, f);
+}
+
+/// The visible edges of one predicate in one direction, resolved once for a walk that asks for
+/// many entities' edges: the predicate's own adjacency when it has one (transitive predicates),
+/// else the base CSR's predicate range (a binary search); the stored live bits of clean
+/// entities, the per-claim test of the others; then the delta.
+pub(crate) struct PredEdges<'s> {
+    st: &'s State,
+    vis: Vis<'s>,
+    adj: Option<&'s PredAdjacency>,
+    dir: usize,
+    pred: u16,
+    delta: bool,
+}
+
+impl<'s> PredEdges<'s> {
+    pub fn new(st: &'s State, vis: Vis<'s>, dir: usize, pred: u16) -> PredEdges<'s> {
+        let delta = !st.graph.delta().is_empty();
+        PredEdges { st, vis, adj: st.graph.pred_adjacency(pred, dir), dir, pred, delta }
+    }
+
+    /// Calls `f(neighbour)` for each visible edge of `e`.
+    #[inline]
+    pub fn for_each(&self, e: u32, mut f: impl FnMut(u32)) {
+        let st = self.st;
+        let (nbrs, claims) = match self.adj {
+            Some(adj) => adj.get(e),
+            None => {
+                let base = &st.graph.base[self.dir];
+                let r = base.pred_range(e, self.pred);
+                (base.nbrs(r.clone()), base.claims(r))
+            }
+        };
+        match self.vis.flat() {
+            Some(flat) if flat.clean(e) => {
+                for &v in nbrs {
+                    if v & LIVE_BIT != 0 {
+                        f(v & !LIVE_BIT);
+                    }
+                }
+            }
+            _ => {
+                for (&v, &c) in nbrs.iter().zip(claims) {
+                    if self.vis.claim(st, c) && st.graph.base_edge_current(c) {
+                        f(v & !LIVE_BIT);
+                    }
                 }
             }
         }
-        _ => {
-            for (&v, &c) in nbrs.iter().zip(claims) {
-                if vis.claim(st, c) && st.graph.base_edge_current(c) {
-                    f(v & !LIVE_BIT);
+        if self.delta {
+            st.graph.for_each_delta_edge(e, self.dir, |edge| {
+                if edge.pred == self.pred && self.vis.claim(st, edge.claim) {
+                    f(edge.nbr);
                 }
-            }
+            });
         }
     }
-    st.graph.for_each_delta_edge(e, dir, |edge| {
-        if edge.pred == pred && vis.claim(st, edge.claim) {
-            f(edge.nbr);
-        }
-    });
 }
 
 fn expand(st: &State, vis: &Vis<'_>, filter: &Compiled, frontier: &[u32], with_claims: bool, out: &mut Vec<(u32, u32)>) {
