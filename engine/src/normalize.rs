@@ -82,6 +82,9 @@ pub fn is_plain_vocabulary_key(name: &str) -> bool {
 pub fn vocabulary_key_of(name: &str) -> std::borrow::Cow<'_, str> {
     if name.is_empty() || is_plain_vocabulary_key(name) {
         std::borrow::Cow::Borrowed(name)
+    } else if name.is_ascii() {
+        // Same result as `to_lowercase` on ASCII, without its per-character Unicode mapping.
+        std::borrow::Cow::Owned(name.trim().to_ascii_lowercase())
     } else {
         std::borrow::Cow::Owned(name.trim().to_lowercase())
     }

@@ -9,12 +9,26 @@
 use crate::graph::csr::LIVE_BIT;
 use crate::ids::NONE;
 
+/// Set in a stored neighbour that has a run of its own in the same adjacency: a walk learns
+/// which of the nodes it reaches are leaves (most of a hierarchy's nodes) without looking them up.
+/// Only used when every neighbour id is below it (see `PredAdjacency::id_mask`).
+pub const HAS_RUN: u32 = 1 << 30;
+
 /// One direction of one predicate's adjacency.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PredAdjacency {
     runs: Runs,
     nbrs: Vec<u32>,
     claims: Vec<u32>,
+    /// Clears the flag bits of a stored neighbour: `LIVE_BIT`, and `HAS_RUN` when the
+    /// neighbours carry it.
+    id_mask: u32,
+}
+
+impl Default for PredAdjacency {
+    fn default() -> PredAdjacency {
+        PredAdjacency { runs: Runs::default(), nbrs: Vec::new(), claims: Vec::new(), id_mask: !LIVE_BIT }
+    }
 }
 
 /// Where each entity's run of edges lies in `nbrs` / `claims`.
@@ -52,8 +66,6 @@ impl PredAdjacency {
     pub fn build(keys: &[u32], nbrs: &[u32], claims: &[u32], fast: &(dyn Fn(u32) -> bool + Sync)) -> PredAdjacency {
         let mut edges: Vec<(u32, u32)> = claims.iter().map(|&c| (keys[c as usize], c)).collect();
         edges.sort_unstable();
-        let out_nbrs = edges.iter().map(|&(_, c)| nbrs[c as usize] | if fast(c) { LIVE_BIT } else { 0 }).collect();
-        let out_claims = edges.iter().map(|&(_, c)| c).collect();
         let runs = match (edges.first(), edges.last()) {
             (Some(lo), Some(hi)) if ((hi.0 - lo.0) as usize) < edges.len() * DENSE_OFFSETS_PER_EDGE + DENSE_SLACK => {
                 Runs::dense(&edges, lo.0, hi.0)
@@ -61,10 +73,54 @@ impl PredAdjacency {
             (Some(_), Some(hi)) => Runs::hashed(&edges, hi.0),
             _ => Runs::default(),
         };
-        PredAdjacency { runs, nbrs: out_nbrs, claims: out_claims }
+        let marks = edges.iter().all(|&(_, c)| nbrs[c as usize] < HAS_RUN);
+        let mut out = PredAdjacency { runs, nbrs: Vec::new(), claims: edges.iter().map(|&(_, c)| c).collect(), id_mask: !LIVE_BIT };
+        out.nbrs = edges
+            .iter()
+            .map(|&(_, c)| {
+                let n = nbrs[c as usize];
+                let run = if marks && out.has_run(n) { HAS_RUN } else { 0 };
+                n | run | if fast(c) { LIVE_BIT } else { 0 }
+            })
+            .collect();
+        if marks {
+            out.id_mask = !(LIVE_BIT | HAS_RUN);
+        }
+        out
     }
 
-    /// Stored neighbours (with `LIVE_BIT`) and claims of entity `e`.
+    /// The dense layout's parts, when the runs are dense: for a walk's own tight loop.
+    #[inline]
+    pub fn dense(&self) -> Option<DenseRuns<'_>> {
+        match &self.runs {
+            Runs::Dense { first, offsets } => Some(DenseRuns { first: *first, offsets, nbrs: &self.nbrs }),
+            Runs::Hashed { .. } => None,
+        }
+    }
+
+    /// What clears a stored neighbour's flags, leaving its id.
+    #[inline]
+    pub fn id_mask(&self) -> u32 {
+        self.id_mask
+    }
+
+    /// Whether stored neighbours carry `HAS_RUN`: absent, the neighbour is known to be a leaf.
+    #[inline]
+    pub fn marks_runs(&self) -> bool {
+        self.id_mask & HAS_RUN == 0
+    }
+
+    fn has_run(&self, e: u32) -> bool {
+        match &self.runs {
+            Runs::Dense { first, offsets } => {
+                let i = e.wrapping_sub(*first) as usize;
+                i + 1 < offsets.len() && offsets[i] < offsets[i + 1]
+            }
+            Runs::Hashed { slots, present } => probe(slots, present, e).is_some(),
+        }
+    }
+
+    /// Stored neighbours (with `LIVE_BIT`, and `HAS_RUN` when `marks_runs`) and claims of entity `e`.
     #[inline]
     pub fn get(&self, e: u32) -> (&[u32], &[u32]) {
         let (s, t) = match &self.runs {
@@ -90,6 +146,27 @@ impl PredAdjacency {
             Runs::Hashed { slots, present } => slots.len() * 12 + present.len() * 8,
         };
         runs + self.nbrs.len() * 8
+    }
+}
+
+/// A dense adjacency's arrays: entity `first + i` has the stored neighbours
+/// `nbrs[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Copy)]
+pub struct DenseRuns<'a> {
+    first: u32,
+    offsets: &'a [u32],
+    nbrs: &'a [u32],
+}
+
+impl<'a> DenseRuns<'a> {
+    /// The stored neighbours of `e` (empty outside the window).
+    #[inline]
+    pub fn get(&self, e: u32) -> &'a [u32] {
+        let i = e.wrapping_sub(self.first) as usize;
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&s), Some(&t)) => self.nbrs.get(s as usize..t as usize).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 }
 
@@ -156,11 +233,17 @@ mod tests {
     /// Checks every entity in `probes` against a scan of the edge list.
     fn assert_matches_scan(keys: &[u32], nbrs: &[u32], claims: &[u32], probes: impl Iterator<Item = u32>) -> Result<(), TestCaseError> {
         let adj = PredAdjacency::build(keys, nbrs, claims, &|c| c % 3 == 0);
+        let marks = claims.iter().all(|&c| nbrs[c as usize] < HAS_RUN);
+        prop_assert_eq!(adj.marks_runs(), marks);
+        let has_run = |n: u32| marks && claims.iter().any(|&c| keys[c as usize] == n);
         for e in probes {
             let want: Vec<(u32, u32)> = claims
                 .iter()
                 .filter(|&&c| keys[c as usize] == e)
-                .map(|&c| (nbrs[c as usize] | if c % 3 == 0 { LIVE_BIT } else { 0 }, c))
+                .map(|&c| {
+                    let n = nbrs[c as usize];
+                    (n | if c % 3 == 0 { LIVE_BIT } else { 0 } | if has_run(n) { HAS_RUN } else { 0 }, c)
+                })
                 .collect();
             let (n, c) = adj.get(e);
             let got: Vec<(u32, u32)> = n.iter().copied().zip(c.iter().copied()).collect();
@@ -176,11 +259,13 @@ mod tests {
             // Offsetting every key moves the window; scattering some forces the hashed table.
             shift in prop_oneof![Just(0u32), 1u32..1_000_000],
             scattered in proptest::collection::vec(0u32..5_000_000, 0..4),
+            big_nbr in proptest::bool::weighted(0.2),
         ) {
             let mut keys: Vec<u32> = edges.iter().map(|e| e.0 + shift).collect();
-            let mut nbrs: Vec<u32> = edges.iter().map(|e| e.1).collect();
+            // Neighbours overlap the keys (so some have runs), unless one is too large to carry a mark.
+            let mut nbrs: Vec<u32> = edges.iter().map(|e| e.1 + shift).collect();
             keys.extend(&scattered);
-            nbrs.extend(scattered.iter().map(|k| k % 60));
+            nbrs.extend(scattered.iter().map(|k| k % 60 + if big_nbr { HAS_RUN } else { 0 }));
             let claims: Vec<u32> = (0..keys.len() as u32).filter(|c| c % 4 != 1).collect();
             let probes = (shift.saturating_sub(3)..shift + 70)
                 .chain(scattered.iter().flat_map(|&k| [k.saturating_sub(1), k, k + 1]))
@@ -193,7 +278,11 @@ mod tests {
     fn consecutive_keys_are_dense_and_scattered_keys_hashed() {
         let dense = PredAdjacency::build(&[10, 11, 13, 11], &[1, 2, 3, 4], &[0, 1, 2, 3], &|_| true);
         assert!(matches!(dense.runs, Runs::Dense { first: 10, .. }));
-        assert_eq!(dense.get(11).0, &[2 | LIVE_BIT, 4 | LIVE_BIT]);
+        assert_eq!(dense.get(11).0, &[LIVE_BIT + 2, LIVE_BIT + 4]);
+        assert_eq!(dense.get(10).0, &[LIVE_BIT + 1]);
+        let marked = PredAdjacency::build(&[10, 11, 13], &[11, 20, 10], &[0, 1, 2], &|_| false);
+        assert_eq!((marked.get(10).0, marked.get(11).0, marked.get(13).0), (&[HAS_RUN + 11][..], &[20][..], &[HAS_RUN + 10][..]));
+        assert_eq!(marked.id_mask() & (HAS_RUN + LIVE_BIT + 11), 11);
         assert_eq!(dense.get(12).0, &[] as &[u32]);
         assert_eq!(dense.get(9).0, &[] as &[u32]);
         let hashed = PredAdjacency::build(&[10, 4_000_000], &[1, 2], &[0, 1], &|_| false);

@@ -5,6 +5,8 @@
 //! and descendants walk object → subject.
 
 use crate::error::ReadError;
+use crate::graph::csr::LIVE_BIT;
+use crate::graph::hier::HAS_RUN;
 use crate::graph::Direction;
 use crate::ids::{EntityId, PredicateId};
 use crate::normalize::vocabulary_key_of;
@@ -35,7 +37,8 @@ impl WorkspaceView<'_> {
     fn closure(&self, entity: EntityId, predicate: &str, direction: Direction, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
         self.check_entity(entity)?;
         let pred = self.transitive_pred(predicate)?;
-        Ok(self.closure_over_preds(entity, &[pred], usize::from(direction == Direction::In), v))
+        let dir = usize::from(direction == Direction::In);
+        Ok(self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, pred)]))
     }
 
     /// Breadth-first closure from `entity` over the predicates `preds` in direction `dir` (0 out,
@@ -43,31 +46,29 @@ impl WorkspaceView<'_> {
     /// distance, nearest first, the start excluded. Cycle-safe.
     pub(crate) fn closure_over_preds(&self, entity: EntityId, preds: &[u16], dir: usize, v: &Visibility) -> Vec<(EntityId, u32)> {
         let vis = self.vis(v);
+        let edges: Vec<PredEdges<'_>> = preds.iter().map(|&p| PredEdges::new(self.st, vis, dir, p)).collect();
+        self.closure_over_edges(entity, &edges)
+    }
+
+    /// `closure_over_preds` over edges already resolved.
+    fn closure_over_edges(&self, entity: EntityId, edges: &[PredEdges<'_>]) -> Vec<(EntityId, u32)> {
         let st = self.st;
-        let edges: Vec<PredEdges<'_>> = preds.iter().map(|&p| PredEdges::new(st, vis, dir, p)).collect();
+        // With one predicate the stored neighbours say which nodes are leaves: they join the
+        // result without being expanded. The expansion order, hence the result, is the same.
+        let leaves_known = edges.len() == 1;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
-            scratch.visit(entity.0);
-            // The start is expanded first and never queued, so the result needs no shift.
-            let mut queue: Vec<(EntityId, u32)> = Vec::new();
-            let mut at = (entity, 0);
-            let mut head = 0;
-            loop {
-                let (e, d) = at;
-                for pe in &edges {
-                    pe.for_each(e.0, |nbr| {
-                        if scratch.visit(nbr) {
-                            queue.push((EntityId(nbr), d + 1));
-                        }
-                    });
-                }
-                let Some(&next) = queue.get(head) else { break };
-                at = next;
-                head += 1;
+            let mut todo = std::mem::take(&mut scratch.todo);
+            let mut out: Vec<(EntityId, u32)> = Vec::with_capacity(16);
+            match edges {
+                [pe] if pe.dense_walk().is_some() => (todo, out) = breadth_first_dense(pe, entity.0, scratch.bits_mut(), todo, out),
+                _ => breadth_first(edges, leaves_known, entity.0, scratch.bits_mut(), &mut todo, &mut out),
             }
-            scratch.end(queue.iter().map(|(e, _)| e.0).chain([entity.0]));
-            queue
+            todo.clear();
+            scratch.todo = todo;
+            scratch.end(out.iter().map(|(e, _)| e.0).chain([entity.0]));
+            out
         })
     }
 
@@ -149,4 +150,81 @@ impl WorkspaceView<'_> {
             on_path.remove(&n);
         }
     }
+}
+
+/// The closure's walk from `start`, marking `bits` (one per entity; `start` is marked too): each
+/// entity reached goes to `out` with its depth, and to `todo` unless it is known to be a leaf.
+fn breadth_first(
+    edges: &[PredEdges<'_>],
+    leaves_known: bool,
+    start: u32,
+    bits: &mut [u64],
+    todo: &mut Vec<(u32, u32)>,
+    out: &mut Vec<(EntityId, u32)>,
+) {
+    bits[(start >> 6) as usize] |= 1 << (start & 63);
+    let (mut e, mut d) = (start, 0);
+    let mut head = 0;
+    loop {
+        for pe in edges {
+            pe.for_each_marked(e, |n, may_have_edges| {
+                let (w, m) = ((n >> 6) as usize, 1u64 << (n & 63));
+                if bits[w] & m == 0 {
+                    bits[w] |= m;
+                    out.push((EntityId(n), d + 1));
+                    if may_have_edges || !leaves_known {
+                        todo.push((n, d + 1));
+                    }
+                }
+            });
+        }
+        let Some(&next) = todo.get(head) else { break };
+        (e, d) = next;
+        head += 1;
+    }
+}
+
+/// A walk's queue of entities to expand and its result.
+type WalkQueues = (Vec<(u32, u32)>, Vec<(EntityId, u32)>);
+
+/// `breadth_first` for one predicate with a dense adjacency (`PredEdges::dense_walk`), the
+/// common case of an ontology query, as one tight loop over the stored neighbours; entities that
+/// are not `clean` take the general per-claim path. The queues are taken and given back by value
+/// so that they live in registers.
+fn breadth_first_dense(
+    pe: &PredEdges<'_>,
+    start: u32,
+    bits: &mut [u64],
+    mut todo: Vec<(u32, u32)>,
+    mut out: Vec<(EntityId, u32)>,
+) -> WalkQueues {
+    let Some((runs, flat, mask)) = pe.dense_walk() else { return (todo, out) };
+    bits[(start >> 6) as usize] |= 1 << (start & 63);
+    let (mut e, mut d) = (start, 0);
+    let mut head = 0;
+    let mut reach = |n: u32, expand: bool, d: u32, todo: &mut Vec<(u32, u32)>, out: &mut Vec<(EntityId, u32)>| {
+        let (w, m) = ((n >> 6) as usize, 1u64 << (n & 63));
+        if bits[w] & m == 0 {
+            bits[w] |= m;
+            out.push((EntityId(n), d + 1));
+            if expand {
+                todo.push((n, d + 1));
+            }
+        }
+    };
+    loop {
+        if flat.clean(e) {
+            for &v in runs.get(e) {
+                if v & LIVE_BIT != 0 {
+                    reach(v & mask, v & HAS_RUN != 0, d, &mut todo, &mut out);
+                }
+            }
+        } else {
+            pe.for_each_marked(e, |n, expand| reach(n, expand, d, &mut todo, &mut out));
+        }
+        let Some(&next) = todo.get(head) else { break };
+        (e, d) = next;
+        head += 1;
+    }
+    (todo, out)
 }

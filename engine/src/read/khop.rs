@@ -8,12 +8,12 @@
 
 use crate::error::ReadError;
 use crate::graph::csr::LIVE_BIT;
-use crate::graph::hier::PredAdjacency;
+use crate::graph::hier::{DenseRuns, PredAdjacency, HAS_RUN};
 use crate::ids::{ClaimId, EntityId};
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::{Vis, Visibility};
-use crate::state::State;
+use crate::state::{FlatFilter, State};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
@@ -89,6 +89,8 @@ pub struct KHopResult {
 pub(crate) struct Scratch {
     bits: Vec<u64>,
     slot: Vec<u32>,
+    /// A closure's queue of entities still to expand, with their depth (kept for its capacity).
+    pub todo: Vec<(u32, u32)>,
 }
 
 impl Scratch {
@@ -112,6 +114,11 @@ impl Scratch {
         let fresh = *w & m == 0;
         *w |= m;
         fresh
+    }
+
+    /// The visited bits, for a walk that marks them itself.
+    pub fn bits_mut(&mut self) -> &mut [u64] {
+        &mut self.bits
     }
 
     /// Unmarks the given entities (exactly those visited), leaving the scratch clean.
@@ -186,17 +193,42 @@ pub(crate) struct PredEdges<'s> {
     dir: usize,
     pred: u16,
     delta: bool,
+    /// Clears a stored neighbour's flag bits.
+    mask: u32,
+    /// The stored neighbours say which have edges here (`HAS_RUN`) and the delta adds none.
+    leaves_known: bool,
 }
 
 impl<'s> PredEdges<'s> {
     pub fn new(st: &'s State, vis: Vis<'s>, dir: usize, pred: u16) -> PredEdges<'s> {
         let delta = !st.graph.delta().is_empty();
-        PredEdges { st, vis, adj: st.graph.pred_adjacency(pred, dir), dir, pred, delta }
+        let adj = st.graph.pred_adjacency(pred, dir);
+        let mask = adj.map_or(!LIVE_BIT, PredAdjacency::id_mask);
+        let leaves_known = !delta && adj.is_some_and(PredAdjacency::marks_runs);
+        PredEdges { st, vis, adj, dir, pred, delta, mask, leaves_known }
+    }
+
+    /// The predicate's dense adjacency with its flat filter, when a walk may read the stored
+    /// neighbours directly: leaves are known (no delta), the visibility is the default one. The
+    /// walk must still send entities that are not `clean` through `for_each_marked`.
+    pub fn dense_walk(&self) -> Option<(DenseRuns<'s>, &'s FlatFilter, u32)> {
+        match (self.leaves_known, self.adj.and_then(PredAdjacency::dense), self.vis.flat()) {
+            (true, Some(d), Some(flat)) => Some((d, flat, self.mask)),
+            _ => None,
+        }
     }
 
     /// Calls `f(neighbour)` for each visible edge of `e`.
     #[inline]
     pub fn for_each(&self, e: u32, mut f: impl FnMut(u32)) {
+        self.for_each_marked(e, |n, _| f(n));
+    }
+
+    /// Calls `f(neighbour, may_have_edges)` for each visible edge of `e`; `may_have_edges` is
+    /// false only for a neighbour known to have no edge of the predicate in this direction, so a
+    /// walk need not expand it.
+    #[inline]
+    pub fn for_each_marked(&self, e: u32, mut f: impl FnMut(u32, bool)) {
         let st = self.st;
         let (nbrs, claims) = match self.adj {
             Some(adj) => adj.get(e),
@@ -206,18 +238,19 @@ impl<'s> PredEdges<'s> {
                 (base.nbrs(r.clone()), base.claims(r))
             }
         };
+        let (mask, known) = (self.mask, self.leaves_known);
         match self.vis.flat() {
             Some(flat) if flat.clean(e) => {
                 for &v in nbrs {
                     if v & LIVE_BIT != 0 {
-                        f(v & !LIVE_BIT);
+                        f(v & mask, !known || v & HAS_RUN != 0);
                     }
                 }
             }
             _ => {
                 for (&v, &c) in nbrs.iter().zip(claims) {
                     if self.vis.claim(st, c) && st.graph.base_edge_current(c) {
-                        f(v & !LIVE_BIT);
+                        f(v & mask, !known || v & HAS_RUN != 0);
                     }
                 }
             }
@@ -225,7 +258,7 @@ impl<'s> PredEdges<'s> {
         if self.delta {
             st.graph.for_each_delta_edge(e, self.dir, |edge| {
                 if edge.pred == self.pred && self.vis.claim(st, edge.claim) {
-                    f(edge.nbr);
+                    f(edge.nbr, true);
                 }
             });
         }
