@@ -111,32 +111,16 @@ impl PredAdjacency {
     }
 
     fn has_run(&self, e: u32) -> bool {
-        match &self.runs {
-            Runs::Dense { first, offsets } => {
-                let i = e.wrapping_sub(*first) as usize;
-                i + 1 < offsets.len() && offsets[i] < offsets[i + 1]
-            }
-            Runs::Hashed { slots, present } => probe(slots, present, e).is_some(),
-        }
+        self.runs.run(e).is_some_and(|(s, t)| s < t)
     }
 
     /// Stored neighbours (with `LIVE_BIT`, and `HAS_RUN` when `marks_runs`) and claims of entity `e`.
     #[inline]
     pub fn get(&self, e: u32) -> (&[u32], &[u32]) {
-        let (s, t) = match &self.runs {
-            Runs::Dense { first, offsets } => {
-                let i = e.wrapping_sub(*first) as usize;
-                match (offsets.get(i), offsets.get(i + 1)) {
-                    (Some(&s), Some(&t)) => (s as usize, t as usize),
-                    _ => return (&[], &[]),
-                }
-            }
-            Runs::Hashed { slots, present } => match probe(slots, present, e) {
-                Some(r) => r,
-                None => return (&[], &[]),
-            },
-        };
-        (&self.nbrs[s..t], &self.claims[s..t])
+        match self.runs.run(e) {
+            Some((s, t)) => (&self.nbrs[s..t], &self.claims[s..t]),
+            None => (&[], &[]),
+        }
     }
 
     /// Heap bytes held.
@@ -162,15 +146,30 @@ impl<'a> DenseRuns<'a> {
     /// The stored neighbours of `e` (empty outside the window).
     #[inline]
     pub fn get(&self, e: u32) -> &'a [u32] {
-        let i = e.wrapping_sub(self.first) as usize;
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&s), Some(&t)) => self.nbrs.get(s as usize..t as usize).unwrap_or(&[]),
-            _ => &[],
-        }
+        dense_run(self.first, self.offsets, e).and_then(|(s, t)| self.nbrs.get(s..t)).unwrap_or(&[])
+    }
+}
+
+/// The run of `e` in a dense window starting at entity `first`, if `e` lies in the window.
+#[inline]
+fn dense_run(first: u32, offsets: &[u32], e: u32) -> Option<(usize, usize)> {
+    let i = e.wrapping_sub(first) as usize;
+    match (offsets.get(i), offsets.get(i + 1)) {
+        (Some(&s), Some(&t)) => Some((s as usize, t as usize)),
+        _ => None,
     }
 }
 
 impl Runs {
+    /// The run of `e` (possibly empty), or `None` when `e` has none.
+    #[inline]
+    fn run(&self, e: u32) -> Option<(usize, usize)> {
+        match self {
+            Runs::Dense { first, offsets } => dense_run(*first, offsets, e),
+            Runs::Hashed { slots, present } => probe(slots, present, e),
+        }
+    }
+
     /// Offsets over `lo..=hi` for `edges` sorted by key.
     fn dense(edges: &[(u32, u32)], lo: u32, hi: u32) -> Runs {
         let mut offsets = vec![0u32; (hi - lo) as usize + 2];

@@ -6,7 +6,7 @@
 
 use crate::error::ReadError;
 use crate::graph::csr::LIVE_BIT;
-use crate::graph::hier::HAS_RUN;
+use crate::graph::hier::{DenseRuns, HAS_RUN};
 use crate::graph::Direction;
 use crate::ids::{EntityId, PredicateId};
 use crate::normalize::vocabulary_key_of;
@@ -14,6 +14,7 @@ use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::khop::{PredEdges, SCRATCH};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
+use crate::state::FlatFilter;
 use std::collections::HashSet;
 
 /// Longest hierarchy path followed by `hierarchy_paths`, in hops (the search is recursive).
@@ -53,17 +54,19 @@ impl WorkspaceView<'_> {
     /// `closure_over_preds` over edges already resolved.
     fn closure_over_edges(&self, entity: EntityId, edges: &[PredEdges<'_>]) -> Vec<(EntityId, u32)> {
         let st = self.st;
-        // With one predicate the stored neighbours say which nodes are leaves: they join the
-        // result without being expanded. The expansion order, hence the result, is the same.
-        let leaves_known = edges.len() == 1;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
             let mut todo = std::mem::take(&mut scratch.todo);
             let mut out: Vec<(EntityId, u32)> = Vec::with_capacity(16);
+            // With one predicate the stored neighbours say which nodes are leaves: they join the
+            // result without being expanded. The expansion order, hence the result, is the same.
             match edges {
-                [pe] if pe.dense_walk().is_some() => (todo, out) = breadth_first_dense(pe, entity.0, scratch.bits_mut(), todo, out),
-                _ => breadth_first(edges, leaves_known, entity.0, scratch.bits_mut(), &mut todo, &mut out),
+                [pe] => match pe.dense_walk() {
+                    Some(walk) => (todo, out) = breadth_first_dense(pe, walk, entity.0, scratch.bits_mut(), todo, out),
+                    None => breadth_first(edges, true, entity.0, scratch.bits_mut(), &mut todo, &mut out),
+                },
+                _ => breadth_first(edges, false, entity.0, scratch.bits_mut(), &mut todo, &mut out),
             }
             todo.clear();
             scratch.todo = todo;
@@ -153,10 +156,11 @@ impl WorkspaceView<'_> {
 }
 
 /// The closure's walk from `start`, marking `bits` (one per entity; `start` is marked too): each
-/// entity reached goes to `out` with its depth, and to `todo` unless it is known to be a leaf.
+/// entity reached goes to `out` with its depth, and to `todo` unless `trust_marks` (one predicate)
+/// and its mark says it is a leaf.
 fn breadth_first(
     edges: &[PredEdges<'_>],
-    leaves_known: bool,
+    trust_marks: bool,
     start: u32,
     bits: &mut [u64],
     todo: &mut Vec<(u32, u32)>,
@@ -167,16 +171,7 @@ fn breadth_first(
     let mut head = 0;
     loop {
         for pe in edges {
-            pe.for_each_marked(e, |n, may_have_edges| {
-                let (w, m) = ((n >> 6) as usize, 1u64 << (n & 63));
-                if bits[w] & m == 0 {
-                    bits[w] |= m;
-                    out.push((EntityId(n), d + 1));
-                    if may_have_edges || !leaves_known {
-                        todo.push((n, d + 1));
-                    }
-                }
-            });
+            pe.for_each_marked(e, |n, may_have_edges| reach(bits, n, may_have_edges || !trust_marks, d + 1, todo, out));
         }
         let Some(&next) = todo.get(head) else { break };
         (e, d) = next;
@@ -193,38 +188,42 @@ type WalkQueues = (Vec<(u32, u32)>, Vec<(EntityId, u32)>);
 /// so that they live in registers.
 fn breadth_first_dense(
     pe: &PredEdges<'_>,
+    (runs, flat, mask): (DenseRuns<'_>, &FlatFilter, u32),
     start: u32,
     bits: &mut [u64],
     mut todo: Vec<(u32, u32)>,
     mut out: Vec<(EntityId, u32)>,
 ) -> WalkQueues {
-    let Some((runs, flat, mask)) = pe.dense_walk() else { return (todo, out) };
     bits[(start >> 6) as usize] |= 1 << (start & 63);
     let (mut e, mut d) = (start, 0);
     let mut head = 0;
-    let mut reach = |n: u32, expand: bool, d: u32, todo: &mut Vec<(u32, u32)>, out: &mut Vec<(EntityId, u32)>| {
-        let (w, m) = ((n >> 6) as usize, 1u64 << (n & 63));
-        if bits[w] & m == 0 {
-            bits[w] |= m;
-            out.push((EntityId(n), d + 1));
-            if expand {
-                todo.push((n, d + 1));
-            }
-        }
-    };
     loop {
         if flat.clean(e) {
             for &v in runs.get(e) {
                 if v & LIVE_BIT != 0 {
-                    reach(v & mask, v & HAS_RUN != 0, d, &mut todo, &mut out);
+                    reach(bits, v & mask, v & HAS_RUN != 0, d + 1, &mut todo, &mut out);
                 }
             }
         } else {
-            pe.for_each_marked(e, |n, expand| reach(n, expand, d, &mut todo, &mut out));
+            pe.for_each_marked(e, |n, expand| reach(bits, n, expand, d + 1, &mut todo, &mut out));
         }
         let Some(&next) = todo.get(head) else { break };
         (e, d) = next;
         head += 1;
     }
     (todo, out)
+}
+
+/// A walk reaches `n` at depth `d`: unless already visited, it is marked, added to the result,
+/// and queued for expansion when `expand`.
+#[inline]
+fn reach(bits: &mut [u64], n: u32, expand: bool, d: u32, todo: &mut Vec<(u32, u32)>, out: &mut Vec<(EntityId, u32)>) {
+    let (w, m) = ((n >> 6) as usize, 1u64 << (n & 63));
+    if bits[w] & m == 0 {
+        bits[w] |= m;
+        out.push((EntityId(n), d));
+        if expand {
+            todo.push((n, d));
+        }
+    }
 }
