@@ -38,7 +38,10 @@ const TAIL_MAX: usize = 64;
 /// A set of dense `u32` ids.
 #[derive(Clone, Debug, Default)]
 pub struct IdSet {
-    shards: Vec<Option<Arc<RoaringBitmap>>>,
+    /// Shared as a whole too: a clone (one per commit group) copies two pointers, and the
+    /// vector of shard pointers is copied only when a shard changes (at most once per 64 ids
+    /// added, thanks to the tail).
+    shards: Arc<Vec<Option<Arc<RoaringBitmap>>>>,
     /// The newest members, ascending, each above every member of `shards`.
     tail: Arc<Vec<u32>>,
 }
@@ -77,7 +80,7 @@ impl IdSet {
             }
             shards[s].insert(id);
         }
-        IdSet { shards: shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect(), tail: Arc::default() }
+        IdSet { shards: Arc::new(shards.into_iter().map(|b| (!b.is_empty()).then(|| Arc::new(b))).collect()), tail: Arc::default() }
     }
 
     /// Builds a set from strictly ascending ids, shard by shard (much faster than inserting).
@@ -95,7 +98,7 @@ impl IdSet {
             shards[s] = Some(Arc::new(bm));
             rest = &rest[end..];
         }
-        IdSet { shards, tail: Arc::default() }
+        IdSet { shards: Arc::new(shards), tail: Arc::default() }
     }
 
     /// `count` sets over the ids `first..first + rows`: id `first + i` joins set `pick(i)`, if
@@ -162,7 +165,7 @@ impl IdSet {
             .collect();
         for (s, shard_sets) in built {
             for (k, bm) in shard_sets {
-                let shards = &mut sets[k].shards;
+                let shards = Arc::make_mut(&mut sets[k].shards);
                 if shards.len() <= s {
                     shards.resize(s + 1, None);
                 }
@@ -187,7 +190,7 @@ impl IdSet {
             shards[s] = Some(Arc::new(bm));
             at = shard_end;
         }
-        IdSet { shards, tail: Arc::default() }
+        IdSet { shards: Arc::new(shards), tail: Arc::default() }
     }
 
     /// Adds `id`; returns whether it was absent.
@@ -243,10 +246,11 @@ impl IdSet {
     /// Adds `id` to its shard.
     fn shard_insert(&mut self, id: u32) -> bool {
         let s = (id >> SHARD_BITS) as usize;
-        if self.shards.len() <= s {
-            self.shards.resize(s + 1, None);
+        let shards = Arc::make_mut(&mut self.shards);
+        if shards.len() <= s {
+            shards.resize(s + 1, None);
         }
-        Arc::make_mut(self.shards[s].get_or_insert_with(Default::default)).insert(id)
+        Arc::make_mut(shards[s].get_or_insert_with(Default::default)).insert(id)
     }
 
     /// The largest member of the shards.
@@ -267,10 +271,11 @@ impl IdSet {
             // The tail is ascending and above every shard member: append it shard by shard.
             let s = (first >> SHARD_BITS) as usize;
             let end = rest.partition_point(|id| (id >> SHARD_BITS) as usize == s);
-            if self.shards.len() <= s {
-                self.shards.resize(s + 1, None);
+            let shards = Arc::make_mut(&mut self.shards);
+            if shards.len() <= s {
+                shards.resize(s + 1, None);
             }
-            let shard = Arc::make_mut(self.shards[s].get_or_insert_with(Default::default));
+            let shard = Arc::make_mut(shards[s].get_or_insert_with(Default::default));
             if shard.append(rest[..end].iter().copied()).is_err() {
                 // Unreachable while the invariant holds; inserting keeps the set right regardless.
                 shard.extend(rest[..end].iter().copied());
@@ -297,16 +302,16 @@ impl IdSet {
             return true;
         }
         let s = (id >> SHARD_BITS) as usize;
-        match self.shards.get_mut(s) {
-            Some(Some(shard)) if shard.contains(id) => {
-                let removed = Arc::make_mut(shard).remove(id);
-                if shard.is_empty() {
-                    self.shards[s] = None;
-                }
-                removed
-            }
-            _ => false,
+        if !matches!(self.shards.get(s), Some(Some(shard)) if shard.contains(id)) {
+            return false;
         }
+        let slot = &mut Arc::make_mut(&mut self.shards)[s];
+        let shard = Arc::make_mut(slot.as_mut().expect("checked above"));
+        let removed = shard.remove(id);
+        if shard.is_empty() {
+            *slot = None;
+        }
+        removed
     }
 
     /// Sets membership of `id` to `member`.
@@ -377,7 +382,7 @@ impl IdSet {
                 _ => None,
             })
             .collect();
-        IdSet { shards, tail: Arc::default() }
+        IdSet { shards: Arc::new(shards), tail: Arc::default() }
     }
 
     /// `self ∪ other`.
@@ -393,7 +398,7 @@ impl IdSet {
                 (None, None) => None,
             })
             .collect();
-        IdSet { shards, tail: Arc::default() }
+        IdSet { shards: Arc::new(shards), tail: Arc::default() }
     }
 
     /// `self \ other`.
@@ -413,7 +418,7 @@ impl IdSet {
                 (a, _) => a.clone(),
             })
             .collect();
-        IdSet { shards, tail: Arc::default() }
+        IdSet { shards: Arc::new(shards), tail: Arc::default() }
     }
 
     /// Approximate heap bytes (roaring serialized size is a good proxy for its footprint).

@@ -71,12 +71,19 @@ impl Leaf {
 }
 
 const TAIL_MAX: usize = 64;
+/// Leaves per group: a clone copies one pointer per 262,144 rows, not one per leaf.
+const GROUP_BITS: u32 = 8;
+const GROUP_LEN: usize = 1 << GROUP_BITS;
+
+type Group = Arc<Vec<Arc<Leaf>>>;
 
 /// A column of strings.
 #[derive(Clone, Debug, Default)]
 pub struct StrVec {
-    leaves: Vec<Arc<Leaf>>,
-    /// Rows in `leaves`.
+    /// Full groups of `GROUP_LEN` leaves, the last one possibly partial; every leaf but the
+    /// last holds `LEAF_LEN` rows.
+    groups: Vec<Group>,
+    /// Rows in `groups`.
     len: usize,
     /// Rows after the leaves.
     tail: Arc<Leaf>,
@@ -105,7 +112,22 @@ impl StrVec {
         if i >= self.len {
             return self.tail.get(i - self.len);
         }
-        self.leaves[i >> LEAF_BITS].get(i & (LEAF_LEN - 1))
+        self.groups[i >> (LEAF_BITS + GROUP_BITS)][(i >> LEAF_BITS) & (GROUP_LEN - 1)].get(i & (LEAF_LEN - 1))
+    }
+
+    /// The leaves, in row order.
+    fn leaves(&self) -> impl Iterator<Item = &Arc<Leaf>> {
+        self.groups.iter().flat_map(|g| g.iter())
+    }
+
+    /// Appends a full or last leaf after the others.
+    fn push_leaf(&mut self, leaf: Arc<Leaf>) {
+        debug_assert_eq!(self.len & (LEAF_LEN - 1), 0);
+        if (self.len >> LEAF_BITS) & (GROUP_LEN - 1) == 0 {
+            self.groups.push(Arc::new(Vec::with_capacity(GROUP_LEN)));
+        }
+        self.len += leaf.len();
+        Arc::make_mut(self.groups.last_mut().expect("pushed above")).push(leaf);
     }
 
     /// Appends a row.
@@ -136,12 +158,14 @@ impl StrVec {
         let mut k = 0;
         while k < tail.ends.len() {
             if self.len & (LEAF_LEN - 1) == 0 {
-                self.leaves.push(Arc::new(Leaf { bytes: String::new(), ends: Vec::with_capacity(LEAF_LEN) }));
+                self.push_leaf(Arc::new(Leaf { bytes: String::new(), ends: Vec::with_capacity(LEAF_LEN) }));
             }
             let take = (LEAF_LEN - (self.len & (LEAF_LEN - 1))).min(tail.ends.len() - k);
             let start = if k == 0 { 0 } else { tail.ends[k - 1] as usize };
             let added = tail.ends[k + take - 1] as usize - start;
-            let leaf = self.leaves.last_mut().expect("pushed above");
+            // The group is copied (256 pointers) when a snapshot shares it, once per clone.
+            let group = Arc::make_mut(self.groups.last_mut().expect("a leaf was pushed"));
+            let leaf = group.last_mut().expect("a leaf was pushed");
             if Arc::get_mut(leaf).is_none() {
                 // Shared with a snapshot: copy it once, with room for a full leaf at its current
                 // bytes per row (`make_mut` would copy it at its length, then regrow it).
@@ -161,7 +185,12 @@ impl StrVec {
     /// Replaces row `i`, rebuilding its leaf (or the tail).
     pub fn set(&mut self, i: usize, s: &str) {
         assert!(i < self.len());
-        let (leaf, j) = if i >= self.len { (&mut self.tail, i - self.len) } else { (&mut self.leaves[i >> LEAF_BITS], i & (LEAF_LEN - 1)) };
+        let (leaf, j) = if i >= self.len {
+            (&mut self.tail, i - self.len)
+        } else {
+            let group = Arc::make_mut(&mut self.groups[i >> (LEAF_BITS + GROUP_BITS)]);
+            (&mut group[(i >> LEAF_BITS) & (GROUP_LEN - 1)], i & (LEAF_LEN - 1))
+        };
         let mut rebuilt = Leaf { bytes: String::with_capacity(leaf.bytes.len() + s.len()), ends: Vec::with_capacity(leaf.ends.len()) };
         for k in 0..leaf.ends.len() {
             rebuilt.push(if k == j { s } else { leaf.get(k) });
@@ -203,7 +232,7 @@ impl StrVec {
                 Arc::new(Leaf { bytes: scratch.as_str().to_owned(), ends })
             })
             .collect();
-        StrVec { leaves, len: n, tail: Arc::default() }
+        StrVec::from_leaves(leaves)
     }
 
     /// A column over shared leaves: every leaf but the last holds exactly 1,024 rows.
@@ -212,15 +241,17 @@ impl StrVec {
         leaves.retain(|l| l.len() > 0);
         debug_assert!(leaves.iter().rev().skip(1).all(|l| l.len() == LEAF_LEN));
         let len = leaves.iter().map(|l| l.len()).sum();
-        StrVec { leaves, len, tail: Arc::default() }
+        let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
+        StrVec { groups, len, tail: Arc::default() }
     }
 
     /// Appends another column's rows (used by bulk loads that build leaves on several threads).
     pub fn extend_from(&mut self, other: &StrVec) {
         if self.tail.ends.is_empty() && self.len & (LEAF_LEN - 1) == 0 {
             // Aligned: share the other column's leaves directly.
-            self.leaves.extend(other.leaves.iter().cloned());
-            self.len += other.len;
+            for leaf in other.leaves() {
+                self.push_leaf(leaf.clone());
+            }
             for k in 0..other.tail.ends.len() {
                 self.push(other.tail.get(k));
             }
@@ -234,9 +265,10 @@ impl StrVec {
     /// Heap bytes: offsets and text (a leaf shared by several positions counted once).
     pub fn heap_bytes(&self) -> (usize, usize) {
         let mut seen = std::collections::HashSet::new();
-        let distinct = self.leaves.iter().filter(|l| seen.insert(Arc::as_ptr(l)));
+        let distinct = self.leaves().filter(|l| seen.insert(Arc::as_ptr(l)));
         let (rows, text) = distinct.fold((self.tail.ends.len(), self.tail.bytes.len()), |(r, t), l| (r + l.ends.len(), t + l.bytes.len()));
-        (rows * 4 + self.leaves.len() * 64, text)
+        let leaves = self.len.div_ceil(LEAF_LEN);
+        (rows * 4 + leaves * 64 + self.groups.len() * GROUP_LEN * 8, text)
     }
 
     /// `n` empty rows whose full leaves are one shared leaf (a bulk load without claim text).
@@ -252,6 +284,38 @@ pub const STRVEC_LEAF_LEN: usize = LEAF_LEN;
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Past one group of leaves (262,144 rows): pushes, writes and appends of another column
+    /// land in the right group, and a clone taken before keeps its rows.
+    #[test]
+    fn rows_across_groups_stay_where_they_were_written() {
+        let n = GROUP_LEN * LEAF_LEN + 3 * LEAF_LEN + 17;
+        let row = |i: usize| format!("r{i}");
+        let mut column = StrVec::build_par(n, |i, b| b.push_str(&row(i)));
+        assert_eq!(column.groups.len(), 2);
+        let before = column.clone();
+        let mut want: Vec<String> = (0..n).map(row).collect();
+        for k in 0..2 * LEAF_LEN {
+            column.push(&format!("p{k}"));
+            want.push(format!("p{k}"));
+        }
+        for i in [0, LEAF_LEN * GROUP_LEN - 1, LEAF_LEN * GROUP_LEN, n - 1, n + 5] {
+            column.set(i, "set");
+            want[i] = "set".to_owned();
+        }
+        let mut joined = StrVec::collect_from(want.iter().take(LEAF_LEN * GROUP_LEN).map(String::as_str));
+        let rest = StrVec::collect_from(want.iter().skip(LEAF_LEN * GROUP_LEN).map(String::as_str));
+        joined.extend_from(&rest);
+        assert_eq!((column.len(), joined.len()), (want.len(), want.len()));
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(column.get(i), w, "row {i}");
+            assert_eq!(joined.get(i), w, "joined row {i}");
+        }
+        assert_eq!(before.len(), n);
+        for i in 0..n {
+            assert_eq!(before.get(i), row(i), "the clone's row {i}");
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]

@@ -1,7 +1,9 @@
 //! Durable-commit and replay figures, measured beside this disk's own write+fdatasync rate in the
 //! same run: `cargo run --release -p engram-bench --bin durable [-- --seconds S --dir DIR]`.
 //! With `--data DIR` (workload CSVs) it also bulk-loads them into a durable database, checkpoints,
-//! and times reopening from the snapshot. Prints one JSON line per measurement.
+//! and times reopening from the snapshot. With `--base DIR` the commits go to a database that
+//! already holds that workload's data (bulk-loaded and checkpointed first), so their cost is
+//! measured at that scale. Prints one JSON line per measurement.
 
 #[path = "workloads/load.rs"]
 #[allow(dead_code)] // Reason: shared with the workloads harness, which uses all of it.
@@ -37,6 +39,10 @@ struct Args {
     /// Workload data folder (from gen.py) for the checkpoint and reopen figures.
     #[arg(long)]
     data: Option<std::path::PathBuf>,
+    /// Workload data folder (from gen.py) loaded into the commit database before the commit
+    /// measurements (e.g. the M data: the commits then copy-on-write a 5M-claim state).
+    #[arg(long)]
+    base: Option<std::path::PathBuf>,
     /// Keep the database written by the commit measurements (its path is printed), so that its
     /// WAL can be replayed again, e.g. by `engram stats` under a profiler.
     #[arg(long)]
@@ -69,24 +75,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fsync = engram::settings::parse_fsync(&args.fsync).ok_or("--fsync: expected always, never or batch:MILLISECONDS")?;
     let config = engram::Config { fsync, ..engram::Config::default() };
     let db = Database::open_with(tmp.path().join("db"), config, Arc::new(engram::OsVfs))?;
+    if let Some(base) = &args.base {
+        let t0 = Instant::now();
+        db.bulk_load(&load::read_dir(base).map_err(|e| e.to_string())?)?;
+        db.checkpoint()?;
+        let (entities, claims, _) = db.snapshot().counts();
+        println!(
+            "{}",
+            json!({"measure": "base_loaded", "entities": entities, "claims": claims, "seconds": (t0.elapsed().as_secs_f64() * 1000.0).round() / 1000.0})
+        );
+    }
+    let (first, logged_from) = (db.snapshot().counts().0 as u32, db.snapshot().version());
     let mut setup = WriteBatch::new("default");
     for i in 0..1000 {
         setup.upsert_entity(&format!("e{i}"), "thing", &format!("E{i}"));
     }
     db.write(&setup)?;
     for &threads in &args.writers {
-        measure_commits(&db, threads, span, raw, &args.fsync);
+        measure_commits(&db, first, threads, span, raw, &args.fsync);
     }
-    let records = db.snapshot().version();
+    let records = db.snapshot().version() - logged_from;
     db.wait_for_merge(); // a background merge holds a handle (and so the folder lock) until it ends
     drop(db);
     let t0 = Instant::now();
     let db = Database::open(tmp.path().join("db"))?;
     let secs = t0.elapsed().as_secs_f64();
-    assert_eq!(db.snapshot().version(), records);
+    assert_eq!(db.snapshot().version(), records + logged_from);
+    // With a base, the open also reads its snapshot: `records_per_s` then understates the replay.
     println!(
         "{}",
-        json!({"measure": "wal_replay", "records": records, "seconds": (secs * 1000.0).round() / 1000.0, "records_per_s": (records as f64 / secs).round()})
+        json!({"measure": "wal_replay", "records": records, "after_snapshot": args.base.is_some(), "seconds": (secs * 1000.0).round() / 1000.0, "records_per_s": (records as f64 / secs).round()})
     );
     drop(db);
     if args.keep {
@@ -127,8 +145,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// One-claim commits from `threads` writers for `span`; prints one JSON line.
-fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsync: &str) {
+/// One-claim commits from `threads` writers for `span` among entities `first..first + 1000`;
+/// prints one JSON line.
+fn measure_commits(db: &Database, first: u32, threads: usize, span: Duration, raw: f64, fsync: &str) {
     let stop = Arc::new(AtomicBool::new(false));
     let stats0 = db.commit_stats();
     let cpu0 = engram_bench::process_cpu_seconds();
@@ -141,7 +160,7 @@ fn measure_commits(db: &Database, threads: usize, span: Duration, raw: f64, fsyn
                 let mut i = t as u32;
                 while !stop.load(Ordering::Relaxed) {
                     let mut b = WriteBatch::new("default");
-                    b.add_claim(AddClaim::new(EntityId(i % 1000), "mentions", EntityId((i * 7 + 1) % 1000)));
+                    b.add_claim(AddClaim::new(EntityId(first + i % 1000), "mentions", EntityId(first + (i * 7 + 1) % 1000)));
                     let s = Instant::now();
                     db.write(&b).expect("durable commit");
                     lat.push(s.elapsed().as_secs_f64() * 1e6);
