@@ -39,8 +39,8 @@ const TAIL_MAX: usize = 64;
 #[derive(Clone, Debug, Default)]
 pub struct IdSet {
     /// Shared as a whole too: a clone (one per commit group) copies two pointers, and the
-    /// vector of shard pointers is copied only when a shard changes (at most once per 64 ids
-    /// added, thanks to the tail).
+    /// vector of shard pointers is copied only when a shard of the clone first changes (for ids
+    /// appended at the top, once per 64 of them, thanks to the tail).
     shards: Arc<Vec<Option<Arc<RoaringBitmap>>>>,
     /// The newest members, ascending, each above every member of `shards`.
     tail: Arc<Vec<u32>>,
