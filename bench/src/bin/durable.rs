@@ -2,7 +2,7 @@
 //! same run: `cargo run --release -p engram-bench --bin durable [-- --seconds S --dir DIR]`.
 //! With `--data DIR` (workload CSVs) it also bulk-loads them into a durable database, checkpoints,
 //! and times reopening from the snapshot. With `--base DIR` the commits go to a database that
-//! already holds that workload's data (bulk-loaded and checkpointed first), so their cost is
+//! already holds that workload's data (bulk-loaded as a snapshot first), so their cost is
 //! measured at that scale. Prints one JSON line per measurement.
 
 #[path = "workloads/load.rs"]
@@ -39,8 +39,9 @@ struct Args {
     /// Workload data folder (from gen.py) for the checkpoint and reopen figures.
     #[arg(long)]
     data: Option<std::path::PathBuf>,
-    /// Workload data folder (from gen.py) loaded into the commit database before the commit
-    /// measurements (e.g. the M data: the commits then copy-on-write a 5M-claim state).
+    /// Workload data folder (from gen.py) loaded into the commit database (written as a snapshot)
+    /// before the commit measurements (e.g. the M data: the commits then copy-on-write a
+    /// 5M-claim state).
     #[arg(long)]
     base: Option<std::path::PathBuf>,
     /// Keep the database written by the commit measurements (its path is printed), so that its
@@ -77,8 +78,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = Database::open_with(tmp.path().join("db"), config, Arc::new(engram::OsVfs))?;
     if let Some(base) = &args.base {
         let t0 = Instant::now();
-        db.bulk_load(&load::read_dir(base).map_err(|e| e.to_string())?)?;
-        db.checkpoint()?;
+        // Written as a snapshot, as `engram import` does: no WAL record, so no automatic
+        // checkpoint of the whole state runs in the background while the commits are timed.
+        db.bulk_load_checkpointed(load::read_dir(base).map_err(|e| e.to_string())?)?;
         let (entities, claims, _) = db.snapshot().counts();
         println!(
             "{}",
