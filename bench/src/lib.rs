@@ -1,6 +1,7 @@
 //! Seeded dataset generators shared by engram's benchmarks: graphs built through the public API
 //! so the benches measure what users get.
 
+pub mod floor;
 pub mod sentences;
 
 use engram::{AddClaim, ClaimState, Database, DeclarePredicate, EntityId, Op, WriteBatch};

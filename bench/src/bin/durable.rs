@@ -3,7 +3,9 @@
 //! With `--data DIR` (workload CSVs) it also bulk-loads them into a durable database, checkpoints,
 //! and times reopening from the snapshot. With `--base DIR` the commits go to a database that
 //! already holds that workload's data (bulk-loaded as a snapshot first), so their cost is
-//! measured at that scale. Prints one JSON line per measurement.
+//! measured at that scale. Under fsync policy `always` each commit measurement follows the
+//! group-commit floor at the same writer count (`engram_bench::floor`: the same durability with no
+//! engine work), and reports its rate as `vs_floor`. Prints one JSON line per measurement.
 
 #[path = "workloads/load.rs"]
 #[allow(dead_code)] // Reason: shared with the workloads harness, which uses all of it.
@@ -94,7 +96,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     db.write(&setup)?;
     for &threads in &args.writers {
-        measure_commits(&db, first, threads, span, raw, &args.fsync);
+        // The machine's own group-commit rate at this writer count, just before engram's.
+        let floor = (fsync == engram::FsyncPolicy::Always).then(|| engram_bench::floor::run(tmp.path(), threads, span)).transpose()?;
+        if let Some(f) = &floor {
+            println!(
+                "{}",
+                json!({"measure": "group_commit_floor", "threads": threads, "ops_per_s": f.rate().round(), "commits_per_fsync": (f.commits as f64 / f.syncs.max(1) as f64 * 100.0).round() / 100.0,
+                       "p50_us": pct(&f.latencies_us, 0.5).round(), "p99_us": pct(&f.latencies_us, 0.99).round(), "max_us": f.latencies_us.last().copied().unwrap_or(0.0).round()})
+            );
+        }
+        measure_commits(&db, first, threads, span, Baselines { disk: raw, floor: floor.map(|f| f.rate()) }, &args.fsync);
     }
     let records = db.snapshot().version() - logged_from;
     db.wait_for_merge(); // a background merge holds a handle (and so the folder lock) until it ends
@@ -147,9 +158,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Rates measured beside engram's in the same run.
+#[derive(Clone, Copy)]
+struct Baselines {
+    /// The disk: 128-byte append + fdatasync per second, one thread.
+    disk: f64,
+    /// The group-commit floor at the same writer count (policy `always` only).
+    floor: Option<f64>,
+}
+
 /// One-claim commits from `threads` writers for `span` among entities `first..first + 1000`;
 /// prints one JSON line.
-fn measure_commits(db: &Database, first: u32, threads: usize, span: Duration, raw: f64, fsync: &str) {
+fn measure_commits(db: &Database, first: u32, threads: usize, span: Duration, base: Baselines, fsync: &str) {
     let stop = Arc::new(AtomicBool::new(false));
     let stats0 = db.commit_stats();
     let cpu0 = engram_bench::process_cpu_seconds();
@@ -191,7 +211,7 @@ fn measure_commits(db: &Database, first: u32, threads: usize, span: Duration, ra
     println!(
         "{}",
         json!({"measure": "durable_single_claim_commits", "threads": threads, "fsync": fsync, "ops_per_s": rate.round(),
-               "vs_disk": (rate / raw * 100.0).round() / 100.0, "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(), "max_us": lat.last().copied().unwrap_or(0.0).round(),
+               "vs_disk": (rate / base.disk * 100.0).round() / 100.0, "vs_floor": base.floor.map(|f| (rate / f * 100.0).round() / 100.0), "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(), "max_us": lat.last().copied().unwrap_or(0.0).round(),
                "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs),
                "cpu_us_per_commit": cpu.map(|c| (c * 1e6 / lat.len().max(1) as f64).round()), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0),
                "us_per_cycle": phases})
