@@ -81,8 +81,9 @@ type Group = Arc<Vec<Arc<Leaf>>>;
 #[derive(Clone, Debug, Default)]
 pub struct StrVec {
     /// Full groups of `GROUP_LEN` leaves, the last one possibly partial; every leaf but the
-    /// last holds `LEAF_LEN` rows.
-    groups: Vec<Group>,
+    /// last holds `LEAF_LEN` rows. Shared by clones, and copied once per state by the first
+    /// write to a group or a new group, as in `CowVec`.
+    groups: Arc<[Group]>,
     /// Rows in `groups`.
     len: usize,
     /// Rows after the leaves.
@@ -124,10 +125,12 @@ impl StrVec {
     fn push_leaf(&mut self, leaf: Arc<Leaf>) {
         debug_assert_eq!(self.len & (LEAF_LEN - 1), 0);
         if (self.len >> LEAF_BITS) & (GROUP_LEN - 1) == 0 {
-            self.groups.push(Arc::new(Vec::with_capacity(GROUP_LEN)));
+            let mut groups = self.groups.to_vec();
+            groups.push(Arc::new(Vec::with_capacity(GROUP_LEN)));
+            self.groups = groups.into();
         }
         self.len += leaf.len();
-        Arc::make_mut(self.groups.last_mut().expect("pushed above")).push(leaf);
+        Arc::make_mut(Arc::make_mut(&mut self.groups).last_mut().expect("pushed above")).push(leaf);
     }
 
     /// Appends a row.
@@ -164,7 +167,7 @@ impl StrVec {
             let start = if k == 0 { 0 } else { tail.ends[k - 1] as usize };
             let added = tail.ends[k + take - 1] as usize - start;
             // The group is copied (256 pointers) when a snapshot shares it, once per clone.
-            let group = Arc::make_mut(self.groups.last_mut().expect("a leaf was pushed"));
+            let group = Arc::make_mut(Arc::make_mut(&mut self.groups).last_mut().expect("a leaf was pushed"));
             let leaf = group.last_mut().expect("a leaf was pushed");
             if Arc::get_mut(leaf).is_none() {
                 // Shared with a snapshot: copy it once, with room for a full leaf at its current
@@ -188,7 +191,7 @@ impl StrVec {
         let (leaf, j) = if i >= self.len {
             (&mut self.tail, i - self.len)
         } else {
-            let group = Arc::make_mut(&mut self.groups[i >> (LEAF_BITS + GROUP_BITS)]);
+            let group = Arc::make_mut(&mut Arc::make_mut(&mut self.groups)[i >> (LEAF_BITS + GROUP_BITS)]);
             (&mut group[(i >> LEAF_BITS) & (GROUP_LEN - 1)], i & (LEAF_LEN - 1))
         };
         let mut rebuilt = Leaf { bytes: String::with_capacity(leaf.bytes.len() + s.len()), ends: Vec::with_capacity(leaf.ends.len()) };
@@ -294,6 +297,7 @@ mod tests {
         let mut column = StrVec::build_par(n, |i, b| b.push_str(&row(i)));
         assert_eq!(column.groups.len(), 2);
         let before = column.clone();
+        assert!(Arc::ptr_eq(&before.groups, &column.groups), "a clone shares the group array");
         let mut want: Vec<String> = (0..n).map(row).collect();
         for k in 0..2 * LEAF_LEN {
             column.push(&format!("p{k}"));
