@@ -97,12 +97,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.write(&setup)?;
     for &threads in &args.writers {
         // The machine's own group-commit rate at this writer count, just before engram's.
+        let cpu0 = engram_bench::process_cpu_seconds();
         let floor = (fsync == engram::FsyncPolicy::Always).then(|| engram_bench::floor::run(tmp.path(), threads, span)).transpose()?;
+        let floor_cpu = engram_bench::process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
         if let Some(f) = &floor {
             println!(
                 "{}",
                 json!({"measure": "group_commit_floor", "threads": threads, "ops_per_s": f.rate().round(), "commits_per_fsync": (f.commits as f64 / f.syncs.max(1) as f64 * 100.0).round() / 100.0,
-                       "p50_us": pct(&f.latencies_us, 0.5).round(), "p99_us": pct(&f.latencies_us, 0.99).round(), "max_us": f.latencies_us.last().copied().unwrap_or(0.0).round()})
+                       "cpu_us_per_commit": floor_cpu.map(|c| (c * 1e6 / f.commits.max(1) as f64).round()), "p50_us": pct(&f.latencies_us, 0.5).round(), "p99_us": pct(&f.latencies_us, 0.99).round(), "max_us": f.latencies_us.last().copied().unwrap_or(0.0).round()})
             );
         }
         measure_commits(&db, first, threads, span, Baselines { disk: raw, floor: floor.map(|f| f.rate()) }, &args.fsync);
