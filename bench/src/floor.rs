@@ -2,14 +2,14 @@
 //! engine work at all, measured beside engram in the same run (`durable` prints it as
 //! `group_commit_floor` and engram's rate as `vs_floor`).
 //!
-//! Each writer appends a 128-byte record to a shared buffer and waits until an fdatasync covers
-//! it. One writer at a time leads: it takes everything appended so far, writes it with one call
-//! into preallocated space (as engram's WAL does, so the fdatasync writes data, not the file
-//! size), syncs, and wakes every waiter (leader/follower group commit, the way `PostgreSQL`
-//! flushes its WAL). Records appended while a sync is in flight go into the next one. What this costs is
-//! the disk plus the wake-ups of the writers, which is all a commit cycle needs besides the
-//! engine's own work: engram's rate divided by this one says how much of the machine's durable
-//! commit rate engram reaches. `bench/floor/group_commit_floor.c` is the same program in C.
+//! Each writer appends a 128-byte record to a shared buffer and waits until an fdatasync covers it.
+//! One writer at a time leads: it takes everything appended so far, writes it with one call into
+//! preallocated space (as engram's WAL does, so the fdatasync writes data, not the file size),
+//! syncs, and wakes every waiter (leader/follower group commit, the way `PostgreSQL` flushes its
+//! WAL). Records appended while a sync is in flight go into the next one. What this costs is the
+//! disk plus the wake-ups of the writers, which is all a commit cycle needs besides the engine's
+//! own work: engram's rate divided by this one says how much of the machine's durable commit rate
+//! engram reaches. `bench/floor/group_commit_floor.c` is the same program in C.
 
 use parking_lot::{Condvar, Mutex};
 use std::fs::File;

@@ -3,10 +3,10 @@
 //!
 //! A `CowVec` is a two-level tree of `Arc`ed leaves plus a short `Arc`ed tail. Cloning it copies
 //! two pointers (the shared top array and the tail), so a writer clones the published state in
-//! microseconds whatever its size. Appends go to
-//! the tail (at most 64 rows, so copying it when a snapshot shares it is cheap) and move into the
-//! tree 64 at a time; a write to an older row copies that row's leaf once per transaction. Readers
-//! pay three dependent loads per access, of which the top two stay in cache.
+//! microseconds whatever its size. Appends go to the tail (at most 64 rows, so copying it when a
+//! snapshot shares it is cheap) and move into the tree 64 at a time; a write to an older row copies
+//! that row's leaf once per transaction. Readers pay three dependent loads per access, of which the
+//! top two stay in cache.
 
 use std::sync::Arc;
 
