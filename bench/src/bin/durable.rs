@@ -56,6 +56,35 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
 }
 
+/// `a / b` to two decimals (0 when `b` is 0).
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        (a as f64 / b as f64 * 100.0).round() / 100.0
+    }
+}
+
+/// Microseconds of process CPU per commit, when the CPU time is known.
+fn cpu_us_per_commit(cpu_seconds: Option<f64>, commits: u64) -> Option<f64> {
+    cpu_seconds.map(|c| (c * 1e6 / commits.max(1) as f64).round())
+}
+
+/// Runs the group-commit floor (`engram_bench::floor`) with `threads` writers; prints its line and
+/// returns its rate.
+fn measure_floor(dir: &std::path::Path, threads: usize, span: Duration) -> std::io::Result<f64> {
+    let cpu0 = engram_bench::process_cpu_seconds();
+    let f = engram_bench::floor::run(dir, threads, span)?;
+    let cpu = engram_bench::process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+    let lat = &f.latencies_us;
+    println!(
+        "{}",
+        json!({"measure": "group_commit_floor", "threads": threads, "ops_per_s": f.rate().round(), "commits_per_fsync": ratio(f.commits, f.syncs),
+               "cpu_us_per_commit": cpu_us_per_commit(cpu, f.commits), "p50_us": pct(lat, 0.5).round(), "p99_us": pct(lat, 0.99).round(), "max_us": lat.last().copied().unwrap_or(0.0).round()})
+    );
+    Ok(f.rate())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let base = args.dir.unwrap_or_else(std::env::temp_dir);
@@ -97,17 +126,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.write(&setup)?;
     for &threads in &args.writers {
         // The machine's own group-commit rate at this writer count, just before engram's.
-        let cpu0 = engram_bench::process_cpu_seconds();
-        let floor = (fsync == engram::FsyncPolicy::Always).then(|| engram_bench::floor::run(tmp.path(), threads, span)).transpose()?;
-        let floor_cpu = engram_bench::process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
-        if let Some(f) = &floor {
-            println!(
-                "{}",
-                json!({"measure": "group_commit_floor", "threads": threads, "ops_per_s": f.rate().round(), "commits_per_fsync": (f.commits as f64 / f.syncs.max(1) as f64 * 100.0).round() / 100.0,
-                       "cpu_us_per_commit": floor_cpu.map(|c| (c * 1e6 / f.commits.max(1) as f64).round()), "p50_us": pct(&f.latencies_us, 0.5).round(), "p99_us": pct(&f.latencies_us, 0.99).round(), "max_us": f.latencies_us.last().copied().unwrap_or(0.0).round()})
-            );
-        }
-        measure_commits(&db, first, threads, span, Baselines { disk: raw, floor: floor.map(|f| f.rate()) }, &args.fsync);
+        let floor = if fsync == engram::FsyncPolicy::Always { Some(measure_floor(tmp.path(), threads, span)?) } else { None };
+        measure_commits(&db, first, threads, span, Baselines { disk: raw, floor }, &args.fsync);
     }
     let records = db.snapshot().version() - logged_from;
     db.wait_for_merge(); // a background merge holds a handle (and so the folder lock) until it ends
@@ -202,7 +222,6 @@ fn measure_commits(db: &Database, first: u32, threads: usize, span: Duration, ba
     lat.sort_by(f64::total_cmp);
     let rate = lat.len() as f64 / secs;
     let stats = db.commit_stats();
-    let per = |a: u64, b: u64| if b == 0 { 0.0 } else { (a as f64 / b as f64 * 100.0).round() / 100.0 };
     let (commits, groups, fsyncs) = (stats.commits - stats0.commits, stats.groups - stats0.groups, stats.fsyncs - stats0.fsyncs);
     // The serial phases of a commit cycle, in microseconds per fsync (per group without fsyncs).
     let cycles = if fsyncs > 0 { fsyncs } else { groups.max(1) };
@@ -214,8 +233,8 @@ fn measure_commits(db: &Database, first: u32, threads: usize, span: Duration, ba
         "{}",
         json!({"measure": "durable_single_claim_commits", "threads": threads, "fsync": fsync, "ops_per_s": rate.round(),
                "vs_disk": (rate / base.disk * 100.0).round() / 100.0, "vs_floor": base.floor.map(|f| (rate / f * 100.0).round() / 100.0), "p50_us": pct(&lat, 0.5).round(), "p99_us": pct(&lat, 0.99).round(), "max_us": lat.last().copied().unwrap_or(0.0).round(),
-               "commits_per_group": per(commits, groups), "commits_per_fsync": per(commits, fsyncs),
-               "cpu_us_per_commit": cpu.map(|c| (c * 1e6 / lat.len().max(1) as f64).round()), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0),
+               "commits_per_group": ratio(commits, groups), "commits_per_fsync": ratio(commits, fsyncs),
+               "cpu_us_per_commit": cpu_us_per_commit(cpu, lat.len() as u64), "cpu_share": cpu.map(|c| (c / secs * 100.0).round() / 100.0),
                "us_per_cycle": phases})
     );
 }
