@@ -50,6 +50,6 @@ if [ ! -f "$dest/static.safetensors" ]; then
     # `cargo test --workspace` reuses this build instead of compiling candle a second time.
     (cd "$root" && cargo test -q --workspace --no-run >/dev/null)
     bin="$root/target/debug/engram"
-    [ -x "$bin" ] || (cd "$root" && cargo build -q -p engram-server)
+    [ -x "$bin" ] || (cd "$root" && cargo build -q -p engram-cli)
     "$bin" embedder distill --model-dir "$dest"
 fi

@@ -13,15 +13,21 @@
 //! static table when present, else hashing, and says why.
 
 mod hash;
+#[cfg(feature = "models")]
 mod minilm;
 mod pairs;
+#[cfg(feature = "models")]
 mod pca;
+#[cfg(feature = "models")]
 mod static_model;
+#[cfg(feature = "models")]
 mod wordpiece;
 
 pub use hash::HashEmbedder;
+#[cfg(feature = "models")]
 pub use minilm::{MiniLm, MAX_WORD_PIECES};
 pub use pairs::{pair_similarities, spearman, HELD_PAIRS};
+#[cfg(feature = "models")]
 pub use static_model::{distill, DistillReport, StaticModel, STATIC_FILE};
 
 use std::path::{Path, PathBuf};
@@ -52,6 +58,9 @@ pub enum EmbedError {
     /// An unknown embedder name.
     #[error("unknown embedder `{0}` (minilm, static, hash)")]
     Unknown(String),
+    /// A model embedder in a build without the `models` feature.
+    #[error("embedder `{0}` is not in this build (built without the `models` feature; hash is)")]
+    NotBuilt(String),
 }
 
 /// A text embedder.
@@ -85,12 +94,44 @@ pub fn default_model_dir() -> PathBuf {
         candidates.extend(exe.ancestors().skip(1).map(|a| a.join(&rel)));
     }
     candidates.extend(Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().map(|a| a.join(&rel)));
-    candidates.into_iter().find(|c| c.join(MiniLm::WEIGHTS).exists() || c.join(STATIC_FILE).exists()).unwrap_or(rel)
+    candidates.into_iter().find(|c| models_present(c)).unwrap_or(rel)
 }
 
 /// The embedder to use and one line saying which and why.
 pub fn select(name: Option<&str>, model_dir: Option<&Path>, hash_dim: usize) -> Result<(Arc<dyn Embedder>, String), EmbedError> {
     let dir = model_dir.map_or_else(default_model_dir, Path::to_path_buf);
+    select_in(name, &dir, hash_dim)
+}
+
+/// Whether `dir` holds model files this build can load.
+#[cfg(feature = "models")]
+fn models_present(dir: &Path) -> bool {
+    dir.join(MiniLm::WEIGHTS).exists() || dir.join(STATIC_FILE).exists()
+}
+
+/// Whether `dir` holds model files this build can load: none, built without models.
+#[cfg(not(feature = "models"))]
+fn models_present(_dir: &Path) -> bool {
+    false
+}
+
+/// `select` without models: hashing, or an error naming the missing feature.
+#[cfg(not(feature = "models"))]
+fn select_in(name: Option<&str>, dir: &Path, hash_dim: usize) -> Result<(Arc<dyn Embedder>, String), EmbedError> {
+    match name {
+        Some("hash") => Ok((Arc::new(HashEmbedder::new(hash_dim)), format!("embedder hash (configured), {hash_dim} dimensions"))),
+        Some(other @ ("minilm" | "static")) => Err(EmbedError::NotBuilt(other.to_owned())),
+        Some(other) => Err(EmbedError::Unknown(other.to_owned())),
+        None => Ok((
+            Arc::new(HashEmbedder::new(hash_dim)),
+            format!("embedder hash ({hash_dim} dimensions, lexical): built without models, {} not read", dir.display()),
+        )),
+    }
+}
+
+#[cfg(feature = "models")]
+fn select_in(name: Option<&str>, dir: &Path, hash_dim: usize) -> Result<(Arc<dyn Embedder>, String), EmbedError> {
+    let dir = dir.to_path_buf();
     match name {
         Some("minilm") => Ok((Arc::new(MiniLm::load(&dir)?), format!("embedder minilm (configured), from {}", dir.display()))),
         Some("static") => Ok((Arc::new(StaticModel::load(&dir)?), format!("embedder static (configured), from {}", dir.display()))),

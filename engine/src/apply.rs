@@ -853,6 +853,9 @@ impl Writer<'_> {
             let bm = &mut self.st.bitmaps;
             bm.claims_by_state[c.state as usize].insert(id);
             bm.claims_by_ws.entry(self.ws).or_default().insert(id);
+            if flags & SENSITIVE != 0 {
+                bm.claims_sensitive.insert(id);
+            }
             bm.claims_by_pred.entry(pred).or_default().insert(id);
             if live {
                 bm.claims_live.insert(id);

@@ -161,6 +161,13 @@ impl AddClaim {
         self.expires_at = Some(at);
         self
     }
+
+    /// Marks the claim sensitive: it does not exist for principals without `see_sensitive`.
+    #[must_use]
+    pub fn sensitive(mut self) -> AddClaim {
+        self.sensitive = true;
+        self
+    }
 }
 
 /// Adds an evidence row to a claim.

@@ -369,7 +369,7 @@ impl Database {
             let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
                 Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
             })?;
-            let view = WorkspaceView { st: &*st, ws, now: cx.now };
+            let view = WorkspaceView { st: &*st, ws, now: cx.now, hide_sensitive: false, cx: &crate::scope::ROOT_CONTEXT };
             let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
                 return Ok(Applied::nothing(crate::ingest::IngestReport { duplicate: true, ..Default::default() }));
             };
@@ -527,16 +527,17 @@ impl Database {
             return Err(bad("vectors", "a NaN or infinite component".into(), "finite floats").into());
         }
         let snap = self.snapshot();
-        if values.len() / dim != snap.counts().0 {
-            return Err(bad("vectors", format!("{} rows", values.len() / dim), "one row per entity").into());
+        let rows = values.len() / dim;
+        if rows != snap.counts().0 {
+            return Err(bad("vectors", format!("{rows} rows"), "one row per entity").into());
         }
         if !snap.state.vectors.entity.written_rows().is_empty() {
             return Err(bad("vectors", "a full set".into(), "entity vectors not yet written one by one").into());
         }
-        if self.settings().vector_dim.map(|d| d as usize) != Some(dim) {
-            self.set_setting("vector_dim", &dim.to_string())?;
-        }
-        let base = match &self.inner.home {
+        // Refused before the file is touched: a dimension that differs from the one set.
+        self.settings().set("vector_dim", &dim.to_string())?;
+        drop(snap);
+        let base = Arc::new(match &self.inner.home {
             Some((vfs, dir)) => {
                 let path = dir.join(VECTOR_FILE);
                 let mut file = engram_storage::VectorFile::create(vfs.as_ref(), &path, dim)?;
@@ -549,14 +550,28 @@ impl Database {
                 base
             }
             None => VectorBase::owned(dim, values.into_owned()),
-        };
-        let mut writer = self.inner.writer.lock();
-        let mut next = (*writer.latest).clone();
-        let rows = base.rows();
-        next.vectors.entity = VectorColumn::with_base(Arc::new(base));
-        let next = Arc::new(next);
-        writer.latest = next.clone();
-        *self.inner.published.write() = next;
+        });
+        // The column is installed by a commit (its record: the settings with `vector_dim`), so it
+        // goes through the one publication path: visible after every group before it is durable,
+        // and never dropped by a group published after it.
+        let settings: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
+        self.commit(
+            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV2(s).encode()).unwrap_or_default(),
+            |st, _, _| {
+                if st.entities.len() != rows {
+                    return Err(Error::from(bad("vectors", format!("{rows} rows"), "one row per entity")));
+                }
+                if !st.vectors.entity.written_rows().is_empty() {
+                    return Err(bad("vectors", "a full set".into(), "entity vectors not yet written one by one").into());
+                }
+                let mut next = (*st.settings).clone();
+                next.set("vector_dim", &dim.to_string())?;
+                st.settings = Arc::new(next.clone());
+                st.vectors.entity = VectorColumn::with_base(base.clone());
+                *settings.borrow_mut() = Some(next);
+                Ok(Created::default())
+            },
+        )?;
         Ok(rows)
     }
 
@@ -771,16 +786,11 @@ impl Database {
             graph.add_claim(c as u32, *current.claims.subject.get(c), *current.claims.pred.get(c), *current.claims.object.get(c));
         }
         next.graph = graph;
-        // The materialized filter includes the dirty set, which just changed.
-        next.fast_flat = std::sync::OnceLock::new();
-        let next = Arc::new(next);
-        writer.latest = next.clone();
         // Commits waiting for their fsync hold states derived from the old graph; they publish as
-        // they are, and the merged graph becomes visible with the first commit built on it. With
-        // nothing pending, the newest state is the published one and the merge publishes now.
-        if self.inner.group.lock().pending.is_empty() {
-            *self.inner.published.write() = next;
-        }
+        // they are, and the merged graph becomes visible with the first commit built on it.
+        let garbage = self.install(&mut writer, next);
+        drop(writer);
+        drop(garbage);
         true
     }
 
@@ -836,9 +846,9 @@ impl Database {
         write_checkpoint(vfs.as_ref(), dir, &next, seq)?;
         writer.wal_bytes = 0;
         let version = next.version;
-        let next = Arc::new(next);
-        writer.latest = next.clone();
-        *self.inner.published.write() = next;
+        let garbage = self.install(&mut writer, next);
+        drop(writer);
+        drop(garbage);
         Ok(BulkInfo { version, committed_at: now, first_entity, entities, first_claim, claims })
     }
 
@@ -1041,10 +1051,10 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
         })
     };
     let report = replay_from_pipelined(vfs, dir, from, decode, |pos, record| {
-        replay_record(&mut st, record, deferred).map_err(|_| StorageError::Corruption {
+        replay_record(&mut st, record, deferred).map_err(|e| StorageError::Replay {
             path: pos.path.clone(),
             offset: pos.offset,
-            what: "record does not apply to the state before it",
+            source: Box::new(e),
         })
     })?;
     // The replayed rows' bitmaps and a fresh CSR read the same columns: built side by side.
@@ -1121,7 +1131,7 @@ fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u64) -> Resul
         || postcard::to_allocvec(&state.persisted_text()),
     );
     let path = written?;
-    let text = text.map_err(|_| StorageError::Corruption { path: dir.join(&name), offset: 0, what: "keyword index does not encode" })?;
+    let text = text.map_err(|e| Error::Internal(format!("the keyword index does not encode: {e}")))?;
     write_snapshot(vfs, dir, &text_file_of(&name), &text)?;
     drop(text);
     for old in vfs.list(dir).map_err(|e| StorageError::io(dir, e))? {

@@ -1,7 +1,9 @@
-//! Typed errors, one family per operation, plus the umbrella `Error`.
+//! Typed errors, one family per operation, plus the umbrella `Error` and its `ErrorClass`.
 //!
-//! Every error here is the caller's to act on (bad input): the database is unchanged and usable.
-//! Write errors name the operation's index in the batch and the field that was wrong.
+//! A failed operation changed nothing: the database is unchanged and usable (but after a failed
+//! fsync, which stops writes until reopen). Write errors name the operation's index in the batch
+//! and the field that was wrong. `Error::class` says who must act, for a server's reply codes and
+//! the CLI's exit codes.
 
 use crate::ids::{ClaimId, EntityId};
 use crate::model::ClaimState;
@@ -142,6 +144,20 @@ pub enum ReadError {
         /// The query's length.
         got: usize,
     },
+    /// A read went past a named limit of its scope; nothing was returned.
+    #[error("{what} exceeds the limit {name} = {limit}")]
+    Limit {
+        /// The limit's name (a field of `ReadLimits`).
+        name: &'static str,
+        /// Its value.
+        limit: u64,
+        /// What went past it.
+        what: &'static str,
+    },
+    /// The scope's deadline passed, or its cancel token was tripped, before the read finished;
+    /// nothing was returned.
+    #[error("{0}")]
+    Interrupted(Interrupted),
     /// A query parameter out of its allowed range.
     #[error("parameter `{name}`: {reason}")]
     InvalidParameter {
@@ -210,9 +226,127 @@ pub enum Error {
     /// A bug in engram stopped this write; nothing was written and the database stays usable.
     #[error("internal error (a bug in engram; please report it), nothing written: {0}")]
     Internal(String),
+    /// The principal lacks the access the operation needs on the workspace; nothing was done.
+    #[error("{principal} may not {} workspace `{workspace}`", match needed { crate::scope::Access::Read => "read", crate::scope::Access::Write => "write to", crate::scope::Access::Admin => "administer" })]
+    Denied {
+        /// Who asked.
+        principal: String,
+        /// The workspace (`*` for database-wide operations).
+        workspace: String,
+        /// The access it needs.
+        needed: crate::scope::Access,
+    },
+}
+
+/// Why work stopped before it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Interrupted {
+    /// The deadline passed.
+    #[error("the deadline passed before the work finished")]
+    Deadline,
+    /// The cancel token was tripped.
+    #[error("cancelled before the work finished")]
+    Cancelled,
+}
+
+/// Who must act on an error: the class a server maps to a reply and the CLI to an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The request was wrong (bad input, unknown names, usage): fix the request.
+    Caller,
+    /// The request conflicts with the stored state (a duplicate id, a lifecycle move, a
+    /// workspace that exists): look at the data, then retry or change the request.
+    Conflict,
+    /// A named limit, a deadline or a cancellation stopped the work: ask for less or allow more.
+    Limit,
+    /// The environment: I/O, a full disk, a lock held by another process, a missing model, an
+    /// unknown format version, a failed fsync. The operator must act.
+    Operator,
+    /// Stored bytes fail their checksum or decode wrongly.
+    Corruption,
+    /// A bug in engram.
+    Bug,
+}
+
+impl ErrorClass {
+    /// The CLI's exit code for this class (one table for every command: 2 caller, 3 conflict, 4
+    /// limit or deadline, 5 operator, 6 corruption, 70 bug; 0 is success and 1 a finding).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorClass::Caller => 2,
+            ErrorClass::Conflict => 3,
+            ErrorClass::Limit => 4,
+            ErrorClass::Operator => 5,
+            ErrorClass::Corruption => 6,
+            ErrorClass::Bug => 70,
+        }
+    }
+
+    /// The class's name in lower case (`caller`, `conflict`, …), as servers report it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Caller => "caller",
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::Limit => "limit",
+            ErrorClass::Operator => "operator",
+            ErrorClass::Corruption => "corruption",
+            ErrorClass::Bug => "bug",
+        }
+    }
+}
+
+impl WriteErrorKind {
+    /// Who must act on this write error.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            WriteErrorKind::DuplicateId(_)
+            | WriteErrorKind::VectorAlreadySet
+            | WriteErrorKind::IllegalTransition { .. }
+            | WriteErrorKind::EntityDeleted(_)
+            | WriteErrorKind::EntityMerged { .. } => ErrorClass::Conflict,
+            WriteErrorKind::TooLong { .. } | WriteErrorKind::TooMany { .. } => ErrorClass::Limit,
+            _ => ErrorClass::Caller,
+        }
+    }
+}
+
+/// Who must act on a storage error.
+pub fn storage_class(e: &engram_storage::StorageError) -> ErrorClass {
+    use engram_storage::StorageError as S;
+    match e {
+        S::Corruption { .. } | S::Replay { .. } => ErrorClass::Corruption,
+        S::RecordTooLarge { .. } => ErrorClass::Limit,
+        _ => ErrorClass::Operator,
+    }
 }
 
 impl Error {
+    /// Who must act on this error.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Bulk(e) => {
+                if matches!(e.kind, WriteErrorKind::Invalid(why) if why.starts_with("commits are in flight")) {
+                    ErrorClass::Conflict
+                } else {
+                    e.kind.class()
+                }
+            }
+            Error::Write(e) => e.kind.class(),
+            Error::Settings(crate::settings::SettingsError::Frozen(_)) | Error::Workspace(WorkspaceError::AlreadyExists(_)) => {
+                ErrorClass::Conflict
+            }
+            Error::Read(ReadError::Limit { .. } | ReadError::Interrupted(_)) => ErrorClass::Limit,
+            Error::Settings(_) | Error::ReadOnly | Error::Read(_) | Error::Workspace(_) | Error::Ingest(_) | Error::Denied { .. } => {
+                ErrorClass::Caller
+            }
+            Error::Storage(e) => storage_class(e),
+            Error::EmbedderMismatch { .. } => ErrorClass::Operator,
+            Error::Embed(engram_embed::EmbedError::Unknown(_)) => ErrorClass::Caller,
+            Error::Embed(_) => ErrorClass::Operator,
+            Error::Internal(_) => ErrorClass::Bug,
+        }
+    }
+
     /// The rejected write batch's error, when that is what this is.
     pub fn as_write(&self) -> Option<&WriteError> {
         match self {

@@ -51,6 +51,7 @@ mod reaper;
 pub mod report;
 pub(crate) mod rowsets;
 pub mod runs;
+pub mod scope;
 pub mod search;
 pub mod settings;
 pub mod snapshot;
@@ -70,7 +71,8 @@ pub use db::{
 };
 pub use engram_embed as embed;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
-pub use error::{Error, ReadError, WorkspaceError, WriteError, WriteErrorKind};
+pub use error::{Error, ErrorClass, Interrupted, ReadError, WorkspaceError, WriteError, WriteErrorKind};
+pub use scope::{Access, CancelToken, Grant, Principal, ReadContext, ReadLimits, Scope};
 pub use graph::Direction;
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use limits::Limits;

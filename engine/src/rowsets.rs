@@ -4,12 +4,12 @@
 //! Membership, the rule both follow and the write path maintains: an erased row belongs to no
 //! set. An entity belongs to its workspace's and its type's sets, and to `entities_deleted` when
 //! deleted; a claim to its lifecycle state's set, its subject's workspace's and its predicate's,
-//! and to `claims_deleted` / `claims_live` by its flags. Property tests hold both builds to the
+//! and to `claims_deleted` / `claims_live` / `claims_sensitive` by its flags. Property tests hold both builds to the
 //! sets the write path maintained.
 
 use crate::bitmap::IdSet;
 use crate::ids::{PredicateId, TypeId, WorkspaceId};
-use crate::state::{Bitmaps, State, DELETED, ERASED, LIVE};
+use crate::state::{Bitmaps, State, DELETED, ERASED, LIVE, SENSITIVE};
 
 /// The bitmaps of every row, each set family built shard by shard on rayon straight into
 /// roaring containers (`partition`): no list of millions of ids is materialized first.
@@ -23,7 +23,7 @@ pub fn bitmaps_of(st: &State) -> Bitmaps {
     let claim = |r: std::ops::Range<usize>| c.flags.rows(r).map(|f| (*f & ERASED == 0, *f));
     let (
         (entities_by_ws, entities_by_type, entities_deleted),
-        (claims_by_state, claims_deleted, claims_live, claims_by_ws, claims_by_pred),
+        (claims_by_state, claims_deleted, claims_live, claims_sensitive, claims_by_ws, claims_by_pred),
     ) = rayon::join(
         || {
             (
@@ -37,6 +37,7 @@ pub fn bitmaps_of(st: &State) -> Bitmaps {
                 IdSet::partition_rows(m, 3, 0, |r| c.state.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then_some(*s as usize))),
                 only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & DELETED != 0).then_some(0)))),
                 only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & LIVE != 0).then_some(0)))),
+                only(IdSet::partition_rows(m, 1, 0, |r| claim(r).map(|(kept, f)| (kept && f & SENSITIVE != 0).then_some(0)))),
                 IdSet::partition_rows(m, spaces, 0, |r| {
                     c.subject.rows(r.clone()).zip(claim(r)).map(|(s, (kept, _))| kept.then(|| e.ws.get(*s as usize).0 as usize))
                 }),
@@ -53,6 +54,7 @@ pub fn bitmaps_of(st: &State) -> Bitmaps {
         claims_by_state,
         claims_deleted,
         claims_live,
+        claims_sensitive,
         claims_by_ws: keyed(claims_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
         claims_by_pred: keyed(claims_by_pred).map(|(k, v)| (PredicateId(k as u16), v)).collect(),
         entities_by_ws: keyed(entities_by_ws).map(|(k, v)| (WorkspaceId(k as u32), v)).collect(),
@@ -110,7 +112,7 @@ pub fn bitmaps_of_rows_from(st: &State, entities_from: u32, claims_from: u32) ->
             e_deleted.push(id);
         }
     }
-    let (mut c_state, mut c_deleted, mut c_live) = (<[Vec<u32>; 3]>::default(), Vec::new(), Vec::new());
+    let (mut c_state, mut c_deleted, mut c_live, mut c_sensitive) = (<[Vec<u32>; 3]>::default(), Vec::new(), Vec::new(), Vec::new());
     let (mut c_ws, mut c_pred) = (Keyed::default(), Keyed::default());
     for id in claims_from..c.len() as u32 {
         let i = id as usize;
@@ -125,6 +127,9 @@ pub fn bitmaps_of_rows_from(st: &State, entities_from: u32, claims_from: u32) ->
         if flags & LIVE != 0 {
             c_live.push(id);
         }
+        if flags & SENSITIVE != 0 {
+            c_sensitive.push(id);
+        }
         c_ws.push(e.ws.get(*c.subject.get(i) as usize).0, id);
         c_pred.push(u32::from(*c.pred.get(i)), id);
     }
@@ -132,6 +137,7 @@ pub fn bitmaps_of_rows_from(st: &State, entities_from: u32, claims_from: u32) ->
         claims_by_state: c_state.map(|ids| IdSet::from_sorted(&ids)),
         claims_deleted: IdSet::from_sorted(&c_deleted),
         claims_live: IdSet::from_sorted(&c_live),
+        claims_sensitive: IdSet::from_sorted(&c_sensitive),
         claims_by_ws: c_ws.into_sets(WorkspaceId),
         claims_by_pred: c_pred.into_sets(|k| PredicateId(k as u16)),
         entities_by_ws: e_ws.into_sets(WorkspaceId),
@@ -152,6 +158,7 @@ pub fn absorb(into: &mut Bitmaps, more: &Bitmaps) {
     }
     join(&mut into.claims_deleted, &more.claims_deleted);
     join(&mut into.claims_live, &more.claims_live);
+    join(&mut into.claims_sensitive, &more.claims_sensitive);
     join(&mut into.entities_deleted, &more.entities_deleted);
     for (k, b) in &more.claims_by_ws {
         join(into.claims_by_ws.entry(*k).or_default(), b);

@@ -793,6 +793,7 @@ mod tests {
             prop_assert_eq!(ids(&got.claims_by_state[k]), ids(&want.claims_by_state[k]));
         }
         prop_assert_eq!(ids(&got.claims_deleted), ids(&want.claims_deleted));
+        prop_assert_eq!(ids(&got.claims_sensitive), ids(&want.claims_sensitive));
         prop_assert_eq!(ids(&got.claims_live), ids(&want.claims_live));
         prop_assert_eq!(ids(&got.entities_deleted), ids(&want.entities_deleted));
         prop_assert_eq!(sets(&got.claims_by_ws), sets(&want.claims_by_ws));

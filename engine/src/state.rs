@@ -277,6 +277,8 @@ pub struct Bitmaps {
     pub claims_deleted: IdSet,
     /// Mirrors the `LIVE` flag: the lifecycle-visible claims.
     pub claims_live: IdSet,
+    /// Mirrors the `SENSITIVE` flag: the claims a principal without `see_sensitive` never sees.
+    pub claims_sensitive: IdSet,
     pub claims_by_ws: crate::pmap::PMap<WorkspaceId, IdSet>,
     pub claims_by_pred: crate::pmap::PMap<PredicateId, IdSet>,
     pub entities_by_ws: crate::pmap::PMap<WorkspaceId, IdSet>,
@@ -612,6 +614,7 @@ impl State {
         }
         bm.claims_deleted.remove(c);
         bm.claims_live.remove(c);
+        bm.claims_sensitive.remove(c);
         if let Some(set) = bm.claims_by_ws.get_mut(&ws) {
             set.remove(c);
         }

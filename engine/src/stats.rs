@@ -59,6 +59,7 @@ impl Snapshot {
             .map(crate::bitmap::IdSet::heap_bytes)
             .sum::<usize>()
             + bm.claims_deleted.heap_bytes()
+            + bm.claims_sensitive.heap_bytes()
             + bm.claims_live.heap_bytes();
         let csr_offsets: usize = st.graph.base.iter().map(|g| (g.entity_count() + 1) * 4).sum();
         let csr_edges = st.graph.base_heap_bytes() - csr_offsets;

@@ -22,7 +22,7 @@ pub enum StorageError {
         path: PathBuf,
     },
     /// Stored bytes fail their checksum or structure before the tail: refuse to open.
-    #[error("checksum mismatch in {path} at byte offset {offset}: {what}")]
+    #[error("corrupt data in {path} at byte offset {offset}: {what}")]
     Corruption {
         /// The file.
         path: PathBuf,
@@ -45,6 +45,18 @@ pub enum StorageError {
     /// acknowledged until the database is reopened (fail-stop).
     #[error("an earlier fsync failed ({0}); no later write is acknowledged: reopen the database")]
     Poisoned(String),
+    /// A log record that passed its checksum and decoded, but does not apply to the state
+    /// before it: the files disagree with each other (refuse to open). `source` is why.
+    #[error("the record in {path} at byte offset {offset} does not apply to the state before it: {source}")]
+    Replay {
+        /// The segment.
+        path: PathBuf,
+        /// Byte offset of the record.
+        offset: u64,
+        /// The error applying it gave.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Another process holds the folder's lock.
     #[error("{0} is locked by another process")]
     Locked(PathBuf),
@@ -71,6 +83,9 @@ impl StorageError {
             StorageError::Corruption { path, offset, what } => StorageError::Corruption { path: path.clone(), offset: *offset, what },
             StorageError::UnsupportedVersion { path, found, supported } => {
                 StorageError::UnsupportedVersion { path: path.clone(), found: *found, supported: *supported }
+            }
+            StorageError::Replay { path, offset, source } => {
+                StorageError::Replay { path: path.clone(), offset: *offset, source: source.to_string().into() }
             }
             StorageError::Poisoned(why) => StorageError::Poisoned(why.clone()),
             StorageError::Locked(path) => StorageError::Locked(path.clone()),

@@ -5,7 +5,7 @@
 
 use crate::mem::MemVfs;
 use crate::vfs::{Vfs, VfsFile, VfsLock};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,6 +29,11 @@ struct State {
     plan: Mutex<FaultPlan>,
     ops: AtomicU64,
     crashed: AtomicBool,
+    /// Syncs of files whose name ends with this wait until it is cleared (`hold_syncs`).
+    hold: Mutex<Option<String>>,
+    released: Condvar,
+    /// Syncs waiting on the hold now.
+    held: AtomicU64,
 }
 
 /// The fault-injecting file system.
@@ -42,6 +47,7 @@ pub struct FaultyVfs {
 struct FaultyFile {
     inner: Box<dyn VfsFile>,
     state: Arc<State>,
+    path: String,
 }
 
 enum Op<'a> {
@@ -77,7 +83,32 @@ impl State {
 impl FaultyVfs {
     /// Faults per `plan` over the files of `mem`.
     pub fn new(mem: MemVfs, plan: FaultPlan) -> FaultyVfs {
-        FaultyVfs { mem, state: Arc::new(State { plan: Mutex::new(plan), ops: AtomicU64::new(0), crashed: AtomicBool::new(false) }) }
+        let state = State {
+            plan: Mutex::new(plan),
+            ops: AtomicU64::new(0),
+            crashed: AtomicBool::new(false),
+            hold: Mutex::new(None),
+            released: Condvar::new(),
+            held: AtomicU64::new(0),
+        };
+        FaultyVfs { mem, state: Arc::new(state) }
+    }
+
+    /// From now on, an fsync of a file whose name ends with `suffix` blocks until
+    /// `release_syncs`: a slow disk held still, so a test can look at what readers see meanwhile.
+    pub fn hold_syncs(&self, suffix: &str) {
+        *self.state.hold.lock() = Some(suffix.to_owned());
+    }
+
+    /// Lets every held fsync go on.
+    pub fn release_syncs(&self) {
+        *self.state.hold.lock() = None;
+        self.state.released.notify_all();
+    }
+
+    /// How many fsyncs wait on the hold now.
+    pub fn held_syncs(&self) -> u64 {
+        self.state.held.load(Ordering::SeqCst)
     }
 
     /// Operations counted so far.
@@ -114,6 +145,16 @@ impl VfsFile for FaultyFile {
         self.inner.truncate(len)
     }
     fn sync(&self) -> io::Result<()> {
+        {
+            let mut hold = self.state.hold.lock();
+            if hold.as_ref().is_some_and(|s| self.path.ends_with(s.as_str())) {
+                self.state.held.fetch_add(1, Ordering::SeqCst);
+                while hold.as_ref().is_some_and(|s| self.path.ends_with(s.as_str())) {
+                    self.state.released.wait(&mut hold);
+                }
+                self.state.held.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
         self.state.step(&Op::Sync)?;
         self.inner.sync()
     }
@@ -122,7 +163,8 @@ impl VfsFile for FaultyFile {
 impl Vfs for FaultyVfs {
     fn open(&self, path: &Path, create: bool) -> io::Result<Box<dyn VfsFile>> {
         self.state.step(&Op::Other)?;
-        Ok(Box::new(FaultyFile { inner: self.mem.open(path, create)?, state: self.state.clone() }))
+        let inner = self.mem.open(path, create)?;
+        Ok(Box::new(FaultyFile { inner, state: self.state.clone(), path: path.to_string_lossy().into_owned() }))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.state.step(&Op::Other)?;

@@ -27,7 +27,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn all_sources() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for krate in ["engine", "storage", "embed", "query", "server", "bench", "tests"] {
+    for krate in ["engine", "storage", "embed", "query", "server", "cli", "bench", "tests"] {
         rust_files(&root().join(krate), &mut files);
     }
     assert!(files.len() > 10, "found only {} files", files.len());
@@ -65,15 +65,16 @@ fn no_dbg_and_unsafe_is_explained() {
 }
 
 /// The dependency arrows: `storage`, `embed` and `query` are leaves, `engine` uses them, `server`
-/// uses `engine`, nothing depends on `server`.
+/// and `cli` use `engine`, nothing depends on `server` or `cli`.
 #[test]
 fn dependency_arrows_point_one_way() {
     let forbidden: &[(&str, &[&str])] = &[
-        ("storage", &["engram", "engram-query", "engram-server", "engram-embed"]),
-        ("embed", &["engram", "engram-storage", "engram-query", "engram-server"]),
-        ("query", &["engram", "engram-storage", "engram-server"]),
-        ("engine", &["engram-server"]),
-        ("server", &["engram-storage", "engram-query", "engram-embed"]),
+        ("storage", &["engram", "engram-query", "engram-server", "engram-cli", "engram-embed"]),
+        ("embed", &["engram", "engram-storage", "engram-query", "engram-server", "engram-cli"]),
+        ("query", &["engram", "engram-storage", "engram-server", "engram-cli"]),
+        ("engine", &["engram-server", "engram-cli"]),
+        ("server", &["engram-storage", "engram-query", "engram-embed", "engram-cli"]),
+        ("cli", &["engram-storage", "engram-query", "engram-embed"]),
     ];
     for (krate, banned) in forbidden {
         let Ok(manifest) = std::fs::read_to_string(root().join(krate).join("Cargo.toml")) else { continue };
@@ -87,5 +88,25 @@ fn dependency_arrows_point_one_way() {
         for b in *banned {
             assert!(!deps.contains(b), "{krate} must not depend on {b}");
         }
+    }
+}
+
+/// An embedded user who turns the default features off compiles no model runtime and no ontology
+/// parser: `cargo tree -p engram -e normal --no-default-features` lists none of them.
+#[test]
+fn the_engine_without_default_features_pulls_no_models_or_ontology_parsers() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "-p", "engram", "-e", "normal", "--no-default-features", "--prefix", "none", "--offline"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let crates: std::collections::BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(crates.contains("engram") && crates.contains("engram-embed"), "{tree}");
+    for banned in ["candle", "tokenizers", "safetensors", "fastobo", "oxrdf", "oxrdfio", "flate2"] {
+        let found: Vec<&&str> = crates.iter().filter(|c| **c == banned || c.starts_with(&format!("{banned}-"))).collect();
+        assert!(found.is_empty(), "{banned}: {found:?} in the engine's tree without default features");
     }
 }

@@ -391,16 +391,7 @@ impl Database {
             let mut g = inner.group.lock();
             match &result {
                 Ok(()) => {
-                    g.synced = g.synced.max(target_lsn);
-                    let mut newest = None;
-                    while g.pending.front().is_some_and(|p| p.lsn <= target_lsn) {
-                        let p = g.pending.pop_front().expect("checked non-empty");
-                        acks.extend(p.acks);
-                        newest = Some(p.state);
-                    }
-                    if let Some(st) = newest {
-                        garbage = Some(std::mem::replace(&mut *inner.published.write(), st));
-                    }
+                    garbage = publish_synced(inner, &mut g, target_lsn, &mut acks);
                 }
                 Err(why) => {
                     g.poisoned = Some(why.clone());
@@ -531,11 +522,9 @@ impl Database {
                 always
             }
         };
-        let next = Arc::new(next);
-        w.latest = next.clone();
-        self.maybe_checkpoint(w);
         if !always {
-            let garbage = Some(std::mem::replace(&mut *self.inner.published.write(), next));
+            let garbage = self.install(w, next);
+            self.maybe_checkpoint(w);
             return GroupOutcome { garbage, ..deliver_now(results) };
         }
         w.lsn += 1;
@@ -561,8 +550,10 @@ impl Database {
                 acks.push((slot, result));
             }
         }
-        g.pending.push_back(Pending { lsn, state: next, acks });
-        let lead = !std::mem::replace(&mut g.leader, true);
+        install_pending(w, &mut g, next, lsn, acks);
+        drop(g);
+        self.maybe_checkpoint(w);
+        let lead = !std::mem::replace(&mut self.inner.group.lock().leader, true);
         GroupOutcome { now, lead, garbage: None }
     }
 
@@ -638,6 +629,55 @@ impl Database {
             });
         }
     }
+}
+
+// Publication: the one path by which a state becomes the newest (`Writer::latest`, the base of the
+// next commit) and the visible one (`Inner::published`). Here alone the rules hold: nothing is
+// published ahead of its WAL fsync; published states follow log order; the derived filters of a
+// state are reset before it is shared. The version moves with every commit (`begin`); a change
+// of layout only (the CSR merge) keeps it.
+
+impl Database {
+    /// Makes `next` the newest state, for a change that needs no fsync of its own: an in-memory
+    /// database, a policy other than `always`, a state already on disk as a snapshot, or a new
+    /// layout of the same content (the CSR merge). It is published at once when no group waits
+    /// for its fsync; otherwise those groups' states publish as they are when durable, and `next`
+    /// becomes visible with the first group built on it. Returns the state publication replaced,
+    /// to be dropped outside the locks.
+    pub(super) fn install(&self, w: &mut Writer, next: State) -> Option<Arc<State>> {
+        let next = Arc::new(reset_derived(next));
+        w.latest = next.clone();
+        let g = self.inner.group.lock();
+        g.pending.is_empty().then(|| std::mem::replace(&mut *self.inner.published.write(), next))
+    }
+}
+
+/// Makes `next`, the state after the group just written to the WAL as `lsn`, the newest state;
+/// it is published by the fsync that covers `lsn` (`publish_synced`), its results delivered then.
+fn install_pending(w: &mut Writer, g: &mut Group, next: State, lsn: u64, acks: Vec<(Arc<Slot>, Result<Done, Error>)>) {
+    let next = Arc::new(reset_derived(next));
+    w.latest = next.clone();
+    g.pending.push_back(Pending { lsn, state: next, acks });
+}
+
+/// After an fsync that covered the groups up to `lsn`: publishes the newest state they made
+/// durable, moves their results to `acks`, and returns the state it replaced.
+fn publish_synced(inner: &super::Inner, g: &mut Group, lsn: u64, acks: &mut Vec<(Arc<Slot>, Result<Done, Error>)>) -> Option<Arc<State>> {
+    g.synced = g.synced.max(lsn);
+    let mut newest = None;
+    while g.pending.front().is_some_and(|p| p.lsn <= lsn) {
+        let p = g.pending.pop_front().expect("checked non-empty");
+        acks.extend(p.acks);
+        newest = Some(p.state);
+    }
+    newest.map(|st| std::mem::replace(&mut *inner.published.write(), st))
+}
+
+/// `st` with its derived, lazily built filters dropped: they belong to the bits they were built
+/// from, and whoever changed the bits may have built them on the way.
+fn reset_derived(mut st: State) -> State {
+    st.fast_flat = OnceLock::new();
+    st
 }
 
 /// The fsync thread: leads fsyncs while it holds the turn, then waits, holding only a weak

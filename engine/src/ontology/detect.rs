@@ -1,7 +1,10 @@
 //! Which parser reads a file: from the `--format` given, else the extension (under an optional
 //! `.gz`), else the first bytes.
 
-use crate::ontology::{cxg, obo, rdf, terms_jsonl, OntologyDoc};
+use crate::ontology::{cxg, terms_jsonl, OntologyDoc};
+#[cfg(feature = "ontology-formats")]
+use crate::ontology::{obo, rdf};
+#[cfg(feature = "ontology-formats")]
 use oxrdfio::RdfFormat;
 use std::io::{BufRead, BufReader, Read};
 
@@ -79,6 +82,9 @@ pub enum OntologyError {
     /// The file could not be read.
     #[error("cannot read the ontology file: {0}")]
     Io(String),
+    /// The format's parser is not in this build.
+    #[error("{0} is not in this build (built without the `ontology-formats` feature)")]
+    NotBuilt(&'static str),
     /// The format could not be told.
     #[error("cannot tell the format of {0}; pass --format ({names})", names = Format::NAMES)]
     UnknownFormat(String),
@@ -119,7 +125,7 @@ pub fn read_ontology(input: impl Read, file_name: &str, format: Option<Format>) 
         Some(stem) => (true, stem),
         None => (false, file_name),
     };
-    let reader: Box<dyn Read> = if gz { Box::new(flate2::read::MultiGzDecoder::new(input)) } else { Box::new(input) };
+    let reader: Box<dyn Read> = if gz { gunzip(input)? } else { Box::new(input) };
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
     let stem = stem.rsplit(['/', '\\']).next().unwrap_or(stem);
@@ -134,15 +140,33 @@ pub fn read_ontology(input: impl Read, file_name: &str, format: Option<Format>) 
     parse(reader, format, &stem)
 }
 
-/// Parses `input` in `format`; `name` names the ontology when the content does not.
+/// A decompressing reader over `input`.
+#[cfg(feature = "ontology-formats")]
+fn gunzip<'r>(input: impl Read + 'r) -> Result<Box<dyn Read + 'r>, OntologyError> {
+    Ok(Box::new(flate2::read::MultiGzDecoder::new(input)))
+}
+
+#[cfg(not(feature = "ontology-formats"))]
+fn gunzip<'r>(_input: impl Read + 'r) -> Result<Box<dyn Read + 'r>, OntologyError> {
+    Err(OntologyError::NotBuilt("gzip"))
+}
+
+/// Parses `input` in `format`; `name` names the ontology when the content does not. The JSON
+/// formats are always built; OBO and RDF need the `ontology-formats` feature.
 pub fn parse(input: impl BufRead, format: Format, name: &str) -> Result<OntologyDoc, OntologyError> {
     match format {
-        Format::Obo => obo::parse(input, name),
-        Format::Turtle => rdf::parse(input, RdfFormat::Turtle, name),
-        Format::NTriples => rdf::parse(input, RdfFormat::NTriples, name),
-        Format::RdfXml => rdf::parse(input, RdfFormat::RdfXml, name),
         Format::CxgJson => cxg::parse(input, name),
         Format::TermsJsonl => terms_jsonl::parse(input, name),
+        #[cfg(feature = "ontology-formats")]
+        Format::Obo => obo::parse(input, name),
+        #[cfg(feature = "ontology-formats")]
+        Format::Turtle => rdf::parse(input, RdfFormat::Turtle, name),
+        #[cfg(feature = "ontology-formats")]
+        Format::NTriples => rdf::parse(input, RdfFormat::NTriples, name),
+        #[cfg(feature = "ontology-formats")]
+        Format::RdfXml => rdf::parse(input, RdfFormat::RdfXml, name),
+        #[cfg(not(feature = "ontology-formats"))]
+        Format::Obo | Format::Turtle | Format::NTriples | Format::RdfXml => Err(OntologyError::NotBuilt("OBO and RDF")),
     }
 }
 
@@ -162,6 +186,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "ontology-formats")]
     fn reads_gzip_and_names_unknown_formats() {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         std::io::Write::write_all(&mut gz, b"format-version: 1.2\n\n[Term]\nid: T:1\nname: one\n").expect("write");

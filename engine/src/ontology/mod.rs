@@ -12,8 +12,10 @@ pub mod detect;
 pub mod hierarchy;
 pub mod import;
 pub mod mapping;
+#[cfg(feature = "ontology-formats")]
 pub mod obo;
 pub mod profile;
+#[cfg(feature = "ontology-formats")]
 pub mod rdf;
 pub mod resolve;
 pub mod terms_jsonl;

@@ -457,6 +457,6 @@ impl Profiles {
 
     /// The `k` profiles that best match `query` by BM25, best first.
     pub fn search(&self, query: &str, k: usize) -> Vec<(EntityId, f32)> {
-        self.index.search(query, self.ws, k, |_| true).into_iter().map(|h| (self.order[h.doc as usize], h.score)).collect()
+        self.index.search(query, self.ws, k, &[], |_| true).into_iter().map(|h| (self.order[h.doc as usize], h.score)).collect()
     }
 }

@@ -12,6 +12,7 @@ use crate::graph::hier::{DenseRuns, PredAdjacency, HAS_RUN};
 use crate::ids::{ClaimId, EntityId};
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::view::WorkspaceView;
+use crate::scope::Ticker;
 use crate::read::visibility::{Vis, Visibility};
 use crate::state::{FlatFilter, State};
 use rayon::prelude::*;
@@ -323,7 +324,8 @@ impl WorkspaceView<'_> {
         for &s in seeds {
             self.check_entity(s)?;
         }
-        let cap = q.max_visited.unwrap_or(usize::MAX);
+        // The scope's limit caps what a query asks for.
+        let cap = q.max_visited.unwrap_or(usize::MAX).min(self.cx.limits.visited_max);
         if cap == 0 {
             return Err(ReadError::InvalidParameter { name: "max_visited", reason: "must be at least 1" });
         }
@@ -349,7 +351,9 @@ impl WorkspaceView<'_> {
             }
             let mut frontier: Vec<u32> = std::mem::take(&mut walk.next);
             let mut depth = 0;
-            while depth < q.max_depth && !frontier.is_empty() && !truncated {
+            let mut ticker = Ticker::new(self.cx);
+            let mut stopped = None;
+            while depth < q.max_depth && !frontier.is_empty() && !truncated && stopped.is_none() {
                 let filter = &filters[(depth as usize).min(filters.len() - 1)];
                 depth += 1;
                 walk.level_start = walk.out.len();
@@ -357,21 +361,33 @@ impl WorkspaceView<'_> {
                 // A visible claim implies visible endpoints (deletion and creation time are part
                 // of claim visibility), so reached entities need no separate test.
                 if q.parallel && frontier.len() >= PARALLEL_FRONTIER_MIN && rayon::current_num_threads() > 1 {
-                    let parts: Vec<Vec<(u32, u32)>> = frontier
+                    let cx = self.cx;
+                    let parts: Result<Vec<Vec<(u32, u32)>>, _> = frontier
                         .par_chunks(CHUNK)
                         .map(|chunk| {
+                            // One check per chunk: CHUNK entities at most between checks.
+                            cx.check()?;
                             let mut v = Vec::new();
                             expand(st, &vis, filter, chunk, q.with_claims, &mut v);
-                            v
+                            Ok(v)
                         })
                         .collect();
-                    for p in parts {
-                        for (nbr, claim) in p {
-                            walk.reach(&mut scratch, nbr, claim, depth);
+                    match parts {
+                        Ok(parts) => {
+                            for p in parts {
+                                for (nbr, claim) in p {
+                                    walk.reach(&mut scratch, nbr, claim, depth);
+                                }
+                            }
                         }
+                        Err(e) => stopped = Some(e),
                     }
                 } else {
                     for &e in &frontier {
+                        if let Err(why) = ticker.tick(1) {
+                            stopped = Some(why);
+                            break;
+                        }
                         for_each_edge(st, &vis, filter, e, q.with_claims, |nbr, claim| walk.reach(&mut scratch, nbr, claim, depth));
                     }
                 }
@@ -398,6 +414,9 @@ impl WorkspaceView<'_> {
                 }
             }
             scratch.end(walk.out.iter().map(|r| r.entity.0));
+            if let Some(why) = stopped {
+                return Err(ReadError::Interrupted(why));
+            }
             for v in &mut walk.via {
                 v.sort_unstable();
                 v.dedup();

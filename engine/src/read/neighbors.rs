@@ -78,7 +78,8 @@ impl WorkspaceView<'_> {
             }
         });
         keyed.sort_unstable_by_key(|k| k.0);
-        let limit = q.limit.unwrap_or(usize::MAX);
+        // Pages are capped by the scope's row limit; the cursor goes on from there.
+        let limit = q.limit.unwrap_or(usize::MAX).min(self.cx.limits.rows_max);
         let more = keyed.len() > limit;
         keyed.truncate(limit);
         let next_cursor = if more { keyed.last().map(|k| encode_cursor(k.0)) } else { None };

@@ -9,6 +9,7 @@ use crate::keyindex::key_hash;
 use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
 use crate::normalize::{name_key, vocabulary_key};
 use crate::read::visibility::{Vis, Visibility};
+use crate::scope::{ReadContext, ROOT_CONTEXT};
 use crate::state::{State, DELETED, ERASED, SENSITIVE};
 use crate::time::Timestamp;
 use std::sync::Arc;
@@ -47,7 +48,7 @@ impl Snapshot {
     /// A view of workspace `name`.
     pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
         let ws = self.state.catalog.workspace(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
-        Ok(WorkspaceView { st: &self.state, ws, now: self.now })
+        Ok(WorkspaceView { st: &self.state, ws, now: self.now, hide_sensitive: false, cx: &ROOT_CONTEXT })
     }
 
     /// Entities, claims and evidence rows held (all workspaces, deleted included).
@@ -73,6 +74,10 @@ pub struct WorkspaceView<'a> {
     pub(crate) st: &'a State,
     pub(crate) ws: WorkspaceId,
     pub(crate) now: Timestamp,
+    /// Sensitive claims do not exist for this view (a principal without `see_sensitive`).
+    pub(crate) hide_sensitive: bool,
+    /// Read limits and interruption (`ROOT_CONTEXT` for unscoped views).
+    pub(crate) cx: &'a ReadContext,
 }
 
 impl<'a> WorkspaceView<'a> {
@@ -82,7 +87,32 @@ impl<'a> WorkspaceView<'a> {
     }
 
     pub(crate) fn vis(&self, v: &Visibility) -> Vis<'a> {
-        Vis::new(v, self.st, self.now)
+        Vis::new(v, self.st, self.now, self.hide_sensitive)
+    }
+
+    /// The read limits and interruption of this view.
+    pub fn context(&self) -> &'a ReadContext {
+        self.cx
+    }
+
+    /// Whether sensitive claims are hidden from this view.
+    pub fn hides_sensitive(&self) -> bool {
+        self.hide_sensitive
+    }
+
+    /// The claims of this workspace hidden from this view, ascending (empty for most views).
+    pub(crate) fn hidden_claims(&self) -> Vec<u32> {
+        if !self.hide_sensitive {
+            return Vec::new();
+        }
+        self.st.bitmaps.claims_sensitive.iter().filter(|&c| self.st.claim_ws(c) == self.ws).collect()
+    }
+
+    /// Whether claim `c` is hidden from this view whatever the visibility (sensitive, for a
+    /// principal that may not see it).
+    #[inline]
+    pub(crate) fn hidden(&self, c: u32) -> bool {
+        self.hide_sensitive && *self.st.claims.flags.get(c as usize) & SENSITIVE != 0
     }
 
     /// Checks that `e` is an entity of this workspace (deleted ones included).
@@ -94,7 +124,11 @@ impl<'a> WorkspaceView<'a> {
     }
 
     pub(crate) fn check_claim(&self, c: ClaimId) -> Result<(), ReadError> {
-        if c.index() < self.st.claims.len() && self.st.claim_ws(c.0) == self.ws && *self.st.claims.flags.get(c.index()) & ERASED == 0 {
+        if c.index() < self.st.claims.len()
+            && self.st.claim_ws(c.0) == self.ws
+            && *self.st.claims.flags.get(c.index()) & ERASED == 0
+            && !self.hidden(c.0)
+        {
             Ok(())
         } else {
             Err(ReadError::UnknownClaim(c))
@@ -185,7 +219,7 @@ impl<'a> WorkspaceView<'a> {
             valid_until: *self.st.claims.valid_until.get(i),
             recorded_at: cl.recorded.at(c.0),
             updated_at: cl.updated_at(c.0),
-            superseded_by: cl.superseded_by.get(&c.0).map(|b| ClaimId(*b)),
+            superseded_by: cl.superseded_by.get(&c.0).filter(|b| !self.hidden(**b)).map(|b| ClaimId(*b)),
             deleted: flags & DELETED != 0,
             expires_at: cl.expires_at(c.0),
             sensitive: flags & SENSITIVE != 0,
@@ -194,7 +228,7 @@ impl<'a> WorkspaceView<'a> {
 
     /// The dense id of the claim with this external id.
     pub fn claim_id(&self, ext_id: &str) -> Option<ClaimId> {
-        self.st.find_claim_ext(self.ws, ext_id).map(ClaimId)
+        self.st.find_claim_ext(self.ws, ext_id).filter(|&c| !self.hidden(c)).map(ClaimId)
     }
 
     /// Whether claim `c` is visible under `v` (false when it is not in this workspace).
@@ -249,7 +283,9 @@ impl<'a> WorkspaceView<'a> {
         let mut back = Vec::new();
         let mut seen = std::collections::HashSet::from([c]);
         let mut cur = c;
-        while let Some(prev) = self.st.claims.supersedes.get(&cur.0).and_then(|l| l.iter().min().copied()) {
+        while let Some(prev) =
+            self.st.claims.supersedes.get(&cur.0).and_then(|l| l.iter().filter(|p| !self.hidden(p.0)).min().copied())
+        {
             if !seen.insert(prev) {
                 break;
             }
@@ -260,7 +296,7 @@ impl<'a> WorkspaceView<'a> {
         back.push(c);
         let mut cur = c;
         while let Some(&next) = self.st.claims.superseded_by.get(&cur.0) {
-            if !seen.insert(ClaimId(next)) {
+            if self.hidden(next) || !seen.insert(ClaimId(next)) {
                 break;
             }
             back.push(ClaimId(next));
@@ -273,6 +309,7 @@ impl<'a> WorkspaceView<'a> {
     pub fn superseded_by_claim(&self, c: ClaimId) -> Result<Vec<ClaimId>, ReadError> {
         self.check_claim(c)?;
         let mut v = self.st.claims.supersedes.get(&c.0).map(|l| l.to_vec()).unwrap_or_default();
+        v.retain(|&p| !self.hidden(p.0));
         v.sort_unstable();
         Ok(v)
     }
@@ -298,6 +335,6 @@ impl<'a> WorkspaceView<'a> {
             let Some(by_pred) = bm.claims_by_pred.get(&crate::ids::PredicateId(pid)) else { return Vec::new() };
             set = set.and(by_pred);
         }
-        set.and_not(&bm.claims_deleted).iter().map(ClaimId).collect()
+        set.and_not(&bm.claims_deleted).iter().filter(|&c| !self.hidden(c)).map(ClaimId).collect()
     }
 }

@@ -7,7 +7,7 @@
 //! traversal tests one byte per edge; the other settings take the general path.
 
 use crate::model::StateSet;
-use crate::state::{FlatFilter, State, DELETED, ERASED};
+use crate::state::{FlatFilter, State, DELETED, ERASED, SENSITIVE};
 use crate::time::Timestamp;
 
 /// Visibility settings of a read.
@@ -55,11 +55,16 @@ pub(crate) struct Vis<'a> {
     known: Option<Timestamp>,
     states: StateSet,
     include_deleted: bool,
+    /// Sensitive claims do not exist (a principal without `see_sensitive`).
+    hide_sensitive: bool,
 }
 
 impl<'a> Vis<'a> {
-    pub fn new(v: &Visibility, st: &'a State, now: Timestamp) -> Vis<'a> {
-        let lifecycle_default = v.known_as_of.is_none() && v.states == StateSet::CURRENT && !v.include_deleted && !v.all_versions;
+    /// `v` on `st` at `now`; with `hide_sensitive`, sensitive claims are never visible. The
+    /// materialized filters do not know sensitivity, so a hiding read takes the general path.
+    pub fn new(v: &Visibility, st: &'a State, now: Timestamp, hide_sensitive: bool) -> Vis<'a> {
+        let lifecycle_default =
+            v.known_as_of.is_none() && v.states == StateSet::CURRENT && !v.include_deleted && !v.all_versions && !hide_sensitive;
         let fast = v.as_of.is_none() && lifecycle_default && now >= st.committed_at;
         Vis {
             fast: fast.then(|| st.flat_filter()),
@@ -69,6 +74,7 @@ impl<'a> Vis<'a> {
             known: v.known_as_of,
             states: v.states,
             include_deleted: v.include_deleted,
+            hide_sensitive,
         }
     }
 
@@ -103,7 +109,7 @@ impl<'a> Vis<'a> {
 
     #[inline(never)]
     fn claim_general(&self, st: &State, c: u32, f: u8) -> bool {
-        if f & ERASED != 0 {
+        if f & ERASED != 0 || (self.hide_sensitive && f & SENSITIVE != 0) {
             return false;
         }
         if self.all {

@@ -478,6 +478,17 @@ impl TextIndex {
         (n + dn, len + dl)
     }
 
+    /// The workspace and length of document `doc` as the index holds it now (`None`: not
+    /// indexed, or indexed empty).
+    fn doc_len(&self, doc: u32) -> Option<(WorkspaceId, u32)> {
+        if let Some(d) = self.delta_doc(doc) {
+            return (d.len > 0).then_some((d.ws, d.len));
+        }
+        let b = self.base.built();
+        let i = doc as usize;
+        (i < b.doc_len.len() && b.doc_len[i] > 0 && !self.stale.contains(&doc)).then(|| (b.doc_ws[i], b.doc_len[i]))
+    }
+
     /// The postings of `term` in workspace `ws`, as (doc, term frequency, document length),
     /// ascending by doc.
     fn postings(&self, term: &str, ws: WorkspaceId) -> Vec<(u32, u32, u32)> {
@@ -529,9 +540,21 @@ impl TextIndex {
     /// contribution, and a term's largest contribution bounds what it can add. Once the k-th best
     /// score exceeds the summed bounds of the weakest terms, documents holding only those terms
     /// cannot enter, so those lists are only probed for documents the others produce. Exact.
-    pub fn search(&self, query: &str, ws: WorkspaceId, k: usize, accept: impl Fn(u32) -> bool) -> Vec<Hit> {
+    ///
+    /// `hidden` (ascending) are documents that do not exist for this reader: they are left out
+    /// of the statistics (documents, lengths, document frequencies) as well as the results, so a
+    /// word only they hold moves no score.
+    pub fn search(&self, query: &str, ws: WorkspaceId, k: usize, hidden: &[u32], accept: impl Fn(u32) -> bool) -> Vec<Hit> {
         let terms: Vec<String> = term_counts(query).into_iter().map(|(t, _)| t).collect();
-        let (n, total) = self.stats(ws);
+        let (mut n, mut total) = self.stats(ws);
+        for &d in hidden {
+            if let Some((w, len)) = self.doc_len(d) {
+                if w == ws {
+                    n -= 1;
+                    total -= u64::from(len);
+                }
+            }
+        }
         if n == 0 || terms.is_empty() || k == 0 {
             return Vec::new();
         }
@@ -540,7 +563,10 @@ impl TextIndex {
         let mut lists: Vec<(f32, Vec<(u32, f32)>)> = terms
             .iter()
             .filter_map(|t| {
-                let post = self.postings(t, ws);
+                let mut post = self.postings(t, ws);
+                if !hidden.is_empty() {
+                    post.retain(|p| hidden.binary_search(&p.0).is_err());
+                }
                 if post.is_empty() {
                     return None;
                 }
@@ -670,7 +696,7 @@ mod tests {
         idx.index(1, ws(1), "kinesis streams events events");
         idx.index(2, ws(1), "postgres stores rows");
         idx.index(3, ws(2), "kafka kafka kafka"); // another workspace: no effect on ws 1
-        let hits = idx.search("kafka events", ws(1), 10, |_| true);
+        let hits = idx.search("kafka events", ws(1), 10, &[], |_| true);
         // N = 3, avgdl = (3 + 4 + 3) / 3; "kafka": df 1, "event": df 2.
         let (n, avgdl) = (3.0f32, 10.0f32 / 3.0);
         let idf_k = (1.0f32 + (n - 1.0 + 0.5) / 1.5).ln();
@@ -685,7 +711,7 @@ mod tests {
         assert!((hits[1].score - d1).abs() < 1e-5);
         // Re-indexing replaces a document's postings and statistics.
         idx.index(0, ws(1), "nothing relevant here");
-        let hits = idx.search("kafka", ws(1), 10, |_| true);
+        let hits = idx.search("kafka", ws(1), 10, &[], |_| true);
         assert!(hits.is_empty());
         assert_eq!(idx.stats(ws(1)), (3, 3 + 4 + 3));
     }
@@ -700,10 +726,10 @@ mod tests {
             let doc = 1 + upto as u32; // past a filler row, when `upto` > 0
             idx.index(doc, ws(1), "kafka streams");
             idx.index(doc, ws(1), "");
-            assert!(idx.search("kafka", ws(1), 10, |_| true).is_empty());
+            assert!(idx.search("kafka", ws(1), 10, &[], |_| true).is_empty());
             idx.index(doc, ws(1), "kinesis");
-            assert!(idx.search("kafka", ws(1), 10, |_| true).is_empty(), "upto {upto}");
-            assert_eq!(idx.search("kinesis", ws(1), 10, |_| true).len(), 1);
+            assert!(idx.search("kafka", ws(1), 10, &[], |_| true).is_empty(), "upto {upto}");
+            assert_eq!(idx.search("kinesis", ws(1), 10, &[], |_| true).len(), 1);
             assert_eq!(idx.stats(ws(1)).0, upto as u64 + 1);
         }
     }
@@ -738,8 +764,8 @@ mod tests {
         }
         for q in ["kafka", "streams alpha", "kinesis gamma delta", "stream", "absent"] {
             for w in [0, 1] {
-                let a = delta.search(q, ws(w), 50, |d| d % 7 != 0);
-                let b = based.search(q, ws(w), 50, |d| d % 7 != 0);
+                let a = delta.search(q, ws(w), 50, &[], |d| d % 7 != 0);
+                let b = based.search(q, ws(w), 50, &[], |d| d % 7 != 0);
                 assert_eq!(a.len(), b.len(), "{q}");
                 for (x, y) in a.iter().zip(&b) {
                     assert_eq!(x.doc, y.doc);
@@ -799,8 +825,11 @@ mod tests {
                 }
                 let q: String = query.iter().map(|i| WORDS[*i]).collect::<Vec<_>>().join(" ");
                 let accept = |d: u32| d % m != 1;
+                // Documents that do not exist for the reader: out of the statistics too.
+                let hidden: Vec<u32> = (0..docs.len() as u32).filter(|d| d % 5 == 2).collect();
                 for w in 0..2u32 {
-                    let mine: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].0 == w && !docs[i].1.is_empty()).collect();
+                    let mine: Vec<usize> =
+                        (0..docs.len()).filter(|&i| docs[i].0 == w && !docs[i].1.is_empty() && i % 5 != 2).collect();
                     let n = mine.len() as f32;
                     let avgdl = mine.iter().map(|&i| docs[i].1.len()).sum::<usize>() as f32 / n.max(1.0);
                     let mut qterms: Vec<usize> = query.clone();
@@ -826,7 +855,7 @@ mod tests {
                     want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                     let all = want.clone();
                     want.truncate(k);
-                    let got = idx.search(&q, ws(w), k, accept);
+                    let got = idx.search(&q, ws(w), k, &hidden, accept);
                     prop_assert_eq!(got.len(), want.len());
                     for (g, (ws_, wd)) in got.iter().zip(&want) {
                         prop_assert!((g.score - ws_).abs() < 1e-4, "{:?} vs {:?}", got, want);

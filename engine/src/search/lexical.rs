@@ -10,9 +10,10 @@ impl WorkspaceView<'_> {
     pub fn search_claim_text(&self, query: &str, k: usize, visibility: &Visibility) -> Vec<(ClaimId, f32)> {
         let vis = self.vis(visibility);
         let st = self.st;
+        let hidden = self.hidden_claims();
         st.text
             .claims
-            .search(query, self.ws, k, |c| (c as usize) < st.claims.len() && vis.claim(st, c))
+            .search(query, self.ws, k, &hidden, |c| (c as usize) < st.claims.len() && vis.claim(st, c))
             .into_iter()
             .map(|h| (ClaimId(h.doc), h.score))
             .collect()
@@ -24,7 +25,7 @@ impl WorkspaceView<'_> {
         let st = self.st;
         st.text
             .entities
-            .search(query, self.ws, k, |e| (e as usize) < st.entities.len() && vis.entity(st, e))
+            .search(query, self.ws, k, &[], |e| (e as usize) < st.entities.len() && vis.entity(st, e))
             .into_iter()
             .map(|h| (EntityId(h.doc), h.score))
             .collect()

@@ -12,6 +12,7 @@ use crate::ids::{ClaimId, EntityId};
 use crate::read::filter::EdgeFilter;
 use crate::read::khop::KHopQuery;
 use crate::read::view::WorkspaceView;
+use crate::scope::ReadLimits;
 use crate::read::visibility::Visibility;
 use crate::search::context::{pack, Fact, FactEntity, Packed, PathRanks};
 use crate::search::kernels::cosine_f32;
@@ -133,6 +134,11 @@ impl WorkspaceView<'_> {
         for s in &q.seeds {
             self.check_entity(*s)?;
         }
+        let limits = self.cx.limits;
+        ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the recall's token budget")?;
+        ReadLimits::check("recall_per_path_max", limits.recall_per_path_max, q.per_path, "the recall's candidates per path")?;
+        ReadLimits::check("recall_hops_max", limits.recall_hops_max as usize, q.hops as usize, "the recall's hops")?;
+        self.cx.check().map_err(ReadError::Interrupted)?;
         let vis = &q.visibility;
         let mut paths_run = Vec::new();
         let mut skipped = Vec::new();

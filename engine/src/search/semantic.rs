@@ -66,6 +66,7 @@ impl WorkspaceView<'_> {
         if opts.k > VECTOR_K_MAX {
             return Err(ReadError::InvalidParameter { name: "k", reason: "at most 100,000" });
         }
+        crate::scope::ReadLimits::check("vector_k_max", self.cx.limits.vector_k_max, opts.k, "the vector search's k")?;
         Ok(())
     }
 

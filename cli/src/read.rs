@@ -1,14 +1,19 @@
-//! The read commands: `neighbors` (a traversal from one entity) and `recall` (hybrid retrieval
-//! into a token budget). Both open the folder read-only when another process is writing it.
+//! The read commands: `neighbors` (a traversal from one entity), `recall` (hybrid retrieval into a
+//! token budget) and `report`. They open the folder read-only when another process is writing it.
 
+use crate::admin::open_for_reading;
+use crate::args::{Command, EmbedArgs};
+use crate::embed;
+use crate::fail::{bug, fail, Failure};
 use engram::{Direction, EdgeFilter, EntityId, KHopQuery, RecallQuery, Timestamp, VectorMode, Visibility, WorkspaceView};
+use std::path::Path;
 use serde_json::json;
 use std::fmt::Write;
 
 /// Finds ENTITY as an external id, then a canonical name, then an alias (names compare after
 /// Unicode normalisation and case folding). Several matches of the same kind are an error that
 /// lists them. The id of a merged-away entity finds the entity it was merged into.
-pub fn resolve(ws: &WorkspaceView<'_>, text: &str) -> Result<EntityId, String> {
+pub fn resolve(ws: &WorkspaceView<'_>, text: &str) -> Result<EntityId, Failure> {
     if let Some(mut e) = ws.entity_id(text) {
         while let Some(into) = ws.entity(e).and_then(|x| x.merged_into) {
             e = into;
@@ -25,18 +30,18 @@ pub fn resolve(ws: &WorkspaceView<'_>, text: &str) -> Result<EntityId, String> {
             1 => return Ok(set[0]),
             _ => {
                 let ids: Vec<String> = set.iter().filter_map(|e| ws.entity(*e)).map(|x| x.ext_id.to_string()).collect();
-                return Err(format!("`{text}` names {} entities ({}); use an external id", ids.len(), ids.join(", ")));
+                return Err(format!("`{text}` names {} entities ({}); use an external id", ids.len(), ids.join(", ")).into());
             }
         }
     }
-    Err(format!("no entity `{text}` (tried external id, name and alias)"))
+    Err(format!("no entity `{text}` (tried external id, name and alias)").into())
 }
 
 /// `engram neighbors`: every distinct entity within `hops` of ENTITY, the start excluded.
-pub fn neighbors(ws: &WorkspaceView<'_>, entity: &str, hops: u32, direction: Direction, as_json: bool) -> Result<String, String> {
+pub fn neighbors(ws: &WorkspaceView<'_>, entity: &str, hops: u32, direction: Direction, as_json: bool) -> Result<String, Failure> {
     let start = resolve(ws, entity)?;
     let q = KHopQuery { max_depth: hops, hops: vec![EdgeFilter::new(direction)], with_claims: true, ..KHopQuery::default() };
-    let r = ws.khop(&[start], &q).map_err(|e| e.to_string())?;
+    let r = ws.khop(&[start], &q).map_err(fail)?;
     let mut out = String::new();
     let mut items = Vec::new();
     for (reached, via) in r.entities.iter().zip(&r.via) {
@@ -84,7 +89,7 @@ pub struct RecallArgs<'a> {
 }
 
 /// `engram recall`: the context block (or, with `--json`, the whole result as one object).
-pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, String> {
+pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Failure> {
     let mut q = RecallQuery::new(a.text);
     q.budget = a.budget;
     q.hops = a.hops;
@@ -102,12 +107,12 @@ pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Stri
         let parsed: Vec<f32> = serde_json::from_str(v).map_err(|e| format!("--vector: {e} (expected a JSON array of numbers)"))?;
         q.vector = Some(parsed);
     }
-    let r = ws.recall(&q).map_err(|e| e.to_string())?;
+    let r = ws.recall(&q).map_err(fail)?;
     for s in &r.skipped {
         eprintln!("engram: {} path not run: {}", s.path, s.reason);
     }
     if a.json {
-        let mut out = serde_json::to_string(&r).map_err(|e| e.to_string())?;
+        let mut out = serde_json::to_string(&r).map_err(bug)?;
         out.push('\n');
         return Ok(out);
     }
@@ -125,3 +130,84 @@ pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Stri
     }
     Ok(out)
 }
+
+/// `engram report`: the workspace report, or one claim's attribution trace.
+pub fn report(ws: &WorkspaceView<'_>, trace: Option<&str>) -> Result<String, Failure> {
+    let value = match trace {
+        None => serde_json::to_value(ws.report()).map_err(bug)?,
+        Some(id) => {
+            let c = ws.claim_id(id).and_then(|c| ws.claim(c)).ok_or_else(|| format!("no claim `{id}` in this workspace"))?;
+            let ext = |e: EntityId| ws.entity(e).map(|x| x.ext_id.to_string());
+            let evidence: Vec<serde_json::Value> = ws
+                .evidence_of(c.id)
+                .map_err(fail)?
+                .into_iter()
+                .map(|v| {
+                    serde_json::json!({"id": v.ext_id.as_ref(), "conversation_id": v.conversation_id.as_deref(), "message_id": v.message_id.as_deref(),
+                        "model": v.model.as_deref(), "model_version": v.model_version.as_deref(), "raw_confidence": v.raw_confidence,
+                        "snippet": v.snippet.as_deref(), "reasoning": v.reasoning.as_deref(), "observed_at": v.observed_at.to_rfc3339(), "recorded_at": v.recorded_at.to_rfc3339()})
+                })
+                .collect();
+            serde_json::json!({"claim": id, "subject": ext(c.subject), "predicate": c.predicate.as_ref(), "object": ext(c.object),
+                "state": c.state.as_str(), "confidence": c.confidence, "superseded_by": c.superseded_by.and_then(|s| ws.claim(s)).map(|s| s.ext_id.to_string()),
+                "evidence": evidence})
+        }
+    };
+    Ok(format!("{value}\n"))
+}
+
+
+/// Opens DIR for reading, runs `f` on one workspace and prints what it returns.
+pub fn with_workspace(dir: &Path, workspace: &str, f: impl FnOnce(&WorkspaceView<'_>) -> Result<String, Failure>) -> Result<(), Failure> {
+    let db = open_for_reading(dir)?;
+    let snap = db.snapshot();
+    let ws = snap.workspace(workspace).map_err(fail)?;
+    let out = f(&ws)?;
+    crate::out::print(&out)
+}
+
+/// `engram recall`: the question is embedded by the database's embedder unless `--vector` gives
+/// one.
+pub fn recall_command(command: &Command) -> Result<(), Failure> {
+    let Command::Recall {
+        dir,
+        text,
+        workspace,
+        budget,
+        seed,
+        as_of,
+        vector,
+        hops,
+        history,
+        mode,
+        json,
+        embedding: EmbedArgs { embedder, model_dir },
+    } = command
+    else {
+        return Err("not a recall command".into());
+    };
+    let db = open_for_reading(dir)?;
+    // Without a client vector, the question is embedded by the database's embedder.
+    let embedded = match vector {
+        Some(_) => None,
+        None => {
+            embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
+            db.embed_query(text).map_err(fail)?.map(|v| serde_json::to_string(&v).unwrap_or_default())
+        }
+    };
+    let args = RecallArgs {
+        text,
+        budget: *budget,
+        seeds: seed,
+        as_of: as_of.as_deref(),
+        vector: vector.as_deref().or(embedded.as_deref()),
+        hops: *hops,
+        history: *history,
+        mode,
+        json: *json,
+    };
+    let snap = db.snapshot();
+    let ws = snap.workspace(workspace).map_err(fail)?;
+    crate::out::print(&recall(&ws, &args)?)
+}
+

@@ -1,7 +1,9 @@
 //! The ontology commands: `import-ontology`, `ancestors`, `descendants`, `resolve`, `mapping`
 //! and `profile`.
 
-use crate::{open_for_reading, spinner};
+use crate::admin::open_for_reading;
+use crate::data::spinner;
+use crate::fail::{bug, fail, Failure};
 use engram::ontology::{self, Format, ProfileConfig, Profiles, Relations};
 use engram::{Database, EntityId, Visibility, WorkspaceView};
 use serde_json::json;
@@ -10,21 +12,21 @@ use std::path::Path;
 
 /// `engram import-ontology`: parse FILE completely, then write it in one transaction and
 /// checkpoint. Prints the report (JSON with `--json`).
-pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as_json: bool) -> Result<String, String> {
+pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as_json: bool) -> Result<String, Failure> {
     let format = format.map(|f| Format::parse(f).ok_or_else(|| format!("unknown --format `{f}` ({})", Format::NAMES))).transpose()?;
     let bar = spinner(&format!("parsing {}", file.display()));
     let input = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let doc = ontology::read_ontology(input, name, format).map_err(|e| format!("{}: {e}", file.display()))?;
     bar.set_message(format!("importing {} terms of `{}`", doc.terms.len(), doc.name));
-    let db = Database::open(dir).map_err(|e| e.to_string())?;
-    let report = ontology::import_ontology(&db, workspace, &doc).map_err(|e| e.to_string())?;
+    let db = Database::open(dir).map_err(fail)?;
+    let report = ontology::import_ontology(&db, workspace, &doc).map_err(fail)?;
     bar.set_message("writing the checkpoint");
-    db.checkpoint().map_err(|e| e.to_string())?;
+    db.checkpoint().map_err(fail)?;
     db.wait_for_merge();
     bar.finish_and_clear();
     if as_json {
-        return serde_json::to_string(&report).map(|s| s + "\n").map_err(|e| e.to_string());
+        return serde_json::to_string(&report).map(|s| s + "\n").map_err(bug);
     }
     let mut out = String::new();
     let r = &report;
@@ -66,23 +68,23 @@ pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as
 
 /// TERM as a CURIE, a label or a synonym (live concepts before obsolete ones). Several equally
 /// good matches are an error that lists them.
-pub fn find_term(ws: &WorkspaceView<'_>, term: &str) -> Result<EntityId, String> {
-    let found = ontology::resolve(ws, term, 16, None, None).map_err(|e| e.to_string())?;
-    let Some(best) = found.first() else { return Err(format!("no concept `{term}` (tried CURIE, label and synonyms)")) };
+pub fn find_term(ws: &WorkspaceView<'_>, term: &str) -> Result<EntityId, Failure> {
+    let found = ontology::resolve(ws, term, 16, None, None).map_err(fail)?;
+    let Some(best) = found.first() else { return Err(format!("no concept `{term}` (tried CURIE, label and synonyms)").into()) };
     let ties: Vec<&str> =
         found.iter().filter(|c| c.matched_by == best.matched_by && c.obsolete == best.obsolete).map(|c| c.id.as_str()).collect();
     if ties.len() > 1 {
-        return Err(format!("`{term}` names {} concepts ({}); use a CURIE", ties.len(), ties.join(", ")));
+        return Err(format!("`{term}` names {} concepts ({}); use a CURIE", ties.len(), ties.join(", ")).into());
     }
     Ok(best.concept)
 }
 
 /// `engram ancestors|descendants`: the closure with distances, the term itself excluded.
-pub fn closure(ws: &WorkspaceView<'_>, term: &str, relations: &str, up: bool, as_json: bool) -> Result<String, String> {
+pub fn closure(ws: &WorkspaceView<'_>, term: &str, relations: &str, up: bool, as_json: bool) -> Result<String, Failure> {
     let e = find_term(ws, term)?;
     let rels = Relations::parse(relations);
     let v = Visibility::default();
-    let list = if up { ws.ancestors_over(e, &rels, &v) } else { ws.descendants_over(e, &rels, &v) }.map_err(|e| e.to_string())?;
+    let list = if up { ws.ancestors_over(e, &rels, &v) } else { ws.descendants_over(e, &rels, &v) }.map_err(fail)?;
     let rows: Vec<(String, String, u32)> =
         list.into_iter().filter_map(|(x, d)| ws.entity(x).map(|ent| (ent.ext_id.to_string(), ent.name.to_string(), d))).collect();
     if as_json {
@@ -107,15 +109,15 @@ pub fn resolve(
     as_json: bool,
     embedder: Option<&str>,
     model_dir: Option<&Path>,
-) -> Result<String, String> {
-    let mut profiles = Profiles::build(ws, ProfileConfig::default()).map_err(|e| e.to_string())?;
+) -> Result<String, Failure> {
+    let mut profiles = Profiles::build(ws, ProfileConfig::default()).map_err(fail)?;
     let dir = model_dir.map_or_else(engram::embed::default_model_dir, Path::to_path_buf);
     let name = embedder.unwrap_or(if engram::embed::StaticModel::present(&dir) { "static" } else { "hash" });
-    let (e, why) = engram::embed::select(Some(name), Some(&dir), 256).map_err(|e| e.to_string())?;
+    let (e, why) = engram::embed::select(Some(name), Some(&dir), 256).map_err(fail)?;
     eprintln!("engram: profile vectors: {why}");
-    profiles.embed_with(e.clone()).map_err(|e| e.to_string())?;
-    let query = e.embed(&[text]).map_err(|e| e.to_string())?.pop();
-    let found = ontology::resolve(ws, text, k, Some(&profiles), query.as_deref()).map_err(|e| e.to_string())?;
+    profiles.embed_with(e.clone()).map_err(fail)?;
+    let query = e.embed(&[text]).map_err(fail)?.pop();
+    let found = ontology::resolve(ws, text, k, Some(&profiles), query.as_deref()).map_err(fail)?;
     if as_json {
         let items: Vec<serde_json::Value> = found
             .iter()
@@ -141,9 +143,9 @@ pub fn resolve(
 }
 
 /// `engram profile`: one concept's flattened profile.
-pub fn profile(ws: &WorkspaceView<'_>, term: &str, config: ProfileConfig) -> Result<String, String> {
+pub fn profile(ws: &WorkspaceView<'_>, term: &str, config: ProfileConfig) -> Result<String, Failure> {
     let e = find_term(ws, term)?;
-    let profiles = Profiles::build(ws, config).map_err(|e| e.to_string())?;
+    let profiles = Profiles::build(ws, config).map_err(fail)?;
     let p = profiles.get(e).ok_or_else(|| format!("`{term}` is not a concept of this workspace"))?;
     Ok(format!("{}\n", p.text()))
 }
@@ -156,12 +158,12 @@ pub fn mapping(
     text: Option<&str>,
     targets: &[String],
     note: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, Failure> {
     match action {
         "list" => {
             let db = open_for_reading(dir)?;
             let snap = db.snapshot();
-            let ws = snap.workspace(workspace).map_err(|e| e.to_string())?;
+            let ws = snap.workspace(workspace).map_err(fail)?;
             let items: Vec<serde_json::Value> = ontology::list_mappings(&ws)
                 .into_iter()
                 .map(|m| {
@@ -173,20 +175,20 @@ pub fn mapping(
         }
         "set" | "remove" => {
             let text = text.ok_or_else(|| format!("mapping {action} needs TEXT"))?;
-            let db = Database::open(dir).map_err(|e| e.to_string())?;
+            let db = Database::open(dir).map_err(fail)?;
             if action == "set" {
                 if targets.is_empty() {
                     return Err("mapping set needs at least one --to CURIE".into());
                 }
                 let t: Vec<&str> = targets.iter().map(String::as_str).collect();
-                ontology::set_mapping(&db, workspace, text, &t, note).map_err(|e| e.to_string())?;
+                ontology::set_mapping(&db, workspace, text, &t, note).map_err(fail)?;
                 Ok(String::new())
-            } else if ontology::remove_mapping(&db, workspace, text).map_err(|e| e.to_string())? {
+            } else if ontology::remove_mapping(&db, workspace, text).map_err(fail)? {
                 Ok(String::new())
             } else {
-                Err(format!("no mapping for `{text}`"))
+                Err(format!("no mapping for `{text}`").into())
             }
         }
-        other => Err(format!("unknown mapping action `{other}` (set, remove, list)")),
+        other => Err(format!("unknown mapping action `{other}` (set, remove, list)").into()),
     }
 }

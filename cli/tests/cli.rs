@@ -586,3 +586,71 @@ fn merge_and_unmerge_from_the_command_line() {
     let out = engram(&["check", &db]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// Runs `engram args` with stdout a pipe whose reader is already gone.
+fn engram_into_closed_pipe(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_engram")).args(args).stdout(writer).output().unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    let commands: &[&[&str]] = &[
+        &["stats", &db],
+        &["check", &db],
+        &["config", &db],
+        &["export", &db],
+        &["checkpoint", &db],
+        &["neighbors", &db, "auth"],
+        &["recall", &db, "kafka", "--embedder", "hash"],
+        &["merge", &db, "kinesis", "kafka"],
+        &["embed", "--embedder", "hash", "--dim", "8", "hello"],
+        &["--help"],
+    ];
+    for args in commands {
+        let out = engram_into_closed_pipe(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("broken pipe"), "{args:?}: {err}");
+    }
+    // Commands whose only output is stdout say nothing at all.
+    for args in [&["stats", &db][..], &["check", &db], &["export", &db]] {
+        assert!(engram_into_closed_pipe(args).stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn exit_codes_follow_the_error_classes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    // Caller: usage, and bad input.
+    assert_eq!(engram(&["stats"]).status.code(), Some(2));
+    assert_eq!(engram(&["neighbors", &db, "nobody"]).status.code(), Some(2));
+    assert_eq!(engram(&["recall", &db, "kafka", "--as-of", "yesterday-ish", "--embedder", "hash"]).status.code(), Some(2));
+    // Conflict: a setting that cannot change once set.
+    assert!(engram(&["config", &db, "vector_dim", "8"]).status.success());
+    let out = engram(&["config", &db, "vector_dim", "16"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    // Operator: not a database (nothing is written into the folder), or a missing one.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::write(plain.join("notes.txt"), "mine").unwrap();
+    for cmd in ["stats", "check", "export", "checkpoint"] {
+        let out = engram(&[cmd, &plain.display().to_string()]);
+        assert_eq!(out.status.code(), Some(5), "{cmd}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("is not an engram database"), "{cmd}: {}", text(&out.stderr));
+    }
+    assert_eq!(std::fs::read_dir(&plain).unwrap().count(), 1, "a read command wrote into a folder that is not a database");
+    assert_eq!(engram(&["stats", &tmp.path().join("missing").display().to_string()]).status.code(), Some(5));
+    assert!(!tmp.path().join("missing").exists());
+    // The table is in --help.
+    let help = text(&engram(&["--help"]).stdout);
+    assert!(help.contains("Exit codes: 0 ok; 1 a finding") && help.contains("70 bug"), "{help}");
+}

@@ -1,0 +1,122 @@
+//! Looking after a database folder: `stats`, `check`, `checkpoint`, `config`, `retention`,
+//! `backup`, and how commands open a folder.
+
+use crate::fail::{fail, Failure};
+use crate::outln;
+use engram::Database;
+use std::path::Path;
+
+/// Refuses a folder that holds no database (missing, or without a log or snapshot) before
+/// anything is opened, so a command other than those that create one never writes into it.
+pub(crate) fn require_database(dir: &Path) -> Result<(), Failure> {
+    let holds = |e: &std::fs::DirEntry| {
+        Path::new(&e.file_name()).extension().is_some_and(|x| x == "wal" || x == "snap")
+    };
+    if std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().any(|e| holds(&e))) {
+        Ok(())
+    } else {
+        Err(Failure::operator(format!("{} is not an engram database", dir.display())))
+    }
+}
+
+/// Opens an existing database for writing.
+pub(crate) fn open_existing(dir: &Path) -> Result<Database, Failure> {
+    require_database(dir)?;
+    Database::open(dir).map_err(fail)
+}
+
+/// Opens an existing database; read-only when another process has it open for writing.
+pub(crate) fn open_for_reading(dir: &Path) -> Result<Database, Failure> {
+    require_database(dir)?;
+    match Database::open(dir) {
+        Ok(db) => Ok(db),
+        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) => Database::open_read_only(dir).map_err(fail),
+        Err(e) => Err(fail(e)),
+    }
+}
+
+
+pub fn stats(dir: &Path) -> Result<(), Failure> {
+    let db = open_for_reading(dir)?;
+    let c = db.snapshot().row_counts();
+    outln!("entities {}", c.entities);
+    outln!("claims {}", c.claims);
+    for (state, n) in ["PROPOSED", "ACCEPTED", "DEPRECATED"].iter().zip(c.by_state) {
+        outln!("state {state} {n}");
+    }
+    for (name, e, cl) in c.workspaces {
+        outln!("workspace {name} entities {e} claims {cl}");
+    }
+    Ok(())
+}
+
+pub fn check(dir: &Path) -> Result<(), Failure> {
+    require_database(dir)?;
+    // What `check` is for: a damaged file is its finding (exit 1), not a failure to run.
+    let report = engram::check(&engram::OsVfs, dir).map_err(|e| match e.class() {
+        engram::ErrorClass::Corruption => Failure::finding(e.to_string()),
+        _ => fail(e),
+    })?;
+    if let Some(s) = &report.snapshot {
+        outln!("snapshot {s}: ok");
+    }
+    outln!("wal: {} records ok", report.records);
+    if let Some((path, offset, bytes)) = &report.torn_tail {
+        outln!("torn tail: {} bytes at offset {offset} of {} (cut at the next open)", bytes, path.display());
+    }
+    for t in &report.temp_files {
+        outln!("leftover temporary file: {t} (removed at the next open)");
+    }
+    outln!("entities {} claims {}", report.entities, report.claims);
+    Ok(())
+}
+
+pub fn checkpoint(dir: &Path) -> Result<(), Failure> {
+    let db = open_existing(dir)?;
+    let path = db.checkpoint().map_err(fail)?;
+    db.wait_for_merge();
+    if let Some(p) = path {
+        outln!("{}", p.display());
+    }
+    Ok(())
+}
+
+pub fn config(dir: &Path, key: Option<&str>, value: Option<&str>, workspace: Option<&str>) -> Result<(), Failure> {
+    let db = open_existing(dir)?;
+    let settings = db.settings();
+    match (key, value, workspace) {
+        (None, _, None) => {
+            for (k, v) in settings.entries() {
+                outln!("{k} {}", v.as_deref().unwrap_or("-"));
+            }
+        }
+        (None, _, Some(ws)) => {
+            for k in engram::settings::WORKSPACE_SETTING_KEYS {
+                outln!("{k} {}", settings.get_for(ws, k).map_err(fail)?.as_deref().unwrap_or("-"));
+            }
+        }
+        (Some(k), None, None) => outln!("{}", settings.get(k).map_err(fail)?.as_deref().unwrap_or("-")),
+        (Some(k), None, Some(ws)) => outln!("{}", settings.get_for(ws, k).map_err(fail)?.as_deref().unwrap_or("-")),
+        (Some(k), Some(v), None) => db.set_setting(k, v).map_err(fail)?,
+        (Some(k), Some(v), Some(ws)) => db.set_workspace_setting(ws, k, v).map_err(fail)?,
+    }
+    Ok(())
+}
+
+/// `engram retention`: applies the workspace's retention setting now.
+pub fn retention(dir: &Path, workspace: &str) -> Result<(), Failure> {
+    let db = open_existing(dir)?;
+    let erased = db.apply_retention(workspace).map_err(fail)?;
+    outln!("{erased}");
+    Ok(())
+}
+
+
+/// Backs up a folder another process may be writing: read-only open, then a snapshot copy.
+pub fn backup(dir: &Path, dest: &Path) -> Result<(), Failure> {
+    let db = open_for_reading(dir)?;
+    let path = db.backup(dest).map_err(fail)?;
+    outln!("{}", path.display());
+    Ok(())
+}
+

@@ -1,0 +1,347 @@
+//! The command line: every command, its arguments and their help.
+
+use std::path::PathBuf;
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// engram: the long-term memory of AI agents.
+#[derive(Parser, Debug)]
+#[command(name = "engram", version, about, after_help = crate::fail::EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Load CSV files into workspace `default` of DIR (created if absent), or a JSON-lines file
+    /// (the `export` format) into the workspaces it names.
+    Import {
+        /// Database folder.
+        dir: PathBuf,
+        /// Entities file: `id,type,name,aliases` (aliases `|`-separated).
+        #[arg(long, requires = "claims", conflicts_with = "jsonl")]
+        entities: Option<PathBuf>,
+        /// Claims file: `id,subject,predicate,object,confidence,state,valid_from`.
+        #[arg(long, requires = "entities")]
+        claims: Option<PathBuf>,
+        /// JSON-lines file in the `export` format.
+        #[arg(long, required_unless_present = "entities")]
+        jsonl: Option<PathBuf>,
+        /// Little-endian f32 vectors, row i for the i-th entity row (needs --dim).
+        #[arg(long, requires = "dim", requires = "entities")]
+        vectors: Option<PathBuf>,
+        /// Vector dimension.
+        #[arg(long)]
+        dim: Option<usize>,
+    },
+    /// Write every workspace of DIR as JSON lines (to stdout, or `--out F`).
+    Export {
+        /// Database folder.
+        dir: PathBuf,
+        /// Output file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Print row counts: totals, per state, per workspace.
+    Stats {
+        /// Database folder.
+        dir: PathBuf,
+    },
+    /// Verify every checksum and invariant without changing anything.
+    Check {
+        /// Database folder.
+        dir: PathBuf,
+    },
+    /// Write a checkpoint (snapshot) and drop the WAL it covers.
+    Checkpoint {
+        /// Database folder.
+        dir: PathBuf,
+    },
+    /// Show or change the settings stored in DIR: all of them, one, or set one. With
+    /// `--workspace`, that workspace's settings (`accept_confidence`, `resolve_similarity`,
+    /// `retention_days`; the value `-` unsets one).
+    Config {
+        /// Database folder.
+        dir: PathBuf,
+        /// Setting name.
+        key: Option<String>,
+        /// New value.
+        value: Option<String>,
+        /// A workspace's settings instead of the database's.
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// Erases a workspace's deleted and expired history older than its `retention_days` setting
+    /// (nothing when unset: the default keeps everything); prints the claims erased.
+    Retention {
+        /// Database folder.
+        dir: PathBuf,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Merges entity FROM into INTO (each an external id, a name or an alias): FROM's claims
+    /// move to INTO, its names become INTO's aliases, and FROM is retired; `unmerge` undoes it.
+    Merge {
+        /// Database folder.
+        dir: PathBuf,
+        /// The entity that goes away.
+        from: String,
+        /// The entity that stays.
+        into: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Undoes the merge that retired ENTITY (its external id): its claims and names go back.
+    Unmerge {
+        /// Database folder.
+        dir: PathBuf,
+        /// The merged-away entity's external id.
+        entity: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Every distinct entity within N hops of ENTITY (an external id, a name or an alias).
+    Neighbors {
+        /// Database folder.
+        dir: PathBuf,
+        /// The start: external id, canonical name or alias.
+        entity: String,
+        /// Hops.
+        #[arg(long, default_value_t = 1)]
+        hops: u32,
+        /// Which claims to follow.
+        #[arg(long, value_enum, default_value_t = Dir::Both)]
+        direction: Dir,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// One JSON array, one object per entity reached.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The facts relevant to TEXT, packed into a token budget, each citing its evidence.
+    Recall {
+        /// Database folder.
+        dir: PathBuf,
+        /// The question.
+        text: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Token budget of the context block.
+        #[arg(long, default_value_t = 800)]
+        budget: usize,
+        /// An entity the question is about (repeatable): external id, name or alias.
+        #[arg(long)]
+        seed: Vec<String>,
+        /// Valid time to answer at (RFC 3339 or epoch seconds).
+        #[arg(long)]
+        as_of: Option<String>,
+        /// The question's embedding, as a JSON array (from the client's embedder).
+        #[arg(long)]
+        vector: Option<String>,
+        /// Hops of the graph path.
+        #[arg(long, default_value_t = 2)]
+        hops: u32,
+        /// Include deprecated, deleted and expired claims (an audit of history).
+        #[arg(long)]
+        history: bool,
+        /// Vector scan mode: f32, f16 or i8.
+        #[arg(long, default_value = "f32")]
+        mode: String,
+        /// One JSON object: `facts`, `context`, `tokens_used`, `budget`, `cut`, `paths_run`, `skipped`.
+        #[arg(long)]
+        json: bool,
+        /// The question is embedded when no --vector is given (default embedder: the one the
+        /// database records, if any).
+        #[command(flatten)]
+        embedding: EmbedArgs,
+    },
+    /// Ingest extraction output: FILE.json is one document, FILE.jsonl one per line (each its own
+    /// transaction). Prints one JSON report per document; a bad document names file, line and
+    /// JSON path and changes nothing (the others still go in; exit 1).
+    Ingest {
+        /// Database folder (created if absent).
+        dir: PathBuf,
+        /// The document(s).
+        file: PathBuf,
+        /// Combined confidence at which a claim becomes ACCEPTED (default: the workspace's
+        /// stored setting, else 0.9).
+        #[arg(long)]
+        accept_confidence: Option<f32>,
+        /// Name-vector cosine at which a mention resolves to an existing entity of its type
+        /// (default: the workspace's stored setting, else 0.92).
+        #[arg(long)]
+        resolve_similarity: Option<f32>,
+        /// Names and claim texts without vectors are embedded (default embedder: the one the
+        /// database records, if any).
+        #[command(flatten)]
+        embedding: EmbedArgs,
+    },
+    /// The memory's health as JSON: extraction quality by model version, confidence calibration,
+    /// graph density, freshness; with `--trace CLAIM`, that claim's evidence (the attribution
+    /// trace: claim → evidence → conversation and message).
+    Report {
+        /// Database folder.
+        dir: PathBuf,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// A claim's external id to trace to its sources.
+        #[arg(long)]
+        trace: Option<String>,
+    },
+    /// Import an ontology (OBO, Turtle, N-Triples, RDF/XML, cellxgene JSON, engram term JSON
+    /// lines; `.gz` read as is) into a workspace of DIR (created if absent), in one transaction.
+    /// Re-importing a newer release updates in place.
+    ImportOntology {
+        /// Database folder.
+        dir: PathBuf,
+        /// The ontology file.
+        file: PathBuf,
+        /// obo, ttl, nt, owl, json, jsonl (default: from the extension, else the content).
+        #[arg(long)]
+        format: Option<String>,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ancestors of TERM (a CURIE, label or synonym) with their shortest distance.
+    Ancestors(HierarchyArgs),
+    /// Descendants of TERM (a CURIE, label or synonym) with their shortest distance.
+    Descendants(HierarchyArgs),
+    /// Concepts matching TEXT, best first: mappings, CURIE, label, synonyms, then profile search.
+    Resolve {
+        /// Database folder.
+        dir: PathBuf,
+        /// The text.
+        text: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Most candidates.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// One JSON array of `{id, label, matched_by, score}`.
+        #[arg(long)]
+        json: bool,
+        /// The search step's profile vectors (default embedder: static when its table is
+        /// present, else hash; minilm takes minutes on a large ontology).
+        #[command(flatten)]
+        embedding: EmbedArgs,
+    },
+    /// The flattened profile of TERM (label, definition, synonyms, parents, children, samples of
+    /// grandparents and grandchildren, aggregated attributes).
+    Profile {
+        /// Database folder.
+        dir: PathBuf,
+        /// CURIE, label or synonym.
+        term: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Hierarchy relations, comma-separated.
+        #[arg(long, default_value = "is_a")]
+        relations: String,
+        /// Entity property to aggregate over the descendants (repeatable).
+        #[arg(long)]
+        aggregate: Vec<String>,
+        /// Type of linked entities to aggregate over the descendants (repeatable).
+        #[arg(long)]
+        aggregate_linked: Vec<String>,
+    },
+    /// Curated term mappings: `set TEXT --to CURIE...`, `remove TEXT`, `list`.
+    Mapping {
+        /// Database folder.
+        dir: PathBuf,
+        /// set, remove or list.
+        action: String,
+        /// The phrase.
+        text: Option<String>,
+        /// A concept the phrase stands for (repeatable).
+        #[arg(long)]
+        to: Vec<String>,
+        /// Why the mapping exists.
+        #[arg(long)]
+        note: Option<String>,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Embed texts with a built-in embedder (no database): one JSON array per text on stdout.
+    /// Default embedder: minilm when its files are present, else static, else hash.
+    Embed {
+        #[command(flatten)]
+        embedding: EmbedArgs,
+        /// Dimension of the `hash` embedder.
+        #[arg(long, default_value_t = 384)]
+        dim: usize,
+        /// The texts.
+        #[arg(required = true)]
+        texts: Vec<String>,
+    },
+    /// Embedder maintenance: `distill` builds the static table from `MiniLM`.
+    Embedder {
+        /// distill.
+        action: String,
+        /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+        /// Dimensions of the static table (PCA).
+        #[arg(long, default_value_t = 256)]
+        dims: usize,
+    },
+    /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
+    Backup {
+        /// Database folder.
+        dir: PathBuf,
+        /// Destination folder (created; must not hold a database).
+        dest: PathBuf,
+    },
+}
+
+/// Which embedder, and where its model files are.
+#[derive(clap::Args, Debug)]
+pub struct EmbedArgs {
+    /// minilm, static or hash.
+    #[arg(long)]
+    pub embedder: Option<String>,
+    /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
+    #[arg(long)]
+    pub model_dir: Option<PathBuf>,
+}
+
+/// Arguments of `ancestors` and `descendants`.
+#[derive(clap::Args, Debug)]
+pub struct HierarchyArgs {
+    /// Database folder.
+    pub dir: PathBuf,
+    /// CURIE, label or synonym.
+    pub term: String,
+    /// Relations to follow, comma-separated (`is_a`, `part_of`, …).
+    #[arg(long, default_value = "is_a")]
+    pub relations: String,
+    /// Workspace.
+    #[arg(long, default_value = "default")]
+    pub workspace: String,
+    /// One JSON array of `{id, name, distance}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Traversal direction on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Dir {
+    /// Claims whose object is the entity.
+    In,
+    /// Claims whose subject is the entity.
+    Out,
+    /// Both.
+    Both,
+}

@@ -1,0 +1,103 @@
+//! Moving data in and out: `import` (CSV or JSON lines) and `export`.
+
+use crate::admin::open_for_reading;
+use crate::fail::{caller, fail, Failure};
+use engram::csv::{parse_claims, parse_entities, EntityIndex};
+use engram::{BulkLoad, Database, DeclarePredicate};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
+use std::time::Duration;
+
+pub fn spinner(msg: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar.set_message(msg.to_owned());
+    bar
+}
+
+pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure::io(path, &e))
+}
+
+fn name_of(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Reads a vector file of little-endian f32 rows, checking it holds `rows` rows of `dim`.
+fn read_vectors(path: &Path, dim: usize, rows: usize) -> Result<Vec<f32>, Failure> {
+    let bytes = read(path)?;
+    if dim == 0 || bytes.len() % 4 != 0 || bytes.len() / 4 != rows * dim {
+        return Err(format!("{}: {} bytes, expected {rows} rows × {dim} dimensions × 4 bytes", path.display(), bytes.len()).into());
+    }
+    Ok(bytes.chunks_exact(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+}
+
+/// Parses every input completely before touching the folder, so a bad row leaves it as it was.
+pub fn import(dir: &Path, entities: &Path, claims: &Path, vectors: Option<(&Path, usize)>) -> Result<(), Failure> {
+    let bar = spinner("parsing entities");
+    let ents = parse_entities(&read(entities)?, &name_of(entities)).map_err(caller)?;
+    let vecs = vectors.map(|(p, dim)| read_vectors(p, dim, ents.ext_id.len()).map(|v| (v, dim))).transpose()?;
+    bar.set_message(format!("parsing claims ({} entities)", ents.ext_id.len()));
+    let index = EntityIndex::new(&ents, &name_of(entities)).map_err(caller)?;
+    let cls = parse_claims(&read(claims)?, &name_of(claims), &index).map_err(caller)?;
+    drop(index);
+    let load = BulkLoad {
+        workspace: "default".into(),
+        predicates: vec![DeclarePredicate::new("SUBCLASS_OF").transitive()],
+        entities: ents,
+        claims: cls,
+    };
+    bar.set_message(format!("loading {} entities and {} claims", load.entities.ext_id.len(), load.claims.subject.len()));
+    let db = Database::open(dir).map_err(fail)?;
+    bar.set_message(format!(
+        "loading {} entities and {} claims and writing the snapshot",
+        load.entities.ext_id.len(),
+        load.claims.subject.len()
+    ));
+    let info = db.bulk_load_checkpointed(load).map_err(fail)?;
+    if let Some((values, dim)) = &vecs {
+        bar.set_message("writing vectors");
+        db.write_entity_vectors(*dim, values).map_err(fail)?;
+    }
+    db.wait_for_merge();
+    bar.finish_and_clear();
+    eprintln!("imported {} entities and {} claims into {}", info.entities, info.claims, dir.display());
+    Ok(())
+}
+
+/// Parses the whole file before writing; a bad line names file, line and column.
+pub fn import_jsonl(dir: &Path, file: &Path) -> Result<(), Failure> {
+    let text =
+        String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
+    let bar = spinner("importing JSON lines");
+    // Parse first (with a throwaway in-memory database) so a bad line leaves the folder untouched.
+    engram::jsonl::import(&Database::in_memory(), &text, &name_of(file)).map_err(caller)?;
+    let db = Database::open(dir).map_err(fail)?;
+    let lines = engram::jsonl::import(&db, &text, &name_of(file)).map_err(caller)?;
+    db.checkpoint().map_err(fail)?;
+    db.wait_for_merge();
+    bar.finish_and_clear();
+    eprintln!("imported {lines} lines into {}", dir.display());
+    Ok(())
+}
+
+
+pub fn export(dir: &Path, out: Option<&Path>) -> Result<(), Failure> {
+    use std::io::Write;
+    let db = open_for_reading(dir)?;
+    let lines = engram::jsonl::export(&db.snapshot());
+    // Lines stream to the file or to stdout; a closed stdout ends the export quietly.
+    let (mut sink, failed): (Box<dyn Write>, Box<dyn Fn(&std::io::Error) -> Failure>) = match out {
+        Some(p) => {
+            let file = std::fs::File::create(p).map_err(|e| Failure::io(p, &e))?;
+            let p = p.to_path_buf();
+            (Box::new(std::io::BufWriter::new(file)), Box::new(move |e| Failure::io(&p, e)))
+        }
+        None => (Box::new(std::io::BufWriter::new(std::io::stdout().lock())), Box::new(crate::out::stdout_error)),
+    };
+    for l in lines {
+        writeln!(sink, "{l}").map_err(|e| failed(&e))?;
+    }
+    sink.flush().map_err(|e| failed(&e))
+}

@@ -1,0 +1,415 @@
+//! Who is asking and what they may see: principals with grants per workspace, and the scope a
+//! principal reads and writes through, carrying its read limits, a deadline and a cancel token.
+//!
+//! A `Principal` holds grants per workspace name (or `*` for every workspace): `Read` ⊂ `Write` ⊂
+//! `Admin`, each with its own `see_sensitive` flag. A `Scope` pins one snapshot for a principal;
+//! its workspace views hide what the principal may not see (sensitive claims without
+//! `see_sensitive`) and stop with `ReadError::Interrupted` once the deadline passes or the token is
+//! tripped, checked at least every `CHECK_EVERY` units of work. Embedded use keeps full access
+//! through `Principal::root()`, and `Snapshot::workspace` is its shorthand.
+
+use crate::error::{Error, Interrupted, ReadError};
+use crate::model::WorkspaceInfo;
+use crate::read::view::{Snapshot, WorkspaceView};
+use crate::time::{Clock, Timestamp};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// How much a grant allows, each level including the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Access {
+    /// Read what the grant shows.
+    Read,
+    /// Read and write.
+    Write,
+    /// Read, write, and manage (settings, workspaces, checkpoints; users and grants on `*`).
+    Admin,
+}
+
+impl Access {
+    /// The lower-case name (`read`, `write`, `admin`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Admin => "admin",
+        }
+    }
+
+    /// Parses `read`, `write` or `admin` (any case).
+    pub fn parse(s: &str) -> Option<Access> {
+        match s.to_ascii_lowercase().as_str() {
+            "read" => Some(Access::Read),
+            "write" => Some(Access::Write),
+            "admin" => Some(Access::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// One grant: an access level and whether sensitive claims are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    /// The level.
+    pub access: Access,
+    /// Sensitive claims exist for this grant (without it they do not: not returned, counted,
+    /// ranked or used as a hop).
+    pub see_sensitive: bool,
+}
+
+/// The workspace name a grant for every workspace is filed under.
+pub const ALL_WORKSPACES: &str = "*";
+
+/// Who is asking: a name and grants per workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    name: Arc<str>,
+    grants: BTreeMap<String, Grant>,
+}
+
+impl Principal {
+    /// Full access to everything, sensitive included: embedded use.
+    pub fn root() -> Principal {
+        Principal::named("root").grant(ALL_WORKSPACES, Access::Admin, true)
+    }
+
+    /// A principal with no grants yet.
+    pub fn named(name: &str) -> Principal {
+        Principal { name: Arc::from(name), grants: BTreeMap::new() }
+    }
+
+    /// This principal with `access` on `workspace` (or `*`), replacing an earlier grant there.
+    #[must_use]
+    pub fn grant(mut self, workspace: &str, access: Access, see_sensitive: bool) -> Principal {
+        self.grants.insert(workspace.to_owned(), Grant { access, see_sensitive });
+        self
+    }
+
+    /// This principal without its grant on `workspace` (or `*`).
+    #[must_use]
+    pub fn revoke(mut self, workspace: &str) -> Principal {
+        self.grants.remove(workspace);
+        self
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The grants, by workspace name (`*` for all).
+    pub fn grants(&self) -> impl Iterator<Item = (&str, Grant)> {
+        self.grants.iter().map(|(w, g)| (w.as_str(), *g))
+    }
+
+    /// What this principal holds on `workspace`: the stronger of its grant there and its grant
+    /// on `*` (levels and `see_sensitive` each take the wider of the two).
+    pub fn grant_on(&self, workspace: &str) -> Option<Grant> {
+        let own = self.grants.get(workspace).copied();
+        let all = self.grants.get(ALL_WORKSPACES).copied();
+        match (own, all) {
+            (Some(a), Some(b)) => Some(Grant { access: a.access.max(b.access), see_sensitive: a.see_sensitive || b.see_sensitive }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether this principal holds at least `access` on `workspace`.
+    pub fn may(&self, workspace: &str, access: Access) -> bool {
+        self.grant_on(workspace).is_some_and(|g| g.access >= access)
+    }
+
+    /// Whether this principal sees everything everywhere: admin with `see_sensitive` on `*`,
+    /// which database-wide totals need.
+    pub fn sees_all(&self) -> bool {
+        self.grants.get(ALL_WORKSPACES).is_some_and(|g| g.access == Access::Admin && g.see_sensitive)
+    }
+}
+
+/// Limits on what one read may return or visit. Each has a name (its field) and a default; going
+/// past one gives `ReadError::Limit` naming it, or, for traversals, a result marked `truncated`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Entities a traversal may visit before it stops and reports `truncated` (default 10M).
+    pub visited_max: usize,
+    /// Rows one read may return (default 1M).
+    pub rows_max: usize,
+    /// Nearest neighbours one vector search may ask for (default 10,000).
+    pub vector_k_max: usize,
+    /// Token budget of one recall (default 32,768).
+    pub recall_budget_max: usize,
+    /// Candidates each recall path may contribute (default 1,000).
+    pub recall_per_path_max: usize,
+    /// Hops of recall's graph path (default 4).
+    pub recall_hops_max: u32,
+    /// Facts one recall may return (default 1,000).
+    pub facts_max: usize,
+}
+
+impl ReadLimits {
+    /// The defaults.
+    pub const DEFAULT: ReadLimits = ReadLimits {
+        visited_max: 10_000_000,
+        rows_max: 1_000_000,
+        vector_k_max: 10_000,
+        recall_budget_max: 32_768,
+        recall_per_path_max: 1_000,
+        recall_hops_max: 4,
+        facts_max: 1_000,
+    };
+
+    /// `Err(ReadError::Limit)` naming `name` when `value` is above `limit`.
+    pub fn check(name: &'static str, limit: usize, value: usize, what: &'static str) -> Result<(), ReadError> {
+        if value > limit {
+            return Err(ReadError::Limit { name, limit: limit as u64, what });
+        }
+        Ok(())
+    }
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits::DEFAULT
+    }
+}
+
+/// A cancel token: cheap to clone; tripping it stops the work of every scope holding it.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token not yet tripped.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Trips it: work checking it stops at its next check.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether it was tripped.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// Loops check the deadline and the token at least this often, in units of work (an entity
+/// expanded, an edge or a row examined).
+pub const CHECK_EVERY: u32 = 1024;
+
+/// What a read carries besides its snapshot: limits, and when to stop.
+#[derive(Debug)]
+pub struct ReadContext {
+    pub(crate) limits: ReadLimits,
+    deadline: Option<(Timestamp, Arc<dyn Clock>)>,
+    cancel: Option<CancelToken>,
+    /// Checks made so far (tests: how far work went after a trip).
+    checks: AtomicU64,
+}
+
+/// The context of unscoped (root) reads: default limits, no deadline.
+pub(crate) static ROOT_CONTEXT: ReadContext = ReadContext::unbounded();
+
+impl ReadContext {
+    const fn unbounded() -> ReadContext {
+        ReadContext { limits: ReadLimits::DEFAULT, deadline: None, cancel: None, checks: AtomicU64::new(0) }
+    }
+
+    /// Whether anything can interrupt this read (else loops skip their checks).
+    #[inline]
+    pub(crate) fn interruptible(&self) -> bool {
+        self.deadline.is_some() || self.cancel.is_some()
+    }
+
+    /// `Err` once the deadline passed or the token was tripped.
+    pub(crate) fn check(&self) -> Result<(), Interrupted> {
+        if !self.interruptible() {
+            return Ok(());
+        }
+        self.checks.fetch_add(1, Ordering::Relaxed);
+        if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            return Err(Interrupted::Cancelled);
+        }
+        if let Some((at, clock)) = &self.deadline {
+            if clock.now() >= *at {
+                return Err(Interrupted::Deadline);
+            }
+        }
+        Ok(())
+    }
+
+    /// The read limits.
+    pub fn limits(&self) -> &ReadLimits {
+        &self.limits
+    }
+
+    /// Deadline and token checks made so far.
+    pub fn checks(&self) -> u64 {
+        self.checks.load(Ordering::Relaxed)
+    }
+}
+
+/// Counts the units of work of one loop and checks its context every `CHECK_EVERY` of them (and
+/// on the first). Local to one thread: parallel loops keep one each.
+pub(crate) struct Ticker<'a> {
+    cx: &'a ReadContext,
+    left: u32,
+}
+
+impl<'a> Ticker<'a> {
+    pub(crate) fn new(cx: &'a ReadContext) -> Ticker<'a> {
+        Ticker { cx, left: 0 }
+    }
+
+    /// Counts `units` of work; `Err` when a check finds the read interrupted.
+    #[inline]
+    pub(crate) fn tick(&mut self, units: u32) -> Result<(), Interrupted> {
+        if let Some(left) = self.left.checked_sub(units) {
+            self.left = left;
+            return Ok(());
+        }
+        if !self.cx.interruptible() {
+            self.left = u32::MAX;
+            return Ok(());
+        }
+        self.left = CHECK_EVERY.saturating_sub(units);
+        self.cx.check()
+    }
+}
+
+/// A principal's scope over one snapshot: the views and writes it opens see and change only what
+/// its grants allow.
+#[derive(Debug)]
+pub struct Scope {
+    db: crate::db::Database,
+    snapshot: Snapshot,
+    principal: Arc<Principal>,
+    cx: ReadContext,
+}
+
+impl Scope {
+    pub(crate) fn new(db: crate::db::Database, snapshot: Snapshot, principal: Arc<Principal>) -> Scope {
+        Scope { db, snapshot, principal, cx: ReadContext::unbounded() }
+    }
+
+    /// This scope with other read limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: ReadLimits) -> Scope {
+        self.cx.limits = limits;
+        self
+    }
+
+    /// This scope stopping its reads once `clock` reaches `at`.
+    #[must_use]
+    pub fn with_deadline(mut self, at: Timestamp, clock: Arc<dyn Clock>) -> Scope {
+        self.cx.deadline = Some((at, clock));
+        self
+    }
+
+    /// This scope stopping its reads once `token` is tripped.
+    #[must_use]
+    pub fn with_cancel(mut self, token: CancelToken) -> Scope {
+        self.cx.cancel = Some(token);
+        self
+    }
+
+    /// Who is asking.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The snapshot this scope reads (unscoped: reading through it bypasses the grants; the
+    /// views of `workspace` do not).
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The read context: limits and interruption, and how many checks were made.
+    pub fn context(&self) -> &ReadContext {
+        &self.cx
+    }
+
+    /// The workspaces this principal may read, by name.
+    pub fn workspaces(&self) -> Vec<WorkspaceInfo> {
+        self.snapshot.workspaces().into_iter().filter(|w| self.principal.may(&w.name, Access::Read)).collect()
+    }
+
+    /// A view of workspace `name`, as this principal sees it. A workspace it may not read is
+    /// refused as unknown: its existence is not revealed.
+    pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
+        let grant = self.principal.grant_on(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
+        let mut view = self.snapshot.workspace(name)?;
+        // A workspace without sensitive claims has nothing to hide, and keeps the fast filters.
+        let st = &self.snapshot.state;
+        view.hide_sensitive = !grant.see_sensitive && st.bitmaps.claims_sensitive.iter().any(|c| st.claim_ws(c) == view.ws);
+        view.cx = &self.cx;
+        Ok(view)
+    }
+
+    /// Refuses with `Error::Denied` unless the principal holds `access` on `workspace`.
+    pub fn require(&self, workspace: &str, access: Access) -> Result<(), Error> {
+        if self.principal.may(workspace, access) {
+            Ok(())
+        } else {
+            Err(Error::Denied { principal: self.principal.name().to_owned(), workspace: workspace.to_owned(), needed: access })
+        }
+    }
+
+    /// Commits `batch` if the principal may write its workspace (see `Database::write`).
+    pub fn write(&self, batch: &crate::batch::WriteBatch) -> Result<crate::db::CommitInfo, Error> {
+        self.require(&batch.workspace, Access::Write)?;
+        self.db.write(batch)
+    }
+
+    /// Ingests a document if the principal may write its workspace (see `Database::ingest`).
+    pub fn ingest(&self, doc: &str, opts: &crate::ingest::IngestOptions) -> Result<crate::ingest::IngestReport, Error> {
+        let parsed = crate::ingest::parse(doc)?;
+        self.require(&parsed.workspace, Access::Write)?;
+        self.db.ingest_doc(&parsed, opts)
+    }
+}
+
+impl crate::db::Database {
+    /// A scope for `principal` over the newest snapshot: what it opens sees only what the
+    /// principal may see, and writes need its grants.
+    pub fn scope(&self, principal: Arc<Principal>) -> Scope {
+        Scope::new(self.clone(), self.snapshot(), principal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_combine_the_workspace_and_star() {
+        let p = Principal::named("ann").grant("*", Access::Read, false).grant("ops", Access::Write, true);
+        assert!(p.may("ops", Access::Write) && p.may("other", Access::Read) && !p.may("other", Access::Write));
+        assert_eq!(p.grant_on("ops"), Some(Grant { access: Access::Write, see_sensitive: true }));
+        assert_eq!(p.grant_on("other"), Some(Grant { access: Access::Read, see_sensitive: false }));
+        assert!(!p.sees_all());
+        assert!(Principal::root().sees_all());
+        let none = Principal::named("bob");
+        assert!(!none.may("ops", Access::Read));
+        assert!(!p.clone().revoke("*").may("other", Access::Read));
+    }
+
+    #[test]
+    fn a_ticker_checks_on_the_first_unit_and_then_every_check_every_units() {
+        let cx = ReadContext { cancel: Some(CancelToken::new()), ..ReadContext::unbounded() };
+        let mut t = Ticker::new(&cx);
+        for _ in 0..CHECK_EVERY * 3 {
+            t.tick(1).unwrap();
+        }
+        assert_eq!(cx.checks(), 3);
+        cx.cancel.as_ref().unwrap().cancel();
+        // At most CHECK_EVERY units run after the trip before a check sees it.
+        let mut ran = 0;
+        while t.tick(1).is_ok() {
+            ran += 1;
+            assert!(ran <= CHECK_EVERY, "ran {ran} units after the trip");
+        }
+        assert!(ROOT_CONTEXT.check().is_ok());
+    }
+}

@@ -1,0 +1,224 @@
+//! Scopes: who asks decides what exists. A principal without `see_sensitive` never meets a
+//! sensitive claim — not returned, counted, ranked or used as a hop, its canary word moving no
+//! keyword score; a principal reads and writes only the workspaces it holds grants on; a scope's
+//! limits name themselves and its deadline or cancel token stops a read within `CHECK_EVERY` units
+//! of work. Error classes say who must act.
+
+#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
+
+use engram::search::recall::RecallQuery;
+use engram::scope::CHECK_EVERY;
+use engram::search::semantic::VectorOptions;
+use engram::{
+    Access, AddClaim, CancelToken, ClaimState, Database, EntityId, Error, ErrorClass, Interrupted, KHopQuery, ManualClock, NeighborQuery,
+    Principal, ReadError, ReadLimits, Timestamp, WriteBatch,
+};
+use std::sync::Arc;
+
+const CANARY: &str = "zebracanary";
+
+/// A small workspace `ops`: auth → kafka (public), auth → vault (sensitive, with the canary word
+/// and its own predicate), vault → secrets (public, reachable only through the sensitive claim).
+/// Claim vectors make the sensitive claim the best match of `[1, 0]`.
+fn seeded(with_sensitive: bool) -> Database {
+    let db = Database::in_memory();
+    db.create_workspace("ops").unwrap();
+    let mut b = WriteBatch::new("ops");
+    b.upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("kafka", "service", "Kafka")
+        .upsert_entity("vault", "service", "Vault")
+        .upsert_entity("secrets", "store", "Secrets")
+        .add_claim(AddClaim::new("auth", "DEPENDS_ON", "kafka").id("pub1").text("auth streams events to kafka").state(ClaimState::Accepted))
+        .add_claim(AddClaim::new("vault", "STORES", "secrets").id("pub2").text("vault stores kafka secrets").state(ClaimState::Accepted));
+    if with_sensitive {
+        b.add_claim(
+            AddClaim::new("auth", "READS_SECRET_FROM", "vault")
+                .id("hidden")
+                .text(&format!("auth reads kafka credentials {CANARY}"))
+                .state(ClaimState::Accepted)
+                .sensitive(),
+        );
+    }
+    db.write(&b).unwrap();
+    let mut v = WriteBatch::new("ops");
+    v.set_claim_vector("pub1", vec![0.0, 1.0]).set_claim_vector("pub2", vec![0.6, 0.8]);
+    if with_sensitive {
+        v.set_claim_vector("hidden", vec![1.0, 0.0]);
+    }
+    db.write(&v).unwrap();
+    db
+}
+
+fn reader(see_sensitive: bool) -> Arc<Principal> {
+    Arc::new(Principal::named("agent").grant("ops", Access::Read, see_sensitive))
+}
+
+#[test]
+fn a_sensitive_claim_does_not_exist_for_a_principal_without_see_sensitive() {
+    let db = seeded(true);
+    let scope = db.scope(reader(false));
+    let ws = scope.workspace("ops").unwrap();
+    let auth = ws.entity_id("auth").unwrap();
+    let vault = ws.entity_id("vault").unwrap();
+    let hidden = db.snapshot().workspace("ops").unwrap().claim_id("hidden").unwrap();
+
+    // Not returned by id, external id, evidence or listing.
+    assert!(ws.claim(hidden).is_none());
+    assert!(ws.claim_id("hidden").is_none());
+    assert!(ws.evidence_of(hidden).is_err());
+    assert!(!ws.claims_with(None, ClaimState::Accepted).contains(&hidden));
+    // Not a neighbour, not a hop: vault and secrets are reachable from auth only through it.
+    let n = ws.neighbors(auth, &NeighborQuery::default()).unwrap();
+    assert!(n.items.iter().all(|x| x.claim != hidden && &*x.predicate != "READS_SECRET_FROM"), "{:?}", n.items);
+    let reach = ws.khop(&[auth], &KHopQuery::depth(3)).unwrap();
+    assert!(reach.entities.iter().all(|r| r.entity != vault), "{:?}", reach.entities);
+    assert_eq!(reach.entities.len(), 2);
+    // Not found by its words, nor by its vector.
+    assert!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).is_empty());
+    let near = ws.search_claim_vectors(&[1.0, 0.0], &VectorOptions { k: 10, ..VectorOptions::default() }).unwrap();
+    assert!(near.iter().all(|(c, _)| *c != hidden), "{near:?}");
+    assert_eq!(near.len(), 2);
+    // Not in recall: no fact carries the canary.
+    let recall = ws.recall(&RecallQuery { vector: Some(vec![1.0, 0.0]), ..RecallQuery::new(&format!("kafka credentials {CANARY}")) }).unwrap();
+    assert!(!recall.packed.context.contains(CANARY), "{}", recall.packed.context);
+    assert!(recall.packed.facts.iter().all(|f| f.id != hidden.0));
+
+    // The same principal with `see_sensitive` sees all of it.
+    let full = db.scope(reader(true));
+    let ws = full.workspace("ops").unwrap();
+    assert!(ws.claim(hidden).is_some());
+    assert_eq!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).len(), 1);
+    assert_eq!(ws.khop(&[auth], &KHopQuery::depth(3)).unwrap().entities.len(), 4);
+}
+
+#[test]
+fn a_hidden_claims_words_move_no_keyword_score() {
+    // "kafka" is in the hidden claim too: its document frequency and the average length must not
+    // count it for a principal that cannot see it.
+    let with = seeded(true);
+    let without = seeded(false);
+    let scores = |db: &Database| {
+        let scope = db.scope(reader(false));
+        let ws = scope.workspace("ops").unwrap();
+        ws.search_claim_text("kafka secrets", 10, &engram::Visibility::default())
+    };
+    let (a, b) = (scores(&with), scores(&without));
+    assert_eq!(a.len(), b.len());
+    for ((ca, sa), (cb, sb)) in a.iter().zip(&b) {
+        assert_eq!(ca, cb);
+        assert!((sa - sb).abs() < 1e-6, "{a:?} vs {b:?}");
+    }
+    // Root sees the hidden claim, and its statistics differ: the comparison above is not vacuous.
+    let root = with.snapshot();
+    let all = root.workspace("ops").unwrap().search_claim_text("kafka secrets", 10, &engram::Visibility::default());
+    assert_eq!(all.len(), 3);
+    assert!(all.iter().any(|(c, s)| a.iter().any(|(c2, s2)| c == c2 && (s - s2).abs() > 1e-6)), "{all:?} vs {a:?}");
+}
+
+#[test]
+fn grants_decide_which_workspaces_open_and_which_writes_land() {
+    let db = seeded(false);
+    db.create_workspace("other").unwrap();
+    let scope = db.scope(reader(false));
+    // Another workspace is refused as unknown: its existence is not revealed.
+    assert!(matches!(scope.workspace("other"), Err(ReadError::UnknownWorkspace(_))));
+    assert_eq!(scope.workspaces().iter().map(|w| &*w.name).collect::<Vec<_>>(), ["ops"]);
+    // A reader's write is refused and writes nothing.
+    let before = db.snapshot().counts();
+    let mut b = WriteBatch::new("ops");
+    b.upsert_entity("new", "service", "New");
+    let err = scope.write(&b).unwrap_err();
+    assert!(matches!(err, Error::Denied { needed: Access::Write, .. }), "{err}");
+    assert_eq!(err.class(), ErrorClass::Caller);
+    assert_eq!(db.snapshot().counts(), before);
+    // A writer's write lands; `*` grants cover every workspace.
+    let writer = db.scope(Arc::new(Principal::named("w").grant("*", Access::Write, false)));
+    writer.write(&b).unwrap();
+    assert!(writer.workspace("other").is_ok());
+    assert_eq!(db.snapshot().counts().0, before.0 + 1);
+}
+
+/// A chain of `n` entities e0 → e1 → … in workspace `default`.
+fn chain(n: usize) -> Database {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    for i in 0..n {
+        b.upsert_entity(&format!("e{i}"), "node", &format!("Node {i}"));
+    }
+    for i in 1..n {
+        b.add_claim(AddClaim::new(format!("e{}", i - 1).as_str(), "NEXT", format!("e{i}").as_str()));
+    }
+    db.write(&b).unwrap();
+    db
+}
+
+#[test]
+fn a_tripped_token_or_a_passed_deadline_stops_a_traversal_within_check_every_units() {
+    let db = chain(5_000);
+    let root = Arc::new(Principal::root());
+    let start = EntityId(0);
+    // Not interrupted: the whole chain.
+    let token = CancelToken::new();
+    let scope = db.scope(root.clone()).with_cancel(token.clone());
+    let ws = scope.workspace("default").unwrap();
+    let full = ws.khop(&[start], &KHopQuery::depth(10_000)).unwrap();
+    assert_eq!(full.entities.len(), 5_000);
+    // 5,000 entities expanded, one check per CHECK_EVERY of them.
+    let per_run = scope.context().checks();
+    assert!(per_run >= 4 && per_run <= 5_000 / u64::from(CHECK_EVERY) + 1, "{per_run} checks");
+    // Tripped: the next check stops it, so at most CHECK_EVERY units ran after the trip.
+    token.cancel();
+    let err = ws.khop(&[start], &KHopQuery::depth(10_000)).unwrap_err();
+    assert_eq!(err, ReadError::Interrupted(Interrupted::Cancelled));
+    assert_eq!(scope.context().checks(), per_run + 1);
+    assert_eq!(Error::from(err).class(), ErrorClass::Limit);
+    // The scratch state of the stopped walk was cleaned: a later walk is whole.
+    assert_eq!(db.snapshot().workspace("default").unwrap().khop(&[start], &KHopQuery::depth(10_000)).unwrap().entities.len(), 5_000);
+
+    // A fake clock: a deadline not yet reached lets the walk finish; once reached, it stops.
+    let clock = Arc::new(ManualClock::new(Timestamp::parse("2026-01-01T00:00:00Z").unwrap()));
+    let deadline = Timestamp::parse("2026-01-01T00:00:01Z").unwrap();
+    let timed = db.scope(root).with_deadline(deadline, clock.clone());
+    let ws = timed.workspace("default").unwrap();
+    assert_eq!(ws.khop(&[start], &KHopQuery::depth(10_000)).unwrap().entities.len(), 5_000);
+    clock.advance_seconds(1);
+    assert_eq!(ws.khop(&[start], &KHopQuery::depth(10_000)).unwrap_err(), ReadError::Interrupted(Interrupted::Deadline));
+    let err = ws.recall(&RecallQuery::new("node")).unwrap_err();
+    assert_eq!(err, ReadError::Interrupted(Interrupted::Deadline));
+}
+
+#[test]
+fn scope_limits_name_themselves() {
+    let db = chain(100);
+    db.set_setting("vector_dim", "1").unwrap();
+    let limits = ReadLimits { visited_max: 10, vector_k_max: 5, recall_budget_max: 100, ..ReadLimits::default() };
+    let scope = db.scope(Arc::new(Principal::root())).with_limits(limits);
+    let ws = scope.workspace("default").unwrap();
+    // A traversal stops at the limit and says so, even when the query asks for more.
+    let r = ws.khop(&[EntityId(0)], &KHopQuery { max_visited: Some(1_000), ..KHopQuery::depth(100) }).unwrap();
+    assert!(r.truncated);
+    assert_eq!(r.entities.len(), 10);
+    let err = ws.search_claim_vectors(&[1.0], &VectorOptions { k: 6, ..VectorOptions::default() }).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "vector_k_max", limit: 5, .. }), "{err}");
+    assert!(err.to_string().contains("vector_k_max = 5"), "{err}");
+    let err = ws.recall(&RecallQuery { budget: 101, ..RecallQuery::new("node") }).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "recall_budget_max", .. }), "{err}");
+    assert_eq!(Error::from(err).class(), ErrorClass::Limit);
+}
+
+#[test]
+fn errors_have_classes() {
+    let db = chain(3);
+    let mut dup = WriteBatch::new("default");
+    dup.upsert_entity("x", "node", "X").add_claim(AddClaim::new("x", "NEXT", "x").id("same")).add_claim(AddClaim::new("x", "NEXT", "x").id("same"));
+    assert_eq!(db.write(&dup).unwrap_err().class(), ErrorClass::Conflict);
+    let unknown = WriteBatch::new("nowhere");
+    let mut unknown = unknown;
+    unknown.upsert_entity("x", "node", "X");
+    assert_eq!(db.write(&unknown).unwrap_err().class(), ErrorClass::Caller);
+    assert_eq!(db.create_workspace("default").unwrap_err().class(), ErrorClass::Conflict);
+    let dir = tempfile::tempdir().unwrap();
+    let held = Database::open(dir.path()).unwrap();
+    assert_eq!(Database::open(dir.path()).unwrap_err().class(), ErrorClass::Operator);
+    drop(held);
+}
