@@ -9,9 +9,7 @@ use std::path::Path;
 /// Refuses a folder that holds no database (missing, or without a log or snapshot) before
 /// anything is opened, so a command other than those that create one never writes into it.
 pub(crate) fn require_database(dir: &Path) -> Result<(), Failure> {
-    let holds = |e: &std::fs::DirEntry| {
-        Path::new(&e.file_name()).extension().is_some_and(|x| x == "wal" || x == "snap")
-    };
+    let holds = |e: &std::fs::DirEntry| Path::new(&e.file_name()).extension().is_some_and(|x| x == "wal" || x == "snap");
     if std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().any(|e| holds(&e))) {
         Ok(())
     } else {
@@ -34,7 +32,6 @@ pub(crate) fn open_for_reading(dir: &Path) -> Result<Database, Failure> {
         Err(e) => Err(fail(e)),
     }
 }
-
 
 pub fn stats(dir: &Path) -> Result<(), Failure> {
     let db = open_for_reading(dir)?;
@@ -111,7 +108,6 @@ pub fn retention(dir: &Path, workspace: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-
 /// Backs up a folder another process may be writing: read-only open, then a snapshot copy.
 pub fn backup(dir: &Path, dest: &Path) -> Result<(), Failure> {
     let db = open_for_reading(dir)?;
@@ -119,4 +115,3 @@ pub fn backup(dir: &Path, dest: &Path) -> Result<(), Failure> {
     outln!("{}", path.display());
     Ok(())
 }
-

@@ -1,7 +1,7 @@
 //! The command line: every command, its arguments and their help.
 
-use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 
 /// engram: the long-term memory of AI agents.
 #[derive(Parser, Debug)]

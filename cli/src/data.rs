@@ -82,7 +82,6 @@ pub fn import_jsonl(dir: &Path, file: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-
 pub fn export(dir: &Path, out: Option<&Path>) -> Result<(), Failure> {
     use std::io::Write;
     let db = open_for_reading(dir)?;

@@ -72,8 +72,12 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::ImportOntology { dir, file, format, workspace, json } => {
             ontology::import(dir, file, format.as_deref(), workspace, *json).and_then(|text| out::print(&text))
         }
-        Command::Ancestors(a) => read::with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, true, a.json)),
-        Command::Descendants(a) => read::with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, false, a.json)),
+        Command::Ancestors(a) => {
+            read::with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, true, a.json))
+        }
+        Command::Descendants(a) => {
+            read::with_workspace(&a.dir, &a.workspace, |ws| ontology::closure(ws, &a.term, &a.relations, false, a.json))
+        }
         Command::Resolve { dir, text, workspace, k, json, embedding: EmbedArgs { embedder, model_dir } } => {
             read::with_workspace(dir, workspace, |ws| ontology::resolve(ws, text, *k, *json, embedder.as_deref(), model_dir.as_deref()))
         }

@@ -6,9 +6,9 @@ use crate::args::{Command, EmbedArgs};
 use crate::embed;
 use crate::fail::{bug, fail, Failure};
 use engram::{Direction, EdgeFilter, EntityId, KHopQuery, RecallQuery, Timestamp, VectorMode, Visibility, WorkspaceView};
-use std::path::Path;
 use serde_json::json;
 use std::fmt::Write;
+use std::path::Path;
 
 /// Finds ENTITY as an external id, then a canonical name, then an alias (names compare after
 /// Unicode normalisation and case folding). Several matches of the same kind are an error that
@@ -156,7 +156,6 @@ pub fn report(ws: &WorkspaceView<'_>, trace: Option<&str>) -> Result<String, Fai
     Ok(format!("{value}\n"))
 }
 
-
 /// Opens DIR for reading, runs `f` on one workspace and prints what it returns.
 pub fn with_workspace(dir: &Path, workspace: &str, f: impl FnOnce(&WorkspaceView<'_>) -> Result<String, Failure>) -> Result<(), Failure> {
     let db = open_for_reading(dir)?;
@@ -210,4 +209,3 @@ pub fn recall_command(command: &Command) -> Result<(), Failure> {
     let ws = snap.workspace(workspace).map_err(fail)?;
     crate::out::print(&recall(&ws, &args)?)
 }
-

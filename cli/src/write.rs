@@ -1,10 +1,10 @@
 //! Writing memory: `ingest`, `merge` and `unmerge`.
 
 use crate::data::read;
-use crate::read as reads;
 use crate::embed;
 use crate::fail::{bug, fail, Failure};
 use crate::outln;
+use crate::read as reads;
 use engram::Database;
 use std::path::Path;
 
@@ -33,7 +33,6 @@ pub fn merge(dir: &Path, workspace: &str, pair: Option<(&String, &String)>, undo
     outln!("{moved} claims moved");
     Ok(())
 }
-
 
 /// `engram ingest`: one document (`.json`) or one per line (`.jsonl`).
 pub fn ingest(
@@ -67,4 +66,3 @@ pub fn ingest(
     }
     Ok(())
 }
-

@@ -72,7 +72,6 @@ pub use db::{
 pub use engram_embed as embed;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
 pub use error::{Error, ErrorClass, Interrupted, ReadError, WorkspaceError, WriteError, WriteErrorKind};
-pub use scope::{Access, CancelToken, Grant, Principal, ReadContext, ReadLimits, Scope};
 pub use graph::Direction;
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use limits::Limits;
@@ -83,6 +82,7 @@ pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
 pub use read::pathview::{ClaimEdge, GraphView};
 pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
+pub use scope::{Access, CancelToken, Grant, Principal, ReadContext, ReadLimits, Scope};
 pub use search::context::{Fact, FactEntity, Packed, PathRanks};
 pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped};
 pub use search::semantic::{Metric, VectorOptions};

@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
 
-use engram::search::recall::RecallQuery;
 use engram::scope::CHECK_EVERY;
+use engram::search::recall::RecallQuery;
 use engram::search::semantic::VectorOptions;
 use engram::{
     Access, AddClaim, CancelToken, ClaimState, Database, EntityId, Error, ErrorClass, Interrupted, KHopQuery, ManualClock, NeighborQuery,
@@ -79,7 +79,8 @@ fn a_sensitive_claim_does_not_exist_for_a_principal_without_see_sensitive() {
     assert!(near.iter().all(|(c, _)| *c != hidden), "{near:?}");
     assert_eq!(near.len(), 2);
     // Not in recall: no fact carries the canary.
-    let recall = ws.recall(&RecallQuery { vector: Some(vec![1.0, 0.0]), ..RecallQuery::new(&format!("kafka credentials {CANARY}")) }).unwrap();
+    let recall =
+        ws.recall(&RecallQuery { vector: Some(vec![1.0, 0.0]), ..RecallQuery::new(&format!("kafka credentials {CANARY}")) }).unwrap();
     assert!(!recall.packed.context.contains(CANARY), "{}", recall.packed.context);
     assert!(recall.packed.facts.iter().all(|f| f.id != hidden.0));
 
@@ -210,7 +211,9 @@ fn scope_limits_name_themselves() {
 fn errors_have_classes() {
     let db = chain(3);
     let mut dup = WriteBatch::new("default");
-    dup.upsert_entity("x", "node", "X").add_claim(AddClaim::new("x", "NEXT", "x").id("same")).add_claim(AddClaim::new("x", "NEXT", "x").id("same"));
+    dup.upsert_entity("x", "node", "X")
+        .add_claim(AddClaim::new("x", "NEXT", "x").id("same"))
+        .add_claim(AddClaim::new("x", "NEXT", "x").id("same"));
     assert_eq!(db.write(&dup).unwrap_err().class(), ErrorClass::Conflict);
     let unknown = WriteBatch::new("nowhere");
     let mut unknown = unknown;

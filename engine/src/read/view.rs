@@ -283,9 +283,7 @@ impl<'a> WorkspaceView<'a> {
         let mut back = Vec::new();
         let mut seen = std::collections::HashSet::from([c]);
         let mut cur = c;
-        while let Some(prev) =
-            self.st.claims.supersedes.get(&cur.0).and_then(|l| l.iter().filter(|p| !self.hidden(p.0)).min().copied())
-        {
+        while let Some(prev) = self.st.claims.supersedes.get(&cur.0).and_then(|l| l.iter().filter(|p| !self.hidden(p.0)).min().copied()) {
             if !seen.insert(prev) {
                 break;
             }
