@@ -316,7 +316,7 @@ fn corruption_before_the_tail_is_refused_with_file_and_offset() {
     let err = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err.as_storage(), Some(StorageError::Corruption { .. })), "{msg}");
-    assert!(msg.contains("checksum mismatch") && msg.contains(&first.display().to_string()), "{msg}");
+    assert!(msg.contains("record checksum or length does not match") && msg.contains(&first.display().to_string()), "{msg}");
     // Nothing was "repaired": the file is as it was.
     let again = Database::open_with(dir(), config(&c), Arc::new(mem)).unwrap_err();
     assert_eq!(again.to_string(), msg);
