@@ -158,6 +158,19 @@ impl ReadLimits {
         facts_max: 1_000,
     };
 
+    /// The limits of the embedded shorthand (`Snapshot::workspace`): the program is trusted with
+    /// the sizes it asks for (they are clamped to what exists, never an error), and only a
+    /// traversal's visited set keeps its bound, which truncates rather than fails.
+    pub const ROOT: ReadLimits = ReadLimits {
+        visited_max: ReadLimits::DEFAULT.visited_max,
+        rows_max: usize::MAX,
+        vector_k_max: usize::MAX,
+        recall_budget_max: usize::MAX,
+        recall_per_path_max: usize::MAX,
+        recall_hops_max: u32::MAX,
+        facts_max: usize::MAX,
+    };
+
     /// `Err(ReadError::Limit)` naming `name` when `value` is above `limit`.
     pub fn check(name: &'static str, limit: usize, value: usize, what: &'static str) -> Result<(), ReadError> {
         if value > limit {
@@ -208,12 +221,16 @@ pub struct ReadContext {
     checks: AtomicU64,
 }
 
-/// The context of unscoped (root) reads: default limits, no deadline.
+/// The context of unscoped (root) reads: `ReadLimits::ROOT`, no deadline.
 pub(crate) static ROOT_CONTEXT: ReadContext = ReadContext::unbounded();
 
 impl ReadContext {
     const fn unbounded() -> ReadContext {
-        ReadContext { limits: ReadLimits::DEFAULT, deadline: None, cancel: None, checks: AtomicU64::new(0) }
+        ReadContext::with_limits(ReadLimits::ROOT)
+    }
+
+    const fn with_limits(limits: ReadLimits) -> ReadContext {
+        ReadContext { limits, deadline: None, cancel: None, checks: AtomicU64::new(0) }
     }
 
     /// Whether anything can interrupt this read (else loops skip their checks).
@@ -290,7 +307,8 @@ pub struct Scope {
 
 impl Scope {
     pub(crate) fn new(db: crate::db::Database, snapshot: Snapshot, principal: Arc<Principal>) -> Scope {
-        Scope { db, snapshot, principal, cx: ReadContext::unbounded() }
+        let limits = ReadLimits { visited_max: db.config().limits.traversal_visited_max, ..ReadLimits::DEFAULT };
+        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits) }
     }
 
     /// This scope with other read limits.

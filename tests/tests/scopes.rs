@@ -207,6 +207,19 @@ fn scope_limits_name_themselves() {
     assert_eq!(Error::from(err).class(), ErrorClass::Limit);
 }
 
+/// A scope starts from the documented defaults (and the database's traversal limit); the embedded
+/// shorthand trusts its program with the sizes it asks for.
+#[test]
+fn scopes_default_to_the_documented_limits_and_the_shorthand_to_the_callers_sizes() {
+    let db = chain(10);
+    let big = RecallQuery { budget: ReadLimits::DEFAULT.recall_budget_max + 1, ..RecallQuery::new("node") };
+    let scope = db.scope(Arc::new(Principal::root()));
+    let err = scope.workspace("default").unwrap().recall(&big).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "recall_budget_max", limit: 32_768, .. }), "{err}");
+    let snap = db.snapshot();
+    assert!(snap.workspace("default").unwrap().recall(&big).is_ok());
+}
+
 #[test]
 fn errors_have_classes() {
     let db = chain(3);
