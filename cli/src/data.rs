@@ -82,12 +82,15 @@ pub fn import_jsonl(dir: &Path, file: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Where an export's lines go, and what a failed write there means.
+type Sink = (Box<dyn std::io::Write>, Box<dyn Fn(&std::io::Error) -> Failure>);
+
 pub fn export(dir: &Path, out: Option<&Path>) -> Result<(), Failure> {
     use std::io::Write;
     let db = open_for_reading(dir)?;
     let lines = engram::jsonl::export(&db.snapshot());
     // Lines stream to the file or to stdout; a closed stdout ends the export quietly.
-    let (mut sink, failed): (Box<dyn Write>, Box<dyn Fn(&std::io::Error) -> Failure>) = match out {
+    let (mut sink, failed): Sink = match out {
         Some(p) => {
             let file = std::fs::File::create(p).map_err(|e| Failure::io(p, &e))?;
             let p = p.to_path_buf();

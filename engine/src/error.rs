@@ -340,9 +340,8 @@ impl Error {
                 ErrorClass::Caller
             }
             Error::Storage(e) => storage_class(e),
-            Error::EmbedderMismatch { .. } => ErrorClass::Operator,
             Error::Embed(engram_embed::EmbedError::Unknown(_)) => ErrorClass::Caller,
-            Error::Embed(_) => ErrorClass::Operator,
+            Error::EmbedderMismatch { .. } | Error::Embed(_) => ErrorClass::Operator,
             Error::Internal(_) => ErrorClass::Bug,
         }
     }

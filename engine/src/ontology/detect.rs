@@ -142,6 +142,7 @@ pub fn read_ontology(input: impl Read, file_name: &str, format: Option<Format>) 
 
 /// A decompressing reader over `input`.
 #[cfg(feature = "ontology-formats")]
+#[allow(clippy::unnecessary_wraps)] // Reason: one signature with the build without gzip, which fails.
 fn gunzip<'r>(input: impl Read + 'r) -> Result<Box<dyn Read + 'r>, OntologyError> {
     Ok(Box::new(flate2::read::MultiGzDecoder::new(input)))
 }

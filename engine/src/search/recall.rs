@@ -128,16 +128,20 @@ pub struct Recall {
 /// Candidate claims of one path, best first.
 type Ranked = Vec<ClaimId>;
 
+/// The scope's limits on a recall's size.
+fn check_limits(limits: &ReadLimits, q: &RecallQuery) -> Result<(), ReadError> {
+    ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the recall's token budget")?;
+    ReadLimits::check("recall_per_path_max", limits.recall_per_path_max, q.per_path, "the recall's candidates per path")?;
+    ReadLimits::check("recall_hops_max", limits.recall_hops_max as usize, q.hops as usize, "the recall's hops")
+}
+
 impl WorkspaceView<'_> {
     /// Hybrid recall: see the module documentation.
     pub fn recall(&self, q: &RecallQuery) -> Result<Recall, ReadError> {
         for s in &q.seeds {
             self.check_entity(*s)?;
         }
-        let limits = self.cx.limits;
-        ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the recall's token budget")?;
-        ReadLimits::check("recall_per_path_max", limits.recall_per_path_max, q.per_path, "the recall's candidates per path")?;
-        ReadLimits::check("recall_hops_max", limits.recall_hops_max as usize, q.hops as usize, "the recall's hops")?;
+        check_limits(&self.cx.limits, q)?;
         self.cx.check().map_err(ReadError::Interrupted)?;
         let vis = &q.visibility;
         let mut paths_run = Vec::new();
