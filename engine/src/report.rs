@@ -1,11 +1,11 @@
 //! Observability of a workspace's memory: extraction quality by model version, confidence
-//! calibration, graph density, freshness. Computed from the columns of one snapshot; the
+//! calibration, graph density, freshness. Computed through the executor's read surface (catalog,
+//! scans, column accessors), so it counts only what the view may see; the
 //! attribution trace of a claim is `WorkspaceView::evidence_of`.
 
-use crate::ids::{ClaimId, NONE};
+use crate::ids::{ClaimId, EntityId};
 use crate::model::ClaimState;
 use crate::read::view::WorkspaceView;
-use crate::state::{State, DELETED, ERASED};
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -58,96 +58,64 @@ pub struct Report {
     pub current_claims: u64,
 }
 
-/// When claim `c` became DEPRECATED (from its lifecycle events), if it did.
-fn deprecated_at(st: &State, c: u32) -> Option<Timestamp> {
-    let mut after = *st.claims.state.get(c as usize);
-    let mut ev = st.claims.last_event.get(&c).copied().unwrap_or(NONE);
+/// When claim `c` became DEPRECATED (from its lifecycle history), if it did.
+fn deprecated_at(ws: &WorkspaceView<'_>, c: ClaimId) -> Option<Timestamp> {
+    let mut after = ws.claim_state(c)?;
     let mut when = None;
-    while ev != NONE {
-        let e = st.claims.events.get(ev as usize);
-        if after == ClaimState::Deprecated && e.state_before != ClaimState::Deprecated {
-            when = Some(e.at);
+    for change in ws.claim_history(c) {
+        if after == ClaimState::Deprecated && change.state_before != ClaimState::Deprecated {
+            when = Some(change.at);
         }
-        after = e.state_before;
-        ev = e.prev;
+        after = change.state_before;
     }
     when
 }
 
 /// Whether claim `c` was ever ACCEPTED.
-fn ever_accepted(st: &State, c: u32) -> bool {
-    if *st.claims.state.get(c as usize) == ClaimState::Accepted {
-        return true;
-    }
-    let mut ev = st.claims.last_event.get(&c).copied().unwrap_or(NONE);
-    while ev != NONE {
-        let e = st.claims.events.get(ev as usize);
-        if e.state_before == ClaimState::Accepted {
-            return true;
-        }
-        ev = e.prev;
-    }
-    false
+fn ever_accepted(ws: &WorkspaceView<'_>, c: ClaimId) -> bool {
+    ws.claim_state(c) == Some(ClaimState::Accepted) || ws.claim_history(c).any(|h| h.state_before == ClaimState::Accepted)
 }
 
 impl WorkspaceView<'_> {
     /// The observability report of this workspace, at this view's time.
     pub fn report(&self) -> Report {
-        let st = self.st;
         let mut r = Report {
             calibration: (0..10).map(|i| CalibrationBucket { raw_confidence_from: f64::from(i) / 10.0, ..Default::default() }).collect(),
             ..Report::default()
         };
-        let ents = st.bitmaps.entities_by_ws.get(&self.ws).map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
-        let mut degree: BTreeMap<u32, u64> = ents.iter().map(|e| (*e, 0)).collect();
-        for &e in &ents {
-            if *st.entities.flags.get(e as usize) & (DELETED | ERASED) == 0 {
-                *r.entities_per_type.entry(st.catalog.types.name(st.entities.ty.get(e as usize).0).to_string()).or_default() += 1;
-            }
-        }
-        let claims = st.bitmaps.claims_by_ws.get(&self.ws).map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
+        let cat = self.catalog();
+        r.entities_per_type = cat.types.iter().map(|t| (t.name.to_string(), t.entities)).collect();
+        r.claims_per_predicate = cat.predicates.iter().map(|p| (p.name.to_string(), p.claims)).collect();
+        let mut degree: BTreeMap<EntityId, u64> = self.entity_set().iter().map(|e| (e, 0)).collect();
         let current = crate::read::visibility::Visibility::current();
         let mut newest: Option<Timestamp> = None;
         let mut faded = 0u64;
-        for &c in &claims {
-            let i = c as usize;
-            if *st.claims.flags.get(i) & (DELETED | ERASED) != 0 {
-                continue;
-            }
-            *r.claims_per_predicate.entry(st.catalog.predicates.name(*st.claims.pred.get(i)).to_string()).or_default() += 1;
-            for e in [*st.claims.subject.get(i), *st.claims.object.get(i)] {
+        for c in self.claim_set().iter() {
+            let Some((subject, pred, object)) = self.claim_triple(c) else { continue };
+            for e in [subject, object] {
                 *degree.entry(e).or_default() += 1;
             }
-            // The first (oldest) evidence row is the extraction that produced the claim.
-            let mut first = None;
-            let mut ev = *st.claims.evidence_head.get(i);
-            while ev != NONE {
-                let row = st.evidence.rows.get(ev as usize);
-                first = Some(row);
-                ev = row.next;
-            }
-            if let Some(row) = first {
+            if let Some(row) = self.first_evidence(c).and_then(|v| self.evidence(v)) {
                 let model = format!("{}@{}", row.model.as_deref().unwrap_or("-"), row.model_version.as_deref().unwrap_or("-"));
                 let q = r.models.entry(model).or_default();
                 q.claims += 1;
-                let recorded = st.claims.recorded.at(c);
-                if deprecated_at(st, c).is_some_and(|t| t.0 - recorded.0 <= EARLY_DEPRECATION_DAYS * 86_400_000_000) {
+                let recorded = self.claim_recorded_at(c).unwrap_or(Timestamp::MAX);
+                if deprecated_at(self, c).is_some_and(|t| t.0 - recorded.0 <= EARLY_DEPRECATION_DAYS * 86_400_000_000) {
                     q.deprecated_within_30_days += 1;
                 }
                 if let Some(raw) = row.raw_confidence {
                     let b = &mut r.calibration[((f64::from(raw) * 10.0) as usize).min(9)];
                     b.claims += 1;
-                    b.ever_accepted += u64::from(ever_accepted(st, c));
+                    b.ever_accepted += u64::from(ever_accepted(self, c));
                 }
             }
-            if self.claim_visible(ClaimId(c), &current) {
+            if self.claim_visible(c, &current) {
                 r.current_claims += 1;
-                let from = *st.claims.valid_from.get(i);
+                let from = self.claim_valid(c).map_or(self.now, |v| v.0);
                 newest = Some(newest.map_or(from, |n| n.max(from)));
-                let half_life = st.catalog.predicate_def(self.ws, crate::ids::PredicateId(*st.claims.pred.get(i))).half_life_days;
                 let age_days = ((self.now.0 - from.0).max(0) as f64) / 86_400e6;
-                let decay = half_life.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
-                if f64::from(*st.claims.confidence.get(i)) * decay < FADED_WEIGHT {
+                let decay = self.half_life_days(pred).filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
+                if f64::from(self.claim_confidence(c).unwrap_or(0.0)) * decay < FADED_WEIGHT {
                     faded += 1;
                 }
             }

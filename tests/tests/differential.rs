@@ -273,6 +273,24 @@ impl Harness {
                                 }
                             }
                             assert_eq!(paged, page.items.iter().map(|n| n.claim).collect::<Vec<_>>());
+                            // The executor's expand iterator agrees, in its own order.
+                            if types.is_none() && min_conf == 0.0 {
+                                let ids: Option<Vec<engram::PredicateId>> =
+                                    preds.as_ref().map(|p| p.iter().filter_map(|p| ws.predicate_id(&format!("p{p}"))).collect());
+                                let ex = ws.expander(dir, ids.as_deref(), &v);
+                                let mut edges: Vec<(usize, usize, usize)> = ex
+                                    .edges(EntityId(e as u32))
+                                    .map(|x| {
+                                        let p = r.claims[x.claim.0 as usize].p;
+                                        assert_eq!(Some(x.predicate), ws.predicate_id(&format!("P{p}")));
+                                        assert_eq!(Some(x.predicate), ws.claim_triple(x.claim).map(|t| t.1));
+                                        (x.claim.0 as usize, usize::from(x.direction == Direction::In), x.neighbor.0 as usize)
+                                    })
+                                    .collect();
+                                edges.sort_unstable();
+                                assert_eq!(edges, want, "expand e{e} dir {dir:?} preds {preds:?} vis {v:?}");
+                                assert_eq!(ex.degree(EntityId(e as u32)), want.len());
+                            }
                         }
                     }
                 }
@@ -339,6 +357,25 @@ impl Harness {
             let got: Vec<usize> = ws.entities_of_type(&format!("t{t}")).into_iter().map(|e| e.0 as usize).collect();
             let want: Vec<usize> = (0..n_e).filter(|&e| r.entities[e].ty == t && !r.entities[e].deleted()).collect();
             assert_eq!(got, want);
+        }
+        // Scans and the catalog's counts agree with the reference.
+        let live: Vec<usize> = (0..n_e).filter(|&e| !r.entities[e].deleted()).collect();
+        assert_eq!(ws.entity_set().iter().map(|e| e.0 as usize).collect::<Vec<_>>(), live);
+        let claims: Vec<usize> = (0..r.claims.len()).filter(|&c| !r.claims[c].deleted()).collect();
+        assert_eq!(ws.claim_set().iter().map(|c| c.0 as usize).collect::<Vec<_>>(), claims);
+        let cat = ws.catalog();
+        assert_eq!((cat.entities, cat.claims), (live.len() as u64, claims.len() as u64));
+        for t in 0..TYPES {
+            let want = live.iter().filter(|&&e| r.entities[e].ty == t).count() as u64;
+            let got = ws.type_id(&format!("T{t}")).map_or(0, |id| {
+                assert_eq!(ws.entities_of_type_id(id).len(), cat.type_count(id));
+                cat.type_count(id)
+            });
+            assert_eq!(got, want, "type t{t}");
+        }
+        for p in 0..PREDS {
+            let want = claims.iter().filter(|&&c| r.claims[c].p == p).count() as u64;
+            assert_eq!(ws.predicate_id(&format!("p{p}")).map_or(0, |id| cat.predicate_count(id)), want, "predicate p{p}");
         }
         let _ = Visibility::default();
     }

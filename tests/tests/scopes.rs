@@ -83,6 +83,17 @@ fn a_sensitive_claim_does_not_exist_for_a_principal_without_see_sensitive() {
         ws.recall(&RecallQuery { vector: Some(vec![1.0, 0.0]), ..RecallQuery::new(&format!("kafka credentials {CANARY}")) }).unwrap();
     assert!(!recall.packed.context.contains(CANARY), "{}", recall.packed.context);
     assert!(recall.packed.facts.iter().all(|f| f.id != hidden.0));
+    // Not in the executor's surface: no expand edge, no column, no scan row, no catalog count.
+    let out = ws.expander(engram::Direction::Both, None, &engram::Visibility::default());
+    assert!(out.edges(auth).all(|x| x.claim != hidden));
+    assert_eq!(out.degree(auth), 1);
+    assert!(ws.claim_text(hidden).is_none() && ws.claim_triple(hidden).is_none());
+    assert!(!ws.claim_set().contains(hidden));
+    let cat = ws.catalog();
+    assert_eq!(cat.claims, 2);
+    assert!(ws.predicate_id("READS_SECRET_FROM").is_some_and(|p| cat.predicate_count(p) == 0));
+    assert!(cat.predicates.iter().all(|p| &*p.name != "reads_secret_from"), "{:?}", cat.predicates);
+    assert!(ws.report().claims_per_predicate.keys().all(|p| p != "reads_secret_from"));
 
     // The same principal with `see_sensitive` sees all of it.
     let full = db.scope(reader(true));
@@ -90,6 +101,10 @@ fn a_sensitive_claim_does_not_exist_for_a_principal_without_see_sensitive() {
     assert!(ws.claim(hidden).is_some());
     assert_eq!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).len(), 1);
     assert_eq!(ws.khop(&[auth], &KHopQuery::depth(3)).unwrap().entities.len(), 4);
+    assert!(ws.claim_text(hidden).is_some_and(|t| t.contains(CANARY)));
+    assert_eq!(ws.catalog().claims, 3);
+    assert!(ws.catalog().predicates.iter().any(|p| &*p.name == "reads_secret_from"));
+    assert!(ws.report().claims_per_predicate.contains_key("reads_secret_from"));
 }
 
 #[test]

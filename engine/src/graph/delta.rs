@@ -51,6 +51,23 @@ impl Delta {
         self.edges.is_empty()
     }
 
+    /// The index of `entity`'s newest delta edge in direction `dir` (`NONE` when it has none): the
+    /// start of a walk with `step`, for iterators that cannot take a closure.
+    #[inline]
+    pub fn head(&self, entity: u32, dir: usize) -> u32 {
+        if self.heads.is_empty() {
+            return NONE;
+        }
+        self.heads.get(&entity).map_or(NONE, |h| h[dir])
+    }
+
+    /// The edge at index `i` (from `head` or a previous `step`) and the index of the next older one.
+    #[inline]
+    pub fn step(&self, i: u32) -> (Edge, u32) {
+        let e = self.edges.get(i as usize);
+        (e.edge, e.next)
+    }
+
     /// Calls `f` for each delta edge of `entity` in direction `dir` (0 = out, 1 = in), newest first.
     #[inline]
     pub fn for_each(&self, entity: u32, dir: usize, mut f: impl FnMut(Edge)) {

@@ -113,6 +113,12 @@ impl Graph {
         self.moved.is_empty() || self.moved.get(&claim).is_none_or(|m| m.current == NONE)
     }
 
+    /// Whether the delta edge at index `i` (of `claim`) is current: not left behind by a move.
+    #[inline]
+    pub fn delta_edge_current(&self, i: u32, claim: u32) -> bool {
+        self.moved.is_empty() || self.moved.get(&claim).is_none_or(|m| m.current != NONE && i & !1 == m.current)
+    }
+
     /// Calls `f` for every current delta edge of `entity` in direction `dir`, newest first.
     #[inline]
     pub fn for_each_delta_edge(&self, entity: u32, dir: usize, mut f: impl FnMut(Edge)) {
@@ -124,7 +130,7 @@ impl Graph {
             return;
         }
         self.delta.for_each_indexed(entity, dir, |i, e| {
-            if self.moved.get(&e.claim).is_none_or(|m| m.current != NONE && i & !1 == m.current) {
+            if self.delta_edge_current(i, e.claim) {
                 f(e);
             }
         });

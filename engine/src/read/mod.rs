@@ -1,7 +1,13 @@
-//! The read API: snapshots, workspace views, visibility, neighbours, k-hop, closure and paths.
+//! The read API: snapshots, workspace views, visibility, neighbours, k-hop, closure and paths;
+//! and the executor's surface: the catalog with counts, id scans, the expand iterator and column
+//! accessors.
 
+pub mod catalog;
 pub mod closure;
+pub mod columns;
+pub mod expand;
 pub mod filter;
+pub mod scan;
 pub mod khop;
 pub mod neighbors;
 pub mod pathview;

@@ -1,0 +1,110 @@
+//! A workspace's vocabulary as a planner needs it: entity types, predicates and property keys
+//! resolved to ids, with how many rows each has.
+//!
+//! Names resolve case-insensitively, as writes intern them. Counts are over what the view may
+//! see: a claim hidden from it (sensitive, for a principal without `see_sensitive`) is not
+//! counted, so a plan estimate leaks nothing. Deleted rows are not counted; every lifecycle state
+//! is (a planner's estimate, not a visibility answer).
+
+use crate::ids::{PredicateId, TypeId};
+use crate::normalize::vocabulary_key;
+use crate::read::view::WorkspaceView;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One entity type and its entities here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeCount {
+    /// The interned id.
+    pub id: TypeId,
+    /// The name, normalised as interned (lowercase).
+    pub name: Arc<str>,
+    /// Entities of this type in the workspace (not deleted).
+    pub entities: u64,
+}
+
+/// One predicate and its claims here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PredicateCount {
+    /// The interned id.
+    pub id: PredicateId,
+    /// The name, normalised as interned (lowercase).
+    pub name: Arc<str>,
+    /// Claims with this predicate in the workspace the view may see (not deleted, any state).
+    pub claims: u64,
+}
+
+/// The catalog of one workspace as one view sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkspaceCatalog {
+    /// Types with at least one entity here, by name.
+    pub types: Vec<TypeCount>,
+    /// Predicates with at least one claim here, by name.
+    pub predicates: Vec<PredicateCount>,
+    /// Property keys of entities here, with how many entities carry each.
+    pub property_keys: BTreeMap<Arc<str>, u64>,
+    /// Entities (not deleted).
+    pub entities: u64,
+    /// Claims the view may see (not deleted, any state).
+    pub claims: u64,
+}
+
+impl WorkspaceCatalog {
+    /// The entity count of `t` (0 when it has none here).
+    pub fn type_count(&self, t: TypeId) -> u64 {
+        self.types.iter().find(|c| c.id == t).map_or(0, |c| c.entities)
+    }
+
+    /// The claim count of `p` (0 when it has none here).
+    pub fn predicate_count(&self, p: PredicateId) -> u64 {
+        self.predicates.iter().find(|c| c.id == p).map_or(0, |c| c.claims)
+    }
+}
+
+impl<'a> WorkspaceView<'a> {
+    /// The id of entity type `name`, if any write ever used it. The vocabulary is database-wide:
+    /// an id says nothing about this workspace (its count here may be 0, and scans then find none).
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.st.catalog.types.get(&vocabulary_key(name)).map(TypeId)
+    }
+
+    /// The id of predicate `name`, if any write ever used it.
+    pub fn predicate_id(&self, name: &str) -> Option<PredicateId> {
+        self.st.catalog.predicates.get(&vocabulary_key(name)).map(PredicateId)
+    }
+
+    /// This workspace's types, predicates and property keys with their counts (see the module
+    /// documentation for what is counted). Costs one pass over the type and predicate bitmaps and
+    /// over the entities that carry properties.
+    pub fn catalog(&self) -> WorkspaceCatalog {
+        let st = self.st;
+        let bm = &st.bitmaps;
+        let mut cat = WorkspaceCatalog::default();
+        let entities = self.entity_set();
+        cat.entities = entities.len();
+        for (t, set) in bm.entities_by_type.iter() {
+            let n = set.and(entities.ids()).len();
+            if n > 0 {
+                cat.types.push(TypeCount { id: *t, name: st.catalog.types.name(t.0).clone(), entities: n });
+            }
+        }
+        let claims = self.claim_set();
+        cat.claims = claims.len();
+        for (p, set) in bm.claims_by_pred.iter() {
+            let n = set.and(claims.ids()).len();
+            if n > 0 {
+                cat.predicates.push(PredicateCount { id: *p, name: st.catalog.predicates.name(p.0).clone(), claims: n });
+            }
+        }
+        cat.types.sort_by(|a, b| a.name.cmp(&b.name));
+        cat.predicates.sort_by(|a, b| a.name.cmp(&b.name));
+        for (e, props) in st.entities.props.iter() {
+            if entities.contains(crate::ids::EntityId(*e)) {
+                for k in props.keys() {
+                    *cat.property_keys.entry(k.clone()).or_default() += 1;
+                }
+            }
+        }
+        cat
+    }
+}

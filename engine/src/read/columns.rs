@@ -1,0 +1,160 @@
+//! Column accessors: one field of one entity or claim, borrowed from the snapshot, without
+//! building the whole `Entity` or `Claim`.
+//!
+//! Each returns `None` for an id that is not an entity or claim of this view (another
+//! workspace's, erased, or a claim hidden from it), so an executor holding ids from its own scans
+//! and expands never sees another scope's data through them.
+
+use crate::ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, NONE};
+use crate::model::ClaimState;
+use crate::read::view::WorkspaceView;
+use crate::state::{DELETED, SENSITIVE};
+use crate::time::Timestamp;
+use crate::value::{Properties, Value};
+
+/// One lifecycle change of a claim: when, and the state and deleted flag before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateChange {
+    /// Transaction time of the change.
+    pub at: Timestamp,
+    /// The state before it.
+    pub state_before: ClaimState,
+    /// Whether the claim was deleted before it.
+    pub deleted_before: bool,
+}
+
+impl<'a> WorkspaceView<'a> {
+    /// The entity's external id.
+    pub fn entity_ext_id(&self, e: EntityId) -> Option<&'a str> {
+        self.check_entity(e).ok()?;
+        Some(self.st.entities.ext_id.get(e.index()))
+    }
+
+    /// The entity's canonical name.
+    pub fn entity_name(&self, e: EntityId) -> Option<&'a str> {
+        self.check_entity(e).ok()?;
+        Some(self.st.entities.name.get(e.index()))
+    }
+
+    /// The entity's aliases.
+    pub fn entity_aliases(&self, e: EntityId) -> impl Iterator<Item = &'a str> {
+        let ok = self.check_entity(e).is_ok();
+        let ents = &self.st.entities;
+        ok.then(|| ents.aliases_of(e.0)).into_iter().flatten()
+    }
+
+    /// The entity's type.
+    pub fn entity_type(&self, e: EntityId) -> Option<TypeId> {
+        self.check_entity(e).ok()?;
+        Some(*self.st.entities.ty.get(e.index()))
+    }
+
+    /// The entity's properties (`None` when it has none or is not of this view).
+    pub fn entity_properties(&self, e: EntityId) -> Option<&'a Properties> {
+        self.check_entity(e).ok()?;
+        self.st.entities.props.get(&e.0).map(AsRef::as_ref)
+    }
+
+    /// One property of the entity.
+    pub fn entity_property(&self, e: EntityId, key: &str) -> Option<&'a Value> {
+        self.entity_properties(e)?.get(key)
+    }
+
+    /// Whether the entity is soft-deleted.
+    pub fn entity_deleted(&self, e: EntityId) -> Option<bool> {
+        self.check_entity(e).ok()?;
+        Some(*self.st.entities.flags.get(e.index()) & DELETED != 0)
+    }
+
+    /// When the entity was created (transaction time).
+    pub fn entity_created_at(&self, e: EntityId) -> Option<Timestamp> {
+        self.check_entity(e).ok()?;
+        Some(self.st.entities.created.at(e.0))
+    }
+
+    /// The claim's `(subject, predicate, object)`.
+    pub fn claim_triple(&self, c: ClaimId) -> Option<(EntityId, PredicateId, EntityId)> {
+        self.check_claim(c).ok()?;
+        let cl = &self.st.claims;
+        Some((EntityId(*cl.subject.get(c.index())), PredicateId(*cl.pred.get(c.index())), EntityId(*cl.object.get(c.index()))))
+    }
+
+    /// The claim's external id.
+    pub fn claim_ext_id(&self, c: ClaimId) -> Option<&'a str> {
+        self.check_claim(c).ok()?;
+        Some(self.st.claims.ext_id.get(c.index()))
+    }
+
+    /// The claim's text (`None` when it has none or is not of this view).
+    pub fn claim_text(&self, c: ClaimId) -> Option<&'a str> {
+        self.check_claim(c).ok()?;
+        Some(self.st.claims.text.get(c.index())).filter(|t| !t.is_empty())
+    }
+
+    /// The claim's confidence.
+    pub fn claim_confidence(&self, c: ClaimId) -> Option<f32> {
+        self.check_claim(c).ok()?;
+        Some(*self.st.claims.confidence.get(c.index()))
+    }
+
+    /// The claim's lifecycle state.
+    pub fn claim_state(&self, c: ClaimId) -> Option<ClaimState> {
+        self.check_claim(c).ok()?;
+        Some(*self.st.claims.state.get(c.index()))
+    }
+
+    /// Whether the claim is soft-deleted.
+    pub fn claim_deleted(&self, c: ClaimId) -> Option<bool> {
+        self.check_claim(c).ok()?;
+        Some(*self.st.claims.flags.get(c.index()) & DELETED != 0)
+    }
+
+    /// Whether the claim is marked sensitive (only a view that may see it gets `Some`).
+    pub fn claim_sensitive(&self, c: ClaimId) -> Option<bool> {
+        self.check_claim(c).ok()?;
+        Some(*self.st.claims.flags.get(c.index()) & SENSITIVE != 0)
+    }
+
+    /// The claim's valid time, `[from, until)`.
+    pub fn claim_valid(&self, c: ClaimId) -> Option<(Timestamp, Timestamp)> {
+        self.check_claim(c).ok()?;
+        Some((*self.st.claims.valid_from.get(c.index()), *self.st.claims.valid_until.get(c.index())))
+    }
+
+    /// When the claim was recorded (transaction time).
+    pub fn claim_recorded_at(&self, c: ClaimId) -> Option<Timestamp> {
+        self.check_claim(c).ok()?;
+        Some(self.st.claims.recorded.at(c.0))
+    }
+
+    /// The predicate's half-life in days as declared in this workspace (`None`: no decay).
+    pub fn half_life_days(&self, p: PredicateId) -> Option<f64> {
+        self.st.catalog.predicate_def(self.ws, p).half_life_days
+    }
+
+    /// The claim's lifecycle changes, newest first (empty when it never changed).
+    pub fn claim_history(&self, c: ClaimId) -> impl Iterator<Item = StateChange> + 'a {
+        let cl = &self.st.claims;
+        let mut ev = if self.check_claim(c).is_ok() { cl.last_event.get(&c.0).copied().unwrap_or(NONE) } else { NONE };
+        std::iter::from_fn(move || {
+            if ev == NONE {
+                return None;
+            }
+            let e = cl.events.get(ev as usize);
+            ev = e.prev;
+            Some(StateChange { at: e.at, state_before: e.state_before, deleted_before: e.deleted_before })
+        })
+    }
+
+    /// The claim's first (oldest) evidence row: the extraction that produced it.
+    pub fn first_evidence(&self, c: ClaimId) -> Option<EvidenceId> {
+        self.check_claim(c).ok()?;
+        let mut first = None;
+        let mut i = *self.st.claims.evidence_head.get(c.index());
+        while i != NONE {
+            first = Some(EvidenceId(i));
+            i = self.st.evidence.rows.get(i as usize).next;
+        }
+        first
+    }
+}
