@@ -80,7 +80,7 @@ pub use read::catalog::{PredicateCount, TypeCount, WorkspaceCatalog};
 pub use read::columns::StateChange;
 pub use read::expand::{EdgeRow, Edges, Expander};
 pub use read::filter::EdgeFilter;
-pub use read::scan::{ClaimSet, EntitySet};
+pub use read::scan::{ChangeMark, Changes, ClaimSet, EntitySet};
 pub use read::khop::{KHopQuery, KHopResult, Reached};
 pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
 pub use read::pathview::{ClaimEdge, GraphView};

@@ -8,14 +8,15 @@
 //! count them).
 
 use crate::error::ReadError;
-use crate::ids::{EntityId, WorkspaceId};
+use crate::ids::{EntityId, PredicateId, TypeId, WorkspaceId};
+use crate::normalize::vocabulary_key;
 use crate::ontology::hierarchy::Relations;
 use crate::ontology::import::keys;
 use crate::ontology::CONCEPT_TYPE;
+use crate::read::scan::ChangeMark;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use crate::search::bm25::TextIndex;
-use crate::time::Timestamp;
 use crate::value::Value;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -120,9 +121,8 @@ impl std::fmt::Debug for ProfileEmbedder {
 pub struct Profiles {
     config: ProfileConfig,
     ws: WorkspaceId,
-    built_at: Timestamp,
-    entities_seen: usize,
-    claims_seen: usize,
+    /// Where the next refresh's change feed starts.
+    mark: ChangeMark,
     /// Document number → concept.
     order: Vec<EntityId>,
     doc_of: HashMap<EntityId, u32>,
@@ -142,7 +142,7 @@ pub struct RefreshStats {
 }
 
 fn label_of(ws: &WorkspaceView<'_>, e: EntityId) -> String {
-    ws.st.entities.name.get(e.index()).to_owned()
+    ws.entity_name(e).unwrap_or_default().to_owned()
 }
 
 /// Values of one attribute on one entity, as strings.
@@ -159,15 +159,13 @@ fn values(v: &Value, out: &mut Vec<String>) {
 
 impl Profiles {
     fn is_concept(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
-        ws.check_entity(e).is_ok()
-            && ws.st.catalog.types.name(ws.st.entities.ty.get(e.index()).0).as_ref() == CONCEPT_TYPE
-            && *ws.st.entities.flags.get(e.index()) & crate::state::DELETED == 0
+        ws.entity_type(e).is_some_and(|t| ws.type_id(CONCEPT_TYPE) == Some(t)) && ws.entity_deleted(e) == Some(false)
     }
 
     /// The attributes `e` contributes to its ancestors' aggregates: `(attribute, value)`.
     fn own_attributes(&self, ws: &WorkspaceView<'_>, e: EntityId) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        if let Some(props) = ws.st.entities.props.get(&e.0) {
+        if let Some(props) = ws.entity_properties(e) {
             for key in &self.config.aggregate_properties {
                 if let Some(v) = props.get(key.as_str()) {
                     let mut vals = Vec::new();
@@ -177,18 +175,19 @@ impl Profiles {
             }
         }
         if !self.config.aggregate_linked_types.is_empty() {
-            let hierarchy: HashSet<&str> = self.config.relations.names().iter().map(String::as_str).collect();
-            let filter = crate::read::filter::Compiled::new(&crate::read::filter::EdgeFilter::new(crate::Direction::Both), ws.st);
-            let vis = ws.vis(&Visibility::default());
-            filter.for_each(ws.st, &vis, e.0, |_, edge| {
-                if hierarchy.contains(ws.st.catalog.predicates.name(edge.pred).as_ref()) {
-                    return;
+            let hierarchy: HashSet<PredicateId> = self.config.relations.names().iter().filter_map(|r| ws.predicate_id(r)).collect();
+            // Linked types by id, each with the name its attribute carries (as interned).
+            let linked: Vec<(TypeId, String)> =
+                self.config.aggregate_linked_types.iter().filter_map(|t| Some((ws.type_id(t)?, vocabulary_key(t)))).collect();
+            for edge in ws.expander(crate::Direction::Both, None, &Visibility::default()).edges(e) {
+                if hierarchy.contains(&edge.predicate) {
+                    continue;
                 }
-                let ty = ws.st.catalog.types.name(ws.st.entities.ty.get(edge.nbr as usize).0);
-                if self.config.aggregate_linked_types.iter().any(|t| t.eq_ignore_ascii_case(ty)) {
-                    out.push((format!("linked {ty}"), label_of(ws, EntityId(edge.nbr))));
+                let ty = ws.entity_type(edge.neighbor);
+                if let Some((_, name)) = linked.iter().find(|(t, _)| Some(*t) == ty) {
+                    out.push((format!("linked {name}"), label_of(ws, edge.neighbor)));
                 }
-            });
+            }
         }
         out
     }
@@ -236,17 +235,17 @@ impl Profiles {
             list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             list.truncate(self.config.aggregate_top);
         }
-        let props = ws.st.entities.props.get(&e.0);
+        let props = ws.entity_properties(e);
         let prop_str = |k: &str| match props.and_then(|p| p.get(k)) {
             Some(Value::Str(s)) => Some(s.to_string()),
             _ => None,
         };
         Ok(Profile {
             concept: e,
-            id: ws.st.entities.ext_id.get(e.index()).to_owned(),
+            id: ws.entity_ext_id(e).unwrap_or_default().to_owned(),
             label: label_of(ws, e),
             definition: prop_str(keys::DEFINITION),
-            synonyms: ws.st.entities.aliases_of(e.0).map(str::to_owned).collect(),
+            synonyms: ws.entity_aliases(e).map(str::to_owned).collect(),
             parents: labels(&parents),
             children: labels(&children),
             grandparents,
@@ -275,9 +274,7 @@ impl Profiles {
         let mut p = Profiles {
             config,
             ws: ws.id(),
-            built_at: ws.now,
-            entities_seen: ws.st.entities.len(),
-            claims_seen: ws.st.claims.len(),
+            mark: ws.change_mark(),
             order: Vec::new(),
             doc_of: HashMap::new(),
             by_concept: HashMap::new(),
@@ -299,41 +296,14 @@ impl Profiles {
     }
 
     fn is_external(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
-        ws.st.entities.props.get(&e.0).and_then(|p| p.get(keys::EXTERNAL).cloned()) == Some(Value::Bool(true))
+        ws.entity_property(e, keys::EXTERNAL) == Some(&Value::Bool(true))
     }
 
     /// Entities of this workspace created or changed since the last build or refresh, and the
     /// endpoints of claims created or changed since then.
     fn changed_since(&self, ws: &WorkspaceView<'_>) -> HashSet<EntityId> {
-        let st = ws.st;
-        let mut out = HashSet::new();
-        let mine = |e: u32| *st.entities.ws.get(e as usize) == self.ws;
-        for e in self.entities_seen..st.entities.len() {
-            if mine(e as u32) {
-                out.insert(EntityId(e as u32));
-            }
-        }
-        for (&e, &t) in &st.entities.updated_at {
-            if t >= self.built_at && (e as usize) < st.entities.len() && mine(e) {
-                out.insert(EntityId(e));
-            }
-        }
-        let mut claim = |c: u32| {
-            let (s, o) = (*st.claims.subject.get(c as usize), *st.claims.object.get(c as usize));
-            if mine(s) {
-                out.insert(EntityId(s));
-                out.insert(EntityId(o));
-            }
-        };
-        for c in self.claims_seen..st.claims.len() {
-            claim(c as u32);
-        }
-        for (&c, &t) in &st.claims.updated_at {
-            if t >= self.built_at && (c as usize) < st.claims.len() {
-                claim(c);
-            }
-        }
-        out
+        let changes = ws.changes_since(&self.mark);
+        changes.entities.into_iter().chain(changes.endpoints).collect()
     }
 
     /// Brings the profiles up to date with `ws` (a later snapshot of the same workspace),
@@ -345,20 +315,17 @@ impl Profiles {
         if !self.config.aggregate_linked_types.is_empty() {
             // A linked entity's name is part of the attributes of what it links to: a renamed
             // dataset changes the aggregates above every concept it is linked with.
-            let filter = crate::read::filter::Compiled::new(&crate::read::filter::EdgeFilter::new(crate::Direction::Both), ws.st);
-            let vis = ws.vis(&v);
+            let expand = ws.expander(crate::Direction::Both, None, &v);
             let mut linked = Vec::new();
             for &e in &changed {
-                if ws.check_entity(e).is_ok() {
-                    filter.for_each(ws.st, &vis, e.0, |_, edge| linked.push(EntityId(edge.nbr)));
-                }
+                linked.extend(expand.edges(e).map(|edge| edge.neighbor));
             }
             changed.extend(linked);
         }
         let mut affected: HashSet<EntityId> = HashSet::new();
         for &e in &changed {
             affected.insert(e);
-            if ws.check_entity(e).is_err() {
+            if ws.entity_type(e).is_none() {
                 continue;
             }
             for (a, _) in ws.ancestors_over(e, &rels, &v)? {
@@ -409,9 +376,7 @@ impl Profiles {
             self.index.index(doc, self.ws, &prof.text());
             self.by_concept.insert(prof.concept, prof);
         }
-        self.built_at = ws.now;
-        self.entities_seen = ws.st.entities.len();
-        self.claims_seen = ws.st.claims.len();
+        self.mark = ws.change_mark();
         Ok(stats)
     }
 

@@ -116,3 +116,52 @@ impl WorkspaceView<'_> {
         ClaimSet(set)
     }
 }
+
+/// Where a change feed starts: the rows and the time a view had when the mark was taken. Opaque:
+/// the row counters are database-wide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChangeMark {
+    entities: u32,
+    claims: u32,
+    at: crate::time::Timestamp,
+}
+
+/// What changed in a workspace since a `ChangeMark`.
+#[derive(Clone, Debug, Default)]
+pub struct Changes {
+    /// Entities created or changed since (deleted and erased ones included: a cache must drop them).
+    pub entities: Vec<EntityId>,
+    /// Claims the view may see that were created or changed since (erased ones left out).
+    pub claims: Vec<ClaimId>,
+    /// Both ends of every claim created or changed since that is not hidden from the view,
+    /// erased ones included (what their endpoints show changed), ascending.
+    pub endpoints: Vec<EntityId>,
+}
+
+impl WorkspaceView<'_> {
+    /// A mark of this view's rows and time, for `changes_since` on a later view.
+    pub fn change_mark(&self) -> ChangeMark {
+        ChangeMark { entities: self.st.entities.len() as u32, claims: self.st.claims.len() as u32, at: self.now }
+    }
+
+    /// The entities and claims of this workspace created or changed since `mark` (taken on an
+    /// earlier view of the same database), ascending.
+    pub fn changes_since(&self, mark: &ChangeMark) -> Changes {
+        let st = self.st;
+        let mine = |e: u32| st.entities.ws.try_get(e as usize).is_some_and(|w| *w == self.ws);
+        let mut entities: Vec<u32> = (mark.entities..st.entities.len() as u32).filter(|&e| mine(e)).collect();
+        entities.extend(st.entities.updated_at.iter().filter(|(e, t)| **t >= mark.at && **e < mark.entities && mine(**e)).map(|(e, _)| *e));
+        entities.sort_unstable();
+        // A claim's workspace is its subject's; erased claims keep their columns.
+        let ours = |c: u32| mine(*st.claims.subject.get(c as usize)) && !self.hidden(c);
+        let mut changed: Vec<u32> = (mark.claims..st.claims.len() as u32).filter(|&c| ours(c)).collect();
+        changed.extend(st.claims.updated_at.iter().filter(|(c, t)| **t >= mark.at && **c < mark.claims && ours(**c)).map(|(c, _)| *c));
+        changed.sort_unstable();
+        let mut endpoints: Vec<EntityId> =
+            changed.iter().flat_map(|&c| [*st.claims.subject.get(c as usize), *st.claims.object.get(c as usize)]).map(EntityId).collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        let claims = changed.into_iter().map(ClaimId).filter(|&c| self.check_claim(c).is_ok()).collect();
+        Changes { entities: entities.into_iter().map(EntityId).collect(), claims, endpoints }
+    }
+}
