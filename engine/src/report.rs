@@ -91,7 +91,7 @@ impl WorkspaceView<'_> {
         let mut newest: Option<Timestamp> = None;
         let mut faded = 0u64;
         for c in self.claim_set().iter() {
-            let Some((subject, pred, object)) = self.claim_triple(c) else { continue };
+            let Some((subject, _, object)) = self.claim_triple(c) else { continue };
             for e in [subject, object] {
                 *degree.entry(e).or_default() += 1;
             }
@@ -113,8 +113,7 @@ impl WorkspaceView<'_> {
                 r.current_claims += 1;
                 let from = self.claim_valid(c).map_or(self.now, |v| v.0);
                 newest = Some(newest.map_or(from, |n| n.max(from)));
-                let age_days = ((self.now.0 - from.0).max(0) as f64) / 86_400e6;
-                let decay = self.half_life_days(pred).filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
+                let decay = self.claim_decay(c, self.now).unwrap_or(1.0);
                 if f64::from(self.claim_confidence(c).unwrap_or(0.0)) * decay < FADED_WEIGHT {
                     faded += 1;
                 }

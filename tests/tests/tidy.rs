@@ -110,3 +110,33 @@ fn the_engine_without_default_features_pulls_no_models_or_ontology_parsers() {
         assert!(found.is_empty(), "{banned}: {found:?} in the engine's tree without default features");
     }
 }
+
+/// Code above the read surface (the ontology tools, the report, recall's fusion and packing)
+/// reads the snapshot only through the catalog, scans, expand iterator and column accessors, so
+/// scopes and visibility apply to it as to every other reader. Each exception says why.
+#[test]
+fn consumers_of_the_read_surface_read_no_raw_columns() {
+    const EXCEPTIONS: &[(&str, &str)] =
+        &[("ontology/hierarchy.rs", "its closure walk reads the per-predicate adjacency directly: a traversal kernel, as read/khop.rs")];
+    let src = root().join("engine/src");
+    let mut files = Vec::new();
+    rust_files(&src.join("ontology"), &mut files);
+    files.extend(["report.rs", "search/recall.rs", "search/context.rs"].map(|f| src.join(f)));
+    let tables = ["entities", "claims", "catalog", "bitmaps", "graph", "evidence"];
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if EXCEPTIONS.iter().any(|(x, _)| *x == rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            if tables.iter().any(|t| line.contains(&format!("st.{t}"))) {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "raw column reads outside the state's modules:\n{}", found.join("\n"));
+}

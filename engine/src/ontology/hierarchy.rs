@@ -4,7 +4,7 @@
 //! with the thread's reusable visited set; cycle-safe.
 
 use crate::error::ReadError;
-use crate::ids::{ClaimId, EntityId};
+use crate::ids::{ClaimId, EntityId, PredicateId};
 use crate::normalize::vocabulary_key;
 use crate::ontology::SUBCLASS_OF;
 use crate::read::khop::for_each_pred_edge;
@@ -56,7 +56,7 @@ pub struct Cohort {
 
 impl WorkspaceView<'_> {
     fn relation_ids(&self, rels: &Relations) -> Result<Vec<u16>, ReadError> {
-        rels.0.iter().map(|r| self.st.catalog.predicates.get(r).ok_or_else(|| ReadError::UnknownPredicate(r.clone()))).collect()
+        rels.0.iter().map(|r| self.predicate_id(r).map(|p| p.0).ok_or_else(|| ReadError::UnknownPredicate(r.clone()))).collect()
     }
 
     /// Breadth-first closure from `entity` over `rels` (subject → object when `up`).
@@ -174,23 +174,20 @@ impl WorkspaceView<'_> {
         let mut concepts = vec![(concept, 0)];
         concepts.extend(self.descendants_over(concept, rels, v)?);
         let in_cohort: HashSet<EntityId> = concepts.iter().map(|(e, _)| *e).collect();
-        let hierarchy: HashSet<&str> = rels.0.iter().map(String::as_str).collect();
-        let links: Option<HashSet<String>> = link_predicates.map(|ps| ps.iter().map(|p| vocabulary_key(p)).collect());
+        let hierarchy: HashSet<PredicateId> = rels.0.iter().filter_map(|r| self.predicate_id(r)).collect();
+        let links: Option<HashSet<PredicateId>> = link_predicates.map(|ps| ps.iter().filter_map(|p| self.predicate_id(p)).collect());
         let mut members: HashMap<EntityId, Vec<ClaimId>> = HashMap::new();
-        let filter = crate::read::filter::Compiled::new(&crate::read::filter::EdgeFilter::new(Direction::Both), self.st);
-        let vis = self.vis(v);
+        let expand = self.expander(Direction::Both, None, v);
         for &(c, _) in &concepts {
-            filter.for_each(self.st, &vis, c.0, |_, edge| {
-                let pred = self.st.catalog.predicates.name(edge.pred);
+            for edge in expand.edges(c) {
                 let wanted = match &links {
-                    Some(l) => l.contains(&**pred),
-                    None => !hierarchy.contains(&**pred),
+                    Some(l) => l.contains(&edge.predicate),
+                    None => !hierarchy.contains(&edge.predicate),
                 };
-                let other = EntityId(edge.nbr);
-                if wanted && !in_cohort.contains(&other) {
-                    members.entry(other).or_default().push(ClaimId(edge.claim));
+                if wanted && !in_cohort.contains(&edge.neighbor) {
+                    members.entry(edge.neighbor).or_default().push(edge.claim);
                 }
-            });
+            }
         }
         let mut members: Vec<(EntityId, Vec<ClaimId>)> = members.into_iter().collect();
         members.sort_unstable_by_key(|(e, _)| *e);

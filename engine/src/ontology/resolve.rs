@@ -74,8 +74,7 @@ pub struct Candidate {
 }
 
 fn scope_of(ws: &WorkspaceView<'_>, e: EntityId, key: &str) -> Option<Scope> {
-    let props = ws.st.entities.props.get(&e.0)?;
-    let Some(Value::List(syns)) = props.get(keys::SYNONYMS) else { return None };
+    let Some(Value::List(syns)) = ws.entity_property(e, keys::SYNONYMS) else { return None };
     syns.iter()
         .filter_map(|s| match s {
             Value::Map(m) => {
@@ -92,12 +91,11 @@ fn scope_of(ws: &WorkspaceView<'_>, e: EntityId, key: &str) -> Option<Scope> {
 }
 
 fn candidate(ws: &WorkspaceView<'_>, e: EntityId, matched_by: MatchedBy, score: f32) -> Candidate {
-    let ents = &ws.st.entities;
-    let obsolete = ents.props.get(&e.0).and_then(|p| p.get(keys::OBSOLETE).cloned()) == Some(Value::Bool(true));
+    let obsolete = ws.entity_property(e, keys::OBSOLETE) == Some(&Value::Bool(true));
     Candidate {
         concept: e,
-        id: ents.ext_id.get(e.index()).to_owned(),
-        label: ents.name.get(e.index()).to_owned(),
+        id: ws.entity_ext_id(e).unwrap_or_default().to_owned(),
+        label: ws.entity_name(e).unwrap_or_default().to_owned(),
         matched_by,
         score,
         obsolete,
@@ -105,7 +103,7 @@ fn candidate(ws: &WorkspaceView<'_>, e: EntityId, matched_by: MatchedBy, score: 
 }
 
 fn is_concept(ws: &WorkspaceView<'_>, e: EntityId) -> bool {
-    ws.st.catalog.types.name(ws.st.entities.ty.get(e.index()).0).as_ref() == CONCEPT_TYPE
+    ws.entity_type(e).is_some_and(|t| ws.type_id(CONCEPT_TYPE) == Some(t))
 }
 
 /// Candidates for `text`, best first, at most `k`. `profiles` enables search when no exact
@@ -135,7 +133,7 @@ pub fn resolve(
     let key = name_key(text);
     let mut exact: Vec<Candidate> = Vec::new();
     for e in ws.find_by_name(text).into_iter().filter(|&e| is_concept(ws, e)) {
-        let by = if name_key(ws.st.entities.name.get(e.index())) == key {
+        let by = if ws.entity_name(e).is_some_and(|n| name_key(n) == key) {
             MatchedBy::Label
         } else {
             MatchedBy::Synonym(scope_of(ws, e, &key).unwrap_or(Scope::Unknown))

@@ -132,6 +132,35 @@ impl<'a> WorkspaceView<'a> {
         self.st.catalog.predicate_def(self.ws, p).half_life_days
     }
 
+    /// The claim's decay at time `at`: `0.5^(age / half-life)`, age counted from `valid_from`
+    /// (1 when its predicate declares no half-life).
+    pub fn claim_decay(&self, c: ClaimId, at: Timestamp) -> Option<f64> {
+        let (_, pred, _) = self.claim_triple(c)?;
+        let (from, _) = self.claim_valid(c)?;
+        let age_days = ((at.0 - from.0).max(0) as f64) / 86_400e6;
+        Some(self.half_life_days(pred).filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h)))
+    }
+
+    /// The claim's evidence rows, newest first.
+    pub fn claim_evidence(&self, c: ClaimId) -> impl Iterator<Item = EvidenceId> + 'a {
+        let rows = &self.st.evidence.rows;
+        let mut i = if self.check_claim(c).is_ok() { *self.st.claims.evidence_head.get(c.index()) } else { NONE };
+        std::iter::from_fn(move || {
+            (i != NONE).then(|| {
+                let v = EvidenceId(i);
+                i = rows.get(i as usize).next;
+                v
+            })
+        })
+    }
+
+    /// When the source of evidence row `v` said it.
+    pub fn evidence_observed_at(&self, v: EvidenceId) -> Option<Timestamp> {
+        let row = self.st.evidence.rows.try_get(v.index())?;
+        self.check_claim(row.claim).ok()?;
+        Some(row.observed_at)
+    }
+
     /// The claim's lifecycle changes, newest first (empty when it never changed).
     pub fn claim_history(&self, c: ClaimId) -> impl Iterator<Item = StateChange> + 'a {
         let cl = &self.st.claims;
@@ -148,13 +177,6 @@ impl<'a> WorkspaceView<'a> {
 
     /// The claim's first (oldest) evidence row: the extraction that produced it.
     pub fn first_evidence(&self, c: ClaimId) -> Option<EvidenceId> {
-        self.check_claim(c).ok()?;
-        let mut first = None;
-        let mut i = *self.st.claims.evidence_head.get(c.index());
-        while i != NONE {
-            first = Some(EvidenceId(i));
-            i = self.st.evidence.rows.get(i as usize).next;
-        }
-        first
+        self.claim_evidence(c).last()
     }
 }

@@ -357,14 +357,8 @@ impl WorkspaceView<'_> {
     /// When claim `c` was last heard of: its newest evidence's `observed_at` (when the source
     /// said it), else when it was recorded.
     fn last_activity(&self, c: ClaimId) -> Timestamp {
-        let mut latest: Option<Timestamp> = None;
-        let mut ev = *self.st.claims.evidence_head.get(c.index());
-        while ev != crate::ids::NONE {
-            let row = self.st.evidence.rows.get(ev as usize);
-            latest = Some(latest.map_or(row.observed_at, |l| l.max(row.observed_at)));
-            ev = row.next;
-        }
-        latest.unwrap_or_else(|| self.st.claims.recorded.at(c.0))
+        let latest = self.claim_evidence(c).filter_map(|v| self.evidence_observed_at(v)).max();
+        latest.or_else(|| self.claim_recorded_at(c)).unwrap_or(Timestamp::MIN)
     }
 
     /// Every claim reached from `seeds` within `hops` (visited cap `visited_max`), with the depth
@@ -424,7 +418,7 @@ impl WorkspaceView<'_> {
             let (found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
             if found.len() >= limit || depth >= hops || exhausted {
                 let mut out: Vec<(u32, f32, ClaimId)> =
-                    found.into_iter().map(|(d, c)| (d, *self.st.claims.confidence.get(c.index()), c)).collect();
+                    found.into_iter().map(|(d, c)| (d, self.claim_confidence(c).unwrap_or(0.0), c)).collect();
                 out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
                 return Ok(out.into_iter().take(limit).map(|x| x.2).collect());
             }
@@ -434,12 +428,8 @@ impl WorkspaceView<'_> {
 
     /// A claim's fused score from its rank-fusion sum: `(rrf × confidence × decay, decay)`.
     fn weigh(&self, c: ClaimId, rrf: f64, at: Timestamp) -> (f64, f64) {
-        let i = c.index();
-        let pred = crate::ids::PredicateId(*self.st.claims.pred.get(i));
-        let half_life = self.st.catalog.predicate_def(self.ws, pred).half_life_days;
-        let age_days = ((at.0 - self.st.claims.valid_from.get(i).0).max(0) as f64) / 86_400e6;
-        let decay = half_life.filter(|h| *h > 0.0).map_or(1.0, |h| 0.5f64.powf(age_days / h));
-        (rrf * f64::from(*self.st.claims.confidence.get(i)) * decay, decay)
+        let decay = self.claim_decay(c, at).unwrap_or(0.0);
+        (rrf * f64::from(self.claim_confidence(c).unwrap_or(0.0)) * decay, decay)
     }
 
     /// A fact, ready to render.
