@@ -253,3 +253,36 @@ fn errors_have_classes() {
     assert_eq!(Database::open(dir.path()).unwrap_err().class(), ErrorClass::Operator);
     drop(held);
 }
+
+/// Closures (ancestors/descendants) count entities expanded like k-hop: a tripped token stops
+/// one at its next check, and a scope's `visited_max` ends it with an error naming the limit.
+#[test]
+fn a_closure_stops_at_the_token_and_at_the_visited_limit() {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.push(engram::Op::DeclarePredicate(engram::DeclarePredicate::new("PARENT").transitive()));
+    for i in 0..3_000 {
+        b.upsert_entity(&format!("e{i}"), "node", &format!("Node {i}"));
+    }
+    for i in 1..3_000 {
+        b.add_claim(AddClaim::new(format!("e{i}").as_str(), "PARENT", format!("e{}", i - 1).as_str()));
+    }
+    db.write(&b).unwrap();
+    let v = engram::Visibility::default();
+    let token = CancelToken::new();
+    let scope = db.scope(Arc::new(Principal::root())).with_cancel(token.clone());
+    let ws = scope.workspace("default").unwrap();
+    let top = ws.entity_id("e0").unwrap();
+    assert_eq!(ws.descendants(top, "PARENT", &v).unwrap().len(), 2_999);
+    let per_run = scope.context().checks();
+    assert!(per_run >= 2 && per_run <= 3_000 / u64::from(CHECK_EVERY) + 1, "{per_run} checks");
+    token.cancel();
+    assert_eq!(ws.descendants(top, "PARENT", &v).unwrap_err(), ReadError::Interrupted(Interrupted::Cancelled));
+    assert_eq!(scope.context().checks(), per_run + 1);
+    // The stopped walk left no marks behind.
+    assert_eq!(db.snapshot().workspace("default").unwrap().descendants(top, "PARENT", &v).unwrap().len(), 2_999);
+
+    let small = db.scope(Arc::new(Principal::root())).with_limits(ReadLimits { visited_max: 100, ..ReadLimits::default() });
+    let err = small.workspace("default").unwrap().descendants(top, "PARENT", &v).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "visited_max", limit: 100, .. }), "{err}");
+}

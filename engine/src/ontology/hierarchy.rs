@@ -63,7 +63,7 @@ impl WorkspaceView<'_> {
     fn closure_over(&self, entity: EntityId, rels: &Relations, up: bool, v: &Visibility) -> Result<Vec<(EntityId, u32)>, ReadError> {
         self.check_entity(entity)?;
         let preds = self.relation_ids(rels)?;
-        Ok(self.closure_over_preds(entity, &preds, usize::from(!up), v))
+        self.closure_over_preds(entity, &preds, usize::from(!up), v)
     }
 
     /// Ancestors of `entity` over `rels`, each with its shortest distance, nearest first.

@@ -13,6 +13,7 @@ use crate::normalize::vocabulary_key_of;
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::khop::{PredEdges, SCRATCH};
 use crate::read::view::WorkspaceView;
+use crate::scope::Ticker;
 use crate::read::visibility::Visibility;
 use crate::state::FlatFilter;
 use std::collections::HashSet;
@@ -39,21 +40,29 @@ impl WorkspaceView<'_> {
         self.check_entity(entity)?;
         let pred = self.transitive_pred(predicate)?;
         let dir = usize::from(direction == Direction::In);
-        Ok(self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, pred)]))
+        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, pred)])
     }
 
     /// Breadth-first closure from `entity` over the predicates `preds` in direction `dir` (0 out,
     /// 1 in), with the thread's reusable visited set: every entity reached with its shortest
     /// distance, nearest first, the start excluded. Cycle-safe.
-    pub(crate) fn closure_over_preds(&self, entity: EntityId, preds: &[u16], dir: usize, v: &Visibility) -> Vec<(EntityId, u32)> {
+    pub(crate) fn closure_over_preds(
+        &self,
+        entity: EntityId,
+        preds: &[u16],
+        dir: usize,
+        v: &Visibility,
+    ) -> Result<Vec<(EntityId, u32)>, ReadError> {
         let vis = self.vis(v);
         let edges: Vec<PredEdges<'_>> = preds.iter().map(|&p| PredEdges::new(self.st, vis, dir, p)).collect();
         self.closure_over_edges(entity, &edges)
     }
 
-    /// `closure_over_preds` over edges already resolved.
-    fn closure_over_edges(&self, entity: EntityId, edges: &[PredEdges<'_>]) -> Vec<(EntityId, u32)> {
+    /// `closure_over_preds` over edges already resolved. Stops with an error naming the limit
+    /// past the scope's `visited_max`, and when the scope's deadline or token says so.
+    fn closure_over_edges(&self, entity: EntityId, edges: &[PredEdges<'_>]) -> Result<Vec<(EntityId, u32)>, ReadError> {
         let st = self.st;
+        let mut walk = Bounds { ticker: Ticker::new(self.cx), visited_max: self.cx.limits.visited_max, stop: None };
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
@@ -63,15 +72,19 @@ impl WorkspaceView<'_> {
             // result without being expanded. The expansion order, hence the result, is the same.
             match edges {
                 [pe] => match pe.dense_walk() {
-                    Some(walk) => (todo, out) = breadth_first_dense(pe, walk, entity.0, scratch.bits_mut(), todo, out),
-                    None => breadth_first(edges, true, entity.0, scratch.bits_mut(), &mut todo, &mut out),
+                    Some(dense) => (todo, out) = breadth_first_dense(pe, dense, entity.0, scratch.bits_mut(), todo, out, &mut walk),
+                    None => breadth_first(edges, true, entity.0, scratch.bits_mut(), &mut todo, &mut out, &mut walk),
                 },
-                _ => breadth_first(edges, false, entity.0, scratch.bits_mut(), &mut todo, &mut out),
+                _ => breadth_first(edges, false, entity.0, scratch.bits_mut(), &mut todo, &mut out, &mut walk),
             }
             todo.clear();
             scratch.todo = todo;
+            // The visited marks are cleared whether the walk finished or stopped.
             scratch.end(out.iter().map(|(e, _)| e.0).chain([entity.0]));
-            out
+            match walk.stop {
+                Some(err) => Err(err),
+                None => Ok(out),
+            }
         })
     }
 
@@ -165,6 +178,7 @@ fn breadth_first(
     bits: &mut [u64],
     todo: &mut Vec<(u32, u32)>,
     out: &mut Vec<(EntityId, u32)>,
+    walk: &mut Bounds<'_>,
 ) {
     bits[(start >> 6) as usize] |= 1 << (start & 63);
     let (mut e, mut d) = (start, 0);
@@ -172,6 +186,9 @@ fn breadth_first(
     loop {
         for pe in edges {
             pe.for_each_marked(e, |n, may_have_edges| reach(bits, n, may_have_edges || !trust_marks, d + 1, todo, out));
+        }
+        if walk.stopped(out.len()) {
+            break;
         }
         let Some(&next) = todo.get(head) else { break };
         (e, d) = next;
@@ -193,6 +210,7 @@ fn breadth_first_dense(
     bits: &mut [u64],
     mut todo: Vec<(u32, u32)>,
     mut out: Vec<(EntityId, u32)>,
+    walk: &mut Bounds<'_>,
 ) -> WalkQueues {
     bits[(start >> 6) as usize] |= 1 << (start & 63);
     let (mut e, mut d) = (start, 0);
@@ -207,11 +225,35 @@ fn breadth_first_dense(
         } else {
             pe.for_each_marked(e, |n, expand| reach(bits, n, expand, d + 1, &mut todo, &mut out));
         }
+        if walk.stopped(out.len()) {
+            break;
+        }
         let Some(&next) = todo.get(head) else { break };
         (e, d) = next;
         head += 1;
     }
     (todo, out)
+}
+
+/// What stops a closure walk: the scope's deadline or token, checked every `CHECK_EVERY`
+/// entities expanded, and its `visited_max`.
+struct Bounds<'a> {
+    ticker: Ticker<'a>,
+    visited_max: usize,
+    stop: Option<ReadError>,
+}
+
+impl Bounds<'_> {
+    /// Counts one entity expanded; true (with `stop` set) when the walk must end.
+    #[inline]
+    fn stopped(&mut self, reached: usize) -> bool {
+        if reached > self.visited_max {
+            self.stop = Some(ReadError::Limit { name: "visited_max", limit: self.visited_max as u64, what: "the entities a closure reaches" });
+        } else if let Err(i) = self.ticker.tick(1) {
+            self.stop = Some(ReadError::Interrupted(i));
+        }
+        self.stop.is_some()
+    }
 }
 
 /// A walk reaches `n` at depth `d`: unless already visited, it is marked, added to the result,

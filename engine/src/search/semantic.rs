@@ -67,7 +67,8 @@ impl WorkspaceView<'_> {
             return Err(ReadError::InvalidParameter { name: "k", reason: "at most 100,000" });
         }
         crate::scope::ReadLimits::check("vector_k_max", self.cx.limits.vector_k_max, opts.k, "the vector search's k")?;
-        Ok(())
+        // One check before the scan: the scan itself is one pass over the rows on rayon.
+        self.cx.check().map_err(ReadError::Interrupted)
     }
 
     /// The `opts.k` visible entities of this workspace whose name vectors have the largest inner
