@@ -286,3 +286,15 @@ fn a_closure_stops_at_the_token_and_at_the_visited_limit() {
     let err = small.workspace("default").unwrap().descendants(top, "PARENT", &v).unwrap_err();
     assert!(matches!(err, ReadError::Limit { name: "visited_max", limit: 100, .. }), "{err}");
 }
+
+#[test]
+fn context_queries_name_the_facts_limit() {
+    let db = chain(10);
+    let scope = db.scope(Arc::new(Principal::root())).with_limits(ReadLimits { facts_max: 5, ..ReadLimits::default() });
+    let ws = scope.workspace("default").unwrap();
+    let q = engram::ContextQuery { max_facts: 6, ..engram::ContextQuery::default() };
+    let err = ws.entity_context(EntityId(0), &q).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "facts_max", limit: 5, .. }), "{err}");
+    let q = engram::ContextQuery { max_facts: 5, ..engram::ContextQuery::default() };
+    assert!(ws.entity_context(EntityId(0), &q).is_ok());
+}

@@ -271,6 +271,7 @@ impl WorkspaceView<'_> {
     /// `1 / (60 + rank)` in that order.
     pub fn entity_context(&self, entity: EntityId, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(entity)?;
+        self.check_context_limits(q)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
         let (found, _) = self.graph_claims(&[entity], q.depth, q.visited_max, &[filter], &q.visibility)?;
         let until = q.visibility.as_of.unwrap_or(self.now);
@@ -304,6 +305,7 @@ impl WorkspaceView<'_> {
     /// `text` among them.
     pub fn neighborhood(&self, root: EntityId, text: &str, vector: Option<&[f32]>, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(root)?;
+        self.check_context_limits(q)?;
         let filter = EdgeFilter { predicates: q.predicates.clone(), neighbor_types: q.types.clone(), ..EdgeFilter::default() };
         let found: Vec<ClaimId> =
             self.graph_claims(&[root], q.depth, q.visited_max, &[filter], &q.visibility)?.0.into_iter().map(|x| x.1).collect();
@@ -352,6 +354,14 @@ impl WorkspaceView<'_> {
             graph_seeds: vec![root.0],
             timings_us: Vec::new(),
         })
+    }
+
+    /// The scope's limits on a context query's size, and its deadline.
+    fn check_context_limits(&self, q: &ContextQuery) -> Result<(), ReadError> {
+        let limits = &self.cx.limits;
+        ReadLimits::check("facts_max", limits.facts_max, q.max_facts, "the context's facts")?;
+        ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the context's token budget")?;
+        self.cx.check().map_err(ReadError::Interrupted)
     }
 
     /// When claim `c` was last heard of: its newest evidence's `observed_at` (when the source
