@@ -7,10 +7,10 @@
 //! state `PROPOSED|ACCEPTED|DEPRECATED` and `valid_from` in epoch seconds. One header line; no
 //! quoting (a `"` is refused rather than misread).
 
-use crate::bulk::{BulkClaims, BulkEntities, TextColumn};
+use crate::index::strvec::STRVEC_LEAF_LEN;
 use crate::model::ClaimState;
-use crate::strvec::STRVEC_LEAF_LEN;
 use crate::time::Timestamp;
+use crate::write::bulk::{BulkClaims, BulkEntities, TextColumn};
 use rayon::prelude::*;
 use std::collections::HashMap;
 

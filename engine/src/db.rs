@@ -7,21 +7,21 @@
 //! failed WAL append leaves it invisible and unacknowledged. Readers holding the old `Arc` keep a
 //! consistent snapshot for as long as they like.
 
-use crate::apply::{apply_batch, Created};
-use crate::batch::WriteBatch;
-use crate::bulk::{apply_bulk, BulkLoad};
 use crate::error::{Error, WorkspaceError};
-use crate::graph::{initial_dirty, Graph};
 use crate::ids::{ClaimId, EntityId, TypeId, WorkspaceId};
+use crate::index::bm25;
+use crate::index::graph::{initial_dirty, Graph};
+use crate::index::vectors::{VectorBase, VectorColumn};
 use crate::limits::Limits;
 use crate::model::WorkspaceInfo;
-use crate::mutation::{encode_batch, DecodeError, Mutation, MutationRef, WalRecord, RECORD_FORMAT_VERSION};
 use crate::read::view::{Snapshot, WorkspaceView};
-use crate::search::bm25;
-use crate::search::vectors::{VectorBase, VectorColumn};
 use crate::state::State;
 use crate::time::{Clock, SystemClock, Timestamp};
-use crate::workspace;
+use crate::write::apply::{apply_batch, Created};
+use crate::write::batch::WriteBatch;
+use crate::write::bulk::{apply_bulk, BulkLoad};
+use crate::write::mutation::{encode_batch, DecodeError, Mutation, MutationRef, WalRecord, RECORD_FORMAT_VERSION};
+use crate::write::workspace;
 use commit::{Applied, JobContext};
 use engram_storage::{
     read_snapshot, remove_segments_before, replay_from_pipelined, write_snapshot, write_snapshot_streamed, FsyncPolicy, OsVfs, RecordPos,
@@ -34,10 +34,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 mod commit;
+pub mod scope;
 pub use commit::CommitStats;
 
 /// The workspace every new database starts with.
-pub const DEFAULT_WORKSPACE: &str = "default";
+pub use crate::model::DEFAULT_WORKSPACE;
 
 /// Database settings.
 #[derive(Clone, Debug)]
@@ -149,7 +150,7 @@ struct Inner {
     /// Embeds texts that writes carry without a vector (see `Database::set_embedder`).
     embedder: RwLock<Option<Arc<dyn engram_embed::Embedder>>>,
     /// Gives verdicts for ingested claims that carry none (see `Database::set_classifier`).
-    classifier: RwLock<Option<Arc<dyn crate::classifier::ClaimClassifier>>>,
+    classifier: RwLock<Option<Arc<dyn crate::write::classifier::ClaimClassifier>>>,
 }
 
 impl Inner {
@@ -293,7 +294,7 @@ impl Database {
         let (mut st, report, newest) = load(vfs.as_ref(), dir)?;
         let fresh = report.records == 0 && newest.is_none();
         let mut config = config;
-        st.settings.apply(&mut config);
+        apply_settings(&st.settings, &mut config);
         let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max, config.wal_preallocate_bytes)?;
         let files = install_vectors(&mut st, vfs.as_ref(), dir, true)?;
         let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
@@ -322,18 +323,18 @@ impl Database {
     /// writer lock, so concurrent ingests see each other. A message ingested before (same
     /// conversation and message id) writes nothing; a document that would change nothing writes
     /// nothing. A bad document is an `Error::Ingest` naming the JSON path, and changes nothing.
-    pub fn ingest(&self, json: &str, opts: &crate::ingest::IngestOptions) -> Result<crate::ingest::IngestReport, Error> {
-        let doc = crate::ingest::parse(json)?;
+    pub fn ingest(&self, json: &str, opts: &crate::write::ingest::IngestOptions) -> Result<crate::write::ingest::IngestReport, Error> {
+        let doc = crate::write::ingest::parse(json)?;
         self.ingest_doc(&doc, opts)
     }
 
     /// `ingest` of a parsed document.
     pub fn ingest_doc(
         &self,
-        doc: &crate::ingest::IngestDoc,
-        opts: &crate::ingest::IngestOptions,
-    ) -> Result<crate::ingest::IngestReport, Error> {
-        use crate::ingest::{plan, IngestError};
+        doc: &crate::write::ingest::IngestDoc,
+        opts: &crate::write::ingest::IngestOptions,
+    ) -> Result<crate::write::ingest::IngestReport, Error> {
+        use crate::write::ingest::{plan, IngestError};
         // With an embedder, names and claim texts that come without a vector are embedded first
         // (outside the writer lock), so resolution by similarity and the stored vectors use them.
         // The commit's job owns its document: one copy, completed in place.
@@ -358,9 +359,9 @@ impl Database {
         let mut hints = Vec::new();
         if let Ok(ws) = snap.workspace(&doc.workspace) {
             if let Some(classifier) = self.inner.classifier.read().clone() {
-                crate::classifier::classify_doc(&ws, &mut doc, classifier.as_ref());
+                crate::write::classifier::classify_doc(&ws, &mut doc, classifier.as_ref());
             }
-            hints = crate::ingest::vector_hints(&ws, &doc);
+            hints = crate::write::ingest::vector_hints(&ws, &doc);
         }
         drop(snap);
         let doc = Arc::new(doc);
@@ -369,9 +370,9 @@ impl Database {
             let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
                 Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
             })?;
-            let view = WorkspaceView { st: &*st, ws, now: cx.now, hide_sensitive: false, cx: &crate::scope::ROOT_CONTEXT };
+            let view = WorkspaceView { st: &*st, ws, now: cx.now, hide_sensitive: false, cx: &crate::read::scope::ROOT_CONTEXT };
             let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
-                return Ok(Applied::nothing(crate::ingest::IngestReport { duplicate: true, ..Default::default() }));
+                return Ok(Applied::nothing(crate::write::ingest::IngestReport { duplicate: true, ..Default::default() }));
             };
             if batch.is_empty() {
                 return Ok(Applied::nothing(report));
@@ -383,7 +384,7 @@ impl Database {
             report.version = Some(st.version);
             Ok(Applied::wrote(if cx.log { encode_batch(&batch) } else { Vec::new() }, report))
         })?;
-        let report: crate::ingest::IngestReport = take_out(done.out);
+        let report: crate::write::ingest::IngestReport = take_out(done.out);
         if report.version.is_some() {
             self.maybe_merge();
         }
@@ -443,7 +444,7 @@ impl Database {
     /// Makes `classifier` give a verdict (corroborates / contradicts / refines an existing claim)
     /// for each ingested claim that comes without one, before planning, on a snapshot and outside
     /// the writer lock; the verdict is then applied exactly like a client's. `None` removes it.
-    pub fn set_classifier(&self, classifier: Option<Arc<dyn crate::classifier::ClaimClassifier>>) {
+    pub fn set_classifier(&self, classifier: Option<Arc<dyn crate::write::classifier::ClaimClassifier>>) {
         *self.inner.classifier.write() = classifier;
     }
 
@@ -614,7 +615,7 @@ impl Database {
         let now = self.inner.config.clock.now();
         let before = Timestamp(now.0.saturating_sub(i64::from(days) * 86_400_000_000));
         let mut batch = WriteBatch::new(workspace);
-        batch.push(crate::batch::Op::Forget(crate::batch::ForgetTarget::History { before }));
+        batch.push(crate::write::batch::Op::Forget(crate::write::batch::ForgetTarget::History { before }));
         let (_, _, erased) = self.commit_with(
             || encode_batch(&batch),
             |st, now, limits| {
@@ -830,7 +831,7 @@ impl Database {
         let _one = self.inner.checkpointing.lock();
         let mut writer = self.inner.writer.lock();
         if !self.inner.group.lock().pending.is_empty() {
-            return Err(Error::Bulk(crate::bulk::BulkError {
+            return Err(Error::Bulk(crate::write::bulk::BulkError {
                 section: "workspace",
                 row: 0,
                 field: "workspace",
@@ -885,7 +886,7 @@ fn take_out<R: 'static>(out: Box<dyn std::any::Any + Send>) -> R {
 /// Vectors to write with `batch`, by operation index: its entity names and claim texts that come
 /// without a vector, embedded in one call. `None` when there are none.
 fn embed_batch(batch: &WriteBatch, embedder: &dyn engram_embed::Embedder) -> Result<Option<Arc<OpVectors>>, Error> {
-    use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
+    use crate::write::batch::{ClaimRef, EntityRef, Op, VectorTarget};
     // Vectors the batch brings itself, by external id.
     let (mut given_entities, mut given_claims) = (std::collections::HashSet::new(), std::collections::HashSet::new());
     for op in &batch.ops {
@@ -930,7 +931,7 @@ fn apply_write(
     vectors: Option<&Arc<OpVectors>>,
     encoded: Option<&[u8]>,
 ) -> Result<Applied, Error> {
-    use crate::batch::{ClaimRef, EntityRef, Op, VectorTarget};
+    use crate::write::batch::{ClaimRef, EntityRef, Op, VectorTarget};
     let Some(by_op) = vectors else {
         let created = apply_batch(st, batch, cx.now, cx.limits)?;
         let record = match (cx.log, encoded) {
@@ -967,7 +968,7 @@ fn apply_write(
 
 /// Applies one replayed record at its recorded transaction time. Replay does not re-check input
 /// limits: the record was accepted under the limits in force when it was written.
-fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::apply::Deferred) -> Result<(), Error> {
+fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::write::apply::Deferred) -> Result<(), Error> {
     let limits = Limits {
         ext_id_bytes_max: usize::MAX,
         name_bytes_max: usize::MAX,
@@ -987,7 +988,7 @@ fn replay_record(st: &mut State, record: &WalRecord, deferred: crate::apply::Def
         st.catch_up_bitmaps();
     }
     match &record.mutation {
-        Mutation::Batch(b) => crate::apply::apply_batch_with(st, b, now, &limits, deferred).map(|_| ())?,
+        Mutation::Batch(b) => crate::write::apply::apply_batch_with(st, b, now, &limits, deferred).map(|_| ())?,
         Mutation::CreateWorkspace(name) => workspace::create(st, name, now).map(|_| ())?,
         Mutation::DropWorkspace(name) => workspace::drop(st, name)?,
         Mutation::Bulk(load) => apply_bulk(st, Cow::Borrowed(load), now, &limits).map(|_| ())?,
@@ -1035,7 +1036,7 @@ fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayRepor
     let restored = text.is_some_and(|t| t.is_ok_and(|(claims, entities)| install_text(&mut st, claims, entities).is_ok()));
     // Nobody reads while the log replays: adjacency, and the keyword indexes when they are
     // rebuilt afterwards anyway, are built once at the end instead of record by record.
-    let deferred = crate::apply::Deferred { text: !restored, graph: true };
+    let deferred = crate::write::apply::Deferred { text: !restored, graph: true };
     st.defer_bitmaps();
     // Records are checked and decoded on a second thread while this one applies them.
     let decode = |pos: &RecordPos, payload: &[u8]| {
@@ -1269,7 +1270,7 @@ fn install_vectors(st: &mut State, vfs: &dyn Vfs, dir: &Path, repair_tail: bool)
     }
     // Rows of ids erased since the files were last written (a `forget` replayed before the
     // files were installed) are erased again now, so no read returns them.
-    let erased = |flags: &crate::cow::CowVec<u8>| {
+    let erased = |flags: &crate::index::cow::CowVec<u8>| {
         (0..flags.len() as u32).filter(|i| *flags.get(*i as usize) & crate::state::ERASED != 0).collect::<Vec<u32>>()
     };
     for e in erased(&st.entities.flags) {
@@ -1279,4 +1280,19 @@ fn install_vectors(st: &mut State, vfs: &dyn Vfs, dir: &Path, repair_tail: bool)
         st.vectors.claim.erase(c);
     }
     Ok(files)
+}
+/// `config` with the stored settings applied over it.
+fn apply_settings(settings: &crate::settings::Settings, config: &mut Config) {
+    if let Some(p) = settings.fsync.as_deref().and_then(crate::settings::parse_fsync) {
+        config.fsync = p;
+    }
+    if let Some(v) = settings.checkpoint_wal_bytes {
+        config.checkpoint_wal_bytes = v;
+    }
+    if let Some(v) = settings.wal_segment_bytes_max {
+        config.wal_segment_bytes_max = v;
+    }
+    if let Some(v) = settings.merge_delta_edges_min {
+        config.merge_delta_edges_min = usize::try_from(v).unwrap_or(usize::MAX);
+    }
 }

@@ -189,7 +189,7 @@ pub enum WorkspaceError {
 pub enum Error {
     /// A rejected bulk load.
     #[error(transparent)]
-    Bulk(#[from] crate::bulk::BulkError),
+    Bulk(#[from] BulkError),
     /// A rejected setting.
     #[error(transparent)]
     Settings(#[from] crate::settings::SettingsError),
@@ -211,7 +211,7 @@ pub enum Error {
     Workspace(#[from] WorkspaceError),
     /// A rejected extraction document.
     #[error(transparent)]
-    Ingest(#[from] crate::ingest::IngestError),
+    Ingest(#[from] IngestError),
     /// The database's vectors were made by another embedder or have another dimension.
     #[error("embedder mismatch: this database's vectors come from `{stored}`, the configured embedder is `{configured}`; vectors are never mixed")]
     EmbedderMismatch {
@@ -227,14 +227,14 @@ pub enum Error {
     #[error("internal error (a bug in engram; please report it), nothing written: {0}")]
     Internal(String),
     /// The principal lacks the access the operation needs on the workspace; nothing was done.
-    #[error("{principal} may not {} workspace `{workspace}`", match needed { crate::scope::Access::Read => "read", crate::scope::Access::Write => "write to", crate::scope::Access::Admin => "administer" })]
+    #[error("{principal} may not {} workspace `{workspace}`", match needed { crate::model::Access::Read => "read", crate::model::Access::Write => "write to", crate::model::Access::Admin => "administer" })]
     Denied {
         /// Who asked.
         principal: String,
         /// The workspace (`*` for database-wide operations).
         workspace: String,
         /// The access it needs.
-        needed: crate::scope::Access,
+        needed: crate::model::Access,
     },
 }
 
@@ -363,7 +363,7 @@ impl Error {
     }
 
     /// The bulk-load error, when that is what this is.
-    pub fn as_bulk(&self) -> Option<&crate::bulk::BulkError> {
+    pub fn as_bulk(&self) -> Option<&BulkError> {
         match self {
             Error::Bulk(e) => Some(e),
             _ => None,
@@ -377,4 +377,28 @@ impl Error {
             _ => None,
         }
     }
+}
+
+/// A rejected bulk load: which section, row and field, and what was wrong. Nothing was written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{section} row {row}, field `{field}`: {kind}")]
+pub struct BulkError {
+    /// `workspace`, `predicates`, `entities` or `claims`.
+    pub section: &'static str,
+    /// Row index within the section (0 for whole-section problems).
+    pub row: usize,
+    /// The field.
+    pub field: &'static str,
+    /// What was wrong.
+    pub kind: WriteErrorKind,
+}
+
+/// A rejected document: the JSON path of the bad value and what was wrong. Nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct IngestError {
+    /// JSON path, e.g. `claims[0].confidence` (`.` for the document itself).
+    pub path: String,
+    /// What was wrong.
+    pub message: String,
 }

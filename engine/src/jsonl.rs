@@ -21,7 +21,6 @@
 //! `merge` line, oldest first, is applied by the import after the entities, claims and evidence
 //! and before deprecations and deletions — giving the same claims, aliases and merge records.
 
-use crate::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
 use crate::db::Database;
 use crate::error::Error;
 use crate::ids::{ClaimId, EntityId};
@@ -29,6 +28,7 @@ use crate::model::{Cardinality, ClaimState};
 use crate::read::view::Snapshot;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
+use crate::write::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -140,7 +140,7 @@ fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, St
         b.push(Op::UnmergeEntity { entity: from.as_str().into() });
         // Undoing standing merges newest first always applies; should one not, the export
         // still shows the merged state (and the merge line then fails its import loudly).
-        let _ = crate::apply::apply_batch(&mut copy, &b, st.committed_at, &crate::limits::Limits::default());
+        let _ = crate::write::apply::apply_batch(&mut copy, &b, st.committed_at, &crate::limits::Limits::default());
     }
     (Snapshot { state: Arc::new(copy), now: snap.now }, merges)
 }

@@ -25,76 +25,66 @@
 //! # Ok::<(), engram::Error>(())
 //! ```
 
-pub mod apply;
-pub mod batch;
-pub mod bitcol;
-pub mod bitmap;
-pub mod bulk;
-pub mod classifier;
-pub mod cow;
 pub mod csv;
 pub mod db;
 pub mod error;
-pub mod graph;
 pub mod ids;
-pub mod ingest;
+pub mod index;
 pub mod jsonl;
-pub mod keyindex;
 pub mod limits;
 pub mod model;
-pub mod mutation;
 pub mod normalize;
 pub mod ontology;
 pub mod pmap;
 pub mod read;
 mod reaper;
 pub mod report;
-pub(crate) mod rowsets;
-pub mod runs;
-pub mod scope;
 pub mod search;
 pub mod settings;
 pub mod snapshot;
 pub(crate) mod state;
 pub mod stats;
-pub mod strvec;
 pub mod time;
-pub mod timelog;
 pub mod value;
-mod workspace;
+pub mod write;
 
-pub use apply::Created;
-pub use batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch};
-pub use bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
+pub use db::scope::Scope;
 pub use db::{
     check, BulkInfo, CheckReport, CommitInfo, CommitStats, Config, Database, CLAIM_VECTOR_FILE, DEFAULT_WORKSPACE, LOCK_FILE, VECTOR_FILE,
 };
 pub use engram_embed as embed;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
 pub use error::{Error, ErrorClass, Interrupted, ReadError, WorkspaceError, WriteError, WriteErrorKind};
-pub use graph::Direction;
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
+pub use index::graph::Direction;
+pub use index::vectors::VectorMode;
 pub use limits::Limits;
 pub use model::{Cardinality, Claim, ClaimState, Entity, Evidence, Merge, PredicateDef, StateSet, WorkspaceInfo};
 pub use read::catalog::{PredicateCount, TypeCount, WorkspaceCatalog};
 pub use read::columns::StateChange;
 pub use read::expand::{EdgeRow, Edges, Expander};
 pub use read::filter::EdgeFilter;
-pub use read::scan::{ChangeMark, Changes, ClaimSet, EntitySet};
 pub use read::khop::{KHopQuery, KHopResult, Reached};
 pub use read::neighbors::{Neighbor, NeighborPage, NeighborQuery};
 pub use read::pathview::{ClaimEdge, GraphView};
+pub use read::scan::{ChangeMark, Changes, ClaimSet, EntitySet};
+pub use read::scope;
+pub use read::scope::{Access, CancelToken, Grant, Principal, ReadContext, ReadLimits};
 pub use read::view::{Snapshot, WorkspaceView};
 pub use read::visibility::Visibility;
-pub use scope::{Access, CancelToken, Grant, Principal, ReadContext, ReadLimits, Scope};
 pub use search::context::{Fact, FactEntity, Packed, PathRanks};
 pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped};
 pub use search::semantic::{Metric, VectorOptions};
-pub use search::vectors::VectorMode;
 pub use settings::{Settings, SettingsError};
 pub use stats::{Counts, MemoryReport};
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{Properties, Value};
+pub use write::apply::Created;
+pub use write::batch::{
+    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch,
+};
+pub use write::bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
+pub use write::{apply, classifier, ingest};
 
 /// The README's embedded example, compiled and run as a doctest so it cannot rot.
 #[cfg(doctest)]

@@ -8,6 +8,9 @@ use crate::time::Timestamp;
 use crate::value::Properties;
 use std::sync::Arc;
 
+/// The workspace every database starts with, and where writes that name none go.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
 /// A claim's lifecycle state. It only moves forward: `Proposed → Accepted → Deprecated`
 /// (or straight from `Proposed` to `Deprecated`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -227,4 +230,36 @@ pub struct Merge {
     pub claims: usize,
     /// The aliases it gave `into`.
     pub aliases: Vec<Arc<str>>,
+}
+
+/// How much a grant allows, each level including the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Access {
+    /// Read what the grant shows.
+    Read,
+    /// Read and write.
+    Write,
+    /// Read, write, and manage (settings, workspaces, checkpoints; users and grants on `*`).
+    Admin,
+}
+
+impl Access {
+    /// The lower-case name (`read`, `write`, `admin`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Admin => "admin",
+        }
+    }
+
+    /// Parses `read`, `write` or `admin` (any case).
+    pub fn parse(s: &str) -> Option<Access> {
+        match s.to_ascii_lowercase().as_str() {
+            "read" => Some(Access::Read),
+            "write" => Some(Access::Write),
+            "admin" => Some(Access::Admin),
+            _ => None,
+        }
+    }
 }

@@ -7,7 +7,6 @@
 //! Encoding: postcard, which has no optional trailing fields, so the layout before per-workspace
 //! settings is kept as `SettingsV1` and read from older WAL records and snapshots.
 
-use crate::db::Config;
 use engram_storage::FsyncPolicy;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -198,22 +197,6 @@ impl Settings {
     /// Every setting, set or not, in `SETTING_KEYS` order.
     pub fn entries(&self) -> Vec<(&'static str, Option<String>)> {
         SETTING_KEYS.iter().map(|k| (*k, self.get(k).ok().flatten())).collect()
-    }
-
-    /// `config` with the stored settings applied over it.
-    pub fn apply(&self, config: &mut Config) {
-        if let Some(p) = self.fsync.as_deref().and_then(parse_fsync) {
-            config.fsync = p;
-        }
-        if let Some(v) = self.checkpoint_wal_bytes {
-            config.checkpoint_wal_bytes = v;
-        }
-        if let Some(v) = self.wal_segment_bytes_max {
-            config.wal_segment_bytes_max = v;
-        }
-        if let Some(v) = self.merge_delta_edges_min {
-            config.merge_delta_edges_min = usize::try_from(v).unwrap_or(usize::MAX);
-        }
     }
 }
 

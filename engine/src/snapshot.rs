@@ -7,13 +7,13 @@
 //! archive is then accessed with rkyv's validation as well (`rkyv::access`), so no unchecked access
 //! to file bytes happens.
 
-use crate::bitcol::BitCol;
-use crate::cow::CowVec;
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
-use crate::keyindex::KeyIndex;
+use crate::index::bitcol::BitCol;
+use crate::index::cow::CowVec;
+use crate::index::keyindex::KeyIndex;
+use crate::index::strvec::StrVec;
 use crate::model::{Cardinality, ClaimState, PredicateDef, WorkspaceInfo};
 use crate::state::{ClaimEvent, EntityEvent, EvidenceRow, State, LIVE, TIMED};
-use crate::strvec::StrVec;
 use crate::time::Timestamp;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -526,7 +526,7 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
             next: r.next.to_native(),
         };
         if let Some(ext) = &row.ext_id {
-            evidence_keys.push((crate::keyindex::key_hash(st_claim_ws(&st.entities, &st.claims, claim), ext), i as u32));
+            evidence_keys.push((crate::index::keyindex::key_hash(st_claim_ws(&st.entities, &st.claims, claim), ext), i as u32));
         }
         st.evidence.rows.push(row);
     }
@@ -540,7 +540,7 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
     st.settings = Arc::new(crate::settings::Settings::decode(&a.settings).ok_or(DecodeError("settings do not decode"))?);
     // Bitmaps are rebuilt; the key indexes and the CSR are read back (checked, in parallel).
     let (bitmaps, (keys, graph)) =
-        rayon::join(|| crate::rowsets::bitmaps_of(&st), || rayon::join(|| archived_keys(&a.keys), || archived_graph(&a.csr, &st)));
+        rayon::join(|| crate::state::rowsets::bitmaps_of(&st), || rayon::join(|| archived_keys(&a.keys), || archived_graph(&a.csr, &st)));
     let [by_ext, by_name, claim_by_ext] = keys?;
     Indexes { by_ext, by_name, claim_by_ext, bitmaps }.install(&mut st);
     st.graph = graph?;
@@ -594,35 +594,35 @@ fn archived_keys(keys: &[rkyv::vec::ArchivedVec<rkyv::rend::u64_le>; 3]) -> Resu
 
 /// The base CSR from the archive, checked against the columns; the delta is empty and the dirty
 /// set holds the endpoints of time-bounded claims, as after a fresh build.
-fn archived_graph(csr: &rkyv::vec::ArchivedVec<ArchivedCsrV1>, st: &State) -> Result<crate::graph::Graph, DecodeError> {
+fn archived_graph(csr: &rkyv::vec::ArchivedVec<ArchivedCsrV1>, st: &State) -> Result<crate::index::graph::Graph, DecodeError> {
     let (n, m) = (st.entities.len(), st.claims.len());
     if csr.len() != 2 {
         return Err(DecodeError("the snapshot does not hold two CSR directions"));
     }
-    let read = |c: &ArchivedCsrV1| -> Result<crate::graph::csr::Csr, DecodeError> {
+    let read = |c: &ArchivedCsrV1| -> Result<crate::index::graph::csr::Csr, DecodeError> {
         let offsets: Vec<u32> = c.offsets.as_slice().par_iter().map(|x| x.to_native()).collect();
         let preds: Vec<u16> = c.preds.as_slice().par_iter().map(|x| x.to_native()).collect();
         let nbrs: Vec<u32> = c.nbrs.as_slice().par_iter().map(|x| x.to_native()).collect();
         let claims: Vec<u32> = c.claims.as_slice().par_iter().map(|x| x.to_native()).collect();
         if offsets.is_empty() && nbrs.is_empty() && m == 0 {
-            return Ok(crate::graph::csr::Csr::default());
+            return Ok(crate::index::graph::csr::Csr::default());
         }
         // Entities created after the base was built have no base edges: the offsets may stop short.
         let in_range = offsets.len() <= n + 1
             && nbrs.len() == m
-            && nbrs.par_iter().all(|v| (crate::graph::csr::nbr_id(*v) as usize) < n)
+            && nbrs.par_iter().all(|v| (crate::index::graph::csr::nbr_id(*v) as usize) < n)
             && claims.par_iter().all(|c| (*c as usize) < m);
         if !in_range {
             return Err(DecodeError("the stored CSR does not match the claim columns"));
         }
-        crate::graph::csr::Csr::from_parts(offsets, preds, nbrs, claims).ok_or(DecodeError("the stored CSR is inconsistent"))
+        crate::index::graph::csr::Csr::from_parts(offsets, preds, nbrs, claims).ok_or(DecodeError("the stored CSR is inconsistent"))
     };
     let (out, inn) = rayon::join(|| read(&csr[0]), || read(&csr[1]));
     let subjects: Vec<u32> = st.claims.subject.iter().copied().collect();
     let preds: Vec<u16> = st.claims.pred.iter().copied().collect();
     let objects: Vec<u32> = st.claims.object.iter().copied().collect();
     let fast = st.claims.fast.flatten();
-    let base = crate::graph::base_from_csr(
+    let base = crate::index::graph::base_from_csr(
         out?,
         inn?,
         &subjects,
@@ -631,8 +631,8 @@ fn archived_graph(csr: &rkyv::vec::ArchivedVec<ArchivedCsrV1>, st: &State) -> Re
         &|c| crate::state::FlatFilter::bit(&fast, c),
         &st.catalog.transitive_predicates(),
     );
-    let dirty = crate::graph::initial_dirty(n, st.timed_live_endpoints(m).into_iter());
-    Ok(crate::graph::Graph::new(base, m as u32, dirty))
+    let dirty = crate::index::graph::initial_dirty(n, st.timed_live_endpoints(m).into_iter());
+    Ok(crate::index::graph::Graph::new(base, m as u32, dirty))
 }
 
 /// Key indexes and bitmaps recomputed from the columns (erased rows are left out).
@@ -655,10 +655,10 @@ impl Indexes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::{AddClaim, ForgetTarget, Op, WriteBatch};
-    use crate::bitmap::IdSet;
     use crate::db::Database;
     use crate::ids::ClaimId;
+    use crate::index::bitmap::IdSet;
+    use crate::write::batch::{AddClaim, ForgetTarget, Op, WriteBatch};
     use proptest::prelude::*;
 
     fn ids(s: &IdSet) -> Vec<u32> {
@@ -812,7 +812,7 @@ mod tests {
             let db = Database::in_memory();
             random_history(&db, ops, |_| {});
             let st = db.snapshot().state;
-            assert_same_bitmaps(&crate::rowsets::bitmaps_of(&st), &st.bitmaps)?;
+            assert_same_bitmaps(&crate::state::rowsets::bitmaps_of(&st), &st.bitmaps)?;
         }
 
         /// A replay defers the bitmaps of the rows it adds (catching up before each forget) and

@@ -49,14 +49,14 @@ impl Snapshot {
         let (claim_text_offsets, claim_text_bytes) = c.text.heap_bytes();
         let bm = &st.bitmaps;
         let entity_bitmaps: usize =
-            bm.entities_by_ws.values().chain(bm.entities_by_type.values()).map(crate::bitmap::IdSet::heap_bytes).sum::<usize>()
+            bm.entities_by_ws.values().chain(bm.entities_by_type.values()).map(crate::index::bitmap::IdSet::heap_bytes).sum::<usize>()
                 + bm.entities_deleted.heap_bytes();
         let claim_bitmaps: usize = bm
             .claims_by_ws
             .values()
             .chain(bm.claims_by_pred.values())
             .chain(bm.claims_by_state.iter())
-            .map(crate::bitmap::IdSet::heap_bytes)
+            .map(crate::index::bitmap::IdSet::heap_bytes)
             .sum::<usize>()
             + bm.claims_deleted.heap_bytes()
             + bm.claims_sensitive.heap_bytes()
@@ -122,10 +122,10 @@ impl Snapshot {
     /// Row counts from the bitmaps.
     pub fn row_counts(&self) -> Counts {
         let bm = &self.state.bitmaps;
-        let mut out = Counts { by_state: bm.claims_by_state.each_ref().map(crate::bitmap::IdSet::len), ..Counts::default() };
+        let mut out = Counts { by_state: bm.claims_by_state.each_ref().map(crate::index::bitmap::IdSet::len), ..Counts::default() };
         for w in self.workspaces() {
-            let e = bm.entities_by_ws.get(&w.id).map_or(0, crate::bitmap::IdSet::len);
-            let c = bm.claims_by_ws.get(&w.id).map_or(0, crate::bitmap::IdSet::len);
+            let e = bm.entities_by_ws.get(&w.id).map_or(0, crate::index::bitmap::IdSet::len);
+            let c = bm.claims_by_ws.get(&w.id).map_or(0, crate::index::bitmap::IdSet::len);
             out.entities += e;
             out.claims += c;
             out.workspaces.push((w.name.to_string(), e, c));

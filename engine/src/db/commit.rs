@@ -33,9 +33,9 @@
 use super::{Database, Writer};
 use crate::error::Error;
 use crate::limits::Limits;
-use crate::mutation::WalRecord;
 use crate::state::State;
 use crate::time::Timestamp;
+use crate::write::mutation::WalRecord;
 use engram_storage::{FsyncPolicy, StorageError, RECORD_BYTES_MAX};
 use parking_lot::Mutex;
 use std::any::Any;
@@ -766,8 +766,8 @@ fn rebuild(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::apply_batch;
-    use crate::batch::{AddClaim, WriteBatch};
+    use crate::write::apply::apply_batch;
+    use crate::write::batch::{AddClaim, WriteBatch};
 
     fn job(batch: WriteBatch) -> impl FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> {
         move |st, cx| {

@@ -7,7 +7,6 @@
 //! obsolete ones marked obsolete (never deleted), vanished edges deprecated; the report counts
 //! each. References to terms outside the file become `external` concepts.
 
-use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
 use crate::db::Database;
 use crate::error::Error;
 use crate::ids::EntityId;
@@ -15,6 +14,7 @@ use crate::model::ClaimState;
 use crate::ontology::{OntologyDoc, Skipped, Term, CONCEPT_TYPE, PART_OF, SUBCLASS_OF};
 use crate::read::view::WorkspaceView;
 use crate::value::{Properties, Value};
+use crate::write::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, WriteBatch};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 

@@ -3,7 +3,6 @@
 //! durable, audited and exported like everything else: one `term_mapping` entity per phrase
 //! (named by the phrase, so the core's name key finds it) with a `maps_to` claim per concept.
 
-use crate::batch::{AddClaim, ClaimRef, EntityRef, Op, UpsertEntity, WriteBatch};
 use crate::db::Database;
 use crate::error::Error;
 use crate::ids::EntityId;
@@ -11,6 +10,7 @@ use crate::model::ClaimState;
 use crate::normalize::name_key;
 use crate::read::view::WorkspaceView;
 use crate::value::{Properties, Value};
+use crate::write::batch::{AddClaim, ClaimRef, EntityRef, Op, UpsertEntity, WriteBatch};
 use crate::{Direction, EdgeFilter, NeighborQuery};
 use std::sync::Arc;
 

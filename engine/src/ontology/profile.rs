@@ -9,6 +9,7 @@
 
 use crate::error::ReadError;
 use crate::ids::{EntityId, PredicateId, TypeId, WorkspaceId};
+use crate::index::bm25::TextIndex;
 use crate::normalize::vocabulary_key;
 use crate::ontology::hierarchy::Relations;
 use crate::ontology::import::keys;
@@ -16,7 +17,6 @@ use crate::ontology::CONCEPT_TYPE;
 use crate::read::scan::ChangeMark;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
-use crate::search::bm25::TextIndex;
 use crate::value::Value;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -5,15 +5,15 @@
 //! and descendants walk object → subject.
 
 use crate::error::ReadError;
-use crate::graph::csr::LIVE_BIT;
-use crate::graph::hier::{DenseRuns, HAS_RUN};
-use crate::graph::Direction;
 use crate::ids::{EntityId, PredicateId};
+use crate::index::graph::csr::LIVE_BIT;
+use crate::index::graph::hier::{DenseRuns, HAS_RUN};
+use crate::index::graph::Direction;
 use crate::normalize::vocabulary_key_of;
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::khop::{PredEdges, SCRATCH};
+use crate::read::scope::Ticker;
 use crate::read::view::WorkspaceView;
-use crate::scope::Ticker;
 use crate::read::visibility::Visibility;
 use crate::state::FlatFilter;
 use std::collections::HashSet;
@@ -248,7 +248,8 @@ impl Bounds<'_> {
     #[inline]
     fn stopped(&mut self, reached: usize) -> bool {
         if reached > self.visited_max {
-            self.stop = Some(ReadError::Limit { name: "visited_max", limit: self.visited_max as u64, what: "the entities a closure reaches" });
+            self.stop =
+                Some(ReadError::Limit { name: "visited_max", limit: self.visited_max as u64, what: "the entities a closure reaches" });
         } else if let Err(i) = self.ticker.tick(1) {
             self.stop = Some(ReadError::Interrupted(i));
         }

@@ -7,9 +7,9 @@
 //! visibility, a base edge costs one bit test; any other read tests each claim. Order: per
 //! direction (out, then in), base edges in (predicate, claim) order, then the delta's newest first.
 
-use crate::graph::csr::{nbr_id, LIVE_BIT};
-use crate::graph::Direction;
 use crate::ids::{ClaimId, EntityId, PredicateId, NONE};
+use crate::index::graph::csr::{nbr_id, LIVE_BIT};
+use crate::index::graph::Direction;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::{Vis, Visibility};
 use crate::state::State;

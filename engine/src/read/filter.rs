@@ -1,8 +1,8 @@
 //! Per-hop edge filters: direction, predicates, neighbour types and minimum confidence, given by
 //! name and compiled once per query to interned ids.
 
-use crate::graph::csr::Edge;
-use crate::graph::Direction;
+use crate::index::graph::csr::Edge;
+use crate::index::graph::Direction;
 use crate::normalize::vocabulary_key;
 use crate::read::visibility::Vis;
 use crate::state::State;

@@ -7,13 +7,13 @@
 //! in reusable per-thread scratch (epoch-stamped, never cleared).
 
 use crate::error::ReadError;
-use crate::graph::csr::LIVE_BIT;
-use crate::graph::hier::{DenseRuns, PredAdjacency, HAS_RUN};
 use crate::ids::{ClaimId, EntityId};
+use crate::index::graph::csr::LIVE_BIT;
+use crate::index::graph::hier::{DenseRuns, PredAdjacency, HAS_RUN};
 use crate::read::filter::{Compiled, EdgeFilter};
+use crate::read::scope::Ticker;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::{Vis, Visibility};
-use crate::scope::Ticker;
 use crate::state::{FlatFilter, State};
 use rayon::prelude::*;
 use std::cell::RefCell;

@@ -5,8 +5,8 @@
 //! claim that was visible throughout, and new claims appear at the end.
 
 use crate::error::ReadError;
-use crate::graph::Direction;
 use crate::ids::{ClaimId, EntityId};
+use crate::index::graph::Direction;
 use crate::read::filter::{Compiled, EdgeFilter};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;

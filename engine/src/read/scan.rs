@@ -4,8 +4,8 @@
 //! Entity scans leave out deleted and erased entities; claim scans leave out deleted, erased and
 //! hidden claims, and keep every lifecycle state (the executor applies its `Visibility` per row).
 
-use crate::bitmap::IdSet;
 use crate::ids::{ClaimId, EntityId, TypeId};
+use crate::index::bitmap::IdSet;
 use crate::read::view::WorkspaceView;
 use crate::value::Value;
 

@@ -5,11 +5,11 @@
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId, NONE};
-use crate::keyindex::key_hash;
+use crate::index::keyindex::key_hash;
 use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
 use crate::normalize::{name_key, vocabulary_key};
+use crate::read::scope::{ReadContext, ROOT_CONTEXT};
 use crate::read::visibility::{Vis, Visibility};
-use crate::scope::{ReadContext, ROOT_CONTEXT};
 use crate::state::{State, DELETED, ERASED, SENSITIVE};
 use crate::time::Timestamp;
 use std::sync::Arc;

@@ -1,11 +1,7 @@
-//! Retrieval: vector search, keyword search, recency, graph paths, fusion and context assembly.
+//! Retrieval over a view: vector search, keyword search, graph paths, fusion and context
+//! assembly. The indexes they query live in `index/`.
 
-pub mod bm25;
 pub mod context;
-pub mod kernels;
 pub mod lexical;
 pub mod recall;
-pub mod recency;
 pub mod semantic;
-pub mod text;
-pub mod vectors;

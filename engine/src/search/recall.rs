@@ -9,15 +9,15 @@
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
+use crate::index::kernels::cosine_f32;
+use crate::index::vectors::VectorMode;
 use crate::read::filter::EdgeFilter;
 use crate::read::khop::KHopQuery;
+use crate::read::scope::ReadLimits;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
-use crate::scope::ReadLimits;
 use crate::search::context::{pack, Fact, FactEntity, Packed, PathRanks};
-use crate::search::kernels::cosine_f32;
 use crate::search::semantic::VectorOptions;
-use crate::search::vectors::VectorMode;
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::HashMap;

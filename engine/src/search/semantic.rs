@@ -3,9 +3,9 @@
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
+use crate::index::vectors::{Scan, Scored, VectorColumn, VectorMode};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
-use crate::search::vectors::{Scan, Scored, VectorColumn, VectorMode};
 
 /// How rows are compared with the query.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl WorkspaceView<'_> {
         if opts.k > VECTOR_K_MAX {
             return Err(ReadError::InvalidParameter { name: "k", reason: "at most 100,000" });
         }
-        crate::scope::ReadLimits::check("vector_k_max", self.cx.limits.vector_k_max, opts.k, "the vector search's k")?;
+        crate::read::scope::ReadLimits::check("vector_k_max", self.cx.limits.vector_k_max, opts.k, "the vector search's k")?;
         // One check before the scan: the scan itself is one pass over the rows on rayon.
         self.cx.check().map_err(ReadError::Interrupted)
     }
@@ -93,14 +93,14 @@ impl WorkspaceView<'_> {
             let set_of = |t: &u16| st.bitmaps.entities_by_type.get(&crate::ids::TypeId(*t)).cloned().unwrap_or_default();
             let members = match key_types.as_slice() {
                 [one] => set_of(one),
-                many => many.iter().fold(crate::bitmap::IdSet::new(), |all, t| all.or(&set_of(t))),
+                many => many.iter().fold(crate::index::bitmap::IdSet::new(), |all, t| all.or(&set_of(t))),
             };
             let q = ranked_query(query, opts);
             let hits = st.vectors.entity.search_group(key, &scan_for(&q, opts), &members, &accept);
             return Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect());
         }
         let members = st.bitmaps.entities_by_ws.get(&ws);
-        let hits = scan(&st.vectors.entity, query, opts, st.entities.len(), members.map(crate::bitmap::IdSet::len), &accept, || {
+        let hits = scan(&st.vectors.entity, query, opts, st.entities.len(), members.map(crate::index::bitmap::IdSet::len), &accept, || {
             members.map(|m| m.iter().filter(|e| accept(*e)).collect()).unwrap_or_default()
         });
         Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect())
@@ -115,7 +115,7 @@ impl WorkspaceView<'_> {
         let ws = self.ws;
         let accept = |c: u32| (c as usize) < st.claims.len() && st.claim_ws(c) == ws && vis.claim(st, c);
         let members = st.bitmaps.claims_by_ws.get(&ws);
-        let hits = scan(&st.vectors.claim, query, opts, st.claims.len(), members.map(crate::bitmap::IdSet::len), &accept, || {
+        let hits = scan(&st.vectors.claim, query, opts, st.claims.len(), members.map(crate::index::bitmap::IdSet::len), &accept, || {
             members.map(|m| m.iter().filter(|c| accept(*c)).collect()).unwrap_or_default()
         });
         Ok(hits.into_iter().map(|s| (ClaimId(s.id), s.score)).collect())
@@ -126,7 +126,7 @@ impl WorkspaceView<'_> {
 /// product by the row's norm).
 fn ranked_query<'q>(query: &'q [f32], opts: &VectorOptions) -> std::borrow::Cow<'q, [f32]> {
     if opts.metric == Metric::Cosine {
-        let n = crate::search::kernels::dot_f32(query, query).sqrt();
+        let n = crate::index::kernels::dot_f32(query, query).sqrt();
         std::borrow::Cow::Owned(query.iter().map(|x| x / n).collect())
     } else {
         std::borrow::Cow::Borrowed(query)

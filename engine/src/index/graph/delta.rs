@@ -4,9 +4,9 @@
 //! list through `next`, headed from a persistent map, so adding an edge costs O(1) and cloning the
 //! overlay for a new snapshot costs O(1) too. Lists run newest first.
 
-use crate::cow::CowVec;
-use crate::graph::csr::Edge;
 use crate::ids::NONE;
+use crate::index::cow::CowVec;
+use crate::index::graph::csr::Edge;
 
 #[derive(Clone, Copy, Debug)]
 struct DeltaEdge {

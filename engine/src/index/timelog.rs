@@ -3,7 +3,7 @@
 //! Rows are appended in commit order, so a row's creation time is the time of the last commit that
 //! started at or before its id. A bulk load of millions of rows costs one entry.
 
-use crate::cow::CowVec;
+use crate::index::cow::CowVec;
 use crate::time::Timestamp;
 
 /// `(first row id of a commit, commit time)`, ascending in both.

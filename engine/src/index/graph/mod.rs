@@ -8,8 +8,8 @@ pub mod csr;
 pub mod delta;
 pub mod hier;
 
-use crate::bitcol::BitCol;
 use crate::ids::NONE;
+use crate::index::bitcol::BitCol;
 use csr::{nbr_id, Csr, Edge};
 use delta::Delta;
 use hier::PredAdjacency;

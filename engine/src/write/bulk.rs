@@ -7,20 +7,20 @@
 //! The same rules as a batch apply; the first invalid row (in row order) is reported by section,
 //! row and field, and nothing is written.
 
-use crate::batch::DeclarePredicate;
-use crate::bitcol::BitCol;
-use crate::bitmap::IdSet;
-use crate::cow::CowVec;
 use crate::error::WriteErrorKind;
-use crate::graph::{build_base, initial_dirty, Graph};
 use crate::ids::{PredicateId, TypeId, NONE};
-use crate::keyindex::{key_hash, key_hash_bytes, sort_hashed_keys, KeyIndex};
+use crate::index::bitcol::BitCol;
+use crate::index::bitmap::IdSet;
+use crate::index::cow::CowVec;
+use crate::index::graph::{build_base, initial_dirty, Graph};
+use crate::index::keyindex::{key_hash, key_hash_bytes, sort_hashed_keys, KeyIndex};
+use crate::index::strvec::{Leaf, StrVec, STRVEC_LEAF_LEN};
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{name_key_into, vocabulary_key};
 use crate::state::{State, ALIAS_SEP, LIVE, TIMED};
-use crate::strvec::{Leaf, StrVec, STRVEC_LEAF_LEN};
 use crate::time::Timestamp;
+use crate::write::batch::DeclarePredicate;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -217,19 +217,7 @@ pub struct BulkLoad {
     pub claims: BulkClaims,
 }
 
-/// A rejected bulk load: which section, row and field, and what was wrong. Nothing was written.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{section} row {row}, field `{field}`: {kind}")]
-pub struct BulkError {
-    /// `workspace`, `predicates`, `entities` or `claims`.
-    pub section: &'static str,
-    /// Row index within the section (0 for whole-section problems).
-    pub row: usize,
-    /// The field.
-    pub field: &'static str,
-    /// What was wrong.
-    pub kind: WriteErrorKind,
-}
+pub use crate::error::BulkError;
 
 fn err(section: &'static str, row: usize, field: &'static str, kind: WriteErrorKind) -> BulkError {
     BulkError { section, row, field, kind }
@@ -450,7 +438,7 @@ type ClaimColumns = (Vec<u16>, Vec<u8>);
 /// Everything built for the loaded claims.
 struct ClaimPart {
     columns: ClaimColumns,
-    base: Option<crate::graph::Base>,
+    base: Option<crate::index::graph::Base>,
     fast: (BitCol, BitCol),
     state_sets: Vec<IdSet>,
     live: IdSet,
@@ -562,7 +550,7 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
     }
     let e0 = st.entities.len();
     let c0 = st.claims.len();
-    if e0 + n >= crate::graph::csr::LIVE_BIT as usize || c0 + m >= NONE as usize {
+    if e0 + n >= crate::index::graph::csr::LIVE_BIT as usize || c0 + m >= NONE as usize {
         return Err(err("entities", 0, "ext_id", WriteErrorKind::Invalid("the load would exceed 2^31 entities or 2^32 - 1 claims")));
     }
     let (e0, c0) = (e0 as u32, c0 as u32);
@@ -684,7 +672,7 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
     // and the claim columns with the CSR and bitmaps. Each is parallel inside as well.
     let claim_ext_of = |i: usize| -> Cow<'_, str> {
         if claims.ext_id.is_empty() {
-            Cow::Owned(crate::apply::positional_claim_id(u64::from(c0) + i as u64))
+            Cow::Owned(crate::write::apply::positional_claim_id(u64::from(c0) + i as u64))
         } else {
             Cow::Borrowed(claims.ext_id.get(i))
         }

@@ -6,8 +6,8 @@
 //! away. Built with the base CSR, for the predicates declared transitive at that time; edges carry
 //! the same `LIVE_BIT` and obey the same dirty set.
 
-use crate::graph::csr::LIVE_BIT;
 use crate::ids::NONE;
+use crate::index::graph::csr::LIVE_BIT;
 
 /// Set in a stored neighbour that has a run of its own in the same adjacency: a walk learns
 /// which of the nodes it reaches are leaves (most of a hierarchy's nodes) without looking them up.

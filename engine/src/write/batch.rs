@@ -193,7 +193,7 @@ pub struct AddEvidence {
     pub observed_at: Option<Timestamp>,
     /// Why the extractor made the claim (e.g. "stated by the architect"). Absent from records of
     /// format 1, which decode it as `None`.
-    #[serde(deserialize_with = "crate::mutation::field_since_v2")]
+    #[serde(deserialize_with = "crate::write::mutation::field_since_v2")]
     pub reasoning: Option<String>,
 }
 

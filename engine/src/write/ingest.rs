@@ -11,9 +11,8 @@
 //! order, is stored as history), or is new. The plan is an ordinary `WriteBatch`: it is what the
 //! WAL records, so replay gives the same result without re-planning.
 
-use crate::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
-use crate::bitmap::IdSet;
 use crate::ids::{ClaimId, EntityId};
+use crate::index::bitmap::IdSet;
 use crate::model::{Cardinality, ClaimState};
 use crate::normalize::{name_key, vocabulary_key};
 use crate::read::filter::EdgeFilter;
@@ -23,6 +22,7 @@ use crate::search::semantic::{Metric, VectorOptions};
 use crate::state::DELETED;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
+use crate::write::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
 use crate::Direction;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -50,7 +50,7 @@ pub struct IngestDoc {
 }
 
 fn default_workspace() -> String {
-    crate::db::DEFAULT_WORKSPACE.to_owned()
+    crate::model::DEFAULT_WORKSPACE.to_owned()
 }
 
 /// Provenance of a document.
@@ -181,15 +181,7 @@ impl IngestOptions {
     }
 }
 
-/// A rejected document: the JSON path of the bad value and what was wrong. Nothing was written.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct IngestError {
-    /// JSON path, e.g. `claims[0].confidence` (`.` for the document itself).
-    pub path: String,
-    /// What was wrong.
-    pub message: String,
-}
+pub use crate::error::IngestError;
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> IngestError {
     IngestError { path: path.into(), message: message.into() }
@@ -657,7 +649,7 @@ fn best_by_vector(view: &WorkspaceView<'_>, v: &[f32], ty: &str) -> Option<(Enti
     let vo = VectorOptions {
         k: 1,
         metric: Metric::Cosine,
-        mode: crate::search::vectors::VectorMode::I8,
+        mode: crate::index::vectors::VectorMode::I8,
         rescore: 8,
         entity_types: vec![ty.to_owned()],
         ..VectorOptions::default()
@@ -716,7 +708,7 @@ impl VectorHint {
                 return Err(Stale);
             }
         }
-        let n = crate::search::kernels::dot_f32(v, v).sqrt();
+        let n = crate::index::kernels::dot_f32(v, v).sqrt();
         let unit: Vec<f32> = v.iter().map(|x| x / n).collect();
         let mut best = self.best;
         for id in members.added_since(&self.members) {

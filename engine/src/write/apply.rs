@@ -4,12 +4,9 @@
 //! then applied to the copy. The first invalid operation aborts the batch with an error naming its
 //! index and field; the caller drops the copy, so the published state never sees any of it.
 
-use crate::batch::{
-    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch,
-};
 use crate::error::{WriteError, WriteErrorKind};
 use crate::ids::{ClaimId, EntityId, PredicateId, TypeId, WorkspaceId, NONE};
-use crate::keyindex::key_hash;
+use crate::index::keyindex::key_hash;
 use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{is_plain_vocabulary_key, name_key, vocabulary_key, vocabulary_key_of};
@@ -18,6 +15,9 @@ use crate::state::{
 };
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
+use crate::write::batch::{
+    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch,
+};
 use std::sync::Arc;
 
 type OpResult<T> = Result<T, (&'static str, WriteErrorKind)>;
@@ -129,15 +129,6 @@ fn positional_name<'a>(buf: &'a mut [u8; 11], digits: &str) -> &'a str {
     buf[1..=digits.len()].copy_from_slice(digits.as_bytes());
     // `c` and ASCII digits: valid UTF-8 by construction.
     std::str::from_utf8(&buf[..=digits.len()]).unwrap_or("c")
-}
-
-/// Whether `ext` is `c<id>`: the id engram generates for claim `id`, which lookups find by
-/// position instead of through the claim-id index.
-pub(crate) fn is_positional_claim_id(ext: &str, id: u32) -> bool {
-    // Canonical decimal only: `c007` or `c+7` is a name a caller chose, found through the index.
-    let Some(digits) = ext.strip_prefix('c') else { return false };
-    let canonical = digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
-    canonical && digits.parse::<u32>() == Ok(id)
 }
 
 /// Fewest operations in a batch for which the keyword indexes are rebuilt rather than updated
@@ -509,7 +500,7 @@ impl Writer<'_> {
         }
         let e = u32::try_from(self.st.entities.len())
             .ok()
-            .filter(|e| *e < crate::graph::csr::LIVE_BIT)
+            .filter(|e| *e < crate::index::graph::csr::LIVE_BIT)
             .ok_or(("ext_id", WriteErrorKind::Invalid("entity table is full (2^31 entities)")))?;
         let props: Properties = u.properties.iter().filter(|(_, v)| **v != Value::Null).map(|(k, v)| (k.clone(), v.clone())).collect();
         let ents = &mut self.st.entities;
@@ -798,7 +789,7 @@ impl Writer<'_> {
         let mut positional = [0u8; 11];
         let generated;
         let (ext, by_position): (&str, bool) = match &c.ext_id {
-            Some(e) => (e, is_positional_claim_id(e, id)),
+            Some(e) => (e, crate::state::is_positional_claim_id(e, id)),
             None => {
                 let base = positional_name(&mut positional, digits.format(id));
                 // Row `id` is new, so only a caller's explicit `c<id>` (in the index) can hold it.

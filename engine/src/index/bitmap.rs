@@ -221,7 +221,7 @@ impl IdSet {
 
     /// Appends `id` (above every member, tail included) to the tail, which has room for it.
     fn tail_push(&mut self, id: u32) {
-        crate::cow::push_to_tail(&mut self.tail, id, TAIL_MAX);
+        crate::index::cow::push_to_tail(&mut self.tail, id, TAIL_MAX);
     }
 
     /// Adds `id` (absent, above every shard member) to the tail, which has room for it.

@@ -7,8 +7,8 @@
 //! and to `claims_deleted` / `claims_live` / `claims_sensitive` by its flags. Property tests hold both builds to the
 //! sets the write path maintained.
 
-use crate::bitmap::IdSet;
 use crate::ids::{PredicateId, TypeId, WorkspaceId};
+use crate::index::bitmap::IdSet;
 use crate::state::{Bitmaps, State, DELETED, ERASED, LIVE, SENSITIVE};
 
 /// The bitmaps of every row, each set family built shard by shard on rayon straight into

@@ -4,17 +4,19 @@
 //! (cheap: every column is copy-on-write), applies a batch to the clone, and publishes the clone.
 //! A batch that fails part-way is simply dropped, so a failed transaction cannot leave a trace.
 
-use crate::bitcol::BitCol;
-use crate::bitmap::IdSet;
-use crate::cow::CowVec;
-use crate::graph::{build_base, initial_dirty, Base, Graph};
+pub(crate) mod rowsets;
+
 use crate::ids::{ClaimId, PredicateId, TypeId, WorkspaceId, NONE};
-use crate::keyindex::{key_hash, KeyIndex};
+use crate::index::bitcol::BitCol;
+use crate::index::bitmap::IdSet;
+use crate::index::cow::CowVec;
+use crate::index::graph::{build_base, initial_dirty, Base, Graph};
+use crate::index::keyindex::{key_hash, KeyIndex};
+use crate::index::strvec::StrVec;
+use crate::index::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
 use crate::normalize::name_key;
-use crate::strvec::StrVec;
 use crate::time::Timestamp;
-use crate::timelog::TimeLog;
 use crate::value::Properties;
 use std::sync::{Arc, OnceLock};
 
@@ -98,6 +100,15 @@ impl Catalog {
     }
 }
 
+/// Whether `ext` is `c<id>`: the id engram generates for claim `id`, which lookups find by
+/// position instead of through the claim-id index.
+pub(crate) fn is_positional_claim_id(ext: &str, id: u32) -> bool {
+    // Canonical decimal only: `c007` or `c+7` is a name a caller chose, found through the index.
+    let Some(digits) = ext.strip_prefix('c') else { return false };
+    let canonical = digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    canonical && digits.parse::<u32>() == Ok(id)
+}
+
 /// A change of an entity's deleted flag, with the value before it (transaction-time history).
 #[derive(Clone, Copy, Debug)]
 pub struct EntityEvent {
@@ -106,8 +117,7 @@ pub struct EntityEvent {
     pub prev: u32,
 }
 
-/// Separates aliases inside the packed alias column (control characters are refused in names).
-pub(crate) const ALIAS_SEP: char = '\u{1f}';
+pub(crate) use crate::index::strvec::ALIAS_SEP;
 
 /// The entity table. Dense columns for what every entity has; persistent sparse maps for what
 /// few have (properties, later updates, deletion history), so a bulk-loaded entity costs only
@@ -289,8 +299,8 @@ pub struct Bitmaps {
 /// The two vector columns (rows by dense id).
 #[derive(Clone, Debug, Default)]
 pub struct Vectors {
-    pub entity: crate::search::vectors::VectorColumn,
-    pub claim: crate::search::vectors::VectorColumn,
+    pub entity: crate::index::vectors::VectorColumn,
+    pub claim: crate::index::vectors::VectorColumn,
 }
 
 /// Everything at one commit.
@@ -316,7 +326,7 @@ pub struct State {
     /// Entity-name and claim-text vectors.
     pub vectors: Vectors,
     /// Keyword indexes over claim texts and entity names.
-    pub text: crate::search::bm25::TextIndexes,
+    pub text: crate::index::bm25::TextIndexes,
     /// Entity vectors stored for entities of earlier commits (an entity created without one
     /// that gets one later). Ingest's resolution hints, computed on an older snapshot, are valid
     /// only while this is unchanged. Not persisted: hints never outlive the process.
@@ -433,13 +443,13 @@ impl State {
     pub fn deferred_bitmaps(&self) -> Option<Bitmaps> {
         let (entities, claims) = self.bitmaps_from?;
         (entities as usize != self.entities.len() || claims as usize != self.claims.len())
-            .then(|| crate::rowsets::bitmaps_of_rows_from(self, entities, claims))
+            .then(|| rowsets::bitmaps_of_rows_from(self, entities, claims))
     }
 
     /// Adds `added` (this state's `deferred_bitmaps`) to the bitmaps; deferral restarts here.
     fn absorb_deferred(&mut self, added: Option<Bitmaps>) {
         if let Some(added) = added {
-            crate::rowsets::absorb(&mut self.bitmaps, &added);
+            rowsets::absorb(&mut self.bitmaps, &added);
             self.defer_bitmaps();
         }
     }
@@ -519,7 +529,7 @@ impl State {
     pub fn find_claim_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
         // A generated `c<id>` names claim `id` and is not in the index (see `apply::add_claim`).
         if let Some(c) = ext.strip_prefix('c').and_then(|d| d.parse::<u32>().ok()) {
-            if (c as usize) < self.claims.ext_id.len() && crate::apply::is_positional_claim_id(ext, c) && self.claim_has_ext(c, ws, ext) {
+            if (c as usize) < self.claims.ext_id.len() && is_positional_claim_id(ext, c) && self.claim_has_ext(c, ws, ext) {
                 return Some(c);
             }
         }
@@ -670,12 +680,12 @@ impl State {
 
     /// Keyword indexes whose bases are every row as it stands now (built lazily on first query).
     pub fn rebase_text(&mut self) {
-        use crate::search::bm25::{TextIndex, TextIndexes};
+        use crate::index::bm25::{TextIndex, TextIndexes};
         let (c, e) = (&self.claims, &self.entities);
         self.text = TextIndexes {
             claims: TextIndex::over_claims(&c.text, &c.subject, &e.ws, c.len()),
             entities: TextIndex::over_entities(&e.name, &e.aliases, &e.ws, e.len()),
-            recency: crate::search::recency::RecencyIndex::over(&c.valid_from, c.len()),
+            recency: crate::index::recency::RecencyIndex::over(&c.valid_from, c.len()),
         };
     }
 
@@ -683,9 +693,9 @@ impl State {
     /// An index that is exactly its base (as after an open with no WAL tail, or a bulk load) is
     /// written as it is (building it if it was not yet, which then serves this state's queries
     /// too); one with a delta is rebuilt from the columns.
-    pub fn persisted_text(&self) -> crate::search::bm25::PersistedText {
+    pub fn persisted_text(&self) -> crate::index::bm25::PersistedText {
         let mut fresh = None;
-        let mut get = |which: fn(&crate::search::bm25::TextIndexes) -> &crate::search::bm25::TextIndex| {
+        let mut get = |which: fn(&crate::index::bm25::TextIndexes) -> &crate::index::bm25::TextIndex| {
             which(&self.text).persist().unwrap_or_else(|| {
                 let f = fresh.get_or_insert_with(|| {
                     let mut f = self.clone();
@@ -697,7 +707,7 @@ impl State {
         };
         let claims = get(|t| &t.claims);
         let entities = get(|t| &t.entities);
-        crate::search::bm25::PersistedText { claims, entities }
+        crate::index::bm25::PersistedText { claims, entities }
     }
 
     /// A graph whose base covers every claim (no delta), built on rayon.

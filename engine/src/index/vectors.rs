@@ -11,8 +11,8 @@
 //! heap, so a filter costs almost nothing on a dense scan. Quantized modes scan an f16 or i8 copy
 //! of the base (built on first use) for a short list and rescore it exactly in f32.
 
-use crate::bitmap::IdSet;
-use crate::search::kernels::{dot_f16, dot_f32, dot_i8, dot_i8_rows, f16, quantize_i8, to_f16};
+use crate::index::bitmap::IdSet;
+use crate::index::kernels::{dot_f16, dot_f32, dot_i8, dot_i8_rows, f16, quantize_i8, to_f16};
 use engram_storage::Mapped;
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -738,7 +738,7 @@ fn rescore(base: &VectorBase, scan: &Scan<'_>, short: TopK) -> TopK {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::kernels::scalar;
+    use crate::index::kernels::scalar;
     use proptest::prelude::*;
 
     /// The reference: score every row in f64 with the scalar kernel, filter, sort, cut.

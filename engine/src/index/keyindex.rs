@@ -6,7 +6,7 @@
 //! stale entries (a removed alias, an erased workspace) harmless, so nothing is ever deleted here.
 
 use crate::ids::WorkspaceId;
-use crate::runs::Runs;
+use crate::index::runs::Runs;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -151,7 +151,7 @@ impl KeyIndex {
     fn compact(&mut self) {
         let mut added: Vec<u64> = self.overlay.iter().copied().collect();
         added.sort_unstable();
-        *self = KeyIndex::from_sorted_keys(crate::runs::merge(&self.base.keys, &added));
+        *self = KeyIndex::from_sorted_keys(crate::index::runs::merge(&self.base.keys, &added));
     }
 
     /// Calls `f` with each candidate id for `hash`: base first, then the overlay oldest first.

@@ -8,6 +8,10 @@
 
 use std::sync::Arc;
 
+/// Separates the strings of one packed list row (an entity's aliases). Control characters are
+/// refused in names, so it never occurs inside one.
+pub(crate) const ALIAS_SEP: char = '\u{1f}';
+
 const LEAF_BITS: u32 = 10;
 const LEAF_LEN: usize = 1 << LEAF_BITS;
 

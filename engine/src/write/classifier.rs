@@ -8,13 +8,13 @@
 //! lock, and a commit group can re-run a plan), and a verdict is checked and applied exactly like
 //! a client's (an unknown claim id is refused with its JSON path).
 
-use crate::graph::Direction;
-use crate::ingest::{IngestDoc, Relation};
+use crate::index::graph::Direction;
 use crate::model::ClaimState;
 use crate::read::filter::EdgeFilter;
 use crate::read::neighbors::NeighborQuery;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
+use crate::write::ingest::{IngestDoc, Relation};
 
 /// An existing claim shown to the classifier.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,13 +12,12 @@
 //! workspace's text never shifts another's ranking. They count every indexed document of the
 //! workspace; visibility (deprecated, deleted, expired) filters the results, not the statistics.
 
-use crate::cow::CowVec;
 use crate::ids::WorkspaceId;
-use crate::keyindex::{key_hash, KeyIndex};
-use crate::runs::Runs;
-use crate::search::text::term_counts;
-use crate::state::ALIAS_SEP;
-use crate::strvec::StrVec;
+use crate::index::cow::CowVec;
+use crate::index::keyindex::{key_hash, KeyIndex};
+use crate::index::runs::Runs;
+use crate::index::strvec::{StrVec, ALIAS_SEP};
+use crate::index::text::term_counts;
 use rayon::prelude::*;
 use std::collections::HashMap as StdHashMap;
 
@@ -659,7 +658,7 @@ pub struct TextIndexes {
     /// Entity names and aliases.
     pub entities: TextIndex,
     /// Claims by `valid_from`.
-    pub recency: crate::search::recency::RecencyIndex,
+    pub recency: crate::index::recency::RecencyIndex,
 }
 
 /// The `.text` file: both keyword bases of one snapshot.
@@ -682,7 +681,7 @@ impl PersistedText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::text::terms;
+    use crate::index::text::terms;
 
     fn ws(i: u32) -> WorkspaceId {
         WorkspaceId(i)

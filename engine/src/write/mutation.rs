@@ -5,9 +5,9 @@
 //! the state and the record, never from the replaying machine's clock. Payload layout: one byte of
 //! record format version, then the record in postcard (serde) encoding.
 
-use crate::batch::WriteBatch;
-use crate::bulk::BulkLoad;
 use crate::time::Timestamp;
+use crate::write::batch::WriteBatch;
+use crate::write::bulk::BulkLoad;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 
@@ -145,8 +145,8 @@ impl MutationRef<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::AddClaim;
     use crate::ids::EntityId;
+    use crate::write::batch::AddClaim;
 
     #[test]
     fn parts_encode_exactly_like_the_whole_record() {
@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn format_one_records_decode_without_reasoning() {
         let mut batch = WriteBatch::new("default");
-        batch.push(crate::batch::Op::AddEvidence(crate::batch::AddEvidence {
+        batch.push(crate::write::batch::Op::AddEvidence(crate::write::batch::AddEvidence {
             claim: Some("c1".into()),
             snippet: Some("said so".into()),
             ..Default::default()
@@ -194,7 +194,7 @@ mod tests {
         assert_eq!(WalRecord::decode(&v1).unwrap_err(), DecodeError::Malformed);
         // Reasoning round-trips in format 2; a format 3 is named.
         let Mutation::Batch(mut batch) = back.mutation else { panic!("a batch") };
-        if let crate::batch::Op::AddEvidence(v) = &mut batch.ops[0] {
+        if let crate::write::batch::Op::AddEvidence(v) = &mut batch.ops[0] {
             v.reasoning = Some("stated by the architect".into());
         }
         let with = WalRecord { committed_at: Timestamp(7), mutation: Mutation::Batch(batch.clone()) }.encode();

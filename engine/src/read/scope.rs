@@ -1,5 +1,6 @@
-//! Who is asking and what they may see: principals with grants per workspace, and the scope a
-//! principal reads and writes through, carrying its read limits, a deadline and a cancel token.
+//! Who is asking and what they may see: principals with grants per workspace, and what a scoped
+//! read carries: its read limits, a deadline and a cancel token (the `Scope` itself, which opens
+//! views and batches for a principal, is the database's: `db/scope.rs`).
 //!
 //! A `Principal` holds grants per workspace name (or `*` for every workspace): `Read` ⊂ `Write` ⊂
 //! `Admin`, each with its own `see_sensitive` flag. A `Scope` pins one snapshot for a principal;
@@ -8,45 +9,13 @@
 //! tripped, checked at least every `CHECK_EVERY` units of work. Embedded use keeps full access
 //! through `Principal::root()`, and `Snapshot::workspace` is its shorthand.
 
-use crate::error::{Error, Interrupted, ReadError};
-use crate::model::WorkspaceInfo;
-use crate::read::view::{Snapshot, WorkspaceView};
+use crate::error::{Interrupted, ReadError};
 use crate::time::{Clock, Timestamp};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// How much a grant allows, each level including the ones before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Access {
-    /// Read what the grant shows.
-    Read,
-    /// Read and write.
-    Write,
-    /// Read, write, and manage (settings, workspaces, checkpoints; users and grants on `*`).
-    Admin,
-}
-
-impl Access {
-    /// The lower-case name (`read`, `write`, `admin`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Access::Read => "read",
-            Access::Write => "write",
-            Access::Admin => "admin",
-        }
-    }
-
-    /// Parses `read`, `write` or `admin` (any case).
-    pub fn parse(s: &str) -> Option<Access> {
-        match s.to_ascii_lowercase().as_str() {
-            "read" => Some(Access::Read),
-            "write" => Some(Access::Write),
-            "admin" => Some(Access::Admin),
-            _ => None,
-        }
-    }
-}
+pub use crate::model::Access;
 
 /// One grant: an access level and whether sensitive claims are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,8 +184,8 @@ pub const CHECK_EVERY: u32 = 1024;
 #[derive(Debug)]
 pub struct ReadContext {
     pub(crate) limits: ReadLimits,
-    deadline: Option<(Timestamp, Arc<dyn Clock>)>,
-    cancel: Option<CancelToken>,
+    pub(crate) deadline: Option<(Timestamp, Arc<dyn Clock>)>,
+    pub(crate) cancel: Option<CancelToken>,
     /// Checks made so far (tests: how far work went after a trip).
     checks: AtomicU64,
 }
@@ -229,7 +198,7 @@ impl ReadContext {
         ReadContext::with_limits(ReadLimits::ROOT)
     }
 
-    const fn with_limits(limits: ReadLimits) -> ReadContext {
+    pub(crate) const fn with_limits(limits: ReadLimits) -> ReadContext {
         ReadContext { limits, deadline: None, cancel: None, checks: AtomicU64::new(0) }
     }
 
@@ -292,107 +261,6 @@ impl<'a> Ticker<'a> {
         }
         self.left = CHECK_EVERY.saturating_sub(units);
         self.cx.check()
-    }
-}
-
-/// A principal's scope over one snapshot: the views and writes it opens see and change only what
-/// its grants allow.
-#[derive(Debug)]
-pub struct Scope {
-    db: crate::db::Database,
-    snapshot: Snapshot,
-    principal: Arc<Principal>,
-    cx: ReadContext,
-}
-
-impl Scope {
-    pub(crate) fn new(db: crate::db::Database, snapshot: Snapshot, principal: Arc<Principal>) -> Scope {
-        let limits = ReadLimits { visited_max: db.config().limits.traversal_visited_max, ..ReadLimits::DEFAULT };
-        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits) }
-    }
-
-    /// This scope with other read limits.
-    #[must_use]
-    pub fn with_limits(mut self, limits: ReadLimits) -> Scope {
-        self.cx.limits = limits;
-        self
-    }
-
-    /// This scope stopping its reads once `clock` reaches `at`.
-    #[must_use]
-    pub fn with_deadline(mut self, at: Timestamp, clock: Arc<dyn Clock>) -> Scope {
-        self.cx.deadline = Some((at, clock));
-        self
-    }
-
-    /// This scope stopping its reads once `token` is tripped.
-    #[must_use]
-    pub fn with_cancel(mut self, token: CancelToken) -> Scope {
-        self.cx.cancel = Some(token);
-        self
-    }
-
-    /// Who is asking.
-    pub fn principal(&self) -> &Principal {
-        &self.principal
-    }
-
-    /// The snapshot this scope reads (unscoped: reading through it bypasses the grants; the
-    /// views of `workspace` do not).
-    pub fn snapshot(&self) -> &Snapshot {
-        &self.snapshot
-    }
-
-    /// The read context: limits and interruption, and how many checks were made.
-    pub fn context(&self) -> &ReadContext {
-        &self.cx
-    }
-
-    /// The workspaces this principal may read, by name.
-    pub fn workspaces(&self) -> Vec<WorkspaceInfo> {
-        self.snapshot.workspaces().into_iter().filter(|w| self.principal.may(&w.name, Access::Read)).collect()
-    }
-
-    /// A view of workspace `name`, as this principal sees it. A workspace it may not read is
-    /// refused as unknown: its existence is not revealed.
-    pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
-        let grant = self.principal.grant_on(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
-        let mut view = self.snapshot.workspace(name)?;
-        // A workspace without sensitive claims has nothing to hide, and keeps the fast filters.
-        let st = &self.snapshot.state;
-        view.hide_sensitive = !grant.see_sensitive && st.bitmaps.claims_sensitive.iter().any(|c| st.claim_ws(c) == view.ws);
-        view.cx = &self.cx;
-        Ok(view)
-    }
-
-    /// Refuses with `Error::Denied` unless the principal holds `access` on `workspace`.
-    pub fn require(&self, workspace: &str, access: Access) -> Result<(), Error> {
-        if self.principal.may(workspace, access) {
-            Ok(())
-        } else {
-            Err(Error::Denied { principal: self.principal.name().to_owned(), workspace: workspace.to_owned(), needed: access })
-        }
-    }
-
-    /// Commits `batch` if the principal may write its workspace (see `Database::write`).
-    pub fn write(&self, batch: &crate::batch::WriteBatch) -> Result<crate::db::CommitInfo, Error> {
-        self.require(&batch.workspace, Access::Write)?;
-        self.db.write(batch)
-    }
-
-    /// Ingests a document if the principal may write its workspace (see `Database::ingest`).
-    pub fn ingest(&self, doc: &str, opts: &crate::ingest::IngestOptions) -> Result<crate::ingest::IngestReport, Error> {
-        let parsed = crate::ingest::parse(doc)?;
-        self.require(&parsed.workspace, Access::Write)?;
-        self.db.ingest_doc(&parsed, opts)
-    }
-}
-
-impl crate::db::Database {
-    /// A scope for `principal` over the newest snapshot: what it opens sees only what the
-    /// principal may see, and writes need its grants.
-    pub fn scope(&self, principal: Arc<Principal>) -> Scope {
-        Scope::new(self.clone(), self.snapshot(), principal)
     }
 }
 

@@ -5,7 +5,7 @@
 //! the claims added since. A query walks both downwards from its upper bound, merging, and stops
 //! as soon as it has `limit` claims that pass its filter or leaves its window.
 
-use crate::cow::CowVec;
+use crate::index::cow::CowVec;
 use crate::time::Timestamp;
 use rayon::prelude::*;
 use std::sync::{Arc, OnceLock};

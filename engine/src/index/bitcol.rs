@@ -1,6 +1,6 @@
 //! A copy-on-write bit column, and its flat per-snapshot copy for hot loops.
 
-use crate::cow::CowVec;
+use crate::index::cow::CowVec;
 
 /// One bit per row.
 #[derive(Clone, Debug, Default)]

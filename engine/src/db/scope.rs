@@ -1,0 +1,111 @@
+//! A principal's scope over one snapshot of the database: the views it opens hide what the
+//! principal may not see and carry its read limits, deadline and cancel token; its writes need
+//! the principal's grants.
+
+use crate::error::{Error, ReadError};
+use crate::model::WorkspaceInfo;
+use crate::read::scope::{Access, CancelToken, Principal, ReadContext, ReadLimits};
+use crate::read::view::{Snapshot, WorkspaceView};
+use crate::time::{Clock, Timestamp};
+use std::sync::Arc;
+
+/// A principal's scope over one snapshot: the views and writes it opens see and change only what
+/// its grants allow.
+#[derive(Debug)]
+pub struct Scope {
+    db: super::Database,
+    snapshot: Snapshot,
+    principal: Arc<Principal>,
+    cx: ReadContext,
+}
+
+impl Scope {
+    pub(crate) fn new(db: super::Database, snapshot: Snapshot, principal: Arc<Principal>) -> Scope {
+        let limits = ReadLimits { visited_max: db.config().limits.traversal_visited_max, ..ReadLimits::DEFAULT };
+        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits) }
+    }
+
+    /// This scope with other read limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: ReadLimits) -> Scope {
+        self.cx.limits = limits;
+        self
+    }
+
+    /// This scope stopping its reads once `clock` reaches `at`.
+    #[must_use]
+    pub fn with_deadline(mut self, at: Timestamp, clock: Arc<dyn Clock>) -> Scope {
+        self.cx.deadline = Some((at, clock));
+        self
+    }
+
+    /// This scope stopping its reads once `token` is tripped.
+    #[must_use]
+    pub fn with_cancel(mut self, token: CancelToken) -> Scope {
+        self.cx.cancel = Some(token);
+        self
+    }
+
+    /// Who is asking.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The snapshot this scope reads (unscoped: reading through it bypasses the grants; the
+    /// views of `workspace` do not).
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The read context: limits and interruption, and how many checks were made.
+    pub fn context(&self) -> &ReadContext {
+        &self.cx
+    }
+
+    /// The workspaces this principal may read, by name.
+    pub fn workspaces(&self) -> Vec<WorkspaceInfo> {
+        self.snapshot.workspaces().into_iter().filter(|w| self.principal.may(&w.name, Access::Read)).collect()
+    }
+
+    /// A view of workspace `name`, as this principal sees it. A workspace it may not read is
+    /// refused as unknown: its existence is not revealed.
+    pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
+        let grant = self.principal.grant_on(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
+        let mut view = self.snapshot.workspace(name)?;
+        // A workspace without sensitive claims has nothing to hide, and keeps the fast filters.
+        let st = &self.snapshot.state;
+        view.hide_sensitive = !grant.see_sensitive && st.bitmaps.claims_sensitive.iter().any(|c| st.claim_ws(c) == view.ws);
+        view.cx = &self.cx;
+        Ok(view)
+    }
+
+    /// Refuses with `Error::Denied` unless the principal holds `access` on `workspace`.
+    pub fn require(&self, workspace: &str, access: Access) -> Result<(), Error> {
+        if self.principal.may(workspace, access) {
+            Ok(())
+        } else {
+            Err(Error::Denied { principal: self.principal.name().to_owned(), workspace: workspace.to_owned(), needed: access })
+        }
+    }
+
+    /// Commits `batch` if the principal may write its workspace (see `Database::write`).
+    pub fn write(&self, batch: &crate::write::batch::WriteBatch) -> Result<super::CommitInfo, Error> {
+        self.require(&batch.workspace, Access::Write)?;
+        self.db.write(batch)
+    }
+
+    /// Ingests a document if the principal may write its workspace (see `Database::ingest`).
+    pub fn ingest(&self, doc: &str, opts: &crate::write::ingest::IngestOptions) -> Result<crate::write::ingest::IngestReport, Error> {
+        let parsed = crate::write::ingest::parse(doc)?;
+        self.require(&parsed.workspace, Access::Write)?;
+        self.db.ingest_doc(&parsed, opts)
+    }
+}
+
+impl super::Database {
+    /// A scope for `principal` over the newest snapshot: what it opens sees only what the
+    /// principal may see, and writes need its grants.
+    pub fn scope(&self, principal: Arc<Principal>) -> Scope {
+        Scope::new(self.clone(), self.snapshot(), principal)
+    }
+}

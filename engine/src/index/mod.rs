@@ -1,0 +1,18 @@
+//! Index structures below the state: bitmaps and bit columns, copy-on-write columns, key and
+//! string indexes, the graph's CSR + delta + hierarchy adjacency, and the retrieval indexes
+//! (keyword, recency, vectors with their SIMD kernels). They know ids and values, never a
+//! `State`, a view or a scope.
+
+pub mod bitcol;
+pub mod bitmap;
+pub mod bm25;
+pub mod cow;
+pub mod graph;
+pub mod kernels;
+pub mod keyindex;
+pub mod recency;
+pub mod runs;
+pub mod strvec;
+pub mod text;
+pub mod timelog;
+pub mod vectors;
