@@ -140,3 +140,52 @@ fn consumers_of_the_read_surface_read_no_raw_columns() {
     }
     assert!(found.is_empty(), "raw column reads outside the state's modules:\n{}", found.join("\n"));
 }
+
+/// The engine's layers, lowest first. A module imports (`crate::…` in code, tests aside) only from
+/// its own layer or lower ones, and never through the crate root's re-exports, so no import
+/// circle can form (`python3 ../shared/tools/modcycles.py engine/src` says 0).
+const ENGINE_LAYERS: &[&[&str]] = &[
+    &["ids", "time", "value", "model", "normalize", "limits", "pmap", "error", "settings"],
+    &["index"],
+    &["state"],
+    &["read"],
+    &["search"],
+    &["write"],
+    &["snapshot"],
+    &["db", "reaper"],
+    &["csv", "jsonl", "ontology", "report", "stats"],
+];
+
+#[test]
+fn engine_imports_point_down_the_layers() {
+    let src = root().join("engine/src");
+    let layer_of = |m: &str| ENGINE_LAYERS.iter().position(|l| l.contains(&m));
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if rel == "lib.rs" {
+            continue;
+        }
+        let top = rel.split('/').next().unwrap().trim_end_matches(".rs").to_owned();
+        let Some(mine) = layer_of(&top) else {
+            found.push(format!("{rel}: module `{top}` is in no layer of ENGINE_LAYERS"));
+            continue;
+        };
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '{').collect();
+                match layer_of(&name) {
+                    Some(theirs) if theirs > mine => found.push(format!("{rel}:{}: `{top}` imports the higher `{name}`", n + 1)),
+                    Some(_) => {}
+                    None => found.push(format!("{rel}:{}: `crate::{name}` goes through the crate root's re-exports", n + 1)),
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

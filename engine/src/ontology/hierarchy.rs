@@ -5,12 +5,12 @@
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId, PredicateId};
+use crate::index::graph::Direction;
 use crate::normalize::vocabulary_key;
 use crate::ontology::SUBCLASS_OF;
 use crate::read::khop::for_each_pred_edge;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
-use crate::Direction;
 use std::collections::{HashMap, HashSet};
 
 /// The relations a hierarchy walk follows.

@@ -6,12 +6,14 @@
 use crate::db::Database;
 use crate::error::Error;
 use crate::ids::EntityId;
+use crate::index::graph::Direction;
 use crate::model::ClaimState;
 use crate::normalize::name_key;
+use crate::read::filter::EdgeFilter;
+use crate::read::neighbors::NeighborQuery;
 use crate::read::view::WorkspaceView;
 use crate::value::{Properties, Value};
 use crate::write::batch::{AddClaim, ClaimRef, EntityRef, Op, UpsertEntity, WriteBatch};
-use crate::{Direction, EdgeFilter, NeighborQuery};
 use std::sync::Arc;
 
 /// The entity type of a mapping.

@@ -10,6 +10,7 @@
 use crate::error::ReadError;
 use crate::ids::{EntityId, PredicateId, TypeId, WorkspaceId};
 use crate::index::bm25::TextIndex;
+use crate::index::graph::Direction;
 use crate::normalize::vocabulary_key;
 use crate::ontology::hierarchy::Relations;
 use crate::ontology::import::keys;
@@ -179,7 +180,7 @@ impl Profiles {
             // Linked types by id, each with the name its attribute carries (as interned).
             let linked: Vec<(TypeId, String)> =
                 self.config.aggregate_linked_types.iter().filter_map(|t| Some((ws.type_id(t)?, vocabulary_key(t)))).collect();
-            for edge in ws.expander(crate::Direction::Both, None, &Visibility::default()).edges(e) {
+            for edge in ws.expander(Direction::Both, None, &Visibility::default()).edges(e) {
                 if hierarchy.contains(&edge.predicate) {
                     continue;
                 }
@@ -315,7 +316,7 @@ impl Profiles {
         if !self.config.aggregate_linked_types.is_empty() {
             // A linked entity's name is part of the attributes of what it links to: a renamed
             // dataset changes the aggregates above every concept it is linked with.
-            let expand = ws.expander(crate::Direction::Both, None, &v);
+            let expand = ws.expander(Direction::Both, None, &v);
             let mut linked = Vec::new();
             for &e in &changed {
                 linked.extend(expand.edges(e).map(|edge| edge.neighbor));

@@ -37,11 +37,11 @@ impl WorkspaceView<'_> {
     /// first (ties: higher id first).
     pub fn recent_claims(
         &self,
-        after: crate::Timestamp,
-        until: crate::Timestamp,
+        after: crate::time::Timestamp,
+        until: crate::time::Timestamp,
         limit: usize,
         visibility: &Visibility,
-    ) -> Vec<(ClaimId, crate::Timestamp)> {
+    ) -> Vec<(ClaimId, crate::time::Timestamp)> {
         let vis = self.vis(visibility);
         let st = self.st;
         let ws = self.ws;

@@ -13,6 +13,7 @@
 
 use crate::ids::{ClaimId, EntityId};
 use crate::index::bitmap::IdSet;
+use crate::index::graph::Direction;
 use crate::model::{Cardinality, ClaimState};
 use crate::normalize::{name_key, vocabulary_key};
 use crate::read::filter::EdgeFilter;
@@ -23,7 +24,6 @@ use crate::state::DELETED;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
-use crate::Direction;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
