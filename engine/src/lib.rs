@@ -25,27 +25,26 @@
 //! # Ok::<(), engram::Error>(())
 //! ```
 
-pub mod csv;
 pub mod db;
-pub mod error;
-pub mod ids;
-pub mod index;
-pub mod jsonl;
-pub mod limits;
-pub mod model;
+mod error;
+mod ids;
+mod index;
+pub mod io;
+mod limits;
+mod model;
 pub mod normalize;
 pub mod ontology;
-pub mod pmap;
+mod persist;
+mod pmap;
 pub mod read;
 mod reaper;
 pub mod report;
 pub mod search;
 pub mod settings;
-pub mod snapshot;
 pub(crate) mod state;
 pub mod stats;
-pub mod time;
-pub mod value;
+mod time;
+mod value;
 pub mod write;
 
 pub use db::scope::Scope;
@@ -58,6 +57,7 @@ pub use error::{Error, ErrorClass, Interrupted, ReadError, WorkspaceError, Write
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use index::graph::Direction;
 pub use index::vectors::VectorMode;
+pub use io::{csv, jsonl};
 pub use limits::Limits;
 pub use model::{Cardinality, Claim, ClaimState, Entity, Evidence, Merge, PredicateDef, StateSet, WorkspaceInfo};
 pub use read::catalog::{PredicateCount, TypeCount, WorkspaceCatalog};

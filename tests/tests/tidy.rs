@@ -151,9 +151,9 @@ const ENGINE_LAYERS: &[&[&str]] = &[
     &["read"],
     &["search"],
     &["write"],
-    &["snapshot"],
+    &["persist"],
     &["db", "reaper"],
-    &["csv", "jsonl", "ontology", "report", "stats"],
+    &["io", "ontology", "report", "stats"],
 ];
 
 #[test]

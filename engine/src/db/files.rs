@@ -38,9 +38,9 @@ pub(super) fn write_checkpoint(vfs: &dyn Vfs, dir: &Path, state: &State, seq: u6
 /// Writes `state` as snapshot `dir/name`, streaming the archive to the file block by block: a
 /// checkpoint holds the captured columns but never a second, serialized copy of them.
 pub(super) fn write_state(vfs: &dyn Vfs, dir: &Path, name: &str, state: &State, wal_from: (u64, u64)) -> Result<PathBuf, StorageError> {
-    let snap = crate::snapshot::capture(state, wal_from);
-    let len = crate::snapshot::body_len(&snap);
-    write_snapshot_streamed(vfs, dir, name, len, |sink| crate::snapshot::write_body(&snap, sink))
+    let snap = crate::persist::snapshot::capture(state, wal_from);
+    let len = crate::persist::snapshot::body_len(&snap);
+    write_snapshot_streamed(vfs, dir, name, len, |sink| crate::persist::snapshot::write_body(&snap, sink))
 }
 
 /// The keyword-index file written beside snapshot `snap` (`0000000000000007.snap` → `.text`).

@@ -70,7 +70,7 @@ pub(super) fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::
             Some(name) => {
                 let path = dir.join(name);
                 let file = read_snapshot(vfs, &path)?;
-                crate::snapshot::decode(file.body(), file.format())
+                crate::persist::snapshot::decode(file.body(), file.format())
                     .map_err(|e| Error::from(StorageError::Corruption { path: path.clone(), offset: 0, what: e.0 }))
             }
             None => Ok((State::default(), (0, 0))),

@@ -102,6 +102,7 @@ pub fn quantize_i8(row: &[f32], out: &mut [i8]) -> f32 {
 }
 
 /// Scalar references (no SIMD crate, f64 accumulation): what the kernels are tested against.
+#[cfg(test)]
 pub mod scalar {
     use super::f16;
 

@@ -128,6 +128,7 @@ impl<T: Copy + Ord> Runs<T> {
         self.sorted.iter().flat_map(|r| r.iter()).chain(self.tail.iter())
     }
 
+    #[cfg(test)]
     /// Number of sorted runs (for tests: logarithmic in [`Runs::len`]).
     pub fn run_count(&self) -> usize {
         self.sorted.len()

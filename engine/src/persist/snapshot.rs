@@ -777,10 +777,10 @@ mod tests {
     /// Bulk-loads three entities and three claims (one deprecated, one accepted) into `ws`.
     fn bulk_into(db: &Database, ws: &str) -> Vec<ClaimId> {
         let ents = b"id,type,name,aliases\nb0,t0,B0,\nb1,t1,B1,bee\nb2,t0,B2,\n";
-        let entities = crate::csv::parse_entities(ents, "e.csv").unwrap();
-        let index = crate::csv::EntityIndex::new(&entities, "e.csv").unwrap();
+        let entities = crate::io::csv::parse_entities(ents, "e.csv").unwrap();
+        let index = crate::io::csv::EntityIndex::new(&entities, "e.csv").unwrap();
         let rows = b"id,subject,predicate,object,confidence,state,valid_from\nk0,b0,p0,b1,0.9,PROPOSED,1\nk1,b1,p1,b2,0.5,ACCEPTED,1\nk2,b2,p0,b0,0.7,DEPRECATED,1\n";
-        let claims = crate::csv::parse_claims(rows, "c.csv", &index).unwrap();
+        let claims = crate::io::csv::parse_claims(rows, "c.csv", &index).unwrap();
         drop(index);
         let load = crate::BulkLoad { workspace: ws.into(), predicates: Vec::new(), entities, claims };
         let info = db.bulk_load(&load).unwrap();

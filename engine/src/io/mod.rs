@@ -1,0 +1,4 @@
+//! Import and export formats above the database: CSV bulk files and the JSON Lines dump.
+
+pub mod csv;
+pub mod jsonl;
