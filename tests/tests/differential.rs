@@ -290,6 +290,10 @@ impl Harness {
                                 edges.sort_unstable();
                                 assert_eq!(edges, want, "expand e{e} dir {dir:?} preds {preds:?} vis {v:?}");
                                 assert_eq!(ex.degree(EntityId(e as u32)), want.len());
+                                // `next` (external) and `fold` (internal iteration) give the same edges in the same order.
+                                let mut it = ex.edges(EntityId(e as u32));
+                                let stepped: Vec<_> = std::iter::from_fn(|| it.next()).collect();
+                                assert_eq!(stepped, ex.edges(EntityId(e as u32)).collect::<Vec<_>>());
                             }
                         }
                     }

@@ -156,6 +156,21 @@ impl<'a> Edges<'_, 'a> {
         }
     }
 
+    /// The next visible delta edge of this direction.
+    fn next_delta(&mut self) -> Option<EdgeRow> {
+        let st = self.ex.st;
+        while self.delta != NONE {
+            let i = self.delta;
+            let (edge, next) = st.graph.delta().step(i);
+            self.delta = next;
+            let wanted = self.ex.preds.as_ref().is_none_or(|ps| ps.binary_search(&edge.pred).is_ok());
+            if wanted && st.graph.delta_edge_current(i, edge.claim) && self.ex.vis.claim(st, edge.claim) {
+                return Some(self.row(edge.claim, edge.pred, edge.nbr));
+            }
+        }
+        None
+    }
+
     fn row(&self, claim: u32, pred: u16, nbr: u32) -> EdgeRow {
         EdgeRow {
             claim: ClaimId(claim),
@@ -168,6 +183,48 @@ impl<'a> Edges<'_, 'a> {
 
 impl Iterator for Edges<'_, '_> {
     type Item = EdgeRow;
+
+    /// Internal iteration (`for_each`, `count`, `fold`): each base run in one tight loop, without
+    /// the state machine of `next` per edge.
+    fn fold<B, F: FnMut(B, EdgeRow) -> B>(mut self, init: B, mut f: F) -> B {
+        let st = self.ex.st;
+        let mut acc = init;
+        while self.d < self.ex.dirs.len() {
+            let direction = if self.dir() == 0 { Direction::Out } else { Direction::In };
+            let (nbrs, claims, preds) = (&self.nbrs[self.i..], &self.claims[self.i..], self.preds_run.get(self.i..).unwrap_or(&[]));
+            let row = |k: usize, v: u32| EdgeRow {
+                claim: ClaimId(claims[k]),
+                predicate: PredicateId(preds.get(k).copied().unwrap_or(self.pred)),
+                neighbor: EntityId(nbr_id(v)),
+                direction,
+            };
+            if self.clean {
+                for (k, &v) in nbrs.iter().enumerate() {
+                    if v & LIVE_BIT != 0 {
+                        acc = f(acc, row(k, v));
+                    }
+                }
+            } else {
+                for (k, (&v, &c)) in nbrs.iter().zip(claims).enumerate() {
+                    if self.ex.vis.claim(st, c) && st.graph.base_edge_current(c) {
+                        acc = f(acc, row(k, v));
+                    }
+                }
+            }
+            self.i = self.nbrs.len();
+            if !self.in_delta && self.load_run() {
+                continue;
+            }
+            while let Some(edge) = self.next_delta() {
+                acc = f(acc, edge);
+            }
+            self.d += 1;
+            if self.d < self.ex.dirs.len() {
+                self.start_direction();
+            }
+        }
+        acc
+    }
 
     fn next(&mut self) -> Option<EdgeRow> {
         let st = self.ex.st;
@@ -185,14 +242,8 @@ impl Iterator for Edges<'_, '_> {
             if !self.in_delta && self.load_run() {
                 continue;
             }
-            while self.delta != NONE {
-                let i = self.delta;
-                let (edge, next) = st.graph.delta().step(i);
-                self.delta = next;
-                let wanted = self.ex.preds.as_ref().is_none_or(|ps| ps.binary_search(&edge.pred).is_ok());
-                if wanted && st.graph.delta_edge_current(i, edge.claim) && self.ex.vis.claim(st, edge.claim) {
-                    return Some(self.row(edge.claim, edge.pred, edge.nbr));
-                }
+            if let Some(edge) = self.next_delta() {
+                return Some(edge);
             }
             self.d += 1;
             if self.d < self.ex.dirs.len() {

@@ -15,7 +15,7 @@ mod vectors;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
-use engram::{Database, EntityId, KHopQuery, NeighborQuery, Timestamp, VectorMode, VectorOptions, Visibility};
+use engram::{Database, Direction, EntityId, Expander, KHopQuery, NeighborQuery, Timestamp, VectorMode, VectorOptions, Visibility};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -52,6 +52,48 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Runs `query` once per input, timing each call, and prints the workload's JSON line.
+/// W2 written on the expand iterator, as a query executor would run it: a visited bitset and two
+/// buffers kept across queries, cleared by the entities touched.
+struct TwoHop {
+    seen: Vec<u64>,
+    touched: Vec<u32>,
+    frontier: Vec<EntityId>,
+}
+
+impl TwoHop {
+    fn mark(&mut self, e: EntityId) -> bool {
+        let (w, bit) = ((e.0 >> 6) as usize, 1u64 << (e.0 & 63));
+        let new = self.seen[w] & bit == 0;
+        if new {
+            self.seen[w] |= bit;
+            self.touched.push(e.0);
+        }
+        new
+    }
+
+    /// Distinct entities within two hops of `seed`, the seed left out.
+    fn count(&mut self, ex: &Expander<'_>, seed: EntityId) -> usize {
+        self.mark(seed);
+        ex.edges(seed).for_each(|edge| {
+            if self.mark(edge.neighbor) {
+                self.frontier.push(edge.neighbor);
+            }
+        });
+        for i in 0..self.frontier.len() {
+            ex.edges(self.frontier[i]).for_each(|edge| {
+                self.mark(edge.neighbor);
+            });
+        }
+        let n = self.touched.len() - 1;
+        for &e in &self.touched {
+            self.seen[(e >> 6) as usize] = 0;
+        }
+        self.touched.clear();
+        self.frontier.clear();
+        n
+    }
+}
+
 fn run(scale: &str, workload: &str, inputs: &[u32], query: impl FnMut(u32) -> usize) {
     println!("{}", measure(scale, workload, inputs, query));
 }
@@ -142,10 +184,16 @@ fn main() -> Result<(), String> {
     if wanted("W1") {
         let nq = NeighborQuery::default();
         run(&scale, "W1_one_hop", &seeds, |s| ws.neighbors(EntityId(first + s), &nq).map_or(0, |p| p.items.len()));
+        // The same on the executor's expand iterator: no page, no sort, no per-edge allocation.
+        let ex = ws.expander(Direction::Both, None, &Visibility::default());
+        run(&scale, "W1_one_hop_expand", &seeds, |s| ex.edges(EntityId(first + s)).count());
     }
     if wanted("W2") {
         let kq = KHopQuery::depth(2);
         run(&scale, "W2_two_hop", &seeds, |s| ws.khop(&[EntityId(first + s)], &kq).map_or(0, |r| r.entities.len() - 1));
+        let ex = ws.expander(Direction::Both, None, &Visibility::default());
+        let mut walk = TwoHop { seen: vec![0; snap.counts().0.div_ceil(64)], touched: Vec::new(), frontier: Vec::new() };
+        run(&scale, "W2_two_hop_expand", &seeds, |s| walk.count(&ex, EntityId(first + s)));
     }
     if wanted("W3") {
         let v = Visibility::default();
