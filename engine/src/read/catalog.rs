@@ -61,7 +61,7 @@ impl WorkspaceCatalog {
     }
 }
 
-impl<'a> WorkspaceView<'a> {
+impl WorkspaceView<'_> {
     /// The id of entity type `name`, if any write ever used it. The vocabulary is database-wide:
     /// an id says nothing about this workspace (its count here may be 0, and scans then find none).
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
@@ -82,7 +82,7 @@ impl<'a> WorkspaceView<'a> {
         let mut cat = WorkspaceCatalog::default();
         let entities = self.entity_set();
         cat.entities = entities.len();
-        for (t, set) in bm.entities_by_type.iter() {
+        for (t, set) in &bm.entities_by_type {
             let n = set.and(entities.ids()).len();
             if n > 0 {
                 cat.types.push(TypeCount { id: *t, name: st.catalog.types.name(t.0).clone(), entities: n });
@@ -90,7 +90,7 @@ impl<'a> WorkspaceView<'a> {
         }
         let claims = self.claim_set();
         cat.claims = claims.len();
-        for (p, set) in bm.claims_by_pred.iter() {
+        for (p, set) in &bm.claims_by_pred {
             let n = set.and(claims.ids()).len();
             if n > 0 {
                 cat.predicates.push(PredicateCount { id: *p, name: st.catalog.predicates.name(p.0).clone(), claims: n });
@@ -98,7 +98,7 @@ impl<'a> WorkspaceView<'a> {
         }
         cat.types.sort_by(|a, b| a.name.cmp(&b.name));
         cat.predicates.sort_by(|a, b| a.name.cmp(&b.name));
-        for (e, props) in st.entities.props.iter() {
+        for (e, props) in &st.entities.props {
             if entities.contains(crate::ids::EntityId(*e)) {
                 for k in props.keys() {
                     *cat.property_keys.entry(k.clone()).or_default() += 1;

@@ -109,7 +109,7 @@ pub struct Edges<'x, 'a> {
     delta: u32,
 }
 
-impl<'a> Edges<'_, 'a> {
+impl Edges<'_, '_> {
     fn dir(&self) -> usize {
         self.ex.dirs[self.d]
     }
