@@ -61,8 +61,9 @@ impl Snapshot {
             + bm.claims_deleted.heap_bytes()
             + bm.claims_sensitive.heap_bytes()
             + bm.claims_live.heap_bytes();
-        let csr_offsets: usize = st.graph.base.iter().map(|g| (g.entity_count() + 1) * 4).sum();
-        let csr_edges = st.graph.base_heap_bytes() - csr_offsets;
+        // A CSR not built yet (a small database before its first merge) has no offsets at all.
+        let csr_offsets: usize = st.graph.base.iter().map(|g| if g.entity_count() == 0 { 0 } else { (g.entity_count() + 1) * 4 }).sum();
+        let csr_edges = st.graph.base_heap_bytes().saturating_sub(csr_offsets);
         let entity_bytes = e.ws.heap_bytes()
             + e.ty.heap_bytes()
             + e.flags.heap_bytes()

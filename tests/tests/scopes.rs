@@ -298,3 +298,21 @@ fn context_queries_name_the_facts_limit() {
     let q = engram::ContextQuery { max_facts: 5, ..engram::ContextQuery::default() };
     assert!(ws.entity_context(EntityId(0), &q).is_ok());
 }
+
+/// Database-wide totals count other workspaces and hidden claims: only a principal that sees
+/// everything gets them; a reader counts what it may see through its workspace's catalog.
+#[test]
+fn database_wide_totals_need_admin_with_see_sensitive_everywhere() {
+    let db = seeded(true);
+    let reader = db.scope(reader(false));
+    let err = reader.counts().unwrap_err();
+    assert!(matches!(err, Error::Denied { .. }), "{err}");
+    assert!(reader.memory().is_err());
+    assert_eq!(reader.workspace("ops").unwrap().catalog().claims, 2);
+    let admin_blind = db.scope(Arc::new(Principal::named("a").grant("*", Access::Admin, false)));
+    assert!(admin_blind.counts().is_err());
+    let root = db.scope(Arc::new(Principal::root()));
+    assert_eq!(root.counts().unwrap(), db.snapshot().counts());
+    assert_eq!(root.counts().unwrap().1, 3);
+    assert!(root.memory().is_ok());
+}

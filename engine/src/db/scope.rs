@@ -79,6 +79,27 @@ impl Scope {
         Ok(view)
     }
 
+    /// Database-wide totals (entities, claims, evidence rows, deleted and every workspace
+    /// included). Only for a principal that sees everything (admin with `see_sensitive` on `*`):
+    /// totals count other workspaces and hidden claims. Others count through `catalog()`.
+    pub fn counts(&self) -> Result<(usize, usize, usize), Error> {
+        self.require_all()?;
+        Ok(self.snapshot.counts())
+    }
+
+    /// The database's memory report, under the same rule as `counts`.
+    pub fn memory(&self) -> Result<crate::stats::MemoryReport, Error> {
+        self.require_all()?;
+        Ok(self.snapshot.memory())
+    }
+
+    fn require_all(&self) -> Result<(), Error> {
+        if self.principal.sees_all() {
+            return Ok(());
+        }
+        Err(Error::Denied { principal: self.principal.name().to_owned(), workspace: "*".to_owned(), needed: Access::Admin })
+    }
+
     /// Refuses with `Error::Denied` unless the principal holds `access` on `workspace`.
     pub fn require(&self, workspace: &str, access: Access) -> Result<(), Error> {
         if self.principal.may(workspace, access) {
