@@ -316,3 +316,44 @@ fn database_wide_totals_need_admin_with_see_sensitive_everywhere() {
     assert_eq!(root.counts().unwrap().1, 3);
     assert!(root.memory().is_ok());
 }
+
+/// A clock that moves one microsecond each time it is read: a deadline passes after a known
+/// number of checks, whatever the machine's speed.
+#[derive(Debug)]
+struct Ticking(std::sync::atomic::AtomicI64);
+
+impl engram::Clock for Ticking {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
+/// A vector scan checks the deadline every `STOP_EVERY` rows of each chunk: uninterrupted, a
+/// 20,000-row scan makes about one check per 1,024 rows; interrupted, it stops at the failing check
+/// (one more per parallel chunk at most) and returns no partial result.
+#[test]
+fn a_vector_scan_stops_within_check_every_rows_of_its_deadline() {
+    const ROWS: usize = 20_000;
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    for i in 0..ROWS {
+        b.upsert_entity(&format!("e{i}"), "node", &format!("Node {i}"));
+    }
+    db.write(&b).unwrap();
+    let values: Vec<f32> = (0..ROWS).flat_map(|i| [1.0, i as f32 / ROWS as f32]).collect();
+    db.set_entity_vectors(2, values).unwrap();
+    let opts = VectorOptions { k: 5, mode: engram::VectorMode::F32, ..VectorOptions::default() };
+    let run = |deadline_after: i64| {
+        let clock = Arc::new(Ticking(std::sync::atomic::AtomicI64::new(0)));
+        let scope = db.scope(Arc::new(Principal::root())).with_deadline(Timestamp(deadline_after), clock);
+        let got = scope.workspace("default").unwrap().search_entity_vectors(&[1.0, 0.5], &opts);
+        (got, scope.context().checks())
+    };
+    let (full, checks) = run(i64::MAX);
+    assert_eq!(full.unwrap().len(), 5);
+    assert!(checks as usize >= ROWS / CHECK_EVERY as usize, "{checks} checks");
+    let (stopped, checks) = run(5);
+    assert_eq!(stopped.unwrap_err(), ReadError::Interrupted(Interrupted::Deadline));
+    // Five checks pass, the sixth fails; the other chunk fails at its next one; then the final check.
+    assert!(checks <= 8, "{checks} checks after a deadline at the sixth");
+}

@@ -333,7 +333,7 @@ fn inv_norm(row: &[f32]) -> f32 {
 }
 
 /// A vector query against one column.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Scan<'q> {
     /// The query vector.
     pub query: &'q [f32],
@@ -345,6 +345,20 @@ pub struct Scan<'q> {
     pub rescore: usize,
     /// Rank by cosine (the query must then be unit length) instead of the inner product.
     pub cosine: bool,
+    /// Asked every `STOP_EVERY` rows of each chunk: `true` ends the scan early (its caller then
+    /// discards the partial result: a deadline passed or a token was tripped).
+    pub stop: Option<&'q (dyn Fn() -> bool + Sync)>,
+}
+
+/// Rows between two `Scan::stop` checks within a chunk.
+pub const STOP_EVERY: usize = 1024;
+
+impl Scan<'_> {
+    /// Whether the scan must end before row `i` (of its chunk): asked every `STOP_EVERY` rows.
+    #[inline]
+    fn stopped(&self, i: usize) -> bool {
+        i.is_multiple_of(STOP_EVERY) && self.stop.is_some_and(|f| f())
+    }
 }
 
 /// Overlay rows that trigger a fold into a segment: the overlay is a persistent map (cheap to
@@ -551,7 +565,7 @@ impl VectorColumn {
                 let mut top = TopK::new(short);
                 let (mut dots, mut scores) = (vec![0i32; DOT_BLOCK], vec![0f32; DOT_BLOCK]);
                 let rows = c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(m.ids.len());
-                for start in rows.clone().step_by(DOT_BLOCK) {
+                for start in rows.clone().step_by(DOT_BLOCK).take_while(|&start| !scan.stopped(start)) {
                     let end = (start + DOT_BLOCK).min(rows.end);
                     let (dots, scores) = (&mut dots[..end - start], &mut scores[..end - start]);
                     dot_i8_rows(&q, &m.q[start * dim..end * dim], dots);
@@ -641,7 +655,7 @@ fn search_rows(block: &VectorBase, scan: &Scan<'_>, rows: &[usize]) -> TopK {
         rows.par_chunks(CHUNK_ROWS)
             .map(|chunk| {
                 let mut top = TopK::new(short);
-                for &i in chunk {
+                for (_, &i) in chunk.iter().enumerate().take_while(|&(n, _)| !scan.stopped(n)) {
                     let s = score(i);
                     let id = first + i as u32;
                     if top.admits(s, id) {
@@ -663,7 +677,7 @@ fn search_base(base: &VectorBase, scan: &Scan<'_>, accept: &(dyn Fn(u32) -> bool
         let id = first + i as u32;
         present[i / 64] & (1 << (i % 64)) != 0 && (overlay.is_empty() || !overlay.contains_key(&id)) && accept(id)
     };
-    scored(base, scan, &|score| scan_chunks(first, base.rows, short_list(scan), &ok, score))
+    scored(base, scan, &|score| scan_chunks(first, base.rows, short_list(scan), &ok, score, scan.stop))
 }
 
 /// Local row → score, in one scan mode.
@@ -704,12 +718,22 @@ fn scored(block: &VectorBase, scan: &Scan<'_>, drive: &dyn Fn(&RowScorer<'_>) ->
 }
 
 /// The best `short` rows by `score` among those passing `ok`, chunk by chunk on rayon.
-fn scan_chunks(first: u32, rows: usize, short: usize, ok: &(impl Fn(usize) -> bool + Sync), score: &RowScorer<'_>) -> TopK {
+fn scan_chunks(
+    first: u32,
+    rows: usize,
+    short: usize,
+    ok: &(impl Fn(usize) -> bool + Sync),
+    score: &RowScorer<'_>,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+) -> TopK {
     (0..rows.div_ceil(CHUNK_ROWS))
         .into_par_iter()
         .map(|c| {
             let mut top = TopK::new(short);
             for i in c * CHUNK_ROWS..((c + 1) * CHUNK_ROWS).min(rows) {
+                if i % STOP_EVERY == 0 && stop.is_some_and(|f| f()) {
+                    break;
+                }
                 let s = score(i);
                 let id = first + i as u32;
                 if top.admits(s, id) && ok(i) {
@@ -797,10 +821,10 @@ mod tests {
         fn exact_search_equals_brute_force((rows, q, split, k, modulus) in data()) {
             let col = column(&rows, split);
             let accept = move |id: u32| id % modulus != 1;
-            let got: Vec<u32> = col.search(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k, cosine: false }, &accept).iter().map(|s| s.id).collect();
+            let got: Vec<u32> = col.search(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k, cosine: false, stop: None }, &accept).iter().map(|s| s.id).collect();
             prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
             let ids: Vec<u32> = (0..rows.len() as u32).filter(|i| accept(*i)).collect();
-            let among: Vec<u32> = col.search_among(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k, cosine: false }, &ids).iter().map(|s| s.id).collect();
+            let among: Vec<u32> = col.search_among(&Scan { query: &q, k, mode: VectorMode::F32, rescore: k, cosine: false, stop: None }, &ids).iter().map(|s| s.id).collect();
             prop_assert_eq!(among, got);
         }
 
@@ -810,7 +834,7 @@ mod tests {
             let col = column(&rows, split);
             let accept = move |id: u32| !id.is_multiple_of(modulus);
             for mode in [VectorMode::F16, VectorMode::I8] {
-                let got: Vec<u32> = col.search(&Scan { query: &q, k, mode, rescore: rows.len(), cosine: false }, &accept).iter().map(|s| s.id).collect();
+                let got: Vec<u32> = col.search(&Scan { query: &q, k, mode, rescore: rows.len(), cosine: false, stop: None }, &accept).iter().map(|s| s.id).collect();
                 prop_assert_eq!(&got, &brute(&rows, &q, k, accept));
             }
         }
@@ -838,7 +862,7 @@ mod tests {
                 rows.iter().enumerate().map(|(i, r)| (scalar::dot_f32(&q, r) / (qn * scalar::dot_f32(r, r).sqrt()), i as u32)).collect();
             want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             for mode in [VectorMode::F32, VectorMode::I8] {
-                let got = col.search(&Scan { query: &unit, k: 10, mode, rescore: 200, cosine: true }, &|_| true);
+                let got = col.search(&Scan { query: &unit, k: 10, mode, rescore: 200, cosine: true, stop: None }, &|_| true);
                 let ids: Vec<u32> = got.iter().map(|s| s.id).collect();
                 assert_eq!(ids, want.iter().take(10).map(|w| w.1).collect::<Vec<_>>(), "n={n} {mode:?}");
                 for (g, w) in got.iter().zip(&want) {
@@ -864,7 +888,7 @@ mod tests {
                 let q: Vec<f32> = (0..dim).map(|_| rng.gen_range(-0.5f32..0.5)).collect();
                 let n = scalar::dot_f32(&q, &q).sqrt();
                 let unit: Vec<f32> = q.iter().map(|x| (f64::from(*x) / n) as f32).collect();
-                let scan = Scan { query: &unit, k: 7, mode: VectorMode::I8, rescore: ids.len(), cosine: true };
+                let scan = Scan { query: &unit, k: 7, mode: VectorMode::I8, rescore: ids.len(), cosine: true, stop: None };
                 let got: Vec<u32> = col.search_group(9, &scan, set, &|_| true).iter().map(|s| s.id).collect();
                 let mut want: Vec<(f64, u32)> = ids
                     .iter()
@@ -922,7 +946,7 @@ mod tests {
             let q = unit(center.iter().map(|c| c + rng.gen_range(-0.3..0.3)).collect());
             let want = brute(&rows, &q, 10, |_| true);
             for mode in [VectorMode::F16, VectorMode::I8] {
-                let got = col.search(&Scan { query: &q, k: 10, mode, rescore: 100, cosine: false }, &|_| true);
+                let got = col.search(&Scan { query: &q, k: 10, mode, rescore: 100, cosine: false, stop: None }, &|_| true);
                 hits += got.iter().filter(|s| want.contains(&s.id)).count();
             }
         }

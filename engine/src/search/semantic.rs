@@ -96,13 +96,19 @@ impl WorkspaceView<'_> {
                 many => many.iter().fold(crate::index::bitmap::IdSet::new(), |all, t| all.or(&set_of(t))),
             };
             let q = ranked_query(query, opts);
-            let hits = st.vectors.entity.search_group(key, &scan_for(&q, opts), &members, &accept);
+            let stop = || self.cx.check().is_err();
+            let hits = st.vectors.entity.search_group(key, &scan_for(&q, opts, self.stop(&stop)), &members, &accept);
+            self.cx.check().map_err(ReadError::Interrupted)?;
             return Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect());
         }
         let members = st.bitmaps.entities_by_ws.get(&ws);
-        let hits = scan(&st.vectors.entity, query, opts, st.entities.len(), members.map(crate::index::bitmap::IdSet::len), &accept, || {
+        let stop = || self.cx.check().is_err();
+        let size = (st.entities.len(), members.map(crate::index::bitmap::IdSet::len));
+        let hits = scan(&st.vectors.entity, query, opts, size, self.stop(&stop), &accept, || {
             members.map(|m| m.iter().filter(|e| accept(*e)).collect()).unwrap_or_default()
         });
+        // A stopped scan's partial result is never returned.
+        self.cx.check().map_err(ReadError::Interrupted)?;
         Ok(hits.into_iter().map(|s| (EntityId(s.id), s.score)).collect())
     }
 
@@ -115,10 +121,18 @@ impl WorkspaceView<'_> {
         let ws = self.ws;
         let accept = |c: u32| (c as usize) < st.claims.len() && st.claim_ws(c) == ws && vis.claim(st, c);
         let members = st.bitmaps.claims_by_ws.get(&ws);
-        let hits = scan(&st.vectors.claim, query, opts, st.claims.len(), members.map(crate::index::bitmap::IdSet::len), &accept, || {
+        let stop = || self.cx.check().is_err();
+        let size = (st.claims.len(), members.map(crate::index::bitmap::IdSet::len));
+        let hits = scan(&st.vectors.claim, query, opts, size, self.stop(&stop), &accept, || {
             members.map(|m| m.iter().filter(|c| accept(*c)).collect()).unwrap_or_default()
         });
+        self.cx.check().map_err(ReadError::Interrupted)?;
         Ok(hits.into_iter().map(|s| (ClaimId(s.id), s.score)).collect())
+    }
+
+    /// The scan's stop check, when anything can interrupt this view's reads.
+    fn stop<'s>(&self, check: &'s (dyn Fn() -> bool + Sync)) -> Option<&'s (dyn Fn() -> bool + Sync)> {
+        self.cx.interruptible().then_some(check)
     }
 }
 
@@ -134,8 +148,8 @@ fn ranked_query<'q>(query: &'q [f32], opts: &VectorOptions) -> std::borrow::Cow<
 }
 
 /// The scan `opts` ask for, over a query from `ranked_query`.
-fn scan_for<'q>(query: &'q [f32], opts: &VectorOptions) -> Scan<'q> {
-    Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine }
+fn scan_for<'q>(query: &'q [f32], opts: &VectorOptions, stop: Option<&'q (dyn Fn() -> bool + Sync)>) -> Scan<'q> {
+    Scan { query, k: opts.k, mode: opts.mode, rescore: opts.rescore.max(opts.k), cosine: opts.metric == Metric::Cosine, stop }
 }
 
 /// A full scan with a lazy filter when the workspace holds most rows; otherwise the workspace's
@@ -144,13 +158,13 @@ fn scan(
     col: &VectorColumn,
     query: &[f32],
     opts: &VectorOptions,
-    rows: usize,
-    members: Option<u64>,
+    (rows, members): (usize, Option<u64>),
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
     accept: &(dyn Fn(u32) -> bool + Sync),
     ids: impl FnOnce() -> Vec<u32>,
 ) -> Vec<Scored> {
     let q = ranked_query(query, opts);
-    let scan = scan_for(&q, opts);
+    let scan = scan_for(&q, opts, stop);
     let members = members.unwrap_or(0) as usize;
     if members == 0 {
         return Vec::new();
