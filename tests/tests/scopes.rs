@@ -357,3 +357,31 @@ fn a_vector_scan_stops_within_check_every_rows_of_its_deadline() {
     // Five checks pass, the sixth fails; the other chunk fails at its next one; then the final check.
     assert!(checks <= 8, "{checks} checks after a deadline at the sixth");
 }
+
+/// Keyword search counts candidates like a traversal counts entities: uninterrupted it checks
+/// about once per 1,024 of them; past the deadline it fails and returns nothing.
+#[test]
+fn a_keyword_search_stops_at_its_deadline() {
+    const CLAIMS: usize = 5_000;
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("hub", "node", "Hub");
+    for i in 0..CLAIMS {
+        b.upsert_entity(&format!("e{i}"), "node", &format!("Node {i}"));
+        b.add_claim(AddClaim::new("hub", "LINKS", format!("e{i}").as_str()).text(&format!("alpha link number {i}")));
+    }
+    db.write(&b).unwrap();
+    let v = engram::Visibility::default();
+    let run = |deadline_after: i64| {
+        let clock = Arc::new(Ticking(std::sync::atomic::AtomicI64::new(0)));
+        let scope = db.scope(Arc::new(Principal::root())).with_deadline(Timestamp(deadline_after), clock);
+        let got = scope.workspace("default").unwrap().try_search_claim_text("alpha", 10, &v);
+        (got, scope.context().checks())
+    };
+    let (full, checks) = run(i64::MAX);
+    assert_eq!(full.unwrap().len(), 10);
+    assert!(checks as usize >= CLAIMS / CHECK_EVERY as usize, "{checks} checks");
+    let (stopped, checks) = run(2);
+    assert_eq!(stopped.unwrap_err(), ReadError::Interrupted(Interrupted::Deadline));
+    assert_eq!(checks, 3, "the entry check, one in the search, then the failing one");
+}

@@ -544,6 +544,20 @@ impl TextIndex {
     /// of the statistics (documents, lengths, document frequencies) as well as the results, so a
     /// word only they hold moves no score.
     pub fn search(&self, query: &str, ws: WorkspaceId, k: usize, hidden: &[u32], accept: impl Fn(u32) -> bool) -> Vec<Hit> {
+        self.search_until(query, ws, k, hidden, accept, &|| false)
+    }
+
+    /// `search` that asks `stop` every `STOP_EVERY` documents walked and, when it says so, ends
+    /// early with what it holds (the caller discards it: a deadline passed).
+    pub fn search_until(
+        &self,
+        query: &str,
+        ws: WorkspaceId,
+        k: usize,
+        hidden: &[u32],
+        accept: impl Fn(u32) -> bool,
+        stop: &dyn Fn() -> bool,
+    ) -> Vec<Hit> {
         let terms: Vec<String> = term_counts(query).into_iter().map(|(t, _)| t).collect();
         let (mut n, mut total) = self.stats(ws);
         for &d in hidden {
@@ -587,7 +601,12 @@ impl TextIndex {
         let mut threshold = f32::NEG_INFINITY;
         // Lists `essential..` drive the walk; lists before it are only probed.
         let mut essential = 0;
+        let mut walked = 0usize;
         loop {
+            walked += 1;
+            if walked.is_multiple_of(crate::index::STOP_EVERY) && stop() {
+                break;
+            }
             let mut next = u32::MAX;
             for i in essential..lists.len() {
                 if let Some(p) = lists[i].1.get(pos[i]) {

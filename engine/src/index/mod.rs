@@ -3,6 +3,10 @@
 //! (keyword, recency, vectors with their SIMD kernels). They know ids and values, never a
 //! `State`, a view or a scope.
 
+/// Units of work (rows scanned, documents walked) between two checks of a scan's stop callback:
+/// a deadline or cancel token stops a scan at most this far past its trip.
+pub const STOP_EVERY: usize = 1024;
+
 pub mod bitcol;
 pub mod bitmap;
 pub mod bm25;

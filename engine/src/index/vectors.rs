@@ -13,6 +13,7 @@
 
 use crate::index::bitmap::IdSet;
 use crate::index::kernels::{dot_f16, dot_f32, dot_i8, dot_i8_rows, f16, quantize_i8, to_f16};
+use crate::index::STOP_EVERY;
 use engram_storage::Mapped;
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -349,9 +350,6 @@ pub struct Scan<'q> {
     /// discards the partial result: a deadline passed or a token was tripped).
     pub stop: Option<&'q (dyn Fn() -> bool + Sync)>,
 }
-
-/// Rows between two `Scan::stop` checks within a chunk.
-pub const STOP_EVERY: usize = 1024;
 
 impl Scan<'_> {
     /// Whether the scan must end before row `i` (of its chunk): asked every `STOP_EVERY` rows.

@@ -180,8 +180,8 @@ impl CancelToken {
 /// expanded, an edge or a row examined).
 pub const CHECK_EVERY: u32 = 1024;
 
-// The vector scan (in `index/`, below this layer) checks on its own count; they agree.
-const _: () = assert!(crate::index::vectors::STOP_EVERY == CHECK_EVERY as usize);
+// Scans in `index/` (below this layer) count their own units; the two counts agree.
+const _: () = assert!(crate::index::STOP_EVERY == CHECK_EVERY as usize);
 
 /// What a read carries besides its snapshot: limits, and when to stop.
 #[derive(Debug)]

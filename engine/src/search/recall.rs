@@ -167,7 +167,7 @@ impl WorkspaceView<'_> {
 
         // Semantic and lexical run side by side: the vector scan is bound by memory bandwidth,
         // the keyword search by one core.
-        let ((semantic_out, semantic_us), (lexical, lexical_entities, lexical_us)) = rayon::join(
+        let ((semantic_out, semantic_us), (lexical_out, lexical_us)) = rayon::join(
             || {
                 let t = std::time::Instant::now();
                 let r = self.semantic_path(q, &opts);
@@ -175,11 +175,11 @@ impl WorkspaceView<'_> {
             },
             || {
                 let t = std::time::Instant::now();
-                let lexical: Ranked = self.search_claim_text(&q.text, per, vis).into_iter().map(|(c, _)| c).collect();
-                let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis).into_iter().map(|(e, _)| e).collect();
-                (lexical, entities, t.elapsed().as_micros() as u64)
+                let r = self.lexical_path(q, per, vis);
+                (r, t.elapsed().as_micros() as u64)
             },
         );
+        let (lexical, lexical_entities) = lexical_out?;
         let semantic: Ranked = match semantic_out? {
             Ok((claims, entities)) => {
                 graph_seeds.extend(entities);
@@ -325,7 +325,7 @@ impl WorkspaceView<'_> {
                 skipped.push(Skipped { path: "semantic", reason: "query vector dimension differs from the stored vectors".into() });
             }
             let inside: std::collections::HashSet<ClaimId> = found.iter().copied().collect();
-            let hits = self.search_claim_text(text, usize::MAX >> 1, &q.visibility);
+            let hits = self.try_search_claim_text(text, usize::MAX >> 1, &q.visibility)?;
             similar.extend(hits.into_iter().filter(|(c, _)| inside.contains(c)).map(|(c, s)| (c, f64::from(s))));
             "lexical"
         };
@@ -354,6 +354,13 @@ impl WorkspaceView<'_> {
             graph_seeds: vec![root.0],
             timings_us: Vec::new(),
         })
+    }
+
+    /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
+    fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Ranked, Vec<EntityId>), ReadError> {
+        let claims = self.try_search_claim_text(&q.text, per, vis)?.into_iter().map(|(c, _)| c).collect();
+        let entities = self.try_search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
+        Ok((claims, entities))
     }
 
     /// The scope's limits on a context query's size, and its deadline.
