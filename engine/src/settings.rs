@@ -63,7 +63,10 @@ impl From<SettingsV1> for Settings {
 }
 
 /// Per-workspace setting names.
-pub const WORKSPACE_SETTING_KEYS: [&str; 3] = ["accept_confidence", "resolve_similarity", "retention_days"];
+pub const WORKSPACE_SETTING_KEYS: [&str; 4] = ["accept_confidence", "resolve_similarity", "retention_days", "sensitive_properties"];
+
+/// Most property keys one workspace may mark sensitive.
+pub const SENSITIVE_PROPERTIES_MAX: usize = 64;
 
 /// The setting names, in the order `entries` lists them.
 pub const SETTING_KEYS: [&str; 6] =
@@ -129,6 +132,14 @@ impl Settings {
                 "accept_confidence" => drop(unit(0.0).ok_or_else(|| bad("a number in 0..=1"))?),
                 "resolve_similarity" => drop(unit(-1.0).ok_or_else(|| bad("a number in -1..=1"))?),
                 "retention_days" => drop(value.parse::<u32>().ok().filter(|d| *d >= 1).ok_or_else(|| bad("a whole number of days ≥ 1"))?),
+                "sensitive_properties" => {
+                    let keys: Vec<&str> = value.split(',').collect();
+                    let ok = keys.len() <= SENSITIVE_PROPERTIES_MAX
+                        && keys.iter().all(|k| !k.is_empty() && k.len() <= 256 && !crate::normalize::has_control_chars(k));
+                    if !ok {
+                        return Err(bad("property keys separated by commas (at most 64, none empty)"));
+                    }
+                }
                 _ => return Err(SettingsError::UnknownWorkspaceKey(key.to_owned())),
             }
         } else if !WORKSPACE_SETTING_KEYS.contains(&key) {
@@ -144,6 +155,12 @@ impl Settings {
             self.workspaces.remove(ws);
         }
         Ok(())
+    }
+
+    /// The property keys workspace `ws` marks sensitive (`sensitive_properties`, comma-separated):
+    /// for a principal without `see_sensitive` they do not exist on any entity.
+    pub fn sensitive_properties(&self, ws: &str) -> Option<&str> {
+        self.workspaces.get(ws)?.get("sensitive_properties").map(String::as_str)
     }
 
     /// Workspace `ws`'s setting `key` parsed (it was validated when set).

@@ -385,3 +385,44 @@ fn a_keyword_search_stops_at_its_deadline() {
     assert_eq!(stopped.unwrap_err(), ReadError::Interrupted(Interrupted::Deadline));
     assert_eq!(checks, 3, "the entry check, one in the search, then the failing one");
 }
+
+/// A property key the workspace marks sensitive does not exist for a principal without
+/// `see_sensitive`: absent from the entity, its accessor, its catalog and property scans.
+#[test]
+fn a_sensitive_property_is_absent_for_a_principal_without_see_sensitive() {
+    let db = seeded(false);
+    let mut props = engram::Properties::new();
+    props.insert("email".into(), engram::Value::from("ann@example.com"));
+    props.insert("team".into(), engram::Value::from("platform"));
+    let mut b = WriteBatch::new("ops");
+    b.push(engram::Op::UpsertEntity(engram::UpsertEntity {
+        ext_id: "ann".into(),
+        entity_type: "person".into(),
+        name: "Ann".into(),
+        aliases: Vec::new(),
+        properties: props,
+    }));
+    db.write(&b).unwrap();
+    assert!(db.set_workspace_setting("ops", "sensitive_properties", "email,,phone").is_err());
+    db.set_workspace_setting("ops", "sensitive_properties", "email,phone").unwrap();
+    let email = engram::Value::from("ann@example.com");
+
+    let blind = db.scope(reader(false));
+    let ws = blind.workspace("ops").unwrap();
+    let ann = ws.entity_id("ann").unwrap();
+    let entity = ws.entity(ann).unwrap();
+    assert!(!entity.properties.contains_key("email") && entity.properties.contains_key("team"), "{:?}", entity.properties);
+    assert_eq!(ws.entity_property(ann, "email"), None);
+    assert_eq!(ws.entity_properties(ann).map(|(k, _)| k.to_string()).collect::<Vec<_>>(), ["team"]);
+    assert!(ws.entities_with_property("email", &email).is_empty());
+    assert!(!ws.catalog().property_keys.contains_key("email"));
+
+    let full = db.scope(reader(true));
+    let ws = full.workspace("ops").unwrap();
+    assert_eq!(ws.entity_property(ann, "email"), Some(&email));
+    assert!(ws.entity(ann).unwrap().properties.contains_key("email"));
+    assert_eq!(ws.entities_with_property("email", &email).len(), 1);
+    assert_eq!(ws.catalog().property_keys.get("email"), Some(&1));
+    // The embedded shorthand is root: it sees everything.
+    assert!(db.snapshot().workspace("ops").unwrap().entity(ann).unwrap().properties.contains_key("email"));
+}

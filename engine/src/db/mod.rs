@@ -374,7 +374,14 @@ impl Database {
             let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
                 Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
             })?;
-            let view = WorkspaceView { st: &*st, ws, now: cx.now, hide_sensitive: false, cx: &crate::read::scope::ROOT_CONTEXT };
+            let view = WorkspaceView {
+                st: &*st,
+                ws,
+                now: cx.now,
+                hide_sensitive: false,
+                hidden_keys: None,
+                cx: &crate::read::scope::ROOT_CONTEXT,
+            };
             let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
                 return Ok(Applied::nothing(crate::write::ingest::IngestReport { duplicate: true, ..Default::default() }));
             };

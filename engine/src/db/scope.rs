@@ -75,6 +75,9 @@ impl Scope {
         // A workspace without sensitive claims has nothing to hide, and keeps the fast filters.
         let st = &self.snapshot.state;
         view.hide_sensitive = !grant.see_sensitive && st.bitmaps.claims_sensitive.iter().any(|c| st.claim_ws(c) == view.ws);
+        if !grant.see_sensitive {
+            view.hidden_keys = st.settings.sensitive_properties(name);
+        }
         view.cx = &self.cx;
         Ok(view)
     }

@@ -166,13 +166,11 @@ impl Profiles {
     /// The attributes `e` contributes to its ancestors' aggregates: `(attribute, value)`.
     fn own_attributes(&self, ws: &WorkspaceView<'_>, e: EntityId) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        if let Some(props) = ws.entity_properties(e) {
-            for key in &self.config.aggregate_properties {
-                if let Some(v) = props.get(key.as_str()) {
-                    let mut vals = Vec::new();
-                    values(v, &mut vals);
-                    out.extend(vals.into_iter().map(|v| (key.clone(), v)));
-                }
+        for key in &self.config.aggregate_properties {
+            if let Some(v) = ws.entity_property(e, key) {
+                let mut vals = Vec::new();
+                values(v, &mut vals);
+                out.extend(vals.into_iter().map(|v| (key.clone(), v)));
             }
         }
         if !self.config.aggregate_linked_types.is_empty() {
@@ -236,8 +234,7 @@ impl Profiles {
             list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             list.truncate(self.config.aggregate_top);
         }
-        let props = ws.entity_properties(e);
-        let prop_str = |k: &str| match props.and_then(|p| p.get(k)) {
+        let prop_str = |k: &str| match ws.entity_property(e, k) {
             Some(Value::Str(s)) => Some(s.to_string()),
             _ => None,
         };
@@ -252,7 +249,7 @@ impl Profiles {
             grandparents,
             grandchildren,
             aggregates,
-            obsolete: props.and_then(|p| p.get(keys::OBSOLETE)) == Some(&Value::Bool(true)),
+            obsolete: ws.entity_property(e, keys::OBSOLETE) == Some(&Value::Bool(true)),
         })
     }
 

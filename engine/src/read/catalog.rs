@@ -100,7 +100,7 @@ impl WorkspaceView<'_> {
         cat.predicates.sort_by(|a, b| a.name.cmp(&b.name));
         for (e, props) in &st.entities.props {
             if entities.contains(crate::ids::EntityId(*e)) {
-                for k in props.keys() {
+                for k in props.keys().filter(|k| !self.hidden_key(k)) {
                     *cat.property_keys.entry(k.clone()).or_default() += 1;
                 }
             }

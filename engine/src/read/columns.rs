@@ -11,6 +11,7 @@ use crate::read::view::WorkspaceView;
 use crate::state::{DELETED, SENSITIVE};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
+use std::sync::Arc;
 
 /// One lifecycle change of a claim: when, and the state and deleted flag before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,15 +50,21 @@ impl<'a> WorkspaceView<'a> {
         Some(*self.st.entities.ty.get(e.index()))
     }
 
-    /// The entity's properties (`None` when it has none or is not of this view).
-    pub fn entity_properties(&self, e: EntityId) -> Option<&'a Properties> {
-        self.check_entity(e).ok()?;
-        self.st.entities.props.get(&e.0).map(AsRef::as_ref)
+    /// The entity's properties this view may see, by key (none when it is not of this view; a
+    /// key the workspace marks sensitive is absent for a principal without `see_sensitive`).
+    pub fn entity_properties(&self, e: EntityId) -> impl Iterator<Item = (&'a Arc<str>, &'a Value)> + '_ {
+        let props: Option<&'a Properties> =
+            if self.check_entity(e).is_ok() { self.st.entities.props.get(&e.0).map(AsRef::as_ref) } else { None };
+        props.into_iter().flatten().filter(|(k, _)| !self.hidden_key(k))
     }
 
-    /// One property of the entity.
+    /// One property of the entity (`None` when absent or hidden from this view).
     pub fn entity_property(&self, e: EntityId, key: &str) -> Option<&'a Value> {
-        self.entity_properties(e)?.get(key)
+        if self.hidden_key(key) {
+            return None;
+        }
+        self.check_entity(e).ok()?;
+        self.st.entities.props.get(&e.0)?.get(key)
     }
 
     /// Whether the entity is soft-deleted.

@@ -92,6 +92,9 @@ impl WorkspaceView<'_> {
     /// The entities (not deleted) whose property `key` equals `value`. Costs one pass over the
     /// entities that carry properties.
     pub fn entities_with_property(&self, key: &str, value: &Value) -> EntitySet {
+        if self.hidden_key(key) {
+            return EntitySet::default();
+        }
         let all = self.entity_set();
         let mut hits: Vec<u32> = self
             .st

@@ -48,7 +48,7 @@ impl Snapshot {
     /// A view of workspace `name`.
     pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
         let ws = self.state.catalog.workspace(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
-        Ok(WorkspaceView { st: &self.state, ws, now: self.now, hide_sensitive: false, cx: &ROOT_CONTEXT })
+        Ok(WorkspaceView { st: &self.state, ws, now: self.now, hide_sensitive: false, hidden_keys: None, cx: &ROOT_CONTEXT })
     }
 
     /// Entities, claims and evidence rows held (all workspaces, deleted included).
@@ -76,6 +76,9 @@ pub struct WorkspaceView<'a> {
     pub(crate) now: Timestamp,
     /// Sensitive claims do not exist for this view (a principal without `see_sensitive`).
     pub(crate) hide_sensitive: bool,
+    /// Property keys that do not exist for this view (the workspace's `sensitive_properties`, for
+    /// a principal without `see_sensitive`), comma-separated.
+    pub(crate) hidden_keys: Option<&'a str>,
     /// Read limits and interruption (`ROOT_CONTEXT` for unscoped views).
     pub(crate) cx: &'a ReadContext,
 }
@@ -115,6 +118,12 @@ impl<'a> WorkspaceView<'a> {
         self.hide_sensitive && *self.st.claims.flags.get(c as usize) & SENSITIVE != 0
     }
 
+    /// Whether property `key` is hidden from this view.
+    #[inline]
+    pub(crate) fn hidden_key(&self, key: &str) -> bool {
+        self.hidden_keys.is_some_and(|keys| keys.split(',').any(|k| k == key))
+    }
+
     /// Checks that `e` is an entity of this workspace (deleted ones included).
     pub(crate) fn check_entity(&self, e: EntityId) -> Result<(), ReadError> {
         match self.st.entities.ws.try_get(e.index()) {
@@ -147,7 +156,11 @@ impl<'a> WorkspaceView<'a> {
             entity_type: self.st.catalog.types.name(ents.ty.get(i).0).clone(),
             name: Arc::from(ents.name.get(i)),
             aliases: ents.aliases_of(e.0).map(Arc::from).collect(),
-            properties: ents.props.get(&e.0).map(|p| p.as_ref().clone()).unwrap_or_default(),
+            properties: ents
+                .props
+                .get(&e.0)
+                .map(|p| p.iter().filter(|(k, _)| !self.hidden_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
             created_at: ents.created.at(e.0),
             updated_at: ents.updated_at(e.0),
             deleted: *ents.flags.get(i) & DELETED != 0,
