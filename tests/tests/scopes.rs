@@ -426,3 +426,42 @@ fn a_sensitive_property_is_absent_for_a_principal_without_see_sensitive() {
     // The embedded shorthand is root: it sees everything.
     assert!(db.snapshot().workspace("ops").unwrap().entity(ann).unwrap().properties.contains_key("email"));
 }
+
+/// Path searches count the entities they settle (shortest path) or the steps they take (hierarchy
+/// paths) against the scope's `visited_max`, and stop at its token.
+#[test]
+fn path_searches_stop_at_the_visited_limit_and_the_token() {
+    let db = chain(100);
+    let v = engram::Visibility::default();
+    let filter = engram::EdgeFilter::new(engram::Direction::Out);
+    let (from, to) = (EntityId(0), EntityId(99));
+    let root = db.scope(Arc::new(Principal::root()));
+    assert_eq!(root.workspace("default").unwrap().shortest_path(from, to, &filter, &v).unwrap().unwrap().len(), 100);
+    let small = db.scope(Arc::new(Principal::root())).with_limits(ReadLimits { visited_max: 10, ..ReadLimits::default() });
+    let err = small.workspace("default").unwrap().shortest_path(from, to, &filter, &v).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "visited_max", limit: 10, .. }), "{err}");
+    let token = CancelToken::new();
+    token.cancel();
+    let stopped = db.scope(Arc::new(Principal::root())).with_cancel(token);
+    let err = stopped.workspace("default").unwrap().shortest_path(from, to, &filter, &v).unwrap_err();
+    assert_eq!(err, ReadError::Interrupted(Interrupted::Cancelled));
+
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.push(engram::Op::DeclarePredicate(engram::DeclarePredicate::new("PARENT").transitive()));
+    for i in 0..50 {
+        b.upsert_entity(&format!("e{i}"), "node", &format!("Node {i}"));
+    }
+    for i in 1..50 {
+        b.add_claim(AddClaim::new(format!("e{i}").as_str(), "PARENT", format!("e{}", i - 1).as_str()));
+    }
+    db.write(&b).unwrap();
+    let ws_of = |limits: ReadLimits| db.scope(Arc::new(Principal::root())).with_limits(limits);
+    let full = ws_of(ReadLimits::default());
+    let view = full.workspace("default").unwrap();
+    let (leaf, top) = (view.entity_id("e49").unwrap(), view.entity_id("e0").unwrap());
+    assert_eq!(view.hierarchy_paths(leaf, top, "PARENT", 5, &v).unwrap().len(), 1);
+    let small = ws_of(ReadLimits { visited_max: 20, ..ReadLimits::default() });
+    let err = small.workspace("default").unwrap().hierarchy_paths(leaf, top, "PARENT", 5, &v).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "visited_max", .. }), "{err}");
+}

@@ -123,7 +123,12 @@ impl WorkspaceView<'_> {
         let mut paths = Vec::new();
         let mut path = vec![from.0];
         let mut on_path: HashSet<u32> = HashSet::from([from.0]);
-        self.paths_dfs(&up, &vis, to.0, &useful, &mut path, &mut on_path, &mut paths, max_paths);
+        let mut walk = Bounds { ticker: Ticker::new(self.cx), visited_max: self.cx.limits.visited_max, stop: None };
+        let mut steps = 0usize;
+        self.paths_dfs(&up, &vis, to.0, &useful, &mut path, &mut on_path, &mut paths, max_paths, &mut walk, &mut steps);
+        if let Some(err) = walk.stop {
+            return Err(err);
+        }
         paths.sort_by_key(Vec::len);
         Ok(paths.into_iter().map(|p| p.into_iter().map(EntityId).collect()).collect())
     }
@@ -139,7 +144,14 @@ impl WorkspaceView<'_> {
         on_path: &mut HashSet<u32>,
         paths: &mut Vec<Vec<u32>>,
         max_paths: usize,
+        walk: &mut Bounds<'_>,
+        steps: &mut usize,
     ) {
+        // Every step of the search counts against the scope's `visited_max` and deadline.
+        *steps += 1;
+        if walk.stop.is_some() || walk.stopped(*steps) {
+            return;
+        }
         let last = *path.last().expect("path starts non-empty");
         if last == to {
             paths.push(path.clone());
@@ -161,7 +173,7 @@ impl WorkspaceView<'_> {
                 continue;
             }
             path.push(n);
-            self.paths_dfs(up, vis, to, useful, path, on_path, paths, max_paths);
+            self.paths_dfs(up, vis, to, useful, path, on_path, paths, max_paths, walk, steps);
             path.pop();
             on_path.remove(&n);
         }

@@ -125,6 +125,31 @@ impl<'a> WorkspaceView<'a> {
         self.check_entity(from)?;
         self.check_entity(to)?;
         let g = self.graph_view(filter, v);
-        Ok(petgraph::algo::astar(&g, from, |n| n == to, |_| 1u32, |_| 0).map(|(_, path)| path))
+        // The search asks `is_goal` once per entity it settles: that is where the scope's deadline,
+        // token and `visited_max` are counted; a stop ends the search as if at the goal, and the
+        // path found so far is discarded.
+        let mut ticker = crate::read::scope::Ticker::new(self.cx);
+        let (settled, max) = (std::cell::Cell::new(0usize), self.cx.limits.visited_max);
+        let stop: std::cell::RefCell<Option<ReadError>> = std::cell::RefCell::new(None);
+        let found = petgraph::algo::astar(
+            &g,
+            from,
+            |n| {
+                settled.set(settled.get() + 1);
+                if settled.get() > max {
+                    *stop.borrow_mut() =
+                        Some(ReadError::Limit { name: "visited_max", limit: max as u64, what: "the entities a path search settles" });
+                } else if let Err(i) = ticker.tick(1) {
+                    *stop.borrow_mut() = Some(ReadError::Interrupted(i));
+                }
+                n == to || stop.borrow().is_some()
+            },
+            |_| 1u32,
+            |_| 0,
+        );
+        if let Some(err) = stop.into_inner() {
+            return Err(err);
+        }
+        Ok(found.map(|(_, path)| path))
     }
 }
