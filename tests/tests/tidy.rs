@@ -148,12 +148,12 @@ const ENGINE_LAYERS: &[&[&str]] = &[
     &["ids", "time", "value", "model", "normalize", "limits", "pmap", "error", "settings"],
     &["index"],
     &["state"],
-    &["read"],
+    &["read", "stats"],
     &["search"],
     &["write"],
     &["persist"],
     &["db", "reaper"],
-    &["io", "ontology", "report", "stats"],
+    &["io", "ontology", "report"],
 ];
 
 #[test]
