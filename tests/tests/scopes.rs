@@ -465,3 +465,29 @@ fn path_searches_stop_at_the_visited_limit_and_the_token() {
     let err = small.workspace("default").unwrap().hierarchy_paths(leaf, top, "PARENT", 5, &v).unwrap_err();
     assert!(matches!(err, ReadError::Limit { name: "visited_max", .. }), "{err}");
 }
+
+/// An export through a scope holds only what the principal may see: no workspace it cannot
+/// read, no hidden claim (its text, id or predicate), and it stops at the scope's token.
+#[test]
+fn a_scoped_export_leaks_nothing_hidden() {
+    let db = seeded(true);
+    db.create_workspace("other").unwrap();
+    let mut b = WriteBatch::new("other");
+    b.upsert_entity("x", "thing", "OtherCanaryEntity");
+    db.write(&b).unwrap();
+    let all = engram::jsonl::export(&db.snapshot()).join("\n");
+    assert!(all.contains(CANARY) && all.contains("OtherCanaryEntity"));
+
+    let lines = engram::jsonl::export_scope(&db.scope(reader(false))).unwrap().join("\n");
+    assert!(!lines.contains(CANARY), "{lines}");
+    assert!(!lines.contains("\"hidden\"") && !lines.contains("READS_SECRET_FROM"), "{lines}");
+    assert!(!lines.contains("OtherCanaryEntity"), "a workspace without a grant is not exported");
+    assert!(lines.contains("auth streams events to kafka"));
+    let seen = engram::jsonl::export_scope(&db.scope(reader(true))).unwrap().join("\n");
+    assert!(seen.contains(CANARY));
+
+    let token = CancelToken::new();
+    token.cancel();
+    let err = engram::jsonl::export_scope(&db.scope(reader(true)).with_cancel(token)).unwrap_err();
+    assert_eq!(err, ReadError::Interrupted(Interrupted::Cancelled));
+}

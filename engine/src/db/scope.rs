@@ -70,10 +70,16 @@ impl Scope {
     /// A view of workspace `name`, as this principal sees it. A workspace it may not read is
     /// refused as unknown: its existence is not revealed.
     pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
+        self.view_on(&self.snapshot, name)
+    }
+
+    /// `workspace` on `snapshot`, a state derived from this scope's (an export's copy with the
+    /// merges undone): the same grants, hiding, limits and deadline.
+    pub(crate) fn view_on<'s>(&'s self, snapshot: &'s Snapshot, name: &str) -> Result<WorkspaceView<'s>, ReadError> {
         let grant = self.principal.grant_on(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
-        let mut view = self.snapshot.workspace(name)?;
+        let mut view = snapshot.workspace(name)?;
         // A workspace without sensitive claims has nothing to hide, and keeps the fast filters.
-        let st = &self.snapshot.state;
+        let st = &snapshot.state;
         view.hide_sensitive = !grant.see_sensitive && st.bitmaps.claims_sensitive.iter().any(|c| st.claim_ws(c) == view.ws);
         if !grant.see_sensitive {
             view.hidden_keys = st.settings.sensitive_properties(name);

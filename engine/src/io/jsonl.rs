@@ -21,11 +21,14 @@
 //! `merge` line, oldest first, is applied by the import after the entities, claims and evidence
 //! and before deprecations and deletions — giving the same claims, aliases and merge records.
 
+use crate::db::scope::Scope;
 use crate::db::Database;
 use crate::error::Error;
+use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
 use crate::model::{Cardinality, ClaimState};
-use crate::read::view::Snapshot;
+use crate::read::scope::{ReadContext, Ticker, ROOT_CONTEXT};
+use crate::read::view::{Snapshot, WorkspaceView};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
@@ -147,13 +150,35 @@ fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, St
 
 /// Every line of `snap`'s export, in order.
 pub fn export(snap: &Snapshot) -> Vec<String> {
+    let (copy, merges) = before_merges(snap);
+    match export_views(&copy, &merges, copy.workspaces(), |name| copy.workspace(name).ok(), &ROOT_CONTEXT) {
+        Ok(lines) => lines,
+        Err(_) => unreachable!("the root context is never interrupted"),
+    }
+}
+
+/// The export a principal may see: the workspaces it may read, without the claims and property
+/// keys hidden from it, under its scope's deadline and cancel token (checked every
+/// `CHECK_EVERY` rows; an interrupted export returns nothing).
+pub fn export_scope(scope: &Scope) -> Result<Vec<String>, ReadError> {
+    let (copy, merges) = before_merges(scope.snapshot());
+    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), scope.context())
+}
+
+/// The lines of `workspaces`, each read through the view `open` gives for it.
+fn export_views<'s>(
+    snap: &'s Snapshot,
+    merges: &[(crate::ids::WorkspaceId, String, String)],
+    workspaces: Vec<crate::model::WorkspaceInfo>,
+    open: impl Fn(&str) -> Option<WorkspaceView<'s>>,
+    cx: &ReadContext,
+) -> Result<Vec<String>, ReadError> {
     let mut out = Vec::new();
     let line = |l: Line| serde_json::to_string(&l).expect("lines serialize");
-    let (snap, merges) = before_merges(snap);
-    let snap = &snap;
     let st = &snap.state;
-    for w in snap.workspaces() {
-        let Ok(ws) = snap.workspace(&w.name) else { continue };
+    let mut ticker = Ticker::new(cx);
+    for w in workspaces {
+        let Some(ws) = open(&w.name) else { continue };
         out.push(line(Line::Workspace { name: w.name.to_string() }));
         let mut preds: Vec<_> =
             st.catalog.predicate_defs.iter().filter(|((wid, _), _)| *wid == w.id).map(|((_, p), d)| (*p, d.clone())).collect();
@@ -170,6 +195,7 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
         }
         let ents = st.bitmaps.entities_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
         for e in ents {
+            ticker.tick(1).map_err(ReadError::Interrupted)?;
             let Some(ent) = ws.entity(EntityId(e)) else { continue };
             out.push(line(Line::Entity {
                 workspace: w.name.to_string(),
@@ -185,6 +211,7 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
         let ext = |e: EntityId| ws.entity(e).map_or_else(String::new, |x| x.ext_id.to_string());
         let mut evidence = Vec::new();
         for c in &claims {
+            ticker.tick(1).map_err(ReadError::Interrupted)?;
             let Some(claim) = ws.claim(ClaimId(*c)) else { continue };
             out.push(line(Line::Claim {
                 workspace: w.name.to_string(),
@@ -224,7 +251,7 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
             out.push(line(Line::Merge { workspace: w.name.to_string(), from: from.clone(), into: into.clone() }));
         }
     }
-    out
+    Ok(out)
 }
 
 /// A bad line: its number, the column, and what was wrong.
