@@ -4,7 +4,7 @@
 //! workspace, so isolation is enforced here in the engine, not by callers.
 
 use crate::error::ReadError;
-use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId, NONE};
+use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId};
 use crate::index::keyindex::key_hash;
 use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
 use crate::normalize::{name_key, vocabulary_key};
@@ -272,12 +272,7 @@ impl<'a> WorkspaceView<'a> {
     /// A claim's evidence, oldest first.
     pub fn evidence_of(&self, c: ClaimId) -> Result<Vec<Evidence>, ReadError> {
         self.check_claim(c)?;
-        let mut out = Vec::new();
-        let mut i = *self.st.claims.evidence_head.get(c.index());
-        while i != NONE {
-            out.extend(self.evidence(EvidenceId(i)));
-            i = self.st.evidence.rows.get(i as usize).next;
-        }
+        let mut out: Vec<Evidence> = self.claim_evidence(c).filter_map(|v| self.evidence(v)).collect();
         out.reverse();
         Ok(out)
     }
