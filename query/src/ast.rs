@@ -1,0 +1,641 @@
+//! The syntax tree. Every node that an error can point at carries its span.
+
+use crate::error::Span;
+
+/// A whole statement: an optional `EXPLAIN`/`PROFILE`, an optional temporal prefix, and the query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    /// Plain, `EXPLAIN` or `PROFILE`.
+    pub mode: Mode,
+    /// Which version of the graph the query reads.
+    pub temporal: Temporal,
+    /// The query.
+    pub query: Query,
+}
+
+/// How the statement runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Run it.
+    #[default]
+    Run,
+    /// Print the plan; run nothing.
+    Explain,
+    /// Run it and print the plan with rows and time per operator.
+    Profile,
+}
+
+/// engram's temporal prefix.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Temporal {
+    /// What is visible now.
+    #[default]
+    Now,
+    /// `AS OF t`: valid at `t`.
+    AsOf(Expr),
+    /// `KNOWN AS OF t`: as recorded by `t` (transaction time).
+    KnownAsOf(Expr),
+    /// `ALL VERSIONS`: every version, deleted and superseded included.
+    AllVersions,
+}
+
+/// Single queries joined by `UNION` / `UNION ALL`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    /// The first part.
+    pub first: SingleQuery,
+    /// The following parts, each with `true` for `UNION ALL`.
+    pub unions: Vec<(bool, SingleQuery)>,
+}
+
+/// A sequence of clauses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SingleQuery {
+    /// The clauses in order.
+    pub clauses: Vec<Clause>,
+    /// The whole part.
+    pub span: Span,
+}
+
+/// A clause.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Clause {
+    /// `[OPTIONAL] MATCH pattern [WHERE e]`.
+    Match(Match),
+    /// `UNWIND e AS x`.
+    Unwind(Unwind),
+    /// `WITH …`.
+    With(Projection),
+    /// `RETURN …`.
+    Return(Projection),
+    /// `CREATE pattern`.
+    Create(Create),
+    /// `MERGE part [ON CREATE SET …] [ON MATCH SET …]`.
+    Merge(Merge),
+    /// `SET item, …`.
+    Set(SetClause),
+    /// `REMOVE item, …`.
+    Remove(RemoveClause),
+    /// `[DETACH] DELETE e, …`.
+    Delete(Delete),
+    /// `CALL proc(args) [YIELD …]`.
+    Call(Call),
+}
+
+impl Clause {
+    /// The clause's name, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Clause::Match(m) if m.optional => "OPTIONAL MATCH",
+            Clause::Match(_) => "MATCH",
+            Clause::Unwind(_) => "UNWIND",
+            Clause::With(_) => "WITH",
+            Clause::Return(_) => "RETURN",
+            Clause::Create(_) => "CREATE",
+            Clause::Merge(_) => "MERGE",
+            Clause::Set(_) => "SET",
+            Clause::Remove(_) => "REMOVE",
+            Clause::Delete(_) => "DELETE",
+            Clause::Call(_) => "CALL",
+        }
+    }
+
+    /// Whether the clause writes.
+    pub fn writes(&self) -> bool {
+        matches!(self, Clause::Create(_) | Clause::Merge(_) | Clause::Set(_) | Clause::Remove(_) | Clause::Delete(_))
+    }
+}
+
+/// `[OPTIONAL] MATCH`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    /// `OPTIONAL MATCH`.
+    pub optional: bool,
+    /// Comma-separated pattern parts.
+    pub pattern: Vec<PatternPart>,
+    /// The `WHERE` predicate.
+    pub predicate: Option<Expr>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `UNWIND e AS x`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unwind {
+    /// The list.
+    pub expr: Expr,
+    /// The variable each element binds.
+    pub var: Var,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `CREATE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Create {
+    /// Comma-separated pattern parts.
+    pub pattern: Vec<PatternPart>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `MERGE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merge {
+    /// The one pattern part.
+    pub part: PatternPart,
+    /// `ON CREATE SET` items.
+    pub on_create: Vec<SetItem>,
+    /// `ON MATCH SET` items.
+    pub on_match: Vec<SetItem>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `SET`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetClause {
+    /// The items.
+    pub items: Vec<SetItem>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// One `SET` item.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetItem {
+    /// `target.key = value` (the target is any expression yielding a node, relationship or null).
+    Property {
+        /// The entity.
+        target: Expr,
+        /// The key.
+        key: Name,
+        /// The new value (`null` removes).
+        value: Expr,
+    },
+    /// `n = map` (replace all properties) or `n += map` (merge).
+    Properties {
+        /// The variable.
+        var: Var,
+        /// The map (or node/relationship whose properties are copied).
+        value: Expr,
+        /// `+=`.
+        merge: bool,
+    },
+    /// `n:A:B`.
+    Labels {
+        /// The variable.
+        var: Var,
+        /// The labels.
+        labels: Vec<Name>,
+    },
+}
+
+/// `REMOVE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoveClause {
+    /// The items.
+    pub items: Vec<RemoveItem>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// One `REMOVE` item.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RemoveItem {
+    /// `target.key`.
+    Property {
+        /// The entity.
+        target: Expr,
+        /// The key.
+        key: Name,
+    },
+    /// `n:A:B`.
+    Labels {
+        /// The variable.
+        var: Var,
+        /// The labels.
+        labels: Vec<Name>,
+    },
+}
+
+/// `[DETACH] DELETE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delete {
+    /// `DETACH DELETE`.
+    pub detach: bool,
+    /// What to delete.
+    pub exprs: Vec<Expr>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `CALL name(args) [YIELD a [AS b], … [WHERE e]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The dotted procedure name, as written.
+    pub procedure: Name,
+    /// The arguments; `None` for the implicit form without parentheses.
+    pub args: Option<Vec<Expr>>,
+    /// The `YIELD` items: column and the variable it binds.
+    pub yields: Option<Vec<(Name, Var)>>,
+    /// `YIELD *`.
+    pub yield_all: bool,
+    /// A `WHERE` after `YIELD`.
+    pub predicate: Option<Expr>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `RETURN` or `WITH`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Projection {
+    /// `DISTINCT`.
+    pub distinct: bool,
+    /// `*` (every variable in scope, before the items).
+    pub star: bool,
+    /// The items.
+    pub items: Vec<ProjectionItem>,
+    /// `ORDER BY`.
+    pub order: Vec<SortItem>,
+    /// `SKIP`.
+    pub skip: Option<Expr>,
+    /// `LIMIT`.
+    pub limit: Option<Expr>,
+    /// `WHERE` (only after `WITH`).
+    pub predicate: Option<Expr>,
+    /// The clause.
+    pub span: Span,
+}
+
+/// One projected expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectionItem {
+    /// The expression.
+    pub expr: Expr,
+    /// `AS alias`.
+    pub alias: Option<Var>,
+    /// The expression's text as written: the column name when there is no alias.
+    pub text: String,
+}
+
+impl ProjectionItem {
+    /// The column name: the alias, or the text as written.
+    pub fn column(&self) -> &str {
+        self.alias.as_ref().map_or(&self.text, |a| &a.name)
+    }
+}
+
+/// `ORDER BY e [ASC|DESC]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortItem {
+    /// The key.
+    pub expr: Expr,
+    /// Descending.
+    pub descending: bool,
+}
+
+/// `[p =] (a)-[r]->(b)…`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatternPart {
+    /// The path variable.
+    pub var: Option<Var>,
+    /// The first node.
+    pub start: NodePattern,
+    /// Each hop: the relationship and the node it reaches.
+    pub chain: Vec<(RelPattern, NodePattern)>,
+    /// The part.
+    pub span: Span,
+}
+
+/// `(n:A:B {k: v})`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodePattern {
+    /// The variable.
+    pub var: Option<Var>,
+    /// Labels, all required.
+    pub labels: Vec<Name>,
+    /// A property map (or a parameter, which MATCH refuses).
+    pub props: Option<Expr>,
+    /// The node pattern.
+    pub span: Span,
+}
+
+/// Which way a relationship pattern points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `-->`.
+    Out,
+    /// `<--`.
+    In,
+    /// `--` (or `<-->`).
+    Both,
+}
+
+/// `-[r:A|B*1..3 {k: v} WHERE …]->`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelPattern {
+    /// The variable.
+    pub var: Option<Var>,
+    /// Type alternatives (any of them).
+    pub types: Vec<Name>,
+    /// Direction.
+    pub direction: Direction,
+    /// Variable length: `None` for one hop, else the bounds (`*` = (None, None)).
+    pub length: Option<(Option<u64>, Option<u64>)>,
+    /// A property map.
+    pub props: Option<Expr>,
+    /// engram's inline `WHERE`, applied on every hop.
+    pub predicate: Option<Expr>,
+    /// The relationship pattern.
+    pub span: Span,
+}
+
+/// A variable and where it is written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Var {
+    /// The name.
+    pub name: String,
+    /// Where.
+    pub span: Span,
+}
+
+/// A label, type, key or function name and where it is written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Name {
+    /// As written (case kept).
+    pub name: String,
+    /// Where.
+    pub span: Span,
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// A literal value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `NOT`.
+    Not,
+    /// `-`.
+    Neg,
+    /// `+`.
+    Pos,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // Reason: each variant is the operator its name spells.
+pub enum BinaryOp {
+    Or,
+    Xor,
+    And,
+    Eq,
+    Neq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+    In,
+    StartsWith,
+    EndsWith,
+    Contains,
+    Regex,
+}
+
+impl BinaryOp {
+    /// The operator as written.
+    pub fn text(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "OR",
+            BinaryOp::Xor => "XOR",
+            BinaryOp::And => "AND",
+            BinaryOp::Eq => "=",
+            BinaryOp::Neq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::Gt => ">",
+            BinaryOp::Le => "<=",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::Pow => "^",
+            BinaryOp::In => "IN",
+            BinaryOp::StartsWith => "STARTS WITH",
+            BinaryOp::EndsWith => "ENDS WITH",
+            BinaryOp::Contains => "CONTAINS",
+            BinaryOp::Regex => "=~",
+        }
+    }
+}
+
+/// `any`, `all`, `none`, `single`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // Reason: each variant is the quantifier its name spells.
+pub enum Quantifier {
+    Any,
+    All,
+    None,
+    Single,
+}
+
+/// Expression kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A literal.
+    Lit(Literal),
+    /// `$name`.
+    Param(String),
+    /// A variable.
+    Var(String),
+    /// `[a, b]`.
+    List(Vec<Expr>),
+    /// `{k: v}` (keys in written order).
+    Map(Vec<(Name, Expr)>),
+    /// `e.key`.
+    Prop(Box<Expr>, Name),
+    /// `e[i]`.
+    Index(Box<Expr>, Box<Expr>),
+    /// `e[a..b]`.
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `e:A:B` (a label test).
+    HasLabels(Box<Expr>, Vec<Name>),
+    /// A unary operator.
+    Unary(UnaryOp, Box<Expr>),
+    /// A binary operator.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `e IS NULL` (false) / `e IS NOT NULL` (true).
+    IsNull(Box<Expr>, bool),
+    /// `CASE [subject] WHEN … THEN … [ELSE …] END`.
+    Case {
+        /// The simple form's subject.
+        subject: Option<Box<Expr>>,
+        /// `WHEN` / `THEN` pairs.
+        whens: Vec<(Expr, Expr)>,
+        /// `ELSE`.
+        otherwise: Option<Box<Expr>>,
+    },
+    /// `f(args)` / `f(DISTINCT args)`; `name` as written, dotted for namespaces.
+    Call {
+        /// The function name.
+        name: Name,
+        /// `DISTINCT`.
+        distinct: bool,
+        /// The arguments.
+        args: Vec<Expr>,
+    },
+    /// `count(*)`.
+    CountStar,
+    /// `[x IN list WHERE p | e]`.
+    ListComprehension {
+        /// The element variable.
+        var: Var,
+        /// The list.
+        list: Box<Expr>,
+        /// The filter.
+        predicate: Option<Box<Expr>>,
+        /// The projection.
+        map: Option<Box<Expr>>,
+    },
+    /// `any(x IN list WHERE p)` and friends.
+    Quantified {
+        /// Which quantifier.
+        quantifier: Quantifier,
+        /// The element variable.
+        var: Var,
+        /// The list.
+        list: Box<Expr>,
+        /// The predicate.
+        predicate: Box<Expr>,
+    },
+    /// `[p = (a)-->(b) WHERE … | e]`.
+    PatternComprehension {
+        /// The pattern.
+        pattern: Box<PatternPart>,
+        /// The filter.
+        predicate: Option<Box<Expr>>,
+        /// The projection.
+        map: Box<Expr>,
+    },
+    /// A pattern used as a predicate: `(a)-->(:B)`.
+    Pattern(Box<PatternPart>),
+    /// `n {.a, b: e, .*}`.
+    MapProjection {
+        /// The variable projected.
+        var: Var,
+        /// The items.
+        items: Vec<MapProjectionItem>,
+    },
+}
+
+/// One item of a map projection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapProjectionItem {
+    /// `.key`.
+    Property(Name),
+    /// `key: e`.
+    Literal(Name, Expr),
+    /// `v` (a variable, keyed by its name).
+    Variable(Var),
+    /// `.*`.
+    All,
+}
+
+impl Expr {
+    /// An expression at `span`.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+
+    /// Calls `f` on each direct sub-expression (not into patterns' own property maps).
+    pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Lit(_) | ExprKind::Param(_) | ExprKind::Var(_) | ExprKind::CountStar => {}
+            ExprKind::List(items) => items.iter().for_each(f),
+            ExprKind::Map(items) => items.iter().for_each(|(_, e)| f(e)),
+            ExprKind::Prop(e, _) | ExprKind::HasLabels(e, _) | ExprKind::Unary(_, e) | ExprKind::IsNull(e, _) => f(e),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            ExprKind::Slice(e, a, b) => {
+                f(e);
+                if let Some(a) = a {
+                    f(a);
+                }
+                if let Some(b) = b {
+                    f(b);
+                }
+            }
+            ExprKind::Case { subject, whens, otherwise } => {
+                if let Some(s) = subject {
+                    f(s);
+                }
+                for (w, t) in whens {
+                    f(w);
+                    f(t);
+                }
+                if let Some(o) = otherwise {
+                    f(o);
+                }
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(f),
+            ExprKind::ListComprehension { list, predicate, map, .. } => {
+                f(list);
+                if let Some(p) = predicate {
+                    f(p);
+                }
+                if let Some(m) = map {
+                    f(m);
+                }
+            }
+            ExprKind::Quantified { list, predicate, .. } => {
+                f(list);
+                f(predicate);
+            }
+            ExprKind::PatternComprehension { predicate, map, .. } => {
+                if let Some(p) = predicate {
+                    f(p);
+                }
+                f(map);
+            }
+            ExprKind::Pattern(_) => {}
+            ExprKind::MapProjection { items, .. } => {
+                for item in items {
+                    if let MapProjectionItem::Literal(_, e) = item {
+                        f(e);
+                    }
+                }
+            }
+        }
+    }
+}

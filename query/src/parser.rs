@@ -1,0 +1,713 @@
+//! A recursive-descent parser for statements, clauses and patterns; expressions are in `expr.rs`.
+//!
+//! Errors say what was expected and what was found, at the token's line and column
+//! (`expected ')' at 1:24, found WHERE`). The parser never panics on input: every index into the
+//! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
+
+use crate::ast::{
+    Call, Clause, Create, Delete, Direction, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection,
+    ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, SingleQuery, SortItem,
+    Statement, Temporal, Unwind, Var,
+};
+use crate::error::{Detail, QueryError, Span};
+use crate::lexer::{lex, Sym, Tok, Token};
+use crate::limits::MAX_NESTING;
+
+/// Parses one statement (an optional trailing `;` is allowed).
+pub fn parse(text: &str) -> Result<Statement, QueryError> {
+    let tokens = lex(text)?;
+    let mut p = Parser { text, tokens, pos: 0, depth: 0 };
+    let statement = p.statement()?;
+    p.eat_sym(Sym::Semicolon);
+    if !matches!(p.peek(), Tok::End) {
+        return Err(p.unexpected("the end of the query"));
+    }
+    Ok(statement)
+}
+
+/// The parser's state: the text (for spans and error positions) and the tokens.
+pub(crate) struct Parser<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) pos: usize,
+    /// Nesting depth of expressions and patterns, bounded so deep input cannot overflow the stack.
+    pub(crate) depth: usize,
+}
+
+impl Parser<'_> {
+    // ---- tokens --------------------------------------------------------------------------
+
+    pub(crate) fn peek(&self) -> &Tok {
+        self.peek_at(0)
+    }
+
+    pub(crate) fn peek_at(&self, ahead: usize) -> &Tok {
+        self.tokens.get(self.pos + ahead).map_or(&Tok::End, |t| &t.tok)
+    }
+
+    pub(crate) fn span(&self) -> Span {
+        self.tokens.get(self.pos).or(self.tokens.last()).map_or(Span::default(), |t| t.span)
+    }
+
+    /// The span of the previous token (the last one consumed).
+    pub(crate) fn prev_span(&self) -> Span {
+        self.pos.checked_sub(1).and_then(|i| self.tokens.get(i)).map_or(Span::default(), |t| t.span)
+    }
+
+    pub(crate) fn bump(&mut self) -> Tok {
+        let tok = self.peek().clone();
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        tok
+    }
+
+    pub(crate) fn at_sym(&self, s: Sym) -> bool {
+        matches!(self.peek(), Tok::Sym(x) if *x == s)
+    }
+
+    pub(crate) fn eat_sym(&mut self, s: Sym) -> bool {
+        if self.at_sym(s) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn expect_sym(&mut self, s: Sym) -> Result<Span, QueryError> {
+        if self.at_sym(s) {
+            let span = self.span();
+            self.pos += 1;
+            Ok(span)
+        } else {
+            Err(self.unexpected(&format!("'{}'", s.text())))
+        }
+    }
+
+    pub(crate) fn at_kw(&self, kw: &str) -> bool {
+        self.peek().is_keyword(kw)
+    }
+
+    pub(crate) fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.at_kw(kw) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn expect_kw(&mut self, kw: &str) -> Result<(), QueryError> {
+        if self.eat_kw(kw) {
+            Ok(())
+        } else {
+            Err(self.unexpected(kw))
+        }
+    }
+
+    /// `expected X at L:C, found Y`.
+    pub(crate) fn unexpected(&self, expected: &str) -> QueryError {
+        let span = self.span();
+        let found = self.peek().describe();
+        let at = crate::error::Position::of(self.text, span.start);
+        QueryError::syntax(
+            self.text,
+            span,
+            Detail::UnexpectedSyntax,
+            format!("expected {expected} at {}:{}, found {found}", at.line, at.column),
+        )
+    }
+
+    pub(crate) fn error_at(&self, span: Span, detail: Detail, message: impl Into<String>) -> QueryError {
+        QueryError::syntax(self.text, span, detail, message)
+    }
+
+    /// Enters one level of nesting; errors past `MAX_NESTING`.
+    pub(crate) fn enter(&mut self) -> Result<(), QueryError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.error_at(
+                self.span(),
+                Detail::Limit,
+                format!("the query nests deeper than query.max_nesting ({MAX_NESTING})"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// A symbolic name: an identifier (keywords allowed) or a backquoted name.
+    pub(crate) fn name(&mut self, what: &str) -> Result<Name, QueryError> {
+        let span = self.span();
+        match self.peek().clone() {
+            Tok::Ident(name) | Tok::Quoted(name) => {
+                self.pos += 1;
+                Ok(Name { name, span })
+            }
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// A variable name. Reserved words that would make the grammar ambiguous are refused.
+    pub(crate) fn var(&mut self) -> Result<Var, QueryError> {
+        let span = self.span();
+        match self.peek().clone() {
+            Tok::Ident(name) if !is_reserved(&name) => {
+                self.pos += 1;
+                Ok(Var { name, span })
+            }
+            Tok::Quoted(name) => {
+                self.pos += 1;
+                Ok(Var { name, span })
+            }
+            _ => Err(self.unexpected("a variable name")),
+        }
+    }
+
+    pub(crate) fn at_var(&self) -> bool {
+        match self.peek() {
+            Tok::Ident(name) => !is_reserved(name),
+            Tok::Quoted(_) => true,
+            _ => false,
+        }
+    }
+
+    // ---- statements ----------------------------------------------------------------------
+
+    fn statement(&mut self) -> Result<Statement, QueryError> {
+        let mode = if self.eat_kw("EXPLAIN") {
+            Mode::Explain
+        } else if self.eat_kw("PROFILE") {
+            Mode::Profile
+        } else {
+            Mode::Run
+        };
+        let temporal = self.temporal()?;
+        let query = self.query()?;
+        Ok(Statement { mode, temporal, query })
+    }
+
+    fn temporal(&mut self) -> Result<Temporal, QueryError> {
+        if self.at_kw("AS") && self.peek_at(1).is_keyword("OF") {
+            self.pos += 2;
+            return Ok(Temporal::AsOf(self.time_expr()?));
+        }
+        if self.at_kw("KNOWN") && self.peek_at(1).is_keyword("AS") && self.peek_at(2).is_keyword("OF") {
+            self.pos += 3;
+            return Ok(Temporal::KnownAsOf(self.time_expr()?));
+        }
+        if self.at_kw("ALL") && self.peek_at(1).is_keyword("VERSIONS") {
+            self.pos += 2;
+            return Ok(Temporal::AllVersions);
+        }
+        Ok(Temporal::Now)
+    }
+
+    /// The time after `AS OF`: a string, an integer or a parameter.
+    fn time_expr(&mut self) -> Result<crate::ast::Expr, QueryError> {
+        match self.peek() {
+            Tok::Str(_) | Tok::Int(_) | Tok::Param(_) => self.expr_atom(),
+            _ => Err(self.unexpected("a time (an RFC 3339 string, epoch seconds or a parameter)")),
+        }
+    }
+
+    fn query(&mut self) -> Result<Query, QueryError> {
+        let first = self.single_query()?;
+        let mut unions = Vec::new();
+        while self.eat_kw("UNION") {
+            let all = self.eat_kw("ALL");
+            unions.push((all, self.single_query()?));
+        }
+        Ok(Query { first, unions })
+    }
+
+    fn single_query(&mut self) -> Result<SingleQuery, QueryError> {
+        let start = self.span();
+        let mut clauses = Vec::new();
+        loop {
+            if matches!(self.peek(), Tok::End) || self.at_sym(Sym::Semicolon) || self.at_kw("UNION") {
+                break;
+            }
+            clauses.push(self.clause()?);
+        }
+        if clauses.is_empty() {
+            return Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"));
+        }
+        Ok(SingleQuery { clauses, span: start.to(self.prev_span()) })
+    }
+
+    fn clause(&mut self) -> Result<Clause, QueryError> {
+        let start = self.span();
+        if self.eat_kw("OPTIONAL") {
+            self.expect_kw("MATCH")?;
+            return self.match_clause(true, start);
+        }
+        if self.eat_kw("MATCH") {
+            return self.match_clause(false, start);
+        }
+        if self.eat_kw("UNWIND") {
+            let expr = self.expr()?;
+            self.expect_kw("AS")?;
+            let var = self.var()?;
+            return Ok(Clause::Unwind(Unwind { expr, var, span: start.to(self.prev_span()) }));
+        }
+        if self.eat_kw("WITH") {
+            return Ok(Clause::With(self.projection(true, start)?));
+        }
+        if self.eat_kw("RETURN") {
+            return Ok(Clause::Return(self.projection(false, start)?));
+        }
+        if self.eat_kw("CREATE") {
+            let pattern = self.pattern()?;
+            return Ok(Clause::Create(Create { pattern, span: start.to(self.prev_span()) }));
+        }
+        if self.eat_kw("MERGE") {
+            return self.merge(start);
+        }
+        if self.eat_kw("SET") {
+            let items = self.set_items()?;
+            return Ok(Clause::Set(SetClause { items, span: start.to(self.prev_span()) }));
+        }
+        if self.eat_kw("REMOVE") {
+            return self.remove(start);
+        }
+        if self.at_kw("DETACH") || self.at_kw("DELETE") {
+            let detach = self.eat_kw("DETACH");
+            self.expect_kw("DELETE")?;
+            let mut exprs = vec![self.expr()?];
+            while self.eat_sym(Sym::Comma) {
+                exprs.push(self.expr()?);
+            }
+            return Ok(Clause::Delete(Delete { detach, exprs, span: start.to(self.prev_span()) }));
+        }
+        if self.eat_kw("CALL") {
+            return self.call(start);
+        }
+        Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"))
+    }
+
+    fn match_clause(&mut self, optional: bool, start: Span) -> Result<Clause, QueryError> {
+        let pattern = self.pattern()?;
+        let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok(Clause::Match(Match { optional, pattern, predicate, span: start.to(self.prev_span()) }))
+    }
+
+    fn merge(&mut self, start: Span) -> Result<Clause, QueryError> {
+        let part = self.pattern_part()?;
+        let (mut on_create, mut on_match) = (Vec::new(), Vec::new());
+        while self.at_kw("ON") {
+            self.pos += 1;
+            let create = if self.eat_kw("CREATE") {
+                true
+            } else if self.eat_kw("MATCH") {
+                false
+            } else {
+                return Err(self.unexpected("CREATE or MATCH after ON"));
+            };
+            self.expect_kw("SET")?;
+            let items = self.set_items()?;
+            if create {
+                on_create.extend(items);
+            } else {
+                on_match.extend(items);
+            }
+        }
+        Ok(Clause::Merge(Merge { part, on_create, on_match, span: start.to(self.prev_span()) }))
+    }
+
+    fn set_items(&mut self) -> Result<Vec<SetItem>, QueryError> {
+        let mut items = vec![self.set_item()?];
+        while self.eat_sym(Sym::Comma) {
+            items.push(self.set_item()?);
+        }
+        Ok(items)
+    }
+
+    fn set_item(&mut self) -> Result<SetItem, QueryError> {
+        // `n = map`, `n += map`, `n:A:B`.
+        if self.at_var() {
+            let next = self.peek_at(1).clone();
+            if matches!(next, Tok::Sym(Sym::Eq | Sym::PlusEq)) {
+                let var = self.var()?;
+                let merge = matches!(self.bump(), Tok::Sym(Sym::PlusEq));
+                let value = self.expr()?;
+                return Ok(SetItem::Properties { var, value, merge });
+            }
+            if matches!(next, Tok::Sym(Sym::Colon)) {
+                let var = self.var()?;
+                let labels = self.labels()?;
+                return Ok(SetItem::Labels { var, labels });
+            }
+        }
+        let (target, key) = self.property_target()?;
+        self.expect_sym(Sym::Eq)?;
+        let value = self.expr()?;
+        Ok(SetItem::Property { target, key, value })
+    }
+
+    /// `expr.key` for SET and REMOVE: a property access whose last step is split off.
+    fn property_target(&mut self) -> Result<(crate::ast::Expr, Name), QueryError> {
+        let expr = self.expr_postfix()?;
+        match expr.kind {
+            crate::ast::ExprKind::Prop(target, key) => Ok((*target, key)),
+            _ => Err(self.error_at(
+                expr.span,
+                Detail::UnexpectedSyntax,
+                "expected a property (`n.key`), a variable with labels (`n:L`) or `n = map`",
+            )),
+        }
+    }
+
+    fn remove(&mut self, start: Span) -> Result<Clause, QueryError> {
+        let mut items = Vec::new();
+        loop {
+            if self.at_var() && matches!(self.peek_at(1), Tok::Sym(Sym::Colon)) {
+                let var = self.var()?;
+                let labels = self.labels()?;
+                items.push(RemoveItem::Labels { var, labels });
+            } else {
+                let (target, key) = self.property_target()?;
+                items.push(RemoveItem::Property { target, key });
+            }
+            if !self.eat_sym(Sym::Comma) {
+                break;
+            }
+        }
+        Ok(Clause::Remove(RemoveClause { items, span: start.to(self.prev_span()) }))
+    }
+
+    fn call(&mut self, start: Span) -> Result<Clause, QueryError> {
+        let first = self.name("a procedure name")?;
+        let mut procedure = first.clone();
+        while self.eat_sym(Sym::Dot) {
+            let part = self.name("a procedure name")?;
+            procedure.name.push('.');
+            procedure.name.push_str(&part.name);
+            procedure.span = procedure.span.to(part.span);
+        }
+        let args = if self.eat_sym(Sym::LParen) {
+            let mut args = Vec::new();
+            if !self.at_sym(Sym::RParen) {
+                args.push(self.expr()?);
+                while self.eat_sym(Sym::Comma) {
+                    args.push(self.expr()?);
+                }
+            }
+            self.expect_sym(Sym::RParen)?;
+            Some(args)
+        } else {
+            None
+        };
+        let (mut yields, mut yield_all, mut predicate) = (None, false, None);
+        if self.eat_kw("YIELD") {
+            if self.eat_sym(Sym::Star) {
+                yield_all = true;
+            } else {
+                let mut items = Vec::new();
+                loop {
+                    let column = self.name("a column to yield")?;
+                    let var = if self.eat_kw("AS") {
+                        self.var()?
+                    } else {
+                        Var { name: column.name.clone(), span: column.span }
+                    };
+                    items.push((column, var));
+                    if !self.eat_sym(Sym::Comma) {
+                        break;
+                    }
+                }
+                yields = Some(items);
+            }
+            if self.eat_kw("WHERE") {
+                predicate = Some(self.expr()?);
+            }
+        }
+        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, span: start.to(self.prev_span()) }))
+    }
+
+    fn projection(&mut self, is_with: bool, start: Span) -> Result<Projection, QueryError> {
+        let distinct = self.eat_kw("DISTINCT");
+        let mut star = false;
+        let mut items = Vec::new();
+        if self.eat_sym(Sym::Star) {
+            star = true;
+            if self.eat_sym(Sym::Comma) {
+                items = self.projection_items()?;
+            }
+        } else {
+            items = self.projection_items()?;
+        }
+        let mut order = Vec::new();
+        if self.at_kw("ORDER") {
+            self.pos += 1;
+            self.expect_kw("BY")?;
+            loop {
+                let expr = self.expr()?;
+                let descending = if self.eat_kw("DESC") || self.eat_kw("DESCENDING") {
+                    true
+                } else {
+                    let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
+                    false
+                };
+                order.push(SortItem { expr, descending });
+                if !self.eat_sym(Sym::Comma) {
+                    break;
+                }
+            }
+        }
+        let skip = if self.eat_kw("SKIP") { Some(self.expr()?) } else { None };
+        let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
+        let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        Ok(Projection { distinct, star, items, order, skip, limit, predicate, span: start.to(self.prev_span()) })
+    }
+
+    fn projection_items(&mut self) -> Result<Vec<ProjectionItem>, QueryError> {
+        let mut items = Vec::new();
+        loop {
+            let expr = self.expr()?;
+            let text = self.text.get(expr.span.start..expr.span.end).unwrap_or("").to_owned();
+            let alias = if self.eat_kw("AS") { Some(self.var()?) } else { None };
+            items.push(ProjectionItem { expr, alias, text });
+            if !self.eat_sym(Sym::Comma) {
+                return Ok(items);
+            }
+        }
+    }
+
+    // ---- patterns ------------------------------------------------------------------------
+
+    /// Comma-separated pattern parts.
+    pub(crate) fn pattern(&mut self) -> Result<Vec<PatternPart>, QueryError> {
+        let mut parts = vec![self.pattern_part()?];
+        while self.eat_sym(Sym::Comma) {
+            parts.push(self.pattern_part()?);
+        }
+        Ok(parts)
+    }
+
+    /// `[p =] (a)-[r]->(b)…`.
+    pub(crate) fn pattern_part(&mut self) -> Result<PatternPart, QueryError> {
+        let start = self.span();
+        let var = if self.at_var() && matches!(self.peek_at(1), Tok::Sym(Sym::Eq)) {
+            let v = self.var()?;
+            self.pos += 1;
+            Some(v)
+        } else {
+            None
+        };
+        let (start_node, chain) = self.pattern_element()?;
+        Ok(PatternPart { var, start: start_node, chain, span: start.to(self.prev_span()) })
+    }
+
+    /// A node and its chain; a parenthesized element `((a)-->(b))` is accepted too.
+    pub(crate) fn pattern_element(&mut self) -> Result<(NodePattern, Vec<(RelPattern, NodePattern)>), QueryError> {
+        self.enter()?;
+        let result = self.pattern_element_inner();
+        self.leave();
+        result
+    }
+
+    fn pattern_element_inner(&mut self) -> Result<(NodePattern, Vec<(RelPattern, NodePattern)>), QueryError> {
+        if self.at_sym(Sym::LParen) && matches!(self.peek_at(1), Tok::Sym(Sym::LParen)) {
+            self.pos += 1;
+            let inner = self.pattern_element()?;
+            self.expect_sym(Sym::RParen)?;
+            return Ok(inner);
+        }
+        let start = self.node_pattern()?;
+        let mut chain = Vec::new();
+        while self.at_sym(Sym::Minus) || (self.at_sym(Sym::Lt) && matches!(self.peek_at(1), Tok::Sym(Sym::Minus))) {
+            let rel = self.rel_pattern()?;
+            let node = self.node_pattern()?;
+            chain.push((rel, node));
+        }
+        Ok((start, chain))
+    }
+
+    pub(crate) fn node_pattern(&mut self) -> Result<NodePattern, QueryError> {
+        let start = self.expect_sym(Sym::LParen)?;
+        let var = if self.at_var() { Some(self.var()?) } else { None };
+        let labels = if self.at_sym(Sym::Colon) { self.labels()? } else { Vec::new() };
+        let props = self.pattern_props()?;
+        let end = self.expect_sym(Sym::RParen)?;
+        Ok(NodePattern { var, labels, props, span: start.to(end) })
+    }
+
+    /// `:A:B` (also `:A|B` is refused here; that form is for relationship types).
+    pub(crate) fn labels(&mut self) -> Result<Vec<Name>, QueryError> {
+        let mut labels = Vec::new();
+        while self.eat_sym(Sym::Colon) {
+            labels.push(self.name("a label")?);
+        }
+        Ok(labels)
+    }
+
+    fn pattern_props(&mut self) -> Result<Option<crate::ast::Expr>, QueryError> {
+        match self.peek() {
+            Tok::Sym(Sym::LBrace) => Ok(Some(self.map_literal()?)),
+            Tok::Param(_) => Ok(Some(self.expr_atom()?)),
+            _ => Ok(None),
+        }
+    }
+
+    fn rel_pattern(&mut self) -> Result<RelPattern, QueryError> {
+        let start = self.span();
+        let left = self.eat_sym(Sym::Lt);
+        self.expect_sym(Sym::Minus)?;
+        let (mut var, mut types, mut length, mut props, mut predicate) = (None, Vec::new(), None, None, None);
+        if self.eat_sym(Sym::LBracket) {
+            if self.at_var() {
+                var = Some(self.var()?);
+            }
+            if self.eat_sym(Sym::Colon) {
+                types.push(self.name("a relationship type")?);
+                while self.eat_sym(Sym::Pipe) {
+                    let _ = self.eat_sym(Sym::Colon);
+                    types.push(self.name("a relationship type")?);
+                }
+            }
+            if self.eat_sym(Sym::Star) {
+                length = Some(self.range()?);
+            }
+            props = self.pattern_props()?;
+            if self.eat_kw("WHERE") {
+                predicate = Some(self.expr()?);
+            }
+            self.expect_sym(Sym::RBracket)?;
+        }
+        self.expect_sym(Sym::Minus)?;
+        let right = self.eat_sym(Sym::Gt);
+        let direction = match (left, right) {
+            (true, false) => Direction::In,
+            (false, true) => Direction::Out,
+            _ => Direction::Both,
+        };
+        Ok(RelPattern { var, types, direction, length, props, predicate, span: start.to(self.prev_span()) })
+    }
+
+    /// After `*`: `n`, `n..m`, `..m`, `n..` or nothing.
+    fn range(&mut self) -> Result<(Option<u64>, Option<u64>), QueryError> {
+        let low = self.range_bound()?;
+        if self.eat_sym(Sym::DotDot) {
+            let high = self.range_bound()?;
+            Ok((low, high))
+        } else {
+            Ok((low, low))
+        }
+    }
+
+    fn range_bound(&mut self) -> Result<Option<u64>, QueryError> {
+        if let Tok::Int(text) = self.peek().clone() {
+            let span = self.span();
+            self.pos += 1;
+            let value = crate::expr::parse_int(&text, false)
+                .map_err(|detail| self.error_at(span, detail, format!("invalid length bound '{text}'")))?;
+            return Ok(Some(value.unsigned_abs()));
+        }
+        Ok(None)
+    }
+}
+
+/// Words that cannot be a bare variable because they would be read as an operator or a literal.
+pub(crate) fn is_reserved(word: &str) -> bool {
+    const RESERVED: [&str; 28] = [
+        "AND", "OR", "XOR", "NOT", "IN", "IS", "AS", "WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "CREATE",
+        "MERGE", "SET", "REMOVE", "DELETE", "DETACH", "ORDER", "SKIP", "LIMIT", "UNION", "CASE", "WHEN", "THEN", "ELSE",
+        "END",
+    ];
+    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
+        || ["STARTS", "ENDS", "CONTAINS", "DISTINCT", "NULL", "TRUE", "FALSE", "CALL", "YIELD"]
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::ExprKind;
+
+    #[test]
+    fn clauses_and_patterns_parse_with_their_parts() {
+        let s = parse("MATCH p = (a:Person {name: 'x'})-[r:KNOWS|LIKES*1..3]->(b), (c)<--(d) WHERE a.age > 3 RETURN DISTINCT a.name AS n ORDER BY n DESC SKIP 1 LIMIT 2").expect("parses");
+        let clauses = &s.query.first.clauses;
+        assert_eq!(clauses.len(), 2);
+        let Clause::Match(m) = &clauses[0] else { panic!("match") };
+        assert_eq!(m.pattern.len(), 2);
+        assert_eq!(m.pattern[0].var.as_ref().map(|v| v.name.as_str()), Some("p"));
+        let (rel, _) = &m.pattern[0].chain[0];
+        assert_eq!(rel.types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["KNOWS", "LIKES"]);
+        assert_eq!(rel.length, Some((Some(1), Some(3))));
+        assert_eq!(rel.direction, Direction::Out);
+        assert_eq!(m.pattern[1].chain[0].0.direction, Direction::In);
+        let Clause::Return(r) = &clauses[1] else { panic!("return") };
+        assert!(r.distinct);
+        assert_eq!(r.items[0].column(), "n");
+        assert!(r.order[0].descending);
+    }
+
+    #[test]
+    fn lengths_in_every_form() {
+        for (text, want) in [
+            ("*", (None, None)),
+            ("*2", (Some(2), Some(2))),
+            ("*1..3", (Some(1), Some(3))),
+            ("*..2", (None, Some(2))),
+            ("*2..", (Some(2), None)),
+        ] {
+            let s = parse(&format!("MATCH ()-[{text}]-() RETURN 1")).expect(text);
+            let Clause::Match(m) = &s.query.first.clauses[0] else { panic!("match") };
+            assert_eq!(m.pattern[0].chain[0].0.length, Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn errors_say_what_was_expected_where() {
+        let err = parse("MATCH (a)-[:T]->(b WHERE a.x = 1 RETURN a").expect_err("missing paren");
+        assert_eq!(err.detail, Detail::UnexpectedSyntax);
+        assert_eq!((err.line(), err.column()), (Some(1), Some(20)));
+        assert!(err.message.starts_with("expected ')' at 1:20, found WHERE"), "{}", err.message);
+        let err = parse("MATCH (n)\nRETURN n ORDER n").expect_err("missing BY");
+        assert_eq!((err.line(), err.column()), (Some(2), Some(16)));
+    }
+
+    #[test]
+    fn the_temporal_prefix_and_explain() {
+        let s = parse("EXPLAIN AS OF '2024-01-01T00:00:00Z' MATCH (n) RETURN n").expect("parses");
+        assert_eq!(s.mode, Mode::Explain);
+        assert!(matches!(s.temporal, Temporal::AsOf(crate::ast::Expr { kind: ExprKind::Lit(_), .. })));
+        let s = parse("KNOWN AS OF $t MATCH (n) RETURN n").expect("parses");
+        assert!(matches!(s.temporal, Temporal::KnownAsOf(_)));
+        let s = parse("ALL VERSIONS MATCH (n) RETURN n").expect("parses");
+        assert_eq!(s.temporal, Temporal::AllVersions);
+    }
+
+    #[test]
+    fn writes_parse() {
+        let s = parse(
+            "MERGE (a:A {id: 1}) ON CREATE SET a.new = true ON MATCH SET a += {seen: 1}, a:B \
+             WITH a SET a.x = 1, a = {y: 2} REMOVE a.x, a:B DETACH DELETE a",
+        )
+        .expect("parses");
+        let names: Vec<_> = s.query.first.clauses.iter().map(Clause::name).collect();
+        assert_eq!(names, ["MERGE", "WITH", "SET", "REMOVE", "DELETE"]);
+        let Clause::Merge(m) = &s.query.first.clauses[0] else { panic!("merge") };
+        assert_eq!((m.on_create.len(), m.on_match.len()), (1, 2));
+    }
+
+    #[test]
+    fn call_union_and_inline_where() {
+        let s = parse("CALL db.labels() YIELD label AS l WHERE l <> 'x' RETURN l UNION ALL RETURN 'y' AS l")
+            .expect("parses");
+        let Clause::Call(c) = &s.query.first.clauses[0] else { panic!("call") };
+        assert_eq!(c.procedure.name, "db.labels");
+        assert_eq!(s.query.unions.len(), 1);
+        assert!(s.query.unions[0].0);
+        let s = parse("MATCH (a)-[c:DEPENDS_ON*1..3 WHERE c.confidence > 0.5]->(b) RETURN b").expect("parses");
+        let Clause::Match(m) = &s.query.first.clauses[0] else { panic!("match") };
+        assert!(m.pattern[0].chain[0].0.predicate.is_some());
+    }
+}
