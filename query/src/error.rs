@@ -159,6 +159,9 @@ pub enum Detail {
     MissingParameter,
     DivisionByZero,
     ProcedureNotFound,
+    NoExpressionAlias,
+    InvalidNumberOfArguments,
+    InvalidArgumentPassingMode,
     /// A named limit was reached; the message names it.
     Limit,
     /// The query was cancelled or ran past its deadline.
@@ -200,6 +203,9 @@ impl Detail {
             Detail::MissingParameter => "MissingParameter",
             Detail::DivisionByZero => "DivisionByZero",
             Detail::ProcedureNotFound => "ProcedureNotFound",
+            Detail::NoExpressionAlias => "NoExpressionAlias",
+            Detail::InvalidNumberOfArguments => "InvalidNumberOfArguments",
+            Detail::InvalidArgumentPassingMode => "InvalidArgumentPassingMode",
             Detail::Limit => "Limit",
             Detail::Deadline => "Deadline",
         }

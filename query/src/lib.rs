@@ -6,11 +6,14 @@
 //! and a line and column, so clients and the TCK runner can match them exactly.
 
 pub mod ast;
+pub mod check;
 pub mod error;
+pub mod functions;
 mod expr;
 pub mod lexer;
 pub mod limits;
 pub mod parser;
 
 pub use error::{Detail, ErrorType, Phase, Position, QueryError, Span};
+pub use check::{check, Checked};
 pub use parser::parse;

@@ -572,6 +572,12 @@ impl Parser<'_> {
             }
             if self.eat_sym(Sym::Star) {
                 length = Some(self.range()?);
+            } else if self.at_sym(Sym::DotDot) || matches!(self.peek(), Tok::Int(_)) {
+                return Err(self.error_at(
+                    self.span(),
+                    Detail::InvalidRelationshipPattern,
+                    "a variable length needs '*' before its bounds (`[:T*1..3]`)",
+                ));
             }
             props = self.pattern_props()?;
             if self.eat_kw("WHERE") {

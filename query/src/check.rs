@@ -1,0 +1,1108 @@
+//! Semantic checks, run before anything executes: variables are defined before use and bound
+//! once with one kind (node, relationship, path, value), aggregation is where it may be, clauses
+//! compose, write patterns can be written, `SKIP`/`LIMIT` are constants, and types are right
+//! where the text alone shows them (`NOT 1`, `labels(p)` on a path, `123.prop`).
+//!
+//! The result names the columns each part of the query returns.
+
+use std::collections::BTreeMap;
+
+use crate::ast::{
+    BinaryOp, Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, PatternPart, Projection,
+    Query, RemoveItem, SetItem, SingleQuery, Statement, Temporal, UnaryOp, Var,
+};
+use crate::error::{Detail, ErrorType, Phase, QueryError, Span};
+use crate::functions::{function, procedure, FunctionKind};
+
+/// What the text alone tells about a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// Unknown until run time (parameters, properties, list elements).
+    Any,
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool,
+    /// An integer.
+    Int,
+    /// A float.
+    Float,
+    /// A string.
+    Str,
+    /// A list.
+    List,
+    /// A map.
+    Map,
+    /// A node.
+    Node,
+    /// A relationship.
+    Rel,
+    /// The relationships of a variable-length pattern.
+    RelList,
+    /// A path.
+    Path,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Any => "any",
+            Ty::Null => "null",
+            Ty::Bool => "a boolean",
+            Ty::Int => "an integer",
+            Ty::Float => "a float",
+            Ty::Str => "a string",
+            Ty::List | Ty::RelList => "a list",
+            Ty::Map => "a map",
+            Ty::Node => "a node",
+            Ty::Rel => "a relationship",
+            Ty::Path => "a path",
+        }
+    }
+
+    /// Whether a value of this type can be used where one of `want` is expected (unknown and
+    /// null always can: they are checked when the query runs).
+    fn fits(self, want: &[Ty]) -> bool {
+        matches!(self, Ty::Any | Ty::Null) || want.contains(&self)
+    }
+}
+
+/// What the checker learned: the columns of the query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The column names, in order (empty for a query that returns nothing).
+    pub columns: Vec<String>,
+    /// Whether the query writes.
+    pub writes: bool,
+}
+
+/// Checks a parsed statement against the rules above.
+pub fn check(text: &str, statement: &Statement) -> Result<Checked, QueryError> {
+    let checker = Checker { text };
+    let no_vars = Scope::default();
+    match &statement.temporal {
+        Temporal::AsOf(e) | Temporal::KnownAsOf(e) => {
+            checker.expr(e, &no_vars, Agg::Forbidden)?;
+        }
+        Temporal::Now | Temporal::AllVersions => {}
+    }
+    checker.query(&statement.query)
+}
+
+type Scope = BTreeMap<String, Ty>;
+
+/// Where aggregates may appear.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Agg {
+    /// Not here (WHERE, update clauses, pattern properties, …).
+    Forbidden,
+    /// At the top of a projection item.
+    Allowed,
+    /// Inside an aggregate's argument: another aggregate would nest.
+    Inside,
+}
+
+struct Checker<'a> {
+    text: &'a str,
+}
+
+impl Checker<'_> {
+    fn error(&self, span: Span, detail: Detail, message: impl Into<String>) -> QueryError {
+        QueryError::syntax(self.text, span, detail, message)
+    }
+
+    fn query(&self, query: &Query) -> Result<Checked, QueryError> {
+        let first = self.single(&query.first)?;
+        let mut writes = first.writes;
+        let mut all = None;
+        for (is_all, part) in &query.unions {
+            if all.is_some_and(|a| a != *is_all) {
+                return Err(self.error(
+                    part.span,
+                    Detail::InvalidClauseComposition,
+                    "UNION and UNION ALL cannot be mixed in one query",
+                ));
+            }
+            all = Some(*is_all);
+            let next = self.single(part)?;
+            if next.columns != first.columns {
+                return Err(self.error(
+                    part.span,
+                    Detail::DifferentColumnsInUnion,
+                    format!(
+                        "all parts of a UNION must return the same columns: {:?} against {:?}",
+                        first.columns, next.columns
+                    ),
+                ));
+            }
+            writes |= next.writes;
+        }
+        Ok(Checked { columns: first.columns, writes })
+    }
+
+    fn single(&self, query: &SingleQuery) -> Result<Checked, QueryError> {
+        let mut scope = Scope::default();
+        let mut columns = Vec::new();
+        let mut writes = false;
+        let last = query.clauses.len().saturating_sub(1);
+        for (i, clause) in query.clauses.iter().enumerate() {
+            writes |= clause.writes();
+            match clause {
+                Clause::Match(m) => self.match_clause(m, &mut scope)?,
+                Clause::Unwind(u) => {
+                    self.expr(&u.expr, &scope, Agg::Forbidden)?;
+                    self.bind_new(&mut scope, &u.var, Ty::Any)?;
+                }
+                Clause::With(p) => {
+                    let (next, _) = self.projection(p, &scope, false)?;
+                    scope = next;
+                }
+                Clause::Return(p) => {
+                    if i != last {
+                        return Err(self.error(
+                            query.clauses[i + 1].span_start(),
+                            Detail::InvalidClauseComposition,
+                            "RETURN must be the last clause of a query part",
+                        ));
+                    }
+                    let (_, cols) = self.projection(p, &scope, true)?;
+                    columns = cols;
+                }
+                Clause::Create(c) => {
+                    for part in &c.pattern {
+                        self.write_pattern(part, &mut scope, false)?;
+                    }
+                }
+                Clause::Merge(m) => {
+                    self.write_pattern(&m.part, &mut scope, true)?;
+                    for item in m.on_create.iter().chain(&m.on_match) {
+                        self.set_item(item, &scope)?;
+                    }
+                }
+                Clause::Set(s) => {
+                    for item in &s.items {
+                        self.set_item(item, &scope)?;
+                    }
+                }
+                Clause::Remove(r) => {
+                    for item in &r.items {
+                        match item {
+                            RemoveItem::Property { target, .. } => {
+                                let ty = self.expr(target, &scope, Agg::Forbidden)?;
+                                self.want(target.span, ty, &[Ty::Node, Ty::Rel, Ty::Map], "REMOVE")?;
+                            }
+                            RemoveItem::Labels { var, .. } => self.want_var(var, &scope, &[Ty::Node])?,
+                        }
+                    }
+                }
+                Clause::Delete(d) => {
+                    for e in &d.exprs {
+                        if matches!(e.kind, ExprKind::HasLabels(..)) {
+                            return Err(self.error(
+                                e.span,
+                                Detail::InvalidDelete,
+                                "DELETE takes nodes, relationships or paths; to remove a label use REMOVE n:Label",
+                            ));
+                        }
+                        let ty = self.expr(e, &scope, Agg::Forbidden)?;
+                        if !ty.fits(&[Ty::Node, Ty::Rel, Ty::Path, Ty::List, Ty::RelList]) {
+                            return Err(self.error(
+                                e.span,
+                                Detail::InvalidArgumentType,
+                                format!("DELETE takes nodes, relationships or paths, not {}", ty.name()),
+                            ));
+                        }
+                    }
+                }
+                Clause::Call(c) => {
+                    let standalone = query.clauses.len() == 1;
+                    let cols = self.call(c, &mut scope, standalone)?;
+                    if standalone {
+                        columns = cols;
+                    }
+                }
+            }
+        }
+        let Some(last_clause) = query.clauses.last() else {
+            return Ok(Checked { columns, writes });
+        };
+        let ends_well = matches!(last_clause, Clause::Return(_) | Clause::Call(_)) || last_clause.writes();
+        if !ends_well {
+            return Err(self.error(
+                last_clause.span_start(),
+                Detail::InvalidClauseComposition,
+                format!(
+                    "a query cannot end with {} (end it with RETURN, an update clause or CALL)",
+                    last_clause.name()
+                ),
+            ));
+        }
+        Ok(Checked { columns, writes })
+    }
+
+    // ---- binding -------------------------------------------------------------------------
+
+    fn bind_new(&self, scope: &mut Scope, var: &Var, ty: Ty) -> Result<(), QueryError> {
+        if scope.contains_key(&var.name) {
+            return Err(self.error(
+                var.span,
+                Detail::VariableAlreadyBound,
+                format!("variable `{}` is already defined", var.name),
+            ));
+        }
+        scope.insert(var.name.clone(), ty);
+        Ok(())
+    }
+
+    /// Binds `var` as `ty`, or checks that its existing binding has that kind.
+    fn bind_kind(&self, scope: &mut Scope, var: &Var, ty: Ty) -> Result<(), QueryError> {
+        match scope.get(&var.name) {
+            None => {
+                scope.insert(var.name.clone(), ty);
+                Ok(())
+            }
+            Some(&have) if have == ty || have == Ty::Any => Ok(()),
+            Some(&have) => Err(self.error(
+                var.span,
+                Detail::VariableTypeConflict,
+                format!("variable `{}` is {}, used here as {}", var.name, have.name(), ty.name()),
+            )),
+        }
+    }
+
+    fn match_clause(&self, m: &Match, scope: &mut Scope) -> Result<(), QueryError> {
+        let mut rels_here: Vec<&str> = Vec::new();
+        for part in &m.pattern {
+            self.bind_part(part, scope, &mut rels_here)?;
+        }
+        for part in &m.pattern {
+            self.pattern_exprs(part, scope, true)?;
+        }
+        if let Some(w) = &m.predicate {
+            self.expr(w, scope, Agg::Forbidden)?;
+        }
+        Ok(())
+    }
+
+    /// Binds a MATCH pattern's variables.
+    fn bind_part<'p>(
+        &self,
+        part: &'p PatternPart,
+        scope: &mut Scope,
+        rels_here: &mut Vec<&'p str>,
+    ) -> Result<(), QueryError> {
+        if let Some(v) = &part.var {
+            if scope.get(&v.name).is_some_and(|t| *t == Ty::Path) {
+                return Err(self.error(
+                    v.span,
+                    Detail::VariableAlreadyBound,
+                    format!("path variable `{}` is already defined", v.name),
+                ));
+            }
+            self.bind_kind(scope, v, Ty::Path)?;
+        }
+        let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
+        for node in nodes {
+            if let Some(v) = &node.var {
+                self.bind_kind(scope, v, Ty::Node)?;
+            }
+        }
+        for (rel, _) in &part.chain {
+            if let Some(v) = &rel.var {
+                let ty = if rel.length.is_some() { Ty::RelList } else { Ty::Rel };
+                if rels_here.contains(&v.name.as_str()) {
+                    return Err(self.error(
+                        v.span,
+                        Detail::VariableAlreadyBound,
+                        format!("relationship variable `{}` is used twice in one pattern", v.name),
+                    ));
+                }
+                rels_here.push(&v.name);
+                self.bind_kind(scope, v, ty)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the property maps and inline predicates of a pattern.
+    fn pattern_exprs(&self, part: &PatternPart, scope: &Scope, reading: bool) -> Result<(), QueryError> {
+        let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
+        let props = nodes
+            .map(|n| &n.props)
+            .chain(part.chain.iter().map(|(r, _)| &r.props))
+            .filter_map(Option::as_ref);
+        for p in props {
+            if reading && matches!(p.kind, ExprKind::Param(_)) {
+                return Err(self.error(
+                    p.span,
+                    Detail::InvalidParameterUse,
+                    "a parameter cannot stand for a pattern's property map here; write {key: $param}",
+                ));
+            }
+            self.expr(p, scope, Agg::Forbidden)?;
+        }
+        for (rel, _) in &part.chain {
+            if let Some(w) = &rel.predicate {
+                let mut inner = scope.clone();
+                if let Some(v) = &rel.var {
+                    // Inside the inline WHERE the variable is one hop, not the list.
+                    inner.insert(v.name.clone(), Ty::Rel);
+                }
+                self.expr(w, &inner, Agg::Forbidden)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds and checks a CREATE (`merge` false) or MERGE pattern.
+    fn write_pattern(&self, part: &PatternPart, scope: &mut Scope, merge: bool) -> Result<(), QueryError> {
+        let clause = if merge { "MERGE" } else { "CREATE" };
+        let lone = part.chain.is_empty();
+        let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
+        // Property maps see the variables bound before this part, and earlier nodes of it.
+        for node in nodes {
+            if let Some(p) = &node.props {
+                if merge && matches!(p.kind, ExprKind::Param(_)) {
+                    return Err(self.error(
+                        p.span,
+                        Detail::InvalidParameterUse,
+                        "a parameter cannot stand for MERGE's property map; write {key: $param}",
+                    ));
+                }
+                self.expr(p, scope, Agg::Forbidden)?;
+            }
+            let Some(v) = &node.var else { continue };
+            match scope.get(&v.name) {
+                Some(_) if lone || !node.labels.is_empty() || node.props.is_some() => {
+                    return Err(self.error(
+                        v.span,
+                        Detail::VariableAlreadyBound,
+                        format!("variable `{}` is already defined; {clause} cannot create it again", v.name),
+                    ));
+                }
+                Some(_) => self.bind_kind(scope, v, Ty::Node)?,
+                None => {
+                    scope.insert(v.name.clone(), Ty::Node);
+                }
+            }
+        }
+        for (rel, _) in &part.chain {
+            if rel.types.len() != 1 {
+                return Err(self.error(
+                    rel.span,
+                    Detail::NoSingleRelationshipType,
+                    format!("{clause} needs exactly one relationship type, like -[:KNOWS]->"),
+                ));
+            }
+            if rel.length.is_some() {
+                return Err(self.error(
+                    rel.span,
+                    Detail::CreatingVarLength,
+                    format!("{clause} cannot write a variable-length relationship"),
+                ));
+            }
+            if !merge && rel.direction == Direction::Both {
+                return Err(self.error(
+                    rel.span,
+                    Detail::RequiresDirectedRelationship,
+                    "CREATE needs a direction: -[:T]-> or <-[:T]-",
+                ));
+            }
+            if let Some(p) = &rel.props {
+                if merge && matches!(p.kind, ExprKind::Param(_)) {
+                    return Err(self.error(
+                        p.span,
+                        Detail::InvalidParameterUse,
+                        "a parameter cannot stand for MERGE's property map; write {key: $param}",
+                    ));
+                }
+                self.expr(p, scope, Agg::Forbidden)?;
+            }
+            if let Some(w) = &rel.predicate {
+                return Err(self.error(w.span, Detail::UnexpectedSyntax, format!("{clause} takes no WHERE in a pattern")));
+            }
+            if let Some(v) = &rel.var {
+                self.bind_new(scope, v, Ty::Rel)?;
+            }
+        }
+        if let Some(v) = &part.var {
+            self.bind_new(scope, v, Ty::Path)?;
+        }
+        Ok(())
+    }
+
+    fn set_item(&self, item: &SetItem, scope: &Scope) -> Result<(), QueryError> {
+        match item {
+            SetItem::Property { target, value, .. } => {
+                let ty = self.expr(target, scope, Agg::Forbidden)?;
+                self.want(target.span, ty, &[Ty::Node, Ty::Rel], "SET")?;
+                self.expr(value, scope, Agg::Forbidden)?;
+            }
+            SetItem::Properties { var, value, .. } => {
+                self.want_var(var, scope, &[Ty::Node, Ty::Rel])?;
+                let ty = self.expr(value, scope, Agg::Forbidden)?;
+                self.want(value.span, ty, &[Ty::Map, Ty::Node, Ty::Rel], "SET")?;
+            }
+            SetItem::Labels { var, .. } => self.want_var(var, scope, &[Ty::Node])?,
+        }
+        Ok(())
+    }
+
+    fn want(&self, span: Span, ty: Ty, want: &[Ty], what: &str) -> Result<(), QueryError> {
+        if ty.fits(want) {
+            return Ok(());
+        }
+        let names: Vec<_> = want.iter().map(|t| t.name()).collect();
+        Err(self.error(
+            span,
+            Detail::InvalidArgumentType,
+            format!("{what} expects {}, got {}", names.join(" or "), ty.name()),
+        ))
+    }
+
+    fn want_var(&self, var: &Var, scope: &Scope, want: &[Ty]) -> Result<(), QueryError> {
+        match scope.get(&var.name) {
+            None => Err(self.undefined(&var.name, var.span)),
+            Some(&ty) if ty.fits(want) => Ok(()),
+            Some(&ty) => Err(self.error(
+                var.span,
+                Detail::VariableTypeConflict,
+                format!("variable `{}` is {}, not {}", var.name, ty.name(), want[0].name()),
+            )),
+        }
+    }
+
+    fn undefined(&self, name: &str, span: Span) -> QueryError {
+        self.error(span, Detail::UndefinedVariable, format!("variable `{name}` not defined"))
+    }
+
+    fn call(&self, c: &Call, scope: &mut Scope, standalone: bool) -> Result<Vec<String>, QueryError> {
+        let Some(proc_) = procedure(&c.procedure.name) else {
+            return Err(QueryError {
+                kind: ErrorType::ProcedureError,
+                detail: Detail::ProcedureNotFound,
+                phase: Phase::Compile,
+                message: format!("there is no procedure `{}`", c.procedure.name),
+                at: Some(crate::error::Position::of(self.text, c.procedure.span.start)),
+            });
+        };
+        if let Some(args) = &c.args {
+            if args.len() < proc_.required || args.len() > proc_.args.len() {
+                return Err(self.error(
+                    c.procedure.span,
+                    Detail::InvalidNumberOfArguments,
+                    format!(
+                        "{} takes {} to {} arguments ({}), got {}",
+                        proc_.name,
+                        proc_.required,
+                        proc_.args.len(),
+                        proc_.args.join(", "),
+                        args.len()
+                    ),
+                ));
+            }
+            for a in args {
+                self.expr(a, scope, Agg::Forbidden)?;
+            }
+        } else if !standalone || proc_.required > 0 {
+            return Err(self.error(
+                c.procedure.span,
+                Detail::InvalidArgumentPassingMode,
+                format!("{} needs its arguments in parentheses here", proc_.name),
+            ));
+        }
+        let mut columns = Vec::new();
+        match &c.yields {
+            Some(items) => {
+                for (column, var) in items {
+                    if !proc_.yields.iter().any(|y| *y == column.name) {
+                        return Err(self.error(
+                            column.span,
+                            Detail::UndefinedVariable,
+                            format!("{} yields no column `{}` (it yields {})", proc_.name, column.name, proc_.yields.join(", ")),
+                        ));
+                    }
+                    self.bind_new(scope, var, Ty::Any)?;
+                    columns.push(var.name.clone());
+                }
+            }
+            None if c.yield_all || standalone => {
+                for y in proc_.yields {
+                    let var = Var { name: (*y).to_owned(), span: c.span };
+                    self.bind_new(scope, &var, Ty::Any)?;
+                    columns.push((*y).to_owned());
+                }
+            }
+            None => {
+                return Err(self.error(
+                    c.span,
+                    Detail::UnexpectedSyntax,
+                    format!("CALL {} inside a query needs YIELD (it yields {})", proc_.name, proc_.yields.join(", ")),
+                ));
+            }
+        }
+        if let Some(w) = &c.predicate {
+            self.expr(w, scope, Agg::Forbidden)?;
+        }
+        Ok(columns)
+    }
+
+    // ---- projections ---------------------------------------------------------------------
+
+    /// Checks a WITH or RETURN; gives the scope after it and its column names.
+    fn projection(&self, p: &Projection, scope: &Scope, is_return: bool) -> Result<(Scope, Vec<String>), QueryError> {
+        let mut next = Scope::default();
+        let mut columns: Vec<String> = Vec::new();
+        if p.star {
+            if scope.is_empty() {
+                return Err(self.error(
+                    p.span,
+                    Detail::NoVariablesInScope,
+                    format!("{} * needs variables in scope, and there are none", if is_return { "RETURN" } else { "WITH" }),
+                ));
+            }
+            for (name, ty) in scope {
+                next.insert(name.clone(), *ty);
+                columns.push(name.clone());
+            }
+        }
+        let mut aggregating = false;
+        let mut item_types = Vec::with_capacity(p.items.len());
+        for item in &p.items {
+            let ty = self.expr(&item.expr, scope, Agg::Allowed)?;
+            aggregating |= contains_aggregate(&item.expr);
+            item_types.push(ty);
+            if !is_return && item.alias.is_none() && !matches!(item.expr.kind, ExprKind::Var(_)) {
+                return Err(self.error(
+                    item.expr.span,
+                    Detail::NoExpressionAlias,
+                    "an expression in WITH needs a name: add AS name",
+                ));
+            }
+        }
+        for (item, ty) in p.items.iter().zip(&item_types) {
+            let column = item.column().to_owned();
+            if columns.contains(&column) && !(p.star && matches!(&item.expr.kind, ExprKind::Var(v) if *v == column)) {
+                return Err(self.error(
+                    item.alias.as_ref().map_or(item.expr.span, |a| a.span),
+                    Detail::ColumnNameConflict,
+                    format!("column `{column}` is projected twice"),
+                ));
+            }
+            if !columns.contains(&column) {
+                columns.push(column.clone());
+            }
+            // A bare variable keeps its kind through WITH.
+            next.insert(column, *ty);
+        }
+        if aggregating {
+            let keys: Vec<&str> = p
+                .items
+                .iter()
+                .filter(|i| !contains_aggregate(&i.expr))
+                .filter_map(|i| match &i.expr.kind {
+                    ExprKind::Var(v) => Some(v.as_str()),
+                    _ => None,
+                })
+                .collect();
+            for item in p.items.iter().filter(|i| contains_aggregate(&i.expr)) {
+                if let Some(span) = ambiguous(&item.expr, &keys) {
+                    return Err(self.error(
+                        span,
+                        Detail::AmbiguousAggregationExpression,
+                        "an expression mixing an aggregate with values must use only grouping keys outside the aggregate",
+                    ));
+                }
+            }
+        }
+        // ORDER BY sees the new columns, and the old variables unless the projection aggregates
+        // or is DISTINCT (then only what was projected exists).
+        let mut order_scope = if aggregating || p.distinct { Scope::default() } else { scope.clone() };
+        order_scope.extend(next.iter().map(|(k, v)| (k.clone(), *v)));
+        for s in &p.order {
+            let agg_here = contains_aggregate(&s.expr);
+            if agg_here && !aggregating {
+                return Err(self.error(
+                    s.expr.span,
+                    Detail::InvalidAggregation,
+                    "ORDER BY cannot aggregate unless the projection does",
+                ));
+            }
+            let projected = p.items.iter().any(|i| same_expr(self.text, &i.expr, &s.expr));
+            if !projected {
+                let allowed = if aggregating { Agg::Allowed } else { Agg::Forbidden };
+                self.expr(&s.expr, &order_scope, allowed)?;
+            }
+        }
+        for e in p.skip.iter().chain(&p.limit) {
+            self.constant_count(e, if p.skip.as_ref() == Some(e) { "SKIP" } else { "LIMIT" })?;
+        }
+        if let Some(w) = &p.predicate {
+            self.expr(w, &next, Agg::Forbidden)?;
+        }
+        Ok((next, columns))
+    }
+
+    fn constant_count(&self, e: &Expr, what: &str) -> Result<(), QueryError> {
+        if let Some(span) = first_variable(e) {
+            return Err(self.error(
+                span,
+                Detail::NonConstantExpression,
+                format!("{what} takes a constant or a parameter, not an expression over variables"),
+            ));
+        }
+        let ty = self.expr(e, &Scope::default(), Agg::Forbidden)?;
+        match &e.kind {
+            ExprKind::Lit(Literal::Int(i)) if *i < 0 => Err(self.error(
+                e.span,
+                Detail::NegativeIntegerArgument,
+                format!("{what} cannot be negative ({i})"),
+            )),
+            _ if ty.fits(&[Ty::Int]) => Ok(()),
+            _ => Err(self.error(
+                e.span,
+                Detail::InvalidArgumentType,
+                format!("{what} takes an integer, got {}", ty.name()),
+            )),
+        }
+    }
+
+    // ---- expressions ---------------------------------------------------------------------
+
+    #[allow(clippy::too_many_lines)] // Reason: one arm per expression kind reads best in one place.
+    fn expr(&self, e: &Expr, scope: &Scope, agg: Agg) -> Result<Ty, QueryError> {
+        let ty = match &e.kind {
+            ExprKind::Lit(l) => match l {
+                Literal::Null => Ty::Null,
+                Literal::Bool(_) => Ty::Bool,
+                Literal::Int(_) => Ty::Int,
+                Literal::Float(_) => Ty::Float,
+                Literal::Str(_) => Ty::Str,
+            },
+            ExprKind::Param(_) => Ty::Any,
+            ExprKind::Var(v) => *scope.get(v).ok_or_else(|| self.undefined(v, e.span))?,
+            ExprKind::List(items) => {
+                for i in items {
+                    self.expr(i, scope, agg)?;
+                }
+                Ty::List
+            }
+            ExprKind::Map(items) => {
+                for (_, v) in items {
+                    self.expr(v, scope, agg)?;
+                }
+                Ty::Map
+            }
+            ExprKind::Prop(target, key) => {
+                let ty = self.expr(target, scope, agg)?;
+                self.want(target.span, ty, &[Ty::Node, Ty::Rel, Ty::Map], &format!("`.{}`", key.name))?;
+                Ty::Any
+            }
+            ExprKind::Index(target, index) => {
+                let ty = self.expr(target, scope, agg)?;
+                let ity = self.expr(index, scope, agg)?;
+                self.want(target.span, ty, &[Ty::List, Ty::RelList, Ty::Map, Ty::Node, Ty::Rel], "indexing")?;
+                self.want(index.span, ity, &[Ty::Int, Ty::Str], "an index")?;
+                Ty::Any
+            }
+            ExprKind::Slice(target, from, to) => {
+                let ty = self.expr(target, scope, agg)?;
+                self.want(target.span, ty, &[Ty::List, Ty::RelList], "slicing")?;
+                for b in from.iter().chain(to) {
+                    let bty = self.expr(b, scope, agg)?;
+                    self.want(b.span, bty, &[Ty::Int], "a slice bound")?;
+                }
+                Ty::List
+            }
+            ExprKind::HasLabels(target, _) => {
+                let ty = self.expr(target, scope, agg)?;
+                self.want(target.span, ty, &[Ty::Node], "a label test")?;
+                Ty::Bool
+            }
+            ExprKind::Unary(op, inner) => {
+                let ty = self.expr(inner, scope, agg)?;
+                match op {
+                    UnaryOp::Not => {
+                        self.want(inner.span, ty, &[Ty::Bool], "NOT")?;
+                        Ty::Bool
+                    }
+                    UnaryOp::Neg | UnaryOp::Pos => {
+                        self.want(inner.span, ty, &[Ty::Int, Ty::Float], "a sign")?;
+                        ty
+                    }
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let ta = self.expr(a, scope, agg)?;
+                let tb = self.expr(b, scope, agg)?;
+                binary_type(self, *op, (a, ta), (b, tb))?
+            }
+            ExprKind::IsNull(inner, _) => {
+                self.expr(inner, scope, agg)?;
+                Ty::Bool
+            }
+            ExprKind::Case { subject, whens, otherwise } => {
+                if let Some(s) = subject {
+                    self.expr(s, scope, agg)?;
+                }
+                for (w, t) in whens {
+                    self.expr(w, scope, agg)?;
+                    self.expr(t, scope, agg)?;
+                }
+                if let Some(o) = otherwise {
+                    self.expr(o, scope, agg)?;
+                }
+                Ty::Any
+            }
+            ExprKind::CountStar => {
+                self.aggregate_here(e.span, agg)?;
+                Ty::Int
+            }
+            ExprKind::Call { name, distinct: _, args } => self.call_expr(name, args, e.span, scope, agg)?,
+            ExprKind::ListComprehension { var, list, predicate, map } => {
+                self.expr(list, scope, agg)?;
+                let mut inner = scope.clone();
+                inner.insert(var.name.clone(), Ty::Any);
+                if let Some(p) = predicate {
+                    self.expr(p, &inner, Agg::Forbidden)?;
+                }
+                if let Some(m) = map {
+                    self.expr(m, &inner, agg)?;
+                }
+                Ty::List
+            }
+            ExprKind::Quantified { var, list, predicate, .. } => {
+                let lty = self.expr(list, scope, agg)?;
+                self.want(list.span, lty, &[Ty::List, Ty::RelList], "a quantifier")?;
+                let mut inner = scope.clone();
+                inner.insert(var.name.clone(), Ty::Any);
+                self.expr(predicate, &inner, Agg::Forbidden)?;
+                Ty::Bool
+            }
+            ExprKind::PatternComprehension { pattern, predicate, map } => {
+                let mut inner = scope.clone();
+                let mut rels = Vec::new();
+                self.bind_part(pattern, &mut inner, &mut rels)?;
+                self.pattern_exprs(pattern, &inner, true)?;
+                if let Some(p) = predicate {
+                    self.expr(p, &inner, Agg::Forbidden)?;
+                }
+                self.expr(map, &inner, agg)?;
+                Ty::List
+            }
+            ExprKind::Pattern(part) => {
+                let mut inner = scope.clone();
+                let mut rels = Vec::new();
+                self.bind_part(part, &mut inner, &mut rels)?;
+                if let Some((name, span)) = pattern_vars(part).into_iter().find(|(n, _)| !scope.contains_key(*n)) {
+                    return Err(self.error(
+                        span,
+                        Detail::UndefinedVariable,
+                        format!("variable `{name}` not defined: a pattern used as a value cannot introduce variables"),
+                    ));
+                }
+                self.pattern_exprs(part, &inner, true)?;
+                Ty::Any
+            }
+            ExprKind::MapProjection { var, items } => {
+                self.want_var(var, scope, &[Ty::Node, Ty::Rel, Ty::Map])?;
+                for item in items {
+                    match item {
+                        MapProjectionItem::Literal(_, v) => {
+                            self.expr(v, scope, agg)?;
+                        }
+                        MapProjectionItem::Variable(v) => {
+                            if !scope.contains_key(&v.name) {
+                                return Err(self.undefined(&v.name, v.span));
+                            }
+                        }
+                        MapProjectionItem::Property(_) | MapProjectionItem::All => {}
+                    }
+                }
+                Ty::Map
+            }
+        };
+        Ok(ty)
+    }
+
+    fn aggregate_here(&self, span: Span, agg: Agg) -> Result<(), QueryError> {
+        match agg {
+            Agg::Allowed => Ok(()),
+            Agg::Forbidden => Err(self.error(span, Detail::InvalidAggregation, "an aggregate cannot be used here")),
+            Agg::Inside => Err(self.error(span, Detail::InvalidAggregation, "aggregates cannot nest")),
+        }
+    }
+
+    fn call_expr(&self, name: &crate::ast::Name, args: &[Expr], span: Span, scope: &Scope, agg: Agg) -> Result<Ty, QueryError> {
+        let Some(f) = function(&name.name) else {
+            return Err(self.error(name.span, Detail::UnknownFunction, format!("unknown function `{}`", name.name)));
+        };
+        if args.len() < f.min_args || args.len() > f.max_args {
+            let range = if f.max_args == usize::MAX {
+                format!("at least {}", f.min_args)
+            } else if f.min_args == f.max_args {
+                f.min_args.to_string()
+            } else {
+                format!("{} to {}", f.min_args, f.max_args)
+            };
+            return Err(self.error(
+                span,
+                Detail::InvalidNumberOfArguments,
+                format!("{} takes {range} arguments, got {}", f.name, args.len()),
+            ));
+        }
+        let inner = if f.kind == FunctionKind::Aggregate {
+            self.aggregate_here(span, agg)?;
+            Agg::Inside
+        } else {
+            agg
+        };
+        let mut tys = Vec::with_capacity(args.len());
+        for a in args {
+            tys.push(self.expr(a, scope, inner)?);
+        }
+        let arg = |i: usize| (args[i].span, tys[i]);
+        let want = |i: usize, ok: &[Ty]| {
+            let (s, t) = arg(i);
+            self.want(s, t, ok, f.name)
+        };
+        Ok(match f.name {
+            "count" => Ty::Int,
+            "collect" => Ty::List,
+            "id" => {
+                want(0, &[Ty::Node, Ty::Rel])?;
+                Ty::Int
+            }
+            "labels" => {
+                want(0, &[Ty::Node])?;
+                Ty::List
+            }
+            "type" => {
+                want(0, &[Ty::Rel])?;
+                Ty::Str
+            }
+            "keys" => {
+                want(0, &[Ty::Node, Ty::Rel, Ty::Map])?;
+                Ty::List
+            }
+            "properties" => {
+                want(0, &[Ty::Node, Ty::Rel, Ty::Map])?;
+                Ty::Map
+            }
+            "startnode" | "endnode" => {
+                want(0, &[Ty::Rel])?;
+                Ty::Node
+            }
+            "nodes" | "relationships" => {
+                want(0, &[Ty::Path])?;
+                Ty::List
+            }
+            "length" => {
+                want(0, &[Ty::Path])?;
+                Ty::Int
+            }
+            "size" => {
+                want(0, &[Ty::List, Ty::RelList, Ty::Str])?;
+                Ty::Int
+            }
+            "tail" | "range" | "split" => Ty::List,
+            "tointeger" => Ty::Int,
+            "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" => Ty::Float,
+            "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right"
+            | "replace" => Ty::Str,
+            "toboolean" | "exists" => Ty::Bool,
+            "timestamp" => Ty::Int,
+            _ => Ty::Any,
+        })
+    }
+}
+
+fn binary_type(c: &Checker<'_>, op: BinaryOp, (a, ta): (&Expr, Ty), (b, tb): (&Expr, Ty)) -> Result<Ty, QueryError> {
+    Ok(match op {
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => {
+            c.want(a.span, ta, &[Ty::Bool], op.text())?;
+            c.want(b.span, tb, &[Ty::Bool], op.text())?;
+            Ty::Bool
+        }
+        BinaryOp::In => {
+            c.want(b.span, tb, &[Ty::List, Ty::RelList], "IN")?;
+            Ty::Bool
+        }
+        BinaryOp::Eq | BinaryOp::Neq | BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge => Ty::Bool,
+        BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains | BinaryOp::Regex => Ty::Bool,
+        BinaryOp::Add => match (ta, tb) {
+            (Ty::Int, Ty::Int) => Ty::Int,
+            (Ty::Float, Ty::Int | Ty::Float) | (Ty::Int, Ty::Float) => Ty::Float,
+            (Ty::Str, Ty::Str | Ty::Int | Ty::Float) | (Ty::Int | Ty::Float, Ty::Str) => Ty::Str,
+            (Ty::List | Ty::RelList, _) | (_, Ty::List | Ty::RelList) => Ty::List,
+            _ => Ty::Any,
+        },
+        BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => match (ta, tb) {
+            (Ty::Int, Ty::Int) if op != BinaryOp::Pow => Ty::Int,
+            (Ty::Float | Ty::Int, Ty::Float | Ty::Int) => Ty::Float,
+            _ => Ty::Any,
+        },
+    })
+}
+
+impl Clause {
+    /// The span of the clause's start, for errors about the clause as a whole.
+    fn span_start(&self) -> Span {
+        match self {
+            Clause::Match(m) => m.span,
+            Clause::Unwind(u) => u.span,
+            Clause::With(p) | Clause::Return(p) => p.span,
+            Clause::Create(c) => c.span,
+            Clause::Merge(m) => m.span,
+            Clause::Set(s) => s.span,
+            Clause::Remove(r) => r.span,
+            Clause::Delete(d) => d.span,
+            Clause::Call(c) => c.span,
+        }
+    }
+}
+
+/// Whether `e` contains an aggregate call outside a nested scope.
+pub fn contains_aggregate(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Call { name, .. } if function(&name.name).is_some_and(|f| f.kind == FunctionKind::Aggregate) => true,
+        _ => {
+            let mut found = false;
+            e.for_each_child(|c| found |= contains_aggregate(c));
+            found
+        }
+    }
+}
+
+/// In an aggregating item, the first sub-expression outside the aggregates that is neither
+/// constant nor built only from grouping-key variables.
+fn ambiguous(e: &Expr, keys: &[&str]) -> Option<Span> {
+    match &e.kind {
+        ExprKind::CountStar => None,
+        ExprKind::Call { name, .. } if function(&name.name).is_some_and(|f| f.kind == FunctionKind::Aggregate) => None,
+        ExprKind::Var(v) if !keys.contains(&v.as_str()) => Some(e.span),
+        _ => {
+            let mut found = None;
+            e.for_each_child(|c| {
+                if found.is_none() {
+                    found = ambiguous(c, keys);
+                }
+            });
+            found
+        }
+    }
+}
+
+/// The first variable an expression reads (outside nested scopes' own variables).
+fn first_variable(e: &Expr) -> Option<Span> {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::Pattern(_) => Some(e.span),
+        _ => {
+            let mut found = None;
+            e.for_each_child(|c| {
+                if found.is_none() {
+                    found = first_variable(c);
+                }
+            });
+            found
+        }
+    }
+}
+
+/// The named variables of a pattern part.
+fn pattern_vars(part: &PatternPart) -> Vec<(&str, Span)> {
+    let mut out = Vec::new();
+    if let Some(v) = &part.var {
+        out.push((v.name.as_str(), v.span));
+    }
+    let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
+    for n in nodes {
+        if let Some(v) = &n.var {
+            out.push((v.name.as_str(), v.span));
+        }
+    }
+    for (r, _) in &part.chain {
+        if let Some(v) = &r.var {
+            out.push((v.name.as_str(), v.span));
+        }
+    }
+    out
+}
+
+/// Whether two expressions are written the same (ignoring whitespace).
+fn same_expr(text: &str, a: &Expr, b: &Expr) -> bool {
+    let squash = |e: &Expr| -> String {
+        text.get(e.span.start..e.span.end).unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect()
+    };
+    squash(a) == squash(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detail(text: &str) -> Option<Detail> {
+        let statement = crate::parser::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        check(text, &statement).err().map(|e| e.detail)
+    }
+
+    #[test]
+    fn each_rule_names_its_detail() {
+        for (text, want) in [
+            ("MATCH (n) RETURN m", Some(Detail::UndefinedVariable)),
+            ("MATCH ()-[r]-(r) RETURN r", Some(Detail::VariableTypeConflict)),
+            ("MATCH r = ()-[]-(), (r) RETURN r", Some(Detail::VariableTypeConflict)),
+            ("WITH 123 AS n MATCH (n) RETURN n", Some(Detail::VariableTypeConflict)),
+            ("MATCH (a) CREATE (a)", Some(Detail::VariableAlreadyBound)),
+            ("MATCH (a) CREATE (a {name: 'foo'}) RETURN a", Some(Detail::VariableAlreadyBound)),
+            ("MATCH (a) CREATE (a)-[:T]->(b)", None),
+            ("CREATE (a)-[:A|B]->(b)", Some(Detail::NoSingleRelationshipType)),
+            ("CREATE (a)-[:T]-(b)", Some(Detail::RequiresDirectedRelationship)),
+            ("CREATE (a)-[:T*2]->(b)", Some(Detail::CreatingVarLength)),
+            ("MATCH (n $p) RETURN n", Some(Detail::InvalidParameterUse)),
+            ("CREATE (n $p)", None),
+            ("MATCH (a) WHERE count(a) > 10 RETURN a", Some(Detail::InvalidAggregation)),
+            ("RETURN count(count(*))", Some(Detail::InvalidAggregation)),
+            ("MATCH (me)--(you) WITH me.age + count(you.age) AS agg RETURN *", Some(Detail::AmbiguousAggregationExpression)),
+            ("MATCH (me)--(you) WITH me, me.age + count(you.age) AS agg RETURN *", None),
+            ("MATCH (n) RETURN n SKIP n.count", Some(Detail::NonConstantExpression)),
+            ("MATCH (n) RETURN n SKIP -1", Some(Detail::NegativeIntegerArgument)),
+            ("MATCH (n) RETURN n LIMIT 1.5", Some(Detail::InvalidArgumentType)),
+            ("MATCH (n) RETURN n LIMIT $l", None),
+            ("RETURN 1 AS a, 2 AS a", Some(Detail::ColumnNameConflict)),
+            ("MATCH () RETURN *", Some(Detail::NoVariablesInScope)),
+            ("MATCH (a) RETURN foo(a)", Some(Detail::UnknownFunction)),
+            ("MATCH (n) DELETE n:Person", Some(Detail::InvalidDelete)),
+            ("RETURN NOT 1", Some(Detail::InvalidArgumentType)),
+            ("RETURN 123 AND true", Some(Detail::InvalidArgumentType)),
+            ("WITH 123 AS x RETURN x.num", Some(Detail::InvalidArgumentType)),
+            ("MATCH p = (a) RETURN labels(p)", Some(Detail::InvalidArgumentType)),
+            ("RETURN 1 IN 2", Some(Detail::InvalidArgumentType)),
+            ("MATCH (n) WITH n.num1 AS foo ORDER BY count(1) RETURN foo", Some(Detail::InvalidAggregation)),
+            ("MATCH (a) RETURN a UNION RETURN 1 AS b", Some(Detail::DifferentColumnsInUnion)),
+            ("MATCH (a)", Some(Detail::InvalidClauseComposition)),
+            ("MATCH (a) WHERE (a)-->(b) RETURN a", Some(Detail::UndefinedVariable)),
+            ("MATCH (a) WHERE (a)-->(:B) RETURN a", None),
+            ("RETURN [x IN [1, 2] WHERE x > 1 | x * 2] AS l", None),
+            ("RETURN x", Some(Detail::UndefinedVariable)),
+            ("CALL db.labels() YIELD label RETURN label", None),
+            ("CALL db.labels", None),
+            ("CALL db.nope()", Some(Detail::ProcedureNotFound)),
+            ("CALL db.labels() YIELD nope RETURN nope", Some(Detail::UndefinedVariable)),
+            ("UNWIND [1] AS x UNWIND [2] AS x RETURN x", Some(Detail::VariableAlreadyBound)),
+            ("MATCH (a)-[r*1..2]->(b) WITH r RETURN size(r)", None),
+            ("MATCH (n) RETURN n.x AS x ORDER BY n.y", None),
+            ("MATCH (n) RETURN DISTINCT n.x AS x ORDER BY n.y", Some(Detail::UndefinedVariable)),
+        ] {
+            assert_eq!(detail(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn columns_are_named_as_written() {
+        let text = "MATCH (n) RETURN n.name, count(*) AS c, labels(n)";
+        let statement = crate::parser::parse(text).expect("parses");
+        assert_eq!(check(text, &statement).expect("checks").columns, ["n.name", "c", "labels(n)"]);
+    }
+}

@@ -1,0 +1,180 @@
+//! The functions and procedures the language knows: names, arities, which aggregate, and each
+//! procedure's arguments and `YIELD` columns. The checker refuses what is not here; the engine
+//! implements exactly these.
+
+/// What a function is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// Row by row.
+    Scalar,
+    /// Over a group of rows.
+    Aggregate,
+}
+
+/// One function's signature.
+#[derive(Clone, Copy, Debug)]
+pub struct Function {
+    /// Lower-case name (names compare case-insensitively).
+    pub name: &'static str,
+    /// Scalar or aggregate.
+    pub kind: FunctionKind,
+    /// Fewest arguments.
+    pub min_args: usize,
+    /// Most arguments.
+    pub max_args: usize,
+}
+
+const fn scalar(name: &'static str, min_args: usize, max_args: usize) -> Function {
+    Function { name, kind: FunctionKind::Scalar, min_args, max_args }
+}
+
+const fn aggregate(name: &'static str) -> Function {
+    Function { name, kind: FunctionKind::Aggregate, min_args: 1, max_args: 1 }
+}
+
+/// Every function, by name.
+pub const FUNCTIONS: &[Function] = &[
+    aggregate("count"),
+    aggregate("collect"),
+    aggregate("sum"),
+    aggregate("avg"),
+    aggregate("min"),
+    aggregate("max"),
+    aggregate("stdev"),
+    aggregate("stdevp"),
+    scalar("id", 1, 1),
+    scalar("labels", 1, 1),
+    scalar("type", 1, 1),
+    scalar("keys", 1, 1),
+    scalar("properties", 1, 1),
+    scalar("startnode", 1, 1),
+    scalar("endnode", 1, 1),
+    scalar("nodes", 1, 1),
+    scalar("relationships", 1, 1),
+    scalar("length", 1, 1),
+    scalar("size", 1, 1),
+    scalar("coalesce", 1, usize::MAX),
+    scalar("head", 1, 1),
+    scalar("last", 1, 1),
+    scalar("tail", 1, 1),
+    scalar("reverse", 1, 1),
+    scalar("range", 2, 3),
+    scalar("tointeger", 1, 1),
+    scalar("tofloat", 1, 1),
+    scalar("tostring", 1, 1),
+    scalar("toboolean", 1, 1),
+    scalar("abs", 1, 1),
+    scalar("sign", 1, 1),
+    scalar("round", 1, 1),
+    scalar("floor", 1, 1),
+    scalar("ceil", 1, 1),
+    scalar("sqrt", 1, 1),
+    scalar("exp", 1, 1),
+    scalar("log", 1, 1),
+    scalar("log10", 1, 1),
+    scalar("rand", 0, 0),
+    scalar("tolower", 1, 1),
+    scalar("toupper", 1, 1),
+    scalar("trim", 1, 1),
+    scalar("ltrim", 1, 1),
+    scalar("rtrim", 1, 1),
+    scalar("split", 2, 2),
+    scalar("substring", 2, 3),
+    scalar("left", 2, 2),
+    scalar("right", 2, 2),
+    scalar("replace", 3, 3),
+    scalar("timestamp", 0, 0),
+    scalar("exists", 1, 1),
+];
+
+/// The function named `name` (any case).
+pub fn function(name: &str) -> Option<&'static Function> {
+    FUNCTIONS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+/// One procedure's signature.
+#[derive(Clone, Copy, Debug)]
+pub struct Procedure {
+    /// The dotted name, case as documented (matched case-insensitively).
+    pub name: &'static str,
+    /// Argument names, required first.
+    pub args: &'static [&'static str],
+    /// How many of `args` are required.
+    pub required: usize,
+    /// The `YIELD` columns, in order.
+    pub yields: &'static [&'static str],
+    /// One line for `:help` and the docs.
+    pub doc: &'static str,
+}
+
+/// Every procedure.
+pub const PROCEDURES: &[Procedure] = &[
+    Procedure {
+        name: "db.labels",
+        args: &[],
+        required: 0,
+        yields: &["label"],
+        doc: "every label in the workspace; row i is label id i",
+    },
+    Procedure {
+        name: "db.relationshipTypes",
+        args: &[],
+        required: 0,
+        yields: &["relationshipType"],
+        doc: "every relationship type; row i is type id i",
+    },
+    Procedure {
+        name: "db.propertyKeys",
+        args: &[],
+        required: 0,
+        yields: &["propertyKey"],
+        doc: "every property key; row i is key id i",
+    },
+    Procedure {
+        name: "engram.recall",
+        args: &["text", "options"],
+        required: 1,
+        yields: &["rank", "claim", "subject", "object", "text", "score", "evidence", "context"],
+        doc: "hybrid recall under a token budget; options {budget, entities, hops, as_of}",
+    },
+    Procedure {
+        name: "engram.neighbors",
+        args: &["node", "options"],
+        required: 1,
+        yields: &["relationship", "neighbor", "direction"],
+        doc: "the claims at a node; options {direction: 'out'|'in'|'both', types: [..]}",
+    },
+    Procedure {
+        name: "engram.ancestors",
+        args: &["node", "type"],
+        required: 2,
+        yields: &["node", "depth"],
+        doc: "the transitive closure upward over one relationship type",
+    },
+    Procedure {
+        name: "engram.descendants",
+        args: &["node", "type"],
+        required: 2,
+        yields: &["node", "depth"],
+        doc: "the transitive closure downward over one relationship type",
+    },
+    Procedure {
+        name: "engram.search.text",
+        args: &["query", "k"],
+        required: 1,
+        yields: &["relationship", "score"],
+        doc: "BM25 over claim text",
+    },
+    Procedure {
+        name: "engram.search.vector",
+        args: &["query", "k"],
+        required: 1,
+        yields: &["relationship", "score"],
+        doc: "cosine similarity of claim embeddings to the query (text, embedded by the workspace's model)",
+    },
+];
+
+/// The procedure named `name` (any case).
+pub fn procedure(name: &str) -> Option<&'static Procedure> {
+    PROCEDURES.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
