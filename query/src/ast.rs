@@ -579,7 +579,7 @@ impl Expr {
     /// Calls `f` on each direct sub-expression (not into patterns' own property maps).
     pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Lit(_) | ExprKind::Param(_) | ExprKind::Var(_) | ExprKind::CountStar => {}
+            ExprKind::Lit(_) | ExprKind::Param(_) | ExprKind::Var(_) | ExprKind::CountStar | ExprKind::Pattern(_) => {}
             ExprKind::List(items) => items.iter().for_each(f),
             ExprKind::Map(items) => items.iter().for_each(|(_, e)| f(e)),
             ExprKind::Prop(e, _) | ExprKind::HasLabels(e, _) | ExprKind::Unary(_, e) | ExprKind::IsNull(e, _) => f(e),
@@ -628,7 +628,6 @@ impl Expr {
                 }
                 f(map);
             }
-            ExprKind::Pattern(_) => {}
             ExprKind::MapProjection { items, .. } => {
                 for item in items {
                     if let MapProjectionItem::Literal(_, e) = item {

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::ast::{
-    BinaryOp, Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, PatternPart, Projection,
-    Query, RemoveItem, SetItem, SingleQuery, Statement, Temporal, UnaryOp, Var,
+    BinaryOp, Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, PatternPart, Projection, Query, RemoveItem,
+    SetItem, SingleQuery, Statement, Temporal, UnaryOp, Var,
 };
 use crate::error::{Detail, ErrorType, Phase, QueryError, Span};
 use crate::functions::{function, procedure, FunctionKind};
@@ -117,11 +117,7 @@ impl Checker<'_> {
         let mut all = None;
         for (is_all, part) in &query.unions {
             if all.is_some_and(|a| a != *is_all) {
-                return Err(self.error(
-                    part.span,
-                    Detail::InvalidClauseComposition,
-                    "UNION and UNION ALL cannot be mixed in one query",
-                ));
+                return Err(self.error(part.span, Detail::InvalidClauseComposition, "UNION and UNION ALL cannot be mixed in one query"));
             }
             all = Some(*is_all);
             let next = self.single(part)?;
@@ -129,10 +125,7 @@ impl Checker<'_> {
                 return Err(self.error(
                     part.span,
                     Detail::DifferentColumnsInUnion,
-                    format!(
-                        "all parts of a UNION must return the same columns: {:?} against {:?}",
-                        first.columns, next.columns
-                    ),
+                    format!("all parts of a UNION must return the same columns: {:?} against {:?}", first.columns, next.columns),
                 ));
             }
             writes |= next.writes;
@@ -231,10 +224,7 @@ impl Checker<'_> {
             return Err(self.error(
                 last_clause.span_start(),
                 Detail::InvalidClauseComposition,
-                format!(
-                    "a query cannot end with {} (end it with RETURN, an update clause or CALL)",
-                    last_clause.name()
-                ),
+                format!("a query cannot end with {} (end it with RETURN, an update clause or CALL)", last_clause.name()),
             ));
         }
         Ok(Checked { columns, writes })
@@ -244,11 +234,7 @@ impl Checker<'_> {
 
     fn bind_new(&self, scope: &mut Scope, var: &Var, ty: Ty) -> Result<(), QueryError> {
         if scope.contains_key(&var.name) {
-            return Err(self.error(
-                var.span,
-                Detail::VariableAlreadyBound,
-                format!("variable `{}` is already defined", var.name),
-            ));
+            return Err(self.error(var.span, Detail::VariableAlreadyBound, format!("variable `{}` is already defined", var.name)));
         }
         scope.insert(var.name.clone(), ty);
         Ok(())
@@ -262,6 +248,8 @@ impl Checker<'_> {
                 Ok(())
             }
             Some(&have) if have == ty || have == Ty::Any => Ok(()),
+            // A list of relationships bound earlier may be matched again as a variable length.
+            Some(Ty::List) if ty == Ty::RelList => Ok(()),
             Some(&have) => Err(self.error(
                 var.span,
                 Detail::VariableTypeConflict,
@@ -285,19 +273,10 @@ impl Checker<'_> {
     }
 
     /// Binds a MATCH pattern's variables.
-    fn bind_part<'p>(
-        &self,
-        part: &'p PatternPart,
-        scope: &mut Scope,
-        rels_here: &mut Vec<&'p str>,
-    ) -> Result<(), QueryError> {
+    fn bind_part<'p>(&self, part: &'p PatternPart, scope: &mut Scope, rels_here: &mut Vec<&'p str>) -> Result<(), QueryError> {
         if let Some(v) = &part.var {
             if scope.get(&v.name).is_some_and(|t| *t == Ty::Path) {
-                return Err(self.error(
-                    v.span,
-                    Detail::VariableAlreadyBound,
-                    format!("path variable `{}` is already defined", v.name),
-                ));
+                return Err(self.error(v.span, Detail::VariableAlreadyBound, format!("path variable `{}` is already defined", v.name)));
             }
             self.bind_kind(scope, v, Ty::Path)?;
         }
@@ -327,10 +306,7 @@ impl Checker<'_> {
     /// Checks the property maps and inline predicates of a pattern.
     fn pattern_exprs(&self, part: &PatternPart, scope: &Scope, reading: bool) -> Result<(), QueryError> {
         let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
-        let props = nodes
-            .map(|n| &n.props)
-            .chain(part.chain.iter().map(|(r, _)| &r.props))
-            .filter_map(Option::as_ref);
+        let props = nodes.map(|n| &n.props).chain(part.chain.iter().map(|(r, _)| &r.props)).filter_map(Option::as_ref);
         for p in props {
             if reading && matches!(p.kind, ExprKind::Param(_)) {
                 return Err(self.error(
@@ -387,6 +363,13 @@ impl Checker<'_> {
             }
         }
         for (rel, _) in &part.chain {
+            if let Some(v) = rel.var.as_ref().filter(|v| scope.contains_key(&v.name)) {
+                return Err(self.error(
+                    v.span,
+                    Detail::VariableAlreadyBound,
+                    format!("variable `{}` is already defined; {clause} cannot create it again", v.name),
+                ));
+            }
             if rel.types.len() != 1 {
                 return Err(self.error(
                     rel.span,
@@ -402,11 +385,7 @@ impl Checker<'_> {
                 ));
             }
             if !merge && rel.direction == Direction::Both {
-                return Err(self.error(
-                    rel.span,
-                    Detail::RequiresDirectedRelationship,
-                    "CREATE needs a direction: -[:T]-> or <-[:T]-",
-                ));
+                return Err(self.error(rel.span, Detail::RequiresDirectedRelationship, "CREATE needs a direction: -[:T]-> or <-[:T]-"));
             }
             if let Some(p) = &rel.props {
                 if merge && matches!(p.kind, ExprKind::Param(_)) {
@@ -453,11 +432,7 @@ impl Checker<'_> {
             return Ok(());
         }
         let names: Vec<_> = want.iter().map(|t| t.name()).collect();
-        Err(self.error(
-            span,
-            Detail::InvalidArgumentType,
-            format!("{what} expects {}, got {}", names.join(" or "), ty.name()),
-        ))
+        Err(self.error(span, Detail::InvalidArgumentType, format!("{what} expects {}, got {}", names.join(" or "), ty.name())))
     }
 
     fn want_var(&self, var: &Var, scope: &Scope, want: &[Ty]) -> Result<(), QueryError> {
@@ -573,11 +548,7 @@ impl Checker<'_> {
             aggregating |= contains_aggregate(&item.expr);
             item_types.push(ty);
             if !is_return && item.alias.is_none() && !matches!(item.expr.kind, ExprKind::Var(_)) {
-                return Err(self.error(
-                    item.expr.span,
-                    Detail::NoExpressionAlias,
-                    "an expression in WITH needs a name: add AS name",
-                ));
+                return Err(self.error(item.expr.span, Detail::NoExpressionAlias, "an expression in WITH needs a name: add AS name"));
             }
         }
         for (item, ty) in p.items.iter().zip(&item_types) {
@@ -596,17 +567,9 @@ impl Checker<'_> {
             next.insert(column, *ty);
         }
         if aggregating {
-            let keys: Vec<&str> = p
-                .items
-                .iter()
-                .filter(|i| !contains_aggregate(&i.expr))
-                .filter_map(|i| match &i.expr.kind {
-                    ExprKind::Var(v) => Some(v.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let keys = GroupingKeys::of(self.text, p);
             for item in p.items.iter().filter(|i| contains_aggregate(&i.expr)) {
-                if let Some(span) = ambiguous(&item.expr, &keys) {
+                if let Some(span) = keys.ambiguous(&item.expr) {
                     return Err(self.error(
                         span,
                         Detail::AmbiguousAggregationExpression,
@@ -615,32 +578,61 @@ impl Checker<'_> {
                 }
             }
         }
-        // ORDER BY sees the new columns, and the old variables unless the projection aggregates
-        // or is DISTINCT (then only what was projected exists).
-        let mut order_scope = if aggregating || p.distinct { Scope::default() } else { scope.clone() };
+        // ORDER BY and WITH's WHERE see the new columns and the old variables; when the projection
+        // aggregates or is DISTINCT, an old variable only inside an expression that was projected.
+        let mut order_scope = scope.clone();
         order_scope.extend(next.iter().map(|(k, v)| (k.clone(), *v)));
+        let narrowed = aggregating || p.distinct;
         for s in &p.order {
-            let agg_here = contains_aggregate(&s.expr);
-            if agg_here && !aggregating {
-                return Err(self.error(
-                    s.expr.span,
-                    Detail::InvalidAggregation,
-                    "ORDER BY cannot aggregate unless the projection does",
-                ));
+            if contains_aggregate(&s.expr) && !aggregating {
+                return Err(self.error(s.expr.span, Detail::InvalidAggregation, "ORDER BY cannot aggregate unless the projection does"));
             }
-            let projected = p.items.iter().any(|i| same_expr(self.text, &i.expr, &s.expr));
-            if !projected {
-                let allowed = if aggregating { Agg::Allowed } else { Agg::Forbidden };
-                self.expr(&s.expr, &order_scope, allowed)?;
+            let allowed = if aggregating { Agg::Allowed } else { Agg::Forbidden };
+            self.expr(&s.expr, &order_scope, allowed)?;
+            if narrowed {
+                if let Some((name, span)) = self.unprojected(&s.expr, p, &next) {
+                    return Err(self.error(
+                        span,
+                        Detail::UndefinedVariable,
+                        format!("variable `{name}` not defined: after DISTINCT or an aggregation only projected values can be sorted on"),
+                    ));
+                }
             }
         }
         for e in p.skip.iter().chain(&p.limit) {
             self.constant_count(e, if p.skip.as_ref() == Some(e) { "SKIP" } else { "LIMIT" })?;
         }
         if let Some(w) = &p.predicate {
-            self.expr(w, &next, Agg::Forbidden)?;
+            self.expr(w, &order_scope, Agg::Forbidden)?;
+            if narrowed {
+                if let Some((name, span)) = self.unprojected(w, p, &next) {
+                    return Err(self.undefined(name, span));
+                }
+            }
         }
         Ok((next, columns))
+    }
+
+    /// The first variable `e` reads that is neither a new column nor inside a sub-expression
+    /// written as one of the projection's items.
+    fn unprojected<'e>(&self, e: &'e Expr, p: &Projection, next: &Scope) -> Option<(&'e str, Span)> {
+        if p.items.iter().any(|i| same_expr(self.text, &i.expr, e)) {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Var(v) if !next.contains_key(v) => Some((v.as_str(), e.span)),
+            // Their own variables are local; a full treatment is not needed for sorting keys.
+            ExprKind::ListComprehension { .. } | ExprKind::Quantified { .. } | ExprKind::PatternComprehension { .. } => None,
+            _ => {
+                let mut found = None;
+                e.for_each_child(|c| {
+                    if found.is_none() {
+                        found = self.unprojected(c, p, next);
+                    }
+                });
+                found
+            }
+        }
     }
 
     fn constant_count(&self, e: &Expr, what: &str) -> Result<(), QueryError> {
@@ -653,17 +645,11 @@ impl Checker<'_> {
         }
         let ty = self.expr(e, &Scope::default(), Agg::Forbidden)?;
         match &e.kind {
-            ExprKind::Lit(Literal::Int(i)) if *i < 0 => Err(self.error(
-                e.span,
-                Detail::NegativeIntegerArgument,
-                format!("{what} cannot be negative ({i})"),
-            )),
+            ExprKind::Lit(Literal::Int(i)) if *i < 0 => {
+                Err(self.error(e.span, Detail::NegativeIntegerArgument, format!("{what} cannot be negative ({i})")))
+            }
             _ if ty.fits(&[Ty::Int]) => Ok(()),
-            _ => Err(self.error(
-                e.span,
-                Detail::InvalidArgumentType,
-                format!("{what} takes an integer, got {}", ty.name()),
-            )),
+            _ => Err(self.error(e.span, Detail::InvalidArgumentType, format!("{what} takes an integer, got {}", ty.name()))),
         }
     }
 
@@ -867,8 +853,6 @@ impl Checker<'_> {
             self.want(s, t, ok, f.name)
         };
         Ok(match f.name {
-            "count" => Ty::Int,
-            "collect" => Ty::List,
             "id" => {
                 want(0, &[Ty::Node, Ty::Rel])?;
                 Ty::Int
@@ -905,13 +889,11 @@ impl Checker<'_> {
                 want(0, &[Ty::List, Ty::RelList, Ty::Str])?;
                 Ty::Int
             }
-            "tail" | "range" | "split" => Ty::List,
-            "tointeger" => Ty::Int,
+            "collect" | "tail" | "range" | "split" => Ty::List,
             "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" => Ty::Float,
-            "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right"
-            | "replace" => Ty::Str,
+            "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" => Ty::Str,
             "toboolean" | "exists" => Ty::Bool,
-            "timestamp" => Ty::Int,
+            "count" | "tointeger" | "timestamp" => Ty::Int,
             _ => Ty::Any,
         })
     }
@@ -928,8 +910,16 @@ fn binary_type(c: &Checker<'_>, op: BinaryOp, (a, ta): (&Expr, Ty), (b, tb): (&E
             c.want(b.span, tb, &[Ty::List, Ty::RelList], "IN")?;
             Ty::Bool
         }
-        BinaryOp::Eq | BinaryOp::Neq | BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge => Ty::Bool,
-        BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains | BinaryOp::Regex => Ty::Bool,
+        BinaryOp::Eq
+        | BinaryOp::Neq
+        | BinaryOp::Lt
+        | BinaryOp::Gt
+        | BinaryOp::Le
+        | BinaryOp::Ge
+        | BinaryOp::StartsWith
+        | BinaryOp::EndsWith
+        | BinaryOp::Contains
+        | BinaryOp::Regex => Ty::Bool,
         BinaryOp::Add => match (ta, tb) {
             (Ty::Int, Ty::Int) => Ty::Int,
             (Ty::Float, Ty::Int | Ty::Float) | (Ty::Int, Ty::Float) => Ty::Float,
@@ -975,21 +965,46 @@ pub fn contains_aggregate(e: &Expr) -> bool {
     }
 }
 
-/// In an aggregating item, the first sub-expression outside the aggregates that is neither
-/// constant nor built only from grouping-key variables.
-fn ambiguous(e: &Expr, keys: &[&str]) -> Option<Span> {
-    match &e.kind {
-        ExprKind::CountStar => None,
-        ExprKind::Call { name, .. } if function(&name.name).is_some_and(|f| f.kind == FunctionKind::Aggregate) => None,
-        ExprKind::Var(v) if !keys.contains(&v.as_str()) => Some(e.span),
-        _ => {
-            let mut found = None;
-            e.for_each_child(|c| {
-                if found.is_none() {
-                    found = ambiguous(c, keys);
-                }
-            });
-            found
+/// The grouping keys of an aggregating projection, as the rule for mixed items reads them: bare
+/// variables, and property accesses written as an item (`me.age`). A longer expression that
+/// happens to be an item (`me.age + you.age`) is not recognised inside another one.
+struct GroupingKeys<'a> {
+    text: &'a str,
+    vars: Vec<&'a str>,
+    props: Vec<String>,
+}
+
+impl<'a> GroupingKeys<'a> {
+    fn of(text: &'a str, p: &'a Projection) -> GroupingKeys<'a> {
+        let mut keys = GroupingKeys { text, vars: Vec::new(), props: Vec::new() };
+        for item in p.items.iter().filter(|i| !contains_aggregate(&i.expr)) {
+            match &item.expr.kind {
+                ExprKind::Var(v) => keys.vars.push(v),
+                ExprKind::Prop(..) => keys.props.push(squash(text, &item.expr)),
+                _ => {}
+            }
+        }
+        keys
+    }
+
+    /// In an aggregating item, the first sub-expression outside the aggregates that reads a
+    /// variable that is not a grouping key.
+    fn ambiguous(&self, e: &Expr) -> Option<Span> {
+        match &e.kind {
+            ExprKind::CountStar => None,
+            ExprKind::Call { name, .. } if function(&name.name).is_some_and(|f| f.kind == FunctionKind::Aggregate) => None,
+            ExprKind::Var(v) if self.vars.contains(&v.as_str()) => None,
+            ExprKind::Var(_) => Some(e.span),
+            ExprKind::Prop(..) if self.props.contains(&squash(self.text, e)) => None,
+            _ => {
+                let mut found = None;
+                e.for_each_child(|c| {
+                    if found.is_none() {
+                        found = self.ambiguous(c);
+                    }
+                });
+                found
+            }
         }
     }
 }
@@ -1030,12 +1045,14 @@ fn pattern_vars(part: &PatternPart) -> Vec<(&str, Span)> {
     out
 }
 
+/// An expression's text without whitespace.
+fn squash(text: &str, e: &Expr) -> String {
+    text.get(e.span.start..e.span.end).unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect()
+}
+
 /// Whether two expressions are written the same (ignoring whitespace).
 fn same_expr(text: &str, a: &Expr, b: &Expr) -> bool {
-    let squash = |e: &Expr| -> String {
-        text.get(e.span.start..e.span.end).unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect()
-    };
-    squash(a) == squash(b)
+    squash(text, a) == squash(text, b)
 }
 
 #[cfg(test)]
@@ -1094,6 +1111,15 @@ mod tests {
             ("MATCH (a)-[r*1..2]->(b) WITH r RETURN size(r)", None),
             ("MATCH (n) RETURN n.x AS x ORDER BY n.y", None),
             ("MATCH (n) RETURN DISTINCT n.x AS x ORDER BY n.y", Some(Detail::UndefinedVariable)),
+            ("MATCH (a) WITH a.name AS name, count(*) AS cnt ORDER BY a.name + 'C' RETURN name", None),
+            ("MATCH (a) WITH a.name AS name WHERE a.name = 'B' RETURN *", None),
+            ("MATCH (me)--(you) WITH me.age AS age, me.age + count(you.age) AS agg RETURN *", None),
+            (
+                "MATCH (me)--(you) WITH me.age + you.age AS grp, me.age + you.age + count(*) AS agg RETURN *",
+                Some(Detail::AmbiguousAggregationExpression),
+            ),
+            ("MATCH (a)-[r]->(b) MERGE (a)-[r]->(b)", Some(Detail::VariableAlreadyBound)),
+            ("MATCH ()-[r]->() WITH [r] AS rs MATCH (a)-[rs*]->(b) RETURN a", None),
         ] {
             assert_eq!(detail(text), want, "{text}");
         }

@@ -259,7 +259,10 @@ impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.message)?;
         if let Some(at) = self.at {
-            write!(f, " at {}:{}", at.line, at.column)?;
+            let place = format!("{}:{}", at.line, at.column);
+            if !self.message.contains(&place) {
+                write!(f, " at {place}")?;
+            }
         }
         write!(f, " ({}: {})", self.kind.as_str(), self.detail.as_str())
     }

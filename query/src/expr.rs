@@ -306,9 +306,7 @@ impl Parser<'_> {
         }
         // A call: `name(`, or dotted `a.b.c(`.
         let mut ahead = 1;
-        while matches!(self.peek_at(ahead), Tok::Sym(Sym::Dot))
-            && matches!(self.peek_at(ahead + 1), Tok::Ident(_) | Tok::Quoted(_))
-        {
+        while matches!(self.peek_at(ahead), Tok::Sym(Sym::Dot)) && matches!(self.peek_at(ahead + 1), Tok::Ident(_) | Tok::Quoted(_)) {
             ahead += 2;
         }
         if matches!(self.peek_at(ahead), Tok::Sym(Sym::LParen)) {
@@ -471,10 +469,7 @@ impl Parser<'_> {
                     self.expect_sym(Sym::Pipe)?;
                     let map = Box::new(self.expr()?);
                     let end = self.expect_sym(Sym::RBracket)?;
-                    return Ok(Expr::new(
-                        ExprKind::PatternComprehension { pattern: Box::new(part), predicate, map },
-                        start.to(end),
-                    ));
+                    return Ok(Expr::new(ExprKind::PatternComprehension { pattern: Box::new(part), predicate, map }, start.to(end)));
                 }
             }
             (self.pos, self.depth) = saved;

@@ -109,13 +109,7 @@ pub struct Procedure {
 
 /// Every procedure.
 pub const PROCEDURES: &[Procedure] = &[
-    Procedure {
-        name: "db.labels",
-        args: &[],
-        required: 0,
-        yields: &["label"],
-        doc: "every label in the workspace; row i is label id i",
-    },
+    Procedure { name: "db.labels", args: &[], required: 0, yields: &["label"], doc: "every label in the workspace; row i is label id i" },
     Procedure {
         name: "db.relationshipTypes",
         args: &[],
@@ -123,13 +117,7 @@ pub const PROCEDURES: &[Procedure] = &[
         yields: &["relationshipType"],
         doc: "every relationship type; row i is type id i",
     },
-    Procedure {
-        name: "db.propertyKeys",
-        args: &[],
-        required: 0,
-        yields: &["propertyKey"],
-        doc: "every property key; row i is key id i",
-    },
+    Procedure { name: "db.propertyKeys", args: &[], required: 0, yields: &["propertyKey"], doc: "every property key; row i is key id i" },
     Procedure {
         name: "engram.recall",
         args: &["text", "options"],

@@ -100,11 +100,9 @@ impl Tok {
     /// How the token reads in an error message.
     pub fn describe(&self) -> String {
         match self {
-            Tok::Ident(s) => s.clone(),
+            Tok::Ident(s) | Tok::Int(s) | Tok::BadNumber(s) => s.clone(),
             Tok::Quoted(s) => format!("`{s}`"),
-            Tok::Int(s) => s.clone(),
             Tok::Float(f) => f.to_string(),
-            Tok::BadNumber(s) => s.clone(),
             Tok::Str(_) => "a string".to_owned(),
             Tok::Param(p) => format!("${p}"),
             Tok::Sym(s) => format!("'{}'", s.text()),
@@ -313,9 +311,8 @@ impl Lexer<'_> {
         }
         let text = &self.text[start..self.pos];
         if float {
-            let value: f64 = text
-                .parse()
-                .map_err(|_| self.error(start, Detail::InvalidNumberLiteral, format!("invalid number '{text}'")))?;
+            let value: f64 =
+                text.parse().map_err(|_| self.error(start, Detail::InvalidNumberLiteral, format!("invalid number '{text}'")))?;
             if !value.is_finite() {
                 return Err(self.error(start, Detail::IntegerOverflow, format!("float literal '{text}' is too large")));
             }
@@ -376,9 +373,7 @@ impl Lexer<'_> {
                         }
                     }
                 }
-                other => {
-                    return Err(self.error(esc_at, Detail::UnexpectedSyntax, format!("unknown escape '\\{other}'")))
-                }
+                other => return Err(self.error(esc_at, Detail::UnexpectedSyntax, format!("unknown escape '\\{other}'"))),
             }
         }
     }
@@ -388,8 +383,7 @@ impl Lexer<'_> {
         let next = self.byte_at(self.pos + 1);
         let (sym, len) = match (self.bytes[start], next) {
             (b'.', Some(b'.')) => (Sym::DotDot, 2),
-            (b'<', Some(b'>')) => (Sym::Neq, 2),
-            (b'!', Some(b'=')) => (Sym::Neq, 2),
+            (b'<', Some(b'>')) | (b'!', Some(b'=')) => (Sym::Neq, 2),
             (b'<', Some(b'=')) => (Sym::Le, 2),
             (b'>', Some(b'=')) => (Sym::Ge, 2),
             (b'=', Some(b'~')) => (Sym::RegexMatch, 2),
@@ -479,12 +473,10 @@ mod tests {
 
     #[test]
     fn strings_unescape_and_bad_escapes_say_where() {
-        assert_eq!(toks(r"'a\'b' 'é\u00e9' `we``ird`"), vec![
-            Tok::Str("a'b".into()),
-            Tok::Str("éé".into()),
-            Tok::Quoted("we`ird".into()),
-            Tok::End
-        ]);
+        assert_eq!(
+            toks(r"'a\'b' 'é\u00e9' `we``ird`"),
+            vec![Tok::Str("a'b".into()), Tok::Str("éé".into()), Tok::Quoted("we`ird".into()), Tok::End]
+        );
         let err = lex("RETURN '\\uH'").expect_err("bad escape");
         assert_eq!(err.detail, Detail::InvalidUnicodeLiteral);
         assert_eq!(err.column(), Some(9));

@@ -8,12 +8,12 @@
 pub mod ast;
 pub mod check;
 pub mod error;
-pub mod functions;
 mod expr;
+pub mod functions;
 pub mod lexer;
 pub mod limits;
 pub mod parser;
 
-pub use error::{Detail, ErrorType, Phase, Position, QueryError, Span};
 pub use check::{check, Checked};
+pub use error::{Detail, ErrorType, Phase, Position, QueryError, Span};
 pub use parser::parse;

@@ -5,9 +5,8 @@
 //! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
 
 use crate::ast::{
-    Call, Clause, Create, Delete, Direction, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection,
-    ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, SingleQuery, SortItem,
-    Statement, Temporal, Unwind, Var,
+    Call, Clause, Create, Delete, Direction, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection, ProjectionItem, Query,
+    RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, SingleQuery, SortItem, Statement, Temporal, Unwind, Var,
 };
 use crate::error::{Detail, QueryError, Span};
 use crate::lexer::{lex, Sym, Tok, Token};
@@ -410,11 +409,7 @@ impl Parser<'_> {
                 let mut items = Vec::new();
                 loop {
                     let column = self.name("a column to yield")?;
-                    let var = if self.eat_kw("AS") {
-                        self.var()?
-                    } else {
-                        Var { name: column.name.clone(), span: column.span }
-                    };
+                    let var = if self.eat_kw("AS") { self.var()? } else { Var { name: column.name.clone(), span: column.span } };
                     items.push((column, var));
                     if !self.eat_sym(Sym::Comma) {
                         break;
@@ -607,6 +602,9 @@ impl Parser<'_> {
     }
 
     fn range_bound(&mut self) -> Result<Option<u64>, QueryError> {
+        if self.at_sym(Sym::Minus) {
+            return Err(self.error_at(self.span(), Detail::InvalidRelationshipPattern, "a length bound cannot be negative"));
+        }
         if let Tok::Int(text) = self.peek().clone() {
             let span = self.span();
             self.pos += 1;
@@ -621,14 +619,11 @@ impl Parser<'_> {
 /// Words that cannot be a bare variable because they would be read as an operator or a literal.
 pub(crate) fn is_reserved(word: &str) -> bool {
     const RESERVED: [&str; 28] = [
-        "AND", "OR", "XOR", "NOT", "IN", "IS", "AS", "WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "CREATE",
-        "MERGE", "SET", "REMOVE", "DELETE", "DETACH", "ORDER", "SKIP", "LIMIT", "UNION", "CASE", "WHEN", "THEN", "ELSE",
-        "END",
+        "AND", "OR", "XOR", "NOT", "IN", "IS", "AS", "WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "CREATE", "MERGE", "SET",
+        "REMOVE", "DELETE", "DETACH", "ORDER", "SKIP", "LIMIT", "UNION", "CASE", "WHEN", "THEN", "ELSE", "END",
     ];
     RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
-        || ["STARTS", "ENDS", "CONTAINS", "DISTINCT", "NULL", "TRUE", "FALSE", "CALL", "YIELD"]
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(word))
+        || ["STARTS", "ENDS", "CONTAINS", "DISTINCT", "NULL", "TRUE", "FALSE", "CALL", "YIELD"].iter().any(|r| r.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]
@@ -706,8 +701,7 @@ mod tests {
 
     #[test]
     fn call_union_and_inline_where() {
-        let s = parse("CALL db.labels() YIELD label AS l WHERE l <> 'x' RETURN l UNION ALL RETURN 'y' AS l")
-            .expect("parses");
+        let s = parse("CALL db.labels() YIELD label AS l WHERE l <> 'x' RETURN l UNION ALL RETURN 'y' AS l").expect("parses");
         let Clause::Call(c) = &s.query.first.clauses[0] else { panic!("call") };
         assert_eq!(c.procedure.name, "db.labels");
         assert_eq!(s.query.unions.len(), 1);

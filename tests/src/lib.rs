@@ -2,6 +2,7 @@
 //! the engine is compared against, and seeded fixtures.
 
 pub mod reference;
+pub mod tck;
 
 /// The folder of real third-party data (`../shared/data` beside the repository), or
 /// `$ENGRAM_SHARED_DATA`. Tests that need it fail with this path in the message when it is absent.
@@ -9,6 +10,14 @@ pub fn shared_data() -> std::path::PathBuf {
     match std::env::var_os("ENGRAM_SHARED_DATA") {
         Some(p) => p.into(),
         None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+    }
+}
+
+/// The openCypher TCK feature files (`../shared/tck` beside the repository), or `$ENGRAM_SHARED_TCK`.
+pub fn shared_tck() -> std::path::PathBuf {
+    match std::env::var_os("ENGRAM_SHARED_TCK") {
+        Some(p) => p.into(),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tck"),
     }
 }
 
