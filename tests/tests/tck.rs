@@ -73,9 +73,92 @@ fn feature_files(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, Strin
     Ok(files)
 }
 
+/// What a run counted.
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    seen_skips: usize,
+    errors_expected: usize,
+    /// Expected errors matched on type, phase and detail.
+    error_parts: [usize; 3],
+    now_passing: Vec<String>,
+    skip_reasons: BTreeMap<String, usize>,
+    problems: Vec<String>,
+}
+
+struct Options<'a> {
+    skips: &'a BTreeMap<(String, usize), Skip>,
+    verbose: bool,
+    run_skipped: bool,
+    mode: Mode<'a>,
+}
+
+/// Runs one file's scenarios; gives its passed, failed and skipped counts.
+fn run_file(rel: &str, scenarios: &[feature::Scenario], o: &Options<'_>, t: &mut Tally) -> (usize, usize, usize) {
+    let (mut p, mut f, mut s) = (0, 0, 0);
+    for sc in scenarios.iter().filter(|sc| !sc.ignored) {
+        let skip = o.skips.get(&(rel.to_owned(), sc.ordinal));
+        if let Some(skip) = skip {
+            t.seen_skips += 1;
+            *t.skip_reasons.entry(skip.reason.clone()).or_default() += 1;
+            if skip.title != sc.title {
+                t.problems.push(format!("skip list: {rel}:{} is titled {:?}, the list says {:?}", sc.ordinal, sc.title, skip.title));
+            }
+            s += 1;
+            if o.run_skipped && tck::run(sc, &o.mode).0 == Verdict::Pass {
+                t.now_passing.push(format!("{rel}:{}\t{}", sc.ordinal, sc.title));
+            }
+            continue;
+        }
+        let (verdict, em) = tck::run(sc, &o.mode);
+        if let Some(ErrorMatch { kind, phase, detail }) = em {
+            t.errors_expected += 1;
+            t.error_parts[0] += usize::from(kind);
+            t.error_parts[1] += usize::from(phase);
+            t.error_parts[2] += usize::from(detail);
+        }
+        match verdict {
+            Verdict::Pass => p += 1,
+            Verdict::Fail(why) => {
+                f += 1;
+                if o.verbose {
+                    println!("  FAIL {rel}:{} {}: {why}", sc.ordinal, sc.title);
+                } else {
+                    t.problems.push(format!("{rel}:{}\t{}\t{}", sc.ordinal, sc.title, why.lines().next().unwrap_or("")));
+                }
+            }
+        }
+    }
+    (p, f, s)
+}
+
+/// `scenarios.tsv`: (file, ordinal) → title, to check the expansion against the TCK's own index.
+fn scenario_index(root: &std::path::Path) -> Result<BTreeMap<(String, usize), String>, String> {
+    let path = root.join("scenarios.tsv");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if let [file, ordinal, title, ..] = cols.as_slice() {
+            let ordinal = ordinal.parse().map_err(|_| format!("{}: bad ordinal in {line:?}", path.display()))?;
+            out.insert(((*file).to_owned(), ordinal), (*title).to_owned());
+        }
+    }
+    Ok(out)
+}
+
 fn main() -> ExitCode {
     let root = engram_tests::shared_tck();
     let features = root.join("features");
+    let index = match scenario_index(&root) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("TCK: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let files = match feature_files(&features) {
         Ok(f) => f,
         Err(e) => {
@@ -91,28 +174,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let verbose = std::env::var_os("TCK_VERBOSE").is_some();
-    let run_skipped = std::env::var_os("TCK_RUN_SKIPPED").is_some();
+    let options = Options {
+        skips: &skips,
+        verbose: std::env::var_os("TCK_VERBOSE").is_some(),
+        run_skipped: std::env::var_os("TCK_RUN_SKIPPED").is_some(),
+        mode: Mode::CompileOnly(&compile),
+    };
     let filter = std::env::var("TCK_FILTER").ok();
-    let mode = Mode::CompileOnly(&compile);
-
-    let (mut passed, mut failed, mut skipped, mut expanded) = (0usize, 0usize, 0usize, 0usize);
-    let mut seen_skips = 0usize;
-    let mut errors_expected = 0usize;
-    let mut error_parts = [0usize; 3];
-    let mut now_passing = Vec::new();
-    let mut skip_reasons: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut problems = Vec::new();
+    let mut t = Tally::default();
+    let mut expanded = 0;
     for path in &files {
         let rel = path.strip_prefix(&features).unwrap_or(path).to_string_lossy().replace('\\', "/");
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("TCK: {rel}: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let scenarios = match feature::parse(&rel, &text) {
+        let scenarios = match std::fs::read_to_string(path).map_err(|e| format!("{rel}: {e}")).and_then(|text| feature::parse(&rel, &text))
+        {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("TCK: {e}");
@@ -120,81 +194,41 @@ fn main() -> ExitCode {
             }
         };
         expanded += scenarios.len();
+        for sc in &scenarios {
+            if index.get(&(rel.clone(), sc.ordinal)) != Some(&sc.title) {
+                t.problems.push(format!("{rel}:{} {:?} is not in scenarios.tsv under that place", sc.ordinal, sc.title));
+            }
+        }
         if filter.as_ref().is_some_and(|f| !rel.contains(f.as_str())) {
             continue;
         }
-        let (mut p, mut f, mut s) = (0, 0, 0);
-        for sc in &scenarios {
-            if sc.ignored {
-                continue;
-            }
-            let skip = skips.get(&(rel.clone(), sc.ordinal));
-            if let Some(skip) = skip {
-                seen_skips += 1;
-                *skip_reasons.entry(skip.reason.as_str()).or_default() += 1;
-                if skip.title != sc.title {
-                    problems.push(format!("skip list: {rel}:{} is titled {:?}, the list says {:?}", sc.ordinal, sc.title, skip.title));
-                }
-                if !run_skipped {
-                    s += 1;
-                    continue;
-                }
-            }
-            let (verdict, em) = tck::run(sc, &mode);
-            if skip.is_some() {
-                s += 1;
-                if verdict == Verdict::Pass {
-                    now_passing.push(format!("{rel}:{}\t{}", sc.ordinal, sc.title));
-                }
-                continue;
-            }
-            if let Some(m) = em {
-                errors_expected += 1;
-                let ErrorMatch { kind, phase, detail } = m;
-                error_parts[0] += usize::from(kind);
-                error_parts[1] += usize::from(phase);
-                error_parts[2] += usize::from(detail);
-            }
-            match verdict {
-                Verdict::Pass => p += 1,
-                Verdict::Fail(why) => {
-                    f += 1;
-                    if verbose {
-                        println!("  FAIL {rel}:{} {}: {why}", sc.ordinal, sc.title);
-                    } else {
-                        problems.push(format!("{rel}:{}\t{}\t{}", sc.ordinal, sc.title, why.lines().next().unwrap_or("")));
-                    }
-                }
-            }
-        }
+        let (p, f, s) = run_file(&rel, &scenarios, &options, &mut t);
         println!("{rel}: {p} passed, {f} failed, {s} skipped");
-        passed += p;
-        failed += f;
-        skipped += s;
+        t.passed += p;
+        t.failed += f;
+        t.skipped += s;
     }
-    if filter.is_none() && seen_skips != skips.len() {
-        problems.push(format!("skip list: {} entries name no runnable scenario", skips.len() - seen_skips));
+    if filter.is_none() && t.seen_skips != skips.len() {
+        t.problems.push(format!("skip list: {} entries name no runnable scenario", skips.len() - t.seen_skips));
     }
     if filter.is_none() && expanded != 1245 {
-        problems.push(format!("expanded {expanded} scenarios; the TCK's SOURCE.md counts 1,245"));
+        t.problems.push(format!("expanded {expanded} scenarios; the TCK's SOURCE.md counts 1,245"));
     }
-    if errors_expected > 0 {
-        println!(
-            "expected errors run: {errors_expected}; matched on type {}, phase {}, detail {}",
-            error_parts[0], error_parts[1], error_parts[2]
-        );
+    if t.errors_expected > 0 {
+        let [kind, phase, detail] = t.error_parts;
+        println!("expected errors run: {}; matched on type {kind}, phase {phase}, detail {detail}", t.errors_expected);
     }
-    for (reason, n) in &skip_reasons {
+    for (reason, n) in &t.skip_reasons {
         println!("skipped {n}: {reason}");
     }
-    for p in &now_passing {
+    for p in &t.now_passing {
         println!("now passes (remove from tck-skips.txt): {p}");
     }
-    for p in &problems {
+    for p in &t.problems {
         eprintln!("{p}");
     }
-    println!("TCK: {passed} passed, {failed} failed, {skipped} skipped");
-    if failed > 0 || !problems.is_empty() {
+    println!("TCK: {} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped);
+    if t.failed > 0 || !t.problems.is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
