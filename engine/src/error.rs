@@ -226,6 +226,9 @@ pub enum Error {
     /// A bug in engram stopped this write; nothing was written and the database stays usable.
     #[error("internal error (a bug in engram; please report it), nothing written: {0}")]
     Internal(String),
+    /// A query failed: its type, detail, phase and place say why. Nothing was written.
+    #[error(transparent)]
+    Query(#[from] engram_query::QueryError),
     /// The principal lacks the access the operation needs on the workspace; nothing was done.
     #[error("{principal} may not {} workspace `{workspace}`", match needed { crate::model::Access::Read => "read", crate::model::Access::Write => "write to", crate::model::Access::Admin => "administer" })]
     Denied {
@@ -343,6 +346,11 @@ impl Error {
             Error::Embed(engram_embed::EmbedError::Unknown(_)) => ErrorClass::Caller,
             Error::EmbedderMismatch { .. } | Error::Embed(_) => ErrorClass::Operator,
             Error::Internal(_) => ErrorClass::Bug,
+            Error::Query(q) => match q.kind {
+                engram_query::ErrorType::LimitError => ErrorClass::Limit,
+                engram_query::ErrorType::ConstraintValidationFailed => ErrorClass::Conflict,
+                _ => ErrorClass::Caller,
+            },
         }
     }
 

@@ -27,6 +27,7 @@
 
 pub mod db;
 mod error;
+pub mod exec;
 mod ids;
 mod index;
 pub mod io;
@@ -52,8 +53,10 @@ pub use db::{
     check, BulkInfo, CheckReport, CommitInfo, CommitStats, Config, Database, CLAIM_VECTOR_FILE, DEFAULT_WORKSPACE, LOCK_FILE, VECTOR_FILE,
 };
 pub use engram_embed as embed;
+pub use engram_query as query;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
 pub use error::{Error, ErrorClass, Interrupted, ReadError, WorkspaceError, WriteError, WriteErrorKind};
+pub use exec::{Params, QueryResult, QueryStats, QueryValue};
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use index::graph::Direction;
 pub use index::vectors::VectorMode;

@@ -162,6 +162,8 @@ pub enum Detail {
     NoExpressionAlias,
     InvalidNumberOfArguments,
     InvalidArgumentPassingMode,
+    /// A construct the language has and engram does not run yet; the message names it.
+    Unsupported,
     /// A named limit was reached; the message names it.
     Limit,
     /// The query was cancelled or ran past its deadline.
@@ -206,6 +208,7 @@ impl Detail {
             Detail::NoExpressionAlias => "NoExpressionAlias",
             Detail::InvalidNumberOfArguments => "InvalidNumberOfArguments",
             Detail::InvalidArgumentPassingMode => "InvalidArgumentPassingMode",
+            Detail::Unsupported => "Unsupported",
             Detail::Limit => "Limit",
             Detail::Deadline => "Deadline",
         }

@@ -121,6 +121,7 @@ fn consumers_of_the_read_surface_read_no_raw_columns() {
     let src = root().join("engine/src");
     let mut files = Vec::new();
     rust_files(&src.join("ontology"), &mut files);
+    rust_files(&src.join("exec"), &mut files);
     files.extend(["report.rs", "search/recall.rs", "search/context.rs"].map(|f| src.join(f)));
     let tables = ["entities", "claims", "catalog", "bitmaps", "graph", "evidence"];
     let mut found = Vec::new();
@@ -153,7 +154,7 @@ const ENGINE_LAYERS: &[&[&str]] = &[
     &["write"],
     &["persist"],
     &["db", "reaper"],
-    &["io", "ontology", "report"],
+    &["io", "ontology", "report", "exec"],
 ];
 
 #[test]

@@ -73,6 +73,16 @@ impl WorkspaceView<'_> {
         self.st.catalog.predicates.get(&vocabulary_key(name)).map(PredicateId)
     }
 
+    /// The name of type `t` as interned (lowercase).
+    pub fn type_name(&self, t: TypeId) -> Option<Arc<str>> {
+        (usize::from(t.0) < self.st.catalog.types.len()).then(|| self.st.catalog.types.name(t.0).clone())
+    }
+
+    /// The name of predicate `p` as interned (lowercase).
+    pub fn predicate_name(&self, p: PredicateId) -> Option<Arc<str>> {
+        (usize::from(p.0) < self.st.catalog.predicates.len()).then(|| self.st.catalog.predicates.name(p.0).clone())
+    }
+
     /// This workspace's types, predicates and property keys with their counts (see the module
     /// documentation for what is counted). Costs one pass over the type and predicate bitmaps and
     /// over the entities that carry properties.

@@ -1,0 +1,657 @@
+//! From a checked syntax tree to the physical plan: variables become slots, each MATCH pattern a
+//! chain of scans, seeks and expands starting where it is cheapest to start (a bound variable, an
+//! `{id: …}` seek, a label scan, then any node), projections become Project or Aggregate with
+//! Distinct, Sort, Skip and Limit after them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use engram_query::ast::{
+    Call, Clause, Direction as AstDirection, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection,
+    SingleQuery, Statement, Temporal, UnaryOp,
+};
+use engram_query::functions::{function, procedure, FunctionKind};
+use engram_query::{Detail, ErrorType, QueryError};
+
+use crate::index::graph::Direction;
+
+use super::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SortKey};
+use super::value::Val;
+
+/// The temporal prefix, compiled.
+#[derive(Clone, Debug)]
+pub(crate) enum When {
+    Now,
+    AsOf(CExpr),
+    KnownAsOf(CExpr),
+    AllVersions,
+}
+
+/// A compiled statement.
+#[derive(Clone, Debug)]
+pub(crate) struct Compiled {
+    pub plan: Plan,
+    pub when: When,
+    /// Slot names per part, for EXPLAIN.
+    pub slot_names: Vec<Vec<String>>,
+    pub writes: bool,
+    pub mode: engram_query::ast::Mode,
+}
+
+/// Parses, checks and compiles `text`.
+pub(crate) fn compile(text: &str) -> Result<Compiled, QueryError> {
+    if text.len() > engram_query::limits::MAX_TEXT_BYTES {
+        return Err(QueryError {
+            kind: ErrorType::LimitError,
+            detail: Detail::Limit,
+            phase: engram_query::Phase::Compile,
+            message: format!("the query is {} bytes; query.max_text_bytes is {}", text.len(), engram_query::limits::MAX_TEXT_BYTES),
+            at: None,
+        });
+    }
+    let statement: Statement = engram_query::parse(text)?;
+    let checked = engram_query::check(text, &statement)?;
+    let mut params = BTreeSet::new();
+    let when = {
+        let mut c = Compiler::new(text, &mut params);
+        match &statement.temporal {
+            Temporal::Now => When::Now,
+            Temporal::AllVersions => When::AllVersions,
+            Temporal::AsOf(e) => When::AsOf(c.expr(e)?),
+            Temporal::KnownAsOf(e) => When::KnownAsOf(c.expr(e)?),
+        }
+    };
+    let mut parts = Vec::new();
+    let mut slot_names = Vec::new();
+    let queries = std::iter::once(&statement.query.first).chain(statement.query.unions.iter().map(|(_, q)| q));
+    for q in queries {
+        let mut c = Compiler::new(text, &mut params);
+        let part = c.single(q)?;
+        slot_names.push(c.slots.clone());
+        parts.push(part);
+    }
+    let distinct = statement.query.unions.first().is_some_and(|(all, _)| !all);
+    let plan = Plan { parts, distinct, columns: checked.columns, params: params.into_iter().collect() };
+    Ok(Compiled { plan, when, slot_names, writes: checked.writes, mode: statement.mode })
+}
+
+fn unsupported(text: &str, what: &str, span: engram_query::Span) -> QueryError {
+    QueryError {
+        kind: ErrorType::SemanticError,
+        detail: Detail::Unsupported,
+        phase: engram_query::Phase::Compile,
+        message: format!("{what} is not supported yet"),
+        at: Some(engram_query::Position::of(text, span.start)),
+    }
+}
+
+struct Compiler<'t, 'p> {
+    text: &'t str,
+    slots: Vec<String>,
+    scope: HashMap<String, usize>,
+    locals: Vec<String>,
+    params: &'p mut BTreeSet<Arc<str>>,
+    /// Expressions (by their text without whitespace) already computed into a slot.
+    subst: Vec<(String, usize)>,
+    /// Where aggregates go while compiling an aggregating projection's items.
+    aggregates: Option<Vec<Aggregate>>,
+}
+
+impl<'t, 'p> Compiler<'t, 'p> {
+    fn new(text: &'t str, params: &'p mut BTreeSet<Arc<str>>) -> Self {
+        Compiler { text, slots: Vec::new(), scope: HashMap::new(), locals: Vec::new(), params, subst: Vec::new(), aggregates: None }
+    }
+
+    fn slot(&mut self, name: &str) -> usize {
+        self.slots.push(name.to_owned());
+        self.slots.len() - 1
+    }
+
+    fn squash(&self, e: &Expr) -> String {
+        self.text.get(e.span.start..e.span.end).unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect()
+    }
+
+    fn single(&mut self, q: &SingleQuery) -> Result<Part, QueryError> {
+        let mut ops = Vec::new();
+        let mut columns = Vec::new();
+        for clause in &q.clauses {
+            match clause {
+                Clause::Match(m) if m.optional => {
+                    let before: BTreeSet<usize> = self.scope.values().copied().collect();
+                    let inner = self.match_ops(m)?;
+                    let slots: Vec<usize> = self.scope.values().copied().filter(|s| !before.contains(s)).collect();
+                    ops.push(Op::Optional { ops: inner, slots });
+                }
+                Clause::Match(m) => ops.extend(self.match_ops(m)?),
+                Clause::Unwind(u) => {
+                    let expr = self.expr(&u.expr)?;
+                    let slot = self.slot(&u.var.name);
+                    self.scope.insert(u.var.name.clone(), slot);
+                    ops.push(Op::Unwind { expr, slot });
+                }
+                Clause::With(p) => {
+                    self.projection(p, &mut ops)?;
+                }
+                Clause::Return(p) => columns = self.projection(p, &mut ops)?,
+                Clause::Call(c) => columns = self.call(c, &mut ops)?,
+                Clause::Create(c) => return Err(unsupported(self.text, "CREATE", c.span)),
+                Clause::Merge(m) => return Err(unsupported(self.text, "MERGE", m.span)),
+                Clause::Set(s) => return Err(unsupported(self.text, "SET", s.span)),
+                Clause::Remove(r) => return Err(unsupported(self.text, "REMOVE", r.span)),
+                Clause::Delete(d) => return Err(unsupported(self.text, "DELETE", d.span)),
+            }
+        }
+        Ok(Part { ops, width: self.slots.len(), columns })
+    }
+
+    fn call(&mut self, c: &Call, ops: &mut Vec<Op>) -> Result<Vec<(String, usize)>, QueryError> {
+        let Some(p) = procedure(&c.procedure.name) else {
+            return Err(unsupported(self.text, "this procedure", c.procedure.span));
+        };
+        let mut args = Vec::new();
+        for a in c.args.iter().flatten() {
+            args.push(self.expr(a)?);
+        }
+        let mut yields = Vec::new();
+        let mut columns = Vec::new();
+        let items: Vec<(String, String)> = match &c.yields {
+            Some(items) => items.iter().map(|(col, var)| (col.name.clone(), var.name.clone())).collect(),
+            None => p.yields.iter().map(|y| ((*y).to_owned(), (*y).to_owned())).collect(),
+        };
+        for (col, var) in items {
+            let index = p.yields.iter().position(|y| *y == col).unwrap_or(0);
+            let slot = self.slot(&var);
+            self.scope.insert(var.clone(), slot);
+            yields.push((index, slot));
+            columns.push((var, slot));
+        }
+        ops.push(Op::Call(ProcCall { name: p.name, args, yields }));
+        if let Some(w) = &c.predicate {
+            let pred = self.expr(w)?;
+            ops.push(Op::Filter(pred));
+        }
+        Ok(columns)
+    }
+
+    // ---- patterns ------------------------------------------------------------------------
+
+    fn match_ops(&mut self, m: &Match) -> Result<Vec<Op>, QueryError> {
+        let mut ops = Vec::new();
+        let mut rels_here = Vec::new();
+        for part in &m.pattern {
+            self.part_ops(part, &mut ops, &mut rels_here)?;
+        }
+        if let Some(w) = &m.predicate {
+            ops.push(Op::Filter(self.expr(w)?));
+        }
+        Ok(ops)
+    }
+
+    fn node_test(&mut self, n: &NodePattern) -> Result<NodeTest, QueryError> {
+        let labels = n.labels.iter().map(|l| Arc::from(l.name.as_str())).collect();
+        let mut props = Vec::new();
+        if let Some(p) = &n.props {
+            props = self.prop_map(p)?;
+        }
+        Ok(NodeTest { labels, props })
+    }
+
+    fn prop_map(&mut self, p: &Expr) -> Result<Vec<(Arc<str>, CExpr)>, QueryError> {
+        match &p.kind {
+            ExprKind::Map(items) => {
+                let mut out = Vec::new();
+                for (k, v) in items {
+                    out.push((Arc::from(k.name.as_str()), self.expr(v)?));
+                }
+                Ok(out)
+            }
+            _ => Err(unsupported(self.text, "a parameter as a pattern's property map", p.span)),
+        }
+    }
+
+    /// The slot of a node of a pattern, and whether it was bound before.
+    fn node_slot(&mut self, n: &NodePattern) -> (usize, bool) {
+        match &n.var {
+            Some(v) => match self.scope.get(&v.name) {
+                Some(&s) => (s, true),
+                None => {
+                    let s = self.slot(&v.name);
+                    self.scope.insert(v.name.clone(), s);
+                    (s, false)
+                }
+            },
+            None => (self.slot("  anon_node"), false),
+        }
+    }
+
+    /// Compiles one pattern part into `ops`; gives the path it matches: the first node's slot
+    /// and each hop's relationship slot (and whether it has a variable length).
+    fn part_ops(&mut self, part: &PatternPart, ops: &mut Vec<Op>, rels_here: &mut Vec<usize>) -> Result<PathSpec, QueryError> {
+        let nodes: Vec<&NodePattern> = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)).collect();
+        let bound = |n: &NodePattern| n.var.as_ref().is_some_and(|v| self.scope.contains_key(&v.name));
+        let has_id = |n: &NodePattern| matches!(&n.props, Some(Expr { kind: ExprKind::Map(items), .. }) if items.iter().any(|(k, v)| k.name == "id" && is_constant(v)));
+        let start = nodes
+            .iter()
+            .position(|n| bound(n))
+            .or_else(|| nodes.iter().position(|n| has_id(n)))
+            .or_else(|| nodes.iter().position(|n| !n.labels.is_empty()))
+            .unwrap_or(0);
+        let mut node_slots = vec![usize::MAX; nodes.len()];
+        let mut rel_slots = vec![usize::MAX; part.chain.len()];
+        // The start node.
+        let (slot, was_bound) = self.node_slot(nodes[start]);
+        node_slots[start] = slot;
+        let test = self.node_test(nodes[start])?;
+        if was_bound {
+            if !test.is_empty() {
+                ops.push(Op::CheckNode { slot, test });
+            }
+        } else if let Some(id) = test.props.iter().find(|(k, _)| k.as_ref() == "id").map(|(_, v)| v.clone()) {
+            ops.push(Op::SeekNode { slot, id, test });
+        } else {
+            ops.push(Op::ScanNodes { slot, test });
+        }
+        // Rightwards from the start, then leftwards.
+        let order: Vec<(usize, bool)> = (start..part.chain.len()).map(|i| (i, true)).chain((0..start).rev().map(|i| (i, false))).collect();
+        for (i, forward) in order {
+            let (rel, _) = &part.chain[i];
+            let (from_i, to_i) = if forward { (i, i + 1) } else { (i + 1, i) };
+            let from = node_slots[from_i];
+            let (to, to_bound) = self.node_slot(nodes[to_i]);
+            node_slots[to_i] = to;
+            let to_test = self.node_test(nodes[to_i])?;
+            let (rel_slot, rel_bound) = match &rel.var {
+                Some(v) => match self.scope.get(&v.name) {
+                    Some(&s) => (s, true),
+                    None => {
+                        let s = self.slot(&v.name);
+                        self.scope.insert(v.name.clone(), s);
+                        (s, false)
+                    }
+                },
+                None => (self.slot("  anon_rel"), false),
+            };
+            let direction = match (rel.direction, forward) {
+                (AstDirection::Both, _) => Direction::Both,
+                (AstDirection::Out, true) | (AstDirection::In, false) => Direction::Out,
+                (AstDirection::In, true) | (AstDirection::Out, false) => Direction::In,
+            };
+            let rel_props = match &rel.props {
+                Some(p) => self.prop_map(p)?,
+                None => Vec::new(),
+            };
+            let rel_predicate = match &rel.predicate {
+                Some(w) => Some(self.expr(w)?),
+                None => None,
+            };
+            let length = rel.length.map(|(min, max)| (min.unwrap_or(1), max));
+            // A bound relationship is matched again into a fresh slot and compared after.
+            let target = if rel_bound { self.slot("  rebound_rel") } else { rel_slot };
+            rel_slots[i] = target;
+            ops.push(Op::Expand(Box::new(Hop {
+                from,
+                rel: target,
+                to,
+                to_bound,
+                direction,
+                types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
+                length,
+                rel_props,
+                rel_predicate,
+                to_test,
+                distinct_from: rels_here.clone(),
+            })));
+            if rel_bound {
+                ops.push(Op::Filter(CExpr::Bin(
+                    engram_query::ast::BinaryOp::Eq,
+                    Box::new(CExpr::Slot(target)),
+                    Box::new(CExpr::Slot(rel_slot)),
+                )));
+            }
+            rels_here.push(target);
+            // A leftward variable-length hop collected its relationships end to start.
+            if !forward && length.is_some() {
+                ops.push(Op::Project(vec![(target, CExpr::Func(Arc::from("reverse"), vec![CExpr::Slot(target)]))]));
+            }
+        }
+        let hops = part.chain.iter().enumerate().map(|(i, (r, _))| (rel_slots[i], r.length.is_some())).collect();
+        let mut path = PathSpec { slot: usize::MAX, start: node_slots[0], hops };
+        if let Some(v) = &part.var {
+            path.slot = self.slot(&v.name);
+            self.scope.insert(v.name.clone(), path.slot);
+            ops.push(Op::BindPath(path.clone()));
+        }
+        Ok(path)
+    }
+
+    // ---- projections ---------------------------------------------------------------------
+
+    /// Compiles a WITH or RETURN; gives its columns.
+    fn projection(&mut self, p: &Projection, ops: &mut Vec<Op>) -> Result<Vec<(String, usize)>, QueryError> {
+        let mut items: Vec<(String, Expr)> = Vec::new();
+        if p.star {
+            let mut names: Vec<&String> = self.scope.keys().filter(|k| !k.starts_with(' ')).collect();
+            names.sort();
+            for n in names {
+                items.push((n.clone(), Expr::new(ExprKind::Var(n.clone()), engram_query::Span::default())));
+            }
+        }
+        for item in &p.items {
+            items.push((item.column().to_owned(), item.expr.clone()));
+        }
+        let aggregating = p.items.iter().any(|i| engram_query::check::contains_aggregate(&i.expr));
+        let mut columns: Vec<(String, usize)> = Vec::new();
+        let mut subst = Vec::new();
+        if aggregating {
+            let mut keys = Vec::new();
+            let mut post = Vec::new();
+            for (name, e) in items.iter().filter(|(_, e)| !engram_query::check::contains_aggregate(e)) {
+                let slot = self.slot(name);
+                keys.push((slot, self.expr(e)?));
+                if e.span != engram_query::Span::default() {
+                    subst.push((self.squash(e), slot));
+                }
+                if let ExprKind::Var(v) = &e.kind {
+                    subst.push((v.clone(), slot));
+                }
+            }
+            let saved = std::mem::replace(&mut self.subst, subst.clone());
+            self.aggregates = Some(Vec::new());
+            let mut agg_items = Vec::new();
+            for (name, e) in items.iter().filter(|(_, e)| engram_query::check::contains_aggregate(e)) {
+                let compiled = self.expr(e)?;
+                agg_items.push((name.clone(), e, compiled));
+            }
+            let aggregates = self.aggregates.take().unwrap_or_default();
+            self.subst = saved;
+            ops.push(Op::Aggregate { keys: keys.clone(), aggregates });
+            for (name, e, compiled) in agg_items {
+                let slot = self.slot(&name);
+                post.push((slot, compiled));
+                subst.push((self.squash(e), slot));
+            }
+            if !post.is_empty() {
+                ops.push(Op::Project(post));
+            }
+            // Columns in the written order.
+            for (name, _) in &items {
+                let slot =
+                    subst.iter().rev().find(|(_, s)| self.slots.get(*s).is_some_and(|n| n == name)).map(|(_, s)| *s).unwrap_or_default();
+                columns.push((name.clone(), slot));
+            }
+        } else {
+            let mut project = Vec::new();
+            for (name, e) in &items {
+                let slot = self.slot(name);
+                project.push((slot, self.expr(e)?));
+                subst.push((self.squash(e), slot));
+                columns.push((name.clone(), slot));
+            }
+            ops.push(Op::Project(project));
+        }
+        if p.distinct {
+            ops.push(Op::Distinct(columns.iter().map(|(_, s)| *s).collect()));
+        }
+        // ORDER BY and WHERE see the new names over the old ones, and reuse projected values.
+        let new_scope: HashMap<String, usize> = columns.iter().cloned().collect();
+        let mut sort_scope = if aggregating { HashMap::new() } else { self.scope.clone() };
+        sort_scope.extend(new_scope.clone());
+        let saved_scope = std::mem::replace(&mut self.scope, sort_scope);
+        let saved_subst = std::mem::replace(&mut self.subst, subst);
+        let mut result = Ok(());
+        if !p.order.is_empty() {
+            let mut keys = Vec::new();
+            for s in &p.order {
+                match self.expr(&s.expr) {
+                    Ok(expr) => keys.push(SortKey { expr, descending: s.descending }),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            ops.push(Op::Sort(keys));
+        }
+        if result.is_ok() {
+            if let Some(e) = &p.skip {
+                match self.expr(e) {
+                    Ok(x) => ops.push(Op::Skip(x)),
+                    Err(e) => result = Err(e),
+                }
+            }
+        }
+        if result.is_ok() {
+            if let Some(e) = &p.limit {
+                match self.expr(e) {
+                    Ok(x) => ops.push(Op::Limit(x)),
+                    Err(e) => result = Err(e),
+                }
+            }
+        }
+        if result.is_ok() {
+            if let Some(w) = &p.predicate {
+                match self.expr(w) {
+                    Ok(x) => ops.push(Op::Filter(x)),
+                    Err(e) => result = Err(e),
+                }
+            }
+        }
+        self.subst = saved_subst;
+        drop(saved_scope);
+        result?;
+        self.scope = new_scope;
+        Ok(columns)
+    }
+
+    // ---- expressions ---------------------------------------------------------------------
+
+    fn exprs(&mut self, es: &[Expr]) -> Result<Vec<CExpr>, QueryError> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    fn boxed(&mut self, e: &Expr) -> Result<Box<CExpr>, QueryError> {
+        Ok(Box::new(self.expr(e)?))
+    }
+
+    #[allow(clippy::too_many_lines)] // Reason: one arm per expression kind.
+    pub(crate) fn expr(&mut self, e: &Expr) -> Result<CExpr, QueryError> {
+        if !self.subst.is_empty() && e.span != engram_query::Span::default() {
+            let text = self.squash(e);
+            if let Some((_, slot)) = self.subst.iter().find(|(t, _)| *t == text) {
+                return Ok(CExpr::Slot(*slot));
+            }
+        }
+        Ok(match &e.kind {
+            ExprKind::Lit(l) => CExpr::Const(match l {
+                Literal::Null => Val::Null,
+                Literal::Bool(b) => Val::Bool(*b),
+                Literal::Int(i) => Val::Int(*i),
+                Literal::Float(f) => Val::Float(*f),
+                Literal::Str(s) => Val::str(s),
+            }),
+            ExprKind::Param(p) => {
+                let name: Arc<str> = Arc::from(p.as_str());
+                self.params.insert(name.clone());
+                CExpr::Param(name)
+            }
+            ExprKind::Var(v) => {
+                if let Some(depth) = self.locals.iter().rposition(|l| l == v) {
+                    CExpr::Local(depth)
+                } else if let Some(s) = self.subst.iter().find(|(t, _)| t == v).map(|(_, s)| *s) {
+                    CExpr::Slot(s)
+                } else if let Some(&s) = self.scope.get(v) {
+                    CExpr::Slot(s)
+                } else {
+                    return Err(QueryError::syntax(self.text, e.span, Detail::UndefinedVariable, format!("variable `{v}` not defined")));
+                }
+            }
+            ExprKind::List(items) => CExpr::List(self.exprs(items)?),
+            ExprKind::Map(items) => {
+                let mut out = Vec::new();
+                for (k, v) in items {
+                    out.push((Arc::from(k.name.as_str()), self.expr(v)?));
+                }
+                CExpr::Map(out)
+            }
+            ExprKind::Prop(t, k) => CExpr::Prop(self.boxed(t)?, Arc::from(k.name.as_str())),
+            ExprKind::Index(t, i) => CExpr::Index(self.boxed(t)?, self.boxed(i)?),
+            ExprKind::Slice(t, a, b) => {
+                let t = self.boxed(t)?;
+                let a = match a {
+                    Some(a) => Some(self.boxed(a)?),
+                    None => None,
+                };
+                let b = match b {
+                    Some(b) => Some(self.boxed(b)?),
+                    None => None,
+                };
+                CExpr::Slice(t, a, b)
+            }
+            ExprKind::HasLabels(t, labels) => CExpr::HasLabels(self.boxed(t)?, labels.iter().map(|l| Arc::from(l.name.as_str())).collect()),
+            ExprKind::Unary(op, inner) => match op {
+                UnaryOp::Not => CExpr::Not(self.boxed(inner)?),
+                UnaryOp::Neg => CExpr::Neg(self.boxed(inner)?),
+                UnaryOp::Pos => self.expr(inner)?,
+            },
+            ExprKind::Binary(op, a, b) => CExpr::Bin(*op, self.boxed(a)?, self.boxed(b)?),
+            ExprKind::IsNull(inner, not) => CExpr::IsNull(self.boxed(inner)?, *not),
+            ExprKind::Case { subject, whens, otherwise } => {
+                let subject = match subject {
+                    Some(s) => Some(self.boxed(s)?),
+                    None => None,
+                };
+                let mut ws = Vec::new();
+                for (w, t) in whens {
+                    ws.push((self.expr(w)?, self.expr(t)?));
+                }
+                let otherwise = match otherwise {
+                    Some(o) => Some(self.boxed(o)?),
+                    None => None,
+                };
+                CExpr::Case { subject, whens: ws, otherwise }
+            }
+            ExprKind::CountStar => self.aggregate(AggFn::CountStar, false, None, e)?,
+            ExprKind::Call { name, distinct, args } => {
+                let lower = name.name.to_ascii_lowercase();
+                match function(&lower) {
+                    Some(f) if f.kind == FunctionKind::Aggregate => {
+                        let func = match lower.as_str() {
+                            "count" => AggFn::Count,
+                            "collect" => AggFn::Collect,
+                            "sum" => AggFn::Sum,
+                            "avg" => AggFn::Avg,
+                            "min" => AggFn::Min,
+                            "max" => AggFn::Max,
+                            "stdev" => AggFn::StDev,
+                            _ => AggFn::StDevP,
+                        };
+                        self.aggregate(func, *distinct, args.first(), e)?
+                    }
+                    _ => {
+                        let mut cargs = Vec::new();
+                        for a in args {
+                            // A pattern is a list of paths as an argument, except to exists().
+                            if let (ExprKind::Pattern(part), false) = (&a.kind, lower == "exists") {
+                                cargs.push(self.pattern_expr(part, None)?);
+                            } else {
+                                cargs.push(self.expr(a)?);
+                            }
+                        }
+                        CExpr::Func(Arc::from(lower.as_str()), cargs)
+                    }
+                }
+            }
+            ExprKind::ListComprehension { var, list, predicate, map } => {
+                let list = self.boxed(list)?;
+                self.locals.push(var.name.clone());
+                let predicate = predicate.as_ref().map(|p| self.boxed(p)).transpose();
+                let map = map.as_ref().map(|m| self.boxed(m)).transpose();
+                self.locals.pop();
+                CExpr::ListComp { list, predicate: predicate?, map: map? }
+            }
+            ExprKind::Quantified { quantifier, var, list, predicate } => {
+                let list = self.boxed(list)?;
+                self.locals.push(var.name.clone());
+                let predicate = self.boxed(predicate);
+                self.locals.pop();
+                CExpr::Quant { quantifier: *quantifier, list, predicate: predicate? }
+            }
+            ExprKind::PatternComprehension { pattern, predicate, map } => self.pattern_expr(pattern, Some((predicate.as_deref(), map)))?,
+            ExprKind::Pattern(part) => {
+                let paths = self.pattern_expr(part, None)?;
+                CExpr::Func(Arc::from("exists"), vec![paths])
+            }
+            ExprKind::MapProjection { var, items } => {
+                let base = Box::new(self.expr(&Expr::new(ExprKind::Var(var.name.clone()), var.span))?);
+                let mut all = false;
+                let mut out = Vec::new();
+                for item in items {
+                    match item {
+                        MapProjectionItem::All => all = true,
+                        MapProjectionItem::Property(k) => {
+                            out.push((Arc::from(k.name.as_str()), CExpr::Prop(base.clone(), Arc::from(k.name.as_str()))));
+                        }
+                        MapProjectionItem::Literal(k, v) => out.push((Arc::from(k.name.as_str()), self.expr(v)?)),
+                        MapProjectionItem::Variable(v) => {
+                            let value = self.expr(&Expr::new(ExprKind::Var(v.name.clone()), v.span))?;
+                            out.push((Arc::from(v.name.as_str()), value));
+                        }
+                    }
+                }
+                CExpr::MapProjection { base, all, items: out }
+            }
+        })
+    }
+
+    fn aggregate(&mut self, func: AggFn, distinct: bool, arg: Option<&Expr>, e: &Expr) -> Result<CExpr, QueryError> {
+        let arg = match arg {
+            Some(a) => {
+                // Inside the aggregate, expressions read the rows before grouping.
+                let saved = std::mem::take(&mut self.subst);
+                let r = self.expr(a);
+                self.subst = saved;
+                Some(r?)
+            }
+            None => None,
+        };
+        let slot = self.slot(&self.squash(e));
+        match &mut self.aggregates {
+            Some(aggs) => {
+                aggs.push(Aggregate { func, distinct, arg, slot });
+                Ok(CExpr::Slot(slot))
+            }
+            None => Err(QueryError::syntax(self.text, e.span, Detail::InvalidAggregation, "an aggregate cannot be used here")),
+        }
+    }
+
+    /// A pattern inside an expression: its own operators, run on the current row. With `comp`
+    /// (a comprehension's filter and projection), the value is the list of projections;
+    /// otherwise the list of paths.
+    fn pattern_expr(&mut self, part: &PatternPart, comp: Option<(Option<&Expr>, &Expr)>) -> Result<CExpr, QueryError> {
+        let saved = self.scope.clone();
+        let mut ops = Vec::new();
+        let mut rels = Vec::new();
+        let path_slot = self.slot("  path");
+        let result = (|| -> Result<CExpr, QueryError> {
+            let spec = self.part_ops(part, &mut ops, &mut rels)?;
+            ops.push(Op::BindPath(PathSpec { slot: path_slot, ..spec }));
+            let map = match comp {
+                Some((predicate, map)) => {
+                    if let Some(w) = predicate {
+                        ops.push(Op::Filter(self.expr(w)?));
+                    }
+                    Some(Box::new(self.expr(map)?))
+                }
+                None => None,
+            };
+            Ok(CExpr::Pattern { ops: Arc::new(ops), map, path: path_slot })
+        })();
+        self.scope = saved;
+        result
+    }
+}
+
+/// Whether an expression is a constant or a parameter (usable for a seek before any row).
+fn is_constant(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Lit(_) | ExprKind::Param(_))
+}

@@ -1,0 +1,171 @@
+//! How the language sees a workspace: an entity is a node, a claim a relationship whose type is
+//! its predicate. Everything goes through the read surface (`WorkspaceView`'s scans, expander and
+//! column accessors), so what the scope hides stays hidden.
+//!
+//! Properties. A node shows its external `id`, `name`, `aliases` (when any) and its typed
+//! properties; `created_at` and `updated_at` are readable but not listed. A relationship shows its
+//! `text` (when set), `confidence` and `state`; `id`, `valid_from`, `valid_until`, `recorded_at`
+//! and `updated_at` are readable but not listed. Times read as RFC 3339 strings.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::ids::{ClaimId, EntityId, PredicateId};
+use crate::index::graph::Direction;
+use crate::read::expand::Expander;
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use crate::time::Timestamp;
+use crate::value::Value;
+
+use super::value::Val;
+
+/// A workspace view and the visibility a query reads it under.
+pub(crate) struct Graph<'v, 'a> {
+    pub view: &'v WorkspaceView<'a>,
+    pub vis: Visibility,
+}
+
+/// An engine property value as a query value.
+pub(crate) fn from_value(v: &Value) -> Val {
+    match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Int(i) => Val::Int(*i),
+        Value::Float(f) => Val::Float(*f),
+        Value::Str(s) => Val::Str(s.clone()),
+        Value::List(items) => Val::list(items.iter().map(from_value).collect()),
+        Value::Map(m) => Val::map(m.iter().map(|(k, v)| (k.clone(), from_value(v))).collect()),
+    }
+}
+
+fn time(t: Timestamp) -> Val {
+    if t == Timestamp::MAX || t == Timestamp::MIN {
+        Val::Null
+    } else {
+        Val::Str(Arc::from(t.to_rfc3339()))
+    }
+}
+
+impl<'a> Graph<'_, 'a> {
+    /// Every visible node.
+    pub fn nodes(&self) -> Vec<EntityId> {
+        self.view.entity_set().iter().collect()
+    }
+
+    /// The nodes carrying `label`; none for a label the workspace never used.
+    pub fn nodes_with_label(&self, label: &str) -> Vec<EntityId> {
+        match self.view.type_id(label) {
+            Some(t) => self.view.entities_of_type_id(t).iter().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The nodes whose external id is `id`.
+    pub fn node_by_ext_id(&self, id: &str) -> Option<EntityId> {
+        self.view.entity_id(id).filter(|e| self.view.entity_deleted(*e) == Some(false))
+    }
+
+    /// The node's labels (its type; none when it has no type).
+    pub fn labels(&self, e: EntityId) -> Vec<Arc<str>> {
+        self.view.entity_type(e).and_then(|t| self.view.type_name(t)).filter(|n| !n.is_empty()).into_iter().collect()
+    }
+
+    /// Whether the node carries `label`.
+    pub fn has_label(&self, e: EntityId, label: &str) -> bool {
+        match (self.view.entity_type(e), self.view.type_id(label)) {
+            (Some(have), Some(want)) => have == want,
+            _ => false,
+        }
+    }
+
+    /// One property of a node; null when absent.
+    pub fn node_prop(&self, e: EntityId, key: &str) -> Val {
+        match key {
+            "id" => self.view.entity_ext_id(e).map_or(Val::Null, Val::str),
+            "name" => self.view.entity_name(e).filter(|n| !n.is_empty()).map_or(Val::Null, Val::str),
+            "aliases" => {
+                let aliases: Vec<Val> = self.view.entity_aliases(e).map(Val::str).collect();
+                if aliases.is_empty() {
+                    Val::Null
+                } else {
+                    Val::list(aliases)
+                }
+            }
+            "created_at" => self.view.entity_created_at(e).map_or(Val::Null, time),
+            _ => self.view.entity_property(e, key).map_or(Val::Null, from_value),
+        }
+    }
+
+    /// The node's listed properties.
+    pub fn node_props(&self, e: EntityId) -> BTreeMap<Arc<str>, Val> {
+        let mut out = BTreeMap::new();
+        for key in ["id", "name", "aliases"] {
+            let v = self.node_prop(e, key);
+            if !v.is_null() {
+                out.insert(Arc::from(key), v);
+            }
+        }
+        for (k, v) in self.view.entity_properties(e) {
+            out.insert(k.clone(), from_value(v));
+        }
+        out
+    }
+
+    /// A relationship's type (its predicate).
+    pub fn rel_type(&self, c: ClaimId) -> Option<Arc<str>> {
+        let (_, p, _) = self.view.claim_triple(c)?;
+        self.view.predicate_name(p)
+    }
+
+    /// A relationship's start and end nodes.
+    pub fn endpoints(&self, c: ClaimId) -> Option<(EntityId, EntityId)> {
+        self.view.claim_triple(c).map(|(s, _, o)| (s, o))
+    }
+
+    /// One property of a relationship; null when absent.
+    pub fn rel_prop(&self, c: ClaimId, key: &str) -> Val {
+        let v = self.view;
+        match key {
+            "id" => v.claim_ext_id(c).map_or(Val::Null, Val::str),
+            "text" => v.claim_text(c).map_or(Val::Null, Val::str),
+            "confidence" => v.claim_confidence(c).map_or(Val::Null, |f| Val::Float(shortest_f64(f))),
+            "state" => v.claim_state(c).map_or(Val::Null, |s| Val::str(s.as_str())),
+            "valid_from" => v.claim_valid(c).map_or(Val::Null, |(f, _)| time(f)),
+            "valid_until" => v.claim_valid(c).map_or(Val::Null, |(_, u)| time(u)),
+            "recorded_at" => v.claim_recorded_at(c).map_or(Val::Null, time),
+            _ => Val::Null,
+        }
+    }
+
+    /// The relationship's listed properties.
+    pub fn rel_props(&self, c: ClaimId) -> BTreeMap<Arc<str>, Val> {
+        let mut out = BTreeMap::new();
+        for key in ["text", "confidence", "state"] {
+            let v = self.rel_prop(c, key);
+            if !v.is_null() {
+                out.insert(Arc::from(key), v);
+            }
+        }
+        out
+    }
+
+    /// An expander over `types` (any type when empty) in `direction`; `None` when none of the
+    /// named types exists here (then nothing can match).
+    pub fn expander(&self, direction: Direction, types: &[Arc<str>]) -> Option<Expander<'a>> {
+        if types.is_empty() {
+            return Some(self.view.expander(direction, None, &self.vis));
+        }
+        let ids: Vec<PredicateId> = types.iter().filter_map(|t| self.view.predicate_id(t)).collect();
+        if ids.is_empty() {
+            return None;
+        }
+        Some(self.view.expander(direction, Some(&ids), &self.vis))
+    }
+}
+
+/// The f64 whose shortest decimal is the f32's (`0.9f32` reads as `0.9`, not `0.899999976`).
+pub(crate) fn shortest_f64(f: f32) -> f64 {
+    let text = f.to_string();
+    text.parse().unwrap_or(f64::from(f))
+}

@@ -1,0 +1,217 @@
+//! The query executor: runs the language (`engram_query`) on one snapshot through a view.
+//!
+//! `compile` turns text into a physical plan (cached by text: plans hold names, not ids, so one
+//! plan serves every snapshot and database); `ops` runs it over batches of rows; `eval` and
+//! `functions` compute expressions; `procedures` answers `CALL`; `output` materializes results.
+//! Reads only, for now: a query that writes is refused before anything runs.
+
+mod compile;
+mod eval;
+mod functions;
+mod graph;
+mod ops;
+mod output;
+mod plan;
+mod procedures;
+mod value;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use engram_query::ast::Mode;
+use engram_query::{Detail, ErrorType, QueryError};
+
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use crate::time::Timestamp;
+
+pub use output::{Node, Path, QueryValue, Relationship};
+
+/// Query parameters by name.
+pub type Params = BTreeMap<String, QueryValue>;
+
+/// The counters of what a query wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryStats {
+    /// Nodes created.
+    pub nodes_created: u64,
+    /// Nodes deleted.
+    pub nodes_deleted: u64,
+    /// Relationships created.
+    pub relationships_created: u64,
+    /// Relationships deleted.
+    pub relationships_deleted: u64,
+    /// Properties set.
+    pub properties_set: u64,
+    /// Properties removed.
+    pub properties_removed: u64,
+    /// Labels added.
+    pub labels_added: u64,
+    /// Labels removed.
+    pub labels_removed: u64,
+}
+
+impl QueryStats {
+    /// The counters by name, in the documented order.
+    pub fn counters(&self) -> [(&'static str, u64); 8] {
+        [
+            ("nodes_created", self.nodes_created),
+            ("nodes_deleted", self.nodes_deleted),
+            ("relationships_created", self.relationships_created),
+            ("relationships_deleted", self.relationships_deleted),
+            ("properties_set", self.properties_set),
+            ("properties_removed", self.properties_removed),
+            ("labels_added", self.labels_added),
+            ("labels_removed", self.labels_removed),
+        ]
+    }
+}
+
+/// A query's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryResult {
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// Rows, each with one value per column.
+    pub rows: Vec<Vec<QueryValue>>,
+    /// What the query wrote.
+    pub stats: QueryStats,
+    /// The plan, for `EXPLAIN` (no rows) and `PROFILE` (with rows and time per operator).
+    pub plan: Option<String>,
+}
+
+/// `plan_cache_entries`: how many compiled plans the process keeps (cleared when full).
+pub const PLAN_CACHE_ENTRIES: usize = 1024;
+
+type Cache = Mutex<HashMap<String, Arc<compile::Compiled>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The compiled plan of `text`, from the cache or compiled now.
+fn plan_for(text: &str) -> Result<Arc<compile::Compiled>, QueryError> {
+    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(text).cloned()) {
+        return Ok(hit);
+    }
+    let compiled = Arc::new(compile::compile(text)?);
+    if let Ok(mut c) = cache().lock() {
+        if c.len() >= PLAN_CACHE_ENTRIES {
+            c.clear();
+        }
+        c.insert(text.to_owned(), compiled.clone());
+    }
+    Ok(compiled)
+}
+
+/// Parses, checks and plans `text` without running it (what a plan-cache miss costs).
+pub fn prepare(text: &str) -> Result<(), QueryError> {
+    compile::compile(text).map(|_| ())
+}
+
+fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
+    match v {
+        value::Val::Int(secs) => Ok(Timestamp::from_epoch_seconds(*secs)),
+        value::Val::Str(s) => Timestamp::parse(s)
+            .map_err(|e| QueryError::runtime(ErrorType::ArgumentError, Detail::InvalidArgumentValue, format!("AS OF: {e}"))),
+        other => Err(QueryError::runtime(
+            ErrorType::ArgumentError,
+            Detail::InvalidArgumentType,
+            format!("AS OF takes an RFC 3339 string or epoch seconds, got {}", other.kind()),
+        )),
+    }
+}
+
+impl WorkspaceView<'_> {
+    /// Runs a read query on this view (its snapshot, its scope's limits and deadline). A query
+    /// that writes is refused with nothing done.
+    pub fn query(&self, text: &str, params: &Params) -> Result<QueryResult, QueryError> {
+        let compiled = plan_for(text)?;
+        if compiled.writes {
+            return Err(QueryError {
+                kind: ErrorType::SemanticError,
+                detail: Detail::Unsupported,
+                phase: engram_query::Phase::Compile,
+                message: "this query writes; writing queries are not supported yet".to_owned(),
+                at: None,
+            });
+        }
+        let mut vals = BTreeMap::new();
+        for (k, v) in params {
+            let v = output::parameter(v)
+                .map_err(|e| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}")))?;
+            vals.insert(Arc::from(k.as_str()), v);
+        }
+        for p in &compiled.plan.params {
+            if !vals.contains_key(p) {
+                return Err(QueryError::runtime(
+                    ErrorType::ParameterMissing,
+                    Detail::MissingParameter,
+                    format!("parameter ${p} was not given"),
+                ));
+            }
+        }
+        let vis = {
+            let empty = graph::Graph { view: self, vis: Visibility::current() };
+            let no_match = NoMatch;
+            let env = eval::Env { graph: &empty, params: &vals, matcher: &no_match };
+            match &compiled.when {
+                compile::When::Now => Visibility::current(),
+                compile::When::AllVersions => Visibility::all_versions(),
+                compile::When::AsOf(e) => Visibility::as_of(time_value(&env.eval(e, &[], &mut Vec::new())?)?),
+                compile::When::KnownAsOf(e) => {
+                    Visibility { known_as_of: Some(time_value(&env.eval(e, &[], &mut Vec::new())?)?), ..Visibility::current() }
+                }
+            }
+        };
+        let graph = graph::Graph { view: self, vis };
+        let profile = compiled.mode == Mode::Profile;
+        if compiled.mode == Mode::Explain {
+            return Ok(QueryResult {
+                columns: compiled.plan.columns.clone(),
+                rows: Vec::new(),
+                stats: QueryStats::default(),
+                plan: Some(plan::render(&compiled.plan, &compiled.slot_names, None)),
+            });
+        }
+        let mut all_rows: Vec<Vec<value::Val>> = Vec::new();
+        let mut profiles = Vec::new();
+        for part in &compiled.plan.parts {
+            let runner = ops::Runner {
+                graph: &graph,
+                params: &vals,
+                cx: self.context(),
+                width: part.width,
+                profile: profile.then(|| Mutex::new(Vec::new())),
+            };
+            let rows = runner.run_ops(&part.ops, vec![vec![value::Val::Null; part.width]], true)?;
+            for r in rows {
+                all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
+            }
+            if let Some(p) = runner.profile {
+                profiles.push(p.into_inner().unwrap_or_default());
+            }
+        }
+        if compiled.plan.distinct {
+            let mut seen = std::collections::HashSet::new();
+            all_rows.retain(|r| seen.insert(value::Key(r.clone())));
+        }
+        let rows = all_rows.iter().map(|r| r.iter().map(|v| output::materialize(&graph, v)).collect()).collect();
+        Ok(QueryResult {
+            columns: compiled.plan.columns.clone(),
+            rows,
+            stats: QueryStats::default(),
+            plan: profile.then(|| plan::render(&compiled.plan, &compiled.slot_names, Some(&profiles))),
+        })
+    }
+}
+
+/// A matcher for expressions that cannot hold patterns (the temporal prefix).
+struct NoMatch;
+
+impl eval::Matcher for NoMatch {
+    fn run(&self, _: &[plan::Op], _: Vec<value::Val>) -> Result<Vec<Vec<value::Val>>, QueryError> {
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,650 @@
+//! Runs operators over batches of rows. Each operator takes the whole batch and gives the next
+//! (materialized: simple, and the batches are bounded by `rows_max`); expands over many rows run
+//! on rayon and keep the input order, so a parallel run returns exactly the sequential rows.
+//!
+//! Every loop ticks the scope's read context (deadline, cancel token) at least every
+//! `CHECK_EVERY` units of work.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use engram_query::{Detail, ErrorType, QueryError};
+use rayon::prelude::*;
+
+use crate::ids::{ClaimId, EntityId};
+use crate::index::graph::Direction;
+use crate::read::scope::{ReadContext, CHECK_EVERY};
+
+use super::eval::{truth, type_error, Env, Matcher};
+use super::graph::Graph;
+use super::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
+use super::procedures;
+use super::value::{Key, PathVal, Val};
+
+pub(crate) type Row = Vec<Val>;
+
+/// Rows at or above which an expand runs in parallel.
+const PARALLEL_ROWS: usize = 256;
+
+/// What the operators read: the graph, the parameters, the read context and its limits.
+pub(crate) struct Runner<'e, 'v, 'a> {
+    pub graph: &'e Graph<'v, 'a>,
+    pub params: &'e BTreeMap<Arc<str>, Val>,
+    pub cx: &'e ReadContext,
+    /// The width of the part's rows (every slot it uses).
+    pub width: usize,
+    /// Rows and microseconds per top-level operator, when profiling.
+    pub profile: Option<std::sync::Mutex<Vec<(u64, u64)>>>,
+}
+
+fn interrupted(e: crate::error::Interrupted) -> QueryError {
+    QueryError::runtime(ErrorType::LimitError, Detail::Deadline, format!("the query stopped: {e}"))
+}
+
+fn limit(name: &str, limit: usize, what: &str) -> QueryError {
+    QueryError::runtime(ErrorType::LimitError, Detail::Limit, format!("{what} exceeded the limit {name} = {limit}"))
+}
+
+impl Matcher for Runner<'_, '_, '_> {
+    fn run(&self, ops: &[Op], row: Vec<Val>) -> Result<Vec<Vec<Val>>, QueryError> {
+        self.run_ops(ops, vec![row], false)
+    }
+}
+
+impl<'e, 'v, 'a> Runner<'e, 'v, 'a> {
+    fn env(&self) -> Env<'_, 'v, 'a> {
+        Env { graph: self.graph, params: self.params, matcher: self }
+    }
+
+    fn check(&self) -> Result<(), QueryError> {
+        self.cx.check().map_err(interrupted)
+    }
+
+    fn rows_max(&self) -> usize {
+        self.cx.limits.rows_max
+    }
+
+    /// Runs `ops` over `rows`; `top` records the profile of top-level operators.
+    pub fn run_ops(&self, ops: &[Op], mut rows: Vec<Row>, top: bool) -> Result<Vec<Row>, QueryError> {
+        for op in ops {
+            let started = Instant::now();
+            rows = self.op(op, rows)?;
+            if rows.len() > self.rows_max() {
+                return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+            }
+            self.check()?;
+            if let (true, Some(p)) = (top, &self.profile) {
+                let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                if let Ok(mut p) = p.lock() {
+                    p.push((rows.len() as u64, micros));
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    fn eval(&self, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
+        self.env().eval(e, row, &mut Vec::new())
+    }
+
+    fn keep(&self, e: &CExpr, row: &[Val]) -> Result<bool, QueryError> {
+        Ok(truth(&self.eval(e, row)?)? == Some(true))
+    }
+
+    #[allow(clippy::too_many_lines)] // Reason: one arm per operator.
+    fn op(&self, op: &Op, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        Ok(match op {
+            Op::ScanNodes { slot, test } => {
+                let candidates = match test.labels.first() {
+                    Some(l) => self.graph.nodes_with_label(l),
+                    None => self.graph.nodes(),
+                };
+                let mut out = Vec::new();
+                for row in rows {
+                    for (i, &n) in candidates.iter().enumerate() {
+                        if i % CHECK_EVERY as usize == 0 {
+                            self.check()?;
+                        }
+                        if self.node_passes(n, test, &row)? {
+                            let mut r = row.clone();
+                            r[*slot] = Val::Node(n);
+                            out.push(r);
+                            if out.len() > self.rows_max() {
+                                return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+                            }
+                        }
+                    }
+                }
+                out
+            }
+            Op::SeekNode { slot, id, test } => {
+                let mut out = Vec::new();
+                for mut row in rows {
+                    let Val::Str(id) = self.eval(id, &row)? else { continue };
+                    if let Some(n) = self.graph.node_by_ext_id(&id) {
+                        if self.node_passes(n, test, &row)? {
+                            row[*slot] = Val::Node(n);
+                            out.push(row);
+                        }
+                    }
+                }
+                out
+            }
+            Op::CheckNode { slot, test } => {
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    if let Val::Node(n) = row[*slot] {
+                        if self.node_passes(n, test, &row)? {
+                            out.push(row);
+                        }
+                    }
+                }
+                out
+            }
+            Op::Expand(hop) => self.expand(hop, rows)?,
+            Op::BindPath(spec) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for mut row in rows {
+                    let path = build_path(self.graph, spec, &row);
+                    row[spec.slot] = path;
+                    out.push(row);
+                }
+                out
+            }
+            Op::Filter(e) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    if self.keep(e, &row)? {
+                        out.push(row);
+                    }
+                }
+                out
+            }
+            Op::Optional { ops, slots } => {
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let matched = self.run_ops(ops, vec![row.clone()], false)?;
+                    if matched.is_empty() {
+                        let mut r = row;
+                        for s in slots {
+                            r[*s] = Val::Null;
+                        }
+                        out.push(r);
+                    } else {
+                        out.extend(matched);
+                    }
+                }
+                out
+            }
+            Op::Project(items) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for mut row in rows {
+                    let mut values = Vec::with_capacity(items.len());
+                    for (_, e) in items {
+                        values.push(self.eval(e, &row)?);
+                    }
+                    for ((slot, _), v) in items.iter().zip(values) {
+                        row[*slot] = v;
+                    }
+                    out.push(row);
+                }
+                out
+            }
+            Op::Aggregate { keys, aggregates } => self.aggregate(keys, aggregates, rows)?,
+            Op::Distinct(slots) => {
+                let mut seen = HashSet::new();
+                rows.into_iter().filter(|r| seen.insert(Key(slots.iter().map(|s| r[*s].clone()).collect()))).collect()
+            }
+            Op::Sort(keys) => self.sort(keys, rows)?,
+            Op::Skip(e) => {
+                let n = self.count_arg(e, "SKIP")?;
+                rows.into_iter().skip(n).collect()
+            }
+            Op::Limit(e) => {
+                let n = self.count_arg(e, "LIMIT")?;
+                rows.into_iter().take(n).collect()
+            }
+            Op::Unwind { expr, slot } => {
+                let mut out = Vec::new();
+                for row in rows {
+                    match self.eval(expr, &row)? {
+                        Val::Null => {}
+                        Val::List(items) => {
+                            for item in items.iter() {
+                                let mut r = row.clone();
+                                r[*slot] = item.clone();
+                                out.push(r);
+                            }
+                        }
+                        other => {
+                            let mut r = row;
+                            r[*slot] = other;
+                            out.push(r);
+                        }
+                    }
+                }
+                out
+            }
+            Op::Call(call) => {
+                let mut out = Vec::new();
+                for row in rows {
+                    let mut args = Vec::with_capacity(call.args.len());
+                    for a in &call.args {
+                        args.push(self.eval(a, &row)?);
+                    }
+                    for result in procedures::call(self.graph, self.cx, call.name, &args)? {
+                        let mut r = row.clone();
+                        for (index, slot) in &call.yields {
+                            r[*slot] = result.get(*index).cloned().unwrap_or(Val::Null);
+                        }
+                        out.push(r);
+                    }
+                }
+                out
+            }
+        })
+    }
+
+    fn count_arg(&self, e: &CExpr, what: &str) -> Result<usize, QueryError> {
+        match self.eval(e, &[])? {
+            Val::Int(i) if i >= 0 => Ok(usize::try_from(i).unwrap_or(usize::MAX)),
+            Val::Int(i) => Err(QueryError::runtime(
+                ErrorType::ArgumentError,
+                Detail::NegativeIntegerArgument,
+                format!("{what} cannot be negative ({i})"),
+            )),
+            other => Err(QueryError::runtime(
+                ErrorType::ArgumentError,
+                Detail::InvalidArgumentType,
+                format!("{what} takes an integer, got {}", other.kind()),
+            )),
+        }
+    }
+
+    fn node_passes(&self, n: EntityId, test: &NodeTest, row: &[Val]) -> Result<bool, QueryError> {
+        if !test.labels.iter().all(|l| self.graph.has_label(n, l)) {
+            return Ok(false);
+        }
+        for (k, e) in &test.props {
+            let want = self.eval(e, row)?;
+            if self.graph.node_prop(n, k).equals(&want) != Some(true) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn rel_passes(&self, c: ClaimId, hop: &Hop, row: &mut Row) -> Result<bool, QueryError> {
+        for (k, e) in &hop.rel_props {
+            let want = self.eval(e, row)?;
+            if self.graph.rel_prop(c, k).equals(&want) != Some(true) {
+                return Ok(false);
+            }
+        }
+        if let Some(p) = &hop.rel_predicate {
+            let saved = std::mem::replace(&mut row[hop.rel], Val::Rel(c));
+            let ok = self.keep(p, row);
+            row[hop.rel] = saved;
+            return ok;
+        }
+        Ok(true)
+    }
+
+    /// Relationships bound earlier in the same MATCH, which this hop may not use again.
+    fn used_rels(hop: &Hop, row: &[Val]) -> Vec<ClaimId> {
+        let mut used = Vec::new();
+        for s in &hop.distinct_from {
+            match &row[*s] {
+                Val::Rel(c) => used.push(*c),
+                Val::List(items) => used.extend(items.iter().filter_map(|v| if let Val::Rel(c) = v { Some(*c) } else { None })),
+                _ => {}
+            }
+        }
+        used
+    }
+
+    fn expand(&self, hop: &Hop, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        let Some(expander) = self.graph.expander(hop.direction, &hop.types) else { return Ok(Vec::new()) };
+        let one = |row: Row| -> Result<Vec<Row>, QueryError> {
+            let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
+            let used = Self::used_rels(hop, &row);
+            match hop.length {
+                None => self.expand_one(hop, &expander, from, &used, row),
+                Some((min, max)) => self.expand_var(hop, &expander, from, &used, row, min, max),
+            }
+        };
+        if rows.len() >= PARALLEL_ROWS {
+            let parts: Vec<Result<Vec<Row>, QueryError>> = rows.into_par_iter().map(one).collect();
+            let mut out = Vec::new();
+            for p in parts {
+                out.extend(p?);
+                if out.len() > self.rows_max() {
+                    return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+                }
+            }
+            Ok(out)
+        } else {
+            let mut out = Vec::new();
+            for row in rows {
+                out.extend(one(row)?);
+                if out.len() > self.rows_max() {
+                    return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Result<bool, QueryError> {
+        if hop.to_bound {
+            return Ok(matches!(row[hop.to], Val::Node(b) if b == to) && self.node_passes(to, &hop.to_test, row)?);
+        }
+        self.node_passes(to, &hop.to_test, row)
+    }
+
+    fn expand_one(
+        &self,
+        hop: &Hop,
+        expander: &crate::read::expand::Expander<'_>,
+        from: EntityId,
+        used: &[ClaimId],
+        mut row: Row,
+    ) -> Result<Vec<Row>, QueryError> {
+        let mut out = Vec::new();
+        for (i, edge) in expander.edges(from).enumerate() {
+            if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
+                self.check()?;
+            }
+            // An undirected self-loop appears once per direction; it is one relationship.
+            if hop.direction == Direction::Both && edge.neighbor == from && edge.direction == Direction::In {
+                continue;
+            }
+            if used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, &mut row)? {
+                continue;
+            }
+            if !self.target_ok(hop, edge.neighbor, &row)? {
+                continue;
+            }
+            let mut r = row.clone();
+            r[hop.rel] = Val::Rel(edge.claim);
+            r[hop.to] = Val::Node(edge.neighbor);
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    /// Every trail (no relationship twice) from `from` of `min..=max` hops, depth first.
+    #[allow(clippy::too_many_arguments)] // Reason: the walk's fixed inputs, passed once.
+    fn expand_var(
+        &self,
+        hop: &Hop,
+        expander: &crate::read::expand::Expander<'_>,
+        from: EntityId,
+        used: &[ClaimId],
+        mut row: Row,
+        min: u64,
+        max: Option<u64>,
+    ) -> Result<Vec<Row>, QueryError> {
+        let mut out = Vec::new();
+        let mut trail: Vec<ClaimId> = Vec::new();
+        // Each stack frame: the node reached and its remaining edges.
+        let mut stack: Vec<(EntityId, Vec<(ClaimId, EntityId)>)> = Vec::new();
+        let visited_max = self.cx.limits.visited_max;
+        let mut visited = 0usize;
+        let emit = |node: EntityId, trail: &[ClaimId], row: &Row, out: &mut Vec<Row>| -> Result<(), QueryError> {
+            if (trail.len() as u64) >= min && self.target_ok(hop, node, row)? {
+                let mut r = row.clone();
+                r[hop.rel] = Val::list(trail.iter().map(|c| Val::Rel(*c)).collect());
+                r[hop.to] = Val::Node(node);
+                out.push(r);
+            }
+            Ok(())
+        };
+        emit(from, &trail, &row, &mut out)?;
+        if max == Some(0) {
+            return Ok(out);
+        }
+        let edges_of = |node: EntityId, row: &mut Row, trail: &[ClaimId]| -> Result<Vec<(ClaimId, EntityId)>, QueryError> {
+            let mut next = Vec::new();
+            for edge in expander.edges(node) {
+                if hop.direction == Direction::Both && edge.neighbor == node && edge.direction == Direction::In {
+                    continue;
+                }
+                if trail.contains(&edge.claim) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, row)? {
+                    continue;
+                }
+                next.push((edge.claim, edge.neighbor));
+            }
+            next.reverse();
+            Ok(next)
+        };
+        let first = edges_of(from, &mut row, &trail)?;
+        stack.push((from, first));
+        while let Some((_, edges)) = stack.last_mut() {
+            let Some((claim, next)) = edges.pop() else {
+                stack.pop();
+                trail.pop();
+                continue;
+            };
+            visited += 1;
+            if visited % CHECK_EVERY as usize == 0 {
+                self.check()?;
+            }
+            if visited > visited_max {
+                return Err(limit("visited_max", visited_max, "a variable-length pattern"));
+            }
+            trail.push(claim);
+            emit(next, &trail, &row, &mut out)?;
+            if max.is_some_and(|m| trail.len() as u64 >= m) {
+                trail.pop();
+                continue;
+            }
+            let more = edges_of(next, &mut row, &trail)?;
+            stack.push((next, more));
+        }
+        Ok(out)
+    }
+
+    fn sort(&self, keys: &[SortKey], rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        let mut keyed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut k = Vec::with_capacity(keys.len());
+            for key in keys {
+                k.push(self.eval(&key.expr, &row)?);
+            }
+            keyed.push((k, row));
+        }
+        let cmp = |a: &(Vec<Val>, Row), b: &(Vec<Val>, Row)| {
+            for (i, key) in keys.iter().enumerate() {
+                let o = a.0[i].order(&b.0[i]);
+                let o = if key.descending { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        };
+        if keyed.len() >= PARALLEL_ROWS * 16 {
+            keyed.par_sort_by(cmp);
+        } else {
+            keyed.sort_by(cmp);
+        }
+        Ok(keyed.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn aggregate(&self, keys: &[(usize, CExpr)], aggregates: &[Aggregate], rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        let mut groups: HashMap<Key, usize> = HashMap::new();
+        let mut order: Vec<(Vec<Val>, Vec<Acc>)> = Vec::new();
+        let no_rows = rows.is_empty();
+        for (i, row) in rows.iter().enumerate() {
+            if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
+                self.check()?;
+            }
+            let mut k = Vec::with_capacity(keys.len());
+            for (_, e) in keys {
+                k.push(self.eval(e, row)?);
+            }
+            let at = match groups.get(&Key(k.clone())) {
+                Some(&at) => at,
+                None => {
+                    groups.insert(Key(k.clone()), order.len());
+                    order.push((k, aggregates.iter().map(|a| Acc::new(a.func, a.distinct)).collect()));
+                    order.len() - 1
+                }
+            };
+            for (a, acc) in aggregates.iter().zip(order[at].1.iter_mut()) {
+                let v = match &a.arg {
+                    Some(e) => self.eval(e, row)?,
+                    None => Val::Null,
+                };
+                acc.add(v)?;
+            }
+        }
+        // No rows and no grouping keys: one row of empty aggregates (count 0, collect []).
+        if no_rows && keys.is_empty() {
+            order.push((Vec::new(), aggregates.iter().map(|a| Acc::new(a.func, a.distinct)).collect()));
+        }
+        let width = self.width;
+        let mut out = Vec::with_capacity(order.len());
+        for (k, accs) in order {
+            let mut row = vec![Val::Null; width];
+            for ((slot, _), v) in keys.iter().zip(k) {
+                row[*slot] = v;
+            }
+            for (a, acc) in aggregates.iter().zip(accs) {
+                row[a.slot] = acc.finish();
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+}
+
+/// One aggregate's running state.
+struct Acc {
+    func: AggFn,
+    seen: Option<HashSet<Key>>,
+    count: i64,
+    int_sum: Option<i64>,
+    float_sum: f64,
+    any_float: bool,
+    values: Vec<Val>,
+    best: Option<Val>,
+    overflowed: bool,
+}
+
+impl Acc {
+    fn new(func: AggFn, distinct: bool) -> Acc {
+        Acc {
+            func,
+            seen: distinct.then(HashSet::new),
+            count: 0,
+            int_sum: Some(0),
+            float_sum: 0.0,
+            any_float: false,
+            values: Vec::new(),
+            best: None,
+            overflowed: false,
+        }
+    }
+
+    fn add(&mut self, v: Val) -> Result<(), QueryError> {
+        if self.func == AggFn::CountStar {
+            self.count += 1;
+            return Ok(());
+        }
+        if v.is_null() {
+            return Ok(());
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(Key(vec![v.clone()])) {
+                return Ok(());
+            }
+        }
+        self.count += 1;
+        match self.func {
+            AggFn::Count | AggFn::CountStar => {}
+            AggFn::Collect => self.values.push(v),
+            AggFn::Sum | AggFn::Avg | AggFn::StDev | AggFn::StDevP => match v {
+                Val::Int(i) => {
+                    self.int_sum = self.int_sum.and_then(|s| s.checked_add(i));
+                    if self.int_sum.is_none() {
+                        self.overflowed = true;
+                    }
+                    self.float_sum += i as f64;
+                    self.values.push(Val::Float(i as f64));
+                }
+                Val::Float(f) => {
+                    self.any_float = true;
+                    self.float_sum += f;
+                    self.values.push(Val::Float(f));
+                }
+                other => return Err(type_error(format!("{:?} needs numbers, got {}", self.func, other.kind()))),
+            },
+            AggFn::Min | AggFn::Max => {
+                let better = match &self.best {
+                    None => true,
+                    Some(b) => {
+                        let o = v.order(b);
+                        if self.func == AggFn::Min {
+                            o == std::cmp::Ordering::Less
+                        } else {
+                            o == std::cmp::Ordering::Greater
+                        }
+                    }
+                };
+                if better {
+                    self.best = Some(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Val {
+        match self.func {
+            AggFn::Count | AggFn::CountStar => Val::Int(self.count),
+            AggFn::Collect => Val::list(self.values),
+            AggFn::Sum => match (self.any_float, self.int_sum) {
+                (false, Some(s)) if !self.overflowed => Val::Int(s),
+                _ => Val::Float(self.float_sum),
+            },
+            AggFn::Avg if self.count == 0 => Val::Null,
+            AggFn::Avg => Val::Float(self.float_sum / self.count as f64),
+            AggFn::Min | AggFn::Max => self.best.unwrap_or(Val::Null),
+            AggFn::StDev | AggFn::StDevP => {
+                let n = self.values.len();
+                let denominator = if self.func == AggFn::StDev { n.saturating_sub(1) } else { n };
+                if denominator == 0 {
+                    return Val::Float(0.0);
+                }
+                let mean = self.float_sum / n as f64;
+                let ss: f64 = self.values.iter().map(|v| if let Val::Float(f) = v { (f - mean).powi(2) } else { 0.0 }).sum();
+                Val::Float((ss / denominator as f64).sqrt())
+            }
+        }
+    }
+}
+
+/// The path a `PathSpec` names on `row`: start node, then each hop's relationships in order,
+/// each reaching the relationship's other end.
+fn build_path(g: &Graph<'_, '_>, spec: &PathSpec, row: &[Val]) -> Val {
+    let Val::Node(start) = row[spec.start] else { return Val::Null };
+    let mut steps = Vec::new();
+    let mut at = start;
+    for (slot, _) in &spec.hops {
+        let rels: Vec<ClaimId> = match &row[*slot] {
+            Val::Rel(c) => vec![*c],
+            Val::List(items) => items.iter().filter_map(|v| if let Val::Rel(c) = v { Some(*c) } else { None }).collect(),
+            _ => return Val::Null,
+        };
+        for c in rels {
+            let Some((s, o)) = g.endpoints(c) else { return Val::Null };
+            let next = if s == at { o } else { s };
+            steps.push((c, next));
+            at = next;
+        }
+    }
+    Val::Path(Arc::new(PathVal { start, steps }))
+}

@@ -1,0 +1,188 @@
+//! Query results as callers see them: one value enum with nodes, relationships and paths
+//! materialized (id, labels or type, endpoints, properties), and its JSON form.
+
+use std::collections::BTreeMap;
+
+use super::graph::Graph;
+use super::value::Val;
+
+/// A value in a query result (and a parameter value).
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryValue {
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    String(String),
+    /// A list.
+    List(Vec<QueryValue>),
+    /// A map.
+    Map(BTreeMap<String, QueryValue>),
+    /// A node (an entity).
+    Node(Node),
+    /// A relationship (a claim).
+    Relationship(Relationship),
+    /// A path.
+    Path(Path),
+}
+
+/// A node in a result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// `id(n)`: the entity's dense id, stable for its life.
+    pub id: u64,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// Its properties.
+    pub properties: BTreeMap<String, QueryValue>,
+}
+
+/// A relationship in a result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Relationship {
+    /// `id(r)`: the claim's dense id.
+    pub id: u64,
+    /// Its type (the predicate).
+    pub rel_type: String,
+    /// The start node's id.
+    pub start: u64,
+    /// The end node's id.
+    pub end: u64,
+    /// Its properties.
+    pub properties: BTreeMap<String, QueryValue>,
+}
+
+/// A path in a result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    /// Its nodes, in order (one more than relationships).
+    pub nodes: Vec<Node>,
+    /// Its relationships, in order.
+    pub relationships: Vec<Relationship>,
+}
+
+fn props(g: &Graph<'_, '_>, m: BTreeMap<std::sync::Arc<str>, Val>) -> BTreeMap<String, QueryValue> {
+    m.into_iter().map(|(k, v)| (k.to_string(), materialize(g, &v))).collect()
+}
+
+fn node(g: &Graph<'_, '_>, e: crate::ids::EntityId) -> Node {
+    Node { id: u64::from(e.0), labels: g.labels(e).iter().map(ToString::to_string).collect(), properties: props(g, g.node_props(e)) }
+}
+
+fn rel(g: &Graph<'_, '_>, c: crate::ids::ClaimId) -> Relationship {
+    let (s, o) = g.endpoints(c).unwrap_or((crate::ids::EntityId(0), crate::ids::EntityId(0)));
+    Relationship {
+        id: u64::from(c.0),
+        rel_type: g.rel_type(c).map(|t| t.to_string()).unwrap_or_default(),
+        start: u64::from(s.0),
+        end: u64::from(o.0),
+        properties: props(g, g.rel_props(c)),
+    }
+}
+
+/// A runtime value as a result value.
+pub(crate) fn materialize(g: &Graph<'_, '_>, v: &Val) -> QueryValue {
+    match v {
+        Val::Null => QueryValue::Null,
+        Val::Bool(b) => QueryValue::Bool(*b),
+        Val::Int(i) => QueryValue::Int(*i),
+        Val::Float(f) => QueryValue::Float(*f),
+        Val::Str(s) => QueryValue::String(s.to_string()),
+        Val::List(items) => QueryValue::List(items.iter().map(|i| materialize(g, i)).collect()),
+        Val::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), materialize(g, v))).collect()),
+        Val::Node(e) => QueryValue::Node(node(g, *e)),
+        Val::Rel(c) => QueryValue::Relationship(rel(g, *c)),
+        Val::Path(p) => QueryValue::Path(Path {
+            nodes: std::iter::once(p.start).chain(p.steps.iter().map(|(_, n)| *n)).map(|n| node(g, n)).collect(),
+            relationships: p.steps.iter().map(|(c, _)| rel(g, *c)).collect(),
+        }),
+    }
+}
+
+/// A parameter as a runtime value; nodes and relationships cannot be parameters.
+pub(crate) fn parameter(v: &QueryValue) -> Result<Val, String> {
+    Ok(match v {
+        QueryValue::Null => Val::Null,
+        QueryValue::Bool(b) => Val::Bool(*b),
+        QueryValue::Int(i) => Val::Int(*i),
+        QueryValue::Float(f) => Val::Float(*f),
+        QueryValue::String(s) => Val::str(s),
+        QueryValue::List(items) => Val::list(items.iter().map(parameter).collect::<Result<_, _>>()?),
+        QueryValue::Map(m) => {
+            Val::map(m.iter().map(|(k, v)| Ok((std::sync::Arc::from(k.as_str()), parameter(v)?))).collect::<Result<_, String>>()?)
+        }
+        QueryValue::Node(_) | QueryValue::Relationship(_) | QueryValue::Path(_) => {
+            return Err("a node, relationship or path cannot be a parameter; pass its id".to_owned())
+        }
+    })
+}
+
+impl QueryValue {
+    /// The JSON form: scalars as JSON values (a float always reads as a float: `1.0`; NaN and
+    /// the infinities as the strings `"NaN"`, `"Inf"`, `"-Inf"`), nodes as `{"id", "labels",
+    /// "properties"}`, relationships as `{"id", "type", "start", "end", "properties"}`, paths as
+    /// `{"nodes", "relationships"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{json, Value};
+        match self {
+            QueryValue::Null => Value::Null,
+            QueryValue::Bool(b) => Value::Bool(*b),
+            QueryValue::Int(i) => json!(i),
+            QueryValue::Float(f) if f.is_nan() => json!("NaN"),
+            QueryValue::Float(f) if f.is_infinite() => json!(if *f > 0.0 { "Inf" } else { "-Inf" }),
+            QueryValue::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            QueryValue::String(s) => json!(s),
+            QueryValue::List(items) => Value::Array(items.iter().map(QueryValue::to_json).collect()),
+            QueryValue::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            QueryValue::Node(n) => n.to_json(),
+            QueryValue::Relationship(r) => r.to_json(),
+            QueryValue::Path(p) => json!({
+                "nodes": p.nodes.iter().map(Node::to_json).collect::<Vec<_>>(),
+                "relationships": p.relationships.iter().map(Relationship::to_json).collect::<Vec<_>>(),
+            }),
+        }
+    }
+
+    /// A parameter from JSON: a number without fraction or exponent is an integer.
+    pub fn from_json(v: &serde_json::Value) -> QueryValue {
+        use serde_json::Value;
+        match v {
+            Value::Null => QueryValue::Null,
+            Value::Bool(b) => QueryValue::Bool(*b),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) if !n.to_string().contains(['.', 'e', 'E']) => QueryValue::Int(i),
+                _ => QueryValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => QueryValue::String(s.clone()),
+            Value::Array(items) => QueryValue::List(items.iter().map(QueryValue::from_json).collect()),
+            Value::Object(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.clone(), QueryValue::from_json(v))).collect()),
+        }
+    }
+}
+
+impl Node {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "labels": self.labels,
+            "properties": self.properties.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
+        })
+    }
+}
+
+impl Relationship {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "type": self.rel_type,
+            "start": self.start,
+            "end": self.end,
+            "properties": self.properties.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
+        })
+    }
+}

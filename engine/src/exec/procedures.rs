@@ -1,0 +1,180 @@
+//! The procedures `CALL` reaches: the catalog (`db.labels`, `db.relationshipTypes`,
+//! `db.propertyKeys`) and engram's reads (`engram.recall`, `engram.neighbors`,
+//! `engram.ancestors`, `engram.descendants`, `engram.search.text`, `engram.search.vector`).
+//! Each yields rows in the column order of `engram_query::functions::PROCEDURES`.
+
+use std::sync::Arc;
+
+use engram_query::{Detail, ErrorType, QueryError};
+
+use crate::error::ReadError;
+use crate::ids::EntityId;
+use crate::index::graph::Direction;
+use crate::read::scope::ReadContext;
+use crate::search::recall::RecallQuery;
+use crate::time::Timestamp;
+
+use super::eval::type_error;
+use super::graph::Graph;
+use super::value::Val;
+
+fn read_error(e: ReadError) -> QueryError {
+    let (kind, detail) = match &e {
+        ReadError::Limit { .. } => (ErrorType::LimitError, Detail::Limit),
+        ReadError::Interrupted(_) => (ErrorType::LimitError, Detail::Deadline),
+        _ => (ErrorType::ProcedureError, Detail::InvalidArgumentValue),
+    };
+    QueryError::runtime(kind, detail, e.to_string())
+}
+
+fn proc_error(message: impl Into<String>) -> QueryError {
+    QueryError::runtime(ErrorType::ProcedureError, Detail::InvalidArgumentValue, message)
+}
+
+fn node_arg(g: &Graph<'_, '_>, name: &str, v: &Val) -> Result<Option<EntityId>, QueryError> {
+    match v {
+        Val::Null => Ok(None),
+        Val::Node(n) => Ok(Some(*n)),
+        Val::Str(id) => Ok(g.node_by_ext_id(id)),
+        other => Err(type_error(format!("{name} takes a node or an external id, got {}", other.kind()))),
+    }
+}
+
+fn int_arg(name: &str, v: Option<&Val>, default: i64) -> Result<i64, QueryError> {
+    match v {
+        None | Some(Val::Null) => Ok(default),
+        Some(Val::Int(i)) if *i >= 0 => Ok(*i),
+        Some(other) => Err(type_error(format!("{name} takes a non-negative integer, got {}", other.kind()))),
+    }
+}
+
+fn option<'m>(options: Option<&'m Val>, key: &str) -> Option<&'m Val> {
+    match options {
+        Some(Val::Map(m)) => m.get(key).filter(|v| !v.is_null()),
+        _ => None,
+    }
+}
+
+/// Runs procedure `name` (as spelled in the table) with evaluated arguments.
+pub(crate) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    let view = g.view;
+    match name {
+        "db.labels" => {
+            let cat = view.catalog();
+            let mut types = cat.types;
+            types.sort_by_key(|t| t.id.0);
+            Ok(types.into_iter().map(|t| vec![Val::Str(t.name)]).collect())
+        }
+        "db.relationshipTypes" => {
+            let cat = view.catalog();
+            let mut preds = cat.predicates;
+            preds.sort_by_key(|p| p.id.0);
+            Ok(preds.into_iter().map(|p| vec![Val::Str(p.name)]).collect())
+        }
+        "db.propertyKeys" => {
+            let cat = view.catalog();
+            let mut keys: Vec<Arc<str>> = ["id", "name"].into_iter().map(Arc::from).collect();
+            keys.extend(cat.property_keys.into_keys().filter(|k| !matches!(&**k, "id" | "name")));
+            Ok(keys.into_iter().map(|k| vec![Val::Str(k)]).collect())
+        }
+        "engram.neighbors" => {
+            let Some(node) = node_arg(g, name, &args[0])? else { return Ok(Vec::new()) };
+            let options = args.get(1);
+            let direction = match option(options, "direction") {
+                None => Direction::Both,
+                Some(Val::Str(d)) => match d.to_ascii_lowercase().as_str() {
+                    "out" => Direction::Out,
+                    "in" => Direction::In,
+                    "both" => Direction::Both,
+                    _ => return Err(proc_error(format!("{name}: direction is 'out', 'in' or 'both', not '{d}'"))),
+                },
+                Some(other) => return Err(type_error(format!("{name}: direction must be a string, got {}", other.kind()))),
+            };
+            let types: Vec<Arc<str>> = match option(options, "types") {
+                None => Vec::new(),
+                Some(Val::List(items)) => items.iter().filter_map(|v| if let Val::Str(s) = v { Some(s.clone()) } else { None }).collect(),
+                Some(other) => return Err(type_error(format!("{name}: types must be a list of strings, got {}", other.kind()))),
+            };
+            let Some(expander) = g.expander(direction, &types) else { return Ok(Vec::new()) };
+            Ok(expander
+                .edges(node)
+                .map(|e| {
+                    let dir = if e.direction == Direction::Out { "out" } else { "in" };
+                    vec![Val::Rel(e.claim), Val::Node(e.neighbor), Val::str(dir)]
+                })
+                .collect())
+        }
+        "engram.ancestors" | "engram.descendants" => {
+            let Some(node) = node_arg(g, name, &args[0])? else { return Ok(Vec::new()) };
+            let Val::Str(predicate) = &args[1] else {
+                return Err(type_error(format!("{name} takes a relationship type name as its second argument")));
+            };
+            let found = if name == "engram.ancestors" {
+                view.ancestors(node, predicate, &g.vis)
+            } else {
+                view.descendants(node, predicate, &g.vis)
+            }
+            .map_err(read_error)?;
+            Ok(found.into_iter().map(|(e, depth)| vec![Val::Node(e), Val::Int(i64::from(depth))]).collect())
+        }
+        "engram.search.text" => {
+            let Val::Str(query) = &args[0] else { return Err(type_error(format!("{name} takes a query string"))) };
+            let k = int_arg(name, args.get(1), 10)?;
+            let k = usize::try_from(k).unwrap_or(usize::MAX).min(cx.limits.rows_max);
+            let hits = view.try_search_claim_text(query, k, &g.vis).map_err(read_error)?;
+            Ok(hits.into_iter().map(|(c, s)| vec![Val::Rel(c), Val::Float(f64::from(s))]).collect())
+        }
+        "engram.search.vector" => Err(QueryError::runtime(
+            ErrorType::ProcedureError,
+            Detail::Unsupported,
+            "engram.search.vector needs the database's embedder, which a query cannot reach yet",
+        )),
+        "engram.recall" => recall(g, name, args),
+        _ => Err(QueryError::runtime(ErrorType::ProcedureError, Detail::ProcedureNotFound, format!("there is no procedure `{name}`"))),
+    }
+}
+
+fn recall(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    let Val::Str(text) = &args[0] else { return Err(type_error(format!("{name} takes the question as a string"))) };
+    let options = args.get(1);
+    let mut q = RecallQuery::new(text);
+    q.visibility = g.vis.clone();
+    if let Some(b) = option(options, "budget") {
+        q.budget = usize::try_from(int_arg(name, Some(b), 0)?).unwrap_or(usize::MAX);
+    }
+    if let Some(h) = option(options, "hops") {
+        q.hops = u32::try_from(int_arg(name, Some(h), 0)?).unwrap_or(u32::MAX);
+    }
+    if let Some(t) = option(options, "as_of") {
+        let at = match t {
+            Val::Str(s) => Timestamp::parse(s).map_err(|e| proc_error(format!("{name}: as_of: {e}")))?,
+            Val::Int(secs) => Timestamp::from_epoch_seconds(*secs),
+            other => return Err(type_error(format!("{name}: as_of is a time, got {}", other.kind()))),
+        };
+        q.visibility.as_of = Some(at);
+    }
+    if let Some(Val::List(seeds)) = option(options, "entities") {
+        for s in seeds.iter() {
+            if let Some(e) = node_arg(g, name, s)? {
+                q.seeds.push(e);
+            }
+        }
+    }
+    let result = g.view.recall(&q).map_err(read_error)?;
+    let context = Val::Str(Arc::from(result.packed.context.as_str()));
+    let mut rows = Vec::with_capacity(result.packed.facts.len());
+    for (rank, f) in result.packed.facts.iter().enumerate() {
+        let claim = crate::ids::ClaimId(f.id);
+        rows.push(vec![
+            Val::Int(rank as i64 + 1),
+            Val::Rel(claim),
+            Val::Node(EntityId(f.subject.id)),
+            Val::Node(EntityId(f.object.id)),
+            f.text.as_deref().map_or(Val::Null, Val::str),
+            Val::Float(f.score),
+            Val::list(f.evidence.iter().map(|e| Val::str(e)).collect()),
+            context.clone(),
+        ]);
+    }
+    Ok(rows)
+}

@@ -1,0 +1,324 @@
+//! The executor's values and Cypher's rules for them: three-valued equality (`null = x` is null),
+//! comparison only within a kind (numbers with numbers; otherwise null), the global sort order of
+//! `ORDER BY`, and the equivalence `DISTINCT` and grouping use (null equals null, `1` equals `1.0`).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use crate::ids::{ClaimId, EntityId};
+
+/// A value while a query runs. Nodes and relationships are ids into the snapshot; they are
+/// materialized (labels, properties) only in the result.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+    List(Arc<Vec<Val>>),
+    Map(Arc<BTreeMap<Arc<str>, Val>>),
+    Node(EntityId),
+    Rel(ClaimId),
+    Path(Arc<PathVal>),
+}
+
+/// A path: the start node and each hop's relationship and the node it reaches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PathVal {
+    pub start: EntityId,
+    pub steps: Vec<(ClaimId, EntityId)>,
+}
+
+impl Val {
+    pub fn str(s: &str) -> Val {
+        Val::Str(Arc::from(s))
+    }
+
+    pub fn list(items: Vec<Val>) -> Val {
+        Val::List(Arc::new(items))
+    }
+
+    pub fn map(items: BTreeMap<Arc<str>, Val>) -> Val {
+        Val::Map(Arc::new(items))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Val::Null)
+    }
+
+    /// The type's name, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Val::Null => "null",
+            Val::Bool(_) => "a boolean",
+            Val::Int(_) => "an integer",
+            Val::Float(_) => "a float",
+            Val::Str(_) => "a string",
+            Val::List(_) => "a list",
+            Val::Map(_) => "a map",
+            Val::Node(_) => "a node",
+            Val::Rel(_) => "a relationship",
+            Val::Path(_) => "a path",
+        }
+    }
+
+    /// `a = b` with null propagation: `None` is null.
+    pub fn equals(&self, other: &Val) -> Option<bool> {
+        match (self, other) {
+            (Val::Null, _) | (_, Val::Null) => None,
+            (Val::Int(a), Val::Int(b)) => Some(a == b),
+            (Val::Float(a), Val::Float(b)) => Some(a == b),
+            (Val::Int(a), Val::Float(b)) | (Val::Float(b), Val::Int(a)) => Some(int_float_cmp(*a, *b) == Some(Ordering::Equal)),
+            (Val::Bool(a), Val::Bool(b)) => Some(a == b),
+            (Val::Str(a), Val::Str(b)) => Some(a == b),
+            (Val::Node(a), Val::Node(b)) => Some(a == b),
+            (Val::Rel(a), Val::Rel(b)) => Some(a == b),
+            (Val::Path(a), Val::Path(b)) => Some(a == b),
+            (Val::List(a), Val::List(b)) => {
+                if a.len() != b.len() {
+                    return Some(false);
+                }
+                let mut unknown = false;
+                for (x, y) in a.iter().zip(b.iter()) {
+                    match x.equals(y) {
+                        Some(false) => return Some(false),
+                        None => unknown = true,
+                        Some(true) => {}
+                    }
+                }
+                if unknown {
+                    None
+                } else {
+                    Some(true)
+                }
+            }
+            (Val::Map(a), Val::Map(b)) => {
+                if a.len() != b.len() || !a.keys().eq(b.keys()) {
+                    return Some(false);
+                }
+                let mut unknown = false;
+                for (x, y) in a.values().zip(b.values()) {
+                    match x.equals(y) {
+                        Some(false) => return Some(false),
+                        None => unknown = true,
+                        Some(true) => {}
+                    }
+                }
+                if unknown {
+                    None
+                } else {
+                    Some(true)
+                }
+            }
+            _ => Some(false),
+        }
+    }
+
+    /// `a < b` and friends: `None` (null) across kinds or with null; NaN compares false.
+    pub fn compare(&self, other: &Val) -> Option<Ordering> {
+        match (self, other) {
+            (Val::Int(a), Val::Int(b)) => Some(a.cmp(b)),
+            (Val::Float(a), Val::Float(b)) => a.partial_cmp(b),
+            (Val::Int(a), Val::Float(b)) => int_float_cmp(*a, *b),
+            (Val::Float(a), Val::Int(b)) => int_float_cmp(*b, *a).map(Ordering::reverse),
+            (Val::Str(a), Val::Str(b)) => Some(a.cmp(b)),
+            (Val::Bool(a), Val::Bool(b)) => Some(a.cmp(b)),
+            (Val::List(a), Val::List(b)) => {
+                for (x, y) in a.iter().zip(b.iter()) {
+                    match x.compare(y)? {
+                        Ordering::Equal => {}
+                        o => return Some(o),
+                    }
+                }
+                Some(a.len().cmp(&b.len()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a comparison involves a NaN (then every ordering comparison is false, not null).
+    pub fn is_nan(&self) -> bool {
+        matches!(self, Val::Float(f) if f.is_nan())
+    }
+
+    fn order_rank(&self) -> u8 {
+        match self {
+            Val::Map(_) => 0,
+            Val::Node(_) => 1,
+            Val::Rel(_) => 2,
+            Val::List(_) => 3,
+            Val::Path(_) => 4,
+            Val::Str(_) => 5,
+            Val::Bool(_) => 6,
+            Val::Int(_) | Val::Float(_) => 7,
+            Val::Null => 8,
+        }
+    }
+
+    /// The total order of `ORDER BY` (ascending): maps, nodes, relationships, lists, paths,
+    /// strings, booleans, numbers (NaN last among them), then null.
+    pub fn order(&self, other: &Val) -> Ordering {
+        let (ra, rb) = (self.order_rank(), other.order_rank());
+        if ra != rb {
+            return ra.cmp(&rb);
+        }
+        match (self, other) {
+            (Val::Int(_) | Val::Float(_), Val::Int(_) | Val::Float(_)) => match (self.is_nan(), other.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => self.compare(other).unwrap_or(Ordering::Equal),
+            },
+            (Val::Str(a), Val::Str(b)) => a.cmp(b),
+            (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
+            (Val::Node(a), Val::Node(b)) => a.0.cmp(&b.0),
+            (Val::Rel(a), Val::Rel(b)) => a.0.cmp(&b.0),
+            (Val::List(a), Val::List(b)) => {
+                for (x, y) in a.iter().zip(b.iter()) {
+                    match x.order(y) {
+                        Ordering::Equal => {}
+                        o => return o,
+                    }
+                }
+                a.len().cmp(&b.len())
+            }
+            (Val::Map(a), Val::Map(b)) => {
+                for ((ka, va), (kb, vb)) in a.iter().zip(b.iter()) {
+                    match ka.cmp(kb).then_with(|| va.order(vb)) {
+                        Ordering::Equal => {}
+                        o => return o,
+                    }
+                }
+                a.len().cmp(&b.len())
+            }
+            (Val::Path(a), Val::Path(b)) => a.start.0.cmp(&b.start.0).then_with(|| {
+                let ka: Vec<(u32, u32)> = a.steps.iter().map(|(c, e)| (c.0, e.0)).collect();
+                let kb: Vec<(u32, u32)> = b.steps.iter().map(|(c, e)| (c.0, e.0)).collect();
+                ka.cmp(&kb)
+            }),
+            _ => Ordering::Equal,
+        }
+    }
+
+    /// Equivalence for DISTINCT and grouping: null equals null, NaN equals NaN, `1` equals `1.0`.
+    pub fn equivalent(&self, other: &Val) -> bool {
+        match (self, other) {
+            (Val::Null, Val::Null) => true,
+            (Val::Float(a), Val::Float(b)) if a.is_nan() && b.is_nan() => true,
+            (Val::List(a), Val::List(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equivalent(y)),
+            (Val::Map(a), Val::Map(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| ka == kb && va.equivalent(vb))
+            }
+            _ => self.equals(other) == Some(true),
+        }
+    }
+}
+
+/// Compares an integer with a float exactly (no rounding of large integers through f64).
+fn int_float_cmp(a: i64, b: f64) -> Option<Ordering> {
+    if b.is_nan() {
+        return None;
+    }
+    if b >= 9.223_372_036_854_775_808e18 {
+        return Some(Ordering::Less);
+    }
+    if b < -9.223_372_036_854_775_808e18 {
+        return Some(Ordering::Greater);
+    }
+    let t = b.trunc();
+    // `t` is within i64's range here; equal integer parts are split by the fraction's sign.
+    let ti = t as i64;
+    Some(a.cmp(&ti).then_with(|| 0.0f64.partial_cmp(&(b - t)).unwrap_or(Ordering::Equal)))
+}
+
+/// A row's values as a grouping or DISTINCT key: hashing and equality follow `equivalent`.
+#[derive(Clone, Debug)]
+pub(crate) struct Key(pub Vec<Val>);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a.equivalent(b))
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        for v in &self.0 {
+            hash_val(v, state);
+        }
+    }
+}
+
+fn hash_val<H: Hasher>(v: &Val, state: &mut H) {
+    match v {
+        Val::Null => 0u8.hash(state),
+        Val::Bool(b) => (1u8, b).hash(state),
+        // Integers and integral floats hash alike, so `1` and `1.0` group together.
+        Val::Int(i) => (2u8, *i).hash(state),
+        Val::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => (2u8, *f as i64).hash(state),
+        Val::Float(f) if f.is_nan() => 3u8.hash(state),
+        Val::Float(f) => (4u8, f.to_bits()).hash(state),
+        Val::Str(s) => (5u8, s).hash(state),
+        Val::List(items) => {
+            (6u8, items.len()).hash(state);
+            for i in items.iter() {
+                hash_val(i, state);
+            }
+        }
+        Val::Map(m) => {
+            (7u8, m.len()).hash(state);
+            for (k, v) in m.iter() {
+                k.hash(state);
+                hash_val(v, state);
+            }
+        }
+        Val::Node(e) => (8u8, e.0).hash(state),
+        Val::Rel(c) => (9u8, c.0).hash(state),
+        Val::Path(p) => (10u8, p).hash(state),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_propagates_and_kinds_do_not_mix() {
+        assert_eq!(Val::Int(1).equals(&Val::Null), None);
+        assert_eq!(Val::Int(1).equals(&Val::Float(1.0)), Some(true));
+        assert_eq!(Val::Int(1).equals(&Val::str("1")), Some(false));
+        assert_eq!(Val::list(vec![Val::Int(1), Val::Null]).equals(&Val::list(vec![Val::Int(1), Val::Null])), None);
+        assert_eq!(Val::list(vec![Val::Int(2), Val::Null]).equals(&Val::list(vec![Val::Int(1), Val::Null])), Some(false));
+        assert_eq!(Val::Int(1).compare(&Val::str("a")), None);
+        assert_eq!(Val::Int(3).compare(&Val::Float(2.5)), Some(Ordering::Greater));
+        assert_eq!(Val::Int(2).compare(&Val::Float(2.5)), Some(Ordering::Less));
+        assert_eq!(Val::Int(i64::MAX).compare(&Val::Float(9.3e18)), Some(Ordering::Less));
+        assert_eq!(Val::Float(f64::NAN).compare(&Val::Int(1)), None);
+    }
+
+    #[test]
+    fn the_sort_order_is_total() {
+        let mut vals =
+            vec![Val::Null, Val::Int(2), Val::Float(f64::NAN), Val::Float(1.5), Val::str("b"), Val::Bool(false), Val::list(vec![])];
+        vals.sort_by(Val::order);
+        let kinds: Vec<&str> = vals.iter().map(Val::kind).collect();
+        assert_eq!(kinds, ["a list", "a string", "a boolean", "a float", "an integer", "a float", "null"]);
+        assert!(vals[5].is_nan());
+    }
+
+    #[test]
+    fn grouping_keys_treat_one_and_one_point_zero_alike() {
+        use std::collections::HashSet;
+        let mut set = HashSet::new();
+        set.insert(Key(vec![Val::Int(1)]));
+        assert!(set.contains(&Key(vec![Val::Float(1.0)])));
+        assert!(!set.contains(&Key(vec![Val::Float(1.5)])));
+        set.insert(Key(vec![Val::Null]));
+        assert!(set.contains(&Key(vec![Val::Null])));
+    }
+}

@@ -1,0 +1,217 @@
+//! The query language on the engine: reads over entities and claims, checked against hand-made
+//! answers and, on random graphs, against the direct API (k-hop, neighbours, closures).
+
+use std::collections::BTreeSet;
+
+use engram::query::{Detail, ErrorType};
+use engram::{AddClaim, ClaimState, Database, DeclarePredicate, KHopQuery, Params, QueryValue, WriteBatch};
+use proptest::prelude::*;
+
+fn db() -> Database {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.push(engram::Op::DeclarePredicate(DeclarePredicate::new("DEPENDS_ON").transitive()));
+    b.upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("db", "service", "Postgres")
+        .upsert_entity("cache", "service", "Redis")
+        .upsert_entity("alice", "person", "Alice")
+        .add_claim(AddClaim::new("auth", "DEPENDS_ON", "db").state(ClaimState::Accepted).confidence(0.9).text("auth needs postgres"))
+        .add_claim(AddClaim::new("auth", "DEPENDS_ON", "cache").confidence(0.4))
+        .add_claim(AddClaim::new("db", "DEPENDS_ON", "cache").confidence(0.7))
+        .add_claim(AddClaim::new("alice", "OWNS", "auth").confidence(1.0));
+    db.write(&b).expect("writes");
+    db
+}
+
+fn run_with(db: &Database, text: &str, params: &Params) -> Result<engram::QueryResult, engram::query::QueryError> {
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").expect("workspace");
+    ws.query(text, params)
+}
+
+fn rows(db: &Database, text: &str) -> Vec<Vec<QueryValue>> {
+    run_with(db, text, &Params::new()).unwrap_or_else(|e| panic!("{text}: {e}")).rows
+}
+
+fn s(v: &str) -> QueryValue {
+    QueryValue::String(v.to_owned())
+}
+
+fn i(v: i64) -> QueryValue {
+    QueryValue::Int(v)
+}
+
+#[test]
+fn match_where_return_order() {
+    let db = db();
+    let got = rows(&db, "MATCH (a:service)-[r:DEPENDS_ON]->(b) WHERE r.confidence > 0.5 RETURN a.name, b.name ORDER BY b.name");
+    assert_eq!(got, vec![vec![s("AuthService"), s("Postgres")], vec![s("Postgres"), s("Redis")]]);
+    // Incoming, undirected, type alternatives.
+    let got = rows(&db, "MATCH (c {id: 'cache'})<-[:DEPENDS_ON]-(x) RETURN x.name ORDER BY x.name");
+    assert_eq!(got, vec![vec![s("AuthService")], vec![s("Postgres")]]);
+    let got = rows(&db, "MATCH (a {id: 'auth'})-[:OWNS|DEPENDS_ON]-(x) RETURN count(*)");
+    assert_eq!(got, vec![vec![i(3)]]);
+    // An unknown label or type is an empty result, not an error.
+    assert!(rows(&db, "MATCH (n:nothing) RETURN n").is_empty());
+    assert!(rows(&db, "MATCH ()-[r:NOTHING]->() RETURN r").is_empty());
+}
+
+#[test]
+fn aggregation_distinct_skip_limit_unwind_union() {
+    let db = db();
+    let got = rows(&db, "MATCH (a)-[:DEPENDS_ON]->(b) RETURN a.name AS a, count(b) AS n, collect(b.name) AS bs ORDER BY n DESC, a");
+    assert_eq!(got[0][0], s("AuthService"));
+    assert_eq!(got[0][1], i(2));
+    assert_eq!(got[1], vec![s("Postgres"), i(1), QueryValue::List(vec![s("Redis")])]);
+    assert_eq!(rows(&db, "MATCH (n) RETURN count(DISTINCT labels(n))"), vec![vec![i(2)]]);
+    assert_eq!(rows(&db, "UNWIND [3, 1, 2] AS x RETURN x ORDER BY x SKIP 1 LIMIT 1"), vec![vec![i(2)]]);
+    assert_eq!(rows(&db, "RETURN 1 AS x UNION RETURN 1 AS x"), vec![vec![i(1)]]);
+    assert_eq!(rows(&db, "RETURN 1 AS x UNION ALL RETURN 1 AS x").len(), 2);
+    assert_eq!(rows(&db, "MATCH (n) WITH count(n) AS c RETURN c * 2 AS d"), vec![vec![i(8)]]);
+    // No rows, no keys: one row of empty aggregates.
+    assert_eq!(rows(&db, "MATCH (n:nothing) RETURN count(n), collect(n)"), vec![vec![i(0), QueryValue::List(vec![])]]);
+}
+
+#[test]
+fn optional_match_and_paths() {
+    let db = db();
+    let got = rows(&db, "MATCH (p:person) OPTIONAL MATCH (p)-[:DEPENDS_ON]->(x) RETURN p.name, x");
+    assert_eq!(got, vec![vec![s("Alice"), QueryValue::Null]]);
+    let got =
+        rows(&db, "MATCH p = (a {id: 'alice'})-[:OWNS]->()-[:DEPENDS_ON*1..2]->(c {id: 'cache'}) RETURN length(p) ORDER BY length(p)");
+    assert_eq!(got, vec![vec![i(2)], vec![i(3)]]);
+    let got = rows(&db, "MATCH p = (a {id: 'auth'})-[:DEPENDS_ON]->(b {id: 'db'}) RETURN nodes(p)[1].name, relationships(p)[0].text");
+    assert_eq!(got, vec![vec![s("Postgres"), s("auth needs postgres")]]);
+    // A pattern as a predicate.
+    let got = rows(&db, "MATCH (n:service) WHERE NOT (n)-[:DEPENDS_ON]->() RETURN n.name");
+    assert_eq!(got, vec![vec![s("Redis")]]);
+}
+
+#[test]
+fn expressions_follow_cypher() {
+    let db = db();
+    let got = rows(
+        &db,
+        "RETURN null AND false AS a, null OR true AS b, 1 = 1.0 AS c, [1, 2] + 3 AS d, 'x' + 1 AS e, \
+         [x IN range(1, 5) WHERE x % 2 = 1 | x * 10] AS f, coalesce(null, 'z') AS g, toUpper('ab') AS h",
+    );
+    assert_eq!(
+        got,
+        vec![vec![
+            QueryValue::Bool(false),
+            QueryValue::Bool(true),
+            QueryValue::Bool(true),
+            QueryValue::List(vec![i(1), i(2), i(3)]),
+            s("x1"),
+            QueryValue::List(vec![i(10), i(30), i(50)]),
+            s("z"),
+            s("AB"),
+        ]]
+    );
+    let got = rows(&db, "RETURN CASE WHEN 1 > 2 THEN 'a' ELSE 'b' END, [1,2,3][-1], [1,2,3][1..], size('héllo'), 7 / 2, 7.0 / 2");
+    assert_eq!(got, vec![vec![s("b"), i(3), QueryValue::List(vec![i(2), i(3)]), i(5), i(3), QueryValue::Float(3.5)]]);
+}
+
+#[test]
+fn parameters_procedures_and_errors() {
+    let db = db();
+    let mut params = Params::new();
+    params.insert("s".into(), s("auth"));
+    let got = run_with(&db, "MATCH (a {id: $s})--(b) RETURN count(DISTINCT b)", &params).expect("runs");
+    assert_eq!(got.rows, vec![vec![i(3)]]);
+    let err = run_with(&db, "MATCH (a {id: $missing}) RETURN a", &Params::new()).expect_err("missing parameter");
+    assert_eq!(err.kind, ErrorType::ParameterMissing);
+    let err = run_with(&db, "MATCH (a) RETURN b", &Params::new()).expect_err("undefined");
+    assert_eq!((err.detail, err.line(), err.column()), (Detail::UndefinedVariable, Some(1), Some(18)));
+    let err = run_with(&db, "CREATE (n)", &Params::new()).expect_err("writes are not supported yet");
+    assert_eq!(err.detail, Detail::Unsupported);
+    let labels = rows(&db, "CALL db.labels() YIELD label RETURN label ORDER BY label");
+    assert_eq!(labels, vec![vec![s("person")], vec![s("service")]]);
+    let got = rows(&db, "CALL engram.neighbors('auth', {direction: 'out'}) YIELD neighbor RETURN neighbor.name ORDER BY neighbor.name");
+    assert_eq!(got, vec![vec![s("Postgres")], vec![s("Redis")]]);
+    let got = rows(&db, "CALL engram.ancestors('auth', 'DEPENDS_ON') YIELD node, depth RETURN node.name, depth ORDER BY node.name");
+    assert!(got.contains(&vec![s("Redis"), i(1)]), "{got:?}");
+    let explain = run_with(&db, "EXPLAIN MATCH (a:service)-->(b) RETURN b", &Params::new()).expect("explains");
+    assert!(explain.rows.is_empty());
+    let plan = explain.plan.expect("a plan");
+    assert!(plan.contains("NodeByLabelScan") && plan.contains("Expand"), "{plan}");
+    let profile = run_with(&db, "PROFILE MATCH (a:service)-->(b) RETURN b", &Params::new()).expect("profiles");
+    assert_eq!(profile.rows.len(), 3);
+    assert!(profile.plan.expect("a plan").contains("rows 3"));
+}
+
+#[test]
+fn results_carry_graph_values() {
+    let db = db();
+    let got = rows(&db, "MATCH (a {id: 'auth'})-[r]->(b {id: 'db'}) RETURN a, r");
+    let [QueryValue::Node(a), QueryValue::Relationship(r)] = got[0].as_slice() else { panic!("{got:?}") };
+    assert_eq!(a.labels, ["service"]);
+    assert_eq!(a.properties.get("name"), Some(&s("AuthService")));
+    assert_eq!(r.rel_type, "depends_on");
+    assert_eq!((r.start, r.end), (a.id, r.end));
+    // Confidence reads as the shortest decimal of the stored f32.
+    assert_eq!(r.properties.get("confidence"), Some(&QueryValue::Float(0.9)));
+    assert_eq!(r.properties.get("state"), Some(&s("ACCEPTED")));
+}
+
+fn random_graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    for e in 0..n {
+        b.upsert_entity(&format!("e{e}"), "node", &format!("n{e}"));
+    }
+    for (s, o, t) in edges {
+        b.add_claim(AddClaim::new(format!("e{}", s % n).as_str(), if *t { "A" } else { "B" }, format!("e{}", o % n).as_str()));
+    }
+    db.write(&b).expect("writes");
+    db
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// `count(DISTINCT b)` over `*0..k` equals the direct k-hop's reach, and one hop equals the
+    /// neighbour set, on random graphs.
+    #[test]
+    fn patterns_equal_the_direct_api(n in 2usize..24, edges in prop::collection::vec((0usize..24, 0usize..24, any::<bool>()), 0..60), seed in 0usize..24, depth in 1u32..3) {
+        let db = random_graph(n, &edges);
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        let start = format!("e{}", seed % n);
+        let mut params = Params::new();
+        params.insert("s".into(), QueryValue::String(start.clone()));
+        let q = format!("MATCH (a {{id: $s}})-[*0..{depth}]-(b) RETURN count(DISTINCT b)");
+        let got = ws.query(&q, &params).expect("runs").rows;
+        let id = ws.entity_id(&start).expect("entity");
+        let reached = ws.khop(&[id], &KHopQuery::depth(depth)).expect("khop");
+        prop_assert_eq!(got, vec![vec![QueryValue::Int(reached.entities.len() as i64)]]);
+
+        let q = "MATCH (a {id: $s})-[:A]->(b) RETURN b.id";
+        let mut got: Vec<String> = ws.query(q, &params).expect("runs").rows.into_iter().map(|r| match &r[0] { QueryValue::String(s) => s.clone(), other => panic!("{other:?}") }).collect();
+        got.sort();
+        let mut want: Vec<String> = edges.iter().filter(|(s, _, t)| *t && s % n == seed % n).map(|(_, o, _)| format!("e{}", o % n)).collect();
+        want.sort();
+        prop_assert_eq!(got, want);
+    }
+
+    /// A query over many start rows (run in parallel) returns the rows a one-row-at-a-time
+    /// run gives, in the same order.
+    #[test]
+    fn parallel_expansion_equals_sequential(n in 2usize..40, edges in prop::collection::vec((0usize..40, 0usize..40, any::<bool>()), 0..120)) {
+        let db = random_graph(n, &edges);
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        // 300 copies of every node: past the parallel threshold.
+        let whole = ws.query("UNWIND range(1, 300) AS k MATCH (a)-[r]->(b) RETURN k, a.id, b.id, id(r)", &Params::new()).expect("runs").rows;
+        let mut pieces = Vec::new();
+        for k in 1..=300 {
+            let mut p = Params::new();
+            p.insert("k".into(), QueryValue::Int(k));
+            pieces.extend(ws.query("UNWIND [$k] AS k MATCH (a)-[r]->(b) RETURN k, a.id, b.id, id(r)", &p).expect("runs").rows);
+        }
+        prop_assert_eq!(whole.len(), pieces.len());
+        let as_set = |rows: &[Vec<QueryValue>]| rows.iter().map(|r| format!("{r:?}")).collect::<BTreeSet<_>>();
+        prop_assert_eq!(as_set(&whole), as_set(&pieces));
+        prop_assert_eq!(whole, pieces);
+    }
+}
