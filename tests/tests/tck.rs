@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use engram_tests::tck::{self, feature, ErrorMatch, Failure, Mode, Verdict};
+use engram::{Database, QueryValue};
+use engram_tests::tck::{self, feature, value, Census, ErrorMatch, Failure, Graph, Mode, Outcome, Verdict};
 
-/// Compiles (parses and checks) a query the way the engine will before running it.
-fn compile(text: &str) -> Result<Vec<String>, Failure> {
-    let failure = |e: engram_query::QueryError| Failure {
+fn failure(e: &engram_query::QueryError) -> Failure {
+    Failure {
         kind: e.kind.as_str().to_owned(),
         phase: e.phase.as_str().to_owned(),
         detail: e.detail.as_str().to_owned(),
@@ -21,9 +21,87 @@ fn compile(text: &str) -> Result<Vec<String>, Failure> {
             (Some(l), Some(c)) => format!("{} at {l}:{c}", e.message),
             _ => e.message.clone(),
         },
-    };
-    let statement = engram_query::parse(text).map_err(failure)?;
-    engram_query::check(text, &statement).map(|c| c.columns).map_err(failure)
+    }
+}
+
+/// A fresh in-memory engram database, driven through the query language.
+struct Engine {
+    db: Database,
+}
+
+fn to_tck(v: &QueryValue) -> value::Value {
+    use value::Value as V;
+    let props = |p: &BTreeMap<String, QueryValue>| p.iter().map(|(k, v)| (k.clone(), to_tck(v))).collect();
+    let node = |n: &engram::exec::Node| value::Node { labels: n.labels.iter().cloned().collect(), props: props(&n.properties) };
+    let rel = |r: &engram::exec::Relationship| value::Rel { ty: r.rel_type.clone(), props: props(&r.properties) };
+    match v {
+        QueryValue::Null => V::Null,
+        QueryValue::Bool(b) => V::Bool(*b),
+        QueryValue::Int(i) => V::Int(*i),
+        QueryValue::Float(f) => V::Float(*f),
+        QueryValue::String(s) => V::Str(s.clone()),
+        QueryValue::List(items) => V::List(items.iter().map(to_tck).collect()),
+        QueryValue::Map(m) => V::Map(props(m)),
+        QueryValue::Node(n) => V::Node(node(n)),
+        QueryValue::Relationship(r) => V::Rel(rel(r)),
+        QueryValue::Path(p) => {
+            let Some(first) = p.nodes.first() else { return V::Null };
+            let steps = p.relationships.iter().zip(p.nodes.windows(2)).map(|(r, w)| (rel(r), r.start == w[0].id, node(&w[1]))).collect();
+            V::Path(node(first), steps)
+        }
+    }
+}
+
+fn from_tck(v: &value::Value) -> QueryValue {
+    use value::Value as V;
+    match v {
+        // Graph values are never parameters in the TCK.
+        V::Null | V::Node(_) | V::Rel(_) | V::Path(..) => QueryValue::Null,
+        V::Bool(b) => QueryValue::Bool(*b),
+        V::Int(i) => QueryValue::Int(*i),
+        V::Float(f) => QueryValue::Float(*f),
+        V::Str(s) => QueryValue::String(s.clone()),
+        V::List(items) => QueryValue::List(items.iter().map(from_tck).collect()),
+        V::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.clone(), from_tck(v))).collect()),
+    }
+}
+
+impl Graph for Engine {
+    fn run(&mut self, query: &str, params: &BTreeMap<String, value::Value>) -> Result<Outcome, Failure> {
+        let params: engram::Params = params.iter().map(|(k, v)| (k.clone(), from_tck(v))).collect();
+        let snap = self.db.snapshot();
+        let ws = snap.workspace(engram::DEFAULT_WORKSPACE).map_err(|e| Failure {
+            kind: "Error".into(),
+            phase: "runtime".into(),
+            detail: "Harness".into(),
+            message: e.to_string(),
+        })?;
+        let result = ws.query(query, &params).map_err(|e| failure(&e))?;
+        Ok(Outcome { columns: result.columns, rows: result.rows.iter().map(|r| r.iter().map(to_tck).collect()).collect() })
+    }
+
+    fn census(&self) -> Census {
+        let mut c = Census::default();
+        let snap = self.db.snapshot();
+        let Ok(ws) = snap.workspace(engram::DEFAULT_WORKSPACE) else { return c };
+        let Ok(all) = ws.query("MATCH (n) OPTIONAL MATCH (n)-[r]->() RETURN n, r", &engram::Params::new()) else { return c };
+        for row in all.rows {
+            if let QueryValue::Node(n) = &row[0] {
+                c.nodes.insert(n.id);
+                c.labels.extend(n.labels.iter().cloned());
+                for (k, v) in &n.properties {
+                    c.props.insert((false, n.id, k.clone(), format!("{v:?}")));
+                }
+            }
+            if let QueryValue::Relationship(r) = &row[1] {
+                c.rels.insert(r.id);
+                for (k, v) in &r.properties {
+                    c.props.insert((true, r.id, k.clone(), format!("{v:?}")));
+                }
+            }
+        }
+        c
+    }
 }
 
 struct Skip {
@@ -178,7 +256,7 @@ fn main() -> ExitCode {
         skips: &skips,
         verbose: std::env::var_os("TCK_VERBOSE").is_some(),
         run_skipped: std::env::var_os("TCK_RUN_SKIPPED").is_some(),
-        mode: Mode::CompileOnly(&compile),
+        mode: Mode::Execute(&|| -> Box<dyn Graph> { Box::new(Engine { db: Database::in_memory() }) }),
     };
     let filter = std::env::var("TCK_FILTER").ok();
     let mut t = Tally::default();

@@ -327,6 +327,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
     // ---- projections ---------------------------------------------------------------------
 
     /// Compiles a WITH or RETURN; gives its columns.
+    #[allow(clippy::too_many_lines)] // Reason: projection, aggregation, then the clauses after it, in order.
     fn projection(&mut self, p: &Projection, ops: &mut Vec<Op>) -> Result<Vec<(String, usize)>, QueryError> {
         let mut items: Vec<(String, Expr)> = Vec::new();
         if p.star {

@@ -174,19 +174,21 @@ impl Env<'_, '_, '_> {
                 }
                 let n = items.len();
                 let falses = n - trues - nulls;
-                match quantifier {
-                    Quantifier::Any if trues > 0 => Val::Bool(true),
-                    Quantifier::Any if nulls > 0 => Val::Null,
-                    Quantifier::Any => Val::Bool(false),
-                    Quantifier::All if falses > 0 => Val::Bool(false),
-                    Quantifier::All if nulls > 0 => Val::Null,
-                    Quantifier::All => Val::Bool(true),
-                    Quantifier::None if trues > 0 => Val::Bool(false),
-                    Quantifier::None if nulls > 0 => Val::Null,
-                    Quantifier::None => Val::Bool(true),
-                    Quantifier::Single if trues > 1 => Val::Bool(false),
-                    Quantifier::Single if nulls > 0 => Val::Null,
-                    Quantifier::Single => Val::Bool(trues == 1),
+                // What the definite answers settle; otherwise null when any answer was null.
+                let settled = match quantifier {
+                    Quantifier::Any => (trues > 0).then_some(true),
+                    Quantifier::All => (falses > 0).then_some(false),
+                    Quantifier::None => (trues > 0).then_some(false),
+                    Quantifier::Single => (trues > 1).then_some(false),
+                };
+                match settled {
+                    Some(b) => Val::Bool(b),
+                    None if nulls > 0 => Val::Null,
+                    None => Val::Bool(match quantifier {
+                        Quantifier::Any => false,
+                        Quantifier::All | Quantifier::None => true,
+                        Quantifier::Single => trues == 1,
+                    }),
                 }
             }
             CExpr::Pattern { ops, map, path } => {
@@ -293,7 +295,7 @@ impl Env<'_, '_, '_> {
 
 /// A binary operator on two evaluated values (not AND/OR, which short-circuit).
 pub(crate) fn binary_values(op: BinaryOp, l: &Val, r: &Val) -> Result<Val, QueryError> {
-    use std::cmp::Ordering::{Equal, Greater, Less};
+    use std::cmp::Ordering::{Greater, Less};
     Ok(match op {
         BinaryOp::Xor => match (truth(l)?, truth(r)?) {
             (Some(x), Some(y)) => Val::Bool(x != y),
@@ -310,14 +312,12 @@ pub(crate) fn binary_values(op: BinaryOp, l: &Val, r: &Val) -> Result<Val, Query
             }
             match l.compare(r) {
                 None => Val::Null,
-                Some(o) => Val::Bool(
-                    match op {
-                        BinaryOp::Lt => o == Less,
-                        BinaryOp::Gt => o == Greater,
-                        BinaryOp::Le => o != Greater,
-                        _ => o != Less,
-                    } || (o == Equal && matches!(op, BinaryOp::Le | BinaryOp::Ge)),
-                ),
+                Some(o) => Val::Bool(match op {
+                    BinaryOp::Lt => o == Less,
+                    BinaryOp::Gt => o == Greater,
+                    BinaryOp::Le => o != Greater,
+                    _ => o != Less,
+                }),
             }
         }
         BinaryOp::In => match r {

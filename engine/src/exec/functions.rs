@@ -104,6 +104,12 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         return Ok(Val::Null);
     }
     Ok(match (name, &a) {
+        // Already of the wanted kind.
+        ("properties", Val::Map(_))
+        | ("tointeger", Val::Int(_))
+        | ("tofloat", Val::Float(_))
+        | ("tostring", Val::Str(_))
+        | ("toboolean", Val::Bool(_)) => a.clone(),
         ("id", Val::Node(n)) => Val::Int(i64::from(n.0)),
         ("id", Val::Rel(r)) => Val::Int(i64::from(r.0)),
         ("labels", Val::Node(n)) => Val::list(g.labels(*n).into_iter().map(Val::Str).collect()),
@@ -113,7 +119,6 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("keys", Val::Map(m)) => Val::list(m.keys().cloned().map(Val::Str).collect()),
         ("properties", Val::Node(n)) => Val::map(g.node_props(*n)),
         ("properties", Val::Rel(r)) => Val::map(g.rel_props(*r)),
-        ("properties", Val::Map(_)) => a.clone(),
         ("startnode", Val::Rel(r)) => g.endpoints(*r).map_or(Val::Null, |(s, _)| Val::Node(s)),
         ("endnode", Val::Rel(r)) => g.endpoints(*r).map_or(Val::Null, |(_, o)| Val::Node(o)),
         ("nodes", Val::Path(p)) => Val::list(path_nodes(p)),
@@ -126,7 +131,6 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("tail", Val::List(l)) => Val::list(l.iter().skip(1).cloned().collect()),
         ("reverse", Val::List(l)) => Val::list(l.iter().rev().cloned().collect()),
         ("reverse", Val::Str(s)) => Val::str(&s.chars().rev().collect::<String>()),
-        ("tointeger", Val::Int(_)) => a.clone(),
         ("tointeger", Val::Float(f)) => {
             if f.is_finite() && f.abs() < 9.2e18 {
                 Val::Int(f.trunc() as i64)
@@ -143,13 +147,10 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         },
         ("tointeger", Val::Bool(b)) => Val::Int(i64::from(*b)),
         ("tofloat", Val::Int(i)) => Val::Float(*i as f64),
-        ("tofloat", Val::Float(_)) => a.clone(),
         ("tofloat", Val::Str(s)) => s.trim().parse::<f64>().map_or(Val::Null, Val::Float),
-        ("tostring", Val::Str(_)) => a.clone(),
         ("tostring", Val::Int(i)) => Val::str(&i.to_string()),
         ("tostring", Val::Float(f)) => Val::str(&float_text(*f)),
         ("tostring", Val::Bool(b)) => Val::str(if *b { "true" } else { "false" }),
-        ("toboolean", Val::Bool(_)) => a.clone(),
         ("toboolean", Val::Str(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" => Val::Bool(true),
             "false" => Val::Bool(false),

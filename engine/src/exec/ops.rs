@@ -52,7 +52,7 @@ impl Matcher for Runner<'_, '_, '_> {
     }
 }
 
-impl<'e, 'v, 'a> Runner<'e, 'v, 'a> {
+impl<'v, 'a> Runner<'_, 'v, 'a> {
     fn env(&self) -> Env<'_, 'v, 'a> {
         Env { graph: self.graph, params: self.params, matcher: self }
     }
@@ -191,7 +191,7 @@ impl<'e, 'v, 'a> Runner<'e, 'v, 'a> {
                 }
                 out
             }
-            Op::Aggregate { keys, aggregates } => self.aggregate(keys, aggregates, rows)?,
+            Op::Aggregate { keys, aggregates } => self.aggregate(keys, aggregates, &rows)?,
             Op::Distinct(slots) => {
                 let mut seen = HashSet::new();
                 rows.into_iter().filter(|r| seen.insert(Key(slots.iter().map(|s| r[*s].clone()).collect()))).collect()
@@ -428,7 +428,7 @@ impl<'e, 'v, 'a> Runner<'e, 'v, 'a> {
                 continue;
             };
             visited += 1;
-            if visited % CHECK_EVERY as usize == 0 {
+            if visited.is_multiple_of(CHECK_EVERY as usize) {
                 self.check()?;
             }
             if visited > visited_max {
@@ -473,7 +473,7 @@ impl<'e, 'v, 'a> Runner<'e, 'v, 'a> {
         Ok(keyed.into_iter().map(|(_, r)| r).collect())
     }
 
-    fn aggregate(&self, keys: &[(usize, CExpr)], aggregates: &[Aggregate], rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+    fn aggregate(&self, keys: &[(usize, CExpr)], aggregates: &[Aggregate], rows: &[Row]) -> Result<Vec<Row>, QueryError> {
         let mut groups: HashMap<Key, usize> = HashMap::new();
         let mut order: Vec<(Vec<Val>, Vec<Acc>)> = Vec::new();
         let no_rows = rows.is_empty();

@@ -230,7 +230,10 @@ impl Op {
     /// A short description of the operator's arguments.
     pub fn detail(&self, slots: &dyn Fn(usize) -> String) -> String {
         let test = |t: &NodeTest| -> String {
-            let mut s: String = t.labels.iter().map(|l| format!(":{l}")).collect();
+            let mut s = String::new();
+            for l in &t.labels {
+                let _ = write!(s, ":{l}");
+            }
             if !t.props.is_empty() {
                 let keys: Vec<&str> = t.props.iter().map(|(k, _)| k.as_ref()).collect();
                 let _ = write!(s, " {{{}}}", keys.join(", "));

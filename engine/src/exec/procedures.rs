@@ -18,7 +18,7 @@ use super::eval::type_error;
 use super::graph::Graph;
 use super::value::Val;
 
-fn read_error(e: ReadError) -> QueryError {
+fn read_error(e: &ReadError) -> QueryError {
     let (kind, detail) = match &e {
         ReadError::Limit { .. } => (ErrorType::LimitError, Detail::Limit),
         ReadError::Interrupted(_) => (ErrorType::LimitError, Detail::Deadline),
@@ -114,14 +114,14 @@ pub(crate) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
             } else {
                 view.descendants(node, predicate, &g.vis)
             }
-            .map_err(read_error)?;
+            .map_err(|e| read_error(&e))?;
             Ok(found.into_iter().map(|(e, depth)| vec![Val::Node(e), Val::Int(i64::from(depth))]).collect())
         }
         "engram.search.text" => {
             let Val::Str(query) = &args[0] else { return Err(type_error(format!("{name} takes a query string"))) };
             let k = int_arg(name, args.get(1), 10)?;
             let k = usize::try_from(k).unwrap_or(usize::MAX).min(cx.limits.rows_max);
-            let hits = view.try_search_claim_text(query, k, &g.vis).map_err(read_error)?;
+            let hits = view.try_search_claim_text(query, k, &g.vis).map_err(|e| read_error(&e))?;
             Ok(hits.into_iter().map(|(c, s)| vec![Val::Rel(c), Val::Float(f64::from(s))]).collect())
         }
         "engram.search.vector" => Err(QueryError::runtime(
@@ -160,7 +160,7 @@ fn recall(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, 
             }
         }
     }
-    let result = g.view.recall(&q).map_err(read_error)?;
+    let result = g.view.recall(&q).map_err(|e| read_error(&e))?;
     let context = Val::Str(Arc::from(result.packed.context.as_str()));
     let mut rows = Vec::with_capacity(result.packed.facts.len());
     for (rank, f) in result.packed.facts.iter().enumerate() {

@@ -70,6 +70,7 @@ impl Val {
         match (self, other) {
             (Val::Null, _) | (_, Val::Null) => None,
             (Val::Int(a), Val::Int(b)) => Some(a == b),
+            #[allow(clippy::float_cmp)] // Reason: Cypher's `=` on floats is exact equality.
             (Val::Float(a), Val::Float(b)) => Some(a == b),
             (Val::Int(a), Val::Float(b)) | (Val::Float(b), Val::Int(a)) => Some(int_float_cmp(*a, *b) == Some(Ordering::Equal)),
             (Val::Bool(a), Val::Bool(b)) => Some(a == b),
@@ -222,10 +223,11 @@ fn int_float_cmp(a: i64, b: f64) -> Option<Ordering> {
     if b.is_nan() {
         return None;
     }
-    if b >= 9.223_372_036_854_775_808e18 {
+    // 2^63: the first float above every i64.
+    if b >= 9_223_372_036_854_775_808.0_f64 {
         return Some(Ordering::Less);
     }
-    if b < -9.223_372_036_854_775_808e18 {
+    if b < -9_223_372_036_854_775_808.0_f64 {
         return Some(Ordering::Greater);
     }
     let t = b.trunc();
@@ -303,8 +305,7 @@ mod tests {
 
     #[test]
     fn the_sort_order_is_total() {
-        let mut vals =
-            vec![Val::Null, Val::Int(2), Val::Float(f64::NAN), Val::Float(1.5), Val::str("b"), Val::Bool(false), Val::list(vec![])];
+        let mut vals = [Val::Null, Val::Int(2), Val::Float(f64::NAN), Val::Float(1.5), Val::str("b"), Val::Bool(false), Val::list(vec![])];
         vals.sort_by(Val::order);
         let kinds: Vec<&str> = vals.iter().map(Val::kind).collect();
         assert_eq!(kinds, ["a list", "a string", "a boolean", "a float", "an integer", "a float", "null"]);

@@ -55,11 +55,8 @@ pub trait Graph {
     fn census(&self) -> Census;
 }
 
-/// How a run checks queries.
+/// How a run gets its graphs: a fresh one per scenario from this factory.
 pub enum Mode<'a> {
-    /// Compile only (parse and check): judges the scenarios that expect a compile-time error;
-    /// every other scenario fails with "no executor".
-    CompileOnly(&'a dyn Fn(&str) -> Result<Vec<String>, Failure>),
     /// Run on fresh graphs from this factory.
     Execute(&'a dyn Fn() -> Box<dyn Graph>),
 }
@@ -170,10 +167,8 @@ pub fn expected_error(step: &str) -> Option<(&str, &str, &str)> {
 /// Runs one scenario; the second value says how an expected error matched, if one was expected.
 #[allow(clippy::too_many_lines)] // Reason: one arm per TCK step, in the order a scenario meets them.
 pub fn run(scenario: &Scenario, mode: &Mode<'_>) -> (Verdict, Option<ErrorMatch>) {
-    let mut graph = match mode {
-        Mode::Execute(factory) => Some(factory()),
-        Mode::CompileOnly(_) => None,
-    };
+    let Mode::Execute(factory) = mode;
+    let mut graph = factory();
     let mut params: BTreeMap<String, Value> = BTreeMap::new();
     let mut result: Option<Result<Outcome, Failure>> = None;
     let mut censuses: Option<(Census, Census)> = None;
@@ -184,19 +179,11 @@ pub fn run(scenario: &Scenario, mode: &Mode<'_>) -> (Verdict, Option<ErrorMatch>
         let doc = doc.as_deref().unwrap_or("");
         match text.as_str() {
             "an empty graph" | "any graph" => {}
-            "having executed:" => match (&mut graph, mode) {
-                (Some(g), _) => {
-                    if let Err(e) = g.run(doc, &BTreeMap::new()) {
-                        return fail(format!("setup query failed: {} ({}: {})", e.message, e.kind, e.detail), None);
-                    }
+            "having executed:" => {
+                if let Err(e) = graph.run(doc, &BTreeMap::new()) {
+                    return fail(format!("setup query failed: {} ({}: {})", e.message, e.kind, e.detail), None);
                 }
-                (None, Mode::CompileOnly(compile)) => {
-                    if let Err(e) = compile(doc) {
-                        return fail(format!("setup query does not compile: {}", e.message), None);
-                    }
-                }
-                (None, Mode::Execute(_)) => unreachable!("an executing run has a graph"),
-            },
+            }
             "parameters are:" => {
                 for row in table.iter().flatten() {
                     let [name, v] = row.as_slice() else { return fail(format!("bad parameter row {row:?}"), None) };
@@ -208,22 +195,15 @@ pub fn run(scenario: &Scenario, mode: &Mode<'_>) -> (Verdict, Option<ErrorMatch>
                     }
                 }
             }
-            "executing query:" | "executing control query:" => match (&mut graph, mode) {
-                (Some(g), _) => {
-                    let before = g.census();
-                    let r = g.run(doc, &params);
-                    let after = g.census();
-                    if text == "executing query:" {
-                        censuses = Some((before, after));
-                    }
-                    result = Some(r);
+            "executing query:" | "executing control query:" => {
+                let before = graph.census();
+                let r = graph.run(doc, &params);
+                let after = graph.census();
+                if text == "executing query:" {
+                    censuses = Some((before, after));
                 }
-                (None, Mode::CompileOnly(compile)) => match compile(doc) {
-                    Err(e) if e.phase == "compile time" => result = Some(Err(e)),
-                    _ => result = None,
-                },
-                (None, Mode::Execute(_)) => unreachable!("an executing run has a graph"),
-            },
+                result = Some(r);
+            }
             "the result should be empty" => match &result {
                 Some(Ok(o)) if o.rows.is_empty() => {}
                 Some(Ok(o)) => return fail(format!("expected no rows, got {}", o.rows.len()), None),
