@@ -431,7 +431,8 @@ impl Checker<'_> {
         if ty.fits(want) {
             return Ok(());
         }
-        let names: Vec<_> = want.iter().map(|t| t.name()).collect();
+        let mut names: Vec<_> = want.iter().map(|t| t.name()).collect();
+        names.dedup();
         Err(self.error(span, Detail::InvalidArgumentType, format!("{what} expects {}, got {}", names.join(" or "), ty.name())))
     }
 

@@ -4,28 +4,9 @@
 //! property access, indexing, slicing and label tests on an atom.
 
 use crate::ast::{BinaryOp, Expr, ExprKind, Literal, MapProjectionItem, Name, Quantifier, UnaryOp};
+use crate::cursor::{is_reserved, parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
 use crate::lexer::{Sym, Tok};
-use crate::parser::Parser;
-
-/// Parses an integer literal's text (`123`, `0x1F`, `0o17`), negated when `negative`, so the
-/// smallest integer is reachable. Errors with the detail to report.
-pub(crate) fn parse_int(text: &str, negative: bool) -> Result<i64, Detail> {
-    let lower = text.to_ascii_lowercase();
-    let (digits, radix) = if let Some(h) = lower.strip_prefix("0x") {
-        (h, 16)
-    } else if let Some(o) = lower.strip_prefix("0o") {
-        (o, 8)
-    } else {
-        (lower.as_str(), 10)
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return Err(Detail::InvalidNumberLiteral);
-    }
-    let magnitude = u128::from_str_radix(digits, radix).map_err(|_| Detail::IntegerOverflow)?;
-    let value = if negative { -(magnitude as i128) } else { magnitude as i128 };
-    i64::try_from(value).map_err(|_| Detail::IntegerOverflow)
-}
 
 impl Parser<'_> {
     /// A whole expression.
@@ -312,7 +293,7 @@ impl Parser<'_> {
         if matches!(self.peek_at(ahead), Tok::Sym(Sym::LParen)) {
             return self.call_expr(ahead);
         }
-        if crate::parser::is_reserved(word) {
+        if is_reserved(word) {
             return Err(self.unexpected("an expression"));
         }
         self.pos += 1;

@@ -7,6 +7,7 @@
 
 pub mod ast;
 pub mod check;
+mod cursor;
 pub mod error;
 mod expr;
 pub mod functions;

@@ -1,0 +1,138 @@
+//! The parser and checker never panic: random token streams and random text give a query or a
+//! typed error. CI runs a few hundred cases; a long run is `PROPTEST_CASES=200000 cargo test -p
+//! engram-query --test no_panic --release`.
+
+use proptest::prelude::*;
+
+const WORDS: &[&str] = &[
+    "MATCH",
+    "OPTIONAL",
+    "WHERE",
+    "RETURN",
+    "WITH",
+    "UNWIND",
+    "AS",
+    "ORDER",
+    "BY",
+    "SKIP",
+    "LIMIT",
+    "DESC",
+    "CREATE",
+    "MERGE",
+    "ON",
+    "SET",
+    "REMOVE",
+    "DELETE",
+    "DETACH",
+    "CALL",
+    "YIELD",
+    "UNION",
+    "ALL",
+    "DISTINCT",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "IN",
+    "IS",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "STARTS",
+    "ENDS",
+    "CONTAINS",
+    "EXPLAIN",
+    "PROFILE",
+    "KNOWN",
+    "OF",
+    "VERSIONS",
+    "count",
+    "collect",
+    "size",
+    "range",
+    "any",
+    "exists",
+    "db.labels",
+    "n",
+    "m",
+    "r",
+    "p",
+    "x",
+    "`q`",
+    "$p",
+    "$0",
+    "0",
+    "1",
+    "-1",
+    "1.5",
+    "0x1F",
+    "9223372036854775808",
+    "'s'",
+    "\"t\"",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ".",
+    "..",
+    ":",
+    ";",
+    "|",
+    "=",
+    "<>",
+    "<",
+    ">",
+    "<=",
+    ">=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "^",
+    "=~",
+    "+=",
+    "->",
+    "<-",
+    "--",
+];
+
+fn compile(text: &str) {
+    if let Ok(statement) = engram_query::parse(text) {
+        let _ = engram_query::check(text, &statement);
+    }
+}
+
+proptest! {
+    #[test]
+    fn token_streams_never_panic(tokens in prop::collection::vec(0..WORDS.len(), 0..40)) {
+        let text: Vec<&str> = tokens.iter().map(|i| WORDS[*i]).collect();
+        compile(&text.join(" "));
+        compile(&text.concat());
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,80}") {
+        compile(&text);
+    }
+
+    #[test]
+    fn valid_prefixes_never_panic(cut in 0usize..200) {
+        let q = "MATCH p = (a:A {id: $s})-[r:T|U*1..3 WHERE r.w > 0.5]->(b) WITH a, count(DISTINCT b) AS n, collect(r) AS rs \
+                 WHERE n > 1 RETURN a.name AS name, [x IN rs | type(x)][0..2] AS ts ORDER BY n DESC SKIP 1 LIMIT 10 \
+                 UNION ALL MATCH (c) RETURN c.name AS name, CASE WHEN c:B THEN [] ELSE null END AS ts";
+        let mut end = cut.min(q.len());
+        while !q.is_char_boundary(end) {
+            end -= 1;
+        }
+        compile(&q[..end]);
+    }
+}
