@@ -122,6 +122,30 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a query (a subset of Cypher) on DIR: a table by default, one JSON object with --json.
+    Query {
+        /// Database folder.
+        dir: PathBuf,
+        /// The query text.
+        query: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// A parameter, `name=JSON` (a number without fraction or exponent is an integer); repeat.
+        #[arg(long = "param", value_name = "NAME=JSON")]
+        params: Vec<String>,
+        /// One JSON object `{"columns", "rows", "stats"}`; an error as `{"error": {...}}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// An interactive query shell on DIR: statements end with `;`; `:explain`, `:profile`, `:help`.
+    Shell {
+        /// Database folder.
+        dir: PathBuf,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
     /// The facts relevant to TEXT, packed into a token budget, each citing its evidence.
     Recall {
         /// Database folder.

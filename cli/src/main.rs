@@ -11,6 +11,7 @@ mod embed;
 mod fail;
 mod ontology;
 mod out;
+mod query;
 mod read;
 mod write;
 
@@ -110,5 +111,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             read::with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, *json))
         }
         Command::Recall { .. } => read::recall_command(&cli.command),
+        Command::Query { dir, query, workspace, params, json } => query::run(dir, workspace, query, params, *json),
+        Command::Shell { dir, workspace } => query::shell(dir, workspace),
     }
 }

@@ -654,3 +654,67 @@ fn exit_codes_follow_the_error_classes() {
     let help = text(&engram(&["--help"]).stdout);
     assert!(help.contains("Exit codes: 0 ok; 1 a finding") && help.contains("70 bug"), "{help}");
 }
+
+#[test]
+fn query_prints_a_table_json_and_typed_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    let q = "MATCH (a {id: $s})-[r:STREAMS_EVENTS_WITH]->(b) RETURN b.name AS name, r.confidence AS c, 1 AS one ORDER BY name";
+    let out = engram(&["query", &db, q, "--param", "s=\"auth\"", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["columns"], serde_json::json!(["name", "c", "one"]));
+    // Confidences are floats (always with a point), integers stay integers.
+    assert!(text(&out.stdout).contains("\"rows\":[[\"Kinesis\",0.95,1]]"), "{}", text(&out.stdout));
+    let out = engram(&["query", &db, "MATCH ()-[r:SUBCLASS_OF]->() RETURN r.confidence, 2 / 1", "--json"]);
+    assert!(text(&out.stdout).contains("\"rows\":[[1.0,2]]"), "{}", text(&out.stdout));
+    assert_eq!(v["stats"]["nodes_created"], 0);
+    // Deprecated claims are not visible now; ALL VERSIONS sees them.
+    let out = engram(&["query", &db, "ALL VERSIONS MATCH ()-[r]->() RETURN count(r) AS n", "--json"]);
+    assert!(text(&out.stdout).contains("[[3]]"), "{}", text(&out.stdout));
+
+    let out = engram(&["query", &db, "MATCH (n:technology) RETURN n.name ORDER BY n.name"]);
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout), "+-----------+\n| n.name    |\n+-----------+\n| \"Kafka\"   |\n| \"Kinesis\" |\n+-----------+\n2 rows\n");
+
+    let out = engram(&["query", &db, "MATCH (a)-[:T]->(b WHERE a.x = 1 RETURN a", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["type"], "SyntaxError");
+    assert_eq!(v["error"]["detail"], "UnexpectedSyntax");
+    assert_eq!(v["error"]["phase"], "compile");
+    assert_eq!((v["error"]["line"].as_u64(), v["error"]["column"].as_u64()), (Some(1), Some(20)));
+    let out = engram(&["query", &db, "MATCH (n)\nRETURN m"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("variable `m` not defined at 2:8"), "{}", text(&out.stderr));
+    let out = engram(&["query", &db, "RETURN 1", "--param", "s=nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_shell_reads_statements_until_a_semicolon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db").display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args(["shell", &db])
+        .env("HOME", tmp.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"MATCH (n)\nRETURN count(n) AS n;\n:explain MATCH (n:technology) RETURN n;\nRETURN nope;\n:quit\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| 4 |"), "{stdout}");
+    assert!(stdout.contains("NodeByLabelScan (n:technology)"), "{stdout}");
+    assert!(stdout.contains("error: variable `nope` not defined"), "{stdout}");
+}

@@ -284,7 +284,12 @@ pub(crate) fn render(plan: &Plan, names: &[Vec<String>], stats: Option<&[Vec<(u6
         let _ = writeln!(out, "{}", if plan.distinct { "Union" } else { "UnionAll" });
     }
     for (pi, part) in plan.parts.iter().enumerate() {
-        let slot_name = |s: usize| names.get(pi).and_then(|n| n.get(s)).cloned().unwrap_or_else(|| format!("#{s}"));
+        // Anonymous pattern elements (named with a leading space) print as nothing: `()-[]->()`.
+        let slot_name = |s: usize| match names.get(pi).and_then(|n| n.get(s)) {
+            Some(n) if n.starts_with(' ') => String::new(),
+            Some(n) => n.clone(),
+            None => format!("#{s}"),
+        };
         let indent = usize::from(plan.parts.len() > 1) * 2;
         let cols: Vec<&str> = part.columns.iter().map(|(c, _)| c.as_str()).collect();
         let _ = writeln!(out, "{:indent$}Produce [{}]", "", cols.join(", "));
