@@ -11,6 +11,7 @@ mod cursor;
 pub mod error;
 mod expr;
 pub mod functions;
+pub mod header;
 pub mod lexer;
 pub mod limits;
 pub mod parser;

@@ -119,6 +119,11 @@ fn parameters_procedures_and_errors() {
     params.insert("s".into(), s("auth"));
     let got = run_with(&db, "MATCH (a {id: $s})--(b) RETURN count(DISTINCT b)", &params).expect("runs");
     assert_eq!(got.rows, vec![vec![i(3)]]);
+    // FalkorDB's header binds parameters; positions in errors still count from the whole text.
+    let got = run_with(&db, "CYPHER s=\"auth\" n=1 MATCH (a {id: $s})--(b) RETURN count(DISTINCT b) + $n", &Params::new()).expect("runs");
+    assert_eq!(got.rows, vec![vec![i(4)]]);
+    let err = run_with(&db, "CYPHER s=\"auth\" MATCH (a) RETURN b", &Params::new()).expect_err("undefined");
+    assert_eq!(err.column(), Some(34));
     let err = run_with(&db, "MATCH (a {id: $missing}) RETURN a", &Params::new()).expect_err("missing parameter");
     assert_eq!(err.kind, ErrorType::ParameterMissing);
     let err = run_with(&db, "MATCH (a) RETURN b", &Params::new()).expect_err("undefined");

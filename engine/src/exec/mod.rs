@@ -126,8 +126,28 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
 impl WorkspaceView<'_> {
     /// Runs a read query on this view (its snapshot, its scope's limits and deadline). A query
     /// that writes is refused with nothing done.
+    ///
+    /// A leading `FalkorDB` parameter header (``CYPHER name="x" ids=[1,2] …``) binds parameters;
+    /// those in `params` win over the header's.
     pub fn query(&self, text: &str, params: &Params) -> Result<QueryResult, QueryError> {
-        let compiled = plan_for(text)?;
+        let (header, body) = engram_query::header::split(text)?;
+        let merged;
+        let params = if header.is_empty() {
+            params
+        } else {
+            let mut all: Params = header.into_iter().map(|(k, v)| (k, output::from_header(v))).collect();
+            all.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+            merged = all;
+            &merged
+        };
+        // Positions in errors count from the start of the whole text, header included.
+        let header_len = text.len() - body.len();
+        let compiled = plan_for(body).map_err(|mut e| {
+            if let Some(at) = e.at {
+                e.at = Some(engram_query::Position::of(text, header_len + at.offset));
+            }
+            e
+        })?;
         if compiled.writes {
             return Err(QueryError {
                 kind: ErrorType::SemanticError,

@@ -104,6 +104,20 @@ pub(crate) fn materialize(g: &Graph<'_, '_>, v: &Val) -> QueryValue {
     }
 }
 
+/// A parameter from a `FalkorDB` header.
+pub(crate) fn from_header(v: engram_query::header::HeaderValue) -> QueryValue {
+    use engram_query::header::HeaderValue as H;
+    match v {
+        H::Null => QueryValue::Null,
+        H::Bool(b) => QueryValue::Bool(b),
+        H::Int(i) => QueryValue::Int(i),
+        H::Float(f) => QueryValue::Float(f),
+        H::Str(s) => QueryValue::String(s),
+        H::List(items) => QueryValue::List(items.into_iter().map(from_header).collect()),
+        H::Map(items) => QueryValue::Map(items.into_iter().map(|(k, v)| (k, from_header(v))).collect()),
+    }
+}
+
 /// A parameter as a runtime value; nodes and relationships cannot be parameters.
 pub(crate) fn parameter(v: &QueryValue) -> Result<Val, String> {
     Ok(match v {
