@@ -178,7 +178,7 @@ proptest! {
     /// `count(DISTINCT b)` over `*0..k` equals the direct k-hop's reach, and one hop equals the
     /// neighbour set, on random graphs.
     #[test]
-    fn patterns_equal_the_direct_api(n in 2usize..24, edges in prop::collection::vec((0usize..24, 0usize..24, any::<bool>()), 0..60), seed in 0usize..24, depth in 1u32..3) {
+    fn patterns_equal_the_direct_api(n in 2usize..24, edges in prop::collection::vec((0usize..24, 0usize..24, any::<bool>()), 0..40), seed in 0usize..24, depth in 1u32..3) {
         let db = random_graph(n, &edges);
         let snap = db.snapshot();
         let ws = snap.workspace("default").expect("workspace");
@@ -190,6 +190,27 @@ proptest! {
         let id = ws.entity_id(&start).expect("entity");
         let reached = ws.khop(&[id], &KHopQuery::depth(depth)).expect("khop");
         prop_assert_eq!(got, vec![vec![QueryValue::Int(reached.entities.len() as i64)]]);
+
+        // Breadth-first reach (anonymous relationship) equals the trail walk (named one).
+        for (fast, slow) in [
+            (format!("MATCH (a {{id: $s}})-[*1..{depth}]->(b) RETURN count(DISTINCT b)"), format!("MATCH (a {{id: $s}})-[r*1..{depth}]->(b) RETURN count(DISTINCT b)")),
+            (format!("MATCH (a {{id: $s}})<-[:A*..{depth}]-(b) RETURN collect(DISTINCT b.id)"), format!("MATCH (a {{id: $s}})<-[r:A*..{depth}]-(b) RETURN collect(DISTINCT b.id)")),
+            (format!("MATCH (a {{id: $s}})-[*1..{depth}]-(b) WHERE b <> a RETURN count(DISTINCT b)"), format!("MATCH (a {{id: $s}})-[r*1..{depth}]-(b) WHERE b <> a RETURN count(DISTINCT b)")),
+            (format!("MATCH (a {{id: $s}})-[:B*1..{}]->(b) RETURN count(DISTINCT b)", depth + 1), format!("MATCH (a {{id: $s}})-[r:B*1..{}]->(b) RETURN count(DISTINCT b)", depth + 1)),
+        ] {
+            let plan = ws.query(&format!("EXPLAIN {fast}"), &params).expect("explains").plan.unwrap_or_default();
+            prop_assert!(plan.contains("BreadthFirstReach"), "{}", plan);
+            let mut f = ws.query(&fast, &params).expect("runs").rows;
+            let mut g = ws.query(&slow, &params).expect("runs").rows;
+            for rows in [&mut f, &mut g] {
+                for r in rows.iter_mut() {
+                    if let QueryValue::List(items) = &mut r[0] {
+                        items.sort_by_key(|v| format!("{v:?}"));
+                    }
+                }
+            }
+            prop_assert_eq!(f, g, "{}", fast);
+        }
 
         let q = "MATCH (a {id: $s})-[:A]->(b) RETURN b.id";
         let mut got: Vec<String> = ws.query(q, &params).expect("runs").rows.into_iter().map(|r| match &r[0] { QueryValue::String(s) => s.clone(), other => panic!("{other:?}") }).collect();

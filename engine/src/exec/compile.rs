@@ -95,11 +95,22 @@ struct Compiler<'t, 'p> {
     subst: Vec<(String, usize)>,
     /// Where aggregates go while compiling an aggregating projection's items.
     aggregates: Option<Vec<Aggregate>>,
+    /// The MATCH being compiled may walk its variable-length hop breadth first (see `reach_ok`).
+    reach: bool,
 }
 
 impl<'t, 'p> Compiler<'t, 'p> {
     fn new(text: &'t str, params: &'p mut BTreeSet<Arc<str>>) -> Self {
-        Compiler { text, slots: Vec::new(), scope: HashMap::new(), locals: Vec::new(), params, subst: Vec::new(), aggregates: None }
+        Compiler {
+            text,
+            slots: Vec::new(),
+            scope: HashMap::new(),
+            locals: Vec::new(),
+            params,
+            subst: Vec::new(),
+            aggregates: None,
+            reach: false,
+        }
     }
 
     fn slot(&mut self, name: &str) -> usize {
@@ -114,7 +125,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
     fn single(&mut self, q: &SingleQuery) -> Result<Part, QueryError> {
         let mut ops = Vec::new();
         let mut columns = Vec::new();
-        for clause in &q.clauses {
+        for (i, clause) in q.clauses.iter().enumerate() {
+            self.reach = matches!(clause, Clause::Match(m) if self.reach_ok(m, q.clauses.get(i + 1)));
             match clause {
                 Clause::Match(m) if m.optional => {
                     let before: BTreeSet<usize> = self.scope.values().copied().collect();
@@ -300,6 +312,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 rel_predicate,
                 to_test,
                 distinct_from: rels_here.clone(),
+                reach: self.reach && length.is_some(),
             })));
             if rel_bound {
                 ops.push(Op::Filter(CExpr::Bin(
@@ -322,6 +335,53 @@ impl<'t, 'p> Compiler<'t, 'p> {
             ops.push(Op::BindPath(path.clone()));
         }
         Ok(path)
+    }
+
+    /// Whether MATCH `m`'s single variable-length hop may be walked breadth first: its trails
+    /// are not used (no relationship or path variable, no per-hop filter), the next clause uses
+    /// the end node only through `count(DISTINCT b)` / `collect(DISTINCT b)` or `RETURN DISTINCT`,
+    /// and the lower bound is 0 or 1. Then the nodes a trail reaches are exactly the nodes within
+    /// the bounds of a shortest path, but for the start node itself at bound 1: a directed walk
+    /// finds it when a cycle leads back (the shortest closed walk is a cycle, so a trail); an
+    /// undirected one cannot tell, so there the MATCH must exclude it (`WHERE b <> a`).
+    fn reach_ok(&self, m: &Match, next: Option<&Clause>) -> bool {
+        let [part] = m.pattern.as_slice() else { return false };
+        let [(rel, end)] = part.chain.as_slice() else { return false };
+        let Some((min, _)) = rel.length else { return false };
+        if part.var.is_some() || rel.var.is_some() || rel.props.is_some() || rel.predicate.is_some() || min.unwrap_or(1) > 1 {
+            return false;
+        }
+        let Some(b) = end.var.as_ref().map(|v| v.name.as_str()) else { return false };
+        if self.scope.contains_key(b) || part.start.var.as_ref().is_some_and(|v| v.name == b) {
+            return false;
+        }
+        let a = part.start.var.as_ref().map(|v| v.name.as_str());
+        if min.unwrap_or(1) == 1 && rel.direction == AstDirection::Both {
+            let excludes_start = a.is_some_and(|a| m.predicate.as_ref().is_some_and(|w| excludes(w, a, b)));
+            if !excludes_start {
+                return false;
+            }
+        }
+        let Some(Clause::With(p) | Clause::Return(p)) = next else { return false };
+        if p.star {
+            return false;
+        }
+        // A DISTINCT aggregate of a value of `b` alone sees the same values whether `b` repeats
+        // (trails) or not (reach); so does min/max; and so does `RETURN DISTINCT b`.
+        let distinct_use = |e: &Expr| match &e.kind {
+            ExprKind::Call { name, distinct, args } => {
+                let lower = name.name.to_ascii_lowercase();
+                let agg = function(&lower).is_some_and(|f| f.kind == FunctionKind::Aggregate);
+                agg && (*distinct || matches!(lower.as_str(), "min" | "max"))
+                    && matches!(args.as_slice(), [arg] if mentions(arg, b) && only_mentions(arg, b))
+            }
+            ExprKind::Var(v) => p.distinct && v == b,
+            _ => false,
+        };
+        let clean = |e: &Expr| distinct_use(e) || !mentions(e, b);
+        p.items.iter().all(|i| clean(&i.expr))
+            && p.order.iter().all(|s| !mentions(&s.expr, b) || p.items.iter().any(|i| i.alias.is_some() && distinct_use(&i.expr)))
+            && p.predicate.as_ref().is_none_or(|w| !mentions(w, b))
     }
 
     // ---- projections ---------------------------------------------------------------------
@@ -649,6 +709,51 @@ impl<'t, 'p> Compiler<'t, 'p> {
         })();
         self.scope = saved;
         result
+    }
+}
+
+/// Whether `e` reads variable `v` anywhere (nested scopes included, conservatively).
+fn mentions(e: &Expr, v: &str) -> bool {
+    match &e.kind {
+        ExprKind::Var(x) => x == v,
+        ExprKind::Pattern(_) | ExprKind::PatternComprehension { .. } | ExprKind::MapProjection { .. } => true,
+        _ => {
+            let mut found = false;
+            e.for_each_child(|c| found |= mentions(c, v));
+            found
+        }
+    }
+}
+
+/// Whether every variable `e` reads is `v`.
+fn only_mentions(e: &Expr, v: &str) -> bool {
+    match &e.kind {
+        ExprKind::Var(x) => x == v,
+        ExprKind::Pattern(_)
+        | ExprKind::PatternComprehension { .. }
+        | ExprKind::MapProjection { .. }
+        | ExprKind::ListComprehension { .. }
+        | ExprKind::Quantified { .. } => false,
+        _ => {
+            let mut all = true;
+            e.for_each_child(|c| all &= only_mentions(c, v));
+            all
+        }
+    }
+}
+
+/// Whether predicate `w` keeps only rows where `b` is not `a`: `b <> a`, `a <> b`, `NOT a = b`,
+/// or a conjunction holding one of them.
+fn excludes(w: &Expr, a: &str, b: &str) -> bool {
+    let pair =
+        |x: &Expr, y: &Expr| matches!((&x.kind, &y.kind), (ExprKind::Var(p), ExprKind::Var(q)) if (p == a && q == b) || (p == b && q == a));
+    match &w.kind {
+        ExprKind::Binary(engram_query::ast::BinaryOp::Neq, x, y) => pair(x, y),
+        ExprKind::Unary(UnaryOp::Not, inner) => {
+            matches!(&inner.kind, ExprKind::Binary(engram_query::ast::BinaryOp::Eq, x, y) if pair(x, y))
+        }
+        ExprKind::Binary(engram_query::ast::BinaryOp::And, x, y) => excludes(x, a, b) || excludes(y, a, b),
+        _ => false,
     }
 }
 

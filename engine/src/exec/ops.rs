@@ -310,6 +310,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
             let used = Self::used_rels(hop, &row);
             match hop.length {
+                Some((min, max)) if hop.reach => self.reach(hop, &expander, from, row, min, max),
                 None => self.expand_one(hop, &expander, from, &used, row),
                 Some((min, max)) => self.expand_var(hop, &expander, from, &used, row, min, max),
             }
@@ -392,7 +393,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let mut stack: Vec<(EntityId, Vec<(ClaimId, EntityId)>)> = Vec::new();
         let visited_max = self.cx.limits.visited_max;
         let mut visited = 0usize;
+        let rows_max = self.rows_max();
         let emit = |node: EntityId, trail: &[ClaimId], row: &Row, out: &mut Vec<Row>| -> Result<(), QueryError> {
+            if out.len() >= rows_max {
+                return Err(limit("rows_max", rows_max, "a variable-length pattern's matches"));
+            }
             if (trail.len() as u64) >= min && self.target_ok(hop, node, row)? {
                 let mut r = row.clone();
                 r[hop.rel] = Val::list(trail.iter().map(|c| Val::Rel(*c)).collect());
@@ -442,6 +447,60 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             let more = edges_of(next, &mut row, &trail)?;
             stack.push((next, more));
+        }
+        Ok(out)
+    }
+
+    /// The distinct nodes within `min..=max` hops of `from` (`min` is 0 or 1), breadth first:
+    /// one row per node. At bound 1 the start node is included when a directed cycle leads back
+    /// to it within `max` hops (the shortest closed walk is a cycle, so a trail).
+    fn reach(
+        &self,
+        hop: &Hop,
+        expander: &crate::read::expand::Expander<'_>,
+        from: EntityId,
+        row: Row,
+        min: u64,
+        max: Option<u64>,
+    ) -> Result<Vec<Row>, QueryError> {
+        let mut reached: Vec<EntityId> = Vec::new();
+        let mut seen: foldhash::HashSet<u32> = foldhash::HashSet::default();
+        seen.insert(from.0);
+        let mut start_again = min == 0;
+        let mut frontier = vec![from];
+        let mut depth = 0u64;
+        let visited_max = self.cx.limits.visited_max;
+        let mut work = 0usize;
+        while !frontier.is_empty() && max.is_none_or(|m| depth < m) {
+            depth += 1;
+            let mut next = Vec::new();
+            for &n in &frontier {
+                for edge in expander.edges(n) {
+                    work += 1;
+                    if work.is_multiple_of(CHECK_EVERY as usize) {
+                        self.check()?;
+                    }
+                    if edge.neighbor == from {
+                        start_again |= hop.direction != Direction::Both;
+                    } else if seen.insert(edge.neighbor.0) {
+                        next.push(edge.neighbor);
+                        reached.push(edge.neighbor);
+                    }
+                }
+            }
+            if seen.len() > visited_max {
+                return Err(limit("visited_max", visited_max, "a variable-length pattern"));
+            }
+            frontier = next;
+        }
+        let mut out = Vec::with_capacity(reached.len() + 1);
+        let start = start_again.then_some(from);
+        for n in start.into_iter().chain(reached) {
+            if self.node_passes(n, &hop.to_test, &row)? {
+                let mut r = row.clone();
+                r[hop.to] = Val::Node(n);
+                out.push(r);
+            }
         }
         Ok(out)
     }

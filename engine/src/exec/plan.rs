@@ -114,6 +114,9 @@ pub(crate) struct Hop {
     pub to_test: NodeTest,
     /// Relationship slots bound earlier in the same MATCH: a relationship is used once per match.
     pub distinct_from: Vec<usize>,
+    /// Only the distinct end nodes are used (the paths are not): walk breadth first, one row per
+    /// node reached, instead of one per trail. The planner sets it only where the two agree.
+    pub reach: bool,
 }
 
 /// How a path variable is put together: its start node and hops.
@@ -210,6 +213,7 @@ impl Op {
             Op::ScanNodes { .. } => "NodeByLabelScan",
             Op::SeekNode { .. } => "NodeByIdSeek",
             Op::CheckNode { .. } => "NodeFilter",
+            Op::Expand(h) if h.reach => "BreadthFirstReach",
             Op::Expand(h) if h.length.is_some() => "VarLengthExpand",
             Op::Expand(h) if h.to_bound => "ExpandInto",
             Op::Expand(_) => "Expand",
