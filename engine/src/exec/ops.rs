@@ -310,7 +310,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
             let used = Self::used_rels(hop, &row);
             match hop.length {
-                Some((min, max)) if hop.reach => self.reach(hop, &expander, from, row, min, max),
+                Some((min, max)) if hop.reach => self.reach(hop, &expander, from, &row, min, max),
                 None => self.expand_one(hop, &expander, from, &used, row),
                 Some((min, max)) => self.expand_var(hop, &expander, from, &used, row, min, max),
             }
@@ -459,7 +459,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         hop: &Hop,
         expander: &crate::read::expand::Expander<'_>,
         from: EntityId,
-        row: Row,
+        row: &Row,
         min: u64,
         max: Option<u64>,
     ) -> Result<Vec<Row>, QueryError> {
@@ -496,7 +496,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let mut out = Vec::with_capacity(reached.len() + 1);
         let start = start_again.then_some(from);
         for n in start.into_iter().chain(reached) {
-            if self.node_passes(n, &hop.to_test, &row)? {
+            if self.node_passes(n, &hop.to_test, row)? {
                 let mut r = row.clone();
                 r[hop.to] = Val::Node(n);
                 out.push(r);
