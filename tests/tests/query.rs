@@ -162,6 +162,7 @@ fn results_carry_graph_values() {
 fn random_graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
     let db = Database::in_memory();
     let mut b = WriteBatch::new("default");
+    b.push(engram::Op::DeclarePredicate(DeclarePredicate::new("A").transitive()));
     for e in 0..n {
         b.upsert_entity(&format!("e{e}"), "node", &format!("n{e}"));
     }
@@ -210,6 +211,34 @@ proptest! {
                 }
             }
             prop_assert_eq!(f, g, "{}", fast);
+        }
+
+        // An unbounded walk over a transitive type is the engine's closure, cycles included.
+        for dir in ["->", "<-"] {
+            let (l, r) = if dir == "->" { ("-", "->") } else { ("<-", "-") };
+            let closure = format!("MATCH (a {{id: $s}}){l}[:A*]{r}(b) RETURN collect(DISTINCT b.id)");
+            let bounded = format!("MATCH (a {{id: $s}}){l}[:A*1..30]{r}(b) RETURN collect(DISTINCT b.id)");
+            let mut f = ws.query(&closure, &params).expect("runs").rows;
+            let mut g = ws.query(&bounded, &params).expect("runs").rows;
+            for rows in [&mut f, &mut g] {
+                if let QueryValue::List(items) = &mut rows[0][0] {
+                    items.sort_by_key(|v| format!("{v:?}"));
+                }
+            }
+            prop_assert_eq!(f, g, "{}", closure);
+        }
+
+        // A counted expand (fused) equals the same count summed row by row.
+        for (fast, slow) in [
+            ("MATCH (a {id: $s})-[r]-() RETURN count(r)", "MATCH (a {id: $s})-[r]-() RETURN sum(1)"),
+            ("MATCH (a {id: $s})<-[:A]-(b) RETURN count(*)", "MATCH (a {id: $s})<-[:A]-(b) RETURN sum(1)"),
+        ] {
+            let plan = ws.query(&format!("EXPLAIN {fast}"), &params).expect("explains").plan.unwrap_or_default();
+            prop_assert!(plan.contains("ExpandCount"), "{}", plan);
+            let f = ws.query(fast, &params).expect("runs").rows;
+            let g = ws.query(slow, &params).expect("runs").rows;
+            let as_int = |rows: &[Vec<QueryValue>]| match rows[0][0] { QueryValue::Int(n) => n, QueryValue::Null => 0, ref other => panic!("{other:?}") };
+            prop_assert_eq!(as_int(&f), as_int(&g), "{}", fast);
         }
 
         let q = "MATCH (a {id: $s})-[:A]->(b) RETURN b.id";

@@ -153,7 +153,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 Clause::Delete(d) => return Err(unsupported(self.text, "DELETE", d.span)),
             }
         }
-        Ok(Part { ops, width: self.slots.len(), columns })
+        Ok(Part { ops: fuse(ops), width: self.slots.len(), columns })
     }
 
     fn call(&mut self, c: &Call, ops: &mut Vec<Op>) -> Result<Vec<(String, usize)>, QueryError> {
@@ -194,7 +194,19 @@ impl<'t, 'p> Compiler<'t, 'p> {
             self.part_ops(part, &mut ops, &mut rels_here)?;
         }
         if let Some(w) = &m.predicate {
-            ops.push(Op::Filter(self.expr(w)?));
+            // A breadth-first reach takes `WHERE b <> a` into the walk itself.
+            let absorbed = match ops.last_mut() {
+                Some(Op::Expand(h))
+                    if h.reach && self.exclusion_slots(w).is_some_and(|(x, y)| (x, y) == (h.from, h.to) || (y, x) == (h.from, h.to)) =>
+                {
+                    h.exclude_start = true;
+                    true
+                }
+                _ => false,
+            };
+            if !absorbed {
+                ops.push(Op::Filter(self.expr(w)?));
+            }
         }
         Ok(ops)
     }
@@ -313,6 +325,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 to_test,
                 distinct_from: rels_here.clone(),
                 reach: self.reach && length.is_some(),
+                exclude_start: false,
             })));
             if rel_bound {
                 ops.push(Op::Filter(CExpr::Bin(
@@ -382,6 +395,22 @@ impl<'t, 'p> Compiler<'t, 'p> {
         p.items.iter().all(|i| clean(&i.expr))
             && p.order.iter().all(|s| !mentions(&s.expr, b) || p.items.iter().any(|i| i.alias.is_some() && distinct_use(&i.expr)))
             && p.predicate.as_ref().is_none_or(|w| !mentions(w, b))
+    }
+
+    /// The slots of `x` and `y` when predicate `w` is exactly `x <> y` or `NOT x = y`.
+    fn exclusion_slots(&self, w: &Expr) -> Option<(usize, usize)> {
+        let (x, y) = match &w.kind {
+            ExprKind::Binary(engram_query::ast::BinaryOp::Neq, x, y) => (x, y),
+            ExprKind::Unary(UnaryOp::Not, inner) => match &inner.kind {
+                ExprKind::Binary(engram_query::ast::BinaryOp::Eq, x, y) => (x, y),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match (&x.kind, &y.kind) {
+            (ExprKind::Var(p), ExprKind::Var(q)) => Some((*self.scope.get(p)?, *self.scope.get(q)?)),
+            _ => None,
+        }
     }
 
     // ---- projections ---------------------------------------------------------------------
@@ -710,6 +739,41 @@ impl<'t, 'p> Compiler<'t, 'p> {
         self.scope = saved;
         result
     }
+}
+
+/// Rewrites an Expand followed directly by a keyless Aggregate that only counts its matches
+/// (`count(*)`, `count(r)` or `count(b)` for a one-hop expand, whose slots are never null;
+/// `count(DISTINCT b)` for a breadth-first reach, whose nodes are distinct) into one
+/// `CountExpand`, which counts without making a row per match.
+fn fuse(ops: Vec<Op>) -> Vec<Op> {
+    let mut out: Vec<Op> = Vec::with_capacity(ops.len());
+    for op in ops {
+        let fused = match (&op, out.last()) {
+            (Op::Aggregate { keys, aggregates }, Some(Op::Expand(h))) if keys.is_empty() && aggregates.len() == 1 => {
+                let a = &aggregates[0];
+                let plain = h.length.is_none() && !h.to_bound && h.rel_props.is_empty() && h.rel_predicate.is_none();
+                let counts_matches = match (a.func, &a.arg) {
+                    (AggFn::CountStar, _) => plain,
+                    (AggFn::Count, Some(CExpr::Slot(s))) if !a.distinct => plain && (*s == h.rel || *s == h.to),
+                    (AggFn::Count, Some(CExpr::Slot(s))) => h.reach && *s == h.to,
+                    _ => false,
+                };
+                // Only a single start row makes the reach's per-row distinct nodes distinct overall;
+                // the operator checks that when it runs.
+                counts_matches.then_some(a.slot)
+            }
+            _ => None,
+        };
+        match (fused, out.pop()) {
+            (Some(slot), Some(Op::Expand(hop))) => out.push(Op::CountExpand { hop, slot }),
+            (_, Some(prev)) => {
+                out.push(prev);
+                out.push(op);
+            }
+            (_, None) => out.push(op),
+        }
+    }
+    out
 }
 
 /// Whether `e` reads variable `v` anywhere (nested scopes included, conservatively).

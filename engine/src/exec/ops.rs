@@ -68,13 +68,13 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// Runs `ops` over `rows`; `top` records the profile of top-level operators.
     pub fn run_ops(&self, ops: &[Op], mut rows: Vec<Row>, top: bool) -> Result<Vec<Row>, QueryError> {
         for op in ops {
-            let started = Instant::now();
+            let started = self.profile.as_ref().filter(|_| top).map(|_| Instant::now());
             rows = self.op(op, rows)?;
             if rows.len() > self.rows_max() {
                 return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
             }
             self.check()?;
-            if let (true, Some(p)) = (top, &self.profile) {
+            if let (Some(started), Some(p)) = (started, &self.profile) {
                 let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
                 if let Ok(mut p) = p.lock() {
                     p.push((rows.len() as u64, micros));
@@ -143,6 +143,12 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 out
             }
             Op::Expand(hop) => self.expand(hop, rows)?,
+            Op::CountExpand { hop, slot } => {
+                let n = self.count_expand(hop, rows)?;
+                let mut row = vec![Val::Null; self.width];
+                row[*slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
+                vec![row]
+            }
             Op::BindPath(spec) => {
                 let mut out = Vec::with_capacity(rows.len());
                 for mut row in rows {
@@ -310,7 +316,15 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
             let used = Self::used_rels(hop, &row);
             match hop.length {
-                Some((min, max)) if hop.reach => self.reach(hop, &expander, from, &row, min, max),
+                Some((min, max)) if hop.reach => Ok(self
+                    .reach(hop, from, &row, min, max)?
+                    .into_iter()
+                    .map(|n| {
+                        let mut r = row.clone();
+                        r[hop.to] = Val::Node(n);
+                        r
+                    })
+                    .collect()),
                 None => self.expand_one(hop, &expander, from, &used, row),
                 Some((min, max)) => self.expand_var(hop, &expander, from, &used, row, min, max),
             }
@@ -451,58 +465,140 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(out)
     }
 
-    /// The distinct nodes within `min..=max` hops of `from` (`min` is 0 or 1), breadth first:
-    /// one row per node. At bound 1 the start node is included when a directed cycle leads back
-    /// to it within `max` hops (the shortest closed walk is a cycle, so a trail).
-    fn reach(
-        &self,
-        hop: &Hop,
-        expander: &crate::read::expand::Expander<'_>,
-        from: EntityId,
-        row: &Row,
-        min: u64,
-        max: Option<u64>,
-    ) -> Result<Vec<Row>, QueryError> {
-        let mut reached: Vec<EntityId> = Vec::new();
-        let mut seen: foldhash::HashSet<u32> = foldhash::HashSet::default();
-        seen.insert(from.0);
-        let mut start_again = min == 0;
-        let mut frontier = vec![from];
-        let mut depth = 0u64;
-        let visited_max = self.cx.limits.visited_max;
-        let mut work = 0usize;
-        while !frontier.is_empty() && max.is_none_or(|m| depth < m) {
-            depth += 1;
-            let mut next = Vec::new();
-            for &n in &frontier {
-                for edge in expander.edges(n) {
-                    work += 1;
-                    if work.is_multiple_of(CHECK_EVERY as usize) {
-                        self.check()?;
-                    }
-                    if edge.neighbor == from {
-                        start_again |= hop.direction != Direction::Both;
-                    } else if seen.insert(edge.neighbor.0) {
-                        next.push(edge.neighbor);
-                        reached.push(edge.neighbor);
-                    }
+    /// The distinct nodes within `min..=max` hops of `from` (`min` is 0 or 1) that pass the
+    /// hop's node test: the engine's closure for an unbounded walk over one transitive type,
+    /// its k-hop otherwise.
+    fn reach(&self, hop: &Hop, from: EntityId, row: &Row, min: u64, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
+        let mut reached = match self.closure(hop, from, max) {
+            Some(found) => found,
+            None => self.khop(hop, from, max)?,
+        };
+        if min == 0 && !reached.contains(&from) {
+            reached.push(from);
+        }
+        if !hop.to_test.is_empty() {
+            let mut kept = Vec::with_capacity(reached.len());
+            for n in reached {
+                if self.node_passes(n, &hop.to_test, row)? {
+                    kept.push(n);
                 }
             }
-            if seen.len() > visited_max {
-                return Err(limit("visited_max", visited_max, "a variable-length pattern"));
-            }
-            frontier = next;
+            reached = kept;
         }
-        let mut out = Vec::with_capacity(reached.len() + 1);
-        let start = start_again.then_some(from);
-        for n in start.into_iter().chain(reached) {
-            if self.node_passes(n, &hop.to_test, row)? {
-                let mut r = row.clone();
-                r[hop.to] = Val::Node(n);
-                out.push(r);
+        Ok(reached)
+    }
+
+    /// An unbounded directed walk over one transitive type is the engine's closure
+    /// (`ancestors` / `descendants`, its hierarchy index). The closure leaves out the start; the
+    /// walk includes it when a cycle leads back, that is when one of the start's predecessors
+    /// (or the start itself) was reached. `None` when the closure does not apply.
+    fn closure(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<Vec<EntityId>> {
+        let [ty] = hop.types.as_slice() else { return None };
+        if max.is_some() || hop.direction == Direction::Both {
+            return None;
+        }
+        let view = self.graph.view;
+        if !view.predicate(ty).is_some_and(|p| p.transitive) {
+            return None;
+        }
+        let found = if hop.direction == Direction::Out {
+            view.ancestors(from, ty, &self.graph.vis)
+        } else {
+            view.descendants(from, ty, &self.graph.vis)
+        };
+        // A closure that stops on a limit or deadline leaves the walk to report it.
+        let mut reached: Vec<EntityId> = found.ok()?.into_iter().map(|(e, _)| e).collect();
+        if !hop.exclude_start {
+            let back = if hop.direction == Direction::Out { Direction::In } else { Direction::Out };
+            let preds: Vec<EntityId> =
+                self.graph.expander(back, &hop.types).map(|x| x.edges(from).map(|e| e.neighbor).collect()).unwrap_or_default();
+            if !preds.is_empty() {
+                let set: foldhash::HashSet<u32> = reached.iter().map(|e| e.0).collect();
+                if preds.iter().any(|p| *p == from || set.contains(&p.0)) {
+                    reached.push(from);
+                }
             }
         }
-        Ok(out)
+        Some(reached)
+    }
+
+    /// The walk as the engine's k-hop (its bitset visited set and parallel frontiers): the nodes
+    /// at 1..=max hops, and the start when a directed cycle of at most `max` hops leads back to
+    /// it (a predecessor reached within `max - 1`). A truncated walk is a limit error, never a
+    /// partial answer.
+    fn khop(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
+        let mut filter = crate::read::filter::EdgeFilter::new(hop.direction);
+        filter.predicates = hop.types.iter().map(ToString::to_string).collect();
+        let max_depth = max.map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX));
+        let visited_max = self.cx.limits.visited_max;
+        let q = crate::read::khop::KHopQuery {
+            max_depth,
+            hops: vec![filter],
+            visibility: self.graph.vis.clone(),
+            max_visited: Some(visited_max),
+            ..crate::read::khop::KHopQuery::default()
+        };
+        let found = self.graph.view.khop(&[from], &q).map_err(|e| match e {
+            crate::error::ReadError::Interrupted(i) => interrupted(i),
+            crate::error::ReadError::Limit { .. } => QueryError::runtime(ErrorType::LimitError, Detail::Limit, e.to_string()),
+            other => QueryError::runtime(ErrorType::SemanticError, Detail::InvalidArgumentValue, other.to_string()),
+        })?;
+        if found.truncated {
+            return Err(limit("visited_max", visited_max, "a variable-length pattern"));
+        }
+        let mut reached: Vec<EntityId> = found.entities.iter().filter(|r| r.depth >= 1).map(|r| r.entity).collect();
+        if hop.direction != Direction::Both && !hop.exclude_start && max_depth >= 1 {
+            let back = if hop.direction == Direction::Out { Direction::In } else { Direction::Out };
+            let preds: Vec<EntityId> =
+                self.graph.expander(back, &hop.types).map(|x| x.edges(from).map(|e| e.neighbor).collect()).unwrap_or_default();
+            if !preds.is_empty() {
+                let depth: foldhash::HashMap<u32, u32> = found.entities.iter().map(|r| (r.entity.0, r.depth)).collect();
+                // A predecessor p closes a walk of depth(p) + 1 hops (p = the start: a self-loop).
+                if preds.iter().any(|p| depth.get(&p.0).is_some_and(|d| d.saturating_add(1) <= max_depth)) {
+                    reached.push(from);
+                }
+            }
+        }
+        Ok(reached)
+    }
+
+    /// How many matches `hop` has over `rows`: edges for a one-hop expand, distinct nodes (over
+    /// all rows) for a breadth-first reach.
+    fn count_expand(&self, hop: &Hop, rows: Vec<Row>) -> Result<usize, QueryError> {
+        let Some(expander) = self.graph.expander(hop.direction, &hop.types) else { return Ok(0) };
+        if let Some((min, max)) = hop.length {
+            let mut all: foldhash::HashSet<u32> = foldhash::HashSet::default();
+            let one_row = rows.len() == 1;
+            let mut n = 0;
+            for row in rows {
+                let Val::Node(from) = row[hop.from] else { continue };
+                let reached = self.reach(hop, from, &row, min, max)?;
+                if one_row {
+                    n = reached.len();
+                } else {
+                    all.extend(reached.into_iter().map(|e| e.0));
+                }
+            }
+            return Ok(if one_row { n } else { all.len() });
+        }
+        let mut n = 0;
+        for row in rows {
+            let Val::Node(from) = row[hop.from] else { continue };
+            let used = Self::used_rels(hop, &row);
+            for (i, edge) in expander.edges(from).enumerate() {
+                if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
+                    self.check()?;
+                }
+                if hop.direction == Direction::Both && edge.neighbor == from && edge.direction == Direction::In {
+                    continue;
+                }
+                if used.contains(&edge.claim) || !self.node_passes(edge.neighbor, &hop.to_test, &row)? {
+                    continue;
+                }
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     fn sort(&self, keys: &[SortKey], rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {

@@ -117,6 +117,8 @@ pub(crate) struct Hop {
     /// Only the distinct end nodes are used (the paths are not): walk breadth first, one row per
     /// node reached, instead of one per trail. The planner sets it only where the two agree.
     pub reach: bool,
+    /// With `reach`: the MATCH excludes the start node itself (`WHERE b <> a`, absorbed here).
+    pub exclude_start: bool,
 }
 
 /// How a path variable is put together: its start node and hops.
@@ -164,6 +166,12 @@ pub(crate) enum Op {
         test: NodeTest,
     },
     Expand(Box<Hop>),
+    /// An expand whose rows only a keyless `count` reads: counts the matches per input row and
+    /// yields one row with the sum in `slot` (Expand + Aggregate fused).
+    CountExpand {
+        hop: Box<Hop>,
+        slot: usize,
+    },
     BindPath(PathSpec),
     Filter(CExpr),
     /// For each row, runs `ops`; a row with no match continues with `slots` null.
@@ -213,6 +221,8 @@ impl Op {
             Op::ScanNodes { .. } => "NodeByLabelScan",
             Op::SeekNode { .. } => "NodeByIdSeek",
             Op::CheckNode { .. } => "NodeFilter",
+            Op::CountExpand { hop, .. } if hop.reach => "BreadthFirstReachCount",
+            Op::CountExpand { .. } => "ExpandCount",
             Op::Expand(h) if h.reach => "BreadthFirstReach",
             Op::Expand(h) if h.length.is_some() => "VarLengthExpand",
             Op::Expand(h) if h.to_bound => "ExpandInto",
@@ -248,7 +258,7 @@ impl Op {
             Op::ScanNodes { slot, test: t } | Op::SeekNode { slot, test: t, .. } | Op::CheckNode { slot, test: t } => {
                 format!("({}{})", slots(*slot), test(t))
             }
-            Op::Expand(h) => {
+            Op::Expand(h) | Op::CountExpand { hop: h, .. } => {
                 let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
                 let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };
                 let len = match h.length {

@@ -27,9 +27,10 @@ struct Args {
     /// Folder written by `gen.py` (entities.csv, claims.csv, queries.json, ...).
     #[arg(long)]
     data: PathBuf,
-    /// Comma-separated workloads to run: W1, W2, W3, W4, W5, W6 and RECALL (hybrid recall, not
-    /// one of the reference workloads) (default: all of them).
-    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W4,W5,W6,RECALL")]
+    /// Comma-separated workloads to run: W1, W2, W3, W4, W5, W6, RECALL (hybrid recall, not
+    /// one of the reference workloads) and QUERY (W1–W3 written in the query language, beside
+    /// the direct calls, and the cost of parsing and planning) (default: all of them).
+    #[arg(long, value_delimiter = ',', default_value = "W1,W2,W3,W4,W5,W6,RECALL,QUERY")]
     workloads: Vec<String>,
     /// W5: how many of the queries get a scalar brute-force answer to measure recall@10 against.
     #[arg(long, default_value_t = 100)]
@@ -138,12 +139,67 @@ fn ids(q: &Value, key: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
+/// The language's texts for W1–W3: totals equal the reference workloads' (W1 counts claims).
+const Q_W1: &str = "MATCH (a {id: $s})-[r]-() RETURN count(r)";
+const Q_W2: &str = "MATCH (a {id: $s})-[*1..2]-(b) WHERE b <> a RETURN count(DISTINCT b)";
+const Q_W3_UP: &str = "MATCH (c {id: $s})-[:SUBCLASS_OF*]->(a) RETURN count(DISTINCT a)";
+const Q_W3_DOWN: &str = "MATCH (c {id: $s})<-[:SUBCLASS_OF*]-(d) RETURN count(DISTINCT d)";
+
+/// W1–W3 in the query language, each right after its direct call on the same inputs, and the
+/// cost of an uncached parse + plan and of a plan-cache hit.
+fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &Value) -> Result<(), String> {
+    let params_of = |inputs: &[u32]| -> Vec<engram::Params> {
+        inputs
+            .iter()
+            .map(|&i| {
+                let ext = ws.entity_ext_id(EntityId(first + i)).unwrap_or_default().to_owned();
+                engram::Params::from([("s".to_owned(), engram::QueryValue::String(ext))])
+            })
+            .collect()
+    };
+    let count = |text: &str, p: &engram::Params| -> usize {
+        match ws.query(text, p).map(|r| r.rows) {
+            Ok(rows) => match rows.first().and_then(|r| r.first()) {
+                Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0),
+                _ => 0,
+            },
+            Err(_) => 0,
+        }
+    };
+    let seeds = ids(q, "seeds")?;
+    let seed_params = params_of(&seeds);
+    let index: Vec<u32> = (0..seeds.len() as u32).collect();
+    let nq = NeighborQuery::default();
+    run(scale, "W1_one_hop", &seeds, |s| ws.neighbors(EntityId(first + s), &nq).map_or(0, |p| p.items.len()));
+    run(scale, "W1_one_hop_query", &index, |i| count(Q_W1, &seed_params[i as usize]));
+    let kq = KHopQuery::depth(2);
+    run(scale, "W2_two_hop", &seeds, |s| ws.khop(&[EntityId(first + s)], &kq).map_or(0, |r| r.entities.len() - 1));
+    run(scale, "W2_two_hop_query", &index, |i| count(Q_W2, &seed_params[i as usize]));
+    let v = Visibility::default();
+    let concepts = ids(q, "w3_concepts")?;
+    let concept_params = params_of(&concepts);
+    let index: Vec<u32> = (0..concepts.len() as u32).collect();
+    run(scale, "W3_ancestors", &concepts, |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
+    run(scale, "W3_ancestors_query", &index, |i| count(Q_W3_UP, &concept_params[i as usize]));
+    let upper = ids(q, "w3_upper")?;
+    let upper_params = params_of(&upper);
+    let index: Vec<u32> = (0..upper.len() as u32).collect();
+    run(scale, "W3_descendants", &upper, |c| ws.descendants(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
+    run(scale, "W3_descendants_query", &index, |i| count(Q_W3_DOWN, &upper_params[i as usize]));
+    // Parse + check + plan without the cache, and a cache hit, over the four texts.
+    let texts = [Q_W1, Q_W2, Q_W3_UP, Q_W3_DOWN];
+    let rounds: Vec<u32> = (0..1000).collect();
+    run(scale, "QUERY_parse_plan_uncached", &rounds, |i| usize::from(engram::exec::prepare(texts[i as usize % 4]).is_ok()));
+    run(scale, "QUERY_plan_cache_hit", &rounds, |i| usize::from(engram::exec::cached_plan(texts[i as usize % 4]).is_ok()));
+    Ok(())
+}
+
 fn main() -> Result<(), String> {
     let args = Args::parse();
     let wanted = |w: &str| args.workloads.iter().any(|x| x.eq_ignore_ascii_case(w));
     for w in &args.workloads {
-        if !["W1", "W2", "W3", "W4", "W5", "W6", "RECALL"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
-            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W4, W5, W6, RECALL)"));
+        if !["W1", "W2", "W3", "W4", "W5", "W6", "RECALL", "QUERY"].iter().any(|k| k.eq_ignore_ascii_case(w)) {
+            return Err(format!("unknown workload `{w}` (this harness runs W1, W2, W3, W4, W5, W6, RECALL, QUERY)"));
         }
     }
     let qtext = std::fs::read_to_string(args.data.join("queries.json"))
@@ -201,6 +257,9 @@ fn main() -> Result<(), String> {
         run(&scale, "W3_ancestors", &concepts, |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
         let upper = ids(&q, "w3_upper")?;
         run(&scale, "W3_descendants", &upper, |c| ws.descendants(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
+    }
+    if wanted("QUERY") {
+        query_workloads(&ws, &scale, first, &q)?;
     }
     if wanted("W4") {
         let now = q["now"].as_i64().ok_or("queries.json: `now` is missing")?;
