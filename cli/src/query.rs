@@ -111,11 +111,21 @@ fn cell(v: &QueryValue) -> String {
     }
 }
 
-/// A result as a cypher-shell-like table, with the row count and any write counters.
-pub fn table(r: &QueryResult) -> String {
+/// Whether `text` asks for the plan only (`EXPLAIN …`, after any parameter header).
+fn explains(text: &str) -> bool {
+    let body = engram::query::header::split(text).map_or(text, |(_, body)| body).trim_start();
+    body.get(..7).is_some_and(|w| w.eq_ignore_ascii_case("EXPLAIN"))
+}
+
+/// A result as a cypher-shell-like table, with the row count and any write counters; for
+/// `EXPLAIN`, the plan alone.
+pub fn table(r: &QueryResult, explain: bool) -> String {
     let mut out = String::new();
     if let Some(plan) = &r.plan {
         out.push_str(plan);
+    }
+    if explain {
+        return out;
     }
     if !r.columns.is_empty() {
         let cells: Vec<Vec<String>> = r.rows.iter().map(|row| row.iter().map(cell).collect()).collect();
@@ -160,7 +170,7 @@ pub fn run(dir: &Path, workspace: &str, text: &str, params: &[String], json: boo
     let db = open_for_reading(dir)?;
     match run_one(&db, workspace, text, &params)? {
         Ok(r) if json => out::print(&format!("{}\n", serde_json::to_string(&result_json(&r)).map_err(bug)?)),
-        Ok(r) => out::print(&table(&r)),
+        Ok(r) => out::print(&table(&r, explains(text))),
         Err(e) if json => {
             out::print(&format!("{}\n", serde_json::to_string(&error_json(&e)).map_err(bug)?))?;
             Err(Failure { code: class_of(&e).exit_code(), message: String::new() })
@@ -226,7 +236,7 @@ pub fn shell(dir: &Path, workspace: &str) -> Result<(), Failure> {
             body.to_owned()
         };
         match run_one(&db, workspace, &text, &Params::new())? {
-            Ok(r) => out::print(&table(&r))?,
+            Ok(r) => out::print(&table(&r, explains(&text)))?,
             Err(e) => out::print(&format!("error: {e}\n"))?,
         }
     }

@@ -512,11 +512,15 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             let back = if hop.direction == Direction::Out { Direction::In } else { Direction::Out };
             let preds: Vec<EntityId> =
                 self.graph.expander(back, &hop.types).map(|x| x.edges(from).map(|e| e.neighbor).collect()).unwrap_or_default();
-            if !preds.is_empty() {
+            // Few predecessors (the usual hierarchy): scan the result; many: hash it.
+            let back_again = if preds.len() <= 8 {
+                preds.contains(&from) || reached.iter().any(|r| preds.contains(r))
+            } else {
                 let set: foldhash::HashSet<u32> = reached.iter().map(|e| e.0).collect();
-                if preds.iter().any(|p| *p == from || set.contains(&p.0)) {
-                    reached.push(from);
-                }
+                preds.iter().any(|p| *p == from || set.contains(&p.0))
+            };
+            if back_again {
+                reached.push(from);
             }
         }
         Some(reached)
