@@ -270,7 +270,10 @@ impl<'t, 'p> Compiler<'t, 'p> {
             if !test.is_empty() {
                 ops.push(Op::CheckNode { slot, test });
             }
-        } else if let Some(id) = test.props.iter().find(|(k, _)| k.as_ref() == "id").map(|(_, v)| v.clone()) {
+        } else if let Some(at) = test.props.iter().position(|(k, _)| k.as_ref() == "id") {
+            // The seek finds exactly the node with that id: the test need not check it again.
+            let mut test = test;
+            let (_, id) = test.props.remove(at);
             ops.push(Op::SeekNode { slot, id, test });
         } else {
             ops.push(Op::ScanNodes { slot, test });

@@ -83,11 +83,11 @@ pub struct QueryResult {
 /// `plan_cache_entries`: how many compiled plans the process keeps (cleared when full).
 pub const PLAN_CACHE_ENTRIES: usize = 1024;
 
-type Cache = Mutex<HashMap<String, Arc<compile::Compiled>>>;
+type Cache = Mutex<HashMap<String, Arc<compile::Compiled>, foldhash::fast::RandomState>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+    CACHE.get_or_init(|| Mutex::new(HashMap::with_hasher(foldhash::fast::RandomState::default())))
 }
 
 /// The compiled plan of `text`, from the cache or compiled now.
