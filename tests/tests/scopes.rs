@@ -491,3 +491,44 @@ fn a_scoped_export_leaks_nothing_hidden() {
     let err = engram::jsonl::export_scope(&db.scope(reader(true)).with_cancel(token)).unwrap_err();
     assert_eq!(err, ReadError::Interrupted(Interrupted::Cancelled));
 }
+
+/// The query language runs through the scope: a sensitive claim, its type, text and canary word
+/// appear in no row, count, catalog procedure or traversal; a tripped token stops a query.
+#[test]
+fn queries_see_only_what_the_scope_may_see() {
+    let db = seeded(true);
+    let p = engram::Params::new();
+    let blind = db.scope(reader(false));
+    let full = db.scope(reader(true));
+    let text = |scope: &engram::Scope, q: &str| -> String {
+        let r = scope.query("ops", q, &p).unwrap();
+        format!("{:?}", r.rows)
+    };
+    for q in [
+        "MATCH ()-[r]->() RETURN type(r), r.text",
+        "MATCH (a {id: 'auth'})-[*1..3]-(b) RETURN collect(DISTINCT b.name)",
+        "MATCH (a {id: 'auth'})-[r*1..3]-(b) RETURN r",
+        "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
+        "CALL engram.search.text('zebracanary', 10) YIELD relationship RETURN relationship",
+        "CALL engram.neighbors('auth') YIELD relationship RETURN relationship.text",
+        "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
+    ] {
+        let seen = text(&blind, q);
+        assert!(!seen.contains(CANARY) && !seen.to_lowercase().contains("reads_secret_from"), "{q}: {seen}");
+        // Vault and Secrets are reachable from auth only through the hidden claim.
+        if q.contains("'auth'})") {
+            assert!(!seen.contains("Vault") && !seen.contains("Secrets"), "{q}: {seen}");
+        }
+    }
+    assert_eq!(text(&blind, "MATCH ()-[r]->() RETURN count(r)"), "[[Int(2)]]");
+    assert_eq!(text(&full, "MATCH ()-[r]->() RETURN count(r)"), "[[Int(3)]]");
+    assert!(text(&full, "MATCH ()-[r]->() RETURN r.text").contains(CANARY));
+    // Another workspace does not open for this principal.
+    assert!(blind.query("default", "RETURN 1", &p).is_err());
+    // A tripped token stops the query.
+    let token = CancelToken::new();
+    let stopped = db.scope(Arc::new(Principal::root())).with_cancel(token.clone());
+    token.cancel();
+    let err = stopped.query("ops", "MATCH (a)-[*1..3]-(b) RETURN count(*)", &p).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Limit, "{err}");
+}

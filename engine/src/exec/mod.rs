@@ -233,6 +233,25 @@ impl WorkspaceView<'_> {
     }
 }
 
+impl crate::db::Database {
+    /// Runs a read query on `workspace` with full access (the embedded shorthand, as
+    /// `snapshot().workspace(…)`); a query error or an unknown workspace is an `Error`.
+    pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let snap = self.snapshot();
+        let ws = snap.workspace(workspace)?;
+        Ok(ws.query(text, params)?)
+    }
+}
+
+impl crate::db::scope::Scope {
+    /// Runs a read query on `workspace` as this scope's principal: only what it may see exists,
+    /// and its limits, deadline and cancel token hold.
+    pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let ws = self.workspace(workspace)?;
+        Ok(ws.query(text, params)?)
+    }
+}
+
 /// A matcher for expressions that cannot hold patterns (the temporal prefix).
 struct NoMatch;
 
