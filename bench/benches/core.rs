@@ -70,6 +70,37 @@ fn benches(c: &mut Criterion) {
     c.bench_function("descendants_of_root", |b| {
         b.iter(|| black_box(ws.descendants(EntityId(0), "subclass_of", &Visibility::default()).expect("transitive").len()));
     });
+
+    // The same questions in the query language (cached plans; parameters built outside the loop).
+    let params_of = |ids: &[EntityId]| -> Vec<engram::Params> {
+        ids.iter()
+            .map(|e| {
+                engram::Params::from([("s".to_owned(), engram::QueryValue::String(ws.entity_ext_id(*e).unwrap_or_default().to_owned()))])
+            })
+            .collect()
+    };
+    let seed_params = params_of(&seeds);
+    let leaf_params = params_of(&leaves);
+    c.bench_function("query_one_hop_count", |b| {
+        b.iter(|| {
+            k = (k + 1) % seed_params.len();
+            black_box(ws.query("MATCH (a {id: $s})-[r]-() RETURN count(r)", &seed_params[k]).expect("runs").rows.len())
+        });
+    });
+    c.bench_function("query_ancestors_count", |b| {
+        b.iter(|| {
+            k = (k + 1) % leaf_params.len();
+            black_box(
+                ws.query("MATCH (c {id: $s})-[:SUBCLASS_OF*]->(a) RETURN count(DISTINCT a)", &leaf_params[k]).expect("runs").rows.len(),
+            )
+        });
+    });
+    c.bench_function("query_return_constant", |b| {
+        b.iter(|| black_box(ws.query("RETURN 1 AS x", &engram::Params::new()).expect("runs").rows.len()));
+    });
+    c.bench_function("query_parse_plan", |b| {
+        b.iter(|| black_box(engram::exec::prepare("MATCH (a {id: $s})-[*1..2]-(b) WHERE b <> a RETURN count(DISTINCT b)").is_ok()));
+    });
 }
 
 #[allow(missing_docs)] // Reason: criterion_group! generates an undocumented public fn.
