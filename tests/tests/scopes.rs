@@ -532,3 +532,23 @@ fn queries_see_only_what_the_scope_may_see() {
     let err = stopped.query("ops", "MATCH (a)-[*1..3]-(b) RETURN count(*)", &p).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Limit, "{err}");
 }
+
+/// A query's intermediate results are bounded by the scope's `rows_max`, and its variable-length
+/// walks by `visited_max`: the error names the limit, and nothing partial comes back.
+#[test]
+fn query_limits_name_themselves() {
+    let db = chain(200);
+    let p = engram::Params::new();
+    let small = db.scope(Arc::new(Principal::root())).with_limits(ReadLimits { rows_max: 10, visited_max: 50, ..ReadLimits::default() });
+    let err = small.query(engram::DEFAULT_WORKSPACE, "UNWIND range(1, 100) AS x RETURN x", &p).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Limit);
+    assert!(err.to_string().contains("rows_max = 10"), "{err}");
+    let err = small.query(engram::DEFAULT_WORKSPACE, "MATCH (a {id: 'e0'})-[*1..300]->(b) RETURN count(DISTINCT b)", &p).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Limit, "{err}");
+    assert!(err.to_string().contains("visited_max = 50"), "{err}");
+    let err = small.query(engram::DEFAULT_WORKSPACE, "MATCH (a {id: 'e0'})-[r*1..300]->(b) RETURN count(r)", &p).unwrap_err();
+    assert!(err.to_string().contains("rows_max = 10"), "{err}");
+    // Within the limits the same scope answers.
+    let ok = small.query(engram::DEFAULT_WORKSPACE, "UNWIND range(1, 5) AS x RETURN x", &p).unwrap();
+    assert_eq!(ok.rows.len(), 5);
+}
