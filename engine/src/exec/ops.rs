@@ -498,20 +498,14 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             return None;
         }
         let view = self.graph.view;
-        if !view.predicate(ty).is_some_and(|p| p.transitive) {
-            return None;
-        }
-        let found = if hop.direction == Direction::Out {
-            view.ancestors(from, ty, &self.graph.vis)
-        } else {
-            view.descendants(from, ty, &self.graph.vis)
-        };
-        // A closure that stops on a limit or deadline leaves the walk to report it.
-        let mut reached: Vec<EntityId> = found.ok()?.into_iter().map(|(e, _)| e).collect();
+        let pid = view.predicate_id(ty)?;
+        // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
+        // reports the limit).
+        let found = view.closure_by_id(from, pid, hop.direction, &self.graph.vis).ok()??;
+        let mut reached: Vec<EntityId> = found.into_iter().map(|(e, _)| e).collect();
         if !hop.exclude_start {
             let back = if hop.direction == Direction::Out { Direction::In } else { Direction::Out };
-            let preds: Vec<EntityId> =
-                self.graph.expander(back, &hop.types).map(|x| x.edges(from).map(|e| e.neighbor).collect()).unwrap_or_default();
+            let preds: Vec<EntityId> = view.expander(back, Some(&[pid]), &self.graph.vis).edges(from).map(|e| e.neighbor).collect();
             // Few predecessors (the usual hierarchy): scan the result; many: hash it.
             let back_again = if preds.len() <= 8 {
                 preds.contains(&from) || reached.iter().any(|r| preds.contains(r))

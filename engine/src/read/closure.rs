@@ -43,6 +43,25 @@ impl WorkspaceView<'_> {
         self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, pred)])
     }
 
+    /// The closure over predicate `p` in `direction` (`Out`: ancestors, `In`: descendants) with
+    /// the predicate already resolved (what an executor holds): every entity reached with its
+    /// minimum distance, nearest first, the start excluded. `None` when `p` is not declared
+    /// transitive in this workspace.
+    pub fn closure_by_id(
+        &self,
+        entity: EntityId,
+        p: PredicateId,
+        direction: Direction,
+        v: &Visibility,
+    ) -> Result<Option<Vec<(EntityId, u32)>>, ReadError> {
+        self.check_entity(entity)?;
+        if !self.st.catalog.predicate_defs.get(&(self.ws, p)).is_some_and(|d| d.transitive) {
+            return Ok(None);
+        }
+        let dir = usize::from(direction == Direction::In);
+        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)]).map(Some)
+    }
+
     /// Breadth-first closure from `entity` over the predicates `preds` in direction `dir` (0 out,
     /// 1 in), with the thread's reusable visited set: every entity reached with its shortest
     /// distance, nearest first, the start excluded. Cycle-safe.
