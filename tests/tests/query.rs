@@ -345,3 +345,20 @@ proptest! {
         let _ = ws.query(&q, &Params::new());
     }
 }
+
+#[test]
+fn the_temporal_prefix_applies_to_nodes_too() {
+    let db = db();
+    let mut b = WriteBatch::new("default");
+    b.push(engram::Op::DeleteEntity { entity: "alice".into() });
+    db.write(&b).expect("deletes");
+    assert_eq!(rows(&db, "MATCH (n) RETURN count(n)"), vec![vec![i(3)]]);
+    assert_eq!(rows(&db, "MATCH (n {id: 'alice'}) RETURN n.name"), Vec::<Vec<QueryValue>>::new());
+    // Every version: the deleted entity is there, by scan, label and id.
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH (n) RETURN count(n)"), vec![vec![i(4)]]);
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH (n:person) RETURN n.name"), vec![vec![s("Alice")]]);
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH (n {id: 'alice'})-[:OWNS]->(x) RETURN x.name"), vec![vec![s("AuthService")]]);
+    // As recorded at the epoch, nothing existed; as recorded far ahead, what exists now.
+    assert_eq!(rows(&db, "KNOWN AS OF 0 MATCH (n) RETURN count(n)"), vec![vec![i(0)]]);
+    assert_eq!(rows(&db, "KNOWN AS OF '2999-01-01T00:00:00Z' MATCH (n:service) RETURN count(n)"), vec![vec![i(3)]]);
+}

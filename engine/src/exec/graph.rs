@@ -48,22 +48,22 @@ fn time(t: Timestamp) -> Val {
 }
 
 impl<'a> Graph<'_, 'a> {
-    /// Every visible node.
+    /// Every node visible under the query's visibility (deleted ones too for `ALL VERSIONS`).
     pub fn nodes(&self) -> Vec<EntityId> {
-        self.view.entity_set().iter().collect()
+        self.view.entities_under(&self.vis, None).iter().collect()
     }
 
-    /// The nodes carrying `label`; none for a label the workspace never used.
+    /// The visible nodes carrying `label`; none for a label the workspace never used.
     pub fn nodes_with_label(&self, label: &str) -> Vec<EntityId> {
         match self.view.type_id(label) {
-            Some(t) => self.view.entities_of_type_id(t).iter().collect(),
+            Some(t) => self.view.entities_under(&self.vis, Some(t)).iter().collect(),
             None => Vec::new(),
         }
     }
 
-    /// The nodes whose external id is `id`.
+    /// The visible node whose external id is `id`.
     pub fn node_by_ext_id(&self, id: &str) -> Option<EntityId> {
-        self.view.entity_id(id).filter(|e| self.view.entity_deleted(*e) == Some(false))
+        self.view.entity_id(id).filter(|e| self.view.entity_visible(*e, &self.vis))
     }
 
     /// The node's labels (its type; none when it has no type).

@@ -1,12 +1,14 @@
 //! Id scans of one workspace: all entities, by type, by name key, by property equality, and the
 //! claims the view may see, as sorted id sets (roaring bitmaps: a label conjunction is an `and`).
 //!
-//! Entity scans leave out deleted and erased entities; claim scans leave out deleted, erased and
-//! hidden claims, and keep every lifecycle state (the executor applies its `Visibility` per row).
+//! Entity scans leave out deleted and erased entities (`entities_under` applies a `Visibility`
+//! instead); claim scans leave out deleted, erased and hidden claims, and keep every lifecycle
+//! state (the executor applies its `Visibility` per row).
 
 use crate::ids::{ClaimId, EntityId, TypeId};
 use crate::index::bitmap::IdSet;
 use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
 use crate::value::Value;
 
 /// A sorted set of entity ids.
@@ -106,6 +108,34 @@ impl WorkspaceView<'_> {
             .collect();
         hits.sort_unstable();
         EntitySet(IdSet::from_sorted(&hits))
+    }
+
+    /// The entities of this workspace (of type `t` when given) visible under `v`: with the
+    /// default visibility exactly `entity_set` / `entities_of_type_id`; `ALL VERSIONS` and
+    /// `include_deleted` add the deleted ones, `known_as_of` shows the entities as recorded then
+    /// (none created later; those deleted since, as they were). A non-default visibility costs one
+    /// test per entity of the workspace (or type).
+    pub fn entities_under(&self, v: &Visibility, t: Option<TypeId>) -> EntitySet {
+        if !v.all_versions && !v.include_deleted && v.known_as_of.is_none() {
+            return t.map_or_else(|| self.entity_set(), |t| self.entities_of_type_id(t));
+        }
+        let bm = &self.st.bitmaps;
+        let Some(by_ws) = bm.entities_by_ws.get(&self.ws) else { return EntitySet::default() };
+        let candidates = match t {
+            Some(t) => match bm.entities_by_type.get(&t) {
+                Some(by_type) => by_type.and(by_ws),
+                None => return EntitySet::default(),
+            },
+            None => by_ws.clone(),
+        };
+        let vis = self.vis(v);
+        let kept: Vec<u32> = candidates.iter().filter(|&e| vis.entity(self.st, e)).collect();
+        EntitySet(IdSet::from_sorted(&kept))
+    }
+
+    /// Whether entity `e` of this workspace is visible under `v` (see `entities_under`).
+    pub fn entity_visible(&self, e: EntityId, v: &Visibility) -> bool {
+        self.check_entity(e).is_ok() && self.vis(v).entity(self.st, e.0)
     }
 
     /// Every claim of this workspace the view may see (not deleted, any state).
