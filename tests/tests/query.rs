@@ -362,3 +362,34 @@ fn the_temporal_prefix_applies_to_nodes_too() {
     assert_eq!(rows(&db, "KNOWN AS OF 0 MATCH (n) RETURN count(n)"), vec![vec![i(0)]]);
     assert_eq!(rows(&db, "KNOWN AS OF '2999-01-01T00:00:00Z' MATCH (n:service) RETURN count(n)"), vec![vec![i(3)]]);
 }
+
+#[test]
+fn vector_search_and_recall_reach_the_databases_embedder() {
+    use std::sync::Arc;
+    let db = Database::in_memory();
+    db.set_embedder(Arc::new(engram::embed::HashEmbedder::new(64))).expect("sets");
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("auth", "service", "AuthService").upsert_entity("kinesis", "technology", "Kinesis");
+    b.add_claim(AddClaim::new("auth", "streams_events_with", "kinesis").text("AuthService streams events with Kinesis"));
+    b.add_claim(AddClaim::new("kinesis", "owned_by", "auth").text("the platform team owns the billing ledger"));
+    db.write(&b).expect("writes");
+    let q =
+        "CALL engram.search.vector('AuthService streams events with Kinesis', 1) YIELD relationship, score RETURN relationship.text, score";
+    let got = db.query("default", q, &Params::new()).expect("runs").rows;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0][0], s("AuthService streams events with Kinesis"));
+    // A bare view has no embedder: the procedure says so, by name.
+    let snap = db.snapshot();
+    let err = snap.workspace("default").expect("ws").query(q, &Params::new()).expect_err("no embedder here");
+    assert_eq!(err.detail, Detail::Unsupported);
+    assert!(err.message.contains("Database::query"), "{}", err.message);
+    // Recall through the database runs its semantic path too.
+    let got = db
+        .query("default", "CALL engram.recall('Kinesis events', {budget: 200}) YIELD rank, text RETURN rank, text", &Params::new())
+        .expect("runs");
+    assert!(!got.rows.is_empty());
+    // A database without an embedder refuses vector search with a reason.
+    let plain = self::db();
+    let err = plain.query("default", q, &Params::new()).expect_err("no embedder");
+    assert!(err.to_string().contains("no embedder"), "{err}");
+}

@@ -46,6 +46,11 @@ impl Scope {
         self
     }
 
+    /// The database this scope reads (for the query executor's embedder).
+    pub(crate) fn database(&self) -> &super::Database {
+        &self.db
+    }
+
     /// Who is asking.
     pub fn principal(&self) -> &Principal {
         &self.principal

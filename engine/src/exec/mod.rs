@@ -26,6 +26,7 @@ use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 
 pub use output::{Node, Path, QueryValue, Relationship};
+pub use procedures::Embed;
 
 /// Query parameters by name.
 pub type Params = BTreeMap<String, QueryValue>;
@@ -136,6 +137,12 @@ impl WorkspaceView<'_> {
     /// A leading `FalkorDB` parameter header (``CYPHER name="x" ids=[1,2] …``) binds parameters;
     /// those in `params` win over the header's.
     pub fn query(&self, text: &str, params: &Params) -> Result<QueryResult, QueryError> {
+        self.query_embedding(text, params, None)
+    }
+
+    /// `query`, with the database's embedder for `engram.search.vector` and the semantic path of
+    /// `engram.recall` (`Database::query` and `Scope::query` pass it).
+    pub fn query_embedding(&self, text: &str, params: &Params, embed: Option<&Embed<'_>>) -> Result<QueryResult, QueryError> {
         let (header, body) = engram_query::header::split(text)?;
         let merged;
         let params = if header.is_empty() {
@@ -209,6 +216,7 @@ impl WorkspaceView<'_> {
                 params: &vals,
                 cx: self.context(),
                 width: part.width,
+                embed,
                 profile: profile.then(|| Mutex::new(Vec::new())),
             };
             let rows = runner.run_ops(&part.ops, vec![vec![value::Val::Null; part.width]], true)?;
@@ -239,7 +247,8 @@ impl crate::db::Database {
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let snap = self.snapshot();
         let ws = snap.workspace(workspace)?;
-        Ok(ws.query(text, params)?)
+        let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
+        Ok(ws.query_embedding(text, params, Some(&embed))?)
     }
 }
 
@@ -248,7 +257,9 @@ impl crate::db::scope::Scope {
     /// and its limits, deadline and cancel token hold.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let ws = self.workspace(workspace)?;
-        Ok(ws.query(text, params)?)
+        let db = self.database();
+        let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        Ok(ws.query_embedding(text, params, Some(&embed))?)
     }
 }
 

@@ -34,6 +34,8 @@ pub(crate) struct Runner<'e, 'v, 'a> {
     pub cx: &'e ReadContext,
     /// The width of the part's rows (every slot it uses).
     pub width: usize,
+    /// Embeds a query text with the database's embedder, when the query may reach it.
+    pub embed: Option<&'e procedures::Embed<'e>>,
     /// Rows and microseconds per top-level operator, when profiling.
     pub profile: Option<std::sync::Mutex<Vec<(u64, u64)>>>,
 }
@@ -239,7 +241,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     for a in &call.args {
                         args.push(self.eval(a, &row)?);
                     }
-                    for result in procedures::call(self.graph, self.cx, call.name, &args)? {
+                    for result in procedures::call(self.graph, self.cx, self.embed, call.name, &args)? {
                         let mut r = row.clone();
                         for (index, slot) in &call.yields {
                             r[*slot] = result.get(*index).cloned().unwrap_or(Val::Null);

@@ -55,8 +55,32 @@ fn option<'m>(options: Option<&'m Val>, key: &str) -> Option<&'m Val> {
     }
 }
 
+/// Embeds a text with the database's embedder: `None` when the database has none.
+pub type Embed<'a> = dyn Fn(&str) -> Result<Option<Vec<f32>>, String> + Sync + 'a;
+
+/// The query vector of `text`, or why there is none.
+fn embed_text(embed: Option<&Embed<'_>>, name: &str, text: &str) -> Result<Vec<f32>, QueryError> {
+    let unavailable = |why: String| QueryError::runtime(ErrorType::ProcedureError, Detail::Unsupported, format!("{name}: {why}"));
+    let Some(embed) = embed else {
+        return Err(unavailable("needs the database's embedder: run the query through Database::query or Scope::query".into()));
+    };
+    match embed(text) {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(unavailable("this database has no embedder (engram config DIR embedder …)".into())),
+        Err(e) => {
+            Err(QueryError::runtime(ErrorType::ProcedureError, Detail::InvalidArgumentValue, format!("{name}: embedding failed: {e}")))
+        }
+    }
+}
+
 /// Runs procedure `name` (as spelled in the table) with evaluated arguments.
-pub(crate) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+pub(crate) fn call(
+    g: &Graph<'_, '_>,
+    cx: &ReadContext,
+    embed: Option<&Embed<'_>>,
+    name: &str,
+    args: &[Val],
+) -> Result<Vec<Vec<Val>>, QueryError> {
     let view = g.view;
     match name {
         "db.labels" => {
@@ -124,20 +148,28 @@ pub(crate) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
             let hits = view.try_search_claim_text(query, k, &g.vis).map_err(|e| read_error(&e))?;
             Ok(hits.into_iter().map(|(c, s)| vec![Val::Rel(c), Val::Float(f64::from(s))]).collect())
         }
-        "engram.search.vector" => Err(QueryError::runtime(
-            ErrorType::ProcedureError,
-            Detail::Unsupported,
-            "engram.search.vector needs the database's embedder, which a query cannot reach yet",
-        )),
-        "engram.recall" => recall(g, name, args),
+        "engram.search.vector" => {
+            let Val::Str(query) = &args[0] else { return Err(type_error(format!("{name} takes a query string"))) };
+            let k = int_arg(name, args.get(1), 10)?;
+            let k = usize::try_from(k).unwrap_or(usize::MAX).min(cx.limits.vector_k_max).min(cx.limits.rows_max);
+            let vector = embed_text(embed, name, query)?;
+            let opts = crate::search::semantic::VectorOptions { k, visibility: g.vis.clone(), ..Default::default() };
+            let hits = view.search_claim_vectors(&vector, &opts).map_err(|e| read_error(&e))?;
+            Ok(hits.into_iter().map(|(c, s)| vec![Val::Rel(c), Val::Float(f64::from(s))]).collect())
+        }
+        "engram.recall" => recall(g, embed, name, args),
         _ => Err(QueryError::runtime(ErrorType::ProcedureError, Detail::ProcedureNotFound, format!("there is no procedure `{name}`"))),
     }
 }
 
-fn recall(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
     let Val::Str(text) = &args[0] else { return Err(type_error(format!("{name} takes the question as a string"))) };
     let options = args.get(1);
     let mut q = RecallQuery::new(text);
+    // With the database's embedder, the semantic path runs too; without it, the other three.
+    if let Some(Ok(Some(v))) = embed.map(|e| e(text)) {
+        q.vector = Some(v);
+    }
     q.visibility = g.vis.clone();
     if let Some(b) = option(options, "budget") {
         q.budget = usize::try_from(int_arg(name, Some(b), 0)?).unwrap_or(usize::MAX);
