@@ -159,9 +159,11 @@ pub fn table(r: &QueryResult, explain: bool) -> String {
 }
 
 fn run_one(db: &engram::Database, workspace: &str, text: &str, params: &Params) -> Result<Result<QueryResult, QueryError>, Failure> {
-    let snap = db.snapshot();
-    let ws = snap.workspace(workspace).map_err(fail)?;
-    Ok(ws.query(text, params))
+    match db.query(workspace, text, params) {
+        Ok(r) => Ok(Ok(r)),
+        Err(engram::Error::Query(e)) => Ok(Err(e)),
+        Err(e) => Err(fail(e)),
+    }
 }
 
 /// `engram query DIR TEXT`.
