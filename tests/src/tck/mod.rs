@@ -208,7 +208,7 @@ pub fn run(scenario: &Scenario, mode: &Mode<'_>) -> (Verdict, Option<ErrorMatch>
                 Some(Ok(o)) if o.rows.is_empty() => {}
                 Some(Ok(o)) => return fail(format!("expected no rows, got {}", o.rows.len()), None),
                 Some(Err(e)) => return fail(format!("query failed: {} ({}: {})", e.message, e.kind, e.detail), None),
-                None => return fail("no executor".into(), None),
+                None => return fail("no query ran before this step".into(), None),
             },
             t if t.starts_with("the result should be") => {
                 let ordered = t.contains("in order");
@@ -220,7 +220,7 @@ pub fn run(scenario: &Scenario, mode: &Mode<'_>) -> (Verdict, Option<ErrorMatch>
                         }
                     }
                     Some(Err(e)) => return fail(format!("query failed: {} ({}: {})", e.message, e.kind, e.detail), None),
-                    None => return fail("no executor".into(), None),
+                    None => return fail("no query ran before this step".into(), None),
                 }
             }
             t if t.contains(" should be raised at ") => {
@@ -248,11 +248,11 @@ pub fn run(scenario: &Scenario, mode: &Mode<'_>) -> (Verdict, Option<ErrorMatch>
                     Some(Ok(_)) => {
                         return fail(format!("expected {kind} at {phase}: {detail}, the query succeeded"), Some(ErrorMatch::default()))
                     }
-                    None => return fail("no executor".into(), Some(ErrorMatch::default())),
+                    None => return fail("no query ran before this step".into(), Some(ErrorMatch::default())),
                 }
             }
             "no side effects" | "the side effects should be:" => {
-                let Some((before, after)) = &censuses else { return fail("no executor".into(), error_match) };
+                let Some((before, after)) = &censuses else { return fail("no query ran before this step".into(), error_match) };
                 let got = side_effects(before, after);
                 let mut want: BTreeMap<&str, usize> = COUNTERS.iter().map(|c| (*c, 0)).collect();
                 for row in table.iter().flatten() {
