@@ -213,6 +213,18 @@ proptest! {
             prop_assert_eq!(f, g, "{}", fast);
         }
 
+        // The closure equals the direct call (which leaves the start out).
+        for (arrow, direct) in [("->", true), ("<-", false)] {
+            let (l, r) = if arrow == "->" { ("-", "->") } else { ("<-", "-") };
+            let q = format!("MATCH (a {{id: $s}}){l}[:A*]{r}(b) WHERE b <> a RETURN DISTINCT b.id");
+            let mut got: Vec<String> = ws.query(&q, &params).expect("runs").rows.into_iter().map(|r| match &r[0] { QueryValue::String(s) => s.clone(), other => panic!("{other:?}") }).collect();
+            got.sort();
+            let found = if direct { ws.ancestors(id, "A", &engram::Visibility::default()) } else { ws.descendants(id, "A", &engram::Visibility::default()) }.expect("transitive");
+            let mut want: Vec<String> = found.iter().map(|(e, _)| ws.entity_ext_id(*e).expect("ext").to_owned()).collect();
+            want.sort();
+            prop_assert_eq!(got, want, "{}", q);
+        }
+
         // An unbounded walk over a transitive type is the engine's closure, cycles included.
         for dir in ["->", "<-"] {
             let (l, r) = if dir == "->" { ("-", "->") } else { ("<-", "-") };
@@ -388,6 +400,18 @@ fn vector_search_and_recall_reach_the_databases_embedder() {
         .query("default", "CALL engram.recall('Kinesis events', {budget: 200}) YIELD rank, text RETURN rank, text", &Params::new())
         .expect("runs");
     assert!(!got.rows.is_empty());
+    // The procedure returns what the direct call packs, in its order.
+    let vector = db.embed_query("Kinesis events").expect("embeds");
+    let direct = db
+        .snapshot()
+        .workspace("default")
+        .expect("ws")
+        .recall(&engram::RecallQuery { vector, ..engram::RecallQuery::new("Kinesis events") })
+        .expect("recalls");
+    assert!(!direct.packed.facts.is_empty());
+    let via = db.query("default", "CALL engram.recall('Kinesis events') YIELD claim RETURN id(claim)", &Params::new()).expect("runs");
+    let ids: Vec<QueryValue> = direct.packed.facts.iter().map(|f| i(i64::from(f.id))).collect();
+    assert_eq!(via.rows.into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>(), ids);
     // A database without an embedder refuses vector search with a reason.
     let plain = self::db();
     let err = plain.query("default", q, &Params::new()).expect_err("no embedder");

@@ -383,7 +383,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             return false;
         }
         // A DISTINCT aggregate of a value of `b` alone sees the same values whether `b` repeats
-        // (trails) or not (reach); so does min/max; and so does `RETURN DISTINCT b`.
+        // (trails) or not (reach); so does min/max; and so does `RETURN DISTINCT f(b)`.
         let distinct_use = |e: &Expr| match &e.kind {
             ExprKind::Call { name, distinct, args } => {
                 let lower = name.name.to_ascii_lowercase();
@@ -391,8 +391,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 agg && (*distinct || matches!(lower.as_str(), "min" | "max"))
                     && matches!(args.as_slice(), [arg] if mentions(arg, b) && only_mentions(arg, b))
             }
-            ExprKind::Var(v) => p.distinct && v == b,
-            _ => false,
+            // Under DISTINCT any value of `b` alone: repeats of `b` only repeat rows DISTINCT drops.
+            _ => p.distinct && only_mentions(e, b),
         };
         let clean = |e: &Expr| distinct_use(e) || !mentions(e, b);
         p.items.iter().all(|i| clean(&i.expr))
