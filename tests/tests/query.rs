@@ -417,3 +417,58 @@ fn vector_search_and_recall_reach_the_databases_embedder() {
     let err = plain.query("default", q, &Params::new()).expect_err("no embedder");
     assert!(err.to_string().contains("no embedder"), "{err}");
 }
+
+fn pattern_strategy() -> impl Strategy<Value = String> {
+    let node = (prop::sample::select(vec!["", "a", "b", "c", "a:service", "b:person", "c {id: 'auth'}", ":nothing"]))
+        .prop_map(|n| format!("({n})"));
+    let rel = (
+        prop::sample::select(vec!["-", "<-"]),
+        prop::sample::select(vec!["", "r", "s", "r:DEPENDS_ON", ":OWNS|DEPENDS_ON", "r WHERE r.confidence > 0.5"]),
+        prop::sample::select(vec!["", "*", "*0..2", "*2", "*..3", "*1.."]),
+        prop::sample::select(vec!["-", "->"]),
+    )
+        .prop_map(|(l, inner, len, r)| {
+            // The inline WHERE comes after the length.
+            let (name, pred) = inner.split_once(" WHERE ").map_or((inner, ""), |(n, p)| (n, p));
+            let pred = if pred.is_empty() { String::new() } else { format!(" WHERE {pred}") };
+            format!("{l}[{name}{len}{pred}]{r}")
+        });
+    let chain = (node.clone(), prop::collection::vec((rel, node), 0..3)).prop_map(|(start, hops)| {
+        let mut s = start;
+        for (r, n) in hops {
+            s.push_str(&r);
+            s.push_str(&n);
+        }
+        s
+    });
+    let tail = prop::sample::select(vec![
+        "RETURN count(*)",
+        "RETURN *",
+        "RETURN DISTINCT a",
+        "WITH a, count(*) AS n RETURN a.name, n ORDER BY n DESC LIMIT 3",
+        "RETURN collect(DISTINCT b) AS bs",
+        "OPTIONAL MATCH (a)-[q]->(z) RETURN a, count(q)",
+        "WHERE a <> b RETURN count(DISTINCT b)",
+    ]);
+    (prop::bool::ANY, chain.clone(), prop::option::of(chain), tail).prop_map(|(optional, first, second, tail)| {
+        let m = if optional { "OPTIONAL MATCH" } else { "MATCH" };
+        match second {
+            Some(second) => format!("{m} {first}, {second} {tail}"),
+            None => format!("{m} {first} {tail}"),
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Random patterns (directions, types, lengths, inline WHERE, reused and unbound variables)
+    /// give rows or a typed error, never a panic (long runs: `PROPTEST_CASES=100000`).
+    #[test]
+    fn random_patterns_never_panic(q in pattern_strategy()) {
+        let db = db();
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        let _ = ws.query(&q, &Params::new());
+    }
+}
