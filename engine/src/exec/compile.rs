@@ -233,9 +233,10 @@ impl<'t, 'p> Compiler<'t, 'p> {
         }
     }
 
-    /// The slot of a node of a pattern, and whether it was bound before.
-    fn node_slot(&mut self, n: &NodePattern) -> (usize, bool) {
-        match &n.var {
+    /// The slot of a pattern element's variable (a fresh hidden one, named `anon`, when it has
+    /// none), and whether it was bound before.
+    fn element_slot(&mut self, var: Option<&engram_query::ast::Var>, anon: &str) -> (usize, bool) {
+        match var {
             Some(v) => match self.scope.get(&v.name) {
                 Some(&s) => (s, true),
                 None => {
@@ -244,8 +245,13 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     (s, false)
                 }
             },
-            None => (self.slot("  anon_node"), false),
+            None => (self.slot(anon), false),
         }
+    }
+
+    /// The slot of a node of a pattern, and whether it was bound before.
+    fn node_slot(&mut self, n: &NodePattern) -> (usize, bool) {
+        self.element_slot(n.var.as_ref(), "  anon_node")
     }
 
     /// Compiles one pattern part into `ops`; gives the path it matches: the first node's slot
@@ -287,17 +293,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let (to, to_bound) = self.node_slot(nodes[to_i]);
             node_slots[to_i] = to;
             let to_test = self.node_test(nodes[to_i])?;
-            let (rel_slot, rel_bound) = match &rel.var {
-                Some(v) => match self.scope.get(&v.name) {
-                    Some(&s) => (s, true),
-                    None => {
-                        let s = self.slot(&v.name);
-                        self.scope.insert(v.name.clone(), s);
-                        (s, false)
-                    }
-                },
-                None => (self.slot("  anon_rel"), false),
-            };
+            let (rel_slot, rel_bound) = self.element_slot(rel.var.as_ref(), "  anon_rel");
             let direction = match (rel.direction, forward) {
                 (AstDirection::Both, _) => Direction::Both,
                 (AstDirection::Out, true) | (AstDirection::In, false) => Direction::Out,

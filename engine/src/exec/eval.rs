@@ -34,6 +34,17 @@ pub(crate) fn arg_error(detail: Detail, message: impl Into<String>) -> QueryErro
     QueryError::runtime(ErrorType::ArgumentError, detail, message)
 }
 
+/// A failed read as a query error: limits and interruptions as `LimitError`, anything else as
+/// `other` (the caller knows what it was doing).
+pub(crate) fn read_error(e: &crate::error::ReadError, other: ErrorType) -> QueryError {
+    let (kind, detail) = match e {
+        crate::error::ReadError::Limit { .. } => (ErrorType::LimitError, Detail::Limit),
+        crate::error::ReadError::Interrupted(_) => (ErrorType::LimitError, Detail::Deadline),
+        _ => (other, Detail::InvalidArgumentValue),
+    };
+    QueryError::runtime(kind, detail, e.to_string())
+}
+
 fn overflow(op: &str) -> QueryError {
     QueryError::runtime(ErrorType::ArithmeticError, Detail::IntegerOverflow, format!("integer overflow in {op}"))
 }

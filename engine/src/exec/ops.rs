@@ -373,8 +373,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
                 self.check()?;
             }
-            // An undirected self-loop appears once per direction; it is one relationship.
-            if hop.direction == Direction::Both && edge.neighbor == from && edge.direction == Direction::In {
+            if second_sight(hop, from, &edge) {
                 continue;
             }
             if used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, &mut row)? {
@@ -429,7 +428,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let edges_of = |node: EntityId, row: &mut Row, trail: &[ClaimId]| -> Result<Vec<(ClaimId, EntityId)>, QueryError> {
             let mut next = Vec::new();
             for edge in expander.edges(node) {
-                if hop.direction == Direction::Both && edge.neighbor == node && edge.direction == Direction::In {
+                if second_sight(hop, node, &edge) {
                     continue;
                 }
                 if trail.contains(&edge.claim) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, row)? {
@@ -538,11 +537,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             max_visited: Some(visited_max),
             ..crate::read::khop::KHopQuery::default()
         };
-        let found = self.graph.view.khop(&[from], &q).map_err(|e| match e {
-            crate::error::ReadError::Interrupted(i) => interrupted(i),
-            crate::error::ReadError::Limit { .. } => QueryError::runtime(ErrorType::LimitError, Detail::Limit, e.to_string()),
-            other => QueryError::runtime(ErrorType::SemanticError, Detail::InvalidArgumentValue, other.to_string()),
-        })?;
+        let found = self.graph.view.khop(&[from], &q).map_err(|e| super::eval::read_error(&e, ErrorType::SemanticError))?;
         if found.truncated {
             return Err(limit("visited_max", visited_max, "a variable-length pattern"));
         }
@@ -589,7 +584,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
                     self.check()?;
                 }
-                if hop.direction == Direction::Both && edge.neighbor == from && edge.direction == Direction::In {
+                if second_sight(hop, from, &edge) {
                     continue;
                 }
                 if used.contains(&edge.claim) || !self.node_passes(edge.neighbor, &hop.to_test, &row)? {
@@ -674,6 +669,12 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         }
         Ok(out)
     }
+}
+
+/// Whether `edge` of `node` is an undirected self-loop's second appearance: the expander yields
+/// a self-loop once per direction, and it is one relationship.
+fn second_sight(hop: &Hop, node: EntityId, edge: &crate::read::expand::EdgeRow) -> bool {
+    hop.direction == Direction::Both && edge.neighbor == node && edge.direction == Direction::In
 }
 
 /// One aggregate's running state.

@@ -19,12 +19,7 @@ use super::graph::Graph;
 use super::value::Val;
 
 fn read_error(e: &ReadError) -> QueryError {
-    let (kind, detail) = match &e {
-        ReadError::Limit { .. } => (ErrorType::LimitError, Detail::Limit),
-        ReadError::Interrupted(_) => (ErrorType::LimitError, Detail::Deadline),
-        _ => (ErrorType::ProcedureError, Detail::InvalidArgumentValue),
-    };
-    QueryError::runtime(kind, detail, e.to_string())
+    super::eval::read_error(e, ErrorType::ProcedureError)
 }
 
 fn proc_error(message: impl Into<String>) -> QueryError {

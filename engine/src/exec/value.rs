@@ -82,37 +82,13 @@ impl Val {
                 if a.len() != b.len() {
                     return Some(false);
                 }
-                let mut unknown = false;
-                for (x, y) in a.iter().zip(b.iter()) {
-                    match x.equals(y) {
-                        Some(false) => return Some(false),
-                        None => unknown = true,
-                        Some(true) => {}
-                    }
-                }
-                if unknown {
-                    None
-                } else {
-                    Some(true)
-                }
+                all_equal(a.iter().zip(b.iter()))
             }
             (Val::Map(a), Val::Map(b)) => {
                 if a.len() != b.len() || !a.keys().eq(b.keys()) {
                     return Some(false);
                 }
-                let mut unknown = false;
-                for (x, y) in a.values().zip(b.values()) {
-                    match x.equals(y) {
-                        Some(false) => return Some(false),
-                        None => unknown = true,
-                        Some(true) => {}
-                    }
-                }
-                if unknown {
-                    None
-                } else {
-                    Some(true)
-                }
+                all_equal(a.values().zip(b.values()))
             }
             _ => Some(false),
         }
@@ -215,6 +191,23 @@ impl Val {
             }
             _ => self.equals(other) == Some(true),
         }
+    }
+}
+
+/// Element-wise `=` of paired values: false if any pair is unequal, else null if any is null.
+fn all_equal<'v>(pairs: impl Iterator<Item = (&'v Val, &'v Val)>) -> Option<bool> {
+    let mut unknown = false;
+    for (x, y) in pairs {
+        match x.equals(y) {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(true)
     }
 }
 
