@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 /// The snapshot format this engram writes (and the newest it reads). The envelope's layout is
 /// the same in every version; the version names the format of the body, which the engine reads
-/// (`SnapshotFile::format`). Format 2 added evidence reasoning and entity merges.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
+/// (`SnapshotFile::format`). Format 2 added evidence reasoning and entity merges; format 3 entity
+/// labels and claim properties (the query language's elements).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 3;
 /// The oldest snapshot format this engram reads.
 pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMSNP";

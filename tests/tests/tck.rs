@@ -69,14 +69,10 @@ fn from_tck(v: &value::Value) -> QueryValue {
 impl Graph for Engine {
     fn run(&mut self, query: &str, params: &BTreeMap<String, value::Value>) -> Result<Outcome, Failure> {
         let params: engram::Params = params.iter().map(|(k, v)| (k.clone(), from_tck(v))).collect();
-        let snap = self.db.snapshot();
-        let ws = snap.workspace(engram::DEFAULT_WORKSPACE).map_err(|e| Failure {
-            kind: "Error".into(),
-            phase: "runtime".into(),
-            detail: "Harness".into(),
-            message: e.to_string(),
+        let result = self.db.query(engram::DEFAULT_WORKSPACE, query, &params).map_err(|e| match e {
+            engram::Error::Query(q) => failure(&q),
+            other => Failure { kind: "Error".into(), phase: "runtime".into(), detail: "Harness".into(), message: other.to_string() },
         })?;
-        let result = ws.query(query, &params).map_err(|e| failure(&e))?;
         Ok(Outcome { columns: result.columns, rows: result.rows.iter().map(|r| r.iter().map(to_tck).collect()).collect() })
     }
 

@@ -40,7 +40,7 @@ use engram_storage::{FsyncPolicy, StorageError, RECORD_BYTES_MAX};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::Thread;
 use std::time::Instant;
 
@@ -604,7 +604,7 @@ impl Database {
                 }
                 Ok((None, out)) => {
                     (next.version, next.committed_at) = before;
-                    next.fast_flat = OnceLock::new();
+                    next.reset_caches();
                     results.push(Some(Ok(Done { version: before.0, committed_at: before.1, out })));
                     written.push(None);
                 }
@@ -676,7 +676,7 @@ fn publish_synced(inner: &super::Inner, g: &mut Group, lsn: u64, acks: &mut Vec<
 /// `st` with its derived, lazily built filters dropped: they belong to the bits they were built
 /// from, and whoever changed the bits may have built them on the way.
 fn reset_derived(mut st: State) -> State {
-    st.fast_flat = OnceLock::new();
+    st.reset_caches();
     st
 }
 
@@ -720,7 +720,7 @@ fn begin(st: &mut State, now: Timestamp) {
     st.version += 1;
     st.committed_at = now;
     // The flattened visibility filter belongs to one version's bits.
-    st.fast_flat = OnceLock::new();
+    st.reset_caches();
 }
 
 /// A fresh copy of `base` with the jobs that wrote so far run again at their recorded times. A

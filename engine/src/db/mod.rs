@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-mod commit;
+pub(crate) mod commit;
 mod files;
 mod jobs;
 mod recovery;
@@ -390,7 +390,7 @@ impl Database {
             }
             // Planning read this state through the default visibility, which materializes its
             // flat filter; the batch changes the bits, so the filter is rebuilt on first use.
-            st.fast_flat = std::sync::OnceLock::new();
+            st.reset_caches();
             apply_batch(st, &batch, cx.now, cx.limits)?;
             report.version = Some(st.version);
             Ok(Applied::wrote(if cx.log { encode_batch(&batch) } else { Vec::new() }, report))

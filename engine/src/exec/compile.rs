@@ -8,14 +8,16 @@ use std::sync::Arc;
 
 use engram_query::ast::{
     Call, Clause, Direction as AstDirection, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection,
-    SingleQuery, Statement, Temporal, UnaryOp,
+    RemoveItem, SetItem as AstSetItem, SingleQuery, Statement, Temporal, UnaryOp,
 };
 use engram_query::functions::{function, procedure, FunctionKind};
 use engram_query::{Detail, ErrorType, QueryError};
 
 use crate::index::graph::Direction;
 
-use super::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SortKey};
+use super::plan::{
+    AggFn, Aggregate, CExpr, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SetItem, SortKey,
+};
 use super::value::Val;
 
 /// The temporal prefix, compiled.
@@ -146,11 +148,44 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 }
                 Clause::Return(p) => columns = self.projection(p, &mut ops)?,
                 Clause::Call(c) => columns = self.call(c, &mut ops)?,
-                Clause::Create(c) => return Err(unsupported(self.text, "CREATE", c.span)),
-                Clause::Merge(m) => return Err(unsupported(self.text, "MERGE", m.span)),
-                Clause::Set(s) => return Err(unsupported(self.text, "SET", s.span)),
-                Clause::Remove(r) => return Err(unsupported(self.text, "REMOVE", r.span)),
-                Clause::Delete(d) => return Err(unsupported(self.text, "DELETE", d.span)),
+                Clause::Create(c) => {
+                    let mut pattern = NewPattern::default();
+                    for part in &c.pattern {
+                        self.new_part(part, &mut pattern)?;
+                    }
+                    ops.push(Op::Create(pattern));
+                }
+                Clause::Merge(m) => ops.push(self.merge(m)?),
+                Clause::Set(s) => {
+                    let mut items = Vec::new();
+                    for item in &s.items {
+                        items.push(self.set_item(item)?);
+                    }
+                    ops.push(Op::Set(items));
+                }
+                Clause::Remove(r) => {
+                    let mut items = Vec::new();
+                    for item in &r.items {
+                        items.push(match item {
+                            RemoveItem::Property { target, key } => {
+                                SetItem::Prop { target: self.expr(target)?, key: Arc::from(key.name.as_str()), value: CExpr::Const(Val::Null) }
+                            }
+                            RemoveItem::Labels { var, labels } => SetItem::Labels {
+                                target: self.var_expr(var)?,
+                                labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                                add: false,
+                            },
+                        });
+                    }
+                    ops.push(Op::Set(items));
+                }
+                Clause::Delete(d) => {
+                    let mut exprs = Vec::new();
+                    for e in &d.exprs {
+                        exprs.push(self.expr(e)?);
+                    }
+                    ops.push(Op::Delete { exprs, detach: d.detach });
+                }
             }
         }
         Ok(Part { ops: fuse(ops), width: self.slots.len(), columns })
@@ -183,6 +218,91 @@ impl<'t, 'p> Compiler<'t, 'p> {
             ops.push(Op::Filter(pred));
         }
         Ok(columns)
+    }
+
+    // ---- writes --------------------------------------------------------------------------
+
+    /// A variable as an expression (SET and REMOVE name their targets so).
+    fn var_expr(&mut self, v: &engram_query::ast::Var) -> Result<CExpr, QueryError> {
+        self.expr(&Expr { kind: ExprKind::Var(v.name.clone()), span: v.span })
+    }
+
+    fn set_item(&mut self, item: &AstSetItem) -> Result<SetItem, QueryError> {
+        Ok(match item {
+            AstSetItem::Property { target, key, value } => {
+                SetItem::Prop { target: self.expr(target)?, key: Arc::from(key.name.as_str()), value: self.expr(value)? }
+            }
+            AstSetItem::Properties { var, value, merge } => {
+                SetItem::Props { target: self.var_expr(var)?, value: self.expr(value)?, replace: !merge }
+            }
+            AstSetItem::Labels { var, labels } => {
+                SetItem::Labels { target: self.var_expr(var)?, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), add: true }
+            }
+        })
+    }
+
+    /// Adds a CREATE pattern part's elements to `pattern`: a node variable bound before (or
+    /// earlier in the same CREATE) is reused, every other node and every relationship is new.
+    fn new_part(&mut self, part: &PatternPart, pattern: &mut NewPattern) -> Result<(), QueryError> {
+        let mut node_slots = Vec::with_capacity(part.chain.len() + 1);
+        for n in std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)) {
+            let (slot, bound) = self.node_slot(n);
+            let props = n.props.as_ref().map(|p| self.expr(p)).transpose()?;
+            pattern.nodes.push(NewNode { slot, create: !bound, labels: n.labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), props });
+            node_slots.push(slot);
+        }
+        let mut hops = Vec::with_capacity(part.chain.len());
+        for (i, (rel, _)) in part.chain.iter().enumerate() {
+            let (slot, _) = self.element_slot(rel.var.as_ref(), "  anon_rel");
+            let (from, to) = match rel.direction {
+                AstDirection::In => (node_slots[i + 1], node_slots[i]),
+                AstDirection::Out | AstDirection::Both => (node_slots[i], node_slots[i + 1]),
+            };
+            let rel_type = rel.types.first().map_or_else(|| Arc::from(""), |t| Arc::from(t.name.as_str()));
+            let props = rel.props.as_ref().map(|p| self.expr(p)).transpose()?;
+            pattern.rels.push(NewRel { slot, rel_type, from, to, props });
+            hops.push((slot, false));
+        }
+        if let Some(v) = &part.var {
+            let slot = self.slot(&v.name);
+            self.scope.insert(v.name.clone(), slot);
+            pattern.paths.push(PathSpec { slot, start: node_slots[0], hops, nodes: node_slots });
+        }
+        Ok(())
+    }
+
+    /// A MERGE: its pattern matched as a MATCH would, and created with the same slots.
+    fn merge(&mut self, m: &engram_query::ast::Merge) -> Result<Op, QueryError> {
+        let before: BTreeSet<usize> = self.scope.values().copied().collect();
+        let mut matching = Vec::new();
+        let path = self.part_ops(&m.part, &mut matching, &mut Vec::new())?;
+        let part = &m.part;
+        let mut create = NewPattern::default();
+        for (i, n) in std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)).enumerate() {
+            let slot = path.nodes[i];
+            let props = n.props.as_ref().map(|p| self.expr(p)).transpose()?;
+            let labels = n.labels.iter().map(|l| Arc::from(l.name.as_str())).collect();
+            create.nodes.push(NewNode { slot, create: !before.contains(&slot), labels, props });
+        }
+        for (i, (rel, _)) in part.chain.iter().enumerate() {
+            let (a, b) = (path.nodes[i], path.nodes[i + 1]);
+            let (from, to) = if rel.direction == AstDirection::In { (b, a) } else { (a, b) };
+            let rel_type = rel.types.first().map_or_else(|| Arc::from(""), |t| Arc::from(t.name.as_str()));
+            let props = rel.props.as_ref().map(|p| self.expr(p)).transpose()?;
+            create.rels.push(NewRel { slot: path.hops[i].0, rel_type, from, to, props });
+        }
+        if part.var.is_some() {
+            create.paths.push(path);
+        }
+        let mut on_match = Vec::new();
+        for item in &m.on_match {
+            on_match.push(self.set_item(item)?);
+        }
+        let mut on_create = Vec::new();
+        for item in &m.on_create {
+            on_create.push(self.set_item(item)?);
+        }
+        Ok(Op::Merge(Box::new(MergePlan { matching, create, on_match, on_create })))
     }
 
     // ---- patterns ------------------------------------------------------------------------
@@ -340,7 +460,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
         }
         let hops = part.chain.iter().enumerate().map(|(i, (r, _))| (rel_slots[i], r.length.is_some())).collect();
-        let mut path = PathSpec { slot: usize::MAX, start: node_slots[0], hops };
+        let mut path = PathSpec { slot: usize::MAX, start: node_slots[0], hops, nodes: node_slots };
         if let Some(v) = &part.var {
             path.slot = self.slot(&v.name);
             self.scope.insert(v.name.clone(), path.slot);

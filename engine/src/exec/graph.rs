@@ -53,38 +53,69 @@ impl<'a> Graph<'_, 'a> {
         self.view.entities_under(&self.vis, None).iter().collect()
     }
 
-    /// The visible nodes carrying `label`; none for a label the workspace never used.
+    /// The visible nodes carrying `label` (see `WorkspaceView::label_ids`).
     pub fn nodes_with_label(&self, label: &str) -> Vec<EntityId> {
-        match self.view.type_id(label) {
-            Some(t) => self.view.entities_under(&self.vis, Some(t)).iter().collect(),
-            None => Vec::new(),
+        let mut out: Vec<EntityId> = Vec::new();
+        for t in self.view.label_ids(label) {
+            out.extend(self.view.entities_under(&self.vis, Some(t)).iter());
+            out.extend(self.view.entities_with_later_label(t).into_iter().filter(|e| self.view.entity_visible(*e, &self.vis)));
         }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
-    /// The visible node whose external id is `id`.
+    /// The visible nodes whose `id` is `id`: an entity's external id (a string), unless the
+    /// query language gave it an `id` property, which then holds.
+    pub fn nodes_with_id(&self, id: &Val) -> Vec<EntityId> {
+        let mut out = Vec::new();
+        if let Val::Str(s) = id {
+            if let Some(e) = self.view.entity_id(s) {
+                if !self.view.entity_bare(e) && self.view.entity_property(e, "id").is_none() && self.view.entity_visible(e, &self.vis) {
+                    out.push(e);
+                }
+            }
+        }
+        for e in self.view.entities_with_id_property() {
+            if self.view.entity_visible(e, &self.vis)
+                && self.view.entity_property(e, "id").is_some_and(|v| from_value(v).equals(id) == Some(true))
+            {
+                out.push(e);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The visible node whose external id is `id` (procedures name entities so).
     pub fn node_by_ext_id(&self, id: &str) -> Option<EntityId> {
         self.view.entity_id(id).filter(|e| self.view.entity_visible(*e, &self.vis))
     }
 
-    /// The node's labels (its type; none when it has no type).
+    /// The node's labels: its type (none when it has none) and the labels written after it.
     pub fn labels(&self, e: EntityId) -> Vec<Arc<str>> {
-        self.view.entity_type(e).and_then(|t| self.view.type_name(t)).filter(|n| !n.is_empty()).into_iter().collect()
+        self.view.entity_labels(e).into_iter().filter_map(|t| self.view.type_name(t)).collect()
     }
 
     /// Whether the node carries `label`.
     pub fn has_label(&self, e: EntityId, label: &str) -> bool {
-        match (self.view.entity_type(e), self.view.type_id(label)) {
-            (Some(have), Some(want)) => have == want,
-            _ => false,
-        }
+        let have = self.view.entity_labels(e);
+        !have.is_empty() && self.view.label_ids(label).iter().any(|t| have.contains(t))
     }
 
-    /// One property of a node; null when absent.
+    /// One property of a node; null when absent. A property written as such wins over the memory
+    /// field of the same name; a node the query language wrote has only its properties (and
+    /// `created_at`).
     pub fn node_prop(&self, e: EntityId, key: &str) -> Val {
+        if let Some(v) = self.view.entity_property(e, key) {
+            return from_value(v);
+        }
+        let bare = self.view.entity_bare(e);
         match key {
-            "id" => self.view.entity_ext_id(e).map_or(Val::Null, Val::str),
-            "name" => self.view.entity_name(e).filter(|n| !n.is_empty()).map_or(Val::Null, Val::str),
-            "aliases" => {
+            "id" if !bare => self.view.entity_ext_id(e).map_or(Val::Null, Val::str),
+            "name" if !bare => self.view.entity_name(e).filter(|n| !n.is_empty()).map_or(Val::Null, Val::str),
+            "aliases" if !bare => {
                 let aliases: Vec<Val> = self.view.entity_aliases(e).map(Val::str).collect();
                 if aliases.is_empty() {
                     Val::Null
@@ -93,17 +124,19 @@ impl<'a> Graph<'_, 'a> {
                 }
             }
             "created_at" => self.view.entity_created_at(e).map_or(Val::Null, time),
-            _ => self.view.entity_property(e, key).map_or(Val::Null, from_value),
+            _ => Val::Null,
         }
     }
 
     /// The node's listed properties.
     pub fn node_props(&self, e: EntityId) -> BTreeMap<Arc<str>, Val> {
         let mut out = BTreeMap::new();
-        for key in ["id", "name", "aliases"] {
-            let v = self.node_prop(e, key);
-            if !v.is_null() {
-                out.insert(Arc::from(key), v);
+        if !self.view.entity_bare(e) {
+            for key in ["id", "name", "aliases"] {
+                let v = self.node_prop(e, key);
+                if !v.is_null() {
+                    out.insert(Arc::from(key), v);
+                }
             }
         }
         for (k, v) in self.view.entity_properties(e) {
@@ -123,9 +156,13 @@ impl<'a> Graph<'_, 'a> {
         self.view.claim_triple(c).map(|(s, _, o)| (s, o))
     }
 
-    /// One property of a relationship; null when absent.
+    /// One property of a relationship; null when absent. A property written as such wins over
+    /// the memory field of the same name.
     pub fn rel_prop(&self, c: ClaimId, key: &str) -> Val {
         let v = self.view;
+        if let Some(p) = v.claim_property(c, key) {
+            return from_value(p);
+        }
         match key {
             "id" => v.claim_ext_id(c).map_or(Val::Null, Val::str),
             "text" => v.claim_text(c).map_or(Val::Null, Val::str),
@@ -138,14 +175,19 @@ impl<'a> Graph<'_, 'a> {
         }
     }
 
-    /// The relationship's listed properties.
+    /// The relationship's listed properties: what was written to it.
     pub fn rel_props(&self, c: ClaimId) -> BTreeMap<Arc<str>, Val> {
         let mut out = BTreeMap::new();
-        for key in ["text", "confidence", "state"] {
-            let v = self.rel_prop(c, key);
-            if !v.is_null() {
-                out.insert(Arc::from(key), v);
+        if !self.view.claim_bare(c) {
+            for key in ["text", "confidence", "state"] {
+                let v = self.rel_prop(c, key);
+                if !v.is_null() {
+                    out.insert(Arc::from(key), v);
+                }
             }
+        }
+        for (k, v) in self.view.claim_properties(c) {
+            out.insert(k.clone(), from_value(v));
         }
         out
     }
@@ -156,7 +198,9 @@ impl<'a> Graph<'_, 'a> {
         if types.is_empty() {
             return Some(self.view.expander(direction, None, &self.vis));
         }
-        let ids: Vec<PredicateId> = types.iter().filter_map(|t| self.view.predicate_id(t)).collect();
+        let mut ids: Vec<PredicateId> = types.iter().flat_map(|t| self.view.rel_type_ids(t)).collect();
+        ids.sort_unstable();
+        ids.dedup();
         if ids.is_empty() {
             return None;
         }

@@ -3,7 +3,7 @@
 //! `compile` turns text into a physical plan (cached by text: plans hold names, not ids, so one
 //! plan serves every snapshot and database); `ops` runs it over batches of rows; `eval` and
 //! `functions` compute expressions; `procedures` answers `CALL`; `output` materializes results.
-//! Reads only, for now: a query that writes is refused before anything runs.
+//! A query that writes runs as one transaction on the writer's copy of the state (`write`).
 
 mod compile;
 mod eval;
@@ -14,6 +14,7 @@ mod output;
 mod plan;
 mod procedures;
 mod value;
+mod write;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -130,6 +131,115 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
     }
 }
 
+/// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
+fn bind(text: &str, params: &Params) -> Result<(Arc<compile::Compiled>, BTreeMap<Arc<str>, value::Val>), QueryError> {
+    let (header, body) = engram_query::header::split(text)?;
+    let merged;
+    let params = if header.is_empty() {
+        params
+    } else {
+        let mut all: Params = header.into_iter().map(|(k, v)| (k, output::from_header(v))).collect();
+        all.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        merged = all;
+        &merged
+    };
+    // Positions in errors count from the start of the whole text, header included.
+    let header_len = text.len() - body.len();
+    let compiled = plan_for(body).map_err(|mut e| {
+        if let Some(at) = e.at {
+            e.at = Some(engram_query::Position::of(text, header_len + at.offset));
+        }
+        e
+    })?;
+    let mut vals = BTreeMap::new();
+    for (k, v) in params {
+        let v = output::parameter(v)
+            .map_err(|e| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}")))?;
+        vals.insert(Arc::from(k.as_str()), v);
+    }
+    for p in &compiled.plan.params {
+        if !vals.contains_key(p) {
+            return Err(QueryError::runtime(ErrorType::ParameterMissing, Detail::MissingParameter, format!("parameter ${p} was not given")));
+        }
+    }
+    Ok((compiled, vals))
+}
+
+/// Who runs a write query: the read context and whether sensitive content exists for them.
+struct Writer<'a> {
+    cx: &'a crate::read::scope::ReadContext,
+    see_sensitive: bool,
+}
+
+impl crate::db::Database {
+    /// Runs a writing query on `workspace` as one transaction: everything it wrote is committed
+    /// together (durably, per the fsync policy), or, when it fails, nothing is.
+    fn run_write(
+        &self,
+        workspace: &str,
+        who: &Writer<'_>,
+        compiled: &compile::Compiled,
+        vals: &BTreeMap<Arc<str>, value::Val>,
+        embed: Option<&Embed<'_>>,
+    ) -> Result<QueryResult, crate::error::Error> {
+        if !matches!(compiled.when, compile::When::Now) {
+            return Err(QueryError {
+                kind: ErrorType::SemanticError,
+                detail: Detail::Unsupported,
+                phase: engram_query::Phase::Compile,
+                message: "a query that writes reads the present: AS OF, KNOWN AS OF and ALL VERSIONS are for reads".to_owned(),
+                at: None,
+            }
+            .into());
+        }
+        if compiled.mode == Mode::Explain {
+            return Ok(QueryResult {
+                columns: compiled.plan.columns.clone(),
+                rows: Vec::new(),
+                stats: QueryStats::default(),
+                plan: Some(plan::render(&compiled.plan, &compiled.slot_names, None)),
+            });
+        }
+        let mut job = |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
+            let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
+            let mut all_rows = Vec::new();
+            for part in &compiled.plan.parts {
+                let rows = tx.run_part(part)?;
+                for r in rows {
+                    all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
+                }
+            }
+            tx.check_deletes()?;
+            let view = tx.view();
+            let graph = graph::Graph { view: &view, vis: Visibility::current() };
+            let rows = finish_rows(compiled, all_rows, &graph);
+            let result = QueryResult {
+                columns: compiled.plan.columns.clone(),
+                rows,
+                stats: tx.stats,
+                plan: (compiled.mode == Mode::Profile).then(|| plan::render(&compiled.plan, &compiled.slot_names, None)),
+            };
+            if tx.applied.is_empty() {
+                return Ok(crate::db::commit::Applied::nothing(result));
+            }
+            let batch = crate::write::batch::WriteBatch { workspace: workspace.to_owned(), ops: std::mem::take(&mut tx.applied) };
+            let record = if jcx.log { crate::write::mutation::encode_batch(&batch) } else { Vec::new() };
+            Ok(crate::db::commit::Applied::wrote(record, result))
+        };
+        let done = self.commit_alone(&mut job)?;
+        done.out.downcast::<QueryResult>().map(|b| *b).map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
+    }
+}
+
+/// The result rows: UNION's duplicates removed, values materialized through `graph`.
+fn finish_rows(compiled: &compile::Compiled, mut all_rows: Vec<Vec<value::Val>>, graph: &graph::Graph<'_, '_>) -> Vec<Vec<QueryValue>> {
+    if compiled.plan.distinct {
+        let mut seen = std::collections::HashSet::new();
+        all_rows.retain(|r| seen.insert(value::Key(r.clone())));
+    }
+    all_rows.iter().map(|r| r.iter().map(|v| output::materialize(graph, v)).collect()).collect()
+}
+
 impl WorkspaceView<'_> {
     /// Runs a read query on this view (its snapshot, its scope's limits and deadline). A query
     /// that writes is refused with nothing done.
@@ -143,52 +253,29 @@ impl WorkspaceView<'_> {
     /// `query`, with the database's embedder for `engram.search.vector` and the semantic path of
     /// `engram.recall` (`Database::query` and `Scope::query` pass it).
     pub fn query_embedding(&self, text: &str, params: &Params, embed: Option<&Embed<'_>>) -> Result<QueryResult, QueryError> {
-        let (header, body) = engram_query::header::split(text)?;
-        let merged;
-        let params = if header.is_empty() {
-            params
-        } else {
-            let mut all: Params = header.into_iter().map(|(k, v)| (k, output::from_header(v))).collect();
-            all.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
-            merged = all;
-            &merged
-        };
-        // Positions in errors count from the start of the whole text, header included.
-        let header_len = text.len() - body.len();
-        let compiled = plan_for(body).map_err(|mut e| {
-            if let Some(at) = e.at {
-                e.at = Some(engram_query::Position::of(text, header_len + at.offset));
-            }
-            e
-        })?;
+        let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
             return Err(QueryError {
                 kind: ErrorType::SemanticError,
                 detail: Detail::Unsupported,
                 phase: engram_query::Phase::Compile,
-                message: "this query writes; writing queries are not supported yet".to_owned(),
+                message: "this query writes; a view reads one snapshot (run it through Database::query or Scope::query)".to_owned(),
                 at: None,
             });
         }
-        let mut vals = BTreeMap::new();
-        for (k, v) in params {
-            let v = output::parameter(v)
-                .map_err(|e| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}")))?;
-            vals.insert(Arc::from(k.as_str()), v);
-        }
-        for p in &compiled.plan.params {
-            if !vals.contains_key(p) {
-                return Err(QueryError::runtime(
-                    ErrorType::ParameterMissing,
-                    Detail::MissingParameter,
-                    format!("parameter ${p} was not given"),
-                ));
-            }
-        }
+        self.run_read(&compiled, &vals, embed)
+    }
+
+    fn run_read(
+        &self,
+        compiled: &compile::Compiled,
+        vals: &BTreeMap<Arc<str>, value::Val>,
+        embed: Option<&Embed<'_>>,
+    ) -> Result<QueryResult, QueryError> {
         let vis = {
             let empty = graph::Graph { view: self, vis: Visibility::current() };
             let no_match = NoMatch;
-            let env = eval::Env { graph: &empty, params: &vals, matcher: &no_match };
+            let env = eval::Env { graph: &empty, params: vals, matcher: &no_match };
             match &compiled.when {
                 compile::When::Now => Visibility::current(),
                 compile::When::AllVersions => Visibility::all_versions(),
@@ -213,7 +300,7 @@ impl WorkspaceView<'_> {
         for part in &compiled.plan.parts {
             let runner = ops::Runner {
                 graph: &graph,
-                params: &vals,
+                params: vals,
                 cx: self.context(),
                 width: part.width,
                 embed,
@@ -227,11 +314,7 @@ impl WorkspaceView<'_> {
                 profiles.push(p.into_inner().unwrap_or_default());
             }
         }
-        if compiled.plan.distinct {
-            let mut seen = std::collections::HashSet::new();
-            all_rows.retain(|r| seen.insert(value::Key(r.clone())));
-        }
-        let rows = all_rows.iter().map(|r| r.iter().map(|v| output::materialize(&graph, v)).collect()).collect();
+        let rows = finish_rows(compiled, all_rows, &graph);
         Ok(QueryResult {
             columns: compiled.plan.columns.clone(),
             rows,
@@ -242,24 +325,45 @@ impl WorkspaceView<'_> {
 }
 
 impl crate::db::Database {
-    /// Runs a read query on `workspace` with full access (the embedded shorthand, as
-    /// `snapshot().workspace(…)`); a query error or an unknown workspace is an `Error`.
+    /// Runs a query on `workspace` with full access (the embedded shorthand): a read on the
+    /// current snapshot, a write as one transaction. A query error or an unknown workspace is an
+    /// `Error`.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let (compiled, vals) = bind(text, params)?;
+        let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
+        if compiled.writes {
+            let who = Writer { cx: &crate::read::scope::ROOT_CONTEXT, see_sensitive: true };
+            return self.run_write(workspace, &who, &compiled, &vals, Some(&embed));
+        }
         let snap = self.snapshot();
         let ws = snap.workspace(workspace)?;
-        let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
-        Ok(ws.query_embedding(text, params, Some(&embed))?)
+        Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
     }
 }
 
 impl crate::db::scope::Scope {
-    /// Runs a read query on `workspace` as this scope's principal: only what it may see exists,
-    /// and its limits, deadline and cancel token hold.
+    /// Runs a query on `workspace` as this scope's principal: only what it may see exists, and
+    /// its limits, deadline and cancel token hold. A query that writes needs write access and
+    /// runs as one transaction on the database's current state.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
-        let ws = self.workspace(workspace)?;
+        let (compiled, vals) = bind(text, params)?;
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
-        Ok(ws.query_embedding(text, params, Some(&embed))?)
+        if compiled.writes {
+            self.require(workspace, crate::model::Access::Write)?;
+            let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
+            let who = Writer { cx: self.context(), see_sensitive };
+            return db.run_write(workspace, &who, &compiled, &vals, Some(&embed));
+        }
+        let ws = self.workspace(workspace)?;
+        Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
+    }
+
+    /// Runs a read query on `workspace`; a query that writes is refused with nothing done.
+    pub fn query_read(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let db = self.database();
+        let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        Ok(self.workspace(workspace)?.query_embedding(text, params, Some(&embed))?)
     }
 }
 

@@ -86,7 +86,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(rows)
     }
 
-    fn eval(&self, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
+    pub(super) fn eval(&self, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
         self.env().eval(e, row, &mut Vec::new())
     }
 
@@ -97,6 +97,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     #[allow(clippy::too_many_lines)] // Reason: one arm per operator.
     fn op(&self, op: &Op, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
         Ok(match op {
+            Op::Create(_) | Op::Merge(_) | Op::Set(_) | Op::Delete { .. } => {
+                return Err(QueryError::runtime(ErrorType::SemanticError, Detail::Unsupported, "a write outside a write transaction"));
+            }
             Op::ScanNodes { slot, test } => {
                 let candidates = match test.labels.first() {
                     Some(l) => self.graph.nodes_with_label(l),
@@ -123,11 +126,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             Op::SeekNode { slot, id, test } => {
                 let mut out = Vec::new();
                 for mut row in rows {
-                    let Val::Str(id) = self.eval(id, &row)? else { continue };
-                    if let Some(n) = self.graph.node_by_ext_id(&id) {
+                    let id = self.eval(id, &row)?;
+                    for n in self.graph.nodes_with_id(&id) {
                         if self.node_passes(n, test, &row)? {
                             row[*slot] = Val::Node(n);
-                            out.push(row);
+                            out.push(row.clone());
                         }
                     }
                 }
@@ -785,7 +788,7 @@ impl Acc {
 
 /// The path a `PathSpec` names on `row`: start node, then each hop's relationships in order,
 /// each reaching the relationship's other end.
-fn build_path(g: &Graph<'_, '_>, spec: &PathSpec, row: &[Val]) -> Val {
+pub(super) fn build_path(g: &Graph<'_, '_>, spec: &PathSpec, row: &[Val]) -> Val {
     let Val::Node(start) = row[spec.start] else { return Val::Null };
     let mut steps = Vec::new();
     let mut at = start;

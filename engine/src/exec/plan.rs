@@ -128,6 +128,8 @@ pub(crate) struct PathSpec {
     pub start: usize,
     /// (relationship slot, is variable length) per hop, in pattern order.
     pub hops: Vec<(usize, bool)>,
+    /// Every node's slot, in pattern order.
+    pub nodes: Vec<usize>,
 }
 
 /// A sort key.
@@ -193,6 +195,66 @@ pub(crate) enum Op {
         slot: usize,
     },
     Call(ProcCall),
+    /// For each row, creates the pattern's new elements (the writes below run in a write
+    /// transaction only).
+    Create(NewPattern),
+    /// For each row, the pattern's matches (then `on_match`), or else the pattern created (then
+    /// `on_create`).
+    Merge(Box<MergePlan>),
+    /// For each row, the items in order (`SET` and `REMOVE`).
+    Set(Vec<SetItem>),
+    /// For each row, deletes what the expressions give (`DETACH`: with their relationships).
+    Delete {
+        exprs: Vec<CExpr>,
+        detach: bool,
+    },
+}
+
+/// A node CREATE or MERGE writes into `slot`; `create` is false for a variable bound before.
+#[derive(Clone, Debug)]
+pub(crate) struct NewNode {
+    pub slot: usize,
+    pub create: bool,
+    pub labels: Vec<Arc<str>>,
+    pub props: Option<CExpr>,
+}
+
+/// A relationship CREATE or MERGE writes: from the node in `from` to the node in `to`.
+#[derive(Clone, Debug)]
+pub(crate) struct NewRel {
+    pub slot: usize,
+    pub rel_type: Arc<str>,
+    pub from: usize,
+    pub to: usize,
+    pub props: Option<CExpr>,
+}
+
+/// What one CREATE (or a MERGE's creation) writes, in pattern order, and the paths it binds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NewPattern {
+    pub nodes: Vec<NewNode>,
+    pub rels: Vec<NewRel>,
+    pub paths: Vec<PathSpec>,
+}
+
+/// A MERGE: the match of its pattern, what it creates when there is none, and its SET items.
+#[derive(Clone, Debug)]
+pub(crate) struct MergePlan {
+    pub matching: Vec<Op>,
+    pub create: NewPattern,
+    pub on_match: Vec<SetItem>,
+    pub on_create: Vec<SetItem>,
+}
+
+/// One SET or REMOVE item.
+#[derive(Clone, Debug)]
+pub(crate) enum SetItem {
+    /// `target.key = value` (`REMOVE target.key`: value null).
+    Prop { target: CExpr, key: Arc<str>, value: CExpr },
+    /// `target = map` (`replace`) or `target += map`.
+    Props { target: CExpr, value: CExpr, replace: bool },
+    /// `target:A:B` added or (`REMOVE`) removed.
+    Labels { target: CExpr, labels: Vec<Arc<str>>, add: bool },
 }
 
 /// A single query: its operators, the width of its rows and its output.
@@ -238,6 +300,11 @@ impl Op {
             Op::Limit(_) => "Limit",
             Op::Unwind { .. } => "Unwind",
             Op::Call(_) => "ProcedureCall",
+            Op::Create(_) => "Create",
+            Op::Merge(_) => "Merge",
+            Op::Set(_) => "SetProperties",
+            Op::Delete { detach: true, .. } => "DetachDelete",
+            Op::Delete { .. } => "Delete",
         }
     }
 
@@ -285,7 +352,14 @@ impl Op {
             Op::Call(c) => c.name.to_owned(),
             Op::Optional { slots: s, .. } => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
             Op::Sort(keys) => format!("{} keys", keys.len()),
-            Op::Filter(_) | Op::Skip(_) | Op::Limit(_) => String::new(),
+            Op::Create(p) => {
+                let nodes: Vec<String> = p.nodes.iter().filter(|n| n.create).map(|n| slots(n.slot)).collect();
+                let rels: Vec<String> = p.rels.iter().map(|r| format!("[{}:{}]", slots(r.slot), r.rel_type)).collect();
+                nodes.into_iter().chain(rels).collect::<Vec<_>>().join(", ")
+            }
+            Op::Merge(m) => format!("{} on create, {} on match", m.on_create.len(), m.on_match.len()),
+            Op::Set(items) => format!("{} items", items.len()),
+            Op::Filter(_) | Op::Skip(_) | Op::Limit(_) | Op::Delete { .. } => String::new(),
         }
     }
 }

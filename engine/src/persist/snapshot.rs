@@ -102,6 +102,22 @@ pub struct SnapshotV2 {
     added: AddedV2,
 }
 
+/// What format 3 added (the query language's elements): sparse, ascending by row.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct AddedV3 {
+    /// An entity's labels after its first (its type): (entity, type ids).
+    e_labels: Vec<(u32, Vec<u16>)>,
+    /// A claim's typed properties: (claim, postcard-encoded `Properties`).
+    c_props: Vec<(u32, Vec<u8>)>,
+}
+
+/// The archived state, format 3: format 2 and what format 3 added.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct SnapshotV3 {
+    v2: SnapshotV2,
+    added: AddedV3,
+}
+
 /// One CSR direction, as stored.
 #[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct CsrV1 {
@@ -200,7 +216,7 @@ fn opt(s: Option<&Arc<str>>) -> Option<String> {
 
 /// Captures `st` (covering the WAL before `wal_from`) as the columns an archive body holds.
 #[allow(clippy::too_many_lines)] // Reason: one field after another; splitting would only move the list.
-pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV2 {
+pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
     let c = &st.catalog;
     let (e, cl) = (&st.entities, &st.claims);
     // The large columns are copied out side by side: one after another they took about 1.7 s of
@@ -337,18 +353,23 @@ pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV2 {
             })
             .collect(),
     };
-    SnapshotV2 { base, added }
+    let mut e_labels: Vec<(u32, Vec<u16>)> = e.labels.iter().map(|(k, l)| (*k, l.iter().map(|t| t.0).collect())).collect();
+    e_labels.sort_unstable_by_key(|r| r.0);
+    let mut c_props: Vec<(u32, Vec<u8>)> =
+        st.claims.props.iter().map(|(k, p)| (*k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
+    c_props.sort_unstable_by_key(|r| r.0);
+    SnapshotV3 { v2: SnapshotV2 { base, added }, added: AddedV3 { e_labels, c_props } }
 }
 
 /// The archive body's length in bytes, found by serializing into a sink that only counts.
-pub fn body_len(snap: &SnapshotV2) -> usize {
+pub fn body_len(snap: &SnapshotV3) -> usize {
     use rkyv::ser::Positional;
     rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(snap, rkyv::ser::writer::IoWriter::new(std::io::sink())).map_or(0, |w| w.pos())
 }
 
 /// Serializes the archive body into `sink` as it goes (positions are relative to the body's
 /// start, which the snapshot file aligns to 64 bytes), so no copy of it is held in memory.
-pub fn write_body(snap: &SnapshotV2, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write_body(snap: &SnapshotV3, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
     rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(snap, rkyv::ser::writer::IoWriter::new(sink))
         .map(|_| ())
         .map_err(std::io::Error::other)
@@ -375,8 +396,36 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
         let a = rkyv::access::<ArchivedSnapshotV1, rkyv::rancor::Error>(body).map_err(invalid)?;
         return decode_columns(a, None);
     }
-    let a = rkyv::access::<ArchivedSnapshotV2, rkyv::rancor::Error>(body).map_err(invalid)?;
-    decode_columns(&a.base, Some(&a.added))
+    if format == 2 {
+        let a = rkyv::access::<ArchivedSnapshotV2, rkyv::rancor::Error>(body).map_err(invalid)?;
+        return decode_columns(&a.base, Some(&a.added));
+    }
+    let a = rkyv::access::<ArchivedSnapshotV3, rkyv::rancor::Error>(body).map_err(invalid)?;
+    let (mut st, wal_from) = decode_columns(&a.v2.base, Some(&a.v2.added))?;
+    decode_elements(&mut st, &a.added)?;
+    Ok((st, wal_from))
+}
+
+/// Format 3's labels and claim properties, checked against the tables.
+fn decode_elements(st: &mut State, a: &ArchivedAddedV3) -> Result<(), DecodeError> {
+    let types = st.catalog.types.len();
+    for row in a.e_labels.iter() {
+        let e = row.0.to_native();
+        if e as usize >= st.entities.len() || row.1.iter().any(|t| usize::from(t.to_native()) >= types) {
+            return Err(DecodeError("an entity label names a missing entity or type"));
+        }
+        let labels: Vec<TypeId> = row.1.iter().map(|t| TypeId(t.to_native())).collect();
+        st.entities.labels.insert(e, Arc::from(labels));
+    }
+    for row in a.c_props.iter() {
+        let c = row.0.to_native();
+        if c as usize >= st.claims.len() {
+            return Err(DecodeError("claim properties name a missing claim"));
+        }
+        let props = postcard::from_bytes(&row.1).map_err(|_| DecodeError("claim properties do not decode"))?;
+        st.claims.props.insert(c, Arc::new(props));
+    }
+    Ok(())
 }
 
 /// The state from format 1's columns and, from format 2 on, what was added to them.

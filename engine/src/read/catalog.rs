@@ -73,6 +73,21 @@ impl WorkspaceView<'_> {
         self.st.catalog.predicates.get(&vocabulary_key(name)).map(PredicateId)
     }
 
+    /// The types a label of the query language names: the one written with exactly this case,
+    /// and the one ingest's case-insensitive resolution finds (its names have no case).
+    pub fn label_ids(&self, name: &str) -> Vec<TypeId> {
+        let exact = self.st.catalog.types.get(name).map(TypeId);
+        let folded = self.type_id(name);
+        exact.into_iter().chain(folded.filter(|f| Some(*f) != exact)).collect()
+    }
+
+    /// The predicates a relationship type of the query language names (as `label_ids`).
+    pub fn rel_type_ids(&self, name: &str) -> Vec<PredicateId> {
+        let exact = self.st.catalog.predicates.get(name).map(PredicateId);
+        let folded = self.predicate_id(name);
+        exact.into_iter().chain(folded.filter(|f| Some(*f) != exact)).collect()
+    }
+
     /// The name of type `t` as interned (lowercase).
     pub fn type_name(&self, t: TypeId) -> Option<Arc<str>> {
         (usize::from(t.0) < self.st.catalog.types.len()).then(|| self.st.catalog.types.name(t.0).clone())

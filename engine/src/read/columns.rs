@@ -8,7 +8,7 @@
 use crate::ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, NONE};
 use crate::model::ClaimState;
 use crate::read::view::WorkspaceView;
-use crate::state::{DELETED, SENSITIVE};
+use crate::state::{BARE, DELETED, SENSITIVE};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use std::sync::Arc;
@@ -65,6 +65,45 @@ impl<'a> WorkspaceView<'a> {
         }
         self.check_entity(e).ok()?;
         self.st.entities.props.get(&e.0)?.get(key)
+    }
+
+    /// The entity's labels: its type (none when its type is the empty name) and the labels
+    /// written after it.
+    pub fn entity_labels(&self, e: EntityId) -> Vec<TypeId> {
+        let Ok(()) = self.check_entity(e) else { return Vec::new() };
+        let ty = *self.st.entities.ty.get(e.index());
+        let mut out = Vec::new();
+        if !self.st.catalog.types.name(ty.0).is_empty() {
+            out.push(ty);
+        }
+        out.extend(self.st.entities.labels.get(&e.0).iter().flat_map(|l| l.iter().copied()));
+        out
+    }
+
+    /// Whether the entity was written by the query language (it shows only its properties).
+    pub fn entity_bare(&self, e: EntityId) -> bool {
+        self.check_entity(e).is_ok() && *self.st.entities.flags.get(e.index()) & BARE != 0
+    }
+
+    /// Whether the claim was written by the query language (it shows only its properties).
+    pub fn claim_bare(&self, c: ClaimId) -> bool {
+        self.check_claim(c).is_ok() && *self.st.claims.flags.get(c.index()) & BARE != 0
+    }
+
+    /// The claim's typed properties this view may see (see `entity_properties`).
+    pub fn claim_properties(&self, c: ClaimId) -> impl Iterator<Item = (&'a Arc<str>, &'a Value)> + '_ {
+        let props: Option<&'a Properties> =
+            if self.check_claim(c).is_ok() { self.st.claims.props.get(&c.0).map(AsRef::as_ref) } else { None };
+        props.into_iter().flatten().filter(|(k, _)| !self.hidden_key(k))
+    }
+
+    /// One typed property of the claim (`None` when absent or hidden from this view).
+    pub fn claim_property(&self, c: ClaimId, key: &str) -> Option<&'a Value> {
+        if self.hidden_key(key) {
+            return None;
+        }
+        self.check_claim(c).ok()?;
+        self.st.claims.props.get(&c.0)?.get(key)
     }
 
     /// Whether the entity is soft-deleted.

@@ -133,6 +133,25 @@ impl WorkspaceView<'_> {
         EntitySet(IdSet::from_sorted(&kept))
     }
 
+    /// This workspace's entities carrying `t` as a later label (not as their type), ascending.
+    pub fn entities_with_later_label(&self, t: TypeId) -> Vec<EntityId> {
+        let mut out: Vec<EntityId> = self
+            .st
+            .entities
+            .labels
+            .iter()
+            .filter(|(e, l)| l.contains(&t) && self.check_entity(EntityId(**e)).is_ok())
+            .map(|(e, _)| EntityId(*e))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// This workspace's entities with a property `id`, ascending.
+    pub fn entities_with_id_property(&self) -> Vec<EntityId> {
+        self.st.id_keyed().iter().map(|e| EntityId(*e)).filter(|e| self.check_entity(*e).is_ok()).collect()
+    }
+
     /// Whether entity `e` of this workspace is visible under `v` (see `entities_under`).
     pub fn entity_visible(&self, e: EntityId, v: &Visibility) -> bool {
         self.check_entity(e).is_ok() && self.vis(v).entity(self.st, e.0)

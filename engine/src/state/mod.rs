@@ -32,6 +32,10 @@ pub(crate) const DELETED: u8 = 4;
 pub(crate) const SENSITIVE: u8 = 8;
 /// Claim/entity flag: its workspace was dropped; the row is erased and never served.
 pub(crate) const ERASED: u8 = 16;
+/// Claim/entity flag: written by the query language, so its memory fields (an entity's external
+/// id and name, a claim's text, confidence and state) were not written as such: the element shows
+/// exactly its typed properties.
+pub(crate) const BARE: u8 = 32;
 
 /// A string interner for predicate and type names (global; at most 65,536 names).
 #[derive(Clone, Debug, Default)]
@@ -134,6 +138,8 @@ pub struct Entities {
     pub created: TimeLog,
     pub updated_at: crate::pmap::PMap<u32, Timestamp>,
     pub props: crate::pmap::PMap<u32, Arc<Properties>>,
+    /// The labels after the first (the first is the type), in the order written.
+    pub labels: crate::pmap::PMap<u32, Arc<[TypeId]>>,
     /// Head of each entity's deletion history in `events`.
     pub last_event: crate::pmap::PMap<u32, u32>,
     pub events: CowVec<EntityEvent>,
@@ -235,6 +241,8 @@ pub struct Claims {
     pub by_ext: KeyIndex,
     /// Replacement → the claims it superseded.
     pub supersedes: crate::pmap::PMap<u32, Arc<[ClaimId]>>,
+    /// Typed properties written by the query language.
+    pub props: crate::pmap::PMap<u32, Arc<Properties>>,
 }
 
 impl Claims {
@@ -334,6 +342,9 @@ pub struct State {
     /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
     /// snapshot and reset by the writer for each new state.
     pub fast_flat: OnceLock<Arc<FlatFilter>>,
+    /// The entities (of every workspace) with a property `id`, ascending: where the query
+    /// language's `{id: v}` looks besides the external ids. Built on first use, like `fast_flat`.
+    pub id_keyed: OnceLock<Arc<Vec<u32>>>,
 }
 
 /// A claim's visibility, `(live, fast, timed_live)`, from its flags, its lifecycle state and the
@@ -346,6 +357,22 @@ pub fn claim_visibility(flags: u8, state: ClaimState, endpoint_flags: u8) -> (bo
 }
 
 impl State {
+    /// Drops what reads derive lazily from one version's columns (`fast_flat`, `id_keyed`): a
+    /// writer calls it on every state it changes.
+    pub fn reset_caches(&mut self) {
+        self.fast_flat = OnceLock::new();
+        self.id_keyed = OnceLock::new();
+    }
+
+    /// The entities with a property `id` (see the field).
+    pub fn id_keyed(&self) -> &[u32] {
+        self.id_keyed.get_or_init(|| {
+            let mut v: Vec<u32> = self.entities.props.iter().filter(|(_, p)| p.contains_key("id")).map(|(e, _)| *e).collect();
+            v.sort_unstable();
+            Arc::new(v)
+        })
+    }
+
     /// Recomputes claim `c`'s `LIVE` flag from its state, deletion and endpoints, keeping the live
     /// bitmap in step.
     pub fn refresh_claim_live(&mut self, c: u32) {
@@ -594,7 +621,7 @@ impl State {
         let mut next = self.clone();
         next.version += 1;
         next.committed_at = now;
-        next.fast_flat = OnceLock::new();
+        next.reset_caches();
         next
     }
 
@@ -611,6 +638,7 @@ impl State {
         self.claims.timed_live.set(i, false);
         self.claims.ext_id.set(i, "");
         self.claims.text.set(i, "");
+        self.claims.props.remove(&c);
         let mut ev = *self.claims.evidence_head.get(i);
         while ev != NONE {
             self.erase_evidence_row(ev);
@@ -666,6 +694,7 @@ impl State {
         self.entities.ext_id.set(i, "");
         self.entities.aliases.set(i, "");
         self.entities.props.remove(&e);
+        self.entities.labels.remove(&e);
         let ty = *self.entities.ty.get(i);
         if let Some(set) = self.bitmaps.entities_by_type.get_mut(&ty) {
             set.remove(e);

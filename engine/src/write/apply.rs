@@ -11,7 +11,8 @@ use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{is_plain_vocabulary_key, name_key, vocabulary_key, vocabulary_key_of};
 use crate::state::{
-    claim_visibility, ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, DELETED, ERASED, LIVE, SENSITIVE, TIMED,
+    claim_visibility, ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, BARE, DELETED, ERASED, LIVE, SENSITIVE,
+    TIMED,
 };
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
@@ -20,7 +21,7 @@ use crate::write::batch::{
 };
 use std::sync::Arc;
 
-type OpResult<T> = Result<T, (&'static str, WriteErrorKind)>;
+pub(super) type OpResult<T> = Result<T, (&'static str, WriteErrorKind)>;
 
 /// What a committed batch created, in operation order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -158,19 +159,23 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Forget(_) => "forget",
         Op::MergeEntities { .. } => "merge_entities",
         Op::UnmergeEntity { .. } => "unmerge_entity",
+        Op::CreateNode(_) => "create_node",
+        Op::CreateRelationship(_) => "create_relationship",
+        Op::SetProperties { .. } => "set_properties",
+        Op::SetLabels { .. } => "set_labels",
     }
 }
 
-struct Writer<'a> {
-    st: &'a mut State,
-    ws: WorkspaceId,
-    now: Timestamp,
-    limits: &'a Limits,
-    created: Created,
+pub(super) struct Writer<'a> {
+    pub(super) st: &'a mut State,
+    pub(super) ws: WorkspaceId,
+    pub(super) now: Timestamp,
+    pub(super) limits: &'a Limits,
+    pub(super) created: Created,
     /// Entities whose name or aliases changed in this batch.
-    names_changed: Vec<u32>,
+    pub(super) names_changed: Vec<u32>,
     /// False when the batch ends with a rebuild of the keyword indexes (or a replay defers it).
-    index_text: bool,
+    pub(super) index_text: bool,
     /// False when a replay defers the delta adjacency.
     link_graph: bool,
     /// Entities before this batch (those of earlier commits).
@@ -185,12 +190,17 @@ fn check_str(field: &'static str, s: &str, limit: usize, limit_name: &'static st
 }
 
 /// A name, alias, type or predicate: non-empty, within its limit, no control characters.
-fn check_name(field: &'static str, s: &str, limit: usize) -> OpResult<()> {
+pub(super) fn check_name(field: &'static str, s: &str, limit: usize) -> OpResult<()> {
     check_str(field, s, limit, "name_bytes_max")?;
     if crate::normalize::has_control_chars(s) {
         return Err((field, WriteErrorKind::Invalid("control characters are not allowed in names")));
     }
     Ok(())
+}
+
+/// A claim text within `text_bytes_max`.
+pub(super) fn check_text(text: &str, limits: &Limits) -> OpResult<()> {
+    check_len("text", text, limits.text_bytes_max, "text_bytes_max")
 }
 
 fn check_len(field: &'static str, s: &str, limit: usize, limit_name: &'static str) -> OpResult<()> {
@@ -244,7 +254,7 @@ impl Writer<'_> {
                 Ok(())
             }
             Op::AddClaim(c) => {
-                let id = self.add_claim(c)?;
+                let id = self.add_claim(c, false)?;
                 self.created.claims.push(ClaimId(id));
                 Ok(())
             }
@@ -284,6 +294,10 @@ impl Writer<'_> {
             }
             Op::MergeEntities { from, into } => self.merge_entities(from, into),
             Op::UnmergeEntity { entity } => self.unmerge_entity(entity),
+            Op::CreateNode(n) => self.create_node(n),
+            Op::CreateRelationship(r) => self.create_relationship(r),
+            Op::SetProperties { target, properties, replace } => self.set_properties(target, properties, *replace),
+            Op::SetLabels { entity, add, remove } => self.set_labels(entity, add, remove),
             Op::DeclarePredicate(d) => self.declare_predicate(d),
             Op::SetVector { target, vector } => self.set_vector(target, vector),
             Op::Forget(target) => {
@@ -400,11 +414,11 @@ impl Writer<'_> {
 
     // ----- resolution -------------------------------------------------------------------------
 
-    fn entity(&self, r: &EntityRef) -> OpResult<u32> {
+    pub(super) fn entity(&self, r: &EntityRef) -> OpResult<u32> {
         self.entity_in("entity", r)
     }
 
-    fn entity_in(&self, field: &'static str, r: &EntityRef) -> OpResult<u32> {
+    pub(super) fn entity_in(&self, field: &'static str, r: &EntityRef) -> OpResult<u32> {
         match r {
             EntityRef::Ext(s) => self.st.entities.find_ext(self.ws, s).ok_or_else(|| (field, WriteErrorKind::UnknownEntity(s.clone()))),
             EntityRef::Id(id) => {
@@ -419,7 +433,7 @@ impl Writer<'_> {
         }
     }
 
-    fn claim(&self, r: &ClaimRef, field: &'static str) -> OpResult<u32> {
+    pub(super) fn claim(&self, r: &ClaimRef, field: &'static str) -> OpResult<u32> {
         match r {
             ClaimRef::Ext(s) => self.st.find_claim_ext(self.ws, s).ok_or_else(|| (field, WriteErrorKind::UnknownClaim(s.clone()))),
             ClaimRef::Id(id) => {
@@ -437,7 +451,7 @@ impl Writer<'_> {
 
     // ----- entities ---------------------------------------------------------------------------
 
-    fn check_properties(&self, props: &Properties) -> OpResult<()> {
+    pub(super) fn check_properties(&self, props: &Properties) -> OpResult<()> {
         for (k, v) in props {
             check_str("properties", k, self.limits.name_bytes_max, "name_bytes_max")?;
             if v.has_non_finite() {
@@ -454,7 +468,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn intern_type(&mut self, t: &str) -> OpResult<TypeId> {
+    pub(super) fn intern_type(&mut self, t: &str) -> OpResult<TypeId> {
         let key = self.vocabulary_name("entity_type", t)?;
         self.st
             .catalog
@@ -479,15 +493,11 @@ impl Writer<'_> {
         self.check_properties(&u.properties)?;
         let ty = self.intern_type(&u.entity_type)?;
         if let Some(e) = self.st.entities.find_ext(self.ws, &u.ext_id) {
-            let old_ty = *self.st.entities.ty.get(e as usize);
-            if old_ty != ty {
-                self.st.entities.ty.set(e as usize, ty);
-                if !self.st.entity_bitmaps_deferred(e) {
-                    if let Some(set) = self.st.bitmaps.entities_by_type.get_mut(&old_ty) {
-                        set.remove(e);
-                    }
-                    self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
-                }
+            self.set_type(e, ty);
+            let flags = *self.st.entities.flags.get(e as usize);
+            if flags & BARE != 0 {
+                // Named through the memory API: its memory fields are written now.
+                self.st.entities.flags.set(e as usize, flags & !BARE);
             }
             if self.st.entities.name.get(e as usize) != u.name {
                 self.rename(e, &u.name);
@@ -498,34 +508,57 @@ impl Writer<'_> {
             self.created.entities.push(EntityId(e));
             return Ok(());
         }
+        let e = self.push_entity(&u.ext_id, ty, 0, &u.name, &u.properties)?;
+        self.created.entities.push(EntityId(e));
+        self.add_aliases(e, &u.aliases)
+    }
+
+    /// Appends a new entity row (`Null` properties dropped) with its indexes and bitmaps.
+    pub(super) fn push_entity(&mut self, ext_id: &str, ty: TypeId, flags: u8, name: &str, properties: &Properties) -> OpResult<u32> {
         let e = u32::try_from(self.st.entities.len())
             .ok()
             .filter(|e| *e < crate::index::graph::csr::LIVE_BIT)
             .ok_or(("ext_id", WriteErrorKind::Invalid("entity table is full (2^31 entities)")))?;
-        let props: Properties = u.properties.iter().filter(|(_, v)| **v != Value::Null).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let props: Properties = properties.iter().filter(|(_, v)| **v != Value::Null).map(|(k, v)| (k.clone(), v.clone())).collect();
         let ents = &mut self.st.entities;
         ents.ws.push(self.ws);
         ents.ty.push(ty);
-        ents.flags.push(0);
-        ents.ext_id.push(&u.ext_id);
-        ents.name.push(&u.name);
+        ents.flags.push(flags);
+        ents.ext_id.push(ext_id);
+        ents.name.push(name);
         ents.aliases.push("");
         ents.created.note(e, self.now);
         if !props.is_empty() {
             ents.props.insert(e, Arc::new(props));
         }
-        ents.by_ext.insert(key_hash(self.ws, &u.ext_id), e);
-        self.index_name(e, &name_key(&u.name));
+        ents.by_ext.insert(key_hash(self.ws, ext_id), e);
+        if !name.is_empty() {
+            self.index_name(e, &name_key(name));
+        }
         self.names_changed.push(e);
         if !self.st.entity_bitmaps_deferred(e) {
             self.st.bitmaps.entities_by_ws.entry(self.ws).or_default().insert(e);
             self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
         }
-        self.created.entities.push(EntityId(e));
-        self.add_aliases(e, &u.aliases)
+        Ok(e)
     }
 
-    fn index_name(&mut self, e: u32, key: &str) {
+    /// Moves entity `e` to type `ty`, keeping the type bitmaps in step.
+    pub(super) fn set_type(&mut self, e: u32, ty: TypeId) {
+        let old_ty = *self.st.entities.ty.get(e as usize);
+        if old_ty == ty {
+            return;
+        }
+        self.st.entities.ty.set(e as usize, ty);
+        if !self.st.entity_bitmaps_deferred(e) {
+            if let Some(set) = self.st.bitmaps.entities_by_type.get_mut(&old_ty) {
+                set.remove(e);
+            }
+            self.st.bitmaps.entities_by_type.entry(ty).or_default().insert(e);
+        }
+    }
+
+    pub(super) fn index_name(&mut self, e: u32, key: &str) {
         self.st.entities.by_name.insert(key_hash(self.ws, key), e);
     }
 
@@ -536,7 +569,7 @@ impl Writer<'_> {
         self.st.entities.updated_at.insert(e, self.now);
     }
 
-    fn rename(&mut self, e: u32, name: &str) {
+    pub(super) fn rename(&mut self, e: u32, name: &str) {
         self.names_changed.push(e);
         let old = self.st.entities.name.get(e as usize).to_owned();
         self.st.entities.name.set(e as usize, name);
@@ -633,7 +666,7 @@ impl Writer<'_> {
     }
 
     /// Neither merged away nor deleted: claims may be written about it.
-    fn check_current(&self, field: &'static str, e: u32) -> OpResult<()> {
+    pub(super) fn check_current(&self, field: &'static str, e: u32) -> OpResult<()> {
         self.check_not_merged(field, e)?;
         if *self.st.entities.flags.get(e as usize) & DELETED != 0 {
             return Err((field, WriteErrorKind::EntityDeleted(EntityId(e))));
@@ -757,7 +790,9 @@ impl Writer<'_> {
             .ok_or((field, WriteErrorKind::Invalid("the predicate vocabulary is full (65,536 names)")))
     }
 
-    fn add_claim(&mut self, c: &AddClaim) -> OpResult<u32> {
+    /// Adds a claim; `bare` for the query language's relationships (the predicate is interned as
+    /// written, case kept, and the claim is marked `BARE`).
+    pub(super) fn add_claim(&mut self, c: &AddClaim, bare: bool) -> OpResult<u32> {
         if let Some(ext) = &c.ext_id {
             check_str("ext_id", ext, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
             if self.st.find_claim_ext(self.ws, ext).is_some() {
@@ -779,7 +814,7 @@ impl Writer<'_> {
             return Err(("valid_until", WriteErrorKind::InvalidInterval));
         }
         let expires_at = c.expires_at.unwrap_or(Timestamp::MAX);
-        let pred = self.intern_predicate("predicate", &c.predicate)?;
+        let pred = if bare { self.intern_written("predicate", &c.predicate).map(PredicateId)? } else { self.intern_predicate("predicate", &c.predicate)? };
         let id = u32::try_from(self.st.claims.len())
             .ok()
             .filter(|&id| id != NONE)
@@ -802,7 +837,7 @@ impl Writer<'_> {
             }
         };
         let timed = valid_from > self.now || valid_until != Timestamp::MAX || expires_at != Timestamp::MAX;
-        let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 };
+        let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 } | if bare { BARE } else { 0 };
         // Its visibility is pushed with it (`refresh_claim_live` would read back what was just
         // pushed; a new claim is above the CSR, so no base edge goes stale).
         let endpoints = *self.st.entities.flags.get(s as usize) | *self.st.entities.flags.get(o as usize);

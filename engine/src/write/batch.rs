@@ -344,6 +344,66 @@ pub enum Op {
         /// The merged-away entity.
         entity: EntityRef,
     },
+    /// Creates an entity as the query language writes a node (`CREATE (:A:B {k: v})`): labels
+    /// as written (case kept; the first is its type; none is allowed), typed properties, and no
+    /// external id or name of its own (it is named `_n<id>`; a string `name` property is also its
+    /// name for search and resolution). The four operations from here on came with record
+    /// format 3.
+    CreateNode(CreateNode),
+    /// Creates a claim as the query language writes a relationship: its predicate is the type as
+    /// written (case kept), its typed properties are kept as written, and a `text` string or a
+    /// `confidence` number in `[0, 1]` among them also sets the claim's memory field.
+    CreateRelationship(CreateRelationship),
+    /// Sets properties of an entity or a claim (a `Null` value removes the key); `replace` first
+    /// removes every other key. The memory fields follow as at creation.
+    SetProperties {
+        /// Whose properties.
+        target: Element,
+        /// Keys and values.
+        properties: Properties,
+        /// Remove the keys not listed (`SET n = {…}`).
+        replace: bool,
+    },
+    /// Adds and removes labels (case kept) of an entity; the first label left is its type.
+    SetLabels {
+        /// Which entity.
+        entity: EntityRef,
+        /// Labels to add (those it has are skipped).
+        add: Vec<String>,
+        /// Labels to remove (those it lacks are skipped).
+        remove: Vec<String>,
+    },
+}
+
+/// A node of the query language (`Op::CreateNode`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateNode {
+    /// Labels, as written.
+    pub labels: Vec<String>,
+    /// Typed properties (`Null` values are dropped).
+    pub properties: Properties,
+}
+
+/// A relationship of the query language (`Op::CreateRelationship`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreateRelationship {
+    /// Start node.
+    pub subject: EntityRef,
+    /// Relationship type, as written.
+    pub rel_type: String,
+    /// End node.
+    pub object: EntityRef,
+    /// Typed properties (`Null` values are dropped).
+    pub properties: Properties,
+}
+
+/// An entity or a claim.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Element {
+    /// An entity.
+    Entity(EntityRef),
+    /// A claim.
+    Claim(ClaimRef),
 }
 
 /// What `Op::Forget` erases.

@@ -6,6 +6,7 @@ pub mod apply;
 pub mod batch;
 pub mod bulk;
 pub mod classifier;
+mod elements;
 pub mod ingest;
 pub mod mutation;
 pub(crate) mod workspace;

@@ -12,8 +12,12 @@ use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 
 /// The record format this engram writes (and the newest it reads). Format 2 added
-/// `AddEvidence::reasoning`; format 1 records are still read (see `field_since_v2`).
-pub const RECORD_FORMAT_VERSION: u8 = 2;
+/// `AddEvidence::reasoning`; format 3 the query language's operations (`Op::CreateNode` and the
+/// three after it), appended so format 2 records decode unchanged; format 1 records are still
+/// read (see `field_since_v2`).
+pub const RECORD_FORMAT_VERSION: u8 = 3;
+/// The format before the query language's operations: the same encoding, without them.
+const RECORD_FORMAT_2: u8 = 2;
 /// The oldest record format this engram reads.
 pub const RECORD_FORMAT_OLDEST: u8 = 1;
 
@@ -94,7 +98,7 @@ impl WalRecord {
     /// Decodes a WAL payload.
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
-            Some((&RECORD_FORMAT_VERSION, body)) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
+            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_2), body)) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
             Some((&RECORD_FORMAT_OLDEST, body)) => {
                 DECODING_V1.with(|f| f.set(true));
                 let record = postcard::from_bytes(body).map_err(|_| DecodeError::Malformed);

@@ -1,0 +1,409 @@
+//! A query that writes runs as one engine transaction: on the writer's private copy of the state,
+//! its read operators see what its earlier clauses wrote, each write goes through the batch
+//! apply functions (the same validation as every other write), and the operations it applied are
+//! the transaction's WAL record. A failing query leaves the copy to be dropped: nothing is
+//! published.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use engram_query::{Detail, ErrorType, QueryError};
+
+use crate::ids::{ClaimId, EntityId, WorkspaceId};
+use crate::limits::Limits;
+use crate::read::scope::ReadContext;
+use crate::read::view::WorkspaceView;
+use crate::read::visibility::Visibility;
+use crate::state::{State, DELETED, ERASED};
+use crate::time::Timestamp;
+use crate::value::{Properties, Value};
+use crate::write::apply::{apply_batch, Created};
+use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
+
+use super::graph::Graph;
+use super::ops::{build_path, Row, Runner};
+use super::plan::{MergePlan, NewPattern, Op, Part, SetItem};
+use super::procedures::Embed;
+use super::value::Val;
+use super::QueryStats;
+
+/// One write query's transaction over the writer's copy of the state.
+pub(crate) struct Tx<'s> {
+    st: &'s mut State,
+    ws: WorkspaceId,
+    workspace: String,
+    now: Timestamp,
+    limits: &'s Limits,
+    cx: &'s ReadContext,
+    /// Whether the principal sees sensitive claims and properties.
+    see_sensitive: bool,
+    params: &'s BTreeMap<Arc<str>, Val>,
+    embed: Option<&'s Embed<'s>>,
+    /// Every operation applied, in order: the transaction's record.
+    pub applied: Vec<BatchOp>,
+    pub stats: QueryStats,
+    /// Nodes deleted without DETACH: none may keep a relationship when the query ends.
+    deleted_nodes: Vec<EntityId>,
+}
+
+fn type_error(what: &str, got: &Val) -> QueryError {
+    QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("{what}, got {}", got.kind()))
+}
+
+/// A query value as a stored property value: scalars, and lists of them.
+fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
+    let bad = || {
+        QueryError::runtime(
+            ErrorType::TypeError,
+            Detail::InvalidPropertyType,
+            format!("property {key}: a {} cannot be stored (scalars and lists of scalars can)", v.kind()),
+        )
+    };
+    Ok(match v {
+        Val::Null => Value::Null,
+        Val::Bool(b) => Value::Bool(*b),
+        Val::Int(i) => Value::Int(*i),
+        Val::Float(f) => Value::Float(*f),
+        Val::Str(s) => Value::Str(s.clone()),
+        Val::List(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                match item {
+                    Val::List(_) | Val::Map(_) | Val::Node(_) | Val::Rel(_) | Val::Path(_) => return Err(bad()),
+                    other => out.push(property_value(key, other)?),
+                }
+            }
+            Value::List(out)
+        }
+        _ => return Err(bad()),
+    })
+}
+
+fn write_error(e: &crate::error::WriteError) -> QueryError {
+    QueryError::runtime(ErrorType::ConstraintValidationFailed, Detail::InvalidArgumentValue, e.to_string())
+}
+
+impl<'s> Tx<'s> {
+    #[allow(clippy::too_many_arguments)] // Reason: the transaction's whole context, named once here.
+    pub fn new(
+        st: &'s mut State,
+        workspace: &str,
+        now: Timestamp,
+        limits: &'s Limits,
+        cx: &'s ReadContext,
+        see_sensitive: bool,
+        params: &'s BTreeMap<Arc<str>, Val>,
+        embed: Option<&'s Embed<'s>>,
+    ) -> Result<Tx<'s>, crate::error::Error> {
+        let ws = st.catalog.workspace(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;
+        Ok(Tx {
+            st,
+            ws,
+            workspace: workspace.to_owned(),
+            now,
+            limits,
+            cx,
+            see_sensitive,
+            params,
+            embed,
+            applied: Vec::new(),
+            stats: QueryStats::default(),
+            deleted_nodes: Vec::new(),
+        })
+    }
+
+    /// A view of the transaction's state as it stands, hiding what the principal may not see.
+    pub fn view(&self) -> WorkspaceView<'_> {
+        let st: &State = self.st;
+        let hidden_keys = if self.see_sensitive { None } else { st.settings.sensitive_properties(&self.workspace) };
+        WorkspaceView { st, ws: self.ws, now: self.now, hide_sensitive: !self.see_sensitive, hidden_keys, cx: self.cx }
+    }
+
+    /// Runs `f` with a runner over the state as it stands.
+    fn read<R>(&self, width: usize, f: impl FnOnce(&Runner<'_, '_, '_>) -> R) -> R {
+        let view = self.view();
+        let graph = Graph { view: &view, vis: Visibility::current() };
+        let runner = Runner { graph: &graph, params: self.params, cx: self.cx, width, embed: self.embed, profile: None };
+        f(&runner)
+    }
+
+    fn eval(&self, width: usize, e: &super::plan::CExpr, row: &[Val]) -> Result<Val, QueryError> {
+        self.read(width, |r| r.eval(e, row))
+    }
+
+    /// Applies `ops` to the state now, as part of the transaction.
+    fn apply(&mut self, ops: Vec<BatchOp>) -> Result<Created, QueryError> {
+        let batch = WriteBatch { workspace: self.workspace.clone(), ops };
+        let created = apply_batch(self.st, &batch, self.now, self.limits).map_err(|e| write_error(&e))?;
+        self.st.reset_caches();
+        self.applied.extend(batch.ops);
+        Ok(created)
+    }
+
+    /// Runs one part of the plan; the rows it returns are read back through `view` by the caller.
+    pub fn run_part(&mut self, part: &Part) -> Result<Vec<Row>, QueryError> {
+        let mut rows = vec![vec![Val::Null; part.width]];
+        for op in &part.ops {
+            rows = match op {
+                Op::Create(p) => {
+                    let mut out = Vec::with_capacity(rows.len());
+                    for mut row in rows {
+                        self.create(part.width, p, &mut row)?;
+                        out.push(row);
+                    }
+                    out
+                }
+                Op::Merge(m) => self.merge(part.width, m, rows)?,
+                Op::Set(items) => {
+                    for row in &rows {
+                        for item in items {
+                            self.set(part.width, item, row)?;
+                        }
+                    }
+                    rows
+                }
+                Op::Delete { exprs, detach } => {
+                    for row in &rows {
+                        for e in exprs {
+                            let v = self.eval(part.width, e, row)?;
+                            self.delete(&v, *detach)?;
+                        }
+                    }
+                    rows
+                }
+                read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true))?,
+            };
+        }
+        Ok(rows)
+    }
+
+    /// Refuses a node deleted without DETACH that still has a relationship the principal sees.
+    pub fn check_deletes(&mut self) -> Result<(), QueryError> {
+        for e in std::mem::take(&mut self.deleted_nodes) {
+            let hide = !self.see_sensitive;
+            let connected = self.st.incident_claims(e.0).into_iter().any(|c| {
+                let flags = *self.st.claims.flags.get(c as usize);
+                flags & (DELETED | ERASED) == 0 && !(hide && flags & crate::state::SENSITIVE != 0)
+            });
+            if connected {
+                return Err(QueryError::runtime(
+                    ErrorType::ConstraintValidationFailed,
+                    Detail::DeleteConnectedNode,
+                    format!("node {} still has relationships; DETACH DELETE deletes them with it", e.0),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn props(&self, width: usize, e: Option<&super::plan::CExpr>, row: &[Val]) -> Result<Properties, QueryError> {
+        let Some(e) = e else { return Ok(Properties::new()) };
+        match self.eval(width, e, row)? {
+            Val::Map(m) => {
+                let mut out = Properties::new();
+                for (k, v) in m.iter() {
+                    let v = property_value(k, v)?;
+                    if v != Value::Null {
+                        out.insert(k.clone(), v);
+                    }
+                }
+                Ok(out)
+            }
+            Val::Null => Ok(Properties::new()),
+            other => Err(type_error("a property map must be a map", &other)),
+        }
+    }
+
+    fn node_in(row: &[Val], slot: usize) -> Result<EntityId, QueryError> {
+        match &row[slot] {
+            Val::Node(n) => Ok(*n),
+            other => Err(QueryError::runtime(
+                ErrorType::SemanticError,
+                Detail::InvalidArgumentType,
+                format!("a relationship needs a node at each end, got {}", other.kind()),
+            )),
+        }
+    }
+
+    fn create(&mut self, width: usize, p: &NewPattern, row: &mut Row) -> Result<(), QueryError> {
+        for n in &p.nodes {
+            if !n.create {
+                Self::node_in(row, n.slot)?;
+                continue;
+            }
+            let properties = self.props(width, n.props.as_ref(), row)?;
+            self.stats.properties_set += properties.len() as u64;
+            let mut labels: Vec<String> = Vec::with_capacity(n.labels.len());
+            for l in &n.labels {
+                if !labels.iter().any(|x| x == l.as_ref()) {
+                    labels.push(l.to_string());
+                }
+            }
+            self.stats.labels_added += labels.len() as u64;
+            let created = self.apply(vec![BatchOp::CreateNode(CreateNode { labels, properties })])?;
+            row[n.slot] = Val::Node(created.entities[0]);
+            self.stats.nodes_created += 1;
+        }
+        for r in &p.rels {
+            let (from, to) = (Self::node_in(row, r.from)?, Self::node_in(row, r.to)?);
+            let properties = self.props(width, r.props.as_ref(), row)?;
+            self.stats.properties_set += properties.len() as u64;
+            let op = CreateRelationship { subject: EntityRef::Id(from), rel_type: r.rel_type.to_string(), object: EntityRef::Id(to), properties };
+            let created = self.apply(vec![BatchOp::CreateRelationship(op)])?;
+            row[r.slot] = Val::Rel(created.claims[0]);
+            self.stats.relationships_created += 1;
+        }
+        if !p.paths.is_empty() {
+            let view = self.view();
+            let graph = Graph { view: &view, vis: Visibility::current() };
+            let paths: Vec<(usize, Val)> = p.paths.iter().map(|spec| (spec.slot, build_path(&graph, spec, row))).collect();
+            for (slot, v) in paths {
+                row[slot] = v;
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, width: usize, m: &MergePlan, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let found = self.read(width, |r| r.run_ops(&m.matching, vec![row.clone()], false))?;
+            if found.is_empty() {
+                let mut row = row;
+                self.create(width, &m.create, &mut row)?;
+                for item in &m.on_create {
+                    self.set(width, item, &row)?;
+                }
+                out.push(row);
+            } else {
+                for f in found {
+                    for item in &m.on_match {
+                        self.set(width, item, &f)?;
+                    }
+                    out.push(f);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn element(v: &Val, what: &str) -> Result<Option<Element>, QueryError> {
+        match v {
+            Val::Node(n) => Ok(Some(Element::Entity(EntityRef::Id(*n)))),
+            Val::Rel(c) => Ok(Some(Element::Claim(ClaimRef::Id(*c)))),
+            Val::Null => Ok(None),
+            other => Err(type_error(what, other)),
+        }
+    }
+
+    fn set(&mut self, width: usize, item: &SetItem, row: &[Val]) -> Result<(), QueryError> {
+        match item {
+            SetItem::Prop { target, key, value } => {
+                let t = self.eval(width, target, row)?;
+                let Some(target) = Self::element(&t, "SET and REMOVE take a node or a relationship")? else { return Ok(()) };
+                let v = property_value(key, &self.eval(width, value, row)?)?;
+                if v == Value::Null {
+                    self.stats.properties_removed += 1;
+                } else {
+                    self.stats.properties_set += 1;
+                }
+                let mut properties = Properties::new();
+                properties.insert(key.clone(), v);
+                self.apply(vec![BatchOp::SetProperties { target, properties, replace: false }])?;
+            }
+            SetItem::Props { target, value, replace } => {
+                let t = self.eval(width, target, row)?;
+                let Some(target) = Self::element(&t, "SET takes a node or a relationship")? else { return Ok(()) };
+                let source = self.eval(width, value, row)?;
+                let map: Vec<(Arc<str>, Val)> = self.read(width, |r| match &source {
+                    Val::Map(m) => Ok(m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+                    Val::Node(n) => Ok(r.graph.node_props(*n).into_iter().collect()),
+                    Val::Rel(c) => Ok(r.graph.rel_props(*c).into_iter().collect()),
+                    Val::Null => Ok(Vec::new()),
+                    other => Err(type_error("SET takes a map of properties", other)),
+                })?;
+                let mut properties = Properties::new();
+                for (k, v) in &map {
+                    properties.insert(k.clone(), property_value(k, v)?);
+                }
+                self.stats.properties_set += properties.values().filter(|v| **v != Value::Null).count() as u64;
+                self.apply(vec![BatchOp::SetProperties { target, properties, replace: *replace }])?;
+            }
+            SetItem::Labels { target, labels, add } => {
+                let t = self.eval(width, target, row)?;
+                let entity = match t {
+                    Val::Node(n) => n,
+                    Val::Null => return Ok(()),
+                    other => return Err(type_error("labels belong to nodes", &other)),
+                };
+                let before: Vec<Arc<str>> = self.read(width, |r| r.graph.labels(entity));
+                let names: Vec<String> = labels.iter().map(ToString::to_string).collect();
+                let changed = labels.iter().filter(|l| before.contains(l) != *add).count() as u64;
+                let (add_list, remove_list) = if *add { (names, Vec::new()) } else { (Vec::new(), names) };
+                if *add {
+                    self.stats.labels_added += changed;
+                } else {
+                    self.stats.labels_removed += changed;
+                }
+                self.apply(vec![BatchOp::SetLabels { entity: EntityRef::Id(entity), add: add_list, remove: remove_list }])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&mut self, v: &Val, detach: bool) -> Result<(), QueryError> {
+        match v {
+            Val::Null => Ok(()),
+            Val::Node(n) => self.delete_node(*n, detach),
+            Val::Rel(c) => self.delete_rel(*c),
+            Val::Path(p) => {
+                for (c, _) in &p.steps {
+                    self.delete_rel(*c)?;
+                }
+                self.delete_node(p.start, detach)?;
+                for (_, n) in &p.steps {
+                    self.delete_node(*n, detach)?;
+                }
+                Ok(())
+            }
+            other => Err(type_error("DELETE takes a node, a relationship or a path", other)),
+        }
+    }
+
+    fn delete_rel(&mut self, c: ClaimId) -> Result<(), QueryError> {
+        if *self.st.claims.flags.get(c.index()) & DELETED != 0 {
+            return Ok(());
+        }
+        self.apply(vec![BatchOp::DeleteClaim { claim: ClaimRef::Id(c) }])?;
+        self.stats.relationships_deleted += 1;
+        Ok(())
+    }
+
+    fn delete_node(&mut self, n: EntityId, detach: bool) -> Result<(), QueryError> {
+        if *self.st.entities.flags.get(n.index()) & DELETED != 0 {
+            return Ok(());
+        }
+        if detach {
+            // Only the relationships the principal sees; hidden ones go out of sight with the node.
+            let rels: Vec<ClaimId> = self.read(0, |r| {
+                let view = r.graph.view;
+                let mut out = Vec::new();
+                for dir in [crate::index::graph::Direction::Out, crate::index::graph::Direction::In] {
+                    if let Some(x) = r.graph.expander(dir, &[]) {
+                        out.extend(x.edges(n).map(|edge| edge.claim));
+                    }
+                }
+                out.retain(|c| view.claim_deleted(*c) == Some(false));
+                out
+            });
+            for c in rels {
+                self.delete_rel(c)?;
+            }
+        } else {
+            self.deleted_nodes.push(n);
+        }
+        self.apply(vec![BatchOp::DeleteEntity { entity: EntityRef::Id(n) }])?;
+        self.stats.nodes_deleted += 1;
+        Ok(())
+    }
+}

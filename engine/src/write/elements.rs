@@ -1,0 +1,216 @@
+//! The query language's writes: nodes with any number of labels (case kept), relationships whose
+//! type keeps its case, and typed properties on both (`Op::CreateNode` and the three after it).
+//!
+//! Such an element is `BARE`: its memory fields were not written as such, so it shows exactly its
+//! properties. Where a property names a memory field and has its type, the field follows it, so
+//! search, resolution and ranking see what the query wrote: an entity's `name` (a string), a
+//! claim's `text` (a string) and `confidence` (a number in `[0, 1]`).
+
+use std::sync::Arc;
+
+use crate::error::WriteErrorKind;
+use crate::ids::{ClaimId, EntityId, TypeId};
+use crate::model::ClaimState;
+use crate::normalize::name_key;
+use crate::state::BARE;
+use crate::value::{Properties, Value};
+use crate::write::apply::{check_name, OpResult, Writer};
+use crate::write::batch::{AddClaim, CreateNode, CreateRelationship, Element, EntityRef};
+
+/// The name a string `name` property gives an entity's memory field.
+fn name_of(props: &Properties) -> &str {
+    match props.get("name") {
+        Some(Value::Str(s)) => s,
+        _ => "",
+    }
+}
+
+/// The text a string `text` property gives a claim's memory field.
+fn text_of(props: &Properties) -> Option<&str> {
+    match props.get("text") {
+        Some(Value::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The confidence a number in `[0, 1]` under `confidence` gives a claim's memory field.
+fn confidence_of(props: &Properties) -> Option<f32> {
+    let c = match props.get("confidence") {
+        Some(Value::Float(f)) => *f,
+        Some(Value::Int(i)) => *i as f64,
+        _ => return None,
+    };
+    (0.0..=1.0).contains(&c).then_some(c as f32)
+}
+
+/// `current` with `changes` applied (`Null` removes; `replace` starts from nothing).
+fn updated(current: Option<&Arc<Properties>>, changes: &Properties, replace: bool) -> Properties {
+    let mut out = if replace { Properties::new() } else { current.map(|p| p.as_ref().clone()).unwrap_or_default() };
+    for (k, v) in changes {
+        if *v == Value::Null {
+            out.remove(k);
+        } else {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    out
+}
+
+impl Writer<'_> {
+    /// Interns a label or relationship type as written (case kept).
+    pub(super) fn intern_written(&mut self, field: &'static str, name: &str) -> OpResult<u16> {
+        check_name(field, name, self.limits.name_bytes_max)?;
+        let table = if field == "predicate" { &mut self.st.catalog.predicates } else { &mut self.st.catalog.types };
+        table.intern(name).ok_or((field, WriteErrorKind::Invalid("the vocabulary is full (65,536 names)")))
+    }
+
+    /// The type of an entity without labels: the empty name.
+    fn no_type(&mut self) -> OpResult<TypeId> {
+        self.st.catalog.types.intern("").map(TypeId).ok_or(("labels", WriteErrorKind::Invalid("the vocabulary is full (65,536 names)")))
+    }
+
+    /// `_n<id>`, or with a suffix when a caller took that external id.
+    fn generated_entity_id(&self, id: usize) -> String {
+        let base = format!("_n{id}");
+        if self.st.entities.find_ext(self.ws, &base).is_none() {
+            return base;
+        }
+        (1u64..).map(|n| format!("{base}_{n}")).find(|c| self.st.entities.find_ext(self.ws, c).is_none()).unwrap_or(base)
+    }
+
+    pub(super) fn create_node(&mut self, n: &CreateNode) -> OpResult<()> {
+        self.check_properties(&n.properties)?;
+        let mut labels: Vec<TypeId> = Vec::with_capacity(n.labels.len());
+        for l in &n.labels {
+            let t = TypeId(self.intern_written("labels", l)?);
+            if !labels.contains(&t) {
+                labels.push(t);
+            }
+        }
+        let ty = match labels.first() {
+            Some(t) => *t,
+            None => self.no_type()?,
+        };
+        let ext = self.generated_entity_id(self.st.entities.len());
+        let e = self.push_entity(&ext, ty, BARE, name_of(&n.properties), &n.properties)?;
+        if labels.len() > 1 {
+            self.st.entities.labels.insert(e, Arc::from(&labels[1..]));
+        }
+        self.created.entities.push(EntityId(e));
+        Ok(())
+    }
+
+    pub(super) fn create_relationship(&mut self, r: &CreateRelationship) -> OpResult<()> {
+        self.check_properties(&r.properties)?;
+        let claim = AddClaim {
+            ext_id: None,
+            subject: r.subject.clone(),
+            predicate: r.rel_type.clone(),
+            object: r.object.clone(),
+            text: text_of(&r.properties).map(str::to_owned),
+            confidence: confidence_of(&r.properties).unwrap_or(1.0),
+            state: ClaimState::Proposed,
+            valid_from: None,
+            valid_until: None,
+            expires_at: None,
+            sensitive: false,
+        };
+        let c = self.add_claim(&claim, true)?;
+        let props = updated(None, &r.properties, true);
+        if !props.is_empty() {
+            self.st.claims.props.insert(c, Arc::new(props));
+        }
+        self.created.claims.push(ClaimId(c));
+        Ok(())
+    }
+
+    pub(super) fn set_properties(&mut self, target: &Element, changes: &Properties, replace: bool) -> OpResult<()> {
+        self.check_properties(changes)?;
+        match target {
+            Element::Entity(r) => {
+                let e = self.entity(r)?;
+                let props = updated(self.st.entities.props.get(&e), changes, replace);
+                let name = name_of(&props).to_owned();
+                if props.is_empty() {
+                    self.st.entities.props.remove(&e);
+                } else {
+                    self.st.entities.props.insert(e, Arc::new(props));
+                }
+                self.st.entities.updated_at.insert(e, self.now);
+                let bare = *self.st.entities.flags.get(e as usize) & BARE != 0;
+                if self.st.entities.name.get(e as usize) != name && (bare || !name.is_empty()) {
+                    if bare {
+                        // No alias keeps the old name: the query language never wrote one.
+                        self.st.entities.name.set(e as usize, &name);
+                        self.names_changed.push(e);
+                        if !name.is_empty() {
+                            self.index_name(e, &name_key(&name));
+                        }
+                    } else {
+                        self.rename(e, &name);
+                    }
+                }
+            }
+            Element::Claim(r) => {
+                let c = self.claim(r, "claim")?;
+                let props = updated(self.st.claims.props.get(&c), changes, replace);
+                let bare = *self.st.claims.flags.get(c as usize) & BARE != 0;
+                if let Some(conf) = confidence_of(&props).or(bare.then_some(1.0)) {
+                    self.st.claims.confidence.set(c as usize, conf);
+                }
+                if let Some(text) = text_of(&props).or(bare.then_some("")) {
+                    if self.st.claims.text.get(c as usize) != text {
+                        crate::write::apply::check_text(text, self.limits)?;
+                        let text = text.to_owned();
+                        self.st.claims.text.set(c as usize, &text);
+                        if self.index_text {
+                            let ws = self.ws;
+                            self.st.text.claims.index(c, ws, &text);
+                        }
+                    }
+                }
+                if props.is_empty() {
+                    self.st.claims.props.remove(&c);
+                } else {
+                    self.st.claims.props.insert(c, Arc::new(props));
+                }
+                self.st.claims.updated_at.insert(c, self.now);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn set_labels(&mut self, entity: &EntityRef, add: &[String], remove: &[String]) -> OpResult<()> {
+        let e = self.entity(entity)?;
+        let ty = *self.st.entities.ty.get(e as usize);
+        let mut labels: Vec<TypeId> = Vec::new();
+        if !self.st.catalog.types.name(ty.0).is_empty() {
+            labels.push(ty);
+        }
+        labels.extend(self.st.entities.labels.get(&e).iter().flat_map(|l| l.iter().copied()));
+        for l in remove {
+            // A label never interned is on no entity.
+            if let Some(t) = self.st.catalog.types.get(l) {
+                labels.retain(|x| x.0 != t);
+            }
+        }
+        for l in add {
+            let t = TypeId(self.intern_written("labels", l)?);
+            if !labels.contains(&t) {
+                labels.push(t);
+            }
+        }
+        let first = match labels.first() {
+            Some(t) => *t,
+            None => self.no_type()?,
+        };
+        self.set_type(e, first);
+        if labels.len() > 1 {
+            self.st.entities.labels.insert(e, Arc::from(&labels[1..]));
+        } else {
+            self.st.entities.labels.remove(&e);
+        }
+        self.st.entities.updated_at.insert(e, self.now);
+        Ok(())
+    }
+}
