@@ -734,17 +734,17 @@ mod tests {
         let st = db.snapshot().state;
         let encode = |corrupt: &dyn Fn(&mut SnapshotV1)| {
             let mut snap = capture(&st, (0, 0));
-            corrupt(&mut snap.base);
+            corrupt(&mut snap.v2.base);
             let mut body = Vec::new();
             write_body(&snap, &mut body).unwrap();
             body
         };
-        assert!(decode(&encode(&|_| {}), 2).is_ok());
+        assert!(decode(&encode(&|_| {}), 3).is_ok());
         let predicate = |s: &mut SnapshotV1| s.c_pred[0] = 999;
         let ty = |s: &mut SnapshotV1| s.e_ty[0] = 999;
         let workspace = |s: &mut SnapshotV1| s.e_ws[0] = 999;
         for (what, corrupt) in [("predicate", &predicate as &dyn Fn(&mut SnapshotV1)), ("type", &ty), ("workspace", &workspace)] {
-            let err = decode(&encode(corrupt), 2).err().unwrap_or_else(|| panic!("a bad {what} id decoded"));
+            let err = decode(&encode(corrupt), 3).err().unwrap_or_else(|| panic!("a bad {what} id decoded"));
             assert_eq!(err.0, "a row names an unknown predicate, type or workspace", "{what}");
         }
     }

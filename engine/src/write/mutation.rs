@@ -187,7 +187,7 @@ mod tests {
         }));
         let record = WalRecord { committed_at: Timestamp(7), mutation: Mutation::Batch(batch) };
         let v2 = record.encode();
-        // Format 1 is format 2 without the trailing `reasoning` (here `None`, one zero byte).
+        // Format 1 is format 2 (and 3) without the trailing `reasoning` (here `None`, one zero byte).
         assert_eq!(v2.last(), Some(&0));
         let mut v1 = v2[..v2.len() - 1].to_vec();
         v1[0] = 1;
@@ -196,7 +196,7 @@ mod tests {
         // Read as format 2, the same bytes are one byte short: malformed, never misread.
         v1[0] = 2;
         assert_eq!(WalRecord::decode(&v1).unwrap_err(), DecodeError::Malformed);
-        // Reasoning round-trips in format 2; a format 3 is named.
+        // Reasoning round-trips in format 3; format 2 bytes read the same; a format 4 is named.
         let Mutation::Batch(mut batch) = back.mutation else { panic!("a batch") };
         if let crate::write::batch::Op::AddEvidence(v) = &mut batch.ops[0] {
             v.reasoning = Some("stated by the architect".into());
@@ -204,8 +204,11 @@ mod tests {
         let with = WalRecord { committed_at: Timestamp(7), mutation: Mutation::Batch(batch.clone()) }.encode();
         let Mutation::Batch(again) = WalRecord::decode(&with).unwrap().mutation else { panic!("a batch") };
         assert_eq!(again, batch);
-        let mut v3 = with;
-        v3[0] = 3;
-        assert_eq!(WalRecord::decode(&v3).unwrap_err(), DecodeError::Version(3));
+        let mut v2 = with;
+        v2[0] = 2;
+        let Mutation::Batch(as_two) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_two, batch);
+        v2[0] = 4;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(4));
     }
 }
