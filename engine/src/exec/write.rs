@@ -14,7 +14,7 @@ use crate::limits::Limits;
 use crate::read::scope::ReadContext;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
-use crate::state::{State, DELETED, ERASED};
+use crate::state::State;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::apply::{apply_batch, Created};
@@ -95,7 +95,7 @@ impl<'s> Tx<'s> {
         params: &'s BTreeMap<Arc<str>, Val>,
         embed: Option<&'s Embed<'s>>,
     ) -> Result<Tx<'s>, crate::error::Error> {
-        let ws = st.catalog.workspace(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;
+        let ws = st.workspace_id(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;
         Ok(Tx {
             st,
             ws,
@@ -180,12 +180,7 @@ impl<'s> Tx<'s> {
     /// Refuses a node deleted without DETACH that still has a relationship the principal sees.
     pub fn check_deletes(&mut self) -> Result<(), QueryError> {
         for e in std::mem::take(&mut self.deleted_nodes) {
-            let hide = !self.see_sensitive;
-            let connected = self.st.incident_claims(e.0).into_iter().any(|c| {
-                let flags = *self.st.claims.flags.get(c as usize);
-                flags & (DELETED | ERASED) == 0 && !(hide && flags & crate::state::SENSITIVE != 0)
-            });
-            if connected {
+            if self.st.has_standing_claims(e.0, self.see_sensitive) {
                 return Err(QueryError::runtime(
                     ErrorType::ConstraintValidationFailed,
                     Detail::DeleteConnectedNode,
@@ -371,7 +366,7 @@ impl<'s> Tx<'s> {
     }
 
     fn delete_rel(&mut self, c: ClaimId) -> Result<(), QueryError> {
-        if *self.st.claims.flags.get(c.index()) & DELETED != 0 {
+        if self.st.claim_is_deleted(c.0) {
             return Ok(());
         }
         self.apply(vec![BatchOp::DeleteClaim { claim: ClaimRef::Id(c) }])?;
@@ -380,7 +375,7 @@ impl<'s> Tx<'s> {
     }
 
     fn delete_node(&mut self, n: EntityId, detach: bool) -> Result<(), QueryError> {
-        if *self.st.entities.flags.get(n.index()) & DELETED != 0 {
+        if self.st.entity_is_deleted(n.0) {
             return Ok(());
         }
         if detach {

@@ -515,6 +515,30 @@ impl State {
         incident
     }
 
+    /// The live workspace named `name`.
+    pub fn workspace_id(&self, name: &str) -> Option<WorkspaceId> {
+        self.catalog.workspace(name)
+    }
+
+    /// Whether entity `e` is soft-deleted.
+    pub fn entity_is_deleted(&self, e: u32) -> bool {
+        *self.entities.flags.get(e as usize) & DELETED != 0
+    }
+
+    /// Whether claim `c` is soft-deleted.
+    pub fn claim_is_deleted(&self, c: u32) -> bool {
+        *self.claims.flags.get(c as usize) & DELETED != 0
+    }
+
+    /// Whether entity `e` has a claim neither deleted nor erased (sensitive ones only when
+    /// `with_sensitive`).
+    pub fn has_standing_claims(&mut self, e: u32, with_sensitive: bool) -> bool {
+        self.incident_claims(e).into_iter().any(|c| {
+            let flags = *self.claims.flags.get(c as usize);
+            flags & (DELETED | ERASED) == 0 && (with_sensitive || flags & SENSITIVE == 0)
+        })
+    }
+
     /// When deleted claim `c` was deleted (its latest deletion), from its lifecycle events.
     fn claim_deleted_since(&self, c: u32) -> Option<Timestamp> {
         let mut ev = self.claims.last_event.get(&c).copied().unwrap_or(NONE);
