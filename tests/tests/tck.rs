@@ -181,8 +181,12 @@ fn run_file(rel: &str, scenarios: &[feature::Scenario], o: &Options<'_>, t: &mut
                 t.problems.push(format!("skip list: {rel}:{} is titled {:?}, the list says {:?}", sc.ordinal, sc.title, skip.title));
             }
             s += 1;
-            if o.run_skipped && tck::run(sc, &o.mode).0 == Verdict::Pass {
-                t.now_passing.push(format!("{rel}:{}\t{}", sc.ordinal, sc.title));
+            if o.run_skipped {
+                match tck::run(sc, &o.mode).0 {
+                    Verdict::Pass => t.now_passing.push(format!("{rel}:{}\t{}", sc.ordinal, sc.title)),
+                    Verdict::Fail(why) if o.verbose => println!("  skipped {rel}:{} {}: {why}", sc.ordinal, sc.title),
+                    Verdict::Fail(_) => {}
+                }
             }
             continue;
         }

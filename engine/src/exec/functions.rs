@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use engram_query::{Detail, QueryError};
+use engram_query::{Detail, ErrorType, QueryError};
 
 use super::eval::{arg_error, as_f64, type_error};
 use super::graph::Graph;
@@ -211,6 +211,10 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
                 Some(v) => want_str(name, v)?,
             };
             Val::Str(Arc::from(s.replace(from, to)))
+        }
+        // The TCK names a non-node argument of labels() an invalid value, not an invalid type.
+        ("labels", other) => {
+            return Err(QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentValue, format!("labels() takes a node, got {}", other.kind())))
         }
         _ => return Err(type_error(format!("{name}() cannot take {}", a.kind()))),
     })

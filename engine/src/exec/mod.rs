@@ -205,6 +205,10 @@ impl crate::db::Database {
             let mut all_rows = Vec::new();
             for part in &compiled.plan.parts {
                 let rows = tx.run_part(part)?;
+                if part.columns.is_empty() {
+                    // A query ending in a write returns no rows, however many it wrote.
+                    continue;
+                }
                 for r in rows {
                     all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
                 }

@@ -262,6 +262,7 @@ impl<'s> Tx<'s> {
     fn merge(&mut self, width: usize, m: &MergePlan, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
+            self.no_null_in_merge(width, &m.create, &row)?;
             let found = self.read(width, |r| r.run_ops(&m.matching, vec![row.clone()], false))?;
             if found.is_empty() {
                 let mut row = row;
@@ -280,6 +281,24 @@ impl<'s> Tx<'s> {
             }
         }
         Ok(out)
+    }
+
+    /// MERGE cannot match a null property (nothing equals null) and would create a duplicate on
+    /// every run: refused, as Cypher does.
+    fn no_null_in_merge(&self, width: usize, p: &NewPattern, row: &[Val]) -> Result<(), QueryError> {
+        let maps = p.nodes.iter().filter_map(|n| n.props.as_ref()).chain(p.rels.iter().filter_map(|r| r.props.as_ref()));
+        for e in maps {
+            if let Val::Map(m) = self.eval(width, e, row)? {
+                if let Some((k, _)) = m.iter().find(|(_, v)| v.is_null()) {
+                    return Err(QueryError::runtime(
+                        ErrorType::SemanticError,
+                        Detail::MergeReadOwnWrites,
+                        format!("MERGE cannot match the null property {k}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn element(v: &Val, what: &str) -> Result<Option<Element>, QueryError> {
