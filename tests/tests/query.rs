@@ -472,3 +472,127 @@ proptest! {
         let _ = ws.query(&q, &Params::new());
     }
 }
+
+// ---- writes ----------------------------------------------------------------------------------
+
+fn write(db: &Database, text: &str) -> engram::QueryResult {
+    db.query("default", text, &Params::new()).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// A node or relationship the language writes shows exactly what was written: labels as written
+/// (case kept, several or none), typed properties, a relationship type with its case.
+#[test]
+fn written_elements_show_exactly_what_was_written() {
+    let db = Database::in_memory();
+    let r = write(&db, "CREATE (a:Person:Admin {name: 'Ann', age: 41, tags: ['x', 'y']})-[r:KNOWS {since: 2020}]->(b) RETURN a, r, b");
+    assert_eq!((r.stats.nodes_created, r.stats.relationships_created, r.stats.labels_added, r.stats.properties_set), (2, 1, 2, 4));
+    let QueryValue::Node(a) = &r.rows[0][0] else { panic!("a node: {:?}", r.rows[0][0]) };
+    assert_eq!(a.labels, vec!["Person".to_owned(), "Admin".to_owned()]);
+    assert_eq!(a.properties.keys().collect::<Vec<_>>(), vec!["age", "name", "tags"]);
+    let QueryValue::Relationship(rel) = &r.rows[0][1] else { panic!("a relationship") };
+    assert_eq!(rel.rel_type, "KNOWS");
+    assert_eq!(rel.properties.len(), 1, "confidence and state were not written: {:?}", rel.properties);
+    let QueryValue::Node(b) = &r.rows[0][2] else { panic!("a node") };
+    assert!(b.labels.is_empty() && b.properties.is_empty(), "{b:?}");
+    // Case-sensitive in the language; readable memory fields stay readable but are not listed.
+    assert_eq!(rows(&db, "MATCH (n:person) RETURN n").len(), 0);
+    assert_eq!(rows(&db, "MATCH ()-[r:knows]->() RETURN r").len(), 0);
+    assert_eq!(rows(&db, "MATCH (n:Admin) RETURN n.name, labels(n)"), vec![vec![s("Ann"), QueryValue::List(vec![s("Person"), s("Admin")])]]);
+    assert_eq!(rows(&db, "MATCH ()-[r:KNOWS]->() RETURN r.confidence, r.state, keys(r)")[0][2], QueryValue::List(vec![s("since")]));
+    // A string `name` is the entity's name for search too.
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    assert_eq!(ws.find_by_name("ann").len(), 1);
+    // An integer `id` keeps its type and is matched as written.
+    write(&db, "CREATE ({id: 7}), ({id: 7})");
+    assert_eq!(rows(&db, "MATCH (n {id: 7}) RETURN count(n)"), vec![vec![i(2)]]);
+}
+
+/// SET, REMOVE and labels change what the node shows; an ingested entity keeps its memory
+/// fields and gains what the language writes.
+#[test]
+fn set_remove_and_labels() {
+    let db = db();
+    let r = write(&db, "MATCH (n {id: 'auth'}) SET n.tier = 1, n:Critical, n += {owner: 'ops'} RETURN n.tier, labels(n)");
+    assert_eq!(r.rows, vec![vec![i(1), QueryValue::List(vec![s("service"), s("Critical")])]]);
+    assert_eq!((r.stats.properties_set, r.stats.labels_added), (2, 1));
+    let props = rows(&db, "MATCH (n {id: 'auth'}) RETURN properties(n)");
+    let QueryValue::Map(m) = &props[0][0] else { panic!("a map") };
+    assert_eq!(m.keys().collect::<Vec<_>>(), vec!["id", "name", "owner", "tier"]);
+    write(&db, "MATCH (n {id: 'auth'}) REMOVE n.tier, n:Critical SET n.name = 'Auth2'");
+    assert_eq!(rows(&db, "MATCH (n {id: 'auth'}) RETURN n.tier, labels(n), n.name"), vec![vec![
+        QueryValue::Null,
+        QueryValue::List(vec![s("service")]),
+        s("Auth2")
+    ]]);
+    // A claim's confidence follows a number written in [0, 1].
+    write(&db, "MATCH ({id: 'db'})-[r:DEPENDS_ON]->({id: 'cache'}) SET r.confidence = 0.25");
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let c = ws.claims_with(Some("depends_on"), ClaimState::Proposed).into_iter().find(|c| ws.claim(*c).unwrap().confidence == 0.25);
+    assert!(c.is_some(), "the claim's confidence is 0.25");
+}
+
+/// A write query is one transaction: a failing one leaves nothing, and a node deleted while it
+/// keeps a relationship fails the whole query.
+#[test]
+fn a_failing_write_query_writes_nothing() {
+    let db = db();
+    let before = db.snapshot().counts();
+    let version = db.snapshot().version();
+    let e = db.query("default", "CREATE (x:Temp) WITH x MATCH (n {id: 'auth'}) DELETE n", &Params::new()).unwrap_err();
+    let engram::Error::Query(q) = e else { panic!("a query error: {e}") };
+    assert_eq!((q.kind, q.detail), (ErrorType::ConstraintValidationFailed, Detail::DeleteConnectedNode));
+    let e = db.query("default", "CREATE (x:Temp {v: 1}) WITH x CREATE (y {bad: {nested: 1}})", &Params::new()).unwrap_err();
+    let engram::Error::Query(q) = e else { panic!("a query error: {e}") };
+    assert_eq!(q.detail, Detail::InvalidPropertyType);
+    assert_eq!((db.snapshot().counts(), db.snapshot().version()), (before, version), "nothing was written");
+    // DETACH DELETE takes the relationships with it; ALL VERSIONS still sees the deleted node.
+    let r = write(&db, "MATCH (n {id: 'auth'}) DETACH DELETE n");
+    assert_eq!((r.stats.nodes_deleted, r.stats.relationships_deleted), (1, 3));
+    assert_eq!(rows(&db, "MATCH (n {id: 'auth'}) RETURN n").len(), 0);
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH (n {id: 'auth'}) RETURN n.name"), vec![vec![s("AuthService")]]);
+    // A read-only view refuses a write before anything runs.
+    let snap = db.snapshot();
+    let err = snap.workspace("default").unwrap().query("CREATE ()", &Params::new()).unwrap_err();
+    assert_eq!(err.detail, Detail::Unsupported);
+}
+
+/// MERGE matches what exists or creates it once, rows later in the same query seeing the first
+/// row's creation.
+#[test]
+fn merge_creates_once() {
+    let db = Database::in_memory();
+    let r = write(&db, "UNWIND [1, 1, 2] AS k MERGE (n:K {k: k}) ON CREATE SET n.new = true ON MATCH SET n.seen = true RETURN n.k, n.new, n.seen");
+    assert_eq!(r.stats.nodes_created, 2);
+    assert_eq!(r.rows.len(), 3);
+    assert_eq!(rows(&db, "MATCH (n:K) RETURN n.k, n.seen ORDER BY n.k"), vec![vec![i(1), QueryValue::Bool(true)], vec![i(2), QueryValue::Null]]);
+    write(&db, "MATCH (a:K {k: 1}), (b:K {k: 2}) MERGE (a)-[:NEXT]->(b) MERGE (a)-[:NEXT]->(b)");
+    assert_eq!(rows(&db, "MATCH ()-[r:NEXT]->() RETURN count(r)"), vec![vec![i(1)]]);
+}
+
+/// What a write query wrote survives a reopen, replayed from the WAL and read from a
+/// checkpoint: labels, types and properties as written.
+#[test]
+fn written_elements_survive_reopen_and_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |db: &Database| {
+        let r = rows(db, "MATCH (a:City:Capital)-[r:ROAD {km: 1.5}]->(b) RETURN a.name, labels(a), r.km, type(r), b");
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0][..4], [s("Oslo"), QueryValue::List(vec![s("City"), s("Capital")]), QueryValue::Float(1.5), s("ROAD")]);
+        let QueryValue::Node(b) = &r[0][4] else { panic!("a node") };
+        assert!(b.labels.is_empty() && b.properties.is_empty());
+    };
+    {
+        let db = Database::open(dir.path()).unwrap();
+        write(&db, "CREATE (:City:Capital {name: 'Oslo'})-[:ROAD {km: 1.5}]->()");
+        check(&db);
+    }
+    {
+        let db = Database::open(dir.path()).unwrap();
+        check(&db);
+        db.checkpoint().unwrap();
+    }
+    let db = Database::open(dir.path()).unwrap();
+    check(&db);
+}

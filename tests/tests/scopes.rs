@@ -552,3 +552,28 @@ fn query_limits_name_themselves() {
     let ok = small.query(engram::DEFAULT_WORKSPACE, "UNWIND range(1, 5) AS x RETURN x", &p).unwrap();
     assert_eq!(ok.rows.len(), 5);
 }
+
+/// A query that writes needs write access; for a writer without `see_sensitive`, a sensitive
+/// claim is not matched, counted or deleted by the language's writes, and does not stop a plain
+/// DELETE of its node (it goes out of sight with the node, soft-deleted, as `Database::write`
+/// would hide it).
+#[test]
+fn write_queries_need_write_access_and_never_meet_hidden_claims() {
+    let db = seeded(true);
+    let none = engram::Params::new();
+    let err = db.scope(reader(true)).query("ops", "CREATE (:X)", &none).unwrap_err();
+    assert!(matches!(err, Error::Denied { needed: Access::Write, .. }), "{err}");
+    assert_eq!(db.snapshot().workspace("ops").unwrap().query("MATCH (n:X) RETURN n", &none).unwrap().rows.len(), 0);
+    let writer = db.scope(Arc::new(Principal::named("w").grant("ops", Access::Write, false)));
+    // The hidden claim is not matched by SET.
+    let r = writer.query("ops", "MATCH ({id: 'auth'})-[r]->() SET r.seen = true RETURN count(r)", &none).unwrap();
+    assert_eq!(r.rows[0][0], engram::QueryValue::Int(1), "only the public claim");
+    // DETACH DELETE counts only the claims the writer sees.
+    let r = writer.query("ops", "MATCH (n {id: 'auth'}) DETACH DELETE n", &none).unwrap();
+    assert_eq!((r.stats.nodes_deleted, r.stats.relationships_deleted), (1, 1));
+    let snap = db.snapshot();
+    let all = snap.workspace("ops").unwrap();
+    let hidden = all.claim_id("hidden").unwrap();
+    assert!(!all.claim(hidden).unwrap().deleted, "the sensitive claim itself was not deleted");
+    assert!(all.claim(hidden).unwrap().text.unwrap().contains(CANARY));
+}
