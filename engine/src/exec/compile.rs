@@ -167,9 +167,11 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     let mut items = Vec::new();
                     for item in &r.items {
                         items.push(match item {
-                            RemoveItem::Property { target, key } => {
-                                SetItem::Prop { target: self.expr(target)?, key: Arc::from(key.name.as_str()), value: CExpr::Const(Val::Null) }
-                            }
+                            RemoveItem::Property { target, key } => SetItem::Prop {
+                                target: self.expr(target)?,
+                                key: Arc::from(key.name.as_str()),
+                                value: CExpr::Const(Val::Null),
+                            },
                             RemoveItem::Labels { var, labels } => SetItem::Labels {
                                 target: self.var_expr(var)?,
                                 labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
@@ -235,9 +237,11 @@ impl<'t, 'p> Compiler<'t, 'p> {
             AstSetItem::Properties { var, value, merge } => {
                 SetItem::Props { target: self.var_expr(var)?, value: self.expr(value)?, replace: !merge }
             }
-            AstSetItem::Labels { var, labels } => {
-                SetItem::Labels { target: self.var_expr(var)?, labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), add: true }
-            }
+            AstSetItem::Labels { var, labels } => SetItem::Labels {
+                target: self.var_expr(var)?,
+                labels: labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                add: true,
+            },
         })
     }
 
@@ -248,7 +252,12 @@ impl<'t, 'p> Compiler<'t, 'p> {
         for n in std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)) {
             let (slot, bound) = self.node_slot(n);
             let props = n.props.as_ref().map(|p| self.expr(p)).transpose()?;
-            pattern.nodes.push(NewNode { slot, create: !bound, labels: n.labels.iter().map(|l| Arc::from(l.name.as_str())).collect(), props });
+            pattern.nodes.push(NewNode {
+                slot,
+                create: !bound,
+                labels: n.labels.iter().map(|l| Arc::from(l.name.as_str())).collect(),
+                props,
+            });
             node_slots.push(slot);
         }
         let mut hops = Vec::with_capacity(part.chain.len());

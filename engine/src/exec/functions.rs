@@ -214,7 +214,11 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         }
         // The TCK names a non-node argument of labels() an invalid value, not an invalid type.
         ("labels", other) => {
-            return Err(QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentValue, format!("labels() takes a node, got {}", other.kind())))
+            return Err(QueryError::runtime(
+                ErrorType::TypeError,
+                Detail::InvalidArgumentValue,
+                format!("labels() takes a node, got {}", other.kind()),
+            ))
         }
         _ => return Err(type_error(format!("{name}() cannot take {}", a.kind()))),
     })

@@ -131,8 +131,11 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
     }
 }
 
+/// Parameters bound to query values.
+type Bound = BTreeMap<Arc<str>, value::Val>;
+
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
-fn bind(text: &str, params: &Params) -> Result<(Arc<compile::Compiled>, BTreeMap<Arc<str>, value::Val>), QueryError> {
+fn bind(text: &str, params: &Params) -> Result<(Arc<compile::Compiled>, Bound), QueryError> {
     let (header, body) = engram_query::header::split(text)?;
     let merged;
     let params = if header.is_empty() {
@@ -159,7 +162,11 @@ fn bind(text: &str, params: &Params) -> Result<(Arc<compile::Compiled>, BTreeMap
     }
     for p in &compiled.plan.params {
         if !vals.contains_key(p) {
-            return Err(QueryError::runtime(ErrorType::ParameterMissing, Detail::MissingParameter, format!("parameter ${p} was not given")));
+            return Err(QueryError::runtime(
+                ErrorType::ParameterMissing,
+                Detail::MissingParameter,
+                format!("parameter ${p} was not given"),
+            ));
         }
     }
     Ok((compiled, vals))
@@ -231,7 +238,10 @@ impl crate::db::Database {
             Ok(crate::db::commit::Applied::wrote(record, result))
         };
         let done = self.commit_alone(&mut job)?;
-        done.out.downcast::<QueryResult>().map(|b| *b).map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
+        done.out
+            .downcast::<QueryResult>()
+            .map(|b| *b)
+            .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
     }
 }
 

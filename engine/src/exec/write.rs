@@ -243,7 +243,12 @@ impl<'s> Tx<'s> {
             let (from, to) = (Self::node_in(row, r.from)?, Self::node_in(row, r.to)?);
             let properties = self.props(width, r.props.as_ref(), row)?;
             self.stats.properties_set += properties.len() as u64;
-            let op = CreateRelationship { subject: EntityRef::Id(from), rel_type: r.rel_type.to_string(), object: EntityRef::Id(to), properties };
+            let op = CreateRelationship {
+                subject: EntityRef::Id(from),
+                rel_type: r.rel_type.to_string(),
+                object: EntityRef::Id(to),
+                properties,
+            };
             let created = self.apply(vec![BatchOp::CreateRelationship(op)])?;
             row[r.slot] = Val::Rel(created.claims[0]);
             self.stats.relationships_created += 1;

@@ -11,8 +11,7 @@ use crate::limits::Limits;
 use crate::model::{ClaimState, PredicateDef};
 use crate::normalize::{is_plain_vocabulary_key, name_key, vocabulary_key, vocabulary_key_of};
 use crate::state::{
-    claim_visibility, ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, BARE, DELETED, ERASED, LIVE, SENSITIVE,
-    TIMED,
+    claim_visibility, ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, BARE, DELETED, ERASED, LIVE, SENSITIVE, TIMED,
 };
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
@@ -790,9 +789,9 @@ impl Writer<'_> {
             .ok_or((field, WriteErrorKind::Invalid("the predicate vocabulary is full (65,536 names)")))
     }
 
-    /// Adds a claim; `bare` for the query language's relationships (the predicate is interned as
+    /// Adds a claim; `written` for the query language's relationships (the predicate is interned as
     /// written, case kept, and the claim is marked `BARE`).
-    pub(super) fn add_claim(&mut self, c: &AddClaim, bare: bool) -> OpResult<u32> {
+    pub(super) fn add_claim(&mut self, c: &AddClaim, written: bool) -> OpResult<u32> {
         if let Some(ext) = &c.ext_id {
             check_str("ext_id", ext, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
             if self.st.find_claim_ext(self.ws, ext).is_some() {
@@ -814,7 +813,11 @@ impl Writer<'_> {
             return Err(("valid_until", WriteErrorKind::InvalidInterval));
         }
         let expires_at = c.expires_at.unwrap_or(Timestamp::MAX);
-        let pred = if bare { self.intern_written("predicate", &c.predicate).map(PredicateId)? } else { self.intern_predicate("predicate", &c.predicate)? };
+        let pred = if written {
+            self.intern_written("predicate", &c.predicate).map(PredicateId)?
+        } else {
+            self.intern_predicate("predicate", &c.predicate)?
+        };
         let id = u32::try_from(self.st.claims.len())
             .ok()
             .filter(|&id| id != NONE)
@@ -837,7 +840,7 @@ impl Writer<'_> {
             }
         };
         let timed = valid_from > self.now || valid_until != Timestamp::MAX || expires_at != Timestamp::MAX;
-        let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 } | if bare { BARE } else { 0 };
+        let flags = if timed { TIMED } else { 0 } | if c.sensitive { SENSITIVE } else { 0 } | if written { BARE } else { 0 };
         // Its visibility is pushed with it (`refresh_claim_live` would read back what was just
         // pushed; a new claim is above the CSR, so no base edge goes stale).
         let endpoints = *self.st.entities.flags.get(s as usize) | *self.st.entities.flags.get(o as usize);

@@ -75,7 +75,11 @@ impl Writer<'_> {
         if self.st.entities.find_ext(self.ws, &base).is_none() {
             return base;
         }
-        (1u64..).map(|n| format!("{base}_{n}")).find(|c| self.st.entities.find_ext(self.ws, c).is_none()).unwrap_or(base)
+        // At most one suffix per entity can be taken, so one of these is free.
+        (1..=self.st.entities.len() + 1)
+            .map(|n| format!("{base}_{n}"))
+            .find(|c| self.st.entities.find_ext(self.ws, c).is_none())
+            .unwrap_or(base)
     }
 
     pub(super) fn create_node(&mut self, n: &CreateNode) -> OpResult<()> {
