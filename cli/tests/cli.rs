@@ -691,6 +691,15 @@ fn query_prints_a_table_json_and_typed_errors() {
     assert!(text(&out.stderr).contains("variable `m` not defined at 2:8"), "{}", text(&out.stderr));
     let out = engram(&["query", &db, "RETURN 1", "--param", "s=nope"]);
     assert_eq!(out.status.code(), Some(2));
+
+    // A write query commits; its stats say what it wrote, and the next process reads it back.
+    let out = engram(&["query", &db, "CREATE (:Team {name: 'Platform'})-[:OWNS]->(:Service:Critical) ", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["stats"]["nodes_created"].as_u64(), v["stats"]["relationships_created"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(v["rows"], serde_json::json!([]));
+    let out = engram(&["query", &db, "MATCH (t:Team)-[r:OWNS]->(s) RETURN t.name, type(r), labels(s)", "--json"]);
+    assert!(text(&out.stdout).contains("\"rows\":[[\"Platform\",\"OWNS\",[\"Service\",\"Critical\"]]]"), "{}", text(&out.stdout));
 }
 
 #[test]
