@@ -180,6 +180,12 @@ fn export_import_round_trips_exactly() {
         let mut t = engram::WriteBatch::new("team");
         t.add_claim(engram::AddClaim::new("x", "s", "y").id("k4"));
         db.write(&t).unwrap();
+        // What the query language writes: labels as written, typed properties, a deleted one.
+        let none = engram::Params::new();
+        let q = "CREATE (a:Team:Core {name: 'Platform', size: 4})-[:OWNS {since: 2024, share: 0.5}]->(:Service), (:Gone)";
+        db.query("default", q, &none).unwrap();
+        db.query("default", "MATCH (n {id: 'auth'}) SET n:Critical MATCH (g:Gone) DELETE g", &none).unwrap();
+        db.query("default", "MATCH ({id: 'auth'})-[r]->() SET r.note = 'checked'", &none).unwrap();
     }
     let first = tmp.path().join("first.jsonl");
     assert!(engram(&["export", &a, "--out", &first.display().to_string()]).status.success());
@@ -190,6 +196,8 @@ fn export_import_round_trips_exactly() {
     assert_eq!(second, std::fs::read_to_string(&first).unwrap(), "export → import → export is the identity");
     assert!(second.contains("\"superseded_by\":\"c4\"") && second.contains("\"tier\":1.5") && second.contains("\"kind\":\"evidence\""));
     assert!(second.contains("\"reasoning\":\"the architect said so\""));
+    assert!(second.contains("\"labels\":[\"Team\",\"Core\"]") && second.contains("\"bare\":true"), "{second}");
+    assert!(second.contains("\"labels\":[\"service\",\"Critical\"]") && second.contains("\"note\":\"checked\""), "{second}");
     assert!(second.contains("{\"kind\":\"merge\",\"workspace\":\"team\",\"from\":\"w\",\"into\":\"z\"}"));
     // The imported merges are real ones: undoing them puts the claims back where they were.
     {

@@ -235,7 +235,7 @@ impl<'s> Tx<'s> {
                 }
             }
             self.stats.labels_added += labels.len() as u64;
-            let created = self.apply(vec![BatchOp::CreateNode(CreateNode { labels, properties })])?;
+            let created = self.apply(vec![BatchOp::CreateNode(CreateNode { ext_id: None, labels, properties })])?;
             row[n.slot] = Val::Node(created.entities[0]);
             self.stats.nodes_created += 1;
         }
@@ -244,10 +244,12 @@ impl<'s> Tx<'s> {
             let properties = self.props(width, r.props.as_ref(), row)?;
             self.stats.properties_set += properties.len() as u64;
             let op = CreateRelationship {
+                ext_id: None,
                 subject: EntityRef::Id(from),
                 rel_type: r.rel_type.to_string(),
                 object: EntityRef::Id(to),
                 properties,
+                valid_from: None,
             };
             let created = self.apply(vec![BatchOp::CreateRelationship(op)])?;
             row[r.slot] = Val::Rel(created.claims[0]);

@@ -11,7 +11,10 @@
 //! ```
 //!
 //! Every field shown is required (`null` where empty), except evidence `reasoning`, which
-//! exports from before it existed lack; any other field is an error. Transaction
+//! exports from before it existed lack; any other field is an error. Elements the query language
+//! wrote add optional fields, absent otherwise: an entity's `labels` (all of them, as written,
+//! when it has more than its type) and `"bare": true` (it shows only its properties), a claim's
+//! `properties` (typed, as written) and `"bare": true` (its type keeps its case). Transaction
 //! times are not exported: an import records its own. Lines of a workspace come after its
 //! `workspace` line; within it, predicates, entities, claims, evidence, merges.
 //!
@@ -31,7 +34,9 @@ use crate::read::scope::{ReadContext, Ticker, ROOT_CONTEXT};
 use crate::read::view::{Snapshot, WorkspaceView};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::batch::{AddClaim, AddEvidence, DeclarePredicate, Op, UpsertEntity, WriteBatch};
+use crate::write::batch::{
+    AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, UpsertEntity, WriteBatch,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -61,6 +66,10 @@ pub enum Line {
         aliases: Vec<String>,
         properties: serde_json::Map<String, serde_json::Value>,
         deleted: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        labels: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        bare: bool,
     },
     Claim {
         workspace: String,
@@ -77,6 +86,10 @@ pub enum Line {
         superseded_by: Option<String>,
         sensitive: bool,
         deleted: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        properties: Option<serde_json::Map<String, serde_json::Value>>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        bare: bool,
     },
     Evidence {
         workspace: String,
@@ -97,6 +110,11 @@ pub enum Line {
         from: String,
         into: String,
     },
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // Reason: serde's `skip_serializing_if` passes a reference.
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn to_json(v: &Value) -> serde_json::Value {
@@ -197,6 +215,10 @@ fn export_views<'s>(
         for e in ents {
             ticker.tick(1).map_err(ReadError::Interrupted)?;
             let Some(ent) = ws.entity(EntityId(e)) else { continue };
+            let bare = ws.entity_bare(EntityId(e));
+            let labels = ws.entity_labels(EntityId(e));
+            let labels = (bare || labels.len() > 1)
+                .then(|| labels.into_iter().filter_map(|t| ws.type_name(t)).map(|n| n.to_string()).collect::<Vec<_>>());
             out.push(line(Line::Entity {
                 workspace: w.name.to_string(),
                 id: ent.ext_id.to_string(),
@@ -205,6 +227,8 @@ fn export_views<'s>(
                 aliases: ent.aliases.iter().map(ToString::to_string).collect(),
                 properties: ent.properties.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect(),
                 deleted: ent.deleted,
+                labels,
+                bare,
             }));
         }
         let claims = st.bitmaps.claims_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
@@ -228,6 +252,12 @@ fn export_views<'s>(
                 superseded_by: claim.superseded_by.and_then(|s| ws.claim(s)).map(|s| s.ext_id.to_string()),
                 sensitive: claim.sensitive,
                 deleted: claim.deleted,
+                properties: {
+                    let props: serde_json::Map<String, serde_json::Value> =
+                        ws.claim_properties(ClaimId(*c)).map(|(k, v)| (k.to_string(), to_json(v))).collect();
+                    (!props.is_empty()).then_some(props)
+                },
+                bare: ws.claim_bare(ClaimId(*c)),
             }));
             evidence.extend(ws.evidence_of(ClaimId(*c)).unwrap_or_default().into_iter().map(|v| (v.id, claim.ext_id.to_string(), v)));
         }
@@ -355,15 +385,25 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                     Op::DeclarePredicate(DeclarePredicate { name, cardinality, inverse, transitive, half_life_days }),
                 );
             }
-            Line::Entity { workspace, id, entity_type, name, aliases, properties, deleted } => {
+            Line::Entity { workspace, id, entity_type, name, aliases, properties, deleted, labels, bare } => {
                 ws_of(&mut plan, &workspace)?;
                 let properties: Properties = properties.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect();
-                plan.push(
-                    &workspace,
-                    Phase::Main,
-                    n,
-                    Op::UpsertEntity(UpsertEntity { ext_id: id.clone(), entity_type, name, aliases, properties }),
-                );
+                if bare {
+                    // Written by the query language: its labels and properties as written.
+                    let labels = labels.unwrap_or_default();
+                    plan.push(&workspace, Phase::Main, n, Op::CreateNode(CreateNode { ext_id: Some(id.clone()), labels, properties }));
+                } else {
+                    plan.push(
+                        &workspace,
+                        Phase::Main,
+                        n,
+                        Op::UpsertEntity(UpsertEntity { ext_id: id.clone(), entity_type, name, aliases, properties }),
+                    );
+                    if let Some(labels) = labels.filter(|l| l.len() > 1) {
+                        let add = labels[1..].to_vec();
+                        plan.push(&workspace, Phase::Main, n, Op::SetLabels { entity: id.clone().into(), add, remove: Vec::new() });
+                    }
+                }
                 if deleted {
                     plan.push(&workspace, Phase::After, n, Op::DeleteEntity { entity: id.into() });
                 }
@@ -383,6 +423,8 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 superseded_by,
                 sensitive,
                 deleted,
+                properties,
+                bare,
             } => {
                 ws_of(&mut plan, &workspace)?;
                 let state =
@@ -397,7 +439,32 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 claim.valid_until = valid_until.map(|t| parse_time(file, n, "valid_until", &t)).transpose()?;
                 claim.expires_at = expires_at.map(|t| parse_time(file, n, "expires_at", &t)).transpose()?;
                 claim.sensitive = sensitive;
-                plan.push(&workspace, Phase::Main, n, Op::AddClaim(claim));
+                let properties: Option<Properties> =
+                    properties.map(|p| p.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect());
+                if bare {
+                    // Written by the query language: its type and properties as written.
+                    let rel = CreateRelationship {
+                        valid_from: claim.valid_from,
+                        ext_id: Some(id.clone()),
+                        subject: subject.as_str().into(),
+                        rel_type: predicate,
+                        object: object.as_str().into(),
+                        properties: properties.unwrap_or_default(),
+                    };
+                    plan.push(&workspace, Phase::Main, n, Op::CreateRelationship(rel));
+                    if state == ClaimState::Accepted {
+                        plan.push(&workspace, Phase::After, n, Op::AcceptClaim { claim: id.clone().into() });
+                    }
+                    if state == ClaimState::Deprecated && !superseded {
+                        plan.push(&workspace, Phase::After, n, Op::Deprecate { claim: id.clone().into(), superseded_by: None });
+                    }
+                } else {
+                    plan.push(&workspace, Phase::Main, n, Op::AddClaim(claim));
+                    if let Some(properties) = properties {
+                        let target = Element::Claim(id.clone().into());
+                        plan.push(&workspace, Phase::Main, n, Op::SetProperties { target, properties, replace: false });
+                    }
+                }
                 if superseded {
                     plan.push(
                         &workspace,

@@ -378,6 +378,8 @@ pub enum Op {
 /// A node of the query language (`Op::CreateNode`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateNode {
+    /// External id; `None` names it `_n<id>` (an import gives the exported one).
+    pub ext_id: Option<String>,
     /// Labels, as written.
     pub labels: Vec<String>,
     /// Typed properties (`Null` values are dropped).
@@ -387,6 +389,8 @@ pub struct CreateNode {
 /// A relationship of the query language (`Op::CreateRelationship`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreateRelationship {
+    /// External id; `None` names it `c<id>` (an import gives the exported one).
+    pub ext_id: Option<String>,
     /// Start node.
     pub subject: EntityRef,
     /// Relationship type, as written.
@@ -395,6 +399,8 @@ pub struct CreateRelationship {
     pub object: EntityRef,
     /// Typed properties (`Null` values are dropped).
     pub properties: Properties,
+    /// Valid from; `None` = the commit time (an import gives the exported one).
+    pub valid_from: Option<Timestamp>,
 }
 
 /// An entity or a claim.

@@ -95,7 +95,16 @@ impl Writer<'_> {
             Some(t) => *t,
             None => self.no_type()?,
         };
-        let ext = self.generated_entity_id(self.st.entities.len());
+        let ext = match &n.ext_id {
+            Some(ext) => {
+                check_name("ext_id", ext, self.limits.ext_id_bytes_max)?;
+                if self.st.entities.find_ext(self.ws, ext).is_some() {
+                    return Err(("ext_id", WriteErrorKind::DuplicateId(ext.clone())));
+                }
+                ext.clone()
+            }
+            None => self.generated_entity_id(self.st.entities.len()),
+        };
         let e = self.push_entity(&ext, ty, BARE, name_of(&n.properties), &n.properties)?;
         if labels.len() > 1 {
             self.st.entities.labels.insert(e, Arc::from(&labels[1..]));
@@ -107,14 +116,14 @@ impl Writer<'_> {
     pub(super) fn create_relationship(&mut self, r: &CreateRelationship) -> OpResult<()> {
         self.check_properties(&r.properties)?;
         let claim = AddClaim {
-            ext_id: None,
+            ext_id: r.ext_id.clone(),
             subject: r.subject.clone(),
             predicate: r.rel_type.clone(),
             object: r.object.clone(),
             text: text_of(&r.properties).map(str::to_owned),
             confidence: confidence_of(&r.properties).unwrap_or(1.0),
             state: ClaimState::Proposed,
-            valid_from: None,
+            valid_from: r.valid_from,
             valid_until: None,
             expires_at: None,
             sensitive: false,
