@@ -664,3 +664,24 @@ proptest! {
         prop_assert_eq!(&everything(&db), &live, "after a checkpoint");
     }
 }
+
+/// An ingest document may carry labels beside the type and typed claim properties; the language
+/// shows them (documents without them ingest as before).
+#[test]
+fn ingest_documents_carry_labels_and_claim_properties() {
+    let db = Database::in_memory();
+    let doc = r#"{"workspace": "default", "entities": [
+        {"name": "Auth", "type": "service", "labels": ["Critical"]},
+        {"name": "Kafka", "type": "service"}],
+      "claims": [{"subject": "Auth", "predicate": "uses", "object": "Kafka", "confidence": 0.8,
+                  "properties": {"port": 9092, "tls": true}}]}"#;
+    db.ingest(doc, &engram::ingest::IngestOptions::default()).unwrap();
+    assert_eq!(
+        rows(&db, "MATCH (n:Critical) RETURN n.name, labels(n)"),
+        vec![vec![s("Auth"), QueryValue::List(vec![s("service"), s("Critical")])]]
+    );
+    assert_eq!(
+        rows(&db, "MATCH ()-[r:uses]->() RETURN r.port, r.tls, r.confidence"),
+        vec![vec![i(9092), QueryValue::Bool(true), QueryValue::Float(0.8)]]
+    );
+}

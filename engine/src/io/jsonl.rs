@@ -34,9 +34,7 @@ use crate::read::scope::{ReadContext, Ticker, ROOT_CONTEXT};
 use crate::read::view::{Snapshot, WorkspaceView};
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::batch::{
-    AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, UpsertEntity, WriteBatch,
-};
+use crate::write::batch::{AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, UpsertEntity, WriteBatch};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -108,6 +108,9 @@ pub struct EntityIn {
     pub id: Option<String>,
     /// Name embedding (for resolution by similarity, and stored for a new entity).
     pub vector: Option<Vec<f32>>,
+    /// More labels beside the type, as written (case kept), as the query language shows them.
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 /// A claim.
@@ -136,6 +139,9 @@ pub struct ClaimIn {
     pub vector: Option<Vec<f32>>,
     /// The client's verdict about an existing claim: `{"corroborates" | "contradicts" | "refines": claim id}`.
     pub relation: Option<Relation>,
+    /// Typed properties of a new claim (JSON values), shown by the query language.
+    #[serde(default)]
+    pub properties: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A verdict about an existing claim (the seed uses an LLM classifier; engram applies it).

@@ -13,7 +13,9 @@ use crate::read::neighbors::NeighborQuery;
 use crate::read::view::WorkspaceView;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::batch::{AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch};
+use crate::write::batch::{
+    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, Element, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -115,6 +117,9 @@ pub(crate) fn plan(
                     }
                 }
             }
+        }
+        if !e.labels.is_empty() {
+            b.push(Op::SetLabels { entity: reference.clone(), add: e.labels.clone(), remove: Vec::new() });
         }
         report.entities.push(Resolution { name: e.name.clone(), entity: ext_of(view, &reference), how });
         names.insert(key.clone(), (reference.clone(), existing));
@@ -221,6 +226,11 @@ pub(crate) fn plan(
         add.expires_at = c.expires_at.as_deref().and_then(|t| Timestamp::parse(t).ok());
         add.text.clone_from(&c.text);
         b.add_claim(add);
+        if !c.properties.is_empty() {
+            let properties: Properties =
+                c.properties.iter().map(|(k, v)| (Arc::from(k.as_str()), json_value(v).unwrap_or(Value::Null))).collect();
+            b.push(Op::SetProperties { target: Element::Claim(ClaimRef::Ext(ext.clone())), properties, replace: false });
+        }
         b.push(evidence(ClaimRef::Ext(ext.clone())));
         if let Some(v) = &c.vector {
             b.set_claim_vector(ext.as_str(), v.clone());
