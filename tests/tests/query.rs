@@ -629,9 +629,31 @@ fn write_query_strategy() -> impl Strategy<Value = String> {
     ]
 }
 
-/// Everything the language sees, in a canonical order, deleted elements included.
+/// Everything the language sees, in a canonical order, deleted elements included, and the
+/// workspace's vocabularies in id order.
 fn everything(db: &Database) -> Vec<Vec<QueryValue>> {
-    rows(db, "ALL VERSIONS MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m ORDER BY id(n), id(r)")
+    let mut all = rows(db, "ALL VERSIONS MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m ORDER BY id(n), id(r)");
+    for call in ["CALL db.labels()", "CALL db.relationshipTypes()", "CALL db.propertyKeys()"] {
+        all.push(rows(db, call).into_iter().flatten().collect());
+    }
+    all
+}
+
+/// `db.labels()`, `db.relationshipTypes()` and `db.propertyKeys()` number their rows by first
+/// use, and only append: a name whose last use is gone keeps its row.
+#[test]
+fn vocabularies_are_dense_and_append_only() {
+    let db = Database::in_memory();
+    write(&db, "CREATE (:B {x: 1})-[:R]->(:A:C {y: 2})");
+    write(&db, "CREATE (:A)-[:Q {z: 3}]->(:D)");
+    let col = |call: &str| rows(&db, call).into_iter().flatten().collect::<Vec<_>>();
+    let labels = col("CALL db.labels()");
+    assert_eq!(labels, vec![s("B"), s("A"), s("C"), s("D")]);
+    assert_eq!(col("CALL db.relationshipTypes()"), vec![s("R"), s("Q")]);
+    assert_eq!(col("CALL db.propertyKeys()"), vec![s("x"), s("y"), s("z")]);
+    write(&db, "MATCH (n:B) DETACH DELETE n");
+    write(&db, "CREATE (:E)");
+    assert_eq!(col("CALL db.labels()"), vec![s("B"), s("A"), s("C"), s("D"), s("E")]);
 }
 
 proptest! {

@@ -381,6 +381,7 @@ impl Database {
                 hide_sensitive: false,
                 hidden_keys: None,
                 cx: &crate::read::scope::ROOT_CONTEXT,
+                sees_sensitive: true,
             };
             let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
                 return Ok(Applied::nothing(crate::write::ingest::IngestReport { duplicate: true, ..Default::default() }));

@@ -90,6 +90,7 @@ impl Scope {
             view.hidden_keys = st.settings.sensitive_properties(name);
         }
         view.cx = &self.cx;
+        view.sees_sensitive = grant.see_sensitive;
         Ok(view)
     }
 

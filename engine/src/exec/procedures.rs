@@ -78,23 +78,15 @@ pub(crate) fn call(
 ) -> Result<Vec<Vec<Val>>, QueryError> {
     let view = g.view;
     match name {
-        "db.labels" => {
-            let cat = view.catalog();
-            let mut types = cat.types;
-            types.sort_by_key(|t| t.id.0);
-            Ok(types.into_iter().map(|t| vec![Val::Str(t.name)]).collect())
-        }
-        "db.relationshipTypes" => {
-            let cat = view.catalog();
-            let mut preds = cat.predicates;
-            preds.sort_by_key(|p| p.id.0);
-            Ok(preds.into_iter().map(|p| vec![Val::Str(p.name)]).collect())
-        }
-        "db.propertyKeys" => {
-            let cat = view.catalog();
-            let mut keys: Vec<Arc<str>> = ["id", "name"].into_iter().map(Arc::from).collect();
-            keys.extend(cat.property_keys.into_keys().filter(|k| !matches!(&**k, "id" | "name")));
-            Ok(keys.into_iter().map(|k| vec![Val::Str(k)]).collect())
+        "db.labels" | "db.relationshipTypes" | "db.propertyKeys" => {
+            // Row i is id i: the workspace's names in first-use order, append-only.
+            let [labels, types, keys] = view.vocabulary();
+            let names = match name {
+                "db.labels" => labels,
+                "db.relationshipTypes" => types,
+                _ => keys,
+            };
+            Ok(names.into_iter().map(|n| vec![Val::Str(n)]).collect())
         }
         "engram.neighbors" => {
             let Some(node) = node_arg(g, name, &args[0])? else { return Ok(Vec::new()) };

@@ -116,7 +116,15 @@ impl<'s> Tx<'s> {
     pub fn view(&self) -> WorkspaceView<'_> {
         let st: &State = self.st;
         let hidden_keys = if self.see_sensitive { None } else { st.settings.sensitive_properties(&self.workspace) };
-        WorkspaceView { st, ws: self.ws, now: self.now, hide_sensitive: !self.see_sensitive, hidden_keys, cx: self.cx }
+        WorkspaceView {
+            st,
+            ws: self.ws,
+            now: self.now,
+            hide_sensitive: !self.see_sensitive,
+            hidden_keys,
+            cx: self.cx,
+            sees_sensitive: self.see_sensitive,
+        }
     }
 
     /// Runs `f` with a runner over the state as it stands.

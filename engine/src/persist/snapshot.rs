@@ -109,6 +109,19 @@ pub struct AddedV3 {
     e_labels: Vec<(u32, Vec<u16>)>,
     /// A claim's typed properties: (claim, postcard-encoded `Properties`).
     c_props: Vec<(u32, Vec<u8>)>,
+    /// Each workspace's vocabulary in first-use order.
+    vocab: Vec<VocabRowV3>,
+}
+
+/// One workspace's vocabulary (format 3), as `state::Vocabulary`.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct VocabRowV3 {
+    ws: u32,
+    labels: Vec<u16>,
+    types: Vec<u16>,
+    keys: Vec<String>,
+    public_types: Vec<u16>,
+    public_keys: Vec<String>,
 }
 
 /// The archived state, format 3: format 2 and what format 3 added.
@@ -358,7 +371,22 @@ pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
     let mut c_props: Vec<(u32, Vec<u8>)> =
         st.claims.props.iter().map(|(k, p)| (*k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
     c_props.sort_unstable_by_key(|r| r.0);
-    SnapshotV3 { v2: SnapshotV2 { base, added }, added: AddedV3 { e_labels, c_props } }
+    let strings = |keys: &[Arc<str>]| keys.iter().map(ToString::to_string).collect();
+    let mut vocab: Vec<VocabRowV3> = st
+        .catalog
+        .vocab
+        .iter()
+        .map(|(w, v)| VocabRowV3 {
+            ws: w.0,
+            labels: v.labels.iter().map(|t| t.0).collect(),
+            types: v.types.iter().map(|p| p.0).collect(),
+            keys: strings(&v.keys),
+            public_types: v.public_types.iter().map(|p| p.0).collect(),
+            public_keys: strings(&v.public_keys),
+        })
+        .collect();
+    vocab.sort_unstable_by_key(|r| r.ws);
+    SnapshotV3 { v2: SnapshotV2 { base, added }, added: AddedV3 { e_labels, c_props, vocab } }
 }
 
 /// The archive body's length in bytes, found by serializing into a sink that only counts.
@@ -394,11 +422,15 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
     let invalid = |_| DecodeError("the snapshot archive does not validate");
     if format == 1 {
         let a = rkyv::access::<ArchivedSnapshotV1, rkyv::rancor::Error>(body).map_err(invalid)?;
-        return decode_columns(a, None);
+        let (mut st, wal_from) = decode_columns(a, None)?;
+        derive_vocabularies(&mut st);
+        return Ok((st, wal_from));
     }
     if format == 2 {
         let a = rkyv::access::<ArchivedSnapshotV2, rkyv::rancor::Error>(body).map_err(invalid)?;
-        return decode_columns(&a.base, Some(&a.added));
+        let (mut st, wal_from) = decode_columns(&a.base, Some(&a.added))?;
+        derive_vocabularies(&mut st);
+        return Ok((st, wal_from));
     }
     let a = rkyv::access::<ArchivedSnapshotV3, rkyv::rancor::Error>(body).map_err(invalid)?;
     let (mut st, wal_from) = decode_columns(&a.v2.base, Some(&a.v2.added))?;
@@ -406,7 +438,15 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
     Ok((st, wal_from))
 }
 
-/// Format 3's labels and claim properties, checked against the tables.
+/// The vocabularies a snapshot before format 3 did not keep, from the rows in id order.
+fn derive_vocabularies(st: &mut State) {
+    let live: Vec<WorkspaceId> = st.catalog.workspaces.iter().flatten().map(|w| w.id).collect();
+    for ws in live {
+        st.derive_vocab(ws);
+    }
+}
+
+/// Format 3's labels, claim properties and vocabularies, checked against the tables.
 fn decode_elements(st: &mut State, a: &ArchivedAddedV3) -> Result<(), DecodeError> {
     let types = st.catalog.types.len();
     for row in a.e_labels.iter() {
@@ -424,6 +464,22 @@ fn decode_elements(st: &mut State, a: &ArchivedAddedV3) -> Result<(), DecodeErro
         }
         let props = postcard::from_bytes(&row.1).map_err(|_| DecodeError("claim properties do not decode"))?;
         st.claims.props.insert(c, Arc::new(props));
+    }
+    let (types, preds) = (st.catalog.types.len(), st.catalog.predicates.len());
+    for row in a.vocab.iter() {
+        let preds_ok = |ps: &rkyv::vec::ArchivedVec<rkyv::rend::u16_le>| ps.iter().all(|p| usize::from(p.to_native()) < preds);
+        if row.labels.iter().any(|t| usize::from(t.to_native()) >= types) || !preds_ok(&row.types) || !preds_ok(&row.public_types) {
+            return Err(DecodeError("a vocabulary names a missing type or predicate"));
+        }
+        let keys = |ks: &rkyv::vec::ArchivedVec<rkyv::string::ArchivedString>| ks.iter().map(|k| Arc::from(k.as_str())).collect();
+        let vocab = crate::state::Vocabulary {
+            labels: row.labels.iter().map(|t| TypeId(t.to_native())).collect(),
+            types: row.types.iter().map(|p| PredicateId(p.to_native())).collect(),
+            keys: keys(&row.keys),
+            public_types: row.public_types.iter().map(|p| PredicateId(p.to_native())).collect(),
+            public_keys: keys(&row.public_keys),
+        };
+        st.catalog.vocab.insert(WorkspaceId(row.ws.to_native()), Arc::new(vocab));
     }
     Ok(())
 }

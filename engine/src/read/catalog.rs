@@ -88,6 +88,21 @@ impl WorkspaceView<'_> {
         exact.into_iter().chain(folded.filter(|f| Some(*f) != exact)).collect()
     }
 
+    /// This workspace's labels, relationship types and property keys in first-use order: row `i`
+    /// of each is id `i`, and later writes only append. For a principal without `see_sensitive`,
+    /// a name only sensitive claims use does not exist and a key the workspace marks sensitive is
+    /// left out: the ids are that principal's, dense and append-only for it too.
+    pub fn vocabulary(&self) -> [Vec<Arc<str>>; 3] {
+        let Some(v) = self.st.catalog.vocab.get(&self.ws) else { return Default::default() };
+        let cat = &self.st.catalog;
+        let (types, keys) = if self.sees_sensitive { (&v.types, &v.keys) } else { (&v.public_types, &v.public_keys) };
+        [
+            v.labels.iter().map(|t| cat.types.name(t.0).clone()).collect(),
+            types.iter().map(|p| cat.predicates.name(p.0).clone()).collect(),
+            keys.iter().filter(|k| !self.hidden_key(k)).cloned().collect(),
+        ]
+    }
+
     /// The name of type `t` as interned (lowercase).
     pub fn type_name(&self, t: TypeId) -> Option<Arc<str>> {
         (usize::from(t.0) < self.st.catalog.types.len()).then(|| self.st.catalog.types.name(t.0).clone())

@@ -48,7 +48,15 @@ impl Snapshot {
     /// A view of workspace `name`.
     pub fn workspace(&self, name: &str) -> Result<WorkspaceView<'_>, ReadError> {
         let ws = self.state.catalog.workspace(name).ok_or_else(|| ReadError::UnknownWorkspace(name.to_owned()))?;
-        Ok(WorkspaceView { st: &self.state, ws, now: self.now, hide_sensitive: false, hidden_keys: None, cx: &ROOT_CONTEXT })
+        Ok(WorkspaceView {
+            st: &self.state,
+            ws,
+            now: self.now,
+            hide_sensitive: false,
+            hidden_keys: None,
+            cx: &ROOT_CONTEXT,
+            sees_sensitive: true,
+        })
     }
 
     /// Entities, claims and evidence rows held (all workspaces, deleted included).
@@ -81,6 +89,10 @@ pub struct WorkspaceView<'a> {
     pub(crate) hidden_keys: Option<&'a str>,
     /// Read limits and interruption (`ROOT_CONTEXT` for unscoped views).
     pub(crate) cx: &'a ReadContext,
+    /// The principal sees sensitive content (`hide_sensitive` is false also for a principal that
+    /// does not, where the workspace has none now; names the principal may never meet depend on
+    /// this, not on the data).
+    pub(crate) sees_sensitive: bool,
 }
 
 impl<'a> WorkspaceView<'a> {

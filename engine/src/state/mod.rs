@@ -73,6 +73,21 @@ impl Interner {
     }
 }
 
+/// A workspace's names in first-use order, append-only: the ids by which the language's
+/// `db.labels()`, `db.relationshipTypes()` and `db.propertyKeys()` number their rows (and so the
+/// ids a client may cache).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Vocabulary {
+    pub labels: Vec<TypeId>,
+    pub types: Vec<PredicateId>,
+    pub keys: Vec<Arc<str>>,
+    /// The types and keys noted by something other than a sensitive claim: what a principal
+    /// without `see_sensitive` is numbered by (a name only a sensitive claim uses does not exist
+    /// for it, not even as a row).
+    pub public_types: Vec<PredicateId>,
+    pub public_keys: Vec<Arc<str>>,
+}
+
 /// Workspaces and vocabularies.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
@@ -82,9 +97,52 @@ pub struct Catalog {
     pub predicates: Interner,
     pub types: Interner,
     pub predicate_defs: crate::pmap::PMap<(WorkspaceId, PredicateId), PredicateDef>,
+    /// Each workspace's names in first-use order.
+    pub vocab: crate::pmap::PMap<WorkspaceId, Arc<Vocabulary>>,
 }
 
 impl Catalog {
+    /// Notes label `t` (not the empty type) as used in `ws`.
+    pub fn note_label(&mut self, ws: WorkspaceId, t: TypeId) {
+        if self.types.name(t.0).is_empty() || self.vocab.get(&ws).is_some_and(|v| v.labels.contains(&t)) {
+            return;
+        }
+        Arc::make_mut(self.vocab.entry(ws).or_default()).labels.push(t);
+    }
+
+    /// Notes relationship type `p` as used in `ws` (by a sensitive claim or not).
+    pub fn note_type(&mut self, ws: WorkspaceId, p: PredicateId, sensitive: bool) {
+        let known = self.vocab.get(&ws).map_or((false, false), |v| (v.types.contains(&p), v.public_types.contains(&p)));
+        if known.0 && (known.1 || sensitive) {
+            return;
+        }
+        let v = Arc::make_mut(self.vocab.entry(ws).or_default());
+        if !known.0 {
+            v.types.push(p);
+        }
+        if !known.1 && !sensitive {
+            v.public_types.push(p);
+        }
+    }
+
+    /// Notes property keys as used in `ws` (by a sensitive claim or not).
+    pub fn note_keys<'k>(&mut self, ws: WorkspaceId, keys: impl IntoIterator<Item = &'k str>, sensitive: bool) {
+        for k in keys {
+            let known =
+                self.vocab.get(&ws).map_or((false, false), |v| (v.keys.iter().any(|x| &**x == k), v.public_keys.iter().any(|x| &**x == k)));
+            if known.0 && (known.1 || sensitive) {
+                continue;
+            }
+            let v = Arc::make_mut(self.vocab.entry(ws).or_default());
+            if !known.0 {
+                v.keys.push(Arc::from(k));
+            }
+            if !known.1 && !sensitive {
+                v.public_keys.push(Arc::from(k));
+            }
+        }
+    }
+
     /// The live workspace named `name`.
     pub fn workspace(&self, name: &str) -> Option<WorkspaceId> {
         self.workspace_by_name.get(name).copied()
@@ -518,6 +576,49 @@ impl State {
     /// The live workspace named `name`.
     pub fn workspace_id(&self, name: &str) -> Option<WorkspaceId> {
         self.catalog.workspace(name)
+    }
+
+    /// Rebuilds workspace `ws`'s vocabulary from its rows in id order: for a bulk load (into an
+    /// empty workspace, where row order is first use) and for snapshots older than format 3.
+    pub fn derive_vocab(&mut self, ws: WorkspaceId) {
+        self.catalog.vocab.remove(&ws);
+        for e in 0..self.entities.len() as u32 {
+            let i = e as usize;
+            if *self.entities.ws.get(i) != ws || *self.entities.flags.get(i) & ERASED != 0 {
+                continue;
+            }
+            let bare = *self.entities.flags.get(i) & BARE != 0;
+            self.catalog.note_label(ws, *self.entities.ty.get(i));
+            let extra: Vec<TypeId> = self.entities.labels.get(&e).map(|l| l.to_vec()).unwrap_or_default();
+            for t in extra {
+                self.catalog.note_label(ws, t);
+            }
+            // In the order a write notes them: id and name, the properties, then aliases.
+            if !bare {
+                self.catalog.note_keys(ws, ["id", "name"], false);
+            }
+            if let Some(p) = self.entities.props.get(&e).cloned() {
+                self.catalog.note_keys(ws, p.keys().map(AsRef::as_ref), false);
+            }
+            if !bare && !self.entities.aliases.get(i).is_empty() {
+                self.catalog.note_keys(ws, ["aliases"], false);
+            }
+        }
+        for c in 0..self.claims.len() as u32 {
+            let i = c as usize;
+            if self.claim_ws(c) != ws || *self.claims.flags.get(i) & ERASED != 0 {
+                continue;
+            }
+            let sensitive = *self.claims.flags.get(i) & SENSITIVE != 0;
+            self.catalog.note_type(ws, PredicateId(*self.claims.pred.get(i)), sensitive);
+            if *self.claims.flags.get(i) & BARE == 0 {
+                let text = !self.claims.text.get(i).is_empty();
+                self.catalog.note_keys(ws, ["text"].into_iter().filter(|_| text).chain(["confidence", "state"]), sensitive);
+            }
+            if let Some(p) = self.claims.props.get(&c).cloned() {
+                self.catalog.note_keys(ws, p.keys().map(AsRef::as_ref), sensitive);
+            }
+        }
     }
 
     /// Whether entity `e` is soft-deleted.

@@ -531,6 +531,14 @@ impl Writer<'_> {
             ents.props.insert(e, Arc::new(props));
         }
         ents.by_ext.insert(key_hash(self.ws, ext_id), e);
+        let cat = &mut self.st.catalog;
+        cat.note_label(self.ws, ty);
+        if flags & BARE == 0 {
+            cat.note_keys(self.ws, ["id", "name"], false);
+        }
+        if let Some(p) = self.st.entities.props.get(&e) {
+            self.st.catalog.note_keys(self.ws, p.keys().map(AsRef::as_ref), false);
+        }
         if !name.is_empty() {
             self.index_name(e, &name_key(name));
         }
@@ -549,6 +557,7 @@ impl Writer<'_> {
             return;
         }
         self.st.entities.ty.set(e as usize, ty);
+        self.st.catalog.note_label(self.ws, ty);
         if !self.st.entity_bitmaps_deferred(e) {
             if let Some(set) = self.st.bitmaps.entities_by_type.get_mut(&old_ty) {
                 set.remove(e);
@@ -563,6 +572,9 @@ impl Writer<'_> {
 
     fn set_aliases(&mut self, e: u32, aliases: &[&str]) {
         self.names_changed.push(e);
+        if !aliases.is_empty() {
+            self.st.catalog.note_keys(self.ws, ["aliases"], false);
+        }
         let joined = aliases.join(&ALIAS_SEP.to_string());
         self.st.entities.aliases.set(e as usize, &joined);
         self.st.entities.updated_at.insert(e, self.now);
@@ -628,6 +640,7 @@ impl Writer<'_> {
                 merged.insert(k.clone(), v.clone());
             }
         }
+        self.st.catalog.note_keys(self.ws, merged.keys().map(AsRef::as_ref), false);
         if merged.is_empty() {
             self.st.entities.props.remove(&e);
         } else {
@@ -872,6 +885,11 @@ impl Writer<'_> {
         if !by_position {
             // `c<id>` is found by position (`State::find_claim_ext`), not through the index.
             cl.by_ext.insert(key_hash(self.ws, ext), id);
+        }
+        let cat = &mut self.st.catalog;
+        cat.note_type(self.ws, pred, c.sensitive);
+        if !written {
+            cat.note_keys(self.ws, ["text"].into_iter().filter(|_| c.text.is_some()).chain(["confidence", "state"]), c.sensitive);
         }
         if self.link_graph {
             self.st.graph.add_claim(id, s, pred.0, o);

@@ -788,6 +788,7 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
     // It covers the claims a replay had left unlinked, too.
     st.unlinked_from = None;
     st.rebase_text();
+    st.derive_vocab(ws);
     Ok((n, m))
 }
 

@@ -12,7 +12,7 @@ use crate::error::WriteErrorKind;
 use crate::ids::{ClaimId, EntityId, TypeId};
 use crate::model::ClaimState;
 use crate::normalize::name_key;
-use crate::state::BARE;
+use crate::state::{BARE, SENSITIVE};
 use crate::value::{Properties, Value};
 use crate::write::apply::{check_name, OpResult, Writer};
 use crate::write::batch::{AddClaim, CreateNode, CreateRelationship, Element, EntityRef};
@@ -107,6 +107,9 @@ impl Writer<'_> {
         };
         let e = self.push_entity(&ext, ty, BARE, name_of(&n.properties), &n.properties)?;
         if labels.len() > 1 {
+            for t in &labels[1..] {
+                self.st.catalog.note_label(self.ws, *t);
+            }
             self.st.entities.labels.insert(e, Arc::from(&labels[1..]));
         }
         self.created.entities.push(EntityId(e));
@@ -130,6 +133,7 @@ impl Writer<'_> {
         };
         let c = self.add_claim(&claim, true)?;
         let props = updated(None, &r.properties, true);
+        self.st.catalog.note_keys(self.ws, props.keys().map(AsRef::as_ref), false);
         if !props.is_empty() {
             self.st.claims.props.insert(c, Arc::new(props));
         }
@@ -139,6 +143,12 @@ impl Writer<'_> {
 
     pub(super) fn set_properties(&mut self, target: &Element, changes: &Properties, replace: bool) -> OpResult<()> {
         self.check_properties(changes)?;
+        let sensitive = match target {
+            Element::Claim(r) => *self.st.claims.flags.get(self.claim(r, "claim")? as usize) & SENSITIVE != 0,
+            Element::Entity(_) => false,
+        };
+        let written = changes.iter().filter(|(_, v)| **v != Value::Null).map(|(k, _)| k.as_ref());
+        self.st.catalog.note_keys(self.ws, written, sensitive);
         match target {
             Element::Entity(r) => {
                 let e = self.entity(r)?;
@@ -218,6 +228,9 @@ impl Writer<'_> {
             None => self.no_type()?,
         };
         self.set_type(e, first);
+        for t in &labels {
+            self.st.catalog.note_label(self.ws, *t);
+        }
         if labels.len() > 1 {
             self.st.entities.labels.insert(e, Arc::from(&labels[1..]));
         } else {
