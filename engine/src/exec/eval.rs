@@ -229,6 +229,7 @@ impl Env<'_, '_, '_> {
 
     /// `v.key`.
     pub fn property(&self, v: &Val, key: &str) -> Result<Val, QueryError> {
+        self.graph.check_not_deleted(v)?;
         Ok(match v {
             Val::Null => Val::Null,
             Val::Node(n) => self.graph.node_prop(*n, key),
@@ -240,6 +241,7 @@ impl Env<'_, '_, '_> {
 
     /// Every property of a node, relationship or map.
     pub fn properties(&self, v: &Val) -> Result<BTreeMap<Arc<str>, Val>, QueryError> {
+        self.graph.check_not_deleted(v)?;
         Ok(match v {
             Val::Node(n) => self.graph.node_props(*n),
             Val::Rel(r) => self.graph.rel_props(*r),

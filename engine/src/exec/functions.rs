@@ -112,7 +112,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         | ("toboolean", Val::Bool(_)) => a.clone(),
         ("id", Val::Node(n)) => Val::Int(i64::from(n.0)),
         ("id", Val::Rel(r)) => Val::Int(i64::from(r.0)),
-        ("labels", Val::Node(n)) => Val::list(g.labels(*n).into_iter().map(Val::Str).collect()),
+        ("labels", Val::Node(n)) if g.check_not_deleted(&a).is_ok() => Val::list(g.labels(*n).into_iter().map(Val::Str).collect()),
         ("type", Val::Rel(r)) => g.rel_type(*r).map_or(Val::Null, Val::Str),
         ("keys", Val::Node(n)) => Val::list(g.node_props(*n).into_keys().map(Val::Str).collect()),
         ("keys", Val::Rel(r)) => Val::list(g.rel_props(*r).into_keys().map(Val::Str).collect()),
@@ -212,6 +212,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
             };
             Val::Str(Arc::from(s.replace(from, to)))
         }
+        ("labels", Val::Node(_)) => return Err(g.check_not_deleted(&a).err().unwrap_or_else(|| type_error("labels()".to_owned()))),
         // The TCK names a non-node argument of labels() an invalid value, not an invalid type.
         ("labels", other) => {
             return Err(QueryError::runtime(

@@ -104,6 +104,28 @@ impl<'a> Graph<'_, 'a> {
         !have.is_empty() && self.view.label_ids(label).iter().any(|t| have.contains(t))
     }
 
+    /// Refuses to read an element deleted under a present-time visibility: one the running
+    /// query deleted itself (a read of the present never binds a deleted element).
+    pub fn check_not_deleted(&self, v: &Val) -> Result<(), engram_query::QueryError> {
+        // Only a read of the latest state: `KNOWN AS OF` meets elements deleted since, alive then.
+        if self.vis.all_versions || self.vis.include_deleted || self.vis.known_as_of.is_some() {
+            return Ok(());
+        }
+        let deleted = match v {
+            Val::Node(n) => self.view.entity_deleted(*n) == Some(true),
+            Val::Rel(r) => self.view.claim_deleted(*r) == Some(true),
+            _ => false,
+        };
+        if deleted {
+            return Err(engram_query::QueryError::runtime(
+                engram_query::ErrorType::EntityNotFound,
+                engram_query::Detail::DeletedEntityAccess,
+                format!("{} was deleted by this query", v.kind()),
+            ));
+        }
+        Ok(())
+    }
+
     /// One property of a node; null when absent. A property written as such wins over the memory
     /// field of the same name; a node the query language wrote has only its properties (and
     /// `created_at`).
