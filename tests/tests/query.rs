@@ -707,3 +707,17 @@ fn ingest_documents_carry_labels_and_claim_properties() {
         vec![vec![i(9092), QueryValue::Bool(true), QueryValue::Float(0.8)]]
     );
 }
+
+/// A write query's record is one batch, so it is held to `batch_ops_max` (its replay would be):
+/// the error names the limit and nothing is written.
+#[test]
+fn a_write_query_is_bounded_by_batch_ops_max() {
+    let mut config = engram::Config::default();
+    config.limits.batch_ops_max = 10;
+    let db = Database::with_config(config);
+    let e = db.query("default", "UNWIND range(1, 11) AS i CREATE ({i: i})", &Params::new()).unwrap_err();
+    assert!(e.to_string().contains("batch_ops_max"), "{e}");
+    assert_eq!(rows(&db, "MATCH (n) RETURN count(n)"), vec![vec![i(0)]]);
+    write(&db, "UNWIND range(1, 10) AS i CREATE ({i: i})");
+    assert_eq!(rows(&db, "MATCH (n) RETURN count(n)"), vec![vec![i(10)]]);
+}

@@ -141,6 +141,14 @@ impl<'s> Tx<'s> {
 
     /// Applies `ops` to the state now, as part of the transaction.
     fn apply(&mut self, ops: Vec<BatchOp>) -> Result<Created, QueryError> {
+        // The transaction's record is one batch: its replay holds it to the same limit.
+        if self.applied.len() + ops.len() > self.limits.batch_ops_max {
+            return Err(QueryError::runtime(
+                ErrorType::LimitError,
+                Detail::Limit,
+                format!("the query writes more than batch_ops_max = {} operations in one transaction", self.limits.batch_ops_max),
+            ));
+        }
         let batch = WriteBatch { workspace: self.workspace.clone(), ops };
         let created = apply_batch(self.st, &batch, self.now, self.limits).map_err(|e| write_error(&e))?;
         self.st.reset_caches();
