@@ -84,7 +84,8 @@ pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{Properties, Value};
 pub use write::apply::Created;
 pub use write::batch::{
-    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch,
+    AddClaim, AddEvidence, ClaimRef, CreateNode, CreateRelationship, DeclarePredicate, Element, EntityRef, ForgetTarget, Op, UpsertEntity,
+    VectorTarget, WriteBatch,
 };
 pub use write::bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
 pub use write::{apply, classifier, ingest};
