@@ -35,14 +35,22 @@ pub(crate) fn open_for_reading(dir: &Path) -> Result<Database, Failure> {
 
 pub fn stats(dir: &Path) -> Result<(), Failure> {
     let db = open_for_reading(dir)?;
-    let c = db.snapshot().row_counts();
+    let snap = db.snapshot();
+    let c = snap.row_counts();
     outln!("entities {}", c.entities);
     outln!("claims {}", c.claims);
     for (state, n) in ["PROPOSED", "ACCEPTED", "DEPRECATED"].iter().zip(c.by_state) {
         outln!("state {state} {n}");
     }
-    for (name, e, cl) in c.workspaces {
+    for (name, e, cl) in &c.workspaces {
         outln!("workspace {name} entities {e} claims {cl}");
+    }
+    // The names the query language numbers (db.labels(), db.relationshipTypes(), db.propertyKeys()).
+    for (name, _, _) in &c.workspaces {
+        if let Ok(ws) = snap.workspace(name) {
+            let [labels, types, keys] = ws.vocabulary();
+            outln!("vocabulary {name} labels {} relationship_types {} property_keys {}", labels.len(), types.len(), keys.len());
+        }
     }
     Ok(())
 }

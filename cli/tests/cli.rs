@@ -41,7 +41,8 @@ fn import_then_stats_then_check() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "entities 4\nclaims 3\nstate PROPOSED 1\nstate ACCEPTED 1\nstate DEPRECATED 1\nworkspace default entities 4 claims 3\n"
+        "entities 4\nclaims 3\nstate PROPOSED 1\nstate ACCEPTED 1\nstate DEPRECATED 1\nworkspace default entities 4 claims 3\n\
+         vocabulary default labels 3 relationship_types 2 property_keys 5\n"
     );
     // The external ids are the CSV ids, verbatim.
     let d = engram::Database::open(&db).unwrap();

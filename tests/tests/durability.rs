@@ -453,6 +453,51 @@ fn format_v2_fixture_keeps_opening() {
     assert_eq!(ws.evidence_of(k2).unwrap()[0].reasoning.as_deref(), Some("in the WAL tail"));
     assert_eq!(ws.neighbors(auth, &NeighborQuery::default()).unwrap().items.len(), 2);
     assert_eq!(ws.find_by_name("Auth Svc"), vec![auth]);
+    // A format-2 snapshot kept no vocabulary: it is derived from the rows, then the tail appends.
+    let labels = ws.query("CALL db.labels()", &engram::Params::new()).unwrap().rows;
+    let s = |v: &str| vec![engram::QueryValue::String(v.to_owned())];
+    assert_eq!(labels, vec![s("service"), s("technology")]);
+}
+
+/// Writes the format-3 fixture (record format 3, snapshot format 3): what the query language
+/// writes (labels as written, a nameless node, typed claim properties, a deleted node) in a
+/// snapshot, then more in a WAL tail. Run by hand once:
+/// `cargo test -p engram-tests --test durability -- --ignored write_fixture_v3`.
+#[test]
+#[ignore = "writes the checked-in fixture; run by hand for a new format version"]
+fn write_fixture_v3() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v3");
+    let _ = std::fs::remove_dir_all(&fixture);
+    let c = clock();
+    let config = || Config { clock: c.clone(), fsync: FsyncPolicy::Always, wal_preallocate_bytes: 512, ..Config::default() };
+    let db = Database::open_with(&fixture, config(), Arc::new(engram_storage::OsVfs)).unwrap();
+    let none = engram::Params::new();
+    db.query("default", "CREATE (:Team:Core {name: 'Platform', size: 4})-[:OWNS {since: 2024}]->(), (:Gone)", &none).unwrap();
+    db.query("default", "MATCH (g:Gone) DELETE g", &none).unwrap();
+    db.checkpoint().unwrap();
+    c.advance_seconds(60);
+    db.query("default", "MATCH (t:Team) SET t:Lead, t.size = 5 CREATE (t)-[:LEADS {note: 'tail'}]->(:Project)", &none).unwrap();
+    db.wait_for_merge();
+    drop(db);
+    std::fs::remove_file(fixture.join(engram::LOCK_FILE)).unwrap();
+}
+
+/// A format-3 folder (snapshot with the query language's elements, WAL tail), checked in under
+/// `tests/fixtures/v3`. Never edit it: a format change gets a new version and fixture.
+#[test]
+fn format_v3_fixture_keeps_opening() {
+    let (_tmp, db) = open_fixture("v3");
+    let rows = |q: &str| db.query("default", q, &engram::Params::new()).unwrap().rows;
+    let s = |v: &str| engram::QueryValue::String(v.to_owned());
+    let team = rows("MATCH (t:Team)-[r:OWNS]->(x) RETURN labels(t), t.size, r.since, keys(x)");
+    assert_eq!(team.len(), 1);
+    assert_eq!(team[0][0], engram::QueryValue::List(vec![s("Team"), s("Core"), s("Lead")]));
+    assert_eq!(team[0][1..], [engram::QueryValue::Int(5), engram::QueryValue::Int(2024), engram::QueryValue::List(vec![])]);
+    assert_eq!(rows("MATCH (:Team)-[r:LEADS]->(p:Project) RETURN r.note"), vec![vec![s("tail")]]);
+    assert_eq!(rows("MATCH (g:Gone) RETURN g").len(), 0);
+    assert_eq!(rows("ALL VERSIONS MATCH (g:Gone) RETURN count(g)"), vec![vec![engram::QueryValue::Int(1)]]);
+    let labels: Vec<_> = rows("CALL db.labels()").into_iter().flatten().collect();
+    assert_eq!(labels, vec![s("Team"), s("Core"), s("Gone"), s("Lead"), s("Project")]);
 }
 
 /// A folder with a format-1 snapshot and a WAL tail after it, checked in under
