@@ -101,9 +101,11 @@ fn benches(c: &mut Criterion) {
     c.bench_function("query_parse_plan", |b| {
         b.iter(|| black_box(engram::exec::prepare("MATCH (a {id: $s})-[*1..2]-(b) WHERE b <> a RETURN count(DISTINCT b)").is_ok()));
     });
+}
 
-    // Writes in the language against the same writes as one batch, each on its own fresh
-    // in-memory database: 1,000 labelled nodes with a property.
+/// Writes in the language against the same writes as one batch, each on its own fresh in-memory
+/// database: 1,000 labelled nodes with a property.
+fn write_benches(c: &mut Criterion) {
     let fresh = || engram::Database::in_memory();
     c.bench_function("write_batch_1k_nodes", |b| {
         b.iter_batched(
@@ -130,6 +132,6 @@ fn benches(c: &mut Criterion) {
 
 #[allow(missing_docs)] // Reason: criterion_group! generates an undocumented public fn.
 mod group {
-    criterion::criterion_group!(core, super::benches);
+    criterion::criterion_group!(core, super::benches, super::write_benches);
 }
 criterion_main!(group::core);

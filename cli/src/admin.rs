@@ -35,8 +35,9 @@ pub(crate) fn open_for_reading(dir: &Path) -> Result<Database, Failure> {
 
 pub fn stats(dir: &Path) -> Result<(), Failure> {
     let db = open_for_reading(dir)?;
-    let snap = db.snapshot();
-    let c = snap.row_counts();
+    // The command line has the embedded user's full access: the root principal's scope.
+    let scope = db.scope(std::sync::Arc::new(engram::Principal::root()));
+    let c = scope.row_counts().map_err(fail)?;
     outln!("entities {}", c.entities);
     outln!("claims {}", c.claims);
     for (state, n) in ["PROPOSED", "ACCEPTED", "DEPRECATED"].iter().zip(c.by_state) {
@@ -47,7 +48,7 @@ pub fn stats(dir: &Path) -> Result<(), Failure> {
     }
     // The names the query language numbers (db.labels(), db.relationshipTypes(), db.propertyKeys()).
     for (name, _, _) in &c.workspaces {
-        if let Ok(ws) = snap.workspace(name) {
+        if let Ok(ws) = scope.workspace(name) {
             let [labels, types, keys] = ws.vocabulary();
             outln!("vocabulary {name} labels {} relationship_types {} property_keys {}", labels.len(), types.len(), keys.len());
         }

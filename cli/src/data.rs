@@ -88,7 +88,9 @@ type Sink = (Box<dyn std::io::Write>, Box<dyn Fn(&std::io::Error) -> Failure>);
 pub fn export(dir: &Path, out: Option<&Path>) -> Result<(), Failure> {
     use std::io::Write;
     let db = open_for_reading(dir)?;
-    let lines = engram::jsonl::export(&db.snapshot());
+    // The command line has the embedded user's full access: the root principal's scope.
+    let scope = db.scope(std::sync::Arc::new(engram::Principal::root()));
+    let lines = engram::jsonl::export_scope(&scope).map_err(fail)?;
     // Lines stream to the file or to stdout; a closed stdout ends the export quietly.
     let (mut sink, failed): Sink = match out {
         Some(p) => {

@@ -650,8 +650,8 @@ fn keyword_answers(db: &Database) -> String {
     let ws = snap.workspace("default").unwrap();
     format!(
         "{:?} {:?}",
-        ws.search_entity_text("alias", 50, &Visibility::default()),
-        ws.search_claim_text("t", 50, &Visibility::all_versions())
+        ws.search_entity_text("alias", 50, &Visibility::default()).unwrap(),
+        ws.search_claim_text("t", 50, &Visibility::all_versions()).unwrap()
     )
 }
 
@@ -667,8 +667,8 @@ fn crash_at_every_operation_of_a_checkpoint() {
         rich(&db, &c, 0, 15);
         let snap = db.snapshot();
         let ws = snap.workspace("default").unwrap();
-        assert!(!ws.search_entity_text("alias", 50, &Visibility::default()).is_empty(), "entity answers to compare");
-        assert!(!ws.search_claim_text("t", 50, &Visibility::all_versions()).is_empty(), "claim answers to compare");
+        assert!(!ws.search_entity_text("alias", 50, &Visibility::default()).unwrap().is_empty(), "entity answers to compare");
+        assert!(!ws.search_claim_text("t", 50, &Visibility::all_versions()).unwrap().is_empty(), "claim answers to compare");
         (fingerprint(&db), keyword_answers(&db))
     };
     let mut snapshot_without_text = 0;
@@ -769,7 +769,10 @@ fn wal_replay_with_deferred_indexes_equals_before() {
     let search = |db: &Database| {
         let snap = db.snapshot();
         let ws = snap.workspace("default").unwrap();
-        (ws.search_entity_text("alias", 50, &Visibility::default()), ws.search_claim_text("t", 50, &Visibility::all_versions()))
+        (
+            ws.search_entity_text("alias", 50, &Visibility::default()).unwrap(),
+            ws.search_claim_text("t", 50, &Visibility::all_versions()).unwrap(),
+        )
     };
     let before = {
         let db = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap();

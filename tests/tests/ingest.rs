@@ -397,8 +397,8 @@ fn forget_leaves_no_trace_in_any_index_or_file() {
         let v = Visibility::all_versions();
         assert!(ws.find_by_name("Dana Zyxwerth").is_empty());
         assert!(ws.entity(dana).is_none());
-        assert!(ws.search_entity_text("zyxwerth", 10, &v).is_empty());
-        assert!(ws.search_claim_text("zyxwerth", 10, &v).is_empty());
+        assert!(ws.search_entity_text("zyxwerth", 10, &v).unwrap().is_empty());
+        assert!(ws.search_claim_text("zyxwerth", 10, &v).unwrap().is_empty());
         assert!(db.entity_vector(dana).is_none());
         let near =
             ws.search_entity_vectors(&[0.0, 0.0, 1.0], &VectorOptions { visibility: v.clone(), ..VectorOptions::default() }).unwrap();
@@ -408,7 +408,7 @@ fn forget_leaves_no_trace_in_any_index_or_file() {
             .unwrap()
             .is_empty());
         // The claim only c1 supported is gone; the one c2 also supports stays, without c1's evidence.
-        assert!(ws.search_claim_text("qwvbnm", 10, &v).is_empty());
+        assert!(ws.search_claim_text("qwvbnm", 10, &v).unwrap().is_empty());
         assert!(ws.claim_id("c1/m1/1").is_none());
         let shared = ws.claim_id("c1/m1/2").unwrap_or_else(|| panic!("kept: c2 supports it"));
         let ev = ws.evidence_of(shared).unwrap();
@@ -553,7 +553,7 @@ fn retention_erases_old_deleted_and_expired_history() {
     delete("new-deleted");
     clock.advance_seconds(day);
     let all = Visibility { all_versions: true, ..Visibility::default() };
-    let found = |word: &str| !db.snapshot().workspace("default").unwrap().search_claim_text(word, 10, &all).is_empty();
+    let found = |word: &str| !db.snapshot().workspace("default").unwrap().search_claim_text(word, 10, &all).unwrap().is_empty();
     assert!(found("zebra") && found("quartz"), "history is searchable with all versions before retention");
     let version = db.snapshot().version();
     assert_eq!(db.apply_retention("default").unwrap(), 0);
@@ -674,7 +674,7 @@ proptest! {
         let (claims_before, entities_before) = {
             let snap = db.snapshot();
             let ws = snap.workspace("default").unwrap();
-            let hits = ws.search_claim_text("note", 1000, &v);
+            let hits = ws.search_claim_text("note", 1000, &v).unwrap();
             let claims: Vec<(ClaimId, String, EntityId, EntityId, Vec<String>)> = hits.iter().map(|h| {
                 let c = ws.claim(h.0).unwrap();
                 let convs = ws.evidence_of(h.0).unwrap().iter().filter_map(|e| e.conversation_id.as_deref().map(str::to_owned)).collect();
@@ -711,7 +711,7 @@ proptest! {
             if erased {
                 erased_claims += 1;
                 prop_assert!(ws.claim(*id).is_none() && ws.claim_id(ext).is_none(), "claim {ext} survives");
-                prop_assert!(ws.search_claim_text("note", 1000, &v).iter().all(|h| h.0 != *id));
+                prop_assert!(ws.search_claim_text("note", 1000, &v).unwrap().iter().all(|h| h.0 != *id));
             } else {
                 prop_assert!(ws.claim(*id).is_some(), "claim {ext} was not derived from what was forgotten");
                 if let Some(c) = &gone_conv {
@@ -725,8 +725,8 @@ proptest! {
             prop_assert_eq!(counts.entities, counts_before.entities - 1);
             prop_assert!(ws.find_by_name(WORDS[k]).is_empty());
             prop_assert!(ws.entity(e).is_none());
-            prop_assert!(ws.search_entity_text(WORDS[k], 10, &v).is_empty());
-            prop_assert!(ws.search_claim_text(WORDS[k], 100, &v).is_empty(), "claim texts about it are gone too");
+            prop_assert!(ws.search_entity_text(WORDS[k], 10, &v).unwrap().is_empty());
+            prop_assert!(ws.search_claim_text(WORDS[k], 100, &v).unwrap().is_empty(), "claim texts about it are gone too");
             prop_assert!(db.entity_vector(e).is_none());
             let near = ws.search_entity_vectors(&one_hot(k), &VectorOptions { visibility: v.clone(), ..VectorOptions::default() }).unwrap();
             prop_assert!(near.iter().all(|(x, _)| *x != e));
@@ -734,7 +734,7 @@ proptest! {
             // The other entities keep their names, keywords and vectors.
             for (j, other) in entities_before.iter().filter(|x| x.1 != e) {
                 prop_assert_eq!(ws.find_by_name(WORDS[*j]), vec![*other]);
-                prop_assert!(ws.search_entity_text(WORDS[*j], 10, &v).iter().any(|h| h.0 == *other));
+                prop_assert!(ws.search_entity_text(WORDS[*j], 10, &v).unwrap().iter().any(|h| h.0 == *other));
             }
         }
         if let Some(c) = &gone_conv {
@@ -744,7 +744,7 @@ proptest! {
                     // `conv{c}/m/{j}` wrote the text token `qz{c}x{j}`.
                     let (conv, j) = (&ext[4..ext.find('/').unwrap()], &ext[ext.rfind('/').unwrap() + 1..]);
                     let token = format!("qz{conv}x{j}");
-                    prop_assert!(ws.search_claim_text(&token, 10, &v).is_empty(), "{token} still found");
+                    prop_assert!(ws.search_claim_text(&token, 10, &v).unwrap().is_empty(), "{token} still found");
                     prop_assert!(!recall_of(&token).contains(&token));
                 }
             }

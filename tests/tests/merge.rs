@@ -102,7 +102,7 @@ fn check_merged(db: &Database) {
         assert_eq!(ws.find_by_name(name), vec![auth], "{name}");
     }
     // Keyword search over names finds the survivor (through its new aliases), not the retired one.
-    let hits: Vec<EntityId> = ws.search_entity_text("svc", 5, &engram::Visibility::default()).into_iter().map(|h| h.0).collect();
+    let hits: Vec<EntityId> = ws.search_entity_text("svc", 5, &engram::Visibility::default()).unwrap().into_iter().map(|h| h.0).collect();
     assert_eq!(hits, vec![auth]);
     // The same claim row, with its evidence and text.
     let k1 = ws.claim_id("k1").unwrap();
@@ -155,7 +155,7 @@ fn merge_then_undo(compact_first: bool) {
     assert!(!back.deleted && back.merged_into.is_none());
     assert!(ws.entity(auth).unwrap().aliases.is_empty());
     assert_eq!(ws.find_by_name("auth-api"), vec![authsvc]);
-    let hits: Vec<EntityId> = ws.search_entity_text("svc", 5, &engram::Visibility::default()).into_iter().map(|h| h.0).collect();
+    let hits: Vec<EntityId> = ws.search_entity_text("svc", 5, &engram::Visibility::default()).unwrap().into_iter().map(|h| h.0).collect();
     assert_eq!(hits, vec![authsvc]);
     assert!(ws.merges_of(authsvc)[0].undone_at.is_some());
     drop(snap);

@@ -317,8 +317,8 @@ fn vectors_and_keyword_search_survive_checkpoint_and_reopen() {
         let ws = snap.workspace("default").unwrap();
         let v = ws.search_claim_vectors(&[1.0, 0.5, 0.0], &VectorOptions { k: 5, ..VectorOptions::default() }).unwrap();
         let e = ws.search_entity_vectors(&[0.0, 1.0, 0.0], &VectorOptions { k: 5, ..VectorOptions::default() }).unwrap();
-        let t = ws.search_claim_text("renewal contract", 5, &Visibility::current());
-        let n = ws.search_entity_text("acme", 5, &Visibility::current());
+        let t = ws.search_claim_text("renewal contract", 5, &Visibility::current()).unwrap();
+        let n = ws.search_entity_text("acme", 5, &Visibility::current()).unwrap();
         (v, e, t, n)
     };
     let write = |db: &Database, from: usize, to: usize| {
@@ -367,7 +367,11 @@ fn the_keyword_index_is_persisted_beside_the_snapshot() {
     let find = |db: &Database, q: &str| -> Vec<String> {
         let snap = db.snapshot();
         let ws = snap.workspace("default").unwrap();
-        ws.search_entity_text(q, 10, &Visibility::current()).into_iter().map(|(e, _)| ws.entity(e).unwrap().ext_id.to_string()).collect()
+        ws.search_entity_text(q, 10, &Visibility::current())
+            .unwrap()
+            .into_iter()
+            .map(|(e, _)| ws.entity(e).unwrap().ext_id.to_string())
+            .collect()
     };
     {
         let db = Database::open(dir.path()).unwrap();
@@ -467,7 +471,7 @@ fn entity_context_and_neighbourhood_rag() {
     assert_eq!(ids(&r), vec!["open1"]);
     assert!(ws.entity_context(EntityId(999), &q).is_err());
     // Caller-sized parameters never panic, however large.
-    assert_eq!(ws.search_claim_text("refund", usize::MAX, &Visibility::current()).len(), 1);
+    assert_eq!(ws.search_claim_text("refund", usize::MAX, &Visibility::current()).unwrap().len(), 1);
     let huge = VectorOptions { k: 100_000, rescore: usize::MAX, mode: VectorMode::I8, ..VectorOptions::default() };
     assert_eq!(ws.search_claim_vectors(&[1.0, 0.0], &huge).unwrap().len(), 3);
     assert!(ws.search_claim_vectors(&[1.0, 0.0], &VectorOptions { k: usize::MAX, ..VectorOptions::default() }).is_err());
@@ -530,8 +534,8 @@ fn a_large_batch_rebuilding_the_keyword_indexes_answers_like_small_batches() {
         hits.into_iter().map(|(e, s)| (ws.entity(e).unwrap().ext_id.to_string(), (s * 1000.0).round() as u32)).collect()
     };
     for q in ["kafka ledger", "auth", "queue shard replica", "billing 17"] {
-        assert_eq!(ext_c(&a, a.search_claim_text(q, 20, &v)), ext_c(&b, b.search_claim_text(q, 20, &v)), "{q}");
-        assert_eq!(ext_e(&a, a.search_entity_text(q, 20, &v)), ext_e(&b, b.search_entity_text(q, 20, &v)), "{q}");
+        assert_eq!(ext_c(&a, a.search_claim_text(q, 20, &v).unwrap()), ext_c(&b, b.search_claim_text(q, 20, &v).unwrap()), "{q}");
+        assert_eq!(ext_e(&a, a.search_entity_text(q, 20, &v).unwrap()), ext_e(&b, b.search_entity_text(q, 20, &v).unwrap()), "{q}");
     }
     let recent = |ws: &engram::WorkspaceView<'_>| -> Vec<String> {
         ws.recent_claims(Timestamp::MIN, Timestamp::MAX, 50, &v).into_iter().map(|(c, _)| ws.claim(c).unwrap().ext_id.to_string()).collect()

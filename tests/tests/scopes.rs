@@ -74,7 +74,7 @@ fn a_sensitive_claim_does_not_exist_for_a_principal_without_see_sensitive() {
     assert!(reach.entities.iter().all(|r| r.entity != vault), "{:?}", reach.entities);
     assert_eq!(reach.entities.len(), 2);
     // Not found by its words, nor by its vector.
-    assert!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).is_empty());
+    assert!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).unwrap().is_empty());
     let near = ws.search_claim_vectors(&[1.0, 0.0], &VectorOptions { k: 10, ..VectorOptions::default() }).unwrap();
     assert!(near.iter().all(|(c, _)| *c != hidden), "{near:?}");
     assert_eq!(near.len(), 2);
@@ -99,7 +99,7 @@ fn a_sensitive_claim_does_not_exist_for_a_principal_without_see_sensitive() {
     let full = db.scope(reader(true));
     let ws = full.workspace("ops").unwrap();
     assert!(ws.claim(hidden).is_some());
-    assert_eq!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).len(), 1);
+    assert_eq!(ws.search_claim_text(CANARY, 10, &engram::Visibility::default()).unwrap().len(), 1);
     assert_eq!(ws.khop(&[auth], &KHopQuery::depth(3)).unwrap().entities.len(), 4);
     assert!(ws.claim_text(hidden).is_some_and(|t| t.contains(CANARY)));
     assert_eq!(ws.catalog().claims, 3);
@@ -116,7 +116,7 @@ fn a_hidden_claims_words_move_no_keyword_score() {
     let scores = |db: &Database| {
         let scope = db.scope(reader(false));
         let ws = scope.workspace("ops").unwrap();
-        ws.search_claim_text("kafka secrets", 10, &engram::Visibility::default())
+        ws.search_claim_text("kafka secrets", 10, &engram::Visibility::default()).unwrap()
     };
     let (a, b) = (scores(&with), scores(&without));
     assert_eq!(a.len(), b.len());
@@ -126,7 +126,7 @@ fn a_hidden_claims_words_move_no_keyword_score() {
     }
     // Root sees the hidden claim, and its statistics differ: the comparison above is not vacuous.
     let root = with.snapshot();
-    let all = root.workspace("ops").unwrap().search_claim_text("kafka secrets", 10, &engram::Visibility::default());
+    let all = root.workspace("ops").unwrap().search_claim_text("kafka secrets", 10, &engram::Visibility::default()).unwrap();
     assert_eq!(all.len(), 3);
     assert!(all.iter().any(|(c, s)| a.iter().any(|(c2, s2)| c == c2 && (s - s2).abs() > 1e-6)), "{all:?} vs {a:?}");
 }
@@ -375,7 +375,7 @@ fn a_keyword_search_stops_at_its_deadline() {
     let run = |deadline_after: i64| {
         let clock = Arc::new(Ticking(std::sync::atomic::AtomicI64::new(0)));
         let scope = db.scope(Arc::new(Principal::root())).with_deadline(Timestamp(deadline_after), clock);
-        let got = scope.workspace("default").unwrap().try_search_claim_text("alpha", 10, &v);
+        let got = scope.workspace("default").unwrap().search_claim_text("alpha", 10, &v);
         (got, scope.context().checks())
     };
     let (full, checks) = run(i64::MAX);

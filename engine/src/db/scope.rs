@@ -102,6 +102,12 @@ impl Scope {
         Ok(self.snapshot.counts())
     }
 
+    /// Row counts in total, per state and per workspace, under the same rule as `counts`.
+    pub fn row_counts(&self) -> Result<crate::stats::Counts, Error> {
+        self.require_all()?;
+        Ok(self.snapshot.row_counts())
+    }
+
     /// The database's memory report, under the same rule as `counts`.
     pub fn memory(&self) -> Result<crate::stats::MemoryReport, Error> {
         self.require_all()?;

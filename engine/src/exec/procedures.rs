@@ -132,7 +132,7 @@ pub(crate) fn call(
             let Val::Str(query) = &args[0] else { return Err(type_error(format!("{name} takes a query string"))) };
             let k = int_arg(name, args.get(1), 10)?;
             let k = usize::try_from(k).unwrap_or(usize::MAX).min(cx.limits.rows_max);
-            let hits = view.try_search_claim_text(query, k, &g.vis).map_err(|e| read_error(&e))?;
+            let hits = view.search_claim_text(query, k, &g.vis).map_err(|e| read_error(&e))?;
             Ok(hits.into_iter().map(|(c, s)| vec![Val::Rel(c), Val::Float(f64::from(s))]).collect())
         }
         "engram.search.vector" => {

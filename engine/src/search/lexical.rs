@@ -9,15 +9,10 @@ use crate::read::visibility::Visibility;
 use std::cell::Cell;
 
 impl WorkspaceView<'_> {
-    /// The best `k` visible claims for the keywords of `query`, by BM25 over claim texts. Runs
-    /// to the end whatever the view's deadline; `try_search_claim_text` stops at it.
-    pub fn search_claim_text(&self, query: &str, k: usize, visibility: &Visibility) -> Vec<(ClaimId, f32)> {
-        self.claim_text_hits(query, k, visibility, &Stop::never())
-    }
-
-    /// `search_claim_text` that checks the view's deadline and cancel token every
-    /// `CHECK_EVERY` documents walked and then fails with `ReadError::Interrupted`, returning nothing.
-    pub fn try_search_claim_text(&self, query: &str, k: usize, visibility: &Visibility) -> Result<Vec<(ClaimId, f32)>, ReadError> {
+    /// The best `k` visible claims for the keywords of `query`, by BM25 over claim texts. Checks
+    /// the view's deadline and cancel token every `CHECK_EVERY` documents walked and then fails
+    /// with `ReadError::Interrupted`, returning nothing.
+    pub fn search_claim_text(&self, query: &str, k: usize, visibility: &Visibility) -> Result<Vec<(ClaimId, f32)>, ReadError> {
         let stop = Stop::of(self.cx);
         self.cx.check().map_err(ReadError::Interrupted)?;
         let hits = self.claim_text_hits(query, k, visibility, &stop);
@@ -37,14 +32,9 @@ impl WorkspaceView<'_> {
             .collect()
     }
 
-    /// The best `k` visible entities for the keywords of `query`, by BM25 over names and aliases
-    /// (runs to the end; `try_search_entity_text` stops at the deadline).
-    pub fn search_entity_text(&self, query: &str, k: usize, visibility: &Visibility) -> Vec<(EntityId, f32)> {
-        self.entity_text_hits(query, k, visibility, &Stop::never())
-    }
-
-    /// `search_entity_text` under the view's deadline and cancel token, as `try_search_claim_text`.
-    pub fn try_search_entity_text(&self, query: &str, k: usize, visibility: &Visibility) -> Result<Vec<(EntityId, f32)>, ReadError> {
+    /// The best `k` visible entities for the keywords of `query`, by BM25 over names and aliases,
+    /// under the view's deadline and cancel token (as `search_claim_text`).
+    pub fn search_entity_text(&self, query: &str, k: usize, visibility: &Visibility) -> Result<Vec<(EntityId, f32)>, ReadError> {
         let stop = Stop::of(self.cx);
         self.cx.check().map_err(ReadError::Interrupted)?;
         let hits = self.entity_text_hits(query, k, visibility, &stop);

@@ -325,7 +325,7 @@ impl WorkspaceView<'_> {
                 skipped.push(Skipped { path: "semantic", reason: "query vector dimension differs from the stored vectors".into() });
             }
             let inside: std::collections::HashSet<ClaimId> = found.iter().copied().collect();
-            let hits = self.try_search_claim_text(text, usize::MAX >> 1, &q.visibility)?;
+            let hits = self.search_claim_text(text, usize::MAX >> 1, &q.visibility)?;
             similar.extend(hits.into_iter().filter(|(c, _)| inside.contains(c)).map(|(c, s)| (c, f64::from(s))));
             "lexical"
         };
@@ -358,8 +358,8 @@ impl WorkspaceView<'_> {
 
     /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
     fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Ranked, Vec<EntityId>), ReadError> {
-        let claims = self.try_search_claim_text(&q.text, per, vis)?.into_iter().map(|(c, _)| c).collect();
-        let entities = self.try_search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
+        let claims = self.search_claim_text(&q.text, per, vis)?.into_iter().map(|(c, _)| c).collect();
+        let entities = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
         Ok((claims, entities))
     }
 
