@@ -56,7 +56,7 @@ impl<'a> Graph<'_, 'a> {
     /// The visible nodes carrying `label` (see `WorkspaceView::label_ids`).
     pub fn nodes_with_label(&self, label: &str) -> Vec<EntityId> {
         let mut out: Vec<EntityId> = Vec::new();
-        for t in self.view.label_ids(label) {
+        for t in self.view.label_ids(label).into_iter().flatten() {
             out.extend(self.view.entities_under(&self.vis, Some(t)).iter());
             out.extend(self.view.entities_with_later_label(t).into_iter().filter(|e| self.view.entity_visible(*e, &self.vis)));
         }
@@ -100,8 +100,7 @@ impl<'a> Graph<'_, 'a> {
 
     /// Whether the node carries `label`.
     pub fn has_label(&self, e: EntityId, label: &str) -> bool {
-        let have = self.view.entity_labels(e);
-        !have.is_empty() && self.view.label_ids(label).iter().any(|t| have.contains(t))
+        self.view.label_ids(label).into_iter().flatten().any(|t| self.view.entity_carries(e, t))
     }
 
     /// Refuses to read an element deleted under a present-time visibility: one the running
@@ -220,7 +219,7 @@ impl<'a> Graph<'_, 'a> {
         if types.is_empty() {
             return Some(self.view.expander(direction, None, &self.vis));
         }
-        let mut ids: Vec<PredicateId> = types.iter().flat_map(|t| self.view.rel_type_ids(t)).collect();
+        let mut ids: Vec<PredicateId> = types.iter().flat_map(|t| self.view.rel_type_ids(t).into_iter().flatten()).collect();
         ids.sort_unstable();
         ids.dedup();
         if ids.is_empty() {

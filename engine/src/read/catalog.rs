@@ -7,7 +7,7 @@
 //! is (a planner's estimate, not a visibility answer).
 
 use crate::ids::{PredicateId, TypeId};
-use crate::normalize::vocabulary_key;
+use crate::normalize::{vocabulary_key, vocabulary_key_of};
 use crate::read::view::WorkspaceView;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,17 +75,17 @@ impl WorkspaceView<'_> {
 
     /// The types a label of the query language names: the one written with exactly this case,
     /// and the one ingest's case-insensitive resolution finds (its names have no case).
-    pub fn label_ids(&self, name: &str) -> Vec<TypeId> {
+    pub fn label_ids(&self, name: &str) -> [Option<TypeId>; 2] {
         let exact = self.st.catalog.types.get(name).map(TypeId);
-        let folded = self.type_id(name);
-        exact.into_iter().chain(folded.filter(|f| Some(*f) != exact)).collect()
+        let folded = self.st.catalog.types.get(&vocabulary_key_of(name)).map(TypeId);
+        [exact, folded.filter(|f| Some(*f) != exact)]
     }
 
     /// The predicates a relationship type of the query language names (as `label_ids`).
-    pub fn rel_type_ids(&self, name: &str) -> Vec<PredicateId> {
+    pub fn rel_type_ids(&self, name: &str) -> [Option<PredicateId>; 2] {
         let exact = self.st.catalog.predicates.get(name).map(PredicateId);
-        let folded = self.predicate_id(name);
-        exact.into_iter().chain(folded.filter(|f| Some(*f) != exact)).collect()
+        let folded = self.st.catalog.predicates.get(&vocabulary_key_of(name)).map(PredicateId);
+        [exact, folded.filter(|f| Some(*f) != exact)]
     }
 
     /// This workspace's labels, relationship types and property keys in first-use order: row `i`

@@ -80,6 +80,12 @@ impl<'a> WorkspaceView<'a> {
         out
     }
 
+    /// Whether the entity carries label `t` (as its type or a later label).
+    pub fn entity_carries(&self, e: EntityId, t: TypeId) -> bool {
+        self.check_entity(e).is_ok()
+            && (*self.st.entities.ty.get(e.index()) == t || self.st.entities.labels.get(&e.0).is_some_and(|l| l.contains(&t)))
+    }
+
     /// Whether the entity was written by the query language (it shows only its properties).
     pub fn entity_bare(&self, e: EntityId) -> bool {
         self.check_entity(e).is_ok() && *self.st.entities.flags.get(e.index()) & BARE != 0
