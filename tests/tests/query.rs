@@ -721,3 +721,41 @@ fn a_write_query_is_bounded_by_batch_ops_max() {
     write(&db, "UNWIND range(1, 10) AS i CREATE ({i: i})");
     assert_eq!(rows(&db, "MATCH (n) RETURN count(n)"), vec![vec![i(10)]]);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Grouped aggregation over many rows (its keys and arguments evaluated in parallel) equals a
+    /// naive fold in Rust: counts, sums, extremes, distinct counts and `collect` in input order.
+    #[test]
+    fn aggregation_equals_a_naive_fold(xs in prop::collection::vec(-50i64..50, 0..9000), m in 1i64..9) {
+        let db = Database::in_memory();
+        let p = Params::from([
+            ("xs".to_owned(), QueryValue::List(xs.iter().map(|x| QueryValue::Int(*x)).collect())),
+            ("m".to_owned(), QueryValue::Int(m)),
+        ]);
+        let q = "UNWIND $xs AS x RETURN x % $m AS k, count(*) AS c, sum(x) AS s, min(x) AS lo, max(x) AS hi, \
+                 count(DISTINCT x) AS d, collect(x) AS all ORDER BY k";
+        let got = db.query("default", q, &p).expect("runs").rows;
+        let mut want: std::collections::BTreeMap<i64, Vec<i64>> = std::collections::BTreeMap::new();
+        for x in &xs {
+            want.entry(x % m).or_default().push(*x);
+        }
+        let want: Vec<Vec<QueryValue>> = want
+            .into_iter()
+            .map(|(k, v)| {
+                let distinct = v.iter().collect::<BTreeSet<_>>().len() as i64;
+                vec![
+                    i(k),
+                    i(v.len() as i64),
+                    i(v.iter().sum()),
+                    i(*v.iter().min().unwrap()),
+                    i(*v.iter().max().unwrap()),
+                    i(distinct),
+                    QueryValue::List(v.iter().map(|x| i(*x)).collect()),
+                ]
+            })
+            .collect();
+        prop_assert_eq!(got, want);
+    }
+}

@@ -26,6 +26,8 @@ pub(crate) type Row = Vec<Val>;
 
 /// Rows at or above which an expand runs in parallel.
 const PARALLEL_ROWS: usize = 256;
+/// Rows at or above which an aggregation evaluates its keys and arguments in parallel.
+const PARALLEL_AGGREGATE_ROWS: usize = 4096;
 
 /// What the operators read: the graph, the parameters, the read context and its limits.
 pub(crate) struct Runner<'e, 'v, 'a> {
@@ -630,14 +632,33 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let mut groups: HashMap<Key, usize> = HashMap::new();
         let mut order: Vec<(Vec<Val>, Vec<Acc>)> = Vec::new();
         let no_rows = rows.is_empty();
-        for (i, row) in rows.iter().enumerate() {
-            if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
-                self.check()?;
-            }
+        // Each row's grouping key and aggregate arguments: in parallel for many rows (in row order,
+        // and the first failing row's error, as a sequential run); folded in row order below.
+        let evaluate = |row: &Row| -> Result<(Vec<Val>, Vec<Val>), QueryError> {
             let mut k = Vec::with_capacity(keys.len());
             for (_, e) in keys {
                 k.push(self.eval(e, row)?);
             }
+            let mut args = Vec::with_capacity(aggregates.len());
+            for a in aggregates {
+                args.push(match &a.arg {
+                    Some(e) => self.eval(e, row)?,
+                    None => Val::Null,
+                });
+            }
+            Ok((k, args))
+        };
+        let evaluated: Vec<Result<(Vec<Val>, Vec<Val>), QueryError>> = if rows.len() >= PARALLEL_AGGREGATE_ROWS {
+            self.check()?;
+            rows.par_iter().map(evaluate).collect()
+        } else {
+            rows.iter().map(evaluate).collect()
+        };
+        for (i, r) in evaluated.into_iter().enumerate() {
+            if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
+                self.check()?;
+            }
+            let (k, args) = r?;
             let at = match groups.get(&Key(k.clone())) {
                 Some(&at) => at,
                 None => {
@@ -646,11 +667,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     order.len() - 1
                 }
             };
-            for (a, acc) in aggregates.iter().zip(order[at].1.iter_mut()) {
-                let v = match &a.arg {
-                    Some(e) => self.eval(e, row)?,
-                    None => Val::Null,
-                };
+            for (v, acc) in args.into_iter().zip(order[at].1.iter_mut()) {
                 acc.add(v)?;
             }
         }
