@@ -26,6 +26,9 @@ pub(crate) type Row = Vec<Val>;
 
 /// Rows at or above which an expand runs in parallel.
 const PARALLEL_ROWS: usize = 256;
+/// One row's grouping key and aggregate arguments.
+type Evaluated = (Vec<Val>, Vec<Val>);
+
 /// Rows at or above which an aggregation evaluates its keys and arguments in parallel.
 const PARALLEL_AGGREGATE_ROWS: usize = 4096;
 
@@ -634,7 +637,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let no_rows = rows.is_empty();
         // Each row's grouping key and aggregate arguments: in parallel for many rows (in row order,
         // and the first failing row's error, as a sequential run); folded in row order below.
-        let evaluate = |row: &Row| -> Result<(Vec<Val>, Vec<Val>), QueryError> {
+        let evaluate = |row: &Row| -> Result<Evaluated, QueryError> {
             let mut k = Vec::with_capacity(keys.len());
             for (_, e) in keys {
                 k.push(self.eval(e, row)?);
@@ -648,7 +651,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             Ok((k, args))
         };
-        let evaluated: Vec<Result<(Vec<Val>, Vec<Val>), QueryError>> = if rows.len() >= PARALLEL_AGGREGATE_ROWS {
+        let evaluated: Vec<Result<Evaluated, QueryError>> = if rows.len() >= PARALLEL_AGGREGATE_ROWS {
             self.check()?;
             rows.par_iter().map(evaluate).collect()
         } else {
