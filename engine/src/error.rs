@@ -88,7 +88,7 @@ pub enum WriteErrorKind {
     #[error("already has a different vector")]
     VectorAlreadySet,
     /// The lifecycle does not allow this move.
-    #[error("a {from:?} claim cannot become {to:?}")]
+    #[error("a claim cannot move from {} to {} (the lifecycle only moves forward)", from.as_str(), to.as_str())]
     IllegalTransition {
         /// Current state.
         from: ClaimState,

@@ -622,7 +622,8 @@ fn write_query_strategy() -> impl Strategy<Value = String> {
         (0u8..6).prop_map(|i| format!("MATCH (n) WHERE id(n) = {i} SET n = {{name: 'n{i}', z: {i}}}")),
         (0u8..6).prop_map(|i| format!("MATCH (n) WHERE id(n) = {i} DETACH DELETE n")),
         (0u8..6).prop_map(|i| format!("MATCH (n) WHERE id(n) = {i} DELETE n")),
-        (0u8..6, value.clone()).prop_map(|(i, v)| format!("MATCH ()-[r]->() WHERE id(r) = {i} SET r.w = {v}, r.confidence = 0.5")),
+        (0u8..6, value.clone())
+            .prop_map(|(i, v)| format!("MATCH ()-[r]->() WHERE id(r) = {i} SET r.w = {v}, r.confidence = 0.5, r.state = 'ACCEPTED'")),
         (0u8..6).prop_map(|i| format!("MATCH ()-[r]->() WHERE id(r) = {i} DELETE r")),
         (label.clone(), 0u8..3).prop_map(|(l, v)| format!("MERGE (n:{l} {{k: {v}}}) ON MATCH SET n.hits = coalesce(n.hits, 0) + 1")),
         (label, 1u8..4).prop_map(|(l, n)| format!("UNWIND range(1, {n}) AS x CREATE (:{l} {{k: x}})-[:T]->(:{l})")),
@@ -758,4 +759,26 @@ proptest! {
             .collect();
         prop_assert_eq!(got, want);
     }
+}
+
+/// Writing a memory field as a property moves the field: `state` moves the lifecycle (forward
+/// only), and the property then reads the field, so a later change through the API shows.
+#[test]
+fn a_written_state_moves_the_lifecycle() {
+    let db = db();
+    write(&db, "MATCH ({id: 'auth'})-[r:DEPENDS_ON]->({id: 'cache'}) SET r.state = 'ACCEPTED'");
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let accepted = ws.claims_with(Some("depends_on"), ClaimState::Accepted);
+    assert_eq!(accepted.len(), 2, "the engine's lifecycle moved");
+    let e =
+        db.query("default", "MATCH ({id: 'auth'})-[r:DEPENDS_ON]->({id: 'cache'}) SET r.state = 'PROPOSED'", &Params::new()).unwrap_err();
+    assert!(e.to_string().contains("from ACCEPTED to PROPOSED"), "{e}");
+    let c = accepted.into_iter().find(|c| ws.claim(*c).unwrap().object == ws.entity_id("cache").unwrap()).unwrap();
+    let mut b = WriteBatch::new("default");
+    b.push(engram::Op::Deprecate { claim: c.into(), superseded_by: None });
+    db.write(&b).unwrap();
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH ({id: 'auth'})-[r:DEPENDS_ON]->({id: 'cache'}) RETURN r.state"), vec![vec![s("DEPRECATED")]]);
+    let r = write(&db, "CREATE (a)-[r:T {state: 'ACCEPTED', confidence: 0.25}]->(a) RETURN r.state, r.confidence, keys(r)");
+    assert_eq!(r.rows[0][..2], [s("ACCEPTED"), QueryValue::Float(0.25)]);
 }

@@ -130,6 +130,10 @@ impl<'a> Graph<'_, 'a> {
     /// `created_at`).
     pub fn node_prop(&self, e: EntityId, key: &str) -> Val {
         if let Some(v) = self.view.entity_property(e, key) {
+            // A string `name` is the entity's name: read the field, which later renames keep.
+            if let (Value::Str(_), "name") = (v, key) {
+                return self.view.entity_name(e).map_or(Val::Null, Val::str);
+            }
             return from_value(v);
         }
         let bare = self.view.entity_bare(e);
@@ -161,7 +165,7 @@ impl<'a> Graph<'_, 'a> {
             }
         }
         for (k, v) in self.view.entity_properties(e) {
-            out.insert(k.clone(), from_value(v));
+            out.insert(k.clone(), if matches!(v, Value::Str(_)) && &**k == "name" { self.node_prop(e, k) } else { from_value(v) });
         }
         out
     }
@@ -182,7 +186,9 @@ impl<'a> Graph<'_, 'a> {
     pub fn rel_prop(&self, c: ClaimId, key: &str) -> Val {
         let v = self.view;
         if let Some(p) = v.claim_property(c, key) {
-            return from_value(p);
+            if !mirrors(key, p) {
+                return from_value(p);
+            }
         }
         match key {
             "id" => v.claim_ext_id(c).map_or(Val::Null, Val::str),
@@ -196,7 +202,8 @@ impl<'a> Graph<'_, 'a> {
         }
     }
 
-    /// The relationship's listed properties: what was written to it.
+    /// The relationship's listed properties: what was written to it (a memory field written as a
+    /// property reads the field).
     pub fn rel_props(&self, c: ClaimId) -> BTreeMap<Arc<str>, Val> {
         let mut out = BTreeMap::new();
         if !self.view.claim_bare(c) {
@@ -208,7 +215,8 @@ impl<'a> Graph<'_, 'a> {
             }
         }
         for (k, v) in self.view.claim_properties(c) {
-            out.insert(k.clone(), from_value(v));
+            let v = if mirrors(k, v) { self.rel_prop(c, k) } else { from_value(v) };
+            out.insert(k.clone(), v);
         }
         out
     }
@@ -226,6 +234,19 @@ impl<'a> Graph<'_, 'a> {
             return None;
         }
         Some(self.view.expander(direction, Some(&ids), &self.vis))
+    }
+}
+
+/// Whether claim property `key` = `v` is a memory field's value (the field follows it, so the
+/// field is read): a string `text`, a state name under `state`, a number in `[0, 1]` under
+/// `confidence`.
+fn mirrors(key: &str, v: &Value) -> bool {
+    match (key, v) {
+        ("text", Value::Str(_)) => true,
+        ("state", Value::Str(s)) => crate::model::ClaimState::parse(s).is_some(),
+        // An integer keeps its type; a float reads the field (a 32-bit float, shortest decimal).
+        ("confidence", Value::Float(f)) => (0.0..=1.0).contains(f),
+        _ => false,
     }
 }
 

@@ -938,7 +938,7 @@ impl Writer<'_> {
         self.st.claims.updated_at.insert(c, self.now);
     }
 
-    fn transition(&mut self, c: u32, to: ClaimState) -> OpResult<()> {
+    pub(super) fn transition(&mut self, c: u32, to: ClaimState) -> OpResult<()> {
         let from = *self.st.claims.state.get(c as usize);
         if from == to {
             return Ok(());

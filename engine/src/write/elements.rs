@@ -3,8 +3,10 @@
 //!
 //! Such an element is `BARE`: its memory fields were not written as such, so it shows exactly its
 //! properties. Where a property names a memory field and has its type, the field follows it, so
-//! search, resolution and ranking see what the query wrote: an entity's `name` (a string), a
-//! claim's `text` (a string) and `confidence` (a number in `[0, 1]`).
+//! search, resolution, ranking and the lifecycle see what the query wrote: an entity's `name` (a
+//! string), a claim's `text` (a string), `confidence` (a number in `[0, 1]`) and `state` (a state
+//! name, moving forward only). Such a property then reads the field (a later change through the
+//! memory API shows), so it never goes stale.
 
 use std::sync::Arc;
 
@@ -29,6 +31,14 @@ fn name_of(props: &Properties) -> &str {
 fn text_of(props: &Properties) -> Option<&str> {
     match props.get("text") {
         Some(Value::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The lifecycle state a state name under `state` gives a claim's memory field.
+fn state_of(props: &Properties) -> Option<ClaimState> {
+    match props.get("state") {
+        Some(Value::Str(s)) => ClaimState::parse(s),
         _ => None,
     }
 }
@@ -125,7 +135,7 @@ impl Writer<'_> {
             object: r.object.clone(),
             text: text_of(&r.properties).map(str::to_owned),
             confidence: confidence_of(&r.properties).unwrap_or(1.0),
-            state: ClaimState::Proposed,
+            state: state_of(&r.properties).unwrap_or(ClaimState::Proposed),
             valid_from: r.valid_from,
             valid_until: None,
             expires_at: None,
@@ -178,6 +188,10 @@ impl Writer<'_> {
                 let c = self.claim(r, "claim")?;
                 let props = updated(self.st.claims.props.get(&c), changes, replace);
                 let bare = *self.st.claims.flags.get(c as usize) & BARE != 0;
+                // A state written moves the lifecycle (forward only: a move back is refused).
+                if let Some(state) = state_of(changes) {
+                    self.transition(c, state)?;
+                }
                 if let Some(conf) = confidence_of(&props).or(bare.then_some(1.0)) {
                     self.st.claims.confidence.set(c as usize, conf);
                 }
