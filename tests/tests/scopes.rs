@@ -585,4 +585,11 @@ fn write_queries_need_write_access_and_never_meet_hidden_claims() {
     let hidden = all.claim_id("hidden").unwrap();
     assert!(!all.claim(hidden).unwrap().deleted, "the sensitive claim itself was not deleted");
     assert!(all.claim(hidden).unwrap().text.unwrap().contains(CANARY));
+    // A tripped token stops a write query too, and it writes nothing.
+    let token = CancelToken::new();
+    let stopped = db.scope(Arc::new(Principal::root())).with_cancel(token.clone());
+    token.cancel();
+    let err = stopped.query("ops", "UNWIND range(1, 5000) AS i CREATE (:Many)", &none).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Limit, "{err}");
+    assert_eq!(db.query("ops", "MATCH (n:Many) RETURN count(n)", &none).unwrap().rows[0][0], engram::QueryValue::Int(0));
 }

@@ -156,6 +156,14 @@ impl<'s> Tx<'s> {
         Ok(created)
     }
 
+    /// Checks the deadline and cancel token every `CHECK_EVERY` rows a write loop handles.
+    fn tick(&self, row: usize) -> Result<(), QueryError> {
+        if row % crate::read::scope::CHECK_EVERY as usize != 0 {
+            return Ok(());
+        }
+        self.cx.check().map_err(|e| QueryError::runtime(ErrorType::LimitError, Detail::Deadline, format!("the query stopped: {e}")))
+    }
+
     /// Runs one part of the plan; the rows it returns are read back through `view` by the caller.
     pub fn run_part(&mut self, part: &Part) -> Result<Vec<Row>, QueryError> {
         let mut rows = vec![vec![Val::Null; part.width]];
@@ -163,7 +171,8 @@ impl<'s> Tx<'s> {
             rows = match op {
                 Op::Create(p) => {
                     let mut out = Vec::with_capacity(rows.len());
-                    for mut row in rows {
+                    for (i, mut row) in rows.into_iter().enumerate() {
+                        self.tick(i)?;
                         self.create(part.width, p, &mut row)?;
                         out.push(row);
                     }
@@ -171,7 +180,8 @@ impl<'s> Tx<'s> {
                 }
                 Op::Merge(m) => self.merge(part.width, m, rows)?,
                 Op::Set(items) => {
-                    for row in &rows {
+                    for (i, row) in rows.iter().enumerate() {
+                        self.tick(i)?;
                         for item in items {
                             self.set(part.width, item, row)?;
                         }
@@ -179,7 +189,8 @@ impl<'s> Tx<'s> {
                     rows
                 }
                 Op::Delete { exprs, detach } => {
-                    for row in &rows {
+                    for (i, row) in rows.iter().enumerate() {
+                        self.tick(i)?;
                         for e in exprs {
                             let v = self.eval(part.width, e, row)?;
                             self.delete(&v, *detach)?;
@@ -284,7 +295,8 @@ impl<'s> Tx<'s> {
 
     fn merge(&mut self, width: usize, m: &MergePlan, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
         let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
+        for (i, row) in rows.into_iter().enumerate() {
+            self.tick(i)?;
             self.no_null_in_merge(width, &m.create, &row)?;
             let found = self.read(width, |r| r.run_ops(&m.matching, vec![row.clone()], false))?;
             if found.is_empty() {
