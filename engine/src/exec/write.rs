@@ -158,7 +158,7 @@ impl<'s> Tx<'s> {
 
     /// Checks the deadline and cancel token every `CHECK_EVERY` rows a write loop handles.
     fn tick(&self, row: usize) -> Result<(), QueryError> {
-        if row % crate::read::scope::CHECK_EVERY as usize != 0 {
+        if !row.is_multiple_of(crate::read::scope::CHECK_EVERY as usize) {
             return Ok(());
         }
         self.cx.check().map_err(|e| QueryError::runtime(ErrorType::LimitError, Detail::Deadline, format!("the query stopped: {e}")))
