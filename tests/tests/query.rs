@@ -615,6 +615,7 @@ fn write_query_strategy() -> impl Strategy<Value = String> {
     let value = prop::sample::select(vec!["1", "2.5", "'x'", "true", "[1, 2]", "null"]);
     prop_oneof![
         (label.clone(), value.clone()).prop_map(|(l, v)| format!("CREATE (:{l} {{k: {v}}})")),
+        value.clone().prop_map(|v| format!("CREATE (:A {{id: {v}}})")),
         (0u8..6, 0u8..6, prop::sample::select(vec!["T", "t", "U"]), value.clone())
             .prop_map(|(i, j, t, v)| format!("MATCH (a), (b) WHERE id(a) = {i} AND id(b) = {j} CREATE (a)-[:{t} {{w: {v}}}]->(b)")),
         (0u8..6, value.clone(), label.clone()).prop_map(|(i, v, l)| format!("MATCH (n) WHERE id(n) = {i} SET n.k = {v}, n:{l}")),
@@ -634,6 +635,7 @@ fn write_query_strategy() -> impl Strategy<Value = String> {
 /// workspace's vocabularies in id order.
 fn everything(db: &Database) -> Vec<Vec<QueryValue>> {
     let mut all = rows(db, "ALL VERSIONS MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n, r, m ORDER BY id(n), id(r)");
+    all.extend(rows(db, "MATCH (n {id: 1}) RETURN count(n)"));
     for call in ["CALL db.labels()", "CALL db.relationshipTypes()", "CALL db.propertyKeys()"] {
         all.push(rows(db, call).into_iter().flatten().collect());
     }

@@ -76,6 +76,10 @@ impl<'a> Graph<'_, 'a> {
                 }
             }
         }
+        if !self.view.has_id_properties() {
+            // The common case (no `id` property anywhere): the external id alone answers.
+            return out;
+        }
         for e in self.view.entities_with_id_property() {
             if self.view.entity_visible(e, &self.vis)
                 && self.view.entity_property(e, "id").is_some_and(|v| from_value(v).equals(id) == Some(true))

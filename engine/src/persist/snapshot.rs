@@ -570,7 +570,7 @@ fn decode_columns(a: &ArchivedSnapshotV1, added: Option<&ArchivedAddedV2>) -> Re
     e.updated_at = a.e_updated.iter().map(|p| (p.0.to_native(), ts(&p.1))).collect();
     for p in a.e_props.iter() {
         let props = postcard::from_bytes(&p.1).map_err(|_| DecodeError("entity properties do not decode"))?;
-        e.props.insert(p.0.to_native(), Arc::new(props));
+        e.set_props(p.0.to_native(), Some(props));
     }
     e.last_event = a.e_last_event.iter().map(|p| (p.0.to_native(), p.1.to_native())).collect();
     e.events =

@@ -147,9 +147,14 @@ impl WorkspaceView<'_> {
         out
     }
 
+    /// Whether any entity (of any workspace) has a property `id`.
+    pub fn has_id_properties(&self) -> bool {
+        !self.st.entities.id_props.is_empty()
+    }
+
     /// This workspace's entities with a property `id`, ascending.
     pub fn entities_with_id_property(&self) -> Vec<EntityId> {
-        self.st.id_keyed().iter().map(|e| EntityId(*e)).filter(|e| self.check_entity(*e).is_ok()).collect()
+        self.st.entities.id_props.iter().map(EntityId).filter(|e| self.check_entity(*e).is_ok()).collect()
     }
 
     /// Whether entity `e` of this workspace is visible under `v` (see `entities_under`).

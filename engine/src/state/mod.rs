@@ -198,6 +198,9 @@ pub struct Entities {
     pub props: crate::pmap::PMap<u32, Arc<Properties>>,
     /// The labels after the first (the first is the type), in the order written.
     pub labels: crate::pmap::PMap<u32, Arc<[TypeId]>>,
+    /// The entities with a property `id`: where the language's `{id: v}` looks besides the
+    /// external ids (kept by `set_props`).
+    pub id_props: IdSet,
     /// Head of each entity's deletion history in `events`.
     pub last_event: crate::pmap::PMap<u32, u32>,
     pub events: CowVec<EntityEvent>,
@@ -229,6 +232,20 @@ pub struct MergeRecord {
 }
 
 impl Entities {
+    /// Replaces entity `e`'s properties (`None` or empty: none), keeping `id_props` in step.
+    pub fn set_props(&mut self, e: u32, props: Option<Properties>) {
+        let props = props.filter(|p| !p.is_empty());
+        self.id_props.set(e, props.as_ref().is_some_and(|p| p.contains_key("id")));
+        match props {
+            Some(p) => {
+                self.props.insert(e, Arc::new(p));
+            }
+            None => {
+                self.props.remove(&e);
+            }
+        }
+    }
+
     /// Number of rows (including deleted and erased).
     pub fn len(&self) -> usize {
         self.ws.len()
@@ -400,9 +417,6 @@ pub struct State {
     /// The `fast` and `timed_live` bit columns flattened, built on first use by a read of this
     /// snapshot and reset by the writer for each new state.
     pub fast_flat: OnceLock<Arc<FlatFilter>>,
-    /// The entities (of every workspace) with a property `id`, ascending: where the query
-    /// language's `{id: v}` looks besides the external ids. Built on first use, like `fast_flat`.
-    pub id_keyed: OnceLock<Arc<Vec<u32>>>,
 }
 
 /// A claim's visibility, `(live, fast, timed_live)`, from its flags, its lifecycle state and the
@@ -415,20 +429,10 @@ pub fn claim_visibility(flags: u8, state: ClaimState, endpoint_flags: u8) -> (bo
 }
 
 impl State {
-    /// Drops what reads derive lazily from one version's columns (`fast_flat`, `id_keyed`): a
-    /// writer calls it on every state it changes.
+    /// Drops what reads derive lazily from one version's columns (`fast_flat`): a writer calls it
+    /// on every state it changes.
     pub fn reset_caches(&mut self) {
         self.fast_flat = OnceLock::new();
-        self.id_keyed = OnceLock::new();
-    }
-
-    /// The entities with a property `id` (see the field).
-    pub fn id_keyed(&self) -> &[u32] {
-        self.id_keyed.get_or_init(|| {
-            let mut v: Vec<u32> = self.entities.props.iter().filter(|(_, p)| p.contains_key("id")).map(|(e, _)| *e).collect();
-            v.sort_unstable();
-            Arc::new(v)
-        })
     }
 
     /// Recomputes claim `c`'s `LIVE` flag from its state, deletion and endpoints, keeping the live
@@ -818,7 +822,7 @@ impl State {
         self.entities.name.set(i, "");
         self.entities.ext_id.set(i, "");
         self.entities.aliases.set(i, "");
-        self.entities.props.remove(&e);
+        self.entities.set_props(e, None);
         self.entities.labels.remove(&e);
         let ty = *self.entities.ty.get(i);
         if let Some(set) = self.bitmaps.entities_by_type.get_mut(&ty) {

@@ -527,9 +527,7 @@ impl Writer<'_> {
         ents.name.push(name);
         ents.aliases.push("");
         ents.created.note(e, self.now);
-        if !props.is_empty() {
-            ents.props.insert(e, Arc::new(props));
-        }
+        ents.set_props(e, Some(props));
         ents.by_ext.insert(key_hash(self.ws, ext_id), e);
         let cat = &mut self.st.catalog;
         cat.note_label(self.ws, ty);
@@ -641,11 +639,7 @@ impl Writer<'_> {
             }
         }
         self.st.catalog.note_keys(self.ws, merged.keys().map(AsRef::as_ref), false);
-        if merged.is_empty() {
-            self.st.entities.props.remove(&e);
-        } else {
-            self.st.entities.props.insert(e, Arc::new(merged));
-        }
+        self.st.entities.set_props(e, Some(merged));
         self.st.entities.updated_at.insert(e, self.now);
     }
 

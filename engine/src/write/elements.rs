@@ -164,11 +164,7 @@ impl Writer<'_> {
                 let e = self.entity(r)?;
                 let props = updated(self.st.entities.props.get(&e), changes, replace);
                 let name = name_of(&props).to_owned();
-                if props.is_empty() {
-                    self.st.entities.props.remove(&e);
-                } else {
-                    self.st.entities.props.insert(e, Arc::new(props));
-                }
+                self.st.entities.set_props(e, Some(props));
                 self.st.entities.updated_at.insert(e, self.now);
                 let bare = *self.st.entities.flags.get(e as usize) & BARE != 0;
                 if self.st.entities.name.get(e as usize) != name && (bare || !name.is_empty()) {
