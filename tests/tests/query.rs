@@ -784,3 +784,22 @@ fn a_written_state_moves_the_lifecycle() {
     let r = write(&db, "CREATE (a)-[r:T {state: 'ACCEPTED', confidence: 0.25}]->(a) RETURN r.state, r.confidence, keys(r)");
     assert_eq!(r.rows[0][..2], [s("ACCEPTED"), QueryValue::Float(0.25)]);
 }
+
+/// Variable-length patterns over types the language wrote (case kept) take the same breadth-first
+/// and closure paths as ingested ones, and an unknown type reaches nothing.
+#[test]
+fn variable_length_over_written_types() {
+    let db = Database::in_memory();
+    write(&db, "CREATE (a:A)-[:T]->(b:B)-[:T]->(c:C)-[:Tt]->(d:D)");
+    assert_eq!(rows(&db, "MATCH (a:A)-[:T*]->(x) RETURN count(DISTINCT x)"), vec![vec![i(2)]]);
+    assert_eq!(rows(&db, "MATCH (a:A)-[:T*1..5]->(x) RETURN count(DISTINCT x)"), vec![vec![i(2)]]);
+    assert_eq!(rows(&db, "MATCH (a:A)-[:T|Tt*]->(x) RETURN count(DISTINCT x)"), vec![vec![i(3)]]);
+    assert_eq!(rows(&db, "MATCH (a:A)-[:TT*]->(x) RETURN count(DISTINCT x)"), vec![vec![i(0)]]);
+    assert_eq!(rows(&db, "MATCH (a:A)-[:NOPE*]->(x) RETURN count(DISTINCT x)"), vec![vec![i(0)]]);
+    assert_eq!(rows(&db, "MATCH (a:A)-[:T*]->(x) RETURN x"), rows(&db, "MATCH (a:A)-[:T*]->(x) RETURN DISTINCT x"));
+    write(&db, "MATCH (c:C) CREATE (c)-[:T]->(:E)");
+    let mut b = WriteBatch::new("default");
+    b.push(engram::Op::DeclarePredicate(DeclarePredicate::new("T").transitive()));
+    db.write(&b).unwrap();
+    assert_eq!(rows(&db, "MATCH (a:A)-[:T*]->(x) RETURN count(DISTINCT x)"), vec![vec![i(3)]]);
+}

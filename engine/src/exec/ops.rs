@@ -507,7 +507,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             return None;
         }
         let view = self.graph.view;
-        let pid = view.predicate_id(ty)?;
+        // One predicate only (a name written in two cases is two types: the k-hop walk takes both).
+        let ([Some(pid), None] | [None, Some(pid)]) = view.rel_type_ids(ty) else { return None };
         // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
         // reports the limit).
         let found = view.closure_by_id(from, pid, hop.direction, &self.graph.vis).ok()??;
@@ -568,7 +569,6 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// How many matches `hop` has over `rows`: edges for a one-hop expand, distinct nodes (over
     /// all rows) for a breadth-first reach.
     fn count_expand(&self, hop: &Hop, rows: Vec<Row>) -> Result<usize, QueryError> {
-        let Some(expander) = self.graph.expander(hop.direction, &hop.types) else { return Ok(0) };
         if let Some((min, max)) = hop.length {
             let mut all: foldhash::HashSet<u32> = foldhash::HashSet::default();
             let one_row = rows.len() == 1;
@@ -584,6 +584,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             return Ok(if one_row { n } else { all.len() });
         }
+        let Some(expander) = self.graph.expander(hop.direction, &hop.types) else { return Ok(0) };
         let mut n = 0;
         for row in rows {
             let Val::Node(from) = row[hop.from] else { continue };

@@ -7,7 +7,7 @@
 //! is (a planner's estimate, not a visibility answer).
 
 use crate::ids::{PredicateId, TypeId};
-use crate::normalize::{vocabulary_key, vocabulary_key_of};
+use crate::normalize::vocabulary_key_of;
 use crate::read::view::WorkspaceView;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -65,12 +65,12 @@ impl WorkspaceView<'_> {
     /// The id of entity type `name`, if any write ever used it. The vocabulary is database-wide:
     /// an id says nothing about this workspace (its count here may be 0, and scans then find none).
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
-        self.st.catalog.types.get(&vocabulary_key(name)).map(TypeId)
+        self.st.catalog.types.get(&vocabulary_key_of(name)).map(TypeId)
     }
 
     /// The id of predicate `name`, if any write ever used it.
     pub fn predicate_id(&self, name: &str) -> Option<PredicateId> {
-        self.st.catalog.predicates.get(&vocabulary_key(name)).map(PredicateId)
+        self.st.catalog.predicates.get(&vocabulary_key_of(name)).map(PredicateId)
     }
 
     /// The types a label of the query language names: the one written with exactly this case,

@@ -3,7 +3,7 @@
 
 use crate::index::graph::csr::Edge;
 use crate::index::graph::Direction;
-use crate::normalize::vocabulary_key;
+use crate::normalize::vocabulary_key_of;
 use crate::read::visibility::Vis;
 use crate::state::State;
 
@@ -12,7 +12,8 @@ use crate::state::State;
 pub struct EdgeFilter {
     /// Direction to follow.
     pub direction: Direction,
-    /// Predicate names (case-insensitive); empty = any predicate.
+    /// Predicate names (case-insensitive for ingested names, exact for the query language's);
+    /// empty = any predicate.
     pub predicates: Vec<String>,
     /// Types the entity at the other end must have; empty = any type.
     pub neighbor_types: Vec<String>,
@@ -54,6 +55,14 @@ impl EdgeFilter {
     }
 }
 
+/// The ids a name resolves to: the one written with exactly this case (the query language keeps
+/// case) and the one the case-insensitive resolution of ingest finds.
+fn named(table: &crate::state::Interner, name: &str) -> [Option<u16>; 2] {
+    let exact = table.get(name);
+    let folded = table.get(&vocabulary_key_of(name)).filter(|f| Some(*f) != exact);
+    [exact, folded]
+}
+
 /// A compiled filter. `preds: Some(empty)` matches nothing (an unknown predicate name).
 #[derive(Clone, Debug)]
 pub(crate) struct Compiled {
@@ -66,13 +75,13 @@ pub(crate) struct Compiled {
 impl Compiled {
     pub fn new(f: &EdgeFilter, st: &State) -> Compiled {
         let preds = (!f.predicates.is_empty()).then(|| {
-            let mut v: Vec<u16> = f.predicates.iter().filter_map(|p| st.catalog.predicates.get(&vocabulary_key(p))).collect();
+            let mut v: Vec<u16> = f.predicates.iter().flat_map(|p| named(&st.catalog.predicates, p)).flatten().collect();
             v.sort_unstable();
             v.dedup();
             v
         });
         let types = (!f.neighbor_types.is_empty()).then(|| {
-            let mut v: Vec<u16> = f.neighbor_types.iter().filter_map(|t| st.catalog.types.get(&vocabulary_key(t))).collect();
+            let mut v: Vec<u16> = f.neighbor_types.iter().flat_map(|t| named(&st.catalog.types, t)).flatten().collect();
             v.sort_unstable();
             v.dedup();
             v
