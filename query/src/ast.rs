@@ -102,7 +102,11 @@ impl Clause {
 
     /// Whether the clause writes.
     pub fn writes(&self) -> bool {
-        matches!(self, Clause::Create(_) | Clause::Merge(_) | Clause::Set(_) | Clause::Remove(_) | Clause::Delete(_))
+        match self {
+            Clause::Create(_) | Clause::Merge(_) | Clause::Set(_) | Clause::Remove(_) | Clause::Delete(_) => true,
+            Clause::Call(c) => crate::functions::procedure(&c.procedure.name).is_some_and(|p| p.writes),
+            _ => false,
+        }
     }
 }
 

@@ -105,25 +105,43 @@ pub struct Procedure {
     pub yields: &'static [&'static str],
     /// One line for `:help` and the docs.
     pub doc: &'static str,
+    /// It writes: a query calling it is a write (one transaction, write access).
+    pub writes: bool,
 }
 
 /// Every procedure.
 pub const PROCEDURES: &[Procedure] = &[
-    Procedure { name: "db.labels", args: &[], required: 0, yields: &["label"], doc: "every label in the workspace; row i is label id i" },
+    Procedure {
+        name: "db.labels",
+        args: &[],
+        required: 0,
+        yields: &["label"],
+        doc: "every label in the workspace; row i is label id i",
+        writes: false,
+    },
     Procedure {
         name: "db.relationshipTypes",
         args: &[],
         required: 0,
         yields: &["relationshipType"],
         doc: "every relationship type; row i is type id i",
+        writes: false,
     },
-    Procedure { name: "db.propertyKeys", args: &[], required: 0, yields: &["propertyKey"], doc: "every property key; row i is key id i" },
+    Procedure {
+        name: "db.propertyKeys",
+        args: &[],
+        required: 0,
+        yields: &["propertyKey"],
+        doc: "every property key; row i is key id i",
+        writes: false,
+    },
     Procedure {
         name: "engram.recall",
         args: &["text", "options"],
         required: 1,
         yields: &["rank", "claim", "subject", "object", "text", "score", "evidence", "context"],
         doc: "hybrid recall under a token budget; options {budget, entities, hops, as_of}",
+        writes: false,
     },
     Procedure {
         name: "engram.neighbors",
@@ -131,6 +149,7 @@ pub const PROCEDURES: &[Procedure] = &[
         required: 1,
         yields: &["relationship", "neighbor", "direction"],
         doc: "the claims at a node; options {direction: 'out'|'in'|'both', types: [..]}",
+        writes: false,
     },
     Procedure {
         name: "engram.ancestors",
@@ -138,6 +157,7 @@ pub const PROCEDURES: &[Procedure] = &[
         required: 2,
         yields: &["node", "depth"],
         doc: "the transitive closure upward over one relationship type",
+        writes: false,
     },
     Procedure {
         name: "engram.descendants",
@@ -145,6 +165,7 @@ pub const PROCEDURES: &[Procedure] = &[
         required: 2,
         yields: &["node", "depth"],
         doc: "the transitive closure downward over one relationship type",
+        writes: false,
     },
     Procedure {
         name: "engram.search.text",
@@ -152,6 +173,7 @@ pub const PROCEDURES: &[Procedure] = &[
         required: 1,
         yields: &["relationship", "score"],
         doc: "BM25 over claim text",
+        writes: false,
     },
     Procedure {
         name: "engram.search.vector",
@@ -159,6 +181,15 @@ pub const PROCEDURES: &[Procedure] = &[
         required: 1,
         yields: &["relationship", "score"],
         doc: "cosine similarity of claim embeddings to the query (text, embedded by the workspace's model)",
+        writes: false,
+    },
+    Procedure {
+        name: "engram.forget",
+        args: &["node"],
+        required: 1,
+        yields: &["claims"],
+        doc: "erases a node for good, with every claim it takes part in (DELETE is the soft delete); yields the claims erased",
+        writes: true,
     },
 ];
 

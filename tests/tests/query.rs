@@ -803,3 +803,19 @@ fn variable_length_over_written_types() {
     db.write(&b).unwrap();
     assert_eq!(rows(&db, "MATCH (a:A)-[:T*]->(x) RETURN count(DISTINCT x)"), vec![vec![i(3)]]);
 }
+
+/// `CALL engram.forget(n)` erases for good (ALL VERSIONS does not see it), unlike DELETE; it is a
+/// write, refused by a read-only view.
+#[test]
+fn forget_erases_for_good() {
+    let db = db();
+    let r = write(&db, "MATCH (n {id: 'auth'}) CALL engram.forget(n) YIELD claims RETURN claims");
+    assert_eq!(r.rows, vec![vec![i(3)]]);
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH (n {id: 'auth'}) RETURN n").len(), 0);
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH ()-[r]->() WHERE r.text CONTAINS 'postgres' RETURN r").len(), 0);
+    assert_eq!(rows(&db, "ALL VERSIONS MATCH ()-[r]->() RETURN count(r)"), vec![vec![i(1)]]);
+    let snap = db.snapshot();
+    let err =
+        snap.workspace("default").unwrap().query("MATCH (n {id: 'db'}) CALL engram.forget(n) YIELD claims RETURN claims", &Params::new());
+    assert_eq!(err.unwrap_err().detail, Detail::Unsupported);
+}

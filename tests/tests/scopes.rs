@@ -593,3 +593,18 @@ fn write_queries_need_write_access_and_never_meet_hidden_claims() {
     assert_eq!(err.class(), ErrorClass::Limit, "{err}");
     assert_eq!(db.query("ops", "MATCH (n:Many) RETURN count(n)", &none).unwrap().rows[0][0], engram::QueryValue::Int(0));
 }
+
+/// `engram.forget` through a writer without `see_sensitive` erases the hidden claim with the node
+/// but counts only what the writer sees.
+#[test]
+fn forget_counts_only_what_the_writer_sees() {
+    let db = seeded(true);
+    let none = engram::Params::new();
+    let writer = db.scope(Arc::new(Principal::named("w").grant("ops", Access::Write, false)));
+    let r = writer.query("ops", "MATCH (n {id: 'auth'}) CALL engram.forget(n) YIELD claims RETURN claims", &none).unwrap();
+    assert_eq!(r.rows, vec![vec![engram::QueryValue::Int(1)]], "the public claim only");
+    let snap = db.snapshot();
+    let all = snap.workspace("ops").unwrap();
+    assert!(all.claim_id("hidden").is_none(), "the sensitive claim was erased with its node");
+    assert!(all.search_claim_text(CANARY, 10, &engram::Visibility::all_versions()).unwrap().is_empty());
+}

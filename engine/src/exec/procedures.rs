@@ -88,6 +88,9 @@ pub(crate) fn call(
             };
             Ok(names.into_iter().map(|n| vec![Val::Str(n)]).collect())
         }
+        "engram.forget" => {
+            Err(QueryError::runtime(ErrorType::SemanticError, Detail::Unsupported, "engram.forget writes: it runs in a write query"))
+        }
         "engram.neighbors" => {
             let Some(node) = node_arg(g, name, &args[0])? else { return Ok(Vec::new()) };
             let options = args.get(1);

@@ -198,6 +198,18 @@ impl<'s> Tx<'s> {
                     }
                     rows
                 }
+                Op::Call(c) if c.name == "engram.forget" => {
+                    let mut out = Vec::with_capacity(rows.len());
+                    for (i, mut row) in rows.into_iter().enumerate() {
+                        self.tick(i)?;
+                        let claims = self.forget(part.width, &c.args, &row)?;
+                        for (_, slot) in &c.yields {
+                            row[*slot] = Val::Int(claims);
+                        }
+                        out.push(row);
+                    }
+                    out
+                }
                 read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true))?,
             };
         }
@@ -417,6 +429,28 @@ impl<'s> Tx<'s> {
             }
             other => Err(type_error("DELETE takes a node, a relationship or a path", other)),
         }
+    }
+
+    /// `engram.forget(node)`: erases the node with every claim it takes part in; the count is of
+    /// the claims the principal sees (hidden ones go too, uncounted).
+    fn forget(&mut self, width: usize, args: &[super::plan::CExpr], row: &[Val]) -> Result<i64, QueryError> {
+        let Some(arg) = args.first() else { return Ok(0) };
+        let n = match self.eval(width, arg, row)? {
+            Val::Node(n) => n,
+            Val::Null => return Ok(0),
+            other => return Err(type_error("engram.forget takes a node", &other)),
+        };
+        let seen: usize = self.read(0, |r| {
+            let mut claims = std::collections::HashSet::new();
+            for dir in [crate::index::graph::Direction::Out, crate::index::graph::Direction::In] {
+                if let Some(x) = r.graph.expander(dir, &[]) {
+                    claims.extend(x.edges(n).map(|e| e.claim));
+                }
+            }
+            claims.len()
+        });
+        self.apply(vec![BatchOp::Forget(crate::write::batch::ForgetTarget::Entity(EntityRef::Id(n)))])?;
+        Ok(i64::try_from(seen).unwrap_or(i64::MAX))
     }
 
     fn delete_rel(&mut self, c: ClaimId) -> Result<(), QueryError> {
