@@ -819,3 +819,17 @@ fn forget_erases_for_good() {
         snap.workspace("default").unwrap().query("MATCH (n {id: 'db'}) CALL engram.forget(n) YIELD claims RETURN claims", &Params::new());
     assert_eq!(err.unwrap_err().detail, Detail::Unsupported);
 }
+
+/// A time written under `valid_until` ends the claim's valid time: `AS OF` after it no longer sees
+/// the claim, and a time before its `valid_from` is refused with nothing written.
+#[test]
+fn a_written_valid_until_ends_the_valid_time() {
+    let db = db();
+    let q = "MATCH ({id: 'db'})-[r:DEPENDS_ON]->({id: 'cache'}) SET r.valid_until = '2099-01-01T00:00:00Z' RETURN r.valid_until";
+    assert_eq!(write(&db, q).rows, vec![vec![s("2099-01-01T00:00:00Z")]]);
+    let seen = |when: &str| rows(&db, &format!("AS OF '{when}' MATCH ({{id: 'db'}})-[r:DEPENDS_ON]->() RETURN count(r)"));
+    assert_eq!(seen("2098-06-01T00:00:00Z"), vec![vec![i(1)]]);
+    assert_eq!(seen("2099-06-01T00:00:00Z"), vec![vec![i(0)]]);
+    let e = db.query("default", "MATCH ({id: 'db'})-[r:DEPENDS_ON]->() SET r.valid_until = 0", &Params::new()).unwrap_err();
+    assert!(e.to_string().contains("valid_until"), "{e}");
+}

@@ -306,16 +306,7 @@ impl Writer<'_> {
             }
             Op::EndValidity { claim, valid_until } => {
                 let c = self.claim(claim, "claim")?;
-                let i = c as usize;
-                if *valid_until <= *self.st.claims.valid_from.get(i) {
-                    return Err(("valid_until", WriteErrorKind::InvalidInterval));
-                }
-                self.st.claims.valid_until.set(i, *valid_until);
-                let flags = *self.st.claims.flags.get(i);
-                self.st.claims.flags.set(i, flags | TIMED);
-                self.st.claims.updated_at.insert(c, self.now);
-                self.st.refresh_claim_live(c);
-                Ok(())
+                self.end_validity(c, *valid_until)
             }
         }
     }
@@ -930,6 +921,20 @@ impl Writer<'_> {
         self.st.claims.events.push(ev);
         self.st.claims.last_event.insert(c, idx);
         self.st.claims.updated_at.insert(c, self.now);
+    }
+
+    /// Ends claim `c`'s valid time at `valid_until` (after its `valid_from`).
+    pub(super) fn end_validity(&mut self, c: u32, valid_until: Timestamp) -> OpResult<()> {
+        let i = c as usize;
+        if valid_until <= *self.st.claims.valid_from.get(i) {
+            return Err(("valid_until", WriteErrorKind::InvalidInterval));
+        }
+        self.st.claims.valid_until.set(i, valid_until);
+        let flags = *self.st.claims.flags.get(i);
+        self.st.claims.flags.set(i, flags | TIMED);
+        self.st.claims.updated_at.insert(c, self.now);
+        self.st.refresh_claim_live(c);
+        Ok(())
     }
 
     pub(super) fn transition(&mut self, c: u32, to: ClaimState) -> OpResult<()> {

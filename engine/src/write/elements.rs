@@ -4,8 +4,9 @@
 //! Such an element is `BARE`: its memory fields were not written as such, so it shows exactly its
 //! properties. Where a property names a memory field and has its type, the field follows it, so
 //! search, resolution, ranking and the lifecycle see what the query wrote: an entity's `name` (a
-//! string), a claim's `text` (a string), `confidence` (a number in `[0, 1]`) and `state` (a state
-//! name, moving forward only). Such a property then reads the field (a later change through the
+//! string), a claim's `text` (a string), `confidence` (a number in `[0, 1]`), `state` (a state
+//! name, moving forward only) and `valid_until` (an RFC 3339 time or epoch seconds, after
+//! `valid_from`). Such a property then reads the field (a later change through the
 //! memory API shows), so it never goes stale.
 
 use std::sync::Arc;
@@ -39,6 +40,15 @@ fn text_of(props: &Properties) -> Option<&str> {
 fn state_of(props: &Properties) -> Option<ClaimState> {
     match props.get("state") {
         Some(Value::Str(s)) => ClaimState::parse(s),
+        _ => None,
+    }
+}
+
+/// The end of valid time an RFC 3339 string or epoch seconds under `valid_until` gives a claim.
+fn valid_until_of(props: &Properties) -> Option<crate::time::Timestamp> {
+    match props.get("valid_until") {
+        Some(Value::Str(s)) => crate::time::Timestamp::parse(s).ok(),
+        Some(Value::Int(secs)) => Some(crate::time::Timestamp::from_epoch_seconds(*secs)),
         _ => None,
     }
 }
@@ -187,6 +197,10 @@ impl Writer<'_> {
                 // A state written moves the lifecycle (forward only: a move back is refused).
                 if let Some(state) = state_of(changes) {
                     self.transition(c, state)?;
+                }
+                // A time written under `valid_until` ends the claim's valid time (after it began).
+                if let Some(until) = valid_until_of(changes) {
+                    self.end_validity(c, until)?;
                 }
                 if let Some(conf) = confidence_of(&props).or(bare.then_some(1.0)) {
                     self.st.claims.confidence.set(c as usize, conf);
