@@ -246,10 +246,9 @@ impl<'a> Graph<'_, 'a> {
 /// `confidence`.
 fn mirrors(key: &str, v: &Value) -> bool {
     match (key, v) {
-        ("text", Value::Str(_)) => true,
+        ("text", Value::Str(_)) | ("valid_until", Value::Int(_)) => true,
         ("state", Value::Str(s)) => crate::model::ClaimState::parse(s).is_some(),
         ("valid_until", Value::Str(s)) => Timestamp::parse(s).is_ok(),
-        ("valid_until", Value::Int(_)) => true,
         // An integer keeps its type; a float reads the field (a 32-bit float, shortest decimal).
         ("confidence", Value::Float(f)) => (0.0..=1.0).contains(f),
         _ => false,
