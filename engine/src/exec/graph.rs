@@ -243,7 +243,7 @@ impl<'a> Graph<'_, 'a> {
 
 /// Whether claim property `key` = `v` is a memory field's value (the field follows it, so the
 /// field is read): a string `text`, a state name under `state`, a number in `[0, 1]` under
-/// `confidence`.
+/// `confidence`, a time under `valid_until` (read back as an RFC 3339 string, as every time).
 fn mirrors(key: &str, v: &Value) -> bool {
     match (key, v) {
         ("text", Value::Str(_)) | ("valid_until", Value::Int(_)) => true,
