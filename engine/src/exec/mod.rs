@@ -200,12 +200,7 @@ impl crate::db::Database {
             .into());
         }
         if compiled.mode == Mode::Explain {
-            return Ok(QueryResult {
-                columns: compiled.plan.columns.clone(),
-                rows: Vec::new(),
-                stats: QueryStats::default(),
-                plan: Some(plan::render(&compiled.plan, &compiled.slot_names, None)),
-            });
+            return Ok(explained(compiled));
         }
         let mut job = |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
             let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
@@ -242,6 +237,16 @@ impl crate::db::Database {
             .downcast::<QueryResult>()
             .map(|b| *b)
             .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
+    }
+}
+
+/// What EXPLAIN returns: the plan, no rows, nothing run.
+fn explained(compiled: &compile::Compiled) -> QueryResult {
+    QueryResult {
+        columns: compiled.plan.columns.clone(),
+        rows: Vec::new(),
+        stats: QueryStats::default(),
+        plan: Some(plan::render(&compiled.plan, &compiled.slot_names, None)),
     }
 }
 
@@ -302,12 +307,7 @@ impl WorkspaceView<'_> {
         let graph = graph::Graph { view: self, vis };
         let profile = compiled.mode == Mode::Profile;
         if compiled.mode == Mode::Explain {
-            return Ok(QueryResult {
-                columns: compiled.plan.columns.clone(),
-                rows: Vec::new(),
-                stats: QueryStats::default(),
-                plan: Some(plan::render(&compiled.plan, &compiled.slot_names, None)),
-            });
+            return Ok(explained(compiled));
         }
         let mut all_rows: Vec<Vec<value::Val>> = Vec::new();
         let mut profiles = Vec::new();

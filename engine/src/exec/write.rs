@@ -440,17 +440,24 @@ impl<'s> Tx<'s> {
             Val::Null => return Ok(0),
             other => return Err(type_error("engram.forget takes a node", &other)),
         };
-        let seen: usize = self.read(0, |r| {
-            let mut claims = std::collections::HashSet::new();
-            for dir in [crate::index::graph::Direction::Out, crate::index::graph::Direction::In] {
-                if let Some(x) = r.graph.expander(dir, &[]) {
-                    claims.extend(x.edges(n).map(|e| e.claim));
-                }
-            }
-            claims.len()
-        });
+        let seen = self.visible_claims(n).len();
         self.apply(vec![BatchOp::Forget(crate::write::batch::ForgetTarget::Entity(EntityRef::Id(n)))])?;
         Ok(i64::try_from(seen).unwrap_or(i64::MAX))
+    }
+
+    /// The claims at node `n` the principal sees now, each once (a self-loop shows both ways).
+    fn visible_claims(&self, n: EntityId) -> Vec<ClaimId> {
+        self.read(0, |r| {
+            let mut out = Vec::new();
+            for dir in [crate::index::graph::Direction::Out, crate::index::graph::Direction::In] {
+                if let Some(x) = r.graph.expander(dir, &[]) {
+                    out.extend(x.edges(n).map(|e| e.claim));
+                }
+            }
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
     }
 
     fn delete_rel(&mut self, c: ClaimId) -> Result<(), QueryError> {
@@ -468,17 +475,7 @@ impl<'s> Tx<'s> {
         }
         if detach {
             // Only the relationships the principal sees; hidden ones go out of sight with the node.
-            let rels: Vec<ClaimId> = self.read(0, |r| {
-                let view = r.graph.view;
-                let mut out = Vec::new();
-                for dir in [crate::index::graph::Direction::Out, crate::index::graph::Direction::In] {
-                    if let Some(x) = r.graph.expander(dir, &[]) {
-                        out.extend(x.edges(n).map(|edge| edge.claim));
-                    }
-                }
-                out.retain(|c| view.claim_deleted(*c) == Some(false));
-                out
-            });
+            let rels = self.visible_claims(n);
             for c in rels {
                 self.delete_rel(c)?;
             }

@@ -84,9 +84,29 @@ impl Writer<'_> {
         table.intern(name).ok_or((field, WriteErrorKind::Invalid("the vocabulary is full (65,536 names)")))
     }
 
-    /// The type of an entity without labels: the empty name.
-    fn no_type(&mut self) -> OpResult<TypeId> {
-        self.st.catalog.types.intern("").map(TypeId).ok_or(("labels", WriteErrorKind::Invalid("the vocabulary is full (65,536 names)")))
+    /// Appends the labels `names` (as written) that `labels` lacks.
+    fn add_labels(&mut self, labels: &mut Vec<TypeId>, names: &[String]) -> OpResult<()> {
+        for l in names {
+            let t = TypeId(self.intern_written("labels", l)?);
+            if !labels.contains(&t) {
+                labels.push(t);
+            }
+        }
+        Ok(())
+    }
+
+    /// The type an entity with `labels` has: the first, or the empty name when there is none.
+    fn type_of(&mut self, labels: &[TypeId]) -> OpResult<TypeId> {
+        match labels.first() {
+            Some(t) => Ok(*t),
+            None => self
+                .st
+                .catalog
+                .types
+                .intern("")
+                .map(TypeId)
+                .ok_or(("labels", WriteErrorKind::Invalid("the vocabulary is full (65,536 names)"))),
+        }
     }
 
     /// `_n<id>`, or with a suffix when a caller took that external id.
@@ -105,16 +125,8 @@ impl Writer<'_> {
     pub(super) fn create_node(&mut self, n: &CreateNode) -> OpResult<()> {
         self.check_properties(&n.properties)?;
         let mut labels: Vec<TypeId> = Vec::with_capacity(n.labels.len());
-        for l in &n.labels {
-            let t = TypeId(self.intern_written("labels", l)?);
-            if !labels.contains(&t) {
-                labels.push(t);
-            }
-        }
-        let ty = match labels.first() {
-            Some(t) => *t,
-            None => self.no_type()?,
-        };
+        self.add_labels(&mut labels, &n.labels)?;
+        let ty = self.type_of(&labels)?;
         let ext = match &n.ext_id {
             Some(ext) => {
                 check_name("ext_id", ext, self.limits.ext_id_bytes_max)?;
@@ -241,16 +253,8 @@ impl Writer<'_> {
                 labels.retain(|x| x.0 != t);
             }
         }
-        for l in add {
-            let t = TypeId(self.intern_written("labels", l)?);
-            if !labels.contains(&t) {
-                labels.push(t);
-            }
-        }
-        let first = match labels.first() {
-            Some(t) => *t,
-            None => self.no_type()?,
-        };
+        self.add_labels(&mut labels, add)?;
+        let first = self.type_of(&labels)?;
         self.set_type(e, first);
         for t in &labels {
             self.st.catalog.note_label(self.ws, *t);
