@@ -15,7 +15,10 @@ pub mod header;
 pub mod lexer;
 pub mod limits;
 pub mod parser;
+pub mod plan;
+pub mod planner;
 
 pub use check::{check, Checked};
 pub use error::{Detail, ErrorType, Phase, Position, QueryError, Span};
 pub use parser::parse;
+pub use planner::{compile, Compiled, When};

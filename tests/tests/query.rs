@@ -283,6 +283,56 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Where a labelled one-hop pattern starts is chosen by the labels' counts: starting from the
+    /// smaller side (walking the hop backwards) gives exactly the matches a naive reading of the
+    /// edges gives, in every direction, with and without a counted expand.
+    #[test]
+    fn the_start_chosen_by_counts_changes_no_match(n in 3usize..30, edges in prop::collection::vec((0usize..30, 0usize..30, any::<bool>()), 0..60)) {
+        let db = Database::in_memory();
+        let mut b = WriteBatch::new("default");
+        // One node in four is `small`, the rest `big`.
+        let label = |e: usize| if e % 4 == 0 { "small" } else { "big" };
+        for e in 0..n {
+            b.upsert_entity(&format!("e{e}"), label(e), &format!("n{e}"));
+        }
+        for (s, o, t) in &edges {
+            b.add_claim(AddClaim::new(format!("e{}", s % n).as_str(), if *t { "A" } else { "B" }, format!("e{}", o % n).as_str()));
+        }
+        db.write(&b).expect("writes");
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        let edges: Vec<(usize, usize, bool)> = edges.iter().map(|(s, o, t)| (s % n, o % n, *t)).collect();
+        for (pattern, dir) in [("-[r:A]->", 0), ("<-[r:A]-", 1), ("-[r]-", 2)] {
+            let q = format!("MATCH (a:big){pattern}(b:small) RETURN a.id, b.id, id(r)");
+            let plan = ws.query(&format!("EXPLAIN {q}"), &Params::new()).expect("explains").plan.unwrap_or_default();
+            prop_assert!(plan.contains("NodeByLabelScan (b:small)"), "{}", plan);
+            let mut got: Vec<(String, String)> = ws.query(&q, &Params::new()).expect("runs").rows.into_iter().map(|r| match (&r[0], &r[1]) {
+                (QueryValue::String(a), QueryValue::String(b)) => (a.clone(), b.clone()),
+                other => panic!("{other:?}"),
+            }).collect();
+            got.sort();
+            let mut want = Vec::new();
+            for &(s, o, t) in &edges {
+                let typed = t || dir == 2;
+                let ends: &[(usize, usize)] = match dir { 0 => &[(s, o)], 1 => &[(o, s)], _ => &[(s, o), (o, s)] };
+                for &(x, y) in ends {
+                    // An undirected self-loop matches once.
+                    if typed && label(x) == "big" && label(y) == "small" && !(dir == 2 && x == y && (x, y) != (s, o)) {
+                        want.push((format!("e{x}"), format!("e{y}")));
+                    }
+                }
+            }
+            want.sort();
+            prop_assert_eq!(&got, &want, "{}", q);
+            let count = ws.query(&format!("MATCH (a:big){pattern}(b:small) RETURN count(*)"), &Params::new()).expect("runs").rows;
+            prop_assert_eq!(count, vec![vec![QueryValue::Int(want.len() as i64)]]);
+        }
+    }
+}
+
 fn expr_strategy() -> impl Strategy<Value = String> {
     let leaf = prop_oneof![
         Just("null".to_owned()),

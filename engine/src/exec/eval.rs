@@ -10,7 +10,7 @@ use engram_query::{Detail, ErrorType, QueryError};
 
 use super::functions;
 use super::graph::Graph;
-use super::plan::{CExpr, Op};
+use engram_query::plan::{CExpr, Const, Op};
 use super::value::Val;
 
 /// Runs a pattern's operators on one row (implemented by the operator runner, so expressions
@@ -67,7 +67,13 @@ impl Env<'_, '_, '_> {
     #[allow(clippy::too_many_lines)] // Reason: one arm per expression kind.
     pub fn eval(&self, e: &CExpr, row: &[Val], locals: &mut Vec<Val>) -> Result<Val, QueryError> {
         Ok(match e {
-            CExpr::Const(v) => v.clone(),
+            CExpr::Const(c) => match c {
+                Const::Null => Val::Null,
+                Const::Bool(b) => Val::Bool(*b),
+                Const::Int(i) => Val::Int(*i),
+                Const::Float(f) => Val::Float(*f),
+                Const::Str(s) => Val::Str(s.clone()),
+            },
             CExpr::Param(p) => self.params.get(p).cloned().ok_or_else(|| {
                 QueryError::runtime(ErrorType::ParameterMissing, Detail::MissingParameter, format!("parameter ${p} was not given"))
             })?,

@@ -5,13 +5,12 @@
 //! `functions` compute expressions; `procedures` answers `CALL`; `output` materializes results.
 //! A query that writes runs as one transaction on the writer's copy of the state (`write`).
 
-mod compile;
 mod eval;
 mod functions;
 mod graph;
 mod ops;
 mod output;
-mod plan;
+mod physical;
 mod procedures;
 mod value;
 mod write;
@@ -20,6 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use engram_query::ast::Mode;
+use engram_query::plan::{render, Op};
+use engram_query::{compile, Compiled, When};
 use engram_query::{Detail, ErrorType, QueryError};
 
 use crate::read::view::WorkspaceView;
@@ -85,7 +86,7 @@ pub struct QueryResult {
 /// `plan_cache_entries`: how many compiled plans the process keeps (cleared when full).
 pub const PLAN_CACHE_ENTRIES: usize = 1024;
 
-type Cache = Mutex<HashMap<String, Arc<compile::Compiled>, foldhash::fast::RandomState>>;
+type Cache = Mutex<HashMap<String, Arc<Compiled>, foldhash::fast::RandomState>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -93,11 +94,11 @@ fn cache() -> &'static Cache {
 }
 
 /// The compiled plan of `text`, from the cache or compiled now.
-fn plan_for(text: &str) -> Result<Arc<compile::Compiled>, QueryError> {
+fn plan_for(text: &str) -> Result<Arc<Compiled>, QueryError> {
     if let Some(hit) = cache().lock().ok().and_then(|c| c.get(text).cloned()) {
         return Ok(hit);
     }
-    let compiled = Arc::new(compile::compile(text)?);
+    let compiled = Arc::new(compile(text)?);
     if let Ok(mut c) = cache().lock() {
         if c.len() >= PLAN_CACHE_ENTRIES {
             c.clear();
@@ -110,7 +111,7 @@ fn plan_for(text: &str) -> Result<Arc<compile::Compiled>, QueryError> {
 /// Parses, checks and plans `text` without running it and without the cache (what a plan-cache
 /// miss costs).
 pub fn prepare(text: &str) -> Result<(), QueryError> {
-    compile::compile(text).map(|_| ())
+    compile(text).map(|_| ())
 }
 
 /// Looks `text` up in the plan cache, planning it on a miss (what a query pays before running).
@@ -135,7 +136,7 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
 type Bound = BTreeMap<Arc<str>, value::Val>;
 
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
-fn bind(text: &str, params: &Params) -> Result<(Arc<compile::Compiled>, Bound), QueryError> {
+fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
     let (header, body) = engram_query::header::split(text)?;
     let merged;
     let params = if header.is_empty() {
@@ -185,11 +186,11 @@ impl crate::db::Database {
         &self,
         workspace: &str,
         who: &Writer<'_>,
-        compiled: &compile::Compiled,
+        compiled: &Compiled,
         vals: &BTreeMap<Arc<str>, value::Val>,
         embed: Option<&Embed<'_>>,
     ) -> Result<QueryResult, crate::error::Error> {
-        if !matches!(compiled.when, compile::When::Now) {
+        if !matches!(compiled.when, When::Now) {
             return Err(QueryError {
                 kind: ErrorType::SemanticError,
                 detail: Detail::Unsupported,
@@ -200,13 +201,21 @@ impl crate::db::Database {
             .into());
         }
         if compiled.mode == Mode::Explain {
-            return Ok(explained(compiled));
+            let snap = self.snapshot();
+            return Ok(explained(compiled, snap.workspace(workspace).ok().as_ref()));
         }
+        let profile = compiled.mode == Mode::Profile;
         let mut job = |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
             let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
             let mut all_rows = Vec::new();
+            let mut chosen = Vec::new();
+            let mut profiles = Vec::new();
             for part in &compiled.plan.parts {
-                let rows = tx.run_part(part)?;
+                let ops = physical::choose(&part.ops, &tx.view()).into_owned();
+                let mut p = Vec::new();
+                let rows = tx.run_part(part, &ops, profile.then_some(&mut p))?;
+                chosen.push(ops);
+                profiles.push(p);
                 if part.columns.is_empty() {
                     // A query ending in a write returns no rows, however many it wrote.
                     continue;
@@ -223,7 +232,7 @@ impl crate::db::Database {
                 columns: compiled.plan.columns.clone(),
                 rows,
                 stats: tx.stats,
-                plan: (compiled.mode == Mode::Profile).then(|| plan::render(&compiled.plan, &compiled.slot_names, None)),
+                plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
             };
             if tx.applied.is_empty() {
                 return Ok(crate::db::commit::Applied::nothing(result));
@@ -240,18 +249,27 @@ impl crate::db::Database {
     }
 }
 
-/// What EXPLAIN returns: the plan, no rows, nothing run.
-fn explained(compiled: &compile::Compiled) -> QueryResult {
-    QueryResult {
-        columns: compiled.plan.columns.clone(),
-        rows: Vec::new(),
-        stats: QueryStats::default(),
-        plan: Some(plan::render(&compiled.plan, &compiled.slot_names, None)),
+/// What EXPLAIN returns: the plan as it would run on `view` (the logical plan without one), no
+/// rows, nothing run.
+fn explained(compiled: &Compiled, view: Option<&WorkspaceView<'_>>) -> QueryResult {
+    let plan = match view {
+        Some(v) => render(&with_ops(compiled, compiled.plan.parts.iter().map(|p| physical::choose(&p.ops, v).into_owned()).collect()), &compiled.slot_names, None),
+        None => render(&compiled.plan, &compiled.slot_names, None),
+    };
+    QueryResult { columns: compiled.plan.columns.clone(), rows: Vec::new(), stats: QueryStats::default(), plan: Some(plan) }
+}
+
+/// The compiled plan with each part's operators replaced by those that ran (EXPLAIN, PROFILE).
+fn with_ops(compiled: &Compiled, ops: Vec<Vec<Op>>) -> engram_query::plan::Plan {
+    let mut plan = compiled.plan.clone();
+    for (part, ops) in plan.parts.iter_mut().zip(ops) {
+        part.ops = ops;
     }
+    plan
 }
 
 /// The result rows: UNION's duplicates removed, values materialized through `graph`.
-fn finish_rows(compiled: &compile::Compiled, mut all_rows: Vec<Vec<value::Val>>, graph: &graph::Graph<'_, '_>) -> Vec<Vec<QueryValue>> {
+fn finish_rows(compiled: &Compiled, mut all_rows: Vec<Vec<value::Val>>, graph: &graph::Graph<'_, '_>) -> Vec<Vec<QueryValue>> {
     if compiled.plan.distinct {
         let mut seen = std::collections::HashSet::new();
         all_rows.retain(|r| seen.insert(value::Key(r.clone())));
@@ -287,7 +305,7 @@ impl WorkspaceView<'_> {
 
     fn run_read(
         &self,
-        compiled: &compile::Compiled,
+        compiled: &Compiled,
         vals: &BTreeMap<Arc<str>, value::Val>,
         embed: Option<&Embed<'_>>,
     ) -> Result<QueryResult, QueryError> {
@@ -296,10 +314,10 @@ impl WorkspaceView<'_> {
             let no_match = NoMatch;
             let env = eval::Env { graph: &empty, params: vals, matcher: &no_match };
             match &compiled.when {
-                compile::When::Now => Visibility::current(),
-                compile::When::AllVersions => Visibility::all_versions(),
-                compile::When::AsOf(e) => Visibility::as_of(time_value(&env.eval(e, &[], &mut Vec::new())?)?),
-                compile::When::KnownAsOf(e) => {
+                When::Now => Visibility::current(),
+                When::AllVersions => Visibility::all_versions(),
+                When::AsOf(e) => Visibility::as_of(time_value(&env.eval(e, &[], &mut Vec::new())?)?),
+                When::KnownAsOf(e) => {
                     Visibility { known_as_of: Some(time_value(&env.eval(e, &[], &mut Vec::new())?)?), ..Visibility::current() }
                 }
             }
@@ -307,10 +325,11 @@ impl WorkspaceView<'_> {
         let graph = graph::Graph { view: self, vis };
         let profile = compiled.mode == Mode::Profile;
         if compiled.mode == Mode::Explain {
-            return Ok(explained(compiled));
+            return Ok(explained(compiled, Some(self)));
         }
         let mut all_rows: Vec<Vec<value::Val>> = Vec::new();
         let mut profiles = Vec::new();
+        let mut chosen = Vec::new();
         for part in &compiled.plan.parts {
             let runner = ops::Runner {
                 graph: &graph,
@@ -320,12 +339,14 @@ impl WorkspaceView<'_> {
                 embed,
                 profile: profile.then(|| Mutex::new(Vec::new())),
             };
-            let rows = runner.run_ops(&part.ops, vec![vec![value::Val::Null; part.width]], true)?;
+            let ops = physical::choose(&part.ops, self);
+            let rows = runner.run_ops(&ops, vec![vec![value::Val::Null; part.width]], true)?;
             for r in rows {
                 all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
             }
             if let Some(p) = runner.profile {
                 profiles.push(p.into_inner().unwrap_or_default());
+                chosen.push(ops.into_owned());
             }
         }
         let rows = finish_rows(compiled, all_rows, &graph);
@@ -333,7 +354,7 @@ impl WorkspaceView<'_> {
             columns: compiled.plan.columns.clone(),
             rows,
             stats: QueryStats::default(),
-            plan: profile.then(|| plan::render(&compiled.plan, &compiled.slot_names, Some(&profiles))),
+            plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
         })
     }
 }
@@ -385,7 +406,7 @@ impl crate::db::scope::Scope {
 struct NoMatch;
 
 impl eval::Matcher for NoMatch {
-    fn run(&self, _: &[plan::Op], _: Vec<value::Val>) -> Result<Vec<Vec<value::Val>>, QueryError> {
+    fn run(&self, _: &[Op], _: Vec<value::Val>) -> Result<Vec<Vec<value::Val>>, QueryError> {
         Ok(Vec::new())
     }
 }

@@ -18,7 +18,7 @@ use crate::read::scope::{ReadContext, CHECK_EVERY};
 
 use super::eval::{truth, type_error, Env, Matcher};
 use super::graph::Graph;
-use super::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
+use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
 use super::procedures;
 use super::value::{Key, PathVal, Val};
 
@@ -321,7 +321,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     fn expand(&self, hop: &Hop, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
-        let Some(expander) = self.graph.expander(hop.direction, &hop.types) else { return Ok(Vec::new()) };
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
         let one = |row: Row| -> Result<Vec<Row>, QueryError> {
             let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
             let used = Self::used_rels(hop, &row);
@@ -503,7 +503,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// (or the start itself) was reached. `None` when the closure does not apply.
     fn closure(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<Vec<EntityId>> {
         let [ty] = hop.types.as_slice() else { return None };
-        if max.is_some() || hop.direction == Direction::Both {
+        if max.is_some() || engine_dir(hop.direction) == Direction::Both {
             return None;
         }
         let view = self.graph.view;
@@ -511,10 +511,10 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let ([Some(pid), None] | [None, Some(pid)]) = view.rel_type_ids(ty) else { return None };
         // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
         // reports the limit).
-        let found = view.closure_by_id(from, pid, hop.direction, &self.graph.vis).ok()??;
+        let found = view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis).ok()??;
         let mut reached: Vec<EntityId> = found.into_iter().map(|(e, _)| e).collect();
         if !hop.exclude_start {
-            let back = if hop.direction == Direction::Out { Direction::In } else { Direction::Out };
+            let back = if engine_dir(hop.direction) == Direction::Out { Direction::In } else { Direction::Out };
             let preds: Vec<EntityId> = view.expander(back, Some(&[pid]), &self.graph.vis).edges(from).map(|e| e.neighbor).collect();
             // Few predecessors (the usual hierarchy): scan the result; many: hash it.
             let back_again = if preds.len() <= 8 {
@@ -535,7 +535,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// it (a predecessor reached within `max - 1`). A truncated walk is a limit error, never a
     /// partial answer.
     fn khop(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
-        let mut filter = crate::read::filter::EdgeFilter::new(hop.direction);
+        let mut filter = crate::read::filter::EdgeFilter::new(engine_dir(hop.direction));
         filter.predicates = hop.types.iter().map(ToString::to_string).collect();
         let max_depth = max.map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX));
         let visited_max = self.cx.limits.visited_max;
@@ -551,8 +551,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             return Err(limit("visited_max", visited_max, "a variable-length pattern"));
         }
         let mut reached: Vec<EntityId> = found.entities.iter().filter(|r| r.depth >= 1).map(|r| r.entity).collect();
-        if hop.direction != Direction::Both && !hop.exclude_start && max_depth >= 1 {
-            let back = if hop.direction == Direction::Out { Direction::In } else { Direction::Out };
+        if engine_dir(hop.direction) != Direction::Both && !hop.exclude_start && max_depth >= 1 {
+            let back = if engine_dir(hop.direction) == Direction::Out { Direction::In } else { Direction::Out };
             let preds: Vec<EntityId> =
                 self.graph.expander(back, &hop.types).map(|x| x.edges(from).map(|e| e.neighbor).collect()).unwrap_or_default();
             if !preds.is_empty() {
@@ -584,7 +584,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             return Ok(if one_row { n } else { all.len() });
         }
-        let Some(expander) = self.graph.expander(hop.direction, &hop.types) else { return Ok(0) };
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(0) };
         let mut n = 0;
         for row in rows {
             let Val::Node(from) = row[hop.from] else { continue };
@@ -698,7 +698,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 /// Whether `edge` of `node` is an undirected self-loop's second appearance: the expander yields
 /// a self-loop once per direction, and it is one relationship.
 fn second_sight(hop: &Hop, node: EntityId, edge: &crate::read::expand::EdgeRow) -> bool {
-    hop.direction == Direction::Both && edge.neighbor == node && edge.direction == Direction::In
+    engine_dir(hop.direction) == Direction::Both && edge.neighbor == node && edge.direction == Direction::In
 }
 
 /// One aggregate's running state.
@@ -827,4 +827,13 @@ pub(super) fn build_path(g: &Graph<'_, '_>, spec: &PathSpec, row: &[Val]) -> Val
         }
     }
     Val::Path(Arc::new(PathVal { start, steps }))
+}
+
+/// The engine's direction for a pattern's.
+fn engine_dir(d: engram_query::ast::Direction) -> Direction {
+    match d {
+        engram_query::ast::Direction::Out => Direction::Out,
+        engram_query::ast::Direction::In => Direction::In,
+        engram_query::ast::Direction::Both => Direction::Both,
+    }
 }

@@ -22,7 +22,7 @@ use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, Ent
 
 use super::graph::Graph;
 use super::ops::{build_path, Row, Runner};
-use super::plan::{MergePlan, NewPattern, Op, Part, SetItem};
+use engram_query::plan::{CExpr, MergePlan, NewPattern, Op, Part, SetItem};
 use super::procedures::Embed;
 use super::value::Val;
 use super::QueryStats;
@@ -135,7 +135,7 @@ impl<'s> Tx<'s> {
         f(&runner)
     }
 
-    fn eval(&self, width: usize, e: &super::plan::CExpr, row: &[Val]) -> Result<Val, QueryError> {
+    fn eval(&self, width: usize, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
         self.read(width, |r| r.eval(e, row))
     }
 
@@ -165,9 +165,12 @@ impl<'s> Tx<'s> {
     }
 
     /// Runs one part of the plan; the rows it returns are read back through `view` by the caller.
-    pub fn run_part(&mut self, part: &Part) -> Result<Vec<Row>, QueryError> {
+    /// Runs one part's operators (`ops`: the part's, as the physical step chose them); with
+    /// `profile`, records (rows out, µs) per operator.
+    pub fn run_part(&mut self, part: &Part, ops: &[Op], mut profile: Option<&mut Vec<(u64, u64)>>) -> Result<Vec<Row>, QueryError> {
         let mut rows = vec![vec![Val::Null; part.width]];
-        for op in &part.ops {
+        for op in ops {
+            let started = profile.is_some().then(std::time::Instant::now);
             rows = match op {
                 Op::Create(p) => {
                     let mut out = Vec::with_capacity(rows.len());
@@ -212,6 +215,9 @@ impl<'s> Tx<'s> {
                 }
                 read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true))?,
             };
+            if let (Some(started), Some(p)) = (started, profile.as_deref_mut()) {
+                p.push((rows.len() as u64, u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)));
+            }
         }
         Ok(rows)
     }
@@ -230,7 +236,7 @@ impl<'s> Tx<'s> {
         Ok(())
     }
 
-    fn props(&self, width: usize, e: Option<&super::plan::CExpr>, row: &[Val]) -> Result<Properties, QueryError> {
+    fn props(&self, width: usize, e: Option<&CExpr>, row: &[Val]) -> Result<Properties, QueryError> {
         let Some(e) = e else { return Ok(Properties::new()) };
         match self.eval(width, e, row)? {
             Val::Map(m) => {
@@ -433,7 +439,7 @@ impl<'s> Tx<'s> {
 
     /// `engram.forget(node)`: erases the node with every claim it takes part in; the count is of
     /// the claims the principal sees (hidden ones go too, uncounted).
-    fn forget(&mut self, width: usize, args: &[super::plan::CExpr], row: &[Val]) -> Result<i64, QueryError> {
+    fn forget(&mut self, width: usize, args: &[CExpr], row: &[Val]) -> Result<i64, QueryError> {
         let Some(arg) = args.first() else { return Ok(0) };
         let n = match self.eval(width, arg, row)? {
             Val::Node(n) => n,

@@ -81,6 +81,15 @@ impl WorkspaceView<'_> {
         [exact, folded.filter(|f| Some(*f) != exact)]
     }
 
+    /// An upper bound on the entities carrying label `name`, in O(1): every workspace's entities
+    /// of its types (deleted ones included) plus every entity with later labels. The planner
+    /// compares these to pick where a pattern starts.
+    pub fn label_estimate(&self, name: &str) -> u64 {
+        let by_type = &self.st.bitmaps.entities_by_type;
+        let typed: u64 = self.label_ids(name).into_iter().flatten().filter_map(|t| by_type.get(&t)).map(|s| s.len()).sum();
+        typed + self.st.entities.labels.len() as u64
+    }
+
     /// The predicates a relationship type of the query language names (as `label_ids`).
     pub fn rel_type_ids(&self, name: &str) -> [Option<PredicateId>; 2] {
         let exact = self.st.catalog.predicates.get(name).map(PredicateId);

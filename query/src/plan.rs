@@ -1,95 +1,156 @@
-//! The physical plan: operators over rows of slots, and expressions with variables resolved to
-//! slots. Built once per query text (and cached); names of labels, types and keys stay names and
-//! are bound to the snapshot's ids when the plan runs, so a cached plan is never stale.
+//! The logical plan: operators over rows of slots, and expressions with variables resolved to
+//! slots. Built once per query text (and cached by the engine); names of labels, types and keys
+//! stay names and are bound to a snapshot's ids when the plan runs, so a cached plan is never
+//! stale. `render` is the stable text EXPLAIN and PROFILE print.
 
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
-use engram_query::ast::{BinaryOp, Quantifier};
+use crate::ast::{BinaryOp, Direction, Quantifier};
 
-use crate::index::graph::Direction;
-
-use super::value::Val;
+/// A literal constant. Strings are shared so the executor turns one into a value without copying.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Const {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A 64-bit integer.
+    Int(i64),
+    /// A 64-bit float.
+    Float(f64),
+    /// A string, escapes resolved.
+    Str(Arc<str>),
+}
 
 /// A compiled expression.
 #[derive(Clone, Debug)]
-pub(crate) enum CExpr {
-    Const(Val),
+pub enum CExpr {
+    /// A literal.
+    Const(Const),
+    /// `$name`.
     Param(Arc<str>),
+    /// The value in a row's slot.
     Slot(usize),
     /// A variable of a list comprehension or quantifier, by depth.
     Local(usize),
+    /// `[a, b]`.
     List(Vec<CExpr>),
+    /// `{k: v}`.
     Map(Vec<(Arc<str>, CExpr)>),
+    /// `e.key`.
     Prop(Box<CExpr>, Arc<str>),
+    /// `e[i]`.
     Index(Box<CExpr>, Box<CExpr>),
+    /// `e[from..to]`.
     Slice(Box<CExpr>, Option<Box<CExpr>>, Option<Box<CExpr>>),
+    /// `e:A:B`.
     HasLabels(Box<CExpr>, Vec<Arc<str>>),
+    /// `NOT e`.
     Not(Box<CExpr>),
+    /// `-e`.
     Neg(Box<CExpr>),
+    /// A binary operator.
     Bin(BinaryOp, Box<CExpr>, Box<CExpr>),
+    /// `e IS NULL` (`true`) or `e IS NOT NULL` (`false`).
     IsNull(Box<CExpr>, bool),
+    /// `CASE [subject] WHEN … THEN … [ELSE …] END`.
     Case {
+        /// The simple form's subject.
         subject: Option<Box<CExpr>>,
+        /// (condition or value, result) in order.
         whens: Vec<(CExpr, CExpr)>,
+        /// The ELSE branch.
         otherwise: Option<Box<CExpr>>,
     },
+    /// A function call by its lowercase name.
     Func(Arc<str>, Vec<CExpr>),
+    /// `[x IN list WHERE p | map]`; `x` is the next local.
     ListComp {
+        /// The list iterated.
         list: Box<CExpr>,
+        /// The WHERE.
         predicate: Option<Box<CExpr>>,
+        /// The `| map`.
         map: Option<Box<CExpr>>,
     },
+    /// `all/any/none/single(x IN list WHERE p)`.
     Quant {
+        /// Which quantifier.
         quantifier: Quantifier,
+        /// The list iterated.
         list: Box<CExpr>,
+        /// The predicate, with `x` as the next local.
         predicate: Box<CExpr>,
     },
     /// A pattern as a value: runs `ops` on the current row; `map` gives each match's value
     /// (a pattern comprehension), or, with no `map`, the paths matched.
     Pattern {
+        /// The pattern's operators.
         ops: Arc<Vec<Op>>,
+        /// A pattern comprehension's projection.
         map: Option<Box<CExpr>>,
+        /// The slot the matched path is bound to.
         path: usize,
     },
+    /// `base {.key, k: v, .*}`.
     MapProjection {
+        /// The node, relationship or map projected.
         base: Box<CExpr>,
+        /// `.*`: all of the base's properties.
         all: bool,
+        /// The items: `.key` is `(key, base.key)`.
         items: Vec<(Arc<str>, CExpr)>,
     },
 }
 
 /// An aggregate function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum AggFn {
+pub enum AggFn {
+    /// `count(*)`: rows.
     CountStar,
+    /// `count(e)`: non-null values.
     Count,
+    /// `collect(e)`.
     Collect,
+    /// `sum(e)`.
     Sum,
+    /// `avg(e)`.
     Avg,
+    /// `min(e)`.
     Min,
+    /// `max(e)`.
     Max,
+    /// `stDev(e)`: sample standard deviation.
     StDev,
+    /// `stDevP(e)`: population standard deviation.
     StDevP,
 }
 
 /// One aggregate of an aggregation: the function, DISTINCT, its argument and its slot.
 #[derive(Clone, Debug)]
-pub(crate) struct Aggregate {
+pub struct Aggregate {
+    /// The function.
     pub func: AggFn,
+    /// `DISTINCT`: each distinct value once.
     pub distinct: bool,
+    /// The argument (none for `count(*)`).
     pub arg: Option<CExpr>,
+    /// Where the result goes.
     pub slot: usize,
 }
 
 /// What a node pattern requires.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct NodeTest {
+pub struct NodeTest {
+    /// Labels, all required.
     pub labels: Vec<Arc<str>>,
+    /// Properties, each required equal.
     pub props: Vec<(Arc<str>, CExpr)>,
 }
 
 impl NodeTest {
+    /// No label and no property: every node passes.
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.props.is_empty()
     }
@@ -97,20 +158,26 @@ impl NodeTest {
 
 /// One hop of a pattern.
 #[derive(Clone, Debug)]
-pub(crate) struct Hop {
+pub struct Hop {
+    /// The bound node the hop starts from.
     pub from: usize,
     /// The relationship's slot (a list of relationships for a variable length).
     pub rel: usize,
+    /// The node reached.
     pub to: usize,
     /// `to` was bound before this hop: check it instead of binding it.
     pub to_bound: bool,
+    /// Seen from `from`.
     pub direction: Direction,
+    /// Type alternatives (any of them; none: any type).
     pub types: Vec<Arc<str>>,
     /// `Some((min, max))` for a variable length.
     pub length: Option<(u64, Option<u64>)>,
+    /// The relationship's property map, each required equal.
     pub rel_props: Vec<(Arc<str>, CExpr)>,
     /// engram's inline WHERE, evaluated with the hop's relationship in `rel`.
     pub rel_predicate: Option<CExpr>,
+    /// What the node reached must pass.
     pub to_test: NodeTest,
     /// Relationship slots bound earlier in the same MATCH: a relationship is used once per match.
     pub distinct_from: Vec<usize>,
@@ -123,8 +190,10 @@ pub(crate) struct Hop {
 
 /// How a path variable is put together: its start node and hops.
 #[derive(Clone, Debug)]
-pub(crate) struct PathSpec {
+pub struct PathSpec {
+    /// Where the path goes.
     pub slot: usize,
+    /// The start node's slot.
     pub start: usize,
     /// (relationship slot, is variable length) per hop, in pattern order.
     pub hops: Vec<(usize, bool)>,
@@ -134,15 +203,19 @@ pub(crate) struct PathSpec {
 
 /// A sort key.
 #[derive(Clone, Debug)]
-pub(crate) struct SortKey {
+pub struct SortKey {
+    /// The value sorted by.
     pub expr: CExpr,
+    /// `DESC`.
     pub descending: bool,
 }
 
 /// A procedure call.
 #[derive(Clone, Debug)]
-pub(crate) struct ProcCall {
+pub struct ProcCall {
+    /// The procedure's name as the catalog of procedures spells it.
     pub name: &'static str,
+    /// Its arguments.
     pub args: Vec<CExpr>,
     /// (column index in the procedure's yields, slot).
     pub yields: Vec<(usize, usize)>,
@@ -150,50 +223,76 @@ pub(crate) struct ProcCall {
 
 /// An operator: turns a batch of rows into the next.
 #[derive(Clone, Debug)]
-pub(crate) enum Op {
+pub enum Op {
     /// For each row, every node passing `test` into `slot`.
     ScanNodes {
+        /// The node's slot.
         slot: usize,
+        /// What it must pass.
         test: NodeTest,
     },
     /// For each row, the node whose external id is `id` (when it passes `test`).
     SeekNode {
+        /// The node's slot.
         slot: usize,
+        /// The external id sought.
         id: CExpr,
+        /// What it must pass besides.
         test: NodeTest,
     },
     /// Keeps the rows whose node in `slot` passes `test` (a bound variable in a pattern).
     CheckNode {
+        /// The node's slot.
         slot: usize,
+        /// What it must pass.
         test: NodeTest,
     },
+    /// For each row, one row per match of the hop.
     Expand(Box<Hop>),
     /// An expand whose rows only a keyless `count` reads: counts the matches per input row and
     /// yields one row with the sum in `slot` (Expand + Aggregate fused).
     CountExpand {
+        /// The hop counted.
         hop: Box<Hop>,
+        /// Where the count goes.
         slot: usize,
     },
+    /// Puts a path variable together from its slots.
     BindPath(PathSpec),
+    /// Keeps the rows where the predicate is true.
     Filter(CExpr),
     /// For each row, runs `ops`; a row with no match continues with `slots` null.
     Optional {
+        /// The optional match's operators.
         ops: Vec<Op>,
+        /// The slots it binds.
         slots: Vec<usize>,
     },
+    /// Computes each (slot, expression).
     Project(Vec<(usize, CExpr)>),
+    /// Groups by `keys` and computes `aggregates` per group.
     Aggregate {
+        /// The grouping keys: (slot, expression).
         keys: Vec<(usize, CExpr)>,
+        /// The aggregates.
         aggregates: Vec<Aggregate>,
     },
+    /// Keeps the first row of each distinct combination of the slots.
     Distinct(Vec<usize>),
+    /// Sorts by the keys in order.
     Sort(Vec<SortKey>),
+    /// Drops the first n rows.
     Skip(CExpr),
+    /// Keeps the first n rows.
     Limit(CExpr),
+    /// One row per element of the list.
     Unwind {
+        /// The list.
         expr: CExpr,
+        /// Where each element goes.
         slot: usize,
     },
+    /// A procedure call, one row per row it yields.
     Call(ProcCall),
     /// For each row, creates the pattern's new elements (the writes below run in a write
     /// transaction only).
@@ -205,62 +304,103 @@ pub(crate) enum Op {
     Set(Vec<SetItem>),
     /// For each row, deletes what the expressions give (`DETACH`: with their relationships).
     Delete {
+        /// The nodes, relationships or paths to delete.
         exprs: Vec<CExpr>,
+        /// `DETACH DELETE`.
         detach: bool,
     },
 }
 
 /// A node CREATE or MERGE writes into `slot`; `create` is false for a variable bound before.
 #[derive(Clone, Debug)]
-pub(crate) struct NewNode {
+pub struct NewNode {
+    /// The node's slot.
     pub slot: usize,
+    /// A new node (not one bound earlier).
     pub create: bool,
+    /// Its labels.
     pub labels: Vec<Arc<str>>,
+    /// Its property map.
     pub props: Option<CExpr>,
 }
 
 /// A relationship CREATE or MERGE writes: from the node in `from` to the node in `to`.
 #[derive(Clone, Debug)]
-pub(crate) struct NewRel {
+pub struct NewRel {
+    /// The relationship's slot.
     pub slot: usize,
+    /// Its one type.
     pub rel_type: Arc<str>,
+    /// The start node's slot.
     pub from: usize,
+    /// The end node's slot.
     pub to: usize,
+    /// Its property map.
     pub props: Option<CExpr>,
 }
 
 /// What one CREATE (or a MERGE's creation) writes, in pattern order, and the paths it binds.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct NewPattern {
+pub struct NewPattern {
+    /// The nodes, in pattern order.
     pub nodes: Vec<NewNode>,
+    /// The relationships, in pattern order.
     pub rels: Vec<NewRel>,
+    /// The path variables bound.
     pub paths: Vec<PathSpec>,
 }
 
 /// A MERGE: the match of its pattern, what it creates when there is none, and its SET items.
 #[derive(Clone, Debug)]
-pub(crate) struct MergePlan {
+pub struct MergePlan {
+    /// Operators matching the pattern.
     pub matching: Vec<Op>,
+    /// What is created when nothing matches.
     pub create: NewPattern,
+    /// `ON MATCH SET`.
     pub on_match: Vec<SetItem>,
+    /// `ON CREATE SET`.
     pub on_create: Vec<SetItem>,
 }
 
 /// One SET or REMOVE item.
 #[derive(Clone, Debug)]
-pub(crate) enum SetItem {
+pub enum SetItem {
     /// `target.key = value` (`REMOVE target.key`: value null).
-    Prop { target: CExpr, key: Arc<str>, value: CExpr },
+    Prop {
+        /// The node, relationship or map.
+        target: CExpr,
+        /// The key.
+        key: Arc<str>,
+        /// The value (null removes).
+        value: CExpr,
+    },
     /// `target = map` (`replace`) or `target += map`.
-    Props { target: CExpr, value: CExpr, replace: bool },
+    Props {
+        /// The node or relationship.
+        target: CExpr,
+        /// The map (or a node or relationship whose properties are copied).
+        value: CExpr,
+        /// `=`: properties not in the map are removed.
+        replace: bool,
+    },
     /// `target:A:B` added or (`REMOVE`) removed.
-    Labels { target: CExpr, labels: Vec<Arc<str>>, add: bool },
+    Labels {
+        /// The node.
+        target: CExpr,
+        /// The labels.
+        labels: Vec<Arc<str>>,
+        /// Added (`SET`) or removed (`REMOVE`).
+        add: bool,
+    },
 }
 
 /// A single query: its operators, the width of its rows and its output.
 #[derive(Clone, Debug)]
-pub(crate) struct Part {
+pub struct Part {
+    /// The operators, first to last.
     pub ops: Vec<Op>,
+    /// Slots per row.
     pub width: usize,
     /// Output columns: name and slot.
     pub columns: Vec<(String, usize)>,
@@ -268,10 +408,14 @@ pub(crate) struct Part {
 
 /// A whole plan: parts joined by UNION (`distinct` for plain UNION).
 #[derive(Clone, Debug)]
-pub(crate) struct Plan {
+pub struct Plan {
+    /// One per single query.
     pub parts: Vec<Part>,
+    /// Plain `UNION` (not `UNION ALL`).
     pub distinct: bool,
+    /// The output columns.
     pub columns: Vec<String>,
+    /// The parameters the query reads.
     pub params: Vec<Arc<str>>,
 }
 
@@ -344,7 +488,7 @@ impl Op {
             Op::Project(items) => items.iter().map(|(s, _)| slots(*s)).collect::<Vec<_>>().join(", "),
             Op::Aggregate { keys, aggregates } => {
                 let k: Vec<String> = keys.iter().map(|(s, _)| slots(*s)).collect();
-                let a: Vec<String> = aggregates.iter().map(|a| format!("{}={:?}", slots(a.slot), a.func)).collect();
+                let a: Vec<String> = aggregates.iter().map(|a| slots(a.slot)).collect();
                 format!("keys [{}], {}", k.join(", "), a.join(", "))
             }
             Op::Distinct(s) => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
@@ -366,7 +510,7 @@ impl Op {
 
 /// Prints a plan as a tree, last operator on top, as `EXPLAIN` shows it. `stats` adds rows and
 /// time per operator (`PROFILE`), in plan order.
-pub(crate) fn render(plan: &Plan, names: &[Vec<String>], stats: Option<&[Vec<(u64, u64)>]>) -> String {
+pub fn render(plan: &Plan, names: &[Vec<String>], stats: Option<&[Vec<(u64, u64)>]>) -> String {
     let mut out = String::new();
     if plan.parts.len() > 1 {
         let _ = writeln!(out, "{}", if plan.distinct { "Union" } else { "UnionAll" });
@@ -406,5 +550,28 @@ fn render_ops(out: &mut String, ops: &[Op], indent: usize, names: &dyn Fn(usize)
 impl fmt::Display for AggFn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    fn explain(text: &str) -> String {
+        let c = crate::compile(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        render(&c.plan, &c.slot_names, None)
+    }
+
+    /// The printer's text is a contract (EXPLAIN's output): it changes only on purpose.
+    #[test]
+    fn plans_print_stably() {
+        assert_eq!(
+            explain("MATCH (a:Service {id: $s})-[:DEPENDS_ON*1..3]->(b) WHERE b.tier = 1 RETURN count(DISTINCT b) AS n"),
+            "Produce [n]\n  Project n\n  Aggregate keys [], count(DISTINCT b)\n  Filter\n  BreadthFirstReach (a)-[:DEPENDS_ON*1..3]->(b)\n  NodeByIdSeek (a:Service)\n"
+        );
+        assert_eq!(
+            explain("MATCH (a) RETURN a.name AS x UNION MATCH (b:B) RETURN b.name AS x"),
+            "Union\n  Produce [x]\n    Project x\n    AllNodesScan (a)\n  Produce [x]\n    Project x\n    NodeByLabelScan (b:B)\n"
+        );
     }
 }

@@ -1,58 +1,66 @@
-//! From a checked syntax tree to the physical plan: variables become slots, each MATCH pattern a
-//! chain of scans, seeks and expands starting where it is cheapest to start (a bound variable, an
-//! `{id: …}` seek, a label scan, then any node), projections become Project or Aggregate with
-//! Distinct, Sort, Skip and Limit after them.
+//! From a checked syntax tree to the logical plan: variables become slots, each MATCH pattern a
+//! chain of scans, seeks and expands starting where it is cheapest to start without statistics
+//! (a bound variable, an `{id: …}` seek, a label scan, then any node), projections become Project
+//! or Aggregate with Distinct, Sort, Skip and Limit after them. The rewrites here need no
+//! statistics (filters pushed into patterns, count fused into expand, breadth-first reach where
+//! paths are unused); the engine makes the choices that need the catalog's counts.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use engram_query::ast::{
-    Call, Clause, Direction as AstDirection, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection,
+use crate::ast::{
+    Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection,
     RemoveItem, SetItem as AstSetItem, SingleQuery, Statement, Temporal, UnaryOp,
 };
-use engram_query::functions::{function, procedure, FunctionKind};
-use engram_query::{Detail, ErrorType, QueryError};
+use crate::functions::{function, procedure, FunctionKind};
+use crate::{Detail, ErrorType, QueryError};
 
-use crate::index::graph::Direction;
-
-use super::plan::{
-    AggFn, Aggregate, CExpr, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SetItem, SortKey,
+use crate::plan::{
+    AggFn, Const, Aggregate, CExpr, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SetItem, SortKey,
 };
-use super::value::Val;
+
 
 /// The temporal prefix, compiled.
 #[derive(Clone, Debug)]
-pub(crate) enum When {
+pub enum When {
+    /// No prefix: what is visible now.
     Now,
+    /// `AS OF t`: valid time.
     AsOf(CExpr),
+    /// `KNOWN AS OF t`: transaction time.
     KnownAsOf(CExpr),
+    /// `ALL VERSIONS`: deleted and superseded too.
     AllVersions,
 }
 
 /// A compiled statement.
 #[derive(Clone, Debug)]
-pub(crate) struct Compiled {
+pub struct Compiled {
+    /// The plan.
     pub plan: Plan,
+    /// The temporal prefix.
     pub when: When,
     /// Slot names per part, for EXPLAIN.
     pub slot_names: Vec<Vec<String>>,
+    /// The query writes (it needs a write transaction and write access).
     pub writes: bool,
-    pub mode: engram_query::ast::Mode,
+    /// Run, EXPLAIN or PROFILE.
+    pub mode: crate::ast::Mode,
 }
 
 /// Parses, checks and compiles `text`.
-pub(crate) fn compile(text: &str) -> Result<Compiled, QueryError> {
-    if text.len() > engram_query::limits::MAX_TEXT_BYTES {
+pub fn compile(text: &str) -> Result<Compiled, QueryError> {
+    if text.len() > crate::limits::MAX_TEXT_BYTES {
         return Err(QueryError {
             kind: ErrorType::LimitError,
             detail: Detail::Limit,
-            phase: engram_query::Phase::Compile,
-            message: format!("the query is {} bytes; query.max_text_bytes is {}", text.len(), engram_query::limits::MAX_TEXT_BYTES),
+            phase: crate::Phase::Compile,
+            message: format!("the query is {} bytes; query.max_text_bytes is {}", text.len(), crate::limits::MAX_TEXT_BYTES),
             at: None,
         });
     }
-    let statement: Statement = engram_query::parse(text)?;
-    let checked = engram_query::check(text, &statement)?;
+    let statement: Statement = crate::parse(text)?;
+    let checked = crate::check(text, &statement)?;
     let mut params = BTreeSet::new();
     let when = {
         let mut c = Compiler::new(text, &mut params);
@@ -77,13 +85,13 @@ pub(crate) fn compile(text: &str) -> Result<Compiled, QueryError> {
     Ok(Compiled { plan, when, slot_names, writes: checked.writes, mode: statement.mode })
 }
 
-fn unsupported(text: &str, what: &str, span: engram_query::Span) -> QueryError {
+fn unsupported(text: &str, what: &str, span: crate::Span) -> QueryError {
     QueryError {
         kind: ErrorType::SemanticError,
         detail: Detail::Unsupported,
-        phase: engram_query::Phase::Compile,
+        phase: crate::Phase::Compile,
         message: format!("{what} is not supported yet"),
-        at: Some(engram_query::Position::of(text, span.start)),
+        at: Some(crate::Position::of(text, span.start)),
     }
 }
 
@@ -170,7 +178,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                             RemoveItem::Property { target, key } => SetItem::Prop {
                                 target: self.expr(target)?,
                                 key: Arc::from(key.name.as_str()),
-                                value: CExpr::Const(Val::Null),
+                                value: CExpr::Const(Const::Null),
                             },
                             RemoveItem::Labels { var, labels } => SetItem::Labels {
                                 target: self.var_expr(var)?,
@@ -225,7 +233,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
     // ---- writes --------------------------------------------------------------------------
 
     /// A variable as an expression (SET and REMOVE name their targets so).
-    fn var_expr(&mut self, v: &engram_query::ast::Var) -> Result<CExpr, QueryError> {
+    fn var_expr(&mut self, v: &crate::ast::Var) -> Result<CExpr, QueryError> {
         self.expr(&Expr { kind: ExprKind::Var(v.name.clone()), span: v.span })
     }
 
@@ -264,8 +272,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
         for (i, (rel, _)) in part.chain.iter().enumerate() {
             let (slot, _) = self.element_slot(rel.var.as_ref(), "  anon_rel");
             let (from, to) = match rel.direction {
-                AstDirection::In => (node_slots[i + 1], node_slots[i]),
-                AstDirection::Out | AstDirection::Both => (node_slots[i], node_slots[i + 1]),
+                Direction::In => (node_slots[i + 1], node_slots[i]),
+                Direction::Out | Direction::Both => (node_slots[i], node_slots[i + 1]),
             };
             let rel_type = rel.types.first().map_or_else(|| Arc::from(""), |t| Arc::from(t.name.as_str()));
             let props = rel.props.as_ref().map(|p| self.expr(p)).transpose()?;
@@ -281,7 +289,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
     }
 
     /// A MERGE: its pattern matched as a MATCH would, and created with the same slots.
-    fn merge(&mut self, m: &engram_query::ast::Merge) -> Result<Op, QueryError> {
+    fn merge(&mut self, m: &crate::ast::Merge) -> Result<Op, QueryError> {
         let before: BTreeSet<usize> = self.scope.values().copied().collect();
         let mut matching = Vec::new();
         let path = self.part_ops(&m.part, &mut matching, &mut Vec::new())?;
@@ -295,7 +303,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         }
         for (i, (rel, _)) in part.chain.iter().enumerate() {
             let (a, b) = (path.nodes[i], path.nodes[i + 1]);
-            let (from, to) = if rel.direction == AstDirection::In { (b, a) } else { (a, b) };
+            let (from, to) = if rel.direction == Direction::In { (b, a) } else { (a, b) };
             let rel_type = rel.types.first().map_or_else(|| Arc::from(""), |t| Arc::from(t.name.as_str()));
             let props = rel.props.as_ref().map(|p| self.expr(p)).transpose()?;
             create.rels.push(NewRel { slot: path.hops[i].0, rel_type, from, to, props });
@@ -364,7 +372,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
 
     /// The slot of a pattern element's variable (a fresh hidden one, named `anon`, when it has
     /// none), and whether it was bound before.
-    fn element_slot(&mut self, var: Option<&engram_query::ast::Var>, anon: &str) -> (usize, bool) {
+    fn element_slot(&mut self, var: Option<&crate::ast::Var>, anon: &str) -> (usize, bool) {
         match var {
             Some(v) => match self.scope.get(&v.name) {
                 Some(&s) => (s, true),
@@ -424,9 +432,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let to_test = self.node_test(nodes[to_i])?;
             let (rel_slot, rel_bound) = self.element_slot(rel.var.as_ref(), "  anon_rel");
             let direction = match (rel.direction, forward) {
-                (AstDirection::Both, _) => Direction::Both,
-                (AstDirection::Out, true) | (AstDirection::In, false) => Direction::Out,
-                (AstDirection::In, true) | (AstDirection::Out, false) => Direction::In,
+                (Direction::Both, _) => Direction::Both,
+                (Direction::Out, true) | (Direction::In, false) => Direction::Out,
+                (Direction::In, true) | (Direction::Out, false) => Direction::In,
             };
             let rel_props = match &rel.props {
                 Some(p) => self.prop_map(p)?,
@@ -457,7 +465,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             })));
             if rel_bound {
                 ops.push(Op::Filter(CExpr::Bin(
-                    engram_query::ast::BinaryOp::Eq,
+                    crate::ast::BinaryOp::Eq,
                     Box::new(CExpr::Slot(target)),
                     Box::new(CExpr::Slot(rel_slot)),
                 )));
@@ -497,7 +505,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             return false;
         }
         let a = part.start.var.as_ref().map(|v| v.name.as_str());
-        if min.unwrap_or(1) == 1 && rel.direction == AstDirection::Both {
+        if min.unwrap_or(1) == 1 && rel.direction == Direction::Both {
             let excludes_start = a.is_some_and(|a| m.predicate.as_ref().is_some_and(|w| excludes(w, a, b)));
             if !excludes_start {
                 return false;
@@ -528,9 +536,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
     /// The slots of `x` and `y` when predicate `w` is exactly `x <> y` or `NOT x = y`.
     fn exclusion_slots(&self, w: &Expr) -> Option<(usize, usize)> {
         let (x, y) = match &w.kind {
-            ExprKind::Binary(engram_query::ast::BinaryOp::Neq, x, y) => (x, y),
+            ExprKind::Binary(crate::ast::BinaryOp::Neq, x, y) => (x, y),
             ExprKind::Unary(UnaryOp::Not, inner) => match &inner.kind {
-                ExprKind::Binary(engram_query::ast::BinaryOp::Eq, x, y) => (x, y),
+                ExprKind::Binary(crate::ast::BinaryOp::Eq, x, y) => (x, y),
                 _ => return None,
             },
             _ => return None,
@@ -551,22 +559,22 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let mut names: Vec<&String> = self.scope.keys().filter(|k| !k.starts_with(' ')).collect();
             names.sort();
             for n in names {
-                items.push((n.clone(), Expr::new(ExprKind::Var(n.clone()), engram_query::Span::default())));
+                items.push((n.clone(), Expr::new(ExprKind::Var(n.clone()), crate::Span::default())));
             }
         }
         for item in &p.items {
             items.push((item.column().to_owned(), item.expr.clone()));
         }
-        let aggregating = p.items.iter().any(|i| engram_query::check::contains_aggregate(&i.expr));
+        let aggregating = p.items.iter().any(|i| crate::check::contains_aggregate(&i.expr));
         let mut columns: Vec<(String, usize)> = Vec::new();
         let mut subst = Vec::new();
         if aggregating {
             let mut keys = Vec::new();
             let mut post = Vec::new();
-            for (name, e) in items.iter().filter(|(_, e)| !engram_query::check::contains_aggregate(e)) {
+            for (name, e) in items.iter().filter(|(_, e)| !crate::check::contains_aggregate(e)) {
                 let slot = self.slot(name);
                 keys.push((slot, self.expr(e)?));
-                if e.span != engram_query::Span::default() {
+                if e.span != crate::Span::default() {
                     subst.push((self.squash(e), slot));
                 }
                 if let ExprKind::Var(v) = &e.kind {
@@ -576,7 +584,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let saved = std::mem::replace(&mut self.subst, subst.clone());
             self.aggregates = Some(Vec::new());
             let mut agg_items = Vec::new();
-            for (name, e) in items.iter().filter(|(_, e)| engram_query::check::contains_aggregate(e)) {
+            for (name, e) in items.iter().filter(|(_, e)| crate::check::contains_aggregate(e)) {
                 let compiled = self.expr(e)?;
                 agg_items.push((name.clone(), e, compiled));
             }
@@ -672,8 +680,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
     }
 
     #[allow(clippy::too_many_lines)] // Reason: one arm per expression kind.
-    pub(crate) fn expr(&mut self, e: &Expr) -> Result<CExpr, QueryError> {
-        if !self.subst.is_empty() && e.span != engram_query::Span::default() {
+    pub fn expr(&mut self, e: &Expr) -> Result<CExpr, QueryError> {
+        if !self.subst.is_empty() && e.span != crate::Span::default() {
             let text = self.squash(e);
             if let Some((_, slot)) = self.subst.iter().find(|(t, _)| *t == text) {
                 return Ok(CExpr::Slot(*slot));
@@ -681,11 +689,11 @@ impl<'t, 'p> Compiler<'t, 'p> {
         }
         Ok(match &e.kind {
             ExprKind::Lit(l) => CExpr::Const(match l {
-                Literal::Null => Val::Null,
-                Literal::Bool(b) => Val::Bool(*b),
-                Literal::Int(i) => Val::Int(*i),
-                Literal::Float(f) => Val::Float(*f),
-                Literal::Str(s) => Val::str(s),
+                Literal::Null => Const::Null,
+                Literal::Bool(b) => Const::Bool(*b),
+                Literal::Int(i) => Const::Int(*i),
+                Literal::Float(f) => Const::Float(*f),
+                Literal::Str(s) => Const::Str(Arc::from(s.as_str())),
             }),
             ExprKind::Param(p) => {
                 let name: Arc<str> = Arc::from(p.as_str());
@@ -832,7 +840,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
             None => None,
         };
-        let slot = self.slot(&self.squash(e));
+        // Named by its text as written (spaces collapsed), which is how EXPLAIN shows it.
+        let name = self.text.get(e.span.start..e.span.end).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+        let slot = self.slot(&name);
         match &mut self.aggregates {
             Some(aggs) => {
                 aggs.push(Aggregate { func, distinct, arg, slot });
@@ -940,11 +950,11 @@ fn excludes(w: &Expr, a: &str, b: &str) -> bool {
     let pair =
         |x: &Expr, y: &Expr| matches!((&x.kind, &y.kind), (ExprKind::Var(p), ExprKind::Var(q)) if (p == a && q == b) || (p == b && q == a));
     match &w.kind {
-        ExprKind::Binary(engram_query::ast::BinaryOp::Neq, x, y) => pair(x, y),
+        ExprKind::Binary(crate::ast::BinaryOp::Neq, x, y) => pair(x, y),
         ExprKind::Unary(UnaryOp::Not, inner) => {
-            matches!(&inner.kind, ExprKind::Binary(engram_query::ast::BinaryOp::Eq, x, y) if pair(x, y))
+            matches!(&inner.kind, ExprKind::Binary(crate::ast::BinaryOp::Eq, x, y) if pair(x, y))
         }
-        ExprKind::Binary(engram_query::ast::BinaryOp::And, x, y) => excludes(x, a, b) || excludes(y, a, b),
+        ExprKind::Binary(crate::ast::BinaryOp::And, x, y) => excludes(x, a, b) || excludes(y, a, b),
         _ => false,
     }
 }

@@ -1,0 +1,98 @@
+//! The choices of the physical plan that need the catalog's counts, made per run on the
+//! snapshot the query reads (the cached logical plan holds names, so it cannot make them):
+//!
+//! - a label scan reads the label with the fewest nodes first (the rest are tests);
+//! - a single hop between two unbound labelled nodes starts from the side with fewer nodes,
+//!   walking the relationship the other way.
+//!
+//! The logical plan is returned as is (borrowed) when no choice changes it.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use engram_query::ast::Direction;
+use engram_query::plan::{CExpr, Hop, NodeTest, Op};
+
+use crate::read::view::WorkspaceView;
+
+/// The operators to run for `ops` on `view`.
+pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op]> {
+    let Some(Op::ScanNodes { test, .. }) = ops.first() else { return Cow::Borrowed(ops) };
+    if test.labels.is_empty() {
+        return Cow::Borrowed(ops);
+    }
+    let count = |labels: &[Arc<str>]| labels.iter().map(|l| view.label_estimate(l)).min().unwrap_or(u64::MAX);
+    let mut out: Option<Vec<Op>> = None;
+    if let (Op::ScanNodes { slot, test }, Some(Op::Expand(hop) | Op::CountExpand { hop, .. })) = (&ops[0], ops.get(1)) {
+        if reversible(*slot, hop, ops) && count(&hop.to_test.labels) < count(&test.labels) {
+            let mut v = ops.to_vec();
+            let back = Hop {
+                from: hop.to,
+                to: *slot,
+                direction: match hop.direction {
+                    Direction::Out => Direction::In,
+                    Direction::In => Direction::Out,
+                    Direction::Both => Direction::Both,
+                },
+                to_test: test.clone(),
+                ..(**hop).clone()
+            };
+            v[0] = Op::ScanNodes { slot: hop.to, test: hop.to_test.clone() };
+            match &mut v[1] {
+                Op::Expand(h) | Op::CountExpand { hop: h, .. } => **h = back,
+                _ => {}
+            }
+            out = Some(v);
+        }
+    }
+    let first = out.as_ref().map_or(&ops[0], |v| &v[0]);
+    if let Op::ScanNodes { slot, test } = first {
+        if test.labels.len() > 1 {
+            let best = (0..test.labels.len()).min_by_key(|&i| view.label_estimate(&test.labels[i])).unwrap_or(0);
+            if best != 0 {
+                let mut labels = test.labels.clone();
+                labels.swap(0, best);
+                let scan = Op::ScanNodes { slot: *slot, test: NodeTest { labels, props: test.props.clone() } };
+                out.get_or_insert_with(|| ops.to_vec())[0] = scan;
+            }
+        }
+    }
+    out.map_or(Cow::Borrowed(ops), Cow::Owned)
+}
+
+/// A hop from the scanned node in `slot` that can be walked from its other end with the same
+/// matches: one hop (not variable length), to a node not bound before and not the scanned one,
+/// labelled (else there is nothing to compare), with no path assembled from the pattern (a path
+/// keeps the pattern's order) and no property test on the far node reading the near one.
+fn reversible(slot: usize, hop: &Hop, ops: &[Op]) -> bool {
+    hop.from == slot
+        && hop.to != slot
+        && !hop.to_bound
+        && hop.length.is_none()
+        && !hop.reach
+        && hop.distinct_from.is_empty()
+        && !hop.to_test.labels.is_empty()
+        && hop.to_test.props.iter().chain(&hop.rel_props).all(|(_, e)| !reads_node(e, slot, hop.to))
+        && hop.rel_predicate.as_ref().is_none_or(|e| !reads_node(e, slot, hop.to))
+        && !ops.iter().any(|o| matches!(o, Op::BindPath(_)))
+}
+
+/// Whether `e` may read the slot `a` or `b` (conservatively: a pattern inside may read any).
+fn reads_node(e: &CExpr, a: usize, b: usize) -> bool {
+    let r = |e: &CExpr| reads_node(e, a, b);
+    let ro = |e: &Option<Box<CExpr>>| e.as_deref().is_some_and(r);
+    match e {
+        CExpr::Const(_) | CExpr::Param(_) | CExpr::Local(_) => false,
+        CExpr::Slot(s) => *s == a || *s == b,
+        CExpr::List(items) | CExpr::Func(_, items) => items.iter().any(r),
+        CExpr::Map(items) => items.iter().any(|(_, e)| r(e)),
+        CExpr::Prop(e, _) | CExpr::HasLabels(e, _) | CExpr::Not(e) | CExpr::Neg(e) | CExpr::IsNull(e, _) => r(e),
+        CExpr::Index(x, y) | CExpr::Bin(_, x, y) => r(x) || r(y),
+        CExpr::Slice(x, y, z) => r(x) || ro(y) || ro(z),
+        CExpr::Case { subject, whens, otherwise } => ro(subject) || ro(otherwise) || whens.iter().any(|(w, t)| r(w) || r(t)),
+        CExpr::ListComp { list, predicate, map } => r(list) || ro(predicate) || ro(map),
+        CExpr::Quant { list, predicate, .. } => r(list) || r(predicate),
+        CExpr::Pattern { .. } => true,
+        CExpr::MapProjection { base, items, .. } => r(base) || items.iter().any(|(_, e)| r(e)),
+    }
+}
