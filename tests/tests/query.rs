@@ -630,6 +630,13 @@ fn merge_creates_once() {
     );
     write(&db, "MATCH (a:K {k: 1}), (b:K {k: 2}) MERGE (a)-[:NEXT]->(b) MERGE (a)-[:NEXT]->(b)");
     assert_eq!(rows(&db, "MATCH ()-[r:NEXT]->() RETURN count(r)"), vec![vec![i(1)]]);
+    // PROFILE of a write shows each operator with the rows it passed on.
+    let profiled = write(&db, "PROFILE UNWIND [3, 3, 4] AS k MERGE (n:K {k: k}) SET n.p = true");
+    assert_eq!(profiled.stats.nodes_created, 2);
+    let plan = profiled.plan.expect("a plan");
+    for line in ["SetProperties 1 items  (rows 3,", "Merge 0 on create, 0 on match  (rows 3,", "Unwind k  (rows 3,"] {
+        assert!(plan.contains(line), "{line} in {plan}");
+    }
 }
 
 /// What a write query wrote survives a reopen, replayed from the WAL and read from a

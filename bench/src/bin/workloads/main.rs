@@ -172,6 +172,13 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
     let nq = NeighborQuery::default();
     run(scale, "W1_one_hop", &seeds, |s| ws.neighbors(EntityId(first + s), &nq).map_or(0, |p| p.items.len()));
     run(scale, "W1_one_hop_query", &index, |i| count(Q_W1, &seed_params[i as usize]));
+    // The direct call given what the query is given (the external id): resolving it is part of
+    // both, so this is the like-for-like reference; the lines above take the internal id.
+    let ext = |p: &engram::Params| match p.get("s") {
+        Some(engram::QueryValue::String(s)) => ws.entity_id(s),
+        _ => None,
+    };
+    run(scale, "W1_one_hop_by_ext_id", &index, |i| ext(&seed_params[i as usize]).map_or(0, |e| ws.neighbors(e, &nq).map_or(0, |p| p.items.len())));
     let kq = KHopQuery::depth(2);
     run(scale, "W2_two_hop", &seeds, |s| ws.khop(&[EntityId(first + s)], &kq).map_or(0, |r| r.entities.len() - 1));
     run(scale, "W2_two_hop_query", &index, |i| count(Q_W2, &seed_params[i as usize]));
@@ -181,6 +188,9 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
     let index: Vec<u32> = (0..concepts.len() as u32).collect();
     run(scale, "W3_ancestors", &concepts, |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
     run(scale, "W3_ancestors_query", &index, |i| count(Q_W3_UP, &concept_params[i as usize]));
+    run(scale, "W3_ancestors_by_ext_id", &index, |i| {
+        ext(&concept_params[i as usize]).map_or(0, |e| ws.ancestors(e, "SUBCLASS_OF", &v).map_or(0, |r| r.len()))
+    });
     let upper = ids(q, "w3_upper")?;
     let upper_params = params_of(&upper);
     let index: Vec<u32> = (0..upper.len() as u32).collect();
