@@ -138,6 +138,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve DIR over the network: RESP2/RESP3 for any Redis client, FalkorDB's GRAPH.* and
+    /// engram's ENGRAM.* commands. Prints `listening on ADDR:PORT` first. Creates DIR if absent.
+    Serve {
+        /// Database folder.
+        dir: PathBuf,
+        /// The address to listen on (only loopback until users exist: protected mode).
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// The RESP port (0: a free one).
+        #[arg(long, default_value_t = 6379)]
+        port: u16,
+        /// The HTTP port (not served yet).
+        #[arg(long)]
+        http_port: Option<u16>,
+    },
     /// An interactive query shell on DIR: statements end with `;`; `:explain`, `:profile`, `:help`.
     Shell {
         /// Database folder.

@@ -13,6 +13,7 @@ mod ontology;
 mod out;
 mod query;
 mod read;
+mod serve;
 mod write;
 
 /// The binary runs on mimalloc: imports allocate and free millions of small rows, and in a
@@ -113,5 +114,6 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Recall { .. } => read::recall_command(&cli.command),
         Command::Query { dir, query, workspace, params, json } => query::run(dir, workspace, query, params, *json),
         Command::Shell { dir, workspace } => query::shell(dir, workspace),
+        Command::Serve { dir, bind, port, http_port } => serve::run(dir, *bind, *port, *http_port),
     }
 }

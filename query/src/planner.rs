@@ -9,16 +9,16 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::ast::{
-    Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection,
-    RemoveItem, SetItem as AstSetItem, SingleQuery, Statement, Temporal, UnaryOp,
+    Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection, RemoveItem,
+    SetItem as AstSetItem, SingleQuery, Statement, Temporal, UnaryOp,
 };
 use crate::functions::{function, procedure, FunctionKind};
 use crate::{Detail, ErrorType, QueryError};
 
 use crate::plan::{
-    AggFn, Const, Aggregate, CExpr, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SetItem, SortKey,
+    AggFn, Aggregate, CExpr, Const, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SetItem,
+    SortKey,
 };
-
 
 /// The temporal prefix, compiled.
 #[derive(Clone, Debug)]
@@ -464,11 +464,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 exclude_start: false,
             })));
             if rel_bound {
-                ops.push(Op::Filter(CExpr::Bin(
-                    crate::ast::BinaryOp::Eq,
-                    Box::new(CExpr::Slot(target)),
-                    Box::new(CExpr::Slot(rel_slot)),
-                )));
+                ops.push(Op::Filter(CExpr::Bin(crate::ast::BinaryOp::Eq, Box::new(CExpr::Slot(target)), Box::new(CExpr::Slot(rel_slot)))));
             }
             rels_here.push(target);
             // A leftward variable-length hop collected its relationships end to start.

@@ -294,7 +294,7 @@ proptest! {
         let db = Database::in_memory();
         let mut b = WriteBatch::new("default");
         // One node in four is `small`, the rest `big`.
-        let label = |e: usize| if e % 4 == 0 { "small" } else { "big" };
+        let label = |e: usize| if e.is_multiple_of(4) { "small" } else { "big" };
         for e in 0..n {
             b.upsert_entity(&format!("e{e}"), label(e), &format!("n{e}"));
         }

@@ -10,8 +10,8 @@ use engram_query::{Detail, ErrorType, QueryError};
 
 use super::functions;
 use super::graph::Graph;
-use engram_query::plan::{CExpr, Const, Op};
 use super::value::Val;
+use engram_query::plan::{CExpr, Const, Op};
 
 /// Runs a pattern's operators on one row (implemented by the operator runner, so expressions
 /// can hold patterns without this module depending on it).

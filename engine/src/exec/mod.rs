@@ -114,6 +114,14 @@ pub fn prepare(text: &str) -> Result<(), QueryError> {
     compile(text).map(|_| ())
 }
 
+/// Whether `text` (a `CYPHER k=v` header allowed) is a query that writes; a text that does not
+/// compile is its error. Servers use it to refuse a write on a read-only command by the
+/// command's own rule before anything runs.
+pub fn writes(text: &str) -> Result<bool, QueryError> {
+    let (_, body) = engram_query::header::split(text)?;
+    Ok(plan_for(body)?.writes)
+}
+
 /// Looks `text` up in the plan cache, planning it on a miss (what a query pays before running).
 pub fn cached_plan(text: &str) -> Result<(), QueryError> {
     plan_for(text).map(|_| ())
@@ -253,7 +261,11 @@ impl crate::db::Database {
 /// rows, nothing run.
 fn explained(compiled: &Compiled, view: Option<&WorkspaceView<'_>>) -> QueryResult {
     let plan = match view {
-        Some(v) => render(&with_ops(compiled, compiled.plan.parts.iter().map(|p| physical::choose(&p.ops, v).into_owned()).collect()), &compiled.slot_names, None),
+        Some(v) => render(
+            &with_ops(compiled, compiled.plan.parts.iter().map(|p| physical::choose(&p.ops, v).into_owned()).collect()),
+            &compiled.slot_names,
+            None,
+        ),
         None => render(&compiled.plan, &compiled.slot_names, None),
     };
     QueryResult { columns: compiled.plan.columns.clone(), rows: Vec::new(), stats: QueryStats::default(), plan: Some(plan) }

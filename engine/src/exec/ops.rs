@@ -18,9 +18,9 @@ use crate::read::scope::{ReadContext, CHECK_EVERY};
 
 use super::eval::{truth, type_error, Env, Matcher};
 use super::graph::Graph;
-use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
 use super::procedures;
 use super::value::{Key, PathVal, Val};
+use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
 
 pub(crate) type Row = Vec<Val>;
 

@@ -22,10 +22,10 @@ use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, Ent
 
 use super::graph::Graph;
 use super::ops::{build_path, Row, Runner};
-use engram_query::plan::{CExpr, MergePlan, NewPattern, Op, Part, SetItem};
 use super::procedures::Embed;
 use super::value::Val;
 use super::QueryStats;
+use engram_query::plan::{CExpr, MergePlan, NewPattern, Op, Part, SetItem};
 
 /// One write query's transaction over the writer's copy of the state.
 pub(crate) struct Tx<'s> {

@@ -86,7 +86,8 @@ impl WorkspaceView<'_> {
     /// compares these to pick where a pattern starts.
     pub fn label_estimate(&self, name: &str) -> u64 {
         let by_type = &self.st.bitmaps.entities_by_type;
-        let typed: u64 = self.label_ids(name).into_iter().flatten().filter_map(|t| by_type.get(&t)).map(|s| s.len()).sum();
+        let typed: u64 =
+            self.label_ids(name).into_iter().flatten().filter_map(|t| by_type.get(&t)).map(crate::index::bitmap::IdSet::len).sum();
         typed + self.st.entities.labels.len() as u64
     }
 

@@ -178,7 +178,9 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
         Some(engram::QueryValue::String(s)) => ws.entity_id(s),
         _ => None,
     };
-    run(scale, "W1_one_hop_by_ext_id", &index, |i| ext(&seed_params[i as usize]).map_or(0, |e| ws.neighbors(e, &nq).map_or(0, |p| p.items.len())));
+    run(scale, "W1_one_hop_by_ext_id", &index, |i| {
+        ext(&seed_params[i as usize]).map_or(0, |e| ws.neighbors(e, &nq).map_or(0, |p| p.items.len()))
+    });
     let kq = KHopQuery::depth(2);
     run(scale, "W2_two_hop", &seeds, |s| ws.khop(&[EntityId(first + s)], &kq).map_or(0, |r| r.entities.len() - 1));
     run(scale, "W2_two_hop_query", &index, |i| count(Q_W2, &seed_params[i as usize]));

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The tests: the Rust workspace (unit, property, TCK, durability), then the server black-box tests
+# with the real clients (redis-py, falkordb-py, redis-cli) against `target/debug/engram serve`,
+# from a pinned virtualenv in .venv. Needs the Rust toolchain, python3 (with venv) and, for the
+# redis-cli tests, Debian's redis-tools (.ci/run installs it; without it those tests skip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/fetch-model.sh
+cargo test --workspace
+cargo build -p engram-cli
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/python

@@ -1,0 +1,154 @@
+//! FalkorDB's `GRAPH.*` commands: a graph key is a workspace; results in FalkorDB's compact
+//! format (`--compact`, what its clients send) or its verbose one (redis-cli users).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::values::{compact, falkor_stats, has_elements, verbose, Vocab};
+use super::{arg, arity, deadline, engine, error_reply, QueryCall};
+use crate::resp::Reply;
+use crate::state::Shared;
+
+/// Runs a `GRAPH.*` command.
+pub(super) async fn run(shared: &Arc<Shared>, name: &str, args: &[Vec<u8>]) -> Reply {
+    match name {
+        "GRAPH.QUERY" | "GRAPH.RO_QUERY" | "GRAPH.PROFILE" | "GRAPH.EXPLAIN" => query(shared, name, args).await,
+        "GRAPH.LIST" => {
+            let names: Vec<Reply> = shared.db.workspaces().iter().map(|w| Reply::text(w.name.to_string())).collect();
+            Reply::Array(names)
+        }
+        "GRAPH.DELETE" => {
+            let Some(key) = arg(args, 1).map(ToOwned::to_owned) else { return arity(name) };
+            let s = shared.clone();
+            match engine(shared, move |db| {
+                if !db.workspaces().iter().any(|w| *w.name == *key) {
+                    return Err(Reply::err("Invalid graph operation on empty key"));
+                }
+                db.drop_workspace(&key).map_err(|e| error_reply(&s, &e))
+            })
+            .await
+            {
+                Ok(Ok(())) => Reply::ok(),
+                Ok(Err(r)) | Err(r) => r,
+            }
+        }
+        "GRAPH.CONFIG" => config(shared, args),
+        _ => Reply::err(format!("unknown command '{name}'")),
+    }
+}
+
+/// `GRAPH.CONFIG GET name` → `[name, value]` (`*`: all); `GRAPH.CONFIG SET name value`.
+fn config(shared: &Shared, args: &[Vec<u8>]) -> Reply {
+    let settings = |l: &crate::Limits| {
+        vec![
+            ("TIMEOUT", l.query_timeout_default_ms),
+            ("TIMEOUT_DEFAULT", l.query_timeout_default_ms),
+            ("TIMEOUT_MAX", l.query_timeout_max_ms),
+            ("MAX_QUEUED_QUERIES", l.max_pending_queries as u64),
+        ]
+    };
+    match (arg(args, 1).map(str::to_ascii_uppercase).as_deref(), arg(args, 2).map(str::to_ascii_uppercase)) {
+        (Some("GET"), Some(name)) => {
+            let all = settings(&shared.limits());
+            let pair = |(n, v): &(&str, u64)| Reply::Array(vec![Reply::text(*n), Reply::Int(i64::try_from(*v).unwrap_or(i64::MAX))]);
+            if name == "*" {
+                return Reply::Array(all.iter().map(pair).collect());
+            }
+            all.iter().find(|(n, _)| *n == name).map_or_else(|| Reply::err("Unknown configuration field"), pair)
+        }
+        (Some("SET"), Some(name)) if args.len() == 4 => {
+            let value = arg(args, 3).unwrap_or_default();
+            let key = match name.as_str() {
+                "TIMEOUT" | "TIMEOUT_DEFAULT" => "query-timeout-default",
+                "TIMEOUT_MAX" => "query-timeout-max",
+                _ => return Reply::err("Unknown configuration field"),
+            };
+            let Ok(mut limits) = shared.limits.write() else { return Reply::err("limits unavailable") };
+            match limits.set(key, value) {
+                Ok(()) => Reply::ok(),
+                Err(e) => Reply::err(e),
+            }
+        }
+        _ => arity("graph.config"),
+    }
+}
+
+/// `GRAPH.QUERY key query [--compact] [timeout ms]` and its read-only, explain and profile forms.
+async fn query(shared: &Arc<Shared>, name: &str, args: &[Vec<u8>]) -> Reply {
+    let (Some(key), Some(text)) = (arg(args, 1), arg(args, 2)) else {
+        return if args.len() < 3 { arity(name) } else { Reply::err("the graph key and the query must be UTF-8") };
+    };
+    let mut compact_form = false;
+    let mut timeout = None;
+    let mut i = 3;
+    while i < args.len() {
+        match arg(args, i).map(str::to_ascii_lowercase).as_deref() {
+            Some("--compact") => compact_form = true,
+            Some("timeout") => {
+                let Some(ms) = arg(args, i + 1).and_then(|t| t.parse::<u64>().ok()) else {
+                    return Reply::err("Failed to parse query timeout value");
+                };
+                timeout = Some(ms).filter(|ms| *ms > 0);
+                i += 1;
+            }
+            Some("version") => i += 1,
+            _ => return Reply::err(format!("Unknown argument '{}'", String::from_utf8_lossy(&args[i]))),
+        }
+        i += 1;
+    }
+    let timeout = match deadline(shared, timeout) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    let call = QueryCall {
+        workspace: key.to_owned(),
+        text: text.to_owned(),
+        params: engram::Params::new(),
+        read_only: name == "GRAPH.RO_QUERY" || name == "GRAPH.EXPLAIN",
+        timeout,
+        mode: match name {
+            "GRAPH.EXPLAIN" => Some("EXPLAIN"),
+            "GRAPH.PROFILE" => Some("PROFILE"),
+            _ => None,
+        },
+    };
+    let command = name.replace("GRAPH.", "graph.");
+    let s = shared.clone();
+    let explain_or_profile = call.mode.is_some();
+    let reply = engine(shared, move |db| {
+        let started = Instant::now();
+        let result = match call.run(db, &command) {
+            Ok(r) => r,
+            Err(Ok(e)) => return error_reply(&s, &e),
+            Err(Err(r)) => return r,
+        };
+        if explain_or_profile {
+            let plan = result.plan.unwrap_or_default();
+            return Reply::Array(plan.lines().map(|l| Reply::text(l.to_owned())).collect());
+        }
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        let stats = falkor_stats(&result, millis);
+        if result.columns.is_empty() {
+            return Reply::Array(vec![stats]);
+        }
+        if compact_form {
+            let vocab = if has_elements(&result) {
+                let snap = db.snapshot();
+                snap.workspace(&call.workspace).ok().map(|ws| Vocab::new(&ws.vocabulary()))
+            } else {
+                None
+            };
+            let header = Reply::Array(result.columns.iter().map(|c| Reply::Array(vec![Reply::Int(1), Reply::text(c.clone())])).collect());
+            let rows = Reply::Array(
+                result.rows.iter().map(|row| Reply::Array(row.iter().map(|v| compact(v, vocab.as_ref())).collect())).collect(),
+            );
+            Reply::Array(vec![header, rows, stats])
+        } else {
+            let header = Reply::Array(result.columns.iter().map(|c| Reply::text(c.clone())).collect());
+            let rows = Reply::Array(result.rows.iter().map(|row| Reply::Array(row.iter().map(verbose).collect())).collect());
+            Reply::Array(vec![header, rows, stats])
+        }
+    })
+    .await;
+    reply.unwrap_or_else(|r| r)
+}

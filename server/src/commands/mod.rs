@@ -1,0 +1,310 @@
+//! Commands: the dispatch by name, the per-connection state, and the engine call that every
+//! family shares (the blocking pool behind the `max-pending-queries` queue).
+
+mod connection;
+mod engram_cmds;
+mod graph;
+mod info;
+mod values;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engram::{Database, ErrorClass};
+
+use crate::resp::Reply;
+use crate::state::Shared;
+
+/// What a connection remembers between commands.
+#[derive(Debug)]
+pub struct Conn {
+    /// The client id (`CLIENT ID`).
+    pub id: u64,
+    /// The protocol: 2 or 3 (`HELLO`).
+    pub proto: u8,
+    /// Whether the client may run commands (always, while no password is set).
+    pub authenticated: bool,
+    /// `CLIENT SETNAME`.
+    pub name: Option<String>,
+    /// Commands queued since `MULTI`.
+    pub multi: Option<Vec<Vec<Vec<u8>>>>,
+}
+
+impl Conn {
+    /// A new connection: RESP2 until `HELLO 3`.
+    pub fn new(id: u64) -> Conn {
+        Conn { id, proto: 2, authenticated: true, name: None, multi: None }
+    }
+}
+
+/// What the connection does after a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on reading.
+    Continue,
+    /// Send the replies so far, then close (`QUIT`, `SHUTDOWN`).
+    Close,
+}
+
+/// Every command the server knows: name, Redis arity (negative: at least), one-line summary.
+pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
+    ("PING", -1, "Returns PONG, or the argument."),
+    ("ECHO", 2, "Returns the argument."),
+    ("QUIT", 1, "Closes the connection."),
+    ("RESET", 1, "Resets the connection (protocol 2, no name)."),
+    ("SELECT", 2, "Selects database 0 (the only one)."),
+    ("HELLO", -1, "Picks the protocol (2 or 3), optionally authenticates and names the client."),
+    ("AUTH", -2, "Authenticates the connection."),
+    ("CLIENT", -2, "SETINFO, SETNAME, GETNAME, ID, INFO, LIST, KILL, MAINT_NOTIFICATIONS."),
+    ("INFO", -1, "Server information by section: server, clients, memory, stats, persistence, keyspace, commandstats."),
+    ("COMMAND", -1, "The commands: COUNT, DOCS, or all with their arity."),
+    ("CONFIG", -2, "GET pattern / SET name value for the server's limits; RESETSTAT."),
+    ("DBSIZE", 1, "The number of workspaces (graphs)."),
+    ("MULTI", 1, "Queues the following commands until EXEC; at most one of them may write."),
+    ("EXEC", 1, "Runs the queued commands in order."),
+    ("DISCARD", 1, "Drops the queued commands."),
+    ("SHUTDOWN", -1, "Stops the server after in-flight commands."),
+    ("GRAPH.QUERY", -3, "Runs a query on a graph (a workspace), creating it."),
+    ("GRAPH.RO_QUERY", -3, "Runs a read-only query; writes are refused."),
+    ("GRAPH.EXPLAIN", 3, "The plan of a query, one line per operator."),
+    ("GRAPH.PROFILE", -3, "Runs a query and returns its plan with rows and time per operator."),
+    ("GRAPH.DELETE", 2, "Deletes a graph (a workspace) and everything in it."),
+    ("GRAPH.LIST", 1, "The graphs (workspaces)."),
+    ("GRAPH.CONFIG", -3, "GET / SET of the graph settings (TIMEOUT, TIMEOUT_DEFAULT, TIMEOUT_MAX)."),
+    ("ENGRAM.QUERY", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs a query; the reply is a map of columns, rows, stats."),
+    ("ENGRAM.RO_QUERY", -3, "As ENGRAM.QUERY, read only."),
+    ("ENGRAM.EXPLAIN", -3, "ws query: the plan."),
+    ("ENGRAM.PROFILE", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs the query; the reply adds the plan with rows and time per operator."),
+    ("ENGRAM.WORKSPACES", 1, "The workspaces with their entity and claim counts."),
+    ("ENGRAM.CHECKPOINT", 1, "Writes a snapshot and truncates the WAL."),
+];
+
+/// Runs one command, or queues it inside `MULTI`.
+pub async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>) -> (Reply, Flow) {
+    let Some(first) = args.first() else { return (Reply::err("empty command"), Flow::Continue) };
+    let name = String::from_utf8_lossy(first).to_ascii_uppercase();
+    match (name.as_str(), conn.multi.is_some()) {
+        ("MULTI", false) => {
+            conn.multi = Some(Vec::new());
+            return (Reply::ok(), Flow::Continue);
+        }
+        ("MULTI", true) => return (Reply::err("MULTI calls can not be nested"), Flow::Continue),
+        ("EXEC", false) => return (Reply::err("EXEC without MULTI"), Flow::Continue),
+        ("DISCARD", false) => return (Reply::err("DISCARD without MULTI"), Flow::Continue),
+        ("DISCARD", true) => {
+            conn.multi = None;
+            return (Reply::ok(), Flow::Continue);
+        }
+        ("EXEC", true) => return (exec(shared, conn).await, Flow::Continue),
+        ("QUIT" | "RESET", true) => conn.multi = None,
+        (_, true) => {
+            if let Some(queue) = conn.multi.as_mut() {
+                queue.push(args);
+            }
+            return (Reply::Simple("QUEUED".to_owned()), Flow::Continue);
+        }
+        _ => {}
+    }
+    execute(shared, conn, name, args).await
+}
+
+/// Whether a command changes data (a write query, `GRAPH.DELETE`).
+fn writes(args: &[Vec<u8>]) -> bool {
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+    match name.as_str() {
+        "GRAPH.QUERY" | "GRAPH.PROFILE" | "ENGRAM.QUERY" | "ENGRAM.PROFILE" => {
+            arg(args, 2).is_none_or(|t| engram::exec::writes(t).unwrap_or(false))
+        }
+        "GRAPH.DELETE" => true,
+        _ => false,
+    }
+}
+
+/// `EXEC`: the queued commands in order, when at most one of them writes (a write query is one
+/// atomic transaction, so the whole is all-or-nothing); more than one write is refused whole,
+/// nothing run, because two engine transactions could not be made one.
+async fn exec(shared: &Arc<Shared>, conn: &mut Conn) -> Reply {
+    let queue = conn.multi.take().unwrap_or_default();
+    let writers = queue.iter().filter(|a| writes(a)).count();
+    if writers > 1 {
+        return Reply::Error(format!(
+            "EXECABORT Transaction discarded: {writers} of its commands write, and engram runs one write per transaction; put the writes in one query"
+        ));
+    }
+    let mut replies = Vec::with_capacity(queue.len());
+    for args in queue {
+        let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        replies.push(execute(shared, conn, name, args).await.0);
+    }
+    Reply::Array(replies)
+}
+
+/// Runs one command now.
+async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<Vec<u8>>) -> (Reply, Flow) {
+    let started = Instant::now();
+    if let Ok(mut clients) = shared.clients.lock() {
+        if let Some(c) = clients.get_mut(&conn.id) {
+            c.last_command.clone_from(&name);
+        }
+    }
+    let (reply, flow) = match name.as_str() {
+        n if n.starts_with("GRAPH.") => (graph::run(shared, &name, &args).await, Flow::Continue),
+        n if n.starts_with("ENGRAM.") => (engram_cmds::run(shared, conn, &name, &args).await, Flow::Continue),
+        "INFO" => (info::info(shared, &args), Flow::Continue),
+        "COMMAND" => (info::command(&args), Flow::Continue),
+        "CONFIG" => (info::config(shared, &args), Flow::Continue),
+        _ => connection::run(shared, conn, &name, &args),
+    };
+    shared.stats.commands.fetch_add(1, Ordering::Relaxed);
+    if matches!(reply, Reply::Error(_)) {
+        shared.stats.errors.fetch_add(1, Ordering::Relaxed);
+    }
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    if let Ok(mut per) = shared.stats.per_command.lock() {
+        let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
+        let e = per.entry(if known { name.to_ascii_lowercase() } else { "unknown".to_owned() }).or_insert((0, 0));
+        e.0 += 1;
+        e.1 += micros;
+    }
+    (reply, flow)
+}
+
+/// Runs `f` on the database on the blocking pool, holding one place of the queue; a full queue
+/// is an error naming `max-pending-queries`, and nothing runs.
+pub(crate) async fn engine<T: Send + 'static>(shared: &Arc<Shared>, f: impl FnOnce(&Database) -> T + Send + 'static) -> Result<T, Reply> {
+    let Ok(permit) = shared.pending.clone().try_acquire_owned() else {
+        shared.stats.rejected_queue.fetch_add(1, Ordering::Relaxed);
+        let max = shared.limits().max_pending_queries;
+        return Err(Reply::err(format!("too many pending queries (max-pending-queries is {max}); retry later")));
+    };
+    let db = shared.db.clone();
+    tokio::task::spawn_blocking(move || {
+        let out = f(&db);
+        drop(permit);
+        out
+    })
+    .await
+    .map_err(|e| Reply::err(format!("internal error: {e}")))
+}
+
+/// An engine error as a reply: the error prefix picks the client's exception (`OOM` for a
+/// memory limit, `ERR` otherwise); the text names the class, the query position when there is
+/// one, and the message.
+pub(crate) fn error_reply(shared: &Shared, e: &engram::Error) -> Reply {
+    let class = e.class();
+    if class == ErrorClass::Limit && e.to_string().contains("deadline") {
+        shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+    if let engram::Error::Query(q) = e {
+        let at = match (q.line(), q.column()) {
+            (Some(l), Some(c)) => format!(" at {l}:{c}"),
+            _ => String::new(),
+        };
+        return Reply::Error(format!("ERR {}{at}: {} ({})", q.kind.as_str(), q.message, q.detail.as_str()));
+    }
+    let prefix = match class {
+        ErrorClass::Limit if e.to_string().contains("memory") => "OOM",
+        _ => "ERR",
+    };
+    Reply::Error(format!("{prefix} {e}"))
+}
+
+/// The text of argument `i`, if it is UTF-8.
+pub(crate) fn arg(args: &[Vec<u8>], i: usize) -> Option<&str> {
+    args.get(i).and_then(|a| std::str::from_utf8(a).ok())
+}
+
+/// Redis's text for a wrong argument count.
+pub(crate) fn arity(name: &str) -> Reply {
+    Reply::err(format!("wrong number of arguments for '{}' command", name.to_ascii_lowercase()))
+}
+
+/// A deadline `ms` from now, bounded by the server's maximum; `None` for the default.
+pub(crate) fn deadline(shared: &Shared, ms: Option<u64>) -> Result<Duration, Reply> {
+    let limits = shared.limits();
+    let ms = ms.unwrap_or(limits.query_timeout_default_ms);
+    if ms > limits.query_timeout_max_ms {
+        return Err(Reply::err(format!("timeout {ms} ms is over query-timeout-max ({} ms)", limits.query_timeout_max_ms)));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+/// One query as a command asks it.
+pub(crate) struct QueryCall {
+    /// The workspace (a FalkorDB graph key).
+    pub workspace: String,
+    /// The text, a `CYPHER k=v` header allowed.
+    pub text: String,
+    /// Parameters besides the header's.
+    pub params: engram::Params,
+    /// Refuse a query that writes (nothing runs), and never create the workspace.
+    pub read_only: bool,
+    /// The deadline from the start of the call.
+    pub timeout: Duration,
+    /// `EXPLAIN` or `PROFILE` put before the text (after its header).
+    pub mode: Option<&'static str>,
+}
+
+/// What a read-only command says of a query that writes.
+pub(crate) const READ_ONLY_WRITE: &str = "is to be executed only on read-only queries";
+
+impl QueryCall {
+    /// Runs the call on `db` (on the blocking pool): creates the workspace for a command that may
+    /// write, refuses a write on a read-only one before anything runs, and runs the query as the
+    /// full-access principal under the call's deadline.
+    pub(crate) fn run(&self, db: &Database, command: &str) -> Result<engram::QueryResult, Result<engram::Error, Reply>> {
+        if self.text.trim().is_empty() {
+            return Err(Ok(engram::Error::Query(engram::query::QueryError {
+                kind: engram::query::ErrorType::SyntaxError,
+                detail: engram::query::Detail::UnexpectedSyntax,
+                phase: engram::query::Phase::Compile,
+                message: "empty query".to_owned(),
+                at: None,
+            })));
+        }
+        let exists = db.workspaces().iter().any(|w| *w.name == *self.workspace);
+        if self.read_only {
+            if engram::exec::writes(&self.text).map_err(|e| Ok(engram::Error::Query(e)))? {
+                return Err(Err(Reply::err(format!("{command} {READ_ONLY_WRITE}"))));
+            }
+            if !exists {
+                return Err(Err(Reply::err(format!("Invalid graph operation on empty key: no workspace '{}'", self.workspace))));
+            }
+        } else if !exists {
+            if let Err(e) = db.create_workspace(&self.workspace) {
+                // Created by a concurrent call meanwhile: fine.
+                if !db.workspaces().iter().any(|w| *w.name == *self.workspace) {
+                    return Err(Ok(e));
+                }
+            }
+        }
+        let (text, inserted) = match self.mode {
+            Some(mode) => {
+                let (_, body) = engram::query::header::split(&self.text).map_err(|e| Ok(engram::Error::Query(e)))?;
+                let at = self.text.len() - body.len();
+                (format!("{}{mode} {body}", &self.text[..at]), Some((at, mode.len() + 1)))
+            }
+            None => (self.text.clone(), None),
+        };
+        let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+        let micros = i64::try_from(self.timeout.as_micros()).unwrap_or(i64::MAX);
+        let at = engram::Timestamp(clock.now().0.saturating_add(micros));
+        let scope = db.scope(Arc::new(engram::Principal::root())).with_deadline(at, clock);
+        let result = if self.read_only {
+            scope.query_read(&self.workspace, &text, &self.params)
+        } else {
+            scope.query(&self.workspace, &text, &self.params)
+        };
+        result.map_err(|mut e| {
+            // Positions count in the text the client sent, not the one with EXPLAIN put in.
+            if let (engram::Error::Query(q), Some((at, len))) = (&mut e, inserted) {
+                if let Some(pos) = q.at {
+                    let offset = if pos.offset >= at + len { pos.offset - len } else { pos.offset.min(at) };
+                    q.at = Some(engram::query::Position::of(&self.text, offset));
+                }
+            }
+            Ok(e)
+        })
+    }
+}

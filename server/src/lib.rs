@@ -1,0 +1,15 @@
+//! engram's network server: RESP2 and RESP3 on TCP, so any Redis client reaches the engine, and
+//! FalkorDB's `GRAPH.*` commands with its result formats, so FalkorDB's clients work unchanged.
+//!
+//! Layout: `resp` (the request decoder with its limits, the reply encoder), `state` (what the
+//! connections share), `server` (accept loop, one task per connection, the engine work on the blocking pool behind a bounded queue),
+//! `commands` (one module per family: connection, `ENGRAM.*`, `GRAPH.*`, server information).
+
+pub mod commands;
+pub mod limits;
+pub mod resp;
+pub mod server;
+pub mod state;
+
+pub use limits::Limits;
+pub use server::{run, Config};

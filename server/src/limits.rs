@@ -1,0 +1,90 @@
+//! The server's limits: each has a name (the `CONFIG GET` name), a default, and an error that
+//! names it when it is hit.
+
+/// The limits of one server.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// `maxclients`: connections served at once; the next gets `ERR max number of clients reached`.
+    pub maxclients: usize,
+    /// `proto-max-multibulk-len`: arguments in one command.
+    pub multibulk_max: usize,
+    /// Arguments in one command before the client authenticated.
+    pub unauthenticated_multibulk_max: usize,
+    /// `proto-max-bulk-len`: bytes in one argument.
+    pub bulk_max: usize,
+    /// Bytes in one argument before the client authenticated.
+    pub unauthenticated_bulk_max: usize,
+    /// `proto-inline-max-size`: bytes in an inline command line.
+    pub inline_max: usize,
+    /// `client-query-buffer-limit`: bytes a client may have sent that are not yet a command.
+    pub query_buffer_max: usize,
+    /// `client-output-buffer-limit`: reply bytes a client has not read before it is dropped.
+    pub output_buffer_max: usize,
+    /// `timeout`: seconds a client may stay idle (0: forever).
+    pub idle_timeout_secs: u64,
+    /// `query-timeout-default`: a query's deadline when it names none, in ms (under redis-py's
+    /// 5 s socket timeout, so a client does not retry a query still running).
+    pub query_timeout_default_ms: u64,
+    /// `query-timeout-max`: the longest deadline a query may ask for, in ms.
+    pub query_timeout_max_ms: u64,
+    /// `max-pending-queries`: engine calls queued or running at once; past it a command gets a
+    /// clean error (connection commands such as PING stay answered).
+    pub max_pending_queries: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            maxclients: 10_000,
+            multibulk_max: 1024 * 1024,
+            unauthenticated_multibulk_max: 10,
+            bulk_max: 512 * 1024 * 1024,
+            unauthenticated_bulk_max: 16 * 1024,
+            inline_max: 64 * 1024,
+            query_buffer_max: 1024 * 1024 * 1024,
+            output_buffer_max: 256 * 1024 * 1024,
+            idle_timeout_secs: 0,
+            query_timeout_default_ms: 4_000,
+            query_timeout_max_ms: 300_000,
+            max_pending_queries: 1_024,
+        }
+    }
+}
+
+impl Limits {
+    /// The limits by their `CONFIG` names, with their values.
+    pub fn named(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("maxclients", self.maxclients.to_string()),
+            ("proto-max-multibulk-len", self.multibulk_max.to_string()),
+            ("proto-max-bulk-len", self.bulk_max.to_string()),
+            ("proto-inline-max-size", self.inline_max.to_string()),
+            ("client-query-buffer-limit", self.query_buffer_max.to_string()),
+            ("client-output-buffer-limit", self.output_buffer_max.to_string()),
+            ("timeout", self.idle_timeout_secs.to_string()),
+            ("query-timeout-default", self.query_timeout_default_ms.to_string()),
+            ("query-timeout-max", self.query_timeout_max_ms.to_string()),
+            ("max-pending-queries", self.max_pending_queries.to_string()),
+        ]
+    }
+
+    /// Sets the limit named `name` (a `CONFIG SET`); `Err` names what is wrong.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let n = || value.parse::<u64>().map_err(|_| format!("CONFIG SET {name}: `{value}` is not a non-negative integer"));
+        let u = || n().map(|v| usize::try_from(v).unwrap_or(usize::MAX));
+        match name.to_ascii_lowercase().as_str() {
+            "maxclients" => self.maxclients = u()?,
+            "proto-max-multibulk-len" => self.multibulk_max = u()?,
+            "proto-max-bulk-len" => self.bulk_max = u()?,
+            "proto-inline-max-size" => self.inline_max = u()?,
+            "client-query-buffer-limit" => self.query_buffer_max = u()?,
+            "client-output-buffer-limit" => self.output_buffer_max = u()?,
+            "timeout" => self.idle_timeout_secs = n()?,
+            "query-timeout-default" => self.query_timeout_default_ms = n()?,
+            "query-timeout-max" => self.query_timeout_max_ms = n()?,
+            "max-pending-queries" => self.max_pending_queries = u()?,
+            other => return Err(format!("Unknown option or number of arguments for CONFIG SET - '{other}'")),
+        }
+        Ok(())
+    }
+}

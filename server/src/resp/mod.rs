@@ -1,0 +1,7 @@
+//! RESP: the request decoder and the reply encoder.
+
+pub mod decode;
+pub mod encode;
+
+pub use decode::{Decoder, ProtocolError};
+pub use encode::Reply;

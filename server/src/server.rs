@@ -1,0 +1,207 @@
+//! The accept loop and the connections. Each connection is one task: it reads, decodes every
+//! complete command in what arrived, runs them in order (engine work on the blocking pool, so a
+//! slow query never stalls the accept loop or another client) and writes their replies in order.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engram::Database;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::commands::{self, Conn, Flow};
+use crate::limits::Limits;
+use crate::resp::{Decoder, Reply};
+use crate::state::{ClientInfo, Shared};
+
+/// How a server is started.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The address to listen on.
+    pub bind: IpAddr,
+    /// The port (0: any free port).
+    pub port: u16,
+    /// The limits.
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, limits: Limits::default() }
+    }
+}
+
+/// Runs the server until `SHUTDOWN`, SIGTERM or SIGINT: listens, calls `ready` with the address
+/// once it does, serves, then stops accepting, lets in-flight commands finish (for up to 10 s)
+/// and checkpoints nothing extra (every answered write is already in the WAL).
+pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+    if !config.bind.is_loopback() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to listen on {} without a password (protected mode): bind a loopback address, or define users first",
+                config.bind
+            ),
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind((config.bind, config.port)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::new(db, config.limits.clone(), addr));
+        ready(addr);
+        tracing::info!(%addr, "listening");
+        let signals = {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                wait_for_signal().await;
+                tracing::info!("signal: shutting down");
+                shared.shutdown();
+            })
+        };
+        loop {
+            tokio::select! {
+                () = shared.stop.notified() => break,
+                accepted = listener.accept() => {
+                    let Ok((stream, peer)) = accepted else { continue };
+                    if shared.stopping.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let shared = shared.clone();
+                    tokio::spawn(async move { serve_connection(shared, stream, peer).await });
+                }
+            }
+        }
+        signals.abort();
+        drop(listener);
+        // In-flight commands hold a queue permit: wait for them (bounded), then return.
+        let max = shared.limits().max_pending_queries;
+        let all = u32::try_from(max).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(Duration::from_secs(10), shared.pending.acquire_many(all)).await;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Serves one connection until it closes, errs or is killed.
+async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+    let _ = stream.set_nodelay(true);
+    let limits = shared.limits();
+    let id = shared.next_client_id();
+    let admitted = {
+        let Ok(mut clients) = shared.clients.lock() else { return };
+        let room = clients.len() < limits.maxclients;
+        if room {
+            let info = ClientInfo {
+                addr: peer,
+                name: String::new(),
+                since: Instant::now(),
+                last_command: String::new(),
+                killed: Arc::new(AtomicBool::new(false)),
+            };
+            clients.insert(id, info);
+        }
+        room
+    };
+    if !admitted {
+        shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+        let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
+        return;
+    }
+    shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+    let killed = shared.clients.lock().ok().and_then(|c| c.get(&id).map(|i| i.killed.clone())).unwrap_or_default();
+    let mut conn = Conn::new(id);
+    let _ = connection_loop(&shared, &mut stream, &mut conn, &killed).await;
+    if let Ok(mut clients) = shared.clients.lock() {
+        clients.remove(&id);
+    }
+}
+
+async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mut Conn, killed: &AtomicBool) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut decoder = Decoder::default();
+    loop {
+        let limits = shared.limits();
+        let read = if limits.idle_timeout_secs > 0 {
+            match tokio::time::timeout(Duration::from_secs(limits.idle_timeout_secs), stream.read(&mut chunk)).await {
+                Ok(r) => r?,
+                Err(_) => {
+                    shared.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                    return Ok(());
+                }
+            }
+        } else {
+            stream.read(&mut chunk).await?
+        };
+        if read == 0 || killed.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        if buf.len() + read > limits.query_buffer_max {
+            shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(client = conn.id, "client-query-buffer-limit reached: closing");
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..read]);
+        let mut out = Vec::new();
+        loop {
+            match decoder.next(&mut buf, &limits, conn.authenticated) {
+                Ok(Some(args)) => {
+                    let (reply, flow) = commands::dispatch(shared, conn, args).await;
+                    reply.encode(conn.proto, &mut out);
+                    if out.len() > limits.output_buffer_max {
+                        shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                    match flow {
+                        Flow::Continue => {}
+                        Flow::Close => {
+                            write_out(stream, &out, &limits).await?;
+                            return Ok(());
+                        }
+                    }
+                    if killed.load(Ordering::SeqCst) {
+                        return Ok(());
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    shared.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
+                    Reply::err(&e.0).encode(conn.proto, &mut out);
+                    write_out(stream, &out, &limits).await?;
+                    return Ok(());
+                }
+            }
+        }
+        if !out.is_empty() {
+            write_out(stream, &out, &limits).await?;
+        }
+    }
+}
+
+/// Writes replies; a client that does not read them within `timeout` seconds (or 60 s when idle
+/// timeouts are off) is dropped rather than buffered for.
+async fn write_out(stream: &mut TcpStream, out: &[u8], limits: &Limits) -> std::io::Result<()> {
+    let secs = if limits.idle_timeout_secs > 0 { limits.idle_timeout_secs } else { 60 };
+    match tokio::time::timeout(Duration::from_secs(secs), stream.write_all(out)).await {
+        Ok(r) => r,
+        Err(_) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "client does not read its replies")),
+    }
+}

@@ -1,0 +1,79 @@
+"""falkordb-py, unchanged, against `engram serve`: a graph key is a workspace; results in the
+compact format with label, type and key ids resolved by the client through db.labels() & co."""
+
+import pytest
+import redis
+from falkordb import FalkorDB
+
+
+@pytest.fixture
+def db(server):
+    return FalkorDB(host=server.host, port=server.port)
+
+
+def test_create_and_read_back_nodes_and_edges(db):
+    g = db.select_graph("social")
+    res = g.query("CREATE (:Person {name: 'Ann', age: 30})-[:KNOWS {since: 2020}]->(:Person:Admin {name: 'Bob'})")
+    assert res.nodes_created == 2 and res.relationships_created == 1 and res.properties_set == 4
+    res = g.query("MATCH (a:Person)-[r:KNOWS]->(b) RETURN a, r, b ORDER BY a.name")
+    a, r, b = res.result_set[0]
+    assert a.labels == ["Person"] and a.properties == {"name": "Ann", "age": 30}
+    assert r.relation == "KNOWS" and r.properties == {"since": 2020}
+    assert r.src_node == a.id and r.dest_node == b.id
+    assert sorted(b.labels) == ["Admin", "Person"] and b.properties == {"name": "Bob"}
+    path = g.query("MATCH p = (:Person {name: 'Ann'})-->() RETURN p").result_set[0][0]
+    assert [n.properties["name"] for n in path.nodes()] == ["Ann", "Bob"]
+    assert path.edges()[0].relation == "KNOWS"
+
+
+def test_parameters_of_every_kind(db):
+    g = db.select_graph("params")
+    params = {
+        "s": 'quote " and \\ backslash\nnewline\ttab',
+        "i": 42,
+        "f": 1e-05,
+        "t": True,
+        "fa": False,
+        "n": None,
+        "l": [1, "two", 3.5, None],
+        "m": {"k": "v", "nested": [1, 2]},
+    }
+    res = g.query("RETURN $s, $i, $f, $t, $fa, $n, $l, $m", params)
+    assert res.result_set[0] == [params["s"], 42, 1e-05, True, False, None, [1, "two", 3.5, None], {"k": "v", "nested": [1, 2]}]
+
+
+def test_ro_query_refuses_writes_and_creates_nothing(db):
+    g = db.select_graph("ro")
+    with pytest.raises(redis.ResponseError, match="read-only"):
+        g.ro_query("CREATE (:X)")
+    assert "ro" not in db.list_graphs()
+    g.query("CREATE (:X {v: 1})")
+    assert g.ro_query("MATCH (x:X) RETURN x.v").result_set == [[1]]
+    with pytest.raises(redis.ResponseError, match="read-only"):
+        g.ro_query("MATCH (x:X) SET x.v = 2")
+    assert g.ro_query("MATCH (x:X) RETURN x.v").result_set == [[1]]
+
+
+def test_list_delete_explain_and_errors(db):
+    g = db.select_graph("life")
+    g.query("CREATE (:A)-[:R]->(:B)")
+    assert "life" in db.list_graphs()
+    plan = g.explain("MATCH (a:A)-->(b) RETURN b")
+    assert "NodeByLabelScan" in str(plan)
+    with pytest.raises(redis.ResponseError, match="SyntaxError"):
+        g.query("MATCH (a RETURN a")
+    g.delete()
+    assert "life" not in db.list_graphs()
+    with pytest.raises(redis.ResponseError):
+        db.select_graph("never").delete()
+
+
+def test_vocabulary_ids_are_dense_and_stable(db):
+    g = db.select_graph("vocab")
+    g.query("CREATE (:L1 {k1: 1})")
+    g.query("CREATE (:L2 {k2: 2})-[:T1]->(:L1)")
+    labels = [r[0] for r in g.ro_query("CALL db.labels()").result_set]
+    assert labels == ["L1", "L2"]
+    res = g.query("MATCH (n:L2)-[r]->(m) RETURN n, r, m")
+    n, r, m = res.result_set[0]
+    assert n.labels == ["L2"] and n.properties == {"k2": 2} and r.relation == "T1" and m.labels == ["L1"]

@@ -1,0 +1,195 @@
+"""redis-py in every mode and redis-cli against `engram serve`: connection commands answered as
+Redis answers them, and ENGRAM.QUERY giving the same logical result in every mode."""
+
+import json
+import shutil
+import socket
+import subprocess
+
+import pytest
+import redis
+
+
+def connect(server, **kw):
+    return redis.Redis(host=server.host, port=server.port, socket_timeout=10, **kw)
+
+
+def norm(v):
+    """A reply with bytes decoded and RESP2's flat maps folded, to compare modes."""
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, dict):
+        return {norm(k): norm(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    return v
+
+
+def as_map(v):
+    v = norm(v)
+    if isinstance(v, list):
+        return {v[i]: v[i + 1] for i in range(0, len(v), 2)}
+    return v
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+@pytest.mark.parametrize("decode", [False, True])
+def test_every_mode_gives_the_same_result(server, protocol, decode):
+    r = connect(server, protocol=protocol, decode_responses=decode)
+    assert r.ping() is True
+    assert norm(r.echo("a\r\nb")) == "a\r\nb"
+    r.execute_command("ENGRAM.QUERY", "m", "CREATE (:P {name: 'Ann', n: 1, x: 1.5, ok: true})")
+    got = as_map(r.execute_command("ENGRAM.QUERY", "m", "MATCH (p:P) RETURN p.name, p.n, p.x, p.ok, null AS z, p"))
+    assert got["columns"] == ["p.name", "p.n", "p.x", "p.ok", "z", "p"]
+    row = got["rows"][0]
+    assert row[:5] == ["Ann", 1, 1.5 if protocol == 3 else "1.5", True if protocol == 3 else 1, None]
+    node = as_map(row[5])
+    assert node["labels"] == ["P"] and as_map(node["properties"])["name"] == "Ann"
+    assert as_map(got["stats"])["nodes_created"] == 0
+
+
+def test_default_redis_py_speaks_resp3(server):
+    r = connect(server)  # redis-py 8: HELLO 3, CLIENT MAINT_NOTIFICATIONS, CLIENT SETINFO ×2
+    assert r.ping()
+    hello = r.execute_command("HELLO", "3")
+    assert hello[b"proto"] == 3 and hello[b"mode"] == b"standalone"
+    assert r.client_id() > 0
+    r.client_setname("me")
+    assert norm(r.client_getname()) == "me"
+    assert r.execute_command("SELECT", "0") in (b"OK", True)
+    assert r.info("server")["redis_mode"] == "standalone"
+
+
+def test_errors_have_redis_texts(server):
+    r = connect(server, protocol=2)
+    with pytest.raises(redis.ResponseError, match="unknown command 'NOPE', with args beginning with: 'a'"):
+        r.execute_command("NOPE", "a")
+    with pytest.raises(redis.ResponseError, match="NOPROTO|unsupported protocol"):
+        r.execute_command("HELLO", "4")
+    with pytest.raises(redis.exceptions.AuthenticationError, match="without any password configured"):
+        r.execute_command("AUTH", "foo")
+    with pytest.raises(redis.ResponseError, match=r"SyntaxError at 1:10"):
+        r.execute_command("ENGRAM.QUERY", "w", "MATCH (a RETURN a")
+    # The connection still serves after errors.
+    assert r.ping()
+
+
+def test_multi_exec_runs_at_most_one_write(server):
+    r = connect(server, protocol=3)
+    p = r.pipeline(transaction=True)
+    p.ping().execute_command("ENGRAM.QUERY", "tx", "CREATE (:T {v: 1})").execute_command("ENGRAM.QUERY", "tx", "MATCH (t:T) RETURN count(t)")
+    pong, created, counted = p.execute()
+    assert pong is True and created[b"stats"][b"nodes_created"] == 1 and counted[b"rows"] == [[1]]
+    # Two writes cannot be one engine transaction: refused whole, nothing written.
+    p = r.pipeline(transaction=True)
+    p.execute_command("ENGRAM.QUERY", "tx", "CREATE (:T {v: 2})").execute_command("ENGRAM.QUERY", "tx", "CREATE (:T {v: 3})")
+    with pytest.raises(redis.exceptions.ExecAbortError, match="Transaction discarded: 2 of its commands write"):
+        p.execute()
+    assert r.execute_command("ENGRAM.QUERY", "tx", "MATCH (t:T) RETURN count(t)")[b"rows"] == [[1]]
+    with pytest.raises(redis.ResponseError, match="EXEC without MULTI"):
+        r.execute_command("EXEC")
+
+
+def test_pipeline_replies_in_order_with_errors_in_place(server):
+    r = connect(server, protocol=3)
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        if i % 100 == 7:
+            p.execute_command("ENGRAM.QUERY", "p", "RETURN 1 +")
+        else:
+            p.execute_command("ENGRAM.QUERY", "p", "RETURN $i AS i", "PARAMS", json.dumps({"i": i}))
+    out = p.execute(raise_on_error=False)
+    assert len(out) == 2000
+    for i, reply in enumerate(out):
+        if i % 100 == 7:
+            assert isinstance(reply, redis.ResponseError)
+        else:
+            assert reply[b"rows"] == [[i]]
+
+
+def test_a_timed_out_read_is_a_typed_error_and_a_generous_one_passes(server):
+    r = connect(server, protocol=3)
+    slow = "UNWIND range(1, 3000) AS a UNWIND range(1, 3000) AS b RETURN count(*)"
+    with pytest.raises(redis.ResponseError, match="deadline"):
+        r.execute_command("ENGRAM.QUERY", "t", slow, "TIMEOUT", "1")
+    got = r.execute_command("ENGRAM.QUERY", "t", "UNWIND range(1, 100) AS a RETURN count(*)", "TIMEOUT", "2000")
+    assert got[b"rows"] == [[100]]
+    assert r.info("stats")["query_timeouts"] == 1
+
+
+def raw(server, payload, read_until_close=True):
+    """Sends bytes on a fresh socket and returns what came back until the server closed (or 3 s)."""
+    s = socket.create_connection((server.host, server.port), timeout=3)
+    s.sendall(payload)
+    got = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+            if not read_until_close:
+                break
+    except socket.timeout:
+        pass
+    s.close()
+    return got
+
+
+@pytest.mark.parametrize(
+    "frame,reply",
+    [
+        (b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\nfoo\r\n", b"-ERR Protocol error: expected '$', got 'f'\r\n"),
+        (b"*1\r\n$-10\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+        (b"*1\r\n$-1\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+        (b"*1\r\n$2000000000\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+        (b'echo "abc\r\n', b"-ERR Protocol error: unbalanced quotes in request\r\n"),
+    ],
+)
+def test_malformed_frames_close_with_the_redis_text(server, frame, reply):
+    assert raw(server, frame) == reply
+    # The server keeps serving others.
+    assert connect(server).ping()
+
+
+def test_framing_edge_cases(server):
+    # Empty frames are ignored; LF-only inline lines are answered.
+    assert raw(server, b"*-1\r\n*0\r\n\r\n \r\nPING\r\n", read_until_close=False) == b"+PONG\r\n"
+    assert raw(server, b"ping\nping\r\nQUIT\r\n") == b"+PONG\r\n+PONG\r\n+OK\r\n"
+    # One byte per send.
+    s = socket.create_connection((server.host, server.port), timeout=5)
+    for b in b"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n":
+        s.sendall(bytes([b]))
+    assert s.recv(100) == b"$5\r\nhello\r\n"
+    # A hundred commands in one send.
+    s.sendall(b"PING\r\n" * 100)
+    got = b""
+    while got.count(b"+PONG") < 100:
+        got += s.recv(65536)
+    assert got == b"+PONG\r\n" * 100
+    # 65,535 arguments.
+    args = [b"ECHO"] + [b"x"] * 65534
+    frame = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+    s.sendall(frame)
+    got = b""
+    while not got.endswith(b"\r\n"):
+        got += s.recv(65536)
+    assert got == b"-ERR wrong number of arguments for 'echo' command\r\n"
+    s.close()
+
+
+@pytest.mark.skipif(shutil.which("redis-cli") is None, reason="redis-cli not installed (Debian redis-tools)")
+def test_redis_cli(server):
+    base = ["redis-cli", "-h", server.host, "-p", str(server.port)]
+    run = lambda *a, **kw: subprocess.run(base + list(a), capture_output=True, text=True, timeout=60, **kw)
+    assert run("PING").stdout.strip() == "PONG"
+    out = run("-3", "ENGRAM.QUERY", "cli", "RETURN 1 AS one").stdout
+    assert "columns" in out and "one" in out
+    out = run("GRAPH.QUERY", "cli", "RETURN 1 AS test").stdout.split("\n")
+    assert out[:2] == ["test", "1"]
+    # --pipe: a bulk load of writes, then redis-cli's own ECHO check.
+    n = 20000
+    lines = "".join(f'ENGRAM.QUERY bulk "CREATE (:N {{i: {i}}})"\r\n' for i in range(n))
+    res = run("--pipe", input=lines)
+    assert "errors: 0, replies: %d" % n in res.stdout, res.stdout + res.stderr
+    assert run("GRAPH.QUERY", "bulk", "MATCH (n:N) RETURN count(n) AS c").stdout.split("\n")[:2] == ["c", str(n)]
