@@ -193,3 +193,30 @@ def test_redis_cli(server):
     res = run("--pipe", input=lines)
     assert "errors: 0, replies: %d" % n in res.stdout, res.stdout + res.stderr
     assert run("GRAPH.QUERY", "bulk", "MATCH (n:N) RETURN count(n) AS c").stdout.split("\n")[:2] == ["c", str(n)]
+
+
+def test_protected_mode_refuses_a_public_address_without_a_password(tmp_path):
+    from conftest import ENGRAM
+
+    res = subprocess.run([ENGRAM, "serve", str(tmp_path / "db"), "--bind", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=60)
+    assert res.returncode != 0 and "protected mode" in res.stderr
+    assert not res.stdout.startswith("listening")
+
+
+def test_shutdown_stops_the_server_and_keeps_answered_writes(tmp_path):
+    from conftest import Server
+
+    s = Server(tmp_path / "db")
+    r = redis.Redis(host=s.host, port=s.port, socket_timeout=10)
+    r.execute_command("ENGRAM.QUERY", "k", "UNWIND range(1, 50) AS i CREATE (:K {i: i})")
+    try:
+        r.execute_command("SHUTDOWN")
+    except redis.exceptions.ConnectionError:
+        pass
+    assert s.proc.wait(timeout=20) == 0
+    s = Server(tmp_path / "db")
+    try:
+        r = redis.Redis(host=s.host, port=s.port, socket_timeout=10)
+        assert r.execute_command("ENGRAM.QUERY", "k", "MATCH (n:K) RETURN count(n)")[b"rows"] == [[50]]
+    finally:
+        s.stop()

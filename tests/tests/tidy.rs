@@ -65,7 +65,7 @@ fn no_dbg_and_unsafe_is_explained() {
 }
 
 /// The dependency arrows: `storage`, `embed` and `query` are leaves, `engine` uses them, `server`
-/// and `cli` use `engine`, nothing depends on `server` or `cli`.
+/// and `cli` use `engine`, only `cli` depends on `server` (for `engram serve`), nothing on `cli`.
 #[test]
 fn dependency_arrows_point_one_way() {
     let forbidden: &[(&str, &[&str])] = &[
