@@ -152,7 +152,15 @@ pub enum Command {
         /// The HTTP port (not served yet).
         #[arg(long)]
         http_port: Option<u16>,
+        /// Read a password for the built-in user `default` from stdin (one line) and store it
+        /// (argon2id): every connection must then AUTH, and the server may listen beyond loopback.
+        #[arg(long)]
+        requirepass_stdin: bool,
     },
+    /// Manage the server's users and grants (stored in the database). Refused while a server
+    /// holds DIR: use ENGRAM.USER then.
+    #[command(subcommand)]
+    User(UserCommand),
     /// An interactive query shell on DIR: statements end with `;`; `:explain`, `:profile`, `:help`.
     Shell {
         /// Database folder.
@@ -383,4 +391,54 @@ pub enum Dir {
     Out,
     /// Both.
     Both,
+}
+
+/// `engram user …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum UserCommand {
+    /// Add a user (or set its password), the password read from stdin (one line).
+    Add {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user's name.
+        name: String,
+        /// Read the password from stdin.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Grant NAME read, write or admin on WORKSPACE (`*`: every workspace).
+    Grant {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user's name.
+        name: String,
+        /// A workspace, or `*`.
+        workspace: String,
+        /// `read`, `write` (includes read) or `admin` (includes write).
+        access: String,
+        /// Sensitive claims exist for this grant.
+        #[arg(long)]
+        see_sensitive: bool,
+    },
+    /// Remove NAME's grant on WORKSPACE (or `*`).
+    Revoke {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user's name.
+        name: String,
+        /// A workspace, or `*`.
+        workspace: String,
+    },
+    /// Delete a user.
+    Del {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user's name.
+        name: String,
+    },
+    /// One line per user: name, password or nopass, grants.
+    List {
+        /// Database folder.
+        dir: PathBuf,
+    },
 }

@@ -114,6 +114,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Recall { .. } => read::recall_command(&cli.command),
         Command::Query { dir, query, workspace, params, json } => query::run(dir, workspace, query, params, *json),
         Command::Shell { dir, workspace } => query::shell(dir, workspace),
-        Command::Serve { dir, bind, port, http_port } => serve::run(dir, *bind, *port, *http_port),
+        Command::Serve { dir, bind, port, http_port, requirepass_stdin } => serve::run(dir, *bind, *port, *http_port, *requirepass_stdin),
+        Command::User(u) => serve::user(u),
     }
 }

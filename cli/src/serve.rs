@@ -1,20 +1,85 @@
-//! `engram serve`: the database over the network (the `engram-server` crate).
+//! `engram serve` (the database over the network, the `engram-server` crate) and `engram user`
+//! (the server's users and grants, stored in the database).
 
+use std::io::BufRead as _;
 use std::net::IpAddr;
 use std::path::Path;
 
+use crate::args::UserCommand;
 use crate::fail::{fail, Failure};
 use crate::out;
+use engram_server::users;
+
+/// Reads one line (a password) from stdin, without its line end; empty is refused.
+fn password_from_stdin() -> Result<String, Failure> {
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).map_err(|e| Failure::operator(format!("reading the password from stdin: {e}")))?;
+    let pw = line.trim_end_matches(['\r', '\n']).to_owned();
+    if pw.is_empty() {
+        return Err(Failure::from("the password read from stdin is empty"));
+    }
+    Ok(pw)
+}
 
 /// Opens (or creates) DIR and serves it until SHUTDOWN, SIGTERM or SIGINT.
-pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>) -> Result<(), Failure> {
+pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>, requirepass_stdin: bool) -> Result<(), Failure> {
     if http_port.is_some() {
         return Err(Failure::from("--http-port: the HTTP API is not served yet"));
     }
+    let password = requirepass_stdin.then(password_from_stdin).transpose()?;
     let db = engram::Database::open(dir).map_err(fail)?;
+    if let Some(pw) = password {
+        users::require_pass(&db, &pw).map_err(Failure::operator)?;
+    }
     let config = engram_server::Config { bind, port, ..engram_server::Config::default() };
     let mut printed = Ok(());
     engram_server::run(db, &config, |addr| printed = out::print(&format!("listening on {addr}\n")))
         .map_err(|e| Failure::operator(format!("engram serve: {e}")))?;
     printed
+}
+
+/// Opens DIR for a user change: a server holding it is named, with what to use instead.
+fn open(dir: &Path) -> Result<engram::Database, Failure> {
+    if !dir.is_dir() {
+        return Err(Failure::operator(format!("{} is not an engram database", dir.display())));
+    }
+    engram::Database::open(dir).map_err(|e| {
+        if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
+            Failure::operator(format!("{}: locked by a running server; use ENGRAM.USER", dir.display()))
+        } else {
+            fail(e)
+        }
+    })
+}
+
+/// `engram user …`.
+pub fn user(cmd: &UserCommand) -> Result<(), Failure> {
+    match cmd {
+        UserCommand::Add { dir, name, password_stdin } => {
+            let pw = password_stdin.then(password_from_stdin).transpose()?;
+            let db = open(dir)?;
+            users::add(&db, name, pw.as_deref()).map_err(Failure::from)
+        }
+        UserCommand::Grant { dir, name, workspace, access, see_sensitive } => {
+            let access = users::parse_access(access).map_err(Failure::from)?;
+            users::grant(&open(dir)?, name, workspace, access, *see_sensitive).map_err(Failure::from)
+        }
+        UserCommand::Revoke { dir, name, workspace } => {
+            if !users::revoke(&open(dir)?, name, workspace).map_err(Failure::from)? {
+                return Err(Failure::from(format!("user `{name}` has no grant on `{workspace}`")));
+            }
+            Ok(())
+        }
+        UserCommand::Del { dir, name } => {
+            if !open(dir)?.remove_user(name).map_err(fail)? {
+                return Err(Failure::from(format!("no user `{name}`")));
+            }
+            Ok(())
+        }
+        UserCommand::List { dir } => {
+            let db = open(dir)?;
+            let text: String = users::list(&db).into_iter().map(|l| l + "\n").collect();
+            out::print(&text)
+        }
+    }
 }

@@ -29,6 +29,69 @@ pub struct Settings {
     /// Per-workspace settings: workspace name → key → value (validated text, see
     /// `WORKSPACE_SETTING_KEYS`).
     pub workspaces: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// The network server's users by name: a password hash and grants. Never listed by
+    /// `entries` or printed; managed through `Database::put_user` / `remove_user`.
+    pub users: std::collections::BTreeMap<String, StoredUser>,
+}
+
+/// A user of the network server: an argon2 password hash (PHC string; none: no password) and
+/// grants by workspace (`*`: every workspace).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredUser {
+    /// The PHC string of the password's hash.
+    pub password_hash: Option<String>,
+    /// Grants by workspace name.
+    pub grants: std::collections::BTreeMap<String, StoredGrant>,
+}
+
+/// A stored grant: the level (1 read, 2 write, 3 admin) and `see_sensitive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredGrant {
+    /// 1 read, 2 write, 3 admin.
+    pub level: u8,
+    /// Sensitive claims exist for this grant.
+    pub see_sensitive: bool,
+}
+
+impl StoredGrant {
+    /// The grant's access level.
+    pub fn access(self) -> crate::model::Access {
+        match self.level {
+            3.. => crate::model::Access::Admin,
+            2 => crate::model::Access::Write,
+            _ => crate::model::Access::Read,
+        }
+    }
+
+    /// A grant of `access`.
+    pub fn of(access: crate::model::Access, see_sensitive: bool) -> StoredGrant {
+        let level = match access {
+            crate::model::Access::Read => 1,
+            crate::model::Access::Write => 2,
+            crate::model::Access::Admin => 3,
+        };
+        StoredGrant { level, see_sensitive }
+    }
+}
+
+/// The settings as stored before users existed (record format 3, snapshot format 3).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsV2 {
+    /// See `Settings`.
+    pub fsync: Option<String>,
+    /// See `Settings`.
+    pub checkpoint_wal_bytes: Option<u64>,
+    /// See `Settings`.
+    pub wal_segment_bytes_max: Option<u64>,
+    /// See `Settings`.
+    pub merge_delta_edges_min: Option<u64>,
+    /// See `Settings`.
+    pub vector_dim: Option<u32>,
+    /// See `Settings`.
+    pub embedder: Option<String>,
+    /// Per-workspace settings: workspace name → key → value (validated text, see
+    /// See `Settings`.
+    pub workspaces: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 /// The settings as stored before per-workspace settings existed.
@@ -48,6 +111,21 @@ pub struct SettingsV1 {
     pub embedder: Option<String>,
 }
 
+impl From<SettingsV2> for Settings {
+    fn from(v: SettingsV2) -> Settings {
+        Settings {
+            fsync: v.fsync,
+            checkpoint_wal_bytes: v.checkpoint_wal_bytes,
+            wal_segment_bytes_max: v.wal_segment_bytes_max,
+            merge_delta_edges_min: v.merge_delta_edges_min,
+            vector_dim: v.vector_dim,
+            embedder: v.embedder,
+            workspaces: v.workspaces,
+            users: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
 impl From<SettingsV1> for Settings {
     fn from(v: SettingsV1) -> Settings {
         Settings {
@@ -58,6 +136,7 @@ impl From<SettingsV1> for Settings {
             vector_dim: v.vector_dim,
             embedder: v.embedder,
             workspaces: std::collections::BTreeMap::new(),
+            users: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -107,12 +186,13 @@ pub fn parse_fsync(v: &str) -> Option<FsyncPolicy> {
 }
 
 impl Settings {
-    /// Decodes stored settings (either layout).
+    /// Decodes stored settings (any layout: each adds trailing fields, so an older one fails
+    /// to decode as a newer one at its end).
     pub fn decode(bytes: &[u8]) -> Option<Settings> {
-        match postcard::from_bytes::<Settings>(bytes) {
-            Ok(s) => Some(s),
-            Err(_) => postcard::from_bytes::<SettingsV1>(bytes).ok().map(Settings::from),
-        }
+        postcard::from_bytes::<Settings>(bytes)
+            .ok()
+            .or_else(|| postcard::from_bytes::<SettingsV2>(bytes).ok().map(Settings::from))
+            .or_else(|| postcard::from_bytes::<SettingsV1>(bytes).ok().map(Settings::from))
     }
 
     /// Workspace `ws`'s setting `key` as text (`None` when unset).

@@ -10,6 +10,7 @@ pub mod limits;
 pub mod resp;
 pub mod server;
 pub mod state;
+pub mod users;
 
 pub use limits::Limits;
 pub use server::{run, Config};

@@ -37,11 +37,11 @@ impl Default for Config {
 /// once it does, serves, then stops accepting, lets in-flight commands finish (for up to 10 s)
 /// and checkpoints nothing extra (every answered write is already in the WAL).
 pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
-    if !config.bind.is_loopback() {
+    if !config.bind.is_loopback() && crate::users::open_without_password(&db) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
             format!(
-                "refusing to listen on {} without a password (protected mode): bind a loopback address, or define users first",
+                "refusing to listen on {} while anyone may connect without a password (protected mode): bind a loopback address, or add users (`engram user add`) or set default's password (--requirepass-stdin)",
                 config.bind
             ),
         ));
@@ -127,7 +127,7 @@ async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Sock
     }
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     let killed = shared.clients.lock().ok().and_then(|c| c.get(&id).map(|i| i.killed.clone())).unwrap_or_default();
-    let mut conn = Conn::new(id);
+    let mut conn = Conn::new(id, crate::users::initial_principal(&shared.db));
     let _ = connection_loop(&shared, &mut stream, &mut conn, &killed).await;
     if let Ok(mut clients) = shared.clients.lock() {
         clients.remove(&id);
@@ -162,7 +162,7 @@ async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mu
         buf.extend_from_slice(&chunk[..read]);
         let mut out = Vec::new();
         loop {
-            match decoder.next(&mut buf, &limits, conn.authenticated) {
+            match decoder.next(&mut buf, &limits, conn.authenticated()) {
                 Ok(Some(args)) => {
                     let (reply, flow) = commands::dispatch(shared, conn, args).await;
                     reply.encode(conn.proto, &mut out);

@@ -569,7 +569,7 @@ impl Database {
         // and never dropped by a group published after it.
         let settings: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV2(s).encode()).unwrap_or_default(),
+            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV3(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 if st.entities.len() != rows {
                     return Err(Error::from(bad("vectors", format!("{rows} rows"), "one row per entity")));
@@ -609,6 +609,40 @@ impl Database {
         self.update_settings(|s| s.set(key, value).map_err(Error::from))
     }
 
+    /// The network server's users (name → password hash and grants), stored in the database.
+    pub fn users(&self) -> std::collections::BTreeMap<String, crate::settings::StoredUser> {
+        self.snapshot().state.settings.users.clone()
+    }
+
+    /// Adds or replaces user `name`: a logged commit (a WAL record, then in every snapshot). The
+    /// engine stores the password hash as given; hashing is the caller's (the server's argon2).
+    pub fn put_user(&self, name: &str, user: crate::settings::StoredUser) -> Result<(), Error> {
+        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) || name.len() > 128 {
+            return Err(crate::settings::SettingsError::BadValue {
+                key: "user".to_owned(),
+                value: name.chars().take(64).collect(),
+                expected: "a name of 1 to 128 bytes without spaces or control characters",
+            }
+            .into());
+        }
+        self.update_settings(|s| {
+            s.users.insert(name.to_owned(), user);
+            Ok(())
+        })
+    }
+
+    /// Removes user `name`; `false` when there was none (nothing is written then).
+    pub fn remove_user(&self, name: &str) -> Result<bool, Error> {
+        if !self.snapshot().state.settings.users.contains_key(name) {
+            return Ok(false);
+        }
+        self.update_settings(|s| {
+            s.users.remove(name);
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
     /// Changes one per-workspace setting (`accept_confidence`, `resolve_similarity`,
     /// `retention_days`; `-` unsets it), a logged commit that takes effect at once.
     pub fn set_workspace_setting(&self, workspace: &str, key: &str, value: &str) -> Result<(), Error> {
@@ -644,7 +678,7 @@ impl Database {
     fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
         let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV2(s).encode()).unwrap_or_default(),
+            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV3(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 let mut settings = (*st.settings).clone();
                 change(&mut settings)?;

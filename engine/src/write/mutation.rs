@@ -14,8 +14,11 @@ use std::cell::Cell;
 /// The record format this engram writes (and the newest it reads). Format 2 added
 /// `AddEvidence::reasoning`; format 3 the query language's operations (`Op::CreateNode` and the
 /// three after it), appended so format 2 records decode unchanged; format 1 records are still
-/// read (see `field_since_v2`).
-pub const RECORD_FORMAT_VERSION: u8 = 3;
+/// read (see `field_since_v2`); format 4 the settings with the server's users
+/// (`Mutation::SettingsV3`), appended likewise.
+pub const RECORD_FORMAT_VERSION: u8 = 4;
+/// The format before the server's users: the same encoding, without them.
+const RECORD_FORMAT_3: u8 = 3;
 /// The format before the query language's operations: the same encoding, without them.
 const RECORD_FORMAT_2: u8 = 2;
 /// The oldest record format this engram reads.
@@ -54,8 +57,10 @@ pub enum Mutation {
     Bulk(Box<BulkLoad>),
     /// The stored settings, replaced whole (the layout before per-workspace settings; read only).
     Settings(crate::settings::SettingsV1),
-    /// The stored settings, replaced whole.
-    SettingsV2(crate::settings::Settings),
+    /// The stored settings, replaced whole (the layout before users; read only).
+    SettingsV2(crate::settings::SettingsV2),
+    /// The stored settings with the server's users, replaced whole.
+    SettingsV3(crate::settings::Settings),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.
@@ -98,7 +103,9 @@ impl WalRecord {
     /// Decodes a WAL payload.
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
-            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_2), body)) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
+            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_3 | RECORD_FORMAT_2), body)) => {
+                postcard::from_bytes(body).map_err(|_| DecodeError::Malformed)
+            }
             Some((&RECORD_FORMAT_OLDEST, body)) => {
                 DECODING_V1.with(|f| f.set(true));
                 let record = postcard::from_bytes(body).map_err(|_| DecodeError::Malformed);
@@ -136,7 +143,9 @@ pub enum MutationRef<'a> {
     /// `Mutation::Settings`.
     Settings(&'a crate::settings::SettingsV1),
     /// `Mutation::SettingsV2`.
-    SettingsV2(&'a crate::settings::Settings),
+    SettingsV2(&'a crate::settings::SettingsV2),
+    /// `Mutation::SettingsV3`.
+    SettingsV3(&'a crate::settings::Settings),
 }
 
 impl MutationRef<'_> {
@@ -171,7 +180,12 @@ mod tests {
         assert_eq!(MutationRef::Settings(&old).encode(), encode_mutation(&Mutation::Settings(old.clone())));
         let mut settings = crate::settings::Settings::from(old);
         settings.set_for("default", "retention_days", "30").unwrap();
-        assert_eq!(MutationRef::SettingsV2(&settings).encode(), encode_mutation(&Mutation::SettingsV2(settings.clone())));
+        assert_eq!(MutationRef::SettingsV3(&settings).encode(), encode_mutation(&Mutation::SettingsV3(settings.clone())));
+        let v2 = crate::settings::SettingsV2 { vector_dim: Some(8), ..Default::default() };
+        assert_eq!(MutationRef::SettingsV2(&v2).encode(), encode_mutation(&Mutation::SettingsV2(v2.clone())));
+        // A format-3 settings record reads as the settings with no users.
+        let bytes = postcard::to_allocvec(&v2).unwrap();
+        assert_eq!(crate::settings::Settings::decode(&bytes), Some(crate::settings::Settings::from(v2)));
         let bulk = BulkLoad::default();
         assert_eq!(MutationRef::Bulk(&bulk).encode(), encode_mutation(&Mutation::Bulk(Box::new(bulk.clone()))));
     }
@@ -196,7 +210,7 @@ mod tests {
         // Read as format 2, the same bytes are one byte short: malformed, never misread.
         v1[0] = 2;
         assert_eq!(WalRecord::decode(&v1).unwrap_err(), DecodeError::Malformed);
-        // Reasoning round-trips in format 3; format 2 bytes read the same; a format 4 is named.
+        // Reasoning round-trips in format 4; format 2 and 3 bytes read the same; a format 5 is named.
         let Mutation::Batch(mut batch) = back.mutation else { panic!("a batch") };
         if let crate::write::batch::Op::AddEvidence(v) = &mut batch.ops[0] {
             v.reasoning = Some("stated by the architect".into());
@@ -208,7 +222,10 @@ mod tests {
         v2[0] = 2;
         let Mutation::Batch(as_two) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
         assert_eq!(as_two, batch);
-        v2[0] = 4;
-        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(4));
+        v2[0] = 3;
+        let Mutation::Batch(as_three) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_three, batch);
+        v2[0] = 5;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(5));
     }
 }

@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{arg, arity, Conn, Flow};
+use super::{arg, arity, engine, require, Conn, Flow};
 use crate::resp::Reply;
 use crate::state::Shared;
+use crate::users::{self, AuthError};
 
 /// Runs a connection command (or answers an unknown one).
 pub(super) fn run(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec<u8>]) -> (Reply, Flow) {
@@ -29,11 +30,17 @@ pub(super) fn run(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec
             Some("0") => Reply::ok(),
             _ => Reply::err("DB index is out of range"),
         },
-        "HELLO" => hello(shared, conn, args),
-        "AUTH" => auth(args),
         "CLIENT" => client(shared, conn, args),
-        "DBSIZE" => Reply::Int(i64::try_from(shared.db.workspaces().len()).unwrap_or(i64::MAX)),
+        "DBSIZE" => {
+            let who = conn.who();
+            Reply::Int(
+                i64::try_from(shared.db.workspaces().iter().filter(|w| who.may(&w.name, engram::Access::Read)).count()).unwrap_or(i64::MAX),
+            )
+        }
         "SHUTDOWN" => {
+            if let Err(r) = require(&conn.who(), "*", engram::Access::Admin) {
+                return (r, Flow::Continue);
+            }
             shared.shutdown();
             return (Reply::ok(), Flow::Close);
         }
@@ -54,7 +61,7 @@ fn unknown(args: &[Vec<u8>]) -> Reply {
 }
 
 /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
-fn hello(shared: &Shared, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
+pub(super) async fn hello(shared: &Arc<Shared>, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
     let mut proto = conn.proto;
     let mut i = 1;
     if args.len() > 1 {
@@ -71,7 +78,7 @@ fn hello(shared: &Shared, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
     while i < args.len() {
         match arg(args, i).map(str::to_ascii_uppercase).as_deref() {
             Some("AUTH") if i + 2 < args.len() => {
-                let r = auth(&[b"AUTH".to_vec(), args[i + 1].clone(), args[i + 2].clone()]);
+                let r = auth(shared, conn, &[b"AUTH".to_vec(), args[i + 1].clone(), args[i + 2].clone()]).await;
                 if matches!(r, Reply::Error(_)) {
                     return r;
                 }
@@ -100,16 +107,33 @@ fn hello(shared: &Shared, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
     ])
 }
 
-/// `AUTH [user] pass`. With no password configured, the built-in `default` user accepts any
-/// password (as Redis's `nopass`); other user names do not exist.
-fn auth(args: &[Vec<u8>]) -> Reply {
-    match args.len() {
-        2 => Reply::err(
+/// `AUTH [user] pass` (`AUTH pass` is user `default`). The password is checked on the blocking
+/// pool (argon2 is slow on purpose); a failure leaves the connection as it was.
+pub(super) async fn auth(shared: &Arc<Shared>, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
+    let (user, pass) = match args.len() {
+        2 => (users::DEFAULT_USER.to_owned(), String::from_utf8_lossy(&args[1]).into_owned()),
+        3 => (String::from_utf8_lossy(&args[1]).into_owned(), String::from_utf8_lossy(&args[2]).into_owned()),
+        _ => return arity("auth"),
+    };
+    let single = args.len() == 2;
+    let result = engine(shared, move |db| {
+        if single && db.users().is_empty() {
+            return Err(AuthError::NoPasswordConfigured);
+        }
+        users::authenticate(db, &user, &pass)
+    })
+    .await;
+    match result {
+        Ok(Ok(principal)) => {
+            tracing::info!(client = conn.id, user = principal.name(), "authenticated");
+            conn.principal = Some(principal);
+            Reply::ok()
+        }
+        Ok(Err(AuthError::NoPasswordConfigured)) => Reply::err(
             "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
         ),
-        3 if arg(args, 1) == Some("default") => Reply::ok(),
-        3 => Reply::Error("WRONGPASS invalid username-password pair or user is disabled.".to_owned()),
-        _ => arity("auth"),
+        Ok(Err(AuthError::WrongPass)) => Reply::Error("WRONGPASS invalid username-password pair or user is disabled.".to_owned()),
+        Err(r) => r,
     }
 }
 
@@ -142,6 +166,9 @@ fn client(shared: &Shared, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
         }
         "GETNAME" => conn.name.as_ref().map_or(Reply::Nil, |n| Reply::text(n.clone())),
         "ID" => Reply::Int(i64::try_from(conn.id).unwrap_or(i64::MAX)),
+        "LIST" | "KILL" if require(&conn.who(), "*", engram::Access::Admin).is_err() => {
+            require(&conn.who(), "*", engram::Access::Admin).err().unwrap_or_else(Reply::ok)
+        }
         "LIST" | "INFO" => {
             let Ok(clients) = shared.clients.lock() else { return Reply::err("client table unavailable") };
             let text: String = if sub == "INFO" {

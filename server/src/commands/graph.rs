@@ -5,20 +5,30 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::values::{compact, falkor_stats, has_elements, verbose, Vocab};
-use super::{arg, arity, deadline, engine, error_reply, QueryCall};
+use super::{arg, arity, deadline, engine, error_reply, require, Conn, QueryCall};
 use crate::resp::Reply;
 use crate::state::Shared;
 
 /// Runs a `GRAPH.*` command.
-pub(super) async fn run(shared: &Arc<Shared>, name: &str, args: &[Vec<u8>]) -> Reply {
+pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[Vec<u8>]) -> Reply {
+    let who = conn.who();
     match name {
-        "GRAPH.QUERY" | "GRAPH.RO_QUERY" | "GRAPH.PROFILE" | "GRAPH.EXPLAIN" => query(shared, name, args).await,
+        "GRAPH.QUERY" | "GRAPH.RO_QUERY" | "GRAPH.PROFILE" | "GRAPH.EXPLAIN" => query(shared, who, name, args).await,
         "GRAPH.LIST" => {
-            let names: Vec<Reply> = shared.db.workspaces().iter().map(|w| Reply::text(w.name.to_string())).collect();
+            let names: Vec<Reply> = shared
+                .db
+                .workspaces()
+                .iter()
+                .filter(|w| who.may(&w.name, engram::Access::Read))
+                .map(|w| Reply::text(w.name.to_string()))
+                .collect();
             Reply::Array(names)
         }
         "GRAPH.DELETE" => {
             let Some(key) = arg(args, 1).map(ToOwned::to_owned) else { return arity(name) };
+            if let Err(r) = require(&who, &key, engram::Access::Admin) {
+                return r;
+            }
             let s = shared.clone();
             match engine(shared, move |db| {
                 if !db.workspaces().iter().any(|w| *w.name == *key) {
@@ -31,6 +41,11 @@ pub(super) async fn run(shared: &Arc<Shared>, name: &str, args: &[Vec<u8>]) -> R
                 Ok(Ok(())) => Reply::ok(),
                 Ok(Err(r)) | Err(r) => r,
             }
+        }
+        "GRAPH.CONFIG"
+            if arg(args, 1).is_some_and(|s| s.eq_ignore_ascii_case("SET")) && require(&who, "*", engram::Access::Admin).is_err() =>
+        {
+            require(&who, "*", engram::Access::Admin).err().unwrap_or_else(Reply::ok)
         }
         "GRAPH.CONFIG" => config(shared, args),
         _ => Reply::err(format!("unknown command '{name}'")),
@@ -74,7 +89,7 @@ fn config(shared: &Shared, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `GRAPH.QUERY key query [--compact] [timeout ms]` and its read-only, explain and profile forms.
-async fn query(shared: &Arc<Shared>, name: &str, args: &[Vec<u8>]) -> Reply {
+async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &str, args: &[Vec<u8>]) -> Reply {
     let (Some(key), Some(text)) = (arg(args, 1), arg(args, 2)) else {
         return if args.len() < 3 { arity(name) } else { Reply::err("the graph key and the query must be UTF-8") };
     };
@@ -111,6 +126,7 @@ async fn query(shared: &Arc<Shared>, name: &str, args: &[Vec<u8>]) -> Reply {
             "GRAPH.PROFILE" => Some("PROFILE"),
             _ => None,
         },
+        principal,
     };
     let command = name.replace("GRAPH.", "graph.");
     let s = shared.clone();

@@ -4,12 +4,13 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-use super::{arg, arity, COMMANDS};
+use super::{arg, arity, require, Conn, COMMANDS};
 use crate::resp::Reply;
 use crate::state::Shared;
 
 /// `INFO [section …]`: `key:value` lines under `# Section` headers.
-pub(super) fn info(shared: &Shared, args: &[Vec<u8>]) -> Reply {
+pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
+    let who = conn.who();
     let wanted: Vec<String> = args.iter().skip(1).map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()).collect();
     let all = wanted.is_empty() || wanted.iter().any(|w| w == "all" || w == "everything" || w == "default");
     let want = |s: &str| all || wanted.iter().any(|w| w == s);
@@ -37,7 +38,8 @@ pub(super) fn info(shared: &Shared, args: &[Vec<u8>]) -> Reply {
             limits.max_pending_queries
         );
     }
-    if want("memory") {
+    // Database-wide totals only for who sees everything (a count is information too).
+    if want("memory") && who.sees_all() {
         let snap = shared.db.snapshot();
         let m = snap.memory();
         let _ = write!(
@@ -64,7 +66,7 @@ pub(super) fn info(shared: &Shared, args: &[Vec<u8>]) -> Reply {
             st.idle_closed.load(Ordering::Relaxed),
         );
     }
-    if want("persistence") {
+    if want("persistence") && who.sees_all() {
         let c = shared.db.commit_stats();
         let _ = write!(
             out,
@@ -74,8 +76,8 @@ pub(super) fn info(shared: &Shared, args: &[Vec<u8>]) -> Reply {
     }
     if want("keyspace") {
         let _ = write!(out, "# Keyspace\r\n");
-        let snap = shared.db.snapshot();
-        for ws in shared.db.workspaces() {
+        let snap = shared.db.scope(who.clone());
+        for ws in shared.db.workspaces().into_iter().filter(|w| who.may(&w.name, engram::Access::Read)) {
             if let Ok(view) = snap.workspace(&ws.name) {
                 let c = view.catalog();
                 let _ = write!(out, "{}:entities={},claims={}\r\n", ws.name, c.entities, c.claims);
@@ -158,7 +160,13 @@ fn glob(pattern: &[u8], text: &[u8]) -> bool {
 }
 
 /// `CONFIG GET pattern …`, `CONFIG SET name value …`, `CONFIG RESETSTAT`.
-pub(super) fn config(shared: &Shared, args: &[Vec<u8>]) -> Reply {
+pub(super) fn config(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
+    let sub = arg(args, 1).map(str::to_ascii_uppercase);
+    if matches!(sub.as_deref(), Some("SET" | "RESETSTAT")) {
+        if let Err(r) = require(&conn.who(), "*", engram::Access::Admin) {
+            return r;
+        }
+    }
     match arg(args, 1).map(str::to_ascii_uppercase).as_deref() {
         Some("GET") if args.len() >= 3 => {
             let limits = shared.limits();

@@ -23,8 +23,8 @@ pub struct Conn {
     pub id: u64,
     /// The protocol: 2 or 3 (`HELLO`).
     pub proto: u8,
-    /// Whether the client may run commands (always, while no password is set).
-    pub authenticated: bool,
+    /// Who the client is; `None` until it authenticates (`NOAUTH` for every other command).
+    pub principal: Option<Arc<engram::Principal>>,
     /// `CLIENT SETNAME`.
     pub name: Option<String>,
     /// Commands queued since `MULTI`.
@@ -32,9 +32,19 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// A new connection: RESP2 until `HELLO 3`.
-    pub fn new(id: u64) -> Conn {
-        Conn { id, proto: 2, authenticated: true, name: None, multi: None }
+    /// A new connection as `principal` (see `users::initial_principal`): RESP2 until `HELLO 3`.
+    pub fn new(id: u64, principal: Option<Arc<engram::Principal>>) -> Conn {
+        Conn { id, proto: 2, principal, name: None, multi: None }
+    }
+
+    /// Whether the client has authenticated (or needed not to).
+    pub fn authenticated(&self) -> bool {
+        self.principal.is_some()
+    }
+
+    /// The principal, for commands that run only once authenticated.
+    pub(crate) fn who(&self) -> Arc<engram::Principal> {
+        self.principal.clone().unwrap_or_else(|| Arc::new(engram::Principal::named("nobody")))
     }
 }
 
@@ -78,12 +88,27 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("ENGRAM.PROFILE", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs the query; the reply adds the plan with rows and time per operator."),
     ("ENGRAM.WORKSPACES", 1, "The workspaces with their entity and claim counts."),
     ("ENGRAM.CHECKPOINT", 1, "Writes a snapshot and truncates the WAL."),
+    (
+        "ENGRAM.USER",
+        -2,
+        "ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST (admin on *).",
+    ),
 ];
 
 /// Runs one command, or queues it inside `MULTI`.
 pub async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>) -> (Reply, Flow) {
     let Some(first) = args.first() else { return (Reply::err("empty command"), Flow::Continue) };
     let name = String::from_utf8_lossy(first).to_ascii_uppercase();
+    if !conn.authenticated() {
+        match name.as_str() {
+            "AUTH" => return (connection::auth(shared, conn, &args).await, Flow::Continue),
+            "HELLO" if !args.iter().any(|a| a.eq_ignore_ascii_case(b"AUTH")) => {
+                return (Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".to_owned()), Flow::Continue);
+            }
+            "HELLO" | "QUIT" | "RESET" => {}
+            _ => return (Reply::Error("NOAUTH Authentication required.".to_owned()), Flow::Continue),
+        }
+    }
     match (name.as_str(), conn.multi.is_some()) {
         ("MULTI", false) => {
             conn.multi = Some(Vec::new());
@@ -149,11 +174,13 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
         }
     }
     let (reply, flow) = match name.as_str() {
-        n if n.starts_with("GRAPH.") => (graph::run(shared, &name, &args).await, Flow::Continue),
+        "AUTH" => (connection::auth(shared, conn, &args).await, Flow::Continue),
+        "HELLO" => (connection::hello(shared, conn, &args).await, Flow::Continue),
+        n if n.starts_with("GRAPH.") => (graph::run(shared, conn, &name, &args).await, Flow::Continue),
         n if n.starts_with("ENGRAM.") => (engram_cmds::run(shared, conn, &name, &args).await, Flow::Continue),
-        "INFO" => (info::info(shared, &args), Flow::Continue),
+        "INFO" => (info::info(shared, conn, &args), Flow::Continue),
         "COMMAND" => (info::command(&args), Flow::Continue),
-        "CONFIG" => (info::config(shared, &args), Flow::Continue),
+        "CONFIG" => (info::config(shared, conn, &args), Flow::Continue),
         _ => connection::run(shared, conn, &name, &args),
     };
     shared.stats.commands.fetch_add(1, Ordering::Relaxed);
@@ -195,6 +222,9 @@ pub(crate) fn error_reply(shared: &Shared, e: &engram::Error) -> Reply {
     let class = e.class();
     if class == ErrorClass::Limit && e.to_string().contains("deadline") {
         shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+    if let engram::Error::Denied { principal, workspace, needed } = e {
+        return Reply::Error(format!("NOPERM User {principal} has no {} access to workspace '{workspace}'", needed.as_str()));
     }
     if let engram::Error::Query(q) = e {
         let at = match (q.line(), q.column()) {
@@ -244,6 +274,17 @@ pub(crate) struct QueryCall {
     pub timeout: Duration,
     /// `EXPLAIN` or `PROFILE` put before the text (after its header).
     pub mode: Option<&'static str>,
+    /// Who asks.
+    pub principal: Arc<engram::Principal>,
+}
+
+/// `NOPERM` unless `principal` holds `access` on `workspace` (`*`: every workspace).
+pub(crate) fn require(principal: &engram::Principal, workspace: &str, access: engram::Access) -> Result<(), Reply> {
+    if principal.may(workspace, access) {
+        Ok(())
+    } else {
+        Err(Reply::Error(format!("NOPERM User {} has no {} access to workspace '{workspace}'", principal.name(), access.as_str())))
+    }
 }
 
 /// What a read-only command says of a query that writes.
@@ -263,15 +304,19 @@ impl QueryCall {
                 at: None,
             })));
         }
-        let exists = db.workspaces().iter().any(|w| *w.name == *self.workspace);
+        // A workspace the principal may not read does not exist for it: the same answers whether
+        // it exists or not, so a caller cannot probe for names.
+        let visible =
+            self.principal.may(&self.workspace, engram::Access::Read) && db.workspaces().iter().any(|w| *w.name == *self.workspace);
         if self.read_only {
             if engram::exec::writes(&self.text).map_err(|e| Ok(engram::Error::Query(e)))? {
                 return Err(Err(Reply::err(format!("{command} {READ_ONLY_WRITE}"))));
             }
-            if !exists {
+            if !visible {
                 return Err(Err(Reply::err(format!("Invalid graph operation on empty key: no workspace '{}'", self.workspace))));
             }
-        } else if !exists {
+        } else if !visible {
+            require(&self.principal, &self.workspace, engram::Access::Write).map_err(Err)?;
             if let Err(e) = db.create_workspace(&self.workspace) {
                 // Created by a concurrent call meanwhile: fine.
                 if !db.workspaces().iter().any(|w| *w.name == *self.workspace) {
@@ -290,7 +335,7 @@ impl QueryCall {
         let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
         let micros = i64::try_from(self.timeout.as_micros()).unwrap_or(i64::MAX);
         let at = engram::Timestamp(clock.now().0.saturating_add(micros));
-        let scope = db.scope(Arc::new(engram::Principal::root())).with_deadline(at, clock);
+        let scope = db.scope(self.principal.clone()).with_deadline(at, clock);
         let result = if self.read_only {
             scope.query_read(&self.workspace, &text, &self.params)
         } else {

@@ -1,0 +1,130 @@
+"""Users and grants on `engram serve`: passwords (argon2, stored in the database), NOAUTH /
+WRONGPASS / NOPERM as Redis words them, read-only users whose writes change nothing, and a user
+without `see_sensitive` who never receives a sensitive value through any command (a canary)."""
+
+import subprocess
+
+import pytest
+import redis
+from falkordb import FalkorDB
+
+from conftest import ENGRAM, Server
+
+CANARY = "CANARY-7781-ZQ"
+
+
+def engram(*args, stdin=None):
+    res = subprocess.run([ENGRAM, *args], input=stdin, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("auth") / "db"
+    # Data first, while no user exists (default has full access on loopback).
+    s = Server(folder)
+    r = redis.Redis(host=s.host, port=s.port, socket_timeout=10)
+    r.execute_command("ENGRAM.QUERY", "sec", f"CREATE (:P {{name: 'Ann', ssn: '{CANARY}'}})-[:KNOWS]->(:P {{name: 'Bob'}})")
+    r.execute_command("ENGRAM.QUERY", "other", "CREATE (:Q {v: 1})")
+    assert s.stop() == 0
+    engram("config", str(folder), "sensitive_properties", "ssn", "--workspace", "sec")
+    for name, pw in [("admin", "adm-pw"), ("reader", "read-pw"), ("writer", "write-pw"), ("seer", "seer-pw")]:
+        engram("user", "add", str(folder), name, "--password-stdin", stdin=pw + "\n")
+    engram("user", "grant", str(folder), "admin", "*", "admin", "--see-sensitive")
+    engram("user", "grant", str(folder), "reader", "sec", "read")
+    engram("user", "grant", str(folder), "writer", "sec", "write")
+    engram("user", "grant", str(folder), "seer", "sec", "read", "--see-sensitive")
+    listed = engram("user", "list", str(folder))
+    assert "reader password sec=read" in listed and "$argon2" not in listed
+    s = Server(folder)
+    yield s
+    s.stop()
+
+
+def client(s, user=None, pw=None, **kw):
+    return redis.Redis(host=s.host, port=s.port, username=user, password=pw, socket_timeout=10, **kw)
+
+
+def test_no_password_and_wrong_password_are_refused(secured):
+    with pytest.raises(redis.exceptions.AuthenticationError, match="Authentication required"):
+        client(secured, protocol=2).ping()
+    with pytest.raises(redis.exceptions.AuthenticationError, match="invalid username-password pair"):
+        client(secured, "reader", "nope").ping()
+    with pytest.raises(redis.exceptions.AuthenticationError, match="invalid username-password pair"):
+        client(secured, "nobody", "x", protocol=2).ping()
+    assert client(secured, "reader", "read-pw").ping()
+    assert client(secured, "reader", "read-pw", protocol=2).ping()
+
+
+def test_a_read_only_users_write_is_refused_and_writes_nothing(secured):
+    r = client(secured, "reader", "read-pw")
+    before = r.execute_command("ENGRAM.QUERY", "sec", "MATCH (n) RETURN count(n)")[b"rows"]
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        r.execute_command("ENGRAM.QUERY", "sec", "CREATE (:X)")
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        r.execute_command("GRAPH.QUERY", "fresh", "CREATE (:X)")
+    assert r.execute_command("ENGRAM.QUERY", "sec", "MATCH (n) RETURN count(n)")[b"rows"] == before
+    assert b"fresh" not in client(secured, "admin", "adm-pw").execute_command("GRAPH.LIST")
+    # Workspaces it may not read do not exist for it.
+    assert r.execute_command("GRAPH.LIST") == [b"sec"]
+    # Whether it exists or not, a workspace without a grant answers the same.
+    for ws in ["other", "never-made"]:
+        with pytest.raises(redis.exceptions.NoPermissionError, match=f"no write access to workspace '{ws}'"):
+            r.execute_command("ENGRAM.QUERY", ws, "MATCH (n) RETURN n")
+        with pytest.raises(redis.ResponseError, match=f"empty key: no workspace '{ws}'"):
+            r.execute_command("GRAPH.RO_QUERY", ws, "MATCH (n) RETURN n")
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        r.execute_command("ENGRAM.USER", "LIST")
+    w = client(secured, "writer", "write-pw")
+    assert w.execute_command("ENGRAM.QUERY", "sec", "CREATE (:W)")[b"stats"][b"nodes_created"] == 1
+
+
+def test_a_user_without_see_sensitive_never_receives_the_canary(secured):
+    r = client(secured, "reader", "read-pw", protocol=2)
+    replies = [
+        r.execute_command("ENGRAM.QUERY", "sec", "MATCH (n) RETURN n, n.ssn, properties(n), keys(n)"),
+        r.execute_command("ENGRAM.QUERY", "sec", "MATCH (n) WHERE n.ssn STARTS WITH 'CANARY' RETURN count(n)"),
+        r.execute_command("ENGRAM.QUERY", "sec", "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey"),
+        r.execute_command("GRAPH.QUERY", "sec", "MATCH (n)-[r]->(m) RETURN n, r, m", "--compact"),
+        r.execute_command("GRAPH.QUERY", "sec", "MATCH (n) RETURN n"),
+        r.execute_command("INFO"),
+    ]
+    assert CANARY.encode() not in repr(replies).encode()
+    assert b"ssn" not in repr(replies[2]).encode()
+    g = FalkorDB(host=secured.host, port=secured.port, username="reader", password="read-pw").select_graph("sec")
+    for (n,) in g.ro_query("MATCH (n:P) RETURN n").result_set:
+        assert "ssn" not in n.properties
+    # With see_sensitive the value is there.
+    seer = client(secured, "seer", "seer-pw")
+    got = seer.execute_command("ENGRAM.QUERY", "sec", "MATCH (n:P {name: 'Ann'}) RETURN n.ssn")
+    assert got[b"rows"] == [[CANARY.encode()]]
+
+
+def test_users_are_managed_over_the_wire_and_cli_refuses_while_served(secured):
+    a = client(secured, "admin", "adm-pw")
+    assert a.execute_command("ENGRAM.USER", "ADD", "temp", "temp-pw") in (b"OK", True)
+    assert a.execute_command("ENGRAM.USER", "GRANT", "temp", "other", "read") in (b"OK", True)
+    t = client(secured, "temp", "temp-pw")
+    assert t.execute_command("GRAPH.LIST") == [b"other"]
+    assert a.execute_command("ENGRAM.USER", "DEL", "temp") == 1
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        client(secured, "temp", "temp-pw").ping()
+    res = subprocess.run([ENGRAM, "user", "list", str(secured.folder)], capture_output=True, text=True, timeout=60)
+    assert res.returncode != 0 and "locked by a running server; use ENGRAM.USER" in res.stderr
+
+
+def test_requirepass_protects_default(tmp_path):
+    folder = tmp_path / "db"
+    proc = subprocess.Popen([ENGRAM, "serve", str(folder), "--port", "0", "--requirepass-stdin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write("s3cret\n")
+    proc.stdin.close()
+    line = proc.stdout.readline()
+    try:
+        port = int(line.split(":")[-1])
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis(port=port, socket_timeout=10, protocol=2).ping()
+        assert redis.Redis(port=port, password="s3cret", socket_timeout=10).ping()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
