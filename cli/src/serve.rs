@@ -27,6 +27,9 @@ pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>, requirep
         return Err(Failure::from("--http-port: the HTTP API is not served yet"));
     }
     let password = requirepass_stdin.then(password_from_stdin).transpose()?;
+    // Structured logs on stderr: connections, authentications (the user, never a password),
+    // protocol errors, shutdown. stdout keeps only the `listening on` line.
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_target(false).try_init();
     let db = engram::Database::open(dir).map_err(fail)?;
     if let Some(pw) = password {
         users::require_pass(&db, &pw).map_err(Failure::operator)?;

@@ -30,6 +30,10 @@ pub struct Limits {
     /// `max-pending-queries`: engine calls queued or running at once; past it a command gets a
     /// clean error (connection commands such as PING stay answered).
     pub max_pending_queries: usize,
+    /// `slowlog-log-slower-than`: commands at least this long (µs) go to the `SLOWLOG`.
+    pub slowlog_slower_than_micros: u64,
+    /// `slowlog-max-len`: entries the `SLOWLOG` keeps.
+    pub slowlog_max_len: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +51,8 @@ impl Default for Limits {
             query_timeout_default_ms: 4_000,
             query_timeout_max_ms: 300_000,
             max_pending_queries: 1_024,
+            slowlog_slower_than_micros: 10_000,
+            slowlog_max_len: 128,
         }
     }
 }
@@ -65,6 +71,8 @@ impl Limits {
             ("query-timeout-default", self.query_timeout_default_ms.to_string()),
             ("query-timeout-max", self.query_timeout_max_ms.to_string()),
             ("max-pending-queries", self.max_pending_queries.to_string()),
+            ("slowlog-log-slower-than", self.slowlog_slower_than_micros.to_string()),
+            ("slowlog-max-len", self.slowlog_max_len.to_string()),
         ]
     }
 
@@ -83,6 +91,8 @@ impl Limits {
             "query-timeout-default" => self.query_timeout_default_ms = n()?,
             "query-timeout-max" => self.query_timeout_max_ms = n()?,
             "max-pending-queries" => self.max_pending_queries = u()?,
+            "slowlog-log-slower-than" => self.slowlog_slower_than_micros = n()?,
+            "slowlog-max-len" => self.slowlog_max_len = u()?,
             other => return Err(format!("Unknown option or number of arguments for CONFIG SET - '{other}'")),
         }
         Ok(())

@@ -126,9 +126,15 @@ async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Sock
         return;
     }
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+    tracing::info!(client = id, %peer, "connected");
     let killed = shared.clients.lock().ok().and_then(|c| c.get(&id).map(|i| i.killed.clone())).unwrap_or_default();
     let mut conn = Conn::new(id, crate::users::initial_principal(&shared.db));
-    let _ = connection_loop(&shared, &mut stream, &mut conn, &killed).await;
+    let ended = connection_loop(&shared, &mut stream, &mut conn, &killed).await;
+    let user = conn.principal.as_ref().map(|p| p.name().to_owned()).unwrap_or_default();
+    match ended {
+        Ok(()) => tracing::info!(client = id, user, "disconnected"),
+        Err(e) => tracing::info!(client = id, user, error = %e, "disconnected"),
+    }
     if let Ok(mut clients) = shared.clients.lock() {
         clients.remove(&id);
     }
@@ -184,6 +190,7 @@ async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mu
                 Ok(None) => break,
                 Err(e) => {
                     shared.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(client = conn.id, error = %e.0, "protocol error: closing");
                     Reply::err(&e.0).encode(conn.proto, &mut out);
                     write_out(stream, &out, &limits).await?;
                     return Ok(());

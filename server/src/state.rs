@@ -37,6 +37,36 @@ pub struct Stats {
     pub per_command: Mutex<BTreeMap<String, (u64, u64)>>,
 }
 
+/// One `SLOWLOG` entry.
+#[derive(Debug, Clone)]
+pub struct SlowEntry {
+    /// Its id (ascending).
+    pub id: u64,
+    /// When it ran (Unix seconds).
+    pub at: u64,
+    /// How long it took, in µs.
+    pub micros: u64,
+    /// Its arguments, shortened (and redacted for AUTH, HELLO and ENGRAM.USER).
+    pub args: Vec<String>,
+    /// The client's address.
+    pub addr: String,
+    /// The client's name.
+    pub name: String,
+}
+
+/// Replies of writes sent with an idempotency key, so a client's retry is answered with the first
+/// reply instead of writing again; at most `IDEMPOTENCY_KEYS_MAX`, the oldest forgotten first.
+#[derive(Debug, Default)]
+pub struct Idempotency {
+    /// By (user, workspace, key): the reply, set once the first call finishes.
+    pub replies: std::collections::HashMap<(String, String, String), Arc<tokio::sync::OnceCell<crate::resp::Reply>>>,
+    /// Keys in arrival order.
+    pub order: std::collections::VecDeque<(String, String, String)>,
+}
+
+/// Keys the idempotency window holds (`idempotency-keys-max`).
+pub const IDEMPOTENCY_KEYS_MAX: usize = 100_000;
+
 /// A connected client, as `CLIENT LIST` shows it.
 #[derive(Debug, Clone)]
 pub struct ClientInfo {
@@ -72,7 +102,12 @@ pub struct Shared {
     pub started: Instant,
     /// The address it listens on.
     pub addr: SocketAddr,
+    /// The slow log, newest last.
+    pub slowlog: Mutex<std::collections::VecDeque<SlowEntry>>,
+    /// The idempotency window.
+    pub idempotency: Mutex<Idempotency>,
     next_id: AtomicU64,
+    next_slow_id: AtomicU64,
 }
 
 impl Shared {
@@ -88,13 +123,66 @@ impl Shared {
             stop: Notify::new(),
             started: Instant::now(),
             addr,
+            slowlog: Mutex::new(std::collections::VecDeque::new()),
+            idempotency: Mutex::new(Idempotency::default()),
             next_id: AtomicU64::new(1),
+            next_slow_id: AtomicU64::new(0),
         }
     }
 
     /// A new client id.
     pub fn next_client_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Records a command that took `micros` when it is over `slowlog-log-slower-than`.
+    pub fn note_slow(&self, micros: u64, args: &[Vec<u8>], addr: String, name: String) {
+        let limits = self.limits();
+        if micros < limits.slowlog_slower_than_micros || limits.slowlog_max_len == 0 {
+            return;
+        }
+        let command = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        // Never a password: what follows these commands is not logged.
+        let secret = matches!(command.as_str(), "AUTH" | "HELLO" | "ENGRAM.USER");
+        let mut shown: Vec<String> = Vec::new();
+        for (i, a) in args.iter().enumerate().take(32) {
+            if secret && i > 0 {
+                shown.push("(redacted)".to_owned());
+                break;
+            }
+            let text = String::from_utf8_lossy(&a[..a.len().min(128)]).into_owned();
+            shown.push(if a.len() > 128 { format!("{text}... ({} more bytes)", a.len() - 128) } else { text });
+        }
+        if args.len() > 32 && !secret {
+            shown.push(format!("... ({} more arguments)", args.len() - 32));
+        }
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let entry = SlowEntry { id: self.next_slow_id.fetch_add(1, Ordering::SeqCst), at, micros, args: shown, addr, name };
+        if let Ok(mut log) = self.slowlog.lock() {
+            log.push_back(entry);
+            while log.len() > limits.slowlog_max_len {
+                log.pop_front();
+            }
+        }
+    }
+
+    /// The cell holding the reply of the write sent with `key` by `user` on `workspace`: new (the
+    /// caller runs the write and sets it) or the first call's (the caller waits for its reply).
+    pub fn idempotent(&self, user: &str, workspace: &str, key: &str) -> Arc<tokio::sync::OnceCell<crate::resp::Reply>> {
+        let k = (user.to_owned(), workspace.to_owned(), key.to_owned());
+        let Ok(mut window) = self.idempotency.lock() else { return Arc::new(tokio::sync::OnceCell::new()) };
+        if let Some(cell) = window.replies.get(&k) {
+            return cell.clone();
+        }
+        let cell = Arc::new(tokio::sync::OnceCell::new());
+        window.replies.insert(k.clone(), cell.clone());
+        window.order.push_back(k);
+        while window.order.len() > IDEMPOTENCY_KEYS_MAX {
+            if let Some(old) = window.order.pop_front() {
+                window.replies.remove(&old);
+            }
+        }
+        cell
     }
 
     /// The current limits.

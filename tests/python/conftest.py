@@ -16,16 +16,19 @@ ENGRAM = os.environ.get("ENGRAM_BIN", str(ROOT / "target" / "debug" / "engram"))
 class Server:
     def __init__(self, folder, *extra):
         self.folder = folder
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # The server's log goes to a file beside the database (a pipe nobody reads would fill).
+        self.log = open(folder.parent / f"{folder.name}.log", "a")
         self.proc = subprocess.Popen(
             [ENGRAM, "serve", str(folder), "--port", "0", *extra],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.log,
             text=True,
         )
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):
             self.proc.kill()
-            raise RuntimeError(f"engram serve did not start: {line!r} {self.proc.stderr.read()}")
+            raise RuntimeError(f"engram serve did not start: {line!r}, log: {(folder.parent / f'{folder.name}.log').read_text()}")
         self.host, port = line.split()[-1].rsplit(":", 1)
         self.port = int(port)
 
@@ -37,6 +40,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=timeout)
+        self.log.close()
         return self.proc.returncode
 
 

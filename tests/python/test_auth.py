@@ -55,6 +55,10 @@ def test_no_password_and_wrong_password_are_refused(secured):
         client(secured, "nobody", "x", protocol=2).ping()
     assert client(secured, "reader", "read-pw").ping()
     assert client(secured, "reader", "read-pw", protocol=2).ping()
+    # The log names who authenticated, never a password.
+    log = (secured.folder.parent / "db.log").read_text()
+    assert "user=reader" in log or 'user="reader"' in log
+    assert "read-pw" not in log and "adm-pw" not in log
 
 
 def test_a_read_only_users_write_is_refused_and_writes_nothing(secured):
@@ -90,6 +94,11 @@ def test_a_user_without_see_sensitive_never_receives_the_canary(secured):
         r.execute_command("GRAPH.QUERY", "sec", "MATCH (n) RETURN n"),
         r.execute_command("INFO"),
     ]
+    for cmd in [("ENGRAM.RECALL", "sec", "Ann ssn CANARY"), ("ENGRAM.NEIGHBORS", "sec", "Ann"), ("ENGRAM.STATS", "sec"), ("ENGRAM.WORKSPACES",)]:
+        try:
+            replies.append(r.execute_command(*cmd))
+        except redis.ResponseError as e:
+            replies.append(str(e))
     assert CANARY.encode() not in repr(replies).encode()
     assert b"ssn" not in repr(replies[2]).encode()
     g = FalkorDB(host=secured.host, port=secured.port, username="reader", password="read-pw").select_graph("sec")

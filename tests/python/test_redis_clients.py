@@ -220,3 +220,38 @@ def test_shutdown_stops_the_server_and_keeps_answered_writes(tmp_path):
         assert r.execute_command("ENGRAM.QUERY", "k", "MATCH (n:K) RETURN count(n)")[b"rows"] == [[50]]
     finally:
         s.stop()
+
+
+SLOW_WRITE = "UNWIND range(1, 3000) AS a UNWIND range(1, 300) AS b WITH count(*) AS n CREATE (:R {n: n})"
+
+
+def test_the_retry_hazard_and_idempotency_keys(server):
+    from redis.backoff import ConstantBackoff
+    from redis.retry import Retry
+
+    # A client that gives up after 0.3 s and retries: the write outlives it.
+    impatient = redis.Redis(host=server.host, port=server.port, socket_timeout=0.3, retry=Retry(ConstantBackoff(0.1), 40), protocol=3)
+    admin = connect(server, protocol=3)
+    calls = lambda: admin.info("commandstats").get("cmdstat_engram.query", {}).get("calls", 0)
+    # With an idempotency key, the retries wait for the first call and get its reply: applied once.
+    before = calls()
+    got = impatient.execute_command("ENGRAM.QUERY", "retry", SLOW_WRITE, "TIMEOUT", "30000", "IDEMPOTENCY", "k-1")
+    assert got[b"stats"][b"nodes_created"] == 1
+    assert calls() - before >= 2, "the client did retry"
+    count = lambda: admin.execute_command("ENGRAM.QUERY", "retry", "MATCH (r:R) RETURN count(r)")[b"rows"][0][0]
+    assert count() == 1
+    # The same key later gets the same reply and writes nothing.
+    assert admin.execute_command("ENGRAM.QUERY", "retry", SLOW_WRITE, "IDEMPOTENCY", "k-1")[b"stats"][b"nodes_created"] == 1
+    assert count() == 1
+
+
+def test_slowlog_records_slow_commands_without_secrets(server):
+    r = connect(server, protocol=3)
+    r.config_set("slowlog-log-slower-than", "0")
+    r.execute_command("AUTH", "default", "secret-word")
+    r.execute_command("ENGRAM.QUERY", "s", "RETURN 1")
+    entries = r.slowlog_get(10)
+    assert any(e["command"].startswith(b"ENGRAM.QUERY s RETURN 1") for e in entries)
+    assert not any(b"secret-word" in e["command"] for e in entries)
+    assert r.slowlog_len() >= 2
+    assert r.slowlog_reset()

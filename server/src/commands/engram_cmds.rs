@@ -13,6 +13,24 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
     let who = conn.who();
     match name {
         "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" => query(shared, who, name, args).await,
+        "ENGRAM.RECALL" => recall(shared, who, args).await,
+        "ENGRAM.NEIGHBORS" => neighbors(shared, who, args).await,
+        "ENGRAM.STATS" => stats(shared, who, args).await,
+        "ENGRAM.INGEST" => ingest(shared, who, args).await,
+        "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => lifecycle(shared, who, name, args).await,
+        "ENGRAM.BACKUP" => {
+            let Some(path) = arg(args, 1).map(ToOwned::to_owned) else { return arity(name) };
+            if let Err(r) = require(&who, "*", engram::Access::Admin) {
+                return r;
+            }
+            let s = shared.clone();
+            engine(shared, move |db| match db.backup(&path) {
+                Ok(p) => Reply::text(p.display().to_string()),
+                Err(e) => error_reply(&s, &e),
+            })
+            .await
+            .unwrap_or_else(|r| r)
+        }
         "ENGRAM.USER" => match require(&who, "*", engram::Access::Admin) {
             Ok(()) => user(shared, args).await,
             Err(r) => r,
@@ -60,6 +78,7 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
     };
     let mut params = engram::Params::new();
     let mut timeout = None;
+    let mut key: Option<String> = None;
     let mut i = 3;
     while i < args.len() {
         let value = arg(args, i + 1);
@@ -80,7 +99,8 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
                 Ok(ms) => timeout = Some(ms),
                 Err(_) => return Reply::err(format!("TIMEOUT: `{ms}` is not a number of milliseconds")),
             },
-            _ => return Reply::err(format!("syntax error at argument {i}: expected PARAMS json or TIMEOUT ms")),
+            (Some("IDEMPOTENCY"), Some(k)) if name == "ENGRAM.QUERY" => key = Some(k.to_owned()),
+            _ => return Reply::err(format!("syntax error at argument {i}: expected PARAMS json, TIMEOUT ms or IDEMPOTENCY key")),
         }
         i += 2;
     }
@@ -103,13 +123,17 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
     };
     let s = shared.clone();
     let command = name.to_owned();
-    engine(shared, move |db| match call.run(db, &command) {
+    let (user, workspace) = (call.principal.name().to_owned(), call.workspace.clone());
+    let run = engine(shared, move |db| match call.run(db, &command) {
         Ok(r) => engram_result(&r),
         Err(Ok(e)) => error_reply(&s, &e),
         Err(Err(r)) => r,
-    })
-    .await
-    .unwrap_or_else(|r| r)
+    });
+    match key {
+        // A retry with the same key waits for the first call and gets its reply; the query runs once.
+        Some(key) => shared.idempotent(&user, &workspace, &key).get_or_init(|| async { run.await.unwrap_or_else(|r| r) }).await.clone(),
+        None => run.await.unwrap_or_else(|r| r),
+    }
 }
 
 /// `ENGRAM.USER ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] |
@@ -135,6 +159,225 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
             _ => Err("ENGRAM.USER: expected ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST".to_owned()),
         };
         r.unwrap_or_else(Reply::err)
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// The options after the fixed arguments: `NAME value` pairs (a `SEED` may repeat); an unknown
+/// name is an error naming it and what is expected.
+fn options<'a>(args: &'a [Vec<u8>], from: usize, known: &[&str]) -> Result<Vec<(String, &'a str)>, Reply> {
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < args.len() {
+        let name = arg(args, i).map(str::to_ascii_uppercase).unwrap_or_default();
+        if !known.contains(&name.as_str()) {
+            return Err(Reply::err(format!("syntax error at argument {i}: expected one of {}", known.join(", "))));
+        }
+        let Some(value) = arg(args, i + 1) else { return Err(Reply::err(format!("{name}: a value is missing"))) };
+        out.push((name, value));
+        i += 2;
+    }
+    Ok(out)
+}
+
+/// An entity of `ws` by external id, else by its one name.
+fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityId, Reply> {
+    if let Some(e) = ws.entity_id(text) {
+        return Ok(e);
+    }
+    match ws.find_by_name(text).as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Reply::err(format!("no entity `{text}` in the workspace (by external id or name)"))),
+        many => Err(Reply::err(format!("`{text}` names {} entities; give the external id", many.len()))),
+    }
+}
+
+fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, Reply> {
+    v.parse::<T>().map_err(|_| Reply::err(format!("{name}: `{v}` is not a number")))
+}
+
+/// A read on `ws` through `who`'s scope, under the default deadline.
+async fn read_with<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    who: Arc<engram::Principal>,
+    ws: String,
+    f: impl FnOnce(&engram::WorkspaceView<'_>) -> Result<T, Reply> + Send + 'static,
+) -> Result<T, Reply> {
+    let timeout = deadline(shared, None)?;
+    let s = shared.clone();
+    engine(shared, move |db| {
+        let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+        let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
+        let scope = db.scope(who).with_deadline(at, clock);
+        let view = scope.workspace(&ws).map_err(|e| error_reply(&s, &e.into()))?;
+        f(&view)
+    })
+    .await?
+}
+
+/// `ENGRAM.RECALL ws text [BUDGET n] [SEED e]… [HOPS n] [AS_OF t]`: the recall as a map (the
+/// context block, the facts with ids, scores and evidence, the paths run).
+pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let (Some(ws), Some(text)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.recall") };
+    let opts = match options(args, 3, &["BUDGET", "SEED", "HOPS", "AS_OF"]) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let (text, opts): (String, Vec<(String, String)>) = (text.to_owned(), opts.into_iter().map(|(k, v)| (k, v.to_owned())).collect());
+    let s = shared.clone();
+    read_with(shared, who, ws.to_owned(), move |view| {
+        let mut q = engram::RecallQuery::new(&text);
+        for (k, v) in &opts {
+            match k.as_str() {
+                "BUDGET" => q.budget = number("BUDGET", v)?,
+                "HOPS" => q.hops = number("HOPS", v)?,
+                "SEED" => q.seeds.push(resolve(view, v)?),
+                _ => q.visibility.as_of = Some(engram::Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?),
+            }
+        }
+        let r = view.recall(&q).map_err(|e| error_reply(&s, &e.into()))?;
+        serde_json::to_value(&r).map(|v| super::values::json(&v)).map_err(|e| Reply::err(format!("internal error: {e}")))
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.NEIGHBORS ws entity [LIMIT n] [DIRECTION out|in|both]`: one map per edge.
+pub(super) async fn neighbors(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let (Some(ws), Some(entity)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.neighbors") };
+    let opts: Vec<(String, String)> = match options(args, 3, &["LIMIT", "DIRECTION"]) {
+        Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
+        Err(r) => return r,
+    };
+    let entity = entity.to_owned();
+    let s = shared.clone();
+    read_with(shared, who, ws.to_owned(), move |view| {
+        let mut q = engram::NeighborQuery::default();
+        for (k, v) in &opts {
+            match k.as_str() {
+                "LIMIT" => q.limit = Some(number("LIMIT", v)?),
+                _ => {
+                    q.filter.direction = match v.to_ascii_lowercase().as_str() {
+                        "out" => engram::Direction::Out,
+                        "in" => engram::Direction::In,
+                        "both" => engram::Direction::Both,
+                        _ => return Err(Reply::err(format!("DIRECTION: `{v}` is not out, in or both"))),
+                    }
+                }
+            }
+        }
+        let e = resolve(view, &entity)?;
+        let page = view.neighbors(e, &q).map_err(|e| error_reply(&s, &e.into()))?;
+        let item = |n: &engram::Neighbor| {
+            Reply::Map(vec![
+                ("claim".to_owned(), Reply::Int(i64::from(n.claim.0))),
+                ("direction".to_owned(), Reply::text(if n.direction == engram::Direction::Out { "out" } else { "in" })),
+                ("predicate".to_owned(), Reply::text(n.predicate.to_string())),
+                ("neighbor".to_owned(), Reply::text(view.entity_ext_id(n.neighbor).unwrap_or_default().to_owned())),
+                ("neighbor_id".to_owned(), Reply::Int(i64::from(n.neighbor.0))),
+            ])
+        };
+        Ok(Reply::Map(vec![
+            ("items".to_owned(), Reply::Array(page.items.iter().map(item).collect())),
+            ("next_cursor".to_owned(), page.next_cursor.map_or(Reply::Nil, Reply::text)),
+        ]))
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.STATS ws`: what the principal may see of the workspace, counted.
+pub(super) async fn stats(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let Some(ws) = arg(args, 1) else { return arity("engram.stats") };
+    read_with(shared, who, ws.to_owned(), |view| {
+        let c = view.catalog();
+        let count = |n: u64| Reply::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        Ok(Reply::Map(vec![
+            ("entities".to_owned(), count(c.entities)),
+            ("claims".to_owned(), count(c.claims)),
+            ("types".to_owned(), Reply::Map(c.types.iter().map(|t| (t.name.to_string(), count(t.entities))).collect())),
+            ("predicates".to_owned(), Reply::Map(c.predicates.iter().map(|p| (p.name.to_string(), count(p.claims))).collect())),
+        ]))
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.INGEST ws json`: one ingest document or an array of them (a document naming no
+/// workspace goes to `ws`; one naming another is refused before anything is written). The reply
+/// is one report per document.
+pub(super) async fn ingest(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let (Some(ws), Some(text), 3) = (arg(args, 1), arg(args, 2), args.len()) else { return arity("engram.ingest") };
+    let parsed: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return Reply::err(format!("ENGRAM.INGEST: not JSON at line {} column {}: {e}", e.line(), e.column())),
+    };
+    let mut docs = match parsed {
+        serde_json::Value::Array(items) => items,
+        one => vec![one],
+    };
+    for (i, d) in docs.iter_mut().enumerate() {
+        let Some(obj) = d.as_object_mut() else { return Reply::err(format!("ENGRAM.INGEST: document {i} is not a JSON object")) };
+        match obj.get("workspace").and_then(serde_json::Value::as_str) {
+            None => {
+                obj.insert("workspace".to_owned(), serde_json::Value::String(ws.to_owned()));
+            }
+            Some(w) if w == ws => {}
+            Some(w) => return Reply::err(format!("ENGRAM.INGEST: document {i} names workspace `{w}`, not `{ws}`")),
+        }
+    }
+    if let Err(r) = require(&who, ws, engram::Access::Write) {
+        return r;
+    }
+    let ws = ws.to_owned();
+    let s = shared.clone();
+    engine(shared, move |db| {
+        if !db.workspaces().iter().any(|w| *w.name == *ws) {
+            let _ = db.create_workspace(&ws);
+        }
+        let scope = db.scope(who);
+        let mut reports = Vec::with_capacity(docs.len());
+        for d in &docs {
+            match scope.ingest(&d.to_string(), &engram::ingest::IngestOptions::default()) {
+                Ok(report) => reports.push(serde_json::to_value(&report).map_or(Reply::Nil, |v| super::values::json(&v))),
+                Err(e) => reports.push(error_reply(&s, &e)),
+            }
+        }
+        Reply::Array(reports)
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.DELETE | RESTORE | FORGET ws ENTITY id` or `… ws CLAIM id` (FORGET: `ENTITY id` or
+/// `CONVERSATION id`): soft delete, its undo, and the irreversible erasure, one write each.
+pub(super) async fn lifecycle(shared: &Arc<Shared>, who: Arc<engram::Principal>, name: &str, args: &[Vec<u8>]) -> Reply {
+    use engram::write::batch::{ClaimRef, EntityRef, ForgetTarget, Op, WriteBatch};
+    let (Some(ws), Some(kind), Some(id), 4) = (arg(args, 1), arg(args, 2).map(str::to_ascii_uppercase), arg(args, 3), args.len()) else {
+        return arity(name);
+    };
+    let claim = |id: &str| id.parse::<u32>().map_or_else(|_| ClaimRef::Ext(id.to_owned()), |n| ClaimRef::Id(engram::ClaimId(n)));
+    let op = match (name, kind.as_str()) {
+        ("ENGRAM.DELETE", "ENTITY") => Op::DeleteEntity { entity: EntityRef::Ext(id.to_owned()) },
+        ("ENGRAM.DELETE", "CLAIM") => Op::DeleteClaim { claim: claim(id) },
+        ("ENGRAM.RESTORE", "ENTITY") => Op::RestoreEntity { entity: EntityRef::Ext(id.to_owned()) },
+        ("ENGRAM.RESTORE", "CLAIM") => Op::RestoreClaim { claim: claim(id) },
+        ("ENGRAM.FORGET", "ENTITY") => Op::Forget(ForgetTarget::Entity(EntityRef::Ext(id.to_owned()))),
+        ("ENGRAM.FORGET", "CONVERSATION") => Op::Forget(ForgetTarget::Conversation(id.to_owned())),
+        _ => {
+            return Reply::err(format!(
+                "{name}: expected ENTITY id or {}",
+                if name == "ENGRAM.FORGET" { "CONVERSATION id" } else { "CLAIM id" }
+            ))
+        }
+    };
+    let mut batch = WriteBatch::new(ws);
+    batch.push(op);
+    let s = shared.clone();
+    engine(shared, move |db| match db.scope(who).write(&batch) {
+        Ok(_) => Reply::ok(),
+        Err(e) => error_reply(&s, &e),
     })
     .await
     .unwrap_or_else(|r| r)

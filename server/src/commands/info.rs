@@ -206,3 +206,44 @@ pub(super) fn config(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
         _ => arity("config"),
     }
 }
+
+/// `SLOWLOG GET [n] | LEN | RESET` (admin on `*`: the arguments are other users' queries).
+pub(super) fn slowlog(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
+    if let Err(r) = require(&conn.who(), "*", engram::Access::Admin) {
+        return r;
+    }
+    let Ok(mut log) = shared.slowlog.lock() else { return Reply::err("slowlog unavailable") };
+    match arg(args, 1).map(str::to_ascii_uppercase).as_deref() {
+        Some("LEN") => Reply::Int(i64::try_from(log.len()).unwrap_or(i64::MAX)),
+        Some("RESET") => {
+            log.clear();
+            Reply::ok()
+        }
+        Some("GET") => {
+            let n = match arg(args, 2).map(str::parse::<i64>) {
+                None => 10,
+                Some(Ok(n)) if n < 0 => usize::MAX,
+                Some(Ok(n)) => usize::try_from(n).unwrap_or(usize::MAX),
+                Some(Err(_)) => return Reply::err("value is out of range, must be positive"),
+            };
+            let int = |v: u64| Reply::Int(i64::try_from(v).unwrap_or(i64::MAX));
+            Reply::Array(
+                log.iter()
+                    .rev()
+                    .take(n)
+                    .map(|e| {
+                        Reply::Array(vec![
+                            int(e.id),
+                            int(e.at),
+                            int(e.micros),
+                            Reply::Array(e.args.iter().map(|a| Reply::text(a.clone())).collect()),
+                            Reply::text(e.addr.clone()),
+                            Reply::text(e.name.clone()),
+                        ])
+                    })
+                    .collect(),
+            )
+        }
+        _ => arity("slowlog"),
+    }
+}

@@ -71,6 +71,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("COMMAND", -1, "The commands: COUNT, DOCS, or all with their arity."),
     ("CONFIG", -2, "GET pattern / SET name value for the server's limits; RESETSTAT."),
     ("DBSIZE", 1, "The number of workspaces (graphs)."),
+    ("SLOWLOG", -2, "GET [n] | LEN | RESET: commands slower than slowlog-log-slower-than (admin on *)."),
     ("MULTI", 1, "Queues the following commands until EXEC; at most one of them may write."),
     ("EXEC", 1, "Runs the queued commands in order."),
     ("DISCARD", 1, "Drops the queued commands."),
@@ -82,12 +83,24 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("GRAPH.DELETE", 2, "Deletes a graph (a workspace) and everything in it."),
     ("GRAPH.LIST", 1, "The graphs (workspaces)."),
     ("GRAPH.CONFIG", -3, "GET / SET of the graph settings (TIMEOUT, TIMEOUT_DEFAULT, TIMEOUT_MAX)."),
-    ("ENGRAM.QUERY", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs a query; the reply is a map of columns, rows, stats."),
+    (
+        "ENGRAM.QUERY",
+        -3,
+        "ws query [PARAMS json] [TIMEOUT ms] [IDEMPOTENCY key]: runs a query; the reply is a map of columns, rows, stats.",
+    ),
     ("ENGRAM.RO_QUERY", -3, "As ENGRAM.QUERY, read only."),
     ("ENGRAM.EXPLAIN", -3, "ws query: the plan."),
     ("ENGRAM.PROFILE", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs the query; the reply adds the plan with rows and time per operator."),
     ("ENGRAM.WORKSPACES", 1, "The workspaces with their entity and claim counts."),
     ("ENGRAM.CHECKPOINT", 1, "Writes a snapshot and truncates the WAL."),
+    ("ENGRAM.INGEST", 3, "ws json: ingests one document or an array of them (idempotent by message ids); a report per document."),
+    ("ENGRAM.RECALL", -3, "ws text [BUDGET n] [SEED e]... [HOPS n] [AS_OF t]: hybrid recall under a token budget."),
+    ("ENGRAM.NEIGHBORS", -3, "ws entity [LIMIT n] [DIRECTION out|in|both]: the entity's edges."),
+    ("ENGRAM.DELETE", 4, "ws ENTITY id | CLAIM id: soft delete (restorable)."),
+    ("ENGRAM.RESTORE", 4, "ws ENTITY id | CLAIM id: undoes a soft delete."),
+    ("ENGRAM.FORGET", 4, "ws ENTITY id | CONVERSATION id: irreversible erasure."),
+    ("ENGRAM.STATS", 2, "ws: entity and claim counts by type and predicate."),
+    ("ENGRAM.BACKUP", 2, "path: a consistent copy of the database into a new folder (admin on *)."),
     (
         "ENGRAM.USER",
         -2,
@@ -141,7 +154,7 @@ fn writes(args: &[Vec<u8>]) -> bool {
         "GRAPH.QUERY" | "GRAPH.PROFILE" | "ENGRAM.QUERY" | "ENGRAM.PROFILE" => {
             arg(args, 2).is_none_or(|t| engram::exec::writes(t).unwrap_or(false))
         }
-        "GRAPH.DELETE" => true,
+        "GRAPH.DELETE" | "ENGRAM.INGEST" | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => true,
         _ => false,
     }
 }
@@ -179,6 +192,7 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
         n if n.starts_with("GRAPH.") => (graph::run(shared, conn, &name, &args).await, Flow::Continue),
         n if n.starts_with("ENGRAM.") => (engram_cmds::run(shared, conn, &name, &args).await, Flow::Continue),
         "INFO" => (info::info(shared, conn, &args), Flow::Continue),
+        "SLOWLOG" => (info::slowlog(shared, conn, &args), Flow::Continue),
         "COMMAND" => (info::command(&args), Flow::Continue),
         "CONFIG" => (info::config(shared, conn, &args), Flow::Continue),
         _ => connection::run(shared, conn, &name, &args),
@@ -188,6 +202,11 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
         shared.stats.errors.fetch_add(1, Ordering::Relaxed);
     }
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    if micros >= shared.limits().slowlog_slower_than_micros {
+        let (addr, client_name) =
+            shared.clients.lock().ok().and_then(|c| c.get(&conn.id).map(|i| (i.addr.to_string(), i.name.clone()))).unwrap_or_default();
+        shared.note_slow(micros, &args, addr, client_name);
+    }
     if let Ok(mut per) = shared.stats.per_command.lock() {
         let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
         let e = per.entry(if known { name.to_ascii_lowercase() } else { "unknown".to_owned() }).or_insert((0, 0));

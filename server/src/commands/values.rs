@@ -222,3 +222,16 @@ pub(super) fn verbose(v: &QueryValue) -> Reply {
         }
     }
 }
+
+/// A JSON value as a reply: objects as maps, arrays as arrays, integers as integers, other
+/// numbers as doubles (RESP2: strings), `null` as null.
+pub(super) fn json(v: &serde_json::Value) -> Reply {
+    match v {
+        serde_json::Value::Null => Reply::Nil,
+        serde_json::Value::Bool(b) => Reply::Bool(*b),
+        serde_json::Value::Number(n) => n.as_i64().map_or_else(|| Reply::Double(n.as_f64().unwrap_or(f64::NAN)), Reply::Int),
+        serde_json::Value::String(s) => Reply::text(s.clone()),
+        serde_json::Value::Array(items) => Reply::Array(items.iter().map(json).collect()),
+        serde_json::Value::Object(m) => Reply::Map(m.iter().map(|(k, v)| (k.clone(), json(v))).collect()),
+    }
+}

@@ -1,0 +1,57 @@
+"""engram's memory commands over the wire: ENGRAM.INGEST (idempotent by message ids), RECALL,
+NEIGHBORS, STATS, DELETE/RESTORE (soft), FORGET (erasure) and BACKUP, each one embedded call."""
+
+import json
+
+import pytest
+import redis
+
+DOC = {
+    "source": {"conversation_id": "conv-23", "message_id": "m-4", "model": "extractor", "model_version": "1.2"},
+    "entities": [{"name": "AuthService", "type": "service", "aliases": ["auth-svc"]}, {"name": "Kinesis", "type": "technology"}],
+    "claims": [
+        {"subject": "auth-svc", "predicate": "streams_events_with", "object": "Kinesis", "confidence": 0.9, "text": "AuthService streams its events with Kinesis"}
+    ],
+}
+
+
+@pytest.fixture
+def r(server):
+    return redis.Redis(host=server.host, port=server.port, socket_timeout=10, decode_responses=True)
+
+
+def test_ingest_recall_neighbors_stats(r):
+    reports = r.execute_command("ENGRAM.INGEST", "mem", json.dumps(DOC))
+    assert len(reports) == 1 and reports[0]["claims"][0]["claim"] == "conv-23/m-4/0" and not reports[0]["duplicate"]
+    # The same message again writes nothing.
+    assert r.execute_command("ENGRAM.INGEST", "mem", json.dumps([DOC]))[0]["duplicate"] is True
+    with pytest.raises(redis.ResponseError, match="names workspace `other`"):
+        r.execute_command("ENGRAM.INGEST", "mem", json.dumps({**DOC, "workspace": "other"}))
+    with pytest.raises(redis.ResponseError, match=r"not JSON at line 1 column"):
+        r.execute_command("ENGRAM.INGEST", "mem", "{nope")
+    got = r.execute_command("ENGRAM.RECALL", "mem", "what does AuthService stream events with?", "BUDGET", "256")
+    assert "Kinesis" in got["context"] and got["facts"][0]["claim_id"] == "conv-23/m-4/0" and got["facts"][0]["evidence"] == ["conv-23/m-4#0"]
+    n = r.execute_command("ENGRAM.NEIGHBORS", "mem", "AuthService", "DIRECTION", "out")
+    assert [(i["predicate"], i["direction"]) for i in n["items"]] == [("streams_events_with", "out")]
+    stats = r.execute_command("ENGRAM.STATS", "mem")
+    assert stats["entities"] == 2 and stats["claims"] == 1 and stats["predicates"] == {"streams_events_with": 1}
+    with pytest.raises(redis.ResponseError, match="syntax error at argument 3"):
+        r.execute_command("ENGRAM.RECALL", "mem", "x", "BOGUS", "1")
+
+
+def test_delete_restore_forget(r, tmp_path):
+    r.execute_command("ENGRAM.INGEST", "life", json.dumps(DOC))
+    count = lambda: r.execute_command("ENGRAM.QUERY", "life", "MATCH ()-[c]->() RETURN count(c)")["rows"][0][0]
+    assert count() == 1
+    assert r.execute_command("ENGRAM.DELETE", "life", "CLAIM", "conv-23/m-4/0") in ("OK", True)
+    assert count() == 0
+    # Soft: ALL VERSIONS still sees it, and RESTORE brings it back.
+    assert r.execute_command("ENGRAM.QUERY", "life", "ALL VERSIONS MATCH ()-[c]->() RETURN count(c)")["rows"][0][0] == 1
+    assert r.execute_command("ENGRAM.RESTORE", "life", "CLAIM", "conv-23/m-4/0") in ("OK", True)
+    assert count() == 1
+    backup = str(tmp_path / "copy")
+    assert r.execute_command("ENGRAM.BACKUP", backup)
+    assert r.execute_command("ENGRAM.FORGET", "life", "CONVERSATION", "conv-23") in ("OK", True)
+    assert r.execute_command("ENGRAM.QUERY", "life", "ALL VERSIONS MATCH ()-[c]->() RETURN count(c)")["rows"][0][0] == 0
+    with pytest.raises(redis.ResponseError, match="expected ENTITY id or CONVERSATION id"):
+        r.execute_command("ENGRAM.FORGET", "life", "CLAIM", "x")
