@@ -146,59 +146,72 @@ async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mu
     let mut decoder = Decoder::default();
     loop {
         let limits = shared.limits();
-        let read = if limits.idle_timeout_secs > 0 {
-            match tokio::time::timeout(Duration::from_secs(limits.idle_timeout_secs), stream.read(&mut chunk)).await {
-                Ok(r) => r?,
-                Err(_) => {
-                    shared.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
-                    return Ok(());
-                }
-            }
-        } else {
-            stream.read(&mut chunk).await?
-        };
-        if read == 0 || killed.load(Ordering::SeqCst) {
-            return Ok(());
-        }
-        if buf.len() + read > limits.query_buffer_max {
-            shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(client = conn.id, "client-query-buffer-limit reached: closing");
-            return Ok(());
-        }
-        buf.extend_from_slice(&chunk[..read]);
-        let mut out = Vec::new();
+        // Every complete command buffered, run together (pipelined writes share a commit group),
+        // replies in order. Before authentication one command at a time: AUTH changes the limits.
+        let mut commands = Vec::new();
+        let mut failed = None;
         loop {
             match decoder.next(&mut buf, &limits, conn.authenticated()) {
                 Ok(Some(args)) => {
-                    let (reply, flow) = commands::dispatch(shared, conn, args).await;
-                    reply.encode(conn.proto, &mut out);
-                    if out.len() > limits.output_buffer_max {
-                        shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
-                        return Ok(());
-                    }
-                    match flow {
-                        Flow::Continue => {}
-                        Flow::Close => {
-                            write_out(stream, &out, &limits).await?;
-                            return Ok(());
-                        }
-                    }
-                    if killed.load(Ordering::SeqCst) {
-                        return Ok(());
+                    commands.push(args);
+                    if !conn.authenticated() {
+                        break;
                     }
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    shared.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(client = conn.id, error = %e.0, "protocol error: closing");
-                    Reply::err(&e.0).encode(conn.proto, &mut out);
-                    write_out(stream, &out, &limits).await?;
-                    return Ok(());
+                    failed = Some(e);
+                    break;
                 }
             }
         }
+        if commands.is_empty() && failed.is_none() {
+            let read = if limits.idle_timeout_secs > 0 {
+                match tokio::time::timeout(Duration::from_secs(limits.idle_timeout_secs), stream.read(&mut chunk)).await {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        shared.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                }
+            } else {
+                stream.read(&mut chunk).await?
+            };
+            if read == 0 || killed.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            if buf.len() + read > limits.query_buffer_max {
+                shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(client = conn.id, "client-query-buffer-limit reached: closing");
+                return Ok(());
+            }
+            buf.extend_from_slice(&chunk[..read]);
+            continue;
+        }
+        let mut out = Vec::new();
+        for (reply, flow) in commands::dispatch_all(shared, conn, commands).await {
+            reply.encode(conn.proto, &mut out);
+            if out.len() > limits.output_buffer_max {
+                shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
+            if flow == Flow::Close {
+                write_out(stream, &out, &limits).await?;
+                return Ok(());
+            }
+        }
+        if let Some(e) = failed {
+            shared.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(client = conn.id, error = %e.0, "protocol error: closing");
+            Reply::err(&e.0).encode(conn.proto, &mut out);
+            write_out(stream, &out, &limits).await?;
+            return Ok(());
+        }
         if !out.is_empty() {
             write_out(stream, &out, &limits).await?;
+        }
+        if killed.load(Ordering::SeqCst) {
+            return Ok(());
         }
     }
 }

@@ -33,6 +33,8 @@ pub struct Stats {
     pub buffer_overflows: AtomicU64,
     /// Connections dropped at `timeout`.
     pub idle_closed: AtomicU64,
+    /// Pipelined write groups committed together.
+    pub group_commits: AtomicU64,
     /// Per command: calls and total microseconds.
     pub per_command: Mutex<BTreeMap<String, (u64, u64)>>,
 }

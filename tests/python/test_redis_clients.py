@@ -187,12 +187,15 @@ def test_redis_cli(server):
     assert "columns" in out and "one" in out
     out = run("GRAPH.QUERY", "cli", "RETURN 1 AS test").stdout.split("\n")
     assert out[:2] == ["test", "1"]
-    # --pipe: a bulk load of writes, then redis-cli's own ECHO check.
-    n = 20000
+    # --pipe: a bulk load of 100,000 writes, then redis-cli's own ECHO check; writes that arrive
+    # together share a commit group (one fsync), so this is not 100,000 fsyncs.
+    run("ENGRAM.QUERY", "bulk", "CREATE (:Seed)")
+    n = 100000
     lines = "".join(f'ENGRAM.QUERY bulk "CREATE (:N {{i: {i}}})"\r\n' for i in range(n))
     res = run("--pipe", input=lines)
     assert "errors: 0, replies: %d" % n in res.stdout, res.stdout + res.stderr
     assert run("GRAPH.QUERY", "bulk", "MATCH (n:N) RETURN count(n) AS c").stdout.split("\n")[:2] == ["c", str(n)]
+    assert int(run("INFO", "stats").stdout.split("pipelined_write_groups:")[1].split()[0]) > 0
 
 
 def test_protected_mode_refuses_a_public_address_without_a_password(tmp_path):

@@ -890,3 +890,39 @@ fn a_written_valid_until_ends_the_valid_time() {
     let e = db.query("default", "MATCH ({id: 'db'})-[r:DEPENDS_ON]->() SET r.valid_until = 0", &Params::new()).unwrap_err();
     assert!(e.to_string().contains("valid_until"), "{e}");
 }
+
+/// Write queries run as one commit group (a server's pipeline) equal the same queries run one by
+/// one: each atomic, in order (later ones see earlier writes), a failing one writing nothing;
+/// and the group costs one fsync.
+#[test]
+fn a_group_of_write_queries_equals_them_one_by_one() {
+    let texts = [
+        "CREATE (:A {i: 1})",
+        "MATCH (a:A {i: 1}) CREATE (a)-[:R]->(:B {j: 2})",
+        "UNWIND [1, 2] AS k CREATE (:C {k: CASE k WHEN 2 THEN {bad: 1} ELSE k END})",
+        "MATCH (b:B) SET b.seen = true",
+        "CREATE (:D)",
+    ];
+    let params = Params::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grouped = Database::open(dir.path()).expect("opens");
+    let one_by_one = Database::in_memory();
+    let root = std::sync::Arc::new(engram::Principal::root());
+    let fsyncs = grouped.commit_stats().fsyncs;
+    let queries: Vec<(&str, &str, &Params)> = texts.iter().map(|t| ("default", *t, &params)).collect();
+    let got = grouped.scope(root.clone()).query_group(&queries);
+    assert_eq!(grouped.commit_stats().fsyncs - fsyncs, 1, "one fsync for the group");
+    let want: Vec<_> = texts.iter().map(|t| one_by_one.scope(root.clone()).query("default", t, &params)).collect();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        match (g, w) {
+            (Ok(g), Ok(w)) => assert_eq!((&g.rows, &g.stats), (&w.rows, &w.stats)),
+            (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string()),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(got[2].is_err(), "the failing query fails");
+    let all = "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN labels(n)[0] AS l, properties(n) AS p, type(r) AS t ORDER BY l";
+    assert_eq!(grouped.query("default", all, &params).expect("reads").rows, one_by_one.query("default", all, &params).expect("reads").rows);
+    assert_eq!(rows(&grouped, "MATCH (c:C) RETURN count(c)"), vec![vec![i(0)]], "nothing of the failed query");
+}

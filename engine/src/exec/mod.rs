@@ -212,48 +212,61 @@ impl crate::db::Database {
             let snap = self.snapshot();
             return Ok(explained(compiled, snap.workspace(workspace).ok().as_ref()));
         }
-        let profile = compiled.mode == Mode::Profile;
-        let mut job = |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
-            let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
-            let mut all_rows = Vec::new();
-            let mut chosen = Vec::new();
-            let mut profiles = Vec::new();
-            for part in &compiled.plan.parts {
-                let ops = physical::choose(&part.ops, &tx.view()).into_owned();
-                let mut p = Vec::new();
-                let rows = tx.run_part(part, &ops, profile.then_some(&mut p))?;
-                chosen.push(ops);
-                profiles.push(p);
-                if part.columns.is_empty() {
-                    // A query ending in a write returns no rows, however many it wrote.
-                    continue;
-                }
-                for r in rows {
-                    all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
-                }
-            }
-            tx.check_deletes()?;
-            let view = tx.view();
-            let graph = graph::Graph { view: &view, vis: Visibility::current() };
-            let rows = finish_rows(compiled, all_rows, &graph);
-            let result = QueryResult {
-                columns: compiled.plan.columns.clone(),
-                rows,
-                stats: tx.stats,
-                plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
-            };
-            if tx.applied.is_empty() {
-                return Ok(crate::db::commit::Applied::nothing(result));
-            }
-            let batch = crate::write::batch::WriteBatch { workspace: workspace.to_owned(), ops: std::mem::take(&mut tx.applied) };
-            let record = if jcx.log { crate::write::mutation::encode_batch(&batch) } else { Vec::new() };
-            Ok(crate::db::commit::Applied::wrote(record, result))
-        };
+        let mut job = write_job(workspace, who, compiled, vals, embed);
         let done = self.commit_alone(&mut job)?;
         done.out
             .downcast::<QueryResult>()
             .map(|b| *b)
             .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
+    }
+}
+
+/// The commit job of a write query: runs its plan on the writer's copy of the state, each write
+/// through `apply_batch`; the applied operations are its WAL record.
+fn write_job<'a>(
+    workspace: &'a str,
+    who: &'a Writer<'a>,
+    compiled: &'a Compiled,
+    vals: &'a BTreeMap<Arc<str>, value::Val>,
+    embed: Option<&'a Embed<'a>>,
+) -> impl FnMut(&mut crate::state::State, &crate::db::commit::JobContext<'_>) -> Result<crate::db::commit::Applied, crate::error::Error> + 'a
+{
+    let profile = compiled.mode == Mode::Profile;
+    move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
+        let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
+        let mut all_rows = Vec::new();
+        let mut chosen = Vec::new();
+        let mut profiles = Vec::new();
+        for part in &compiled.plan.parts {
+            let ops = physical::choose(&part.ops, &tx.view()).into_owned();
+            let mut p = Vec::new();
+            let rows = tx.run_part(part, &ops, profile.then_some(&mut p))?;
+            chosen.push(ops);
+            profiles.push(p);
+            if part.columns.is_empty() {
+                // A query ending in a write returns no rows, however many it wrote.
+                continue;
+            }
+            for r in rows {
+                all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
+            }
+        }
+        tx.check_deletes()?;
+        let view = tx.view();
+        let graph = graph::Graph { view: &view, vis: Visibility::current() };
+        let rows = finish_rows(compiled, all_rows, &graph);
+        let result = QueryResult {
+            columns: compiled.plan.columns.clone(),
+            rows,
+            stats: tx.stats,
+            plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
+        };
+        if tx.applied.is_empty() {
+            return Ok(crate::db::commit::Applied::nothing(result));
+        }
+        let batch = crate::write::batch::WriteBatch { workspace: workspace.to_owned(), ops: std::mem::take(&mut tx.applied) };
+        let record = if jcx.log { crate::write::mutation::encode_batch(&batch) } else { Vec::new() };
+        Ok(crate::db::commit::Applied::wrote(record, result))
     }
 }
 
@@ -404,6 +417,47 @@ impl crate::db::scope::Scope {
         }
         let ws = self.workspace(workspace)?;
         Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
+    }
+
+    /// Runs write queries as one commit group: each its own atomic transaction, applied in order
+    /// (a later one sees the earlier ones' writes) on one copy of the state, with one WAL write
+    /// and one fsync for all; a failing one writes nothing and the others go on. Each needs
+    /// write access to its workspace. Results in order. (A server's pipelined writes.)
+    pub fn query_group(&self, queries: &[(&str, &str, &Params)]) -> Vec<Result<QueryResult, crate::error::Error>> {
+        let db = self.database();
+        let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        let mut results: Vec<Option<Result<QueryResult, crate::error::Error>>> = Vec::with_capacity(queries.len());
+        let mut prepared = Vec::new();
+        for (i, (workspace, text, params)) in queries.iter().enumerate() {
+            let ready = bind(text, params).map_err(crate::error::Error::from).and_then(|(compiled, vals)| {
+                if !compiled.writes || compiled.mode == Mode::Explain || !matches!(compiled.when, When::Now) {
+                    return Err(crate::error::Error::Internal("query_group takes queries that write, as they are".to_owned()));
+                }
+                self.require(workspace, crate::model::Access::Write)?;
+                let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
+                Ok((i, *workspace, compiled, vals, see_sensitive))
+            });
+            match ready {
+                Ok(p) => {
+                    results.push(None);
+                    prepared.push(p);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        let writers: Vec<Writer<'_>> = prepared.iter().map(|p| Writer { cx: self.context(), see_sensitive: p.4 }).collect();
+        let mut jobs: Vec<_> = prepared.iter().zip(&writers).map(|(p, w)| write_job(p.1, w, &p.2, &p.3, Some(&embed))).collect();
+        let mut refs: Vec<&mut crate::db::commit::JobFn<'_>> = jobs.iter_mut().map(|j| j as &mut crate::db::commit::JobFn<'_>).collect();
+        let done = db.commit_group(&mut refs);
+        for (p, d) in prepared.iter().zip(done) {
+            results[p.0] = Some(d.and_then(|d| {
+                d.out
+                    .downcast::<QueryResult>()
+                    .map(|b| *b)
+                    .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
+            }));
+        }
+        results.into_iter().map(|r| r.unwrap_or_else(|| Err(crate::error::Error::Internal("no result".to_owned())))).collect()
     }
 
     /// Runs a read query on `workspace`; a query that writes is refused with nothing done.

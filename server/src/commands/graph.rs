@@ -142,29 +142,33 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
             let plan = result.plan.unwrap_or_default();
             return Reply::Array(plan.lines().map(|l| Reply::text(l.to_owned())).collect());
         }
-        let millis = started.elapsed().as_secs_f64() * 1000.0;
-        let stats = falkor_stats(&result, millis);
-        if result.columns.is_empty() {
-            return Reply::Array(vec![stats]);
-        }
-        if compact_form {
-            let vocab = if has_elements(&result) {
-                let snap = db.snapshot();
-                snap.workspace(&call.workspace).ok().map(|ws| Vocab::new(&ws.vocabulary()))
-            } else {
-                None
-            };
-            let header = Reply::Array(result.columns.iter().map(|c| Reply::Array(vec![Reply::Int(1), Reply::text(c.clone())])).collect());
-            let rows = Reply::Array(
-                result.rows.iter().map(|row| Reply::Array(row.iter().map(|v| compact(v, vocab.as_ref())).collect())).collect(),
-            );
-            Reply::Array(vec![header, rows, stats])
-        } else {
-            let header = Reply::Array(result.columns.iter().map(|c| Reply::text(c.clone())).collect());
-            let rows = Reply::Array(result.rows.iter().map(|row| Reply::Array(row.iter().map(verbose).collect())).collect());
-            Reply::Array(vec![header, rows, stats])
-        }
+        falkor_reply(db, &call.workspace, &result, compact_form, started.elapsed().as_secs_f64() * 1000.0)
     })
     .await;
     reply.unwrap_or_else(|r| r)
+}
+
+/// A result as FalkorDB answers it: `[stats]` for a query without columns, else `[header, rows,
+/// stats]`, compact (typed cells, label/type/key ids of `workspace`) or verbose.
+pub(super) fn falkor_reply(db: &engram::Database, workspace: &str, result: &engram::QueryResult, compact_form: bool, millis: f64) -> Reply {
+    let stats = falkor_stats(result, millis);
+    if result.columns.is_empty() {
+        return Reply::Array(vec![stats]);
+    }
+    if compact_form {
+        let vocab = if has_elements(result) {
+            let snap = db.snapshot();
+            snap.workspace(workspace).ok().map(|ws| Vocab::new(&ws.vocabulary()))
+        } else {
+            None
+        };
+        let header = Reply::Array(result.columns.iter().map(|c| Reply::Array(vec![Reply::Int(1), Reply::text(c.clone())])).collect());
+        let rows =
+            Reply::Array(result.rows.iter().map(|row| Reply::Array(row.iter().map(|v| compact(v, vocab.as_ref())).collect())).collect());
+        Reply::Array(vec![header, rows, stats])
+    } else {
+        let header = Reply::Array(result.columns.iter().map(|c| Reply::text(c.clone())).collect());
+        let rows = Reply::Array(result.rows.iter().map(|row| Reply::Array(row.iter().map(verbose).collect())).collect());
+        Reply::Array(vec![header, rows, stats])
+    }
 }

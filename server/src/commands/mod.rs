@@ -5,7 +5,10 @@ mod connection;
 mod engram_cmds;
 mod graph;
 mod info;
+mod pipeline;
 mod values;
+
+pub use pipeline::dispatch_all;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
