@@ -22,6 +22,9 @@ pub struct Limits {
     pub output_buffer_max: usize,
     /// `timeout`: seconds a client may stay idle (0: forever).
     pub idle_timeout_secs: u64,
+    /// `client-stall-timeout`: seconds a reply may wait for a client that does not read it
+    /// before the client is dropped.
+    pub stall_timeout_secs: u64,
     /// `query-timeout-default`: a query's deadline when it names none, in ms (under redis-py's
     /// 5 s socket timeout, so a client does not retry a query still running).
     pub query_timeout_default_ms: u64,
@@ -48,6 +51,7 @@ impl Default for Limits {
             query_buffer_max: 1024 * 1024 * 1024,
             output_buffer_max: 256 * 1024 * 1024,
             idle_timeout_secs: 0,
+            stall_timeout_secs: 30,
             query_timeout_default_ms: 4_000,
             query_timeout_max_ms: 300_000,
             max_pending_queries: 1_024,
@@ -68,6 +72,7 @@ impl Limits {
             ("client-query-buffer-limit", self.query_buffer_max.to_string()),
             ("client-output-buffer-limit", self.output_buffer_max.to_string()),
             ("timeout", self.idle_timeout_secs.to_string()),
+            ("client-stall-timeout", self.stall_timeout_secs.to_string()),
             ("query-timeout-default", self.query_timeout_default_ms.to_string()),
             ("query-timeout-max", self.query_timeout_max_ms.to_string()),
             ("max-pending-queries", self.max_pending_queries.to_string()),
@@ -88,6 +93,7 @@ impl Limits {
             "client-query-buffer-limit" => self.query_buffer_max = u()?,
             "client-output-buffer-limit" => self.output_buffer_max = u()?,
             "timeout" => self.idle_timeout_secs = n()?,
+            "client-stall-timeout" => self.stall_timeout_secs = n()?.max(1),
             "query-timeout-default" => self.query_timeout_default_ms = n()?,
             "query-timeout-max" => self.query_timeout_max_ms = n()?,
             "max-pending-queries" => self.max_pending_queries = u()?,

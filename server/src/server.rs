@@ -208,7 +208,12 @@ async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mu
             return Ok(());
         }
         if !out.is_empty() {
-            write_out(stream, &out, &limits).await?;
+            if let Err(e) = write_out(stream, &out, &limits).await {
+                if e.kind() == std::io::ErrorKind::TimedOut {
+                    shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
+                }
+                return Err(e);
+            }
         }
         if killed.load(Ordering::SeqCst) {
             return Ok(());
@@ -216,11 +221,10 @@ async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mu
     }
 }
 
-/// Writes replies; a client that does not read them within `timeout` seconds (or 60 s when idle
-/// timeouts are off) is dropped rather than buffered for.
+/// Writes replies; a client that does not read them within `client-stall-timeout` seconds is
+/// dropped rather than buffered for.
 async fn write_out(stream: &mut TcpStream, out: &[u8], limits: &Limits) -> std::io::Result<()> {
-    let secs = if limits.idle_timeout_secs > 0 { limits.idle_timeout_secs } else { 60 };
-    match tokio::time::timeout(Duration::from_secs(secs), stream.write_all(out)).await {
+    match tokio::time::timeout(Duration::from_secs(limits.stall_timeout_secs), stream.write_all(out)).await {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "client does not read its replies")),
     }
