@@ -99,17 +99,24 @@ impl WorkspaceView<'_> {
     }
 
     /// This workspace's labels, relationship types and property keys in first-use order: row `i`
-    /// of each is id `i`, and later writes only append. For a principal without `see_sensitive`,
-    /// a name only sensitive claims use does not exist and a key the workspace marks sensitive is
-    /// left out: the ids are that principal's, dense and append-only for it too.
+    /// of each is id `i`, and later writes only append. The ids are the same for every principal
+    /// (a client may cache them); for one without `see_sensitive`, a name only sensitive claims
+    /// use, and a key the workspace marks sensitive, is listed as `""`: its id stays taken, its
+    /// name does not leave the engine.
     pub fn vocabulary(&self) -> [Vec<Arc<str>>; 3] {
         let Some(v) = self.st.catalog.vocab.get(&self.ws) else { return Default::default() };
         let cat = &self.st.catalog;
-        let (types, keys) = if self.sees_sensitive { (&v.types, &v.keys) } else { (&v.public_types, &v.public_keys) };
+        let hidden: Arc<str> = Arc::from("");
+        let labels = v.labels.iter().map(|t| cat.types.name(t.0).clone()).collect();
+        if self.sees_sensitive {
+            return [labels, v.types.iter().map(|p| cat.predicates.name(p.0).clone()).collect(), v.keys.clone()];
+        }
+        let public_types: std::collections::HashSet<_> = v.public_types.iter().collect();
+        let public_keys: std::collections::HashSet<_> = v.public_keys.iter().collect();
         [
-            v.labels.iter().map(|t| cat.types.name(t.0).clone()).collect(),
-            types.iter().map(|p| cat.predicates.name(p.0).clone()).collect(),
-            keys.iter().filter(|k| !self.hidden_key(k)).cloned().collect(),
+            labels,
+            v.types.iter().map(|p| if public_types.contains(p) { cat.predicates.name(p.0).clone() } else { hidden.clone() }).collect(),
+            v.keys.iter().map(|k| if public_keys.contains(k) && !self.hidden_key(k) { k.clone() } else { hidden.clone() }).collect(),
         ]
     }
 
