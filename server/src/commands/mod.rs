@@ -253,7 +253,7 @@ pub(crate) fn error_reply(shared: &Shared, e: &engram::Error) -> Reply {
             (Some(l), Some(c)) => format!(" at {l}:{c}"),
             _ => String::new(),
         };
-        return Reply::Error(format!("ERR {}{at}: {} ({})", q.kind.as_str(), q.message, q.detail.as_str()));
+        return Reply::Error(format!("ERR {}{at}: {} ({}: {})", q.kind.as_str(), q.message, q.phase.short(), q.detail.as_str()));
     }
     let prefix = match class {
         ErrorClass::Limit if e.to_string().contains("memory") => "OOM",

@@ -4,6 +4,7 @@
 //! phase and detail. Skips come only from the committed list `tests/tck-skips.txt`.
 
 pub mod feature;
+pub mod harness;
 pub mod value;
 
 use std::collections::{BTreeMap, BTreeSet};
