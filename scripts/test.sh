@@ -2,7 +2,8 @@
 # The tests: the Rust workspace (unit, property, TCK, durability), then the server black-box tests
 # with the real clients (redis-py, falkordb-py, redis-cli) against `target/debug/engram serve`,
 # from a pinned virtualenv in .venv. Needs the Rust toolchain, python3 (with venv) and, for the
-# redis-cli tests, Debian's redis-tools (.ci/run installs it; without it those tests skip).
+# redis-cli, redis-benchmark and tmux tests, Debian's redis-tools and tmux (.ci/run installs them;
+# without them those tests skip, saying why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-model.sh

@@ -258,3 +258,41 @@ def test_slowlog_records_slow_commands_without_secrets(server):
     assert not any(b"secret-word" in e["command"] for e in entries)
     assert r.slowlog_len() >= 2
     assert r.slowlog_reset()
+
+
+@pytest.mark.skipif(shutil.which("redis-benchmark") is None, reason="redis-benchmark not installed (Debian redis-tools)")
+def test_redis_benchmark_ping_and_a_custom_read(server):
+    base = ["redis-benchmark", "-h", server.host, "-p", str(server.port), "-q"]
+    res = subprocess.run(base + ["-t", "ping", "-n", "20000", "-c", "10", "-P", "8"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "PING_INLINE:" in res.stdout and "PING_MBULK:" in res.stdout, res.stdout + res.stderr
+    redis.Redis(host=server.host, port=server.port).execute_command("ENGRAM.QUERY", "bench", "UNWIND range(1, 100) AS i CREATE (:B {i: i})")
+    res = subprocess.run(base + ["-n", "2000", "-c", "4", "ENGRAM.QUERY", "bench", "MATCH (b:B) WHERE b.i < 10 RETURN count(b)"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "requests per second" in res.stdout, res.stdout + res.stderr
+    assert "error" not in (res.stdout + res.stderr).lower()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None or shutil.which("redis-cli") is None, reason="tmux or redis-cli not installed")
+def test_interactive_redis_cli_under_tmux(server, tmp_path):
+    import time
+
+    session = f"engram-{server.port}"
+    sock = str(tmp_path / "tmux.sock")
+    tmux = lambda *a: subprocess.run(["tmux", "-S", sock, *a], capture_output=True, text=True, timeout=30)
+    assert tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "50", f"redis-cli -h {server.host} -p {server.port}").returncode == 0
+    try:
+        # Wait for the prompt: interactive redis-cli starts with COMMAND DOCS (hints), then reads.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and f":{server.port}>" not in tmux("capture-pane", "-p", "-t", session).stdout:
+            time.sleep(0.1)
+        tmux("send-keys", "-t", session, "ENGRAM.QUERY tmux 'RETURN 40 + 2 AS answer'", "Enter")
+        deadline = time.monotonic() + 20
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = tmux("capture-pane", "-p", "-t", session).stdout
+            if "42" in screen:
+                break
+            time.sleep(0.2)
+        assert "answer" in screen and "42" in screen, screen
+        assert "ERR" not in screen, screen
+    finally:
+        tmux("kill-server")
