@@ -190,13 +190,15 @@ struct Writer<'a> {
 impl crate::db::Database {
     /// Runs a writing query on `workspace` as one transaction: everything it wrote is committed
     /// together (durably, per the fsync policy), or, when it fails, nothing is.
+    /// It is queued for the combiner like any small write, so write queries of concurrent callers
+    /// share one state copy, one WAL write and one fsync (each still atomic alone).
     fn run_write(
         &self,
         workspace: &str,
-        who: &Writer<'_>,
-        compiled: &Compiled,
-        vals: &BTreeMap<Arc<str>, value::Val>,
-        embed: Option<&Embed<'_>>,
+        cx: crate::read::scope::ReadContext,
+        see_sensitive: bool,
+        compiled: Arc<Compiled>,
+        vals: BTreeMap<Arc<str>, value::Val>,
     ) -> Result<QueryResult, crate::error::Error> {
         if !matches!(compiled.when, When::Now) {
             return Err(QueryError {
@@ -210,10 +212,19 @@ impl crate::db::Database {
         }
         if compiled.mode == Mode::Explain {
             let snap = self.snapshot();
-            return Ok(explained(compiled, snap.workspace(workspace).ok().as_ref()));
+            return Ok(explained(&compiled, snap.workspace(workspace).ok().as_ref()));
         }
-        let mut job = write_job(workspace, who, compiled, vals, embed);
-        let done = self.commit_alone(&mut job)?;
+        let workspace = workspace.to_owned();
+        let db = self.clone();
+        let job = move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
+            let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+            let who = Writer { cx: &cx, see_sensitive };
+            let mut run = write_job(&workspace, &who, &compiled, &vals, Some(&embed));
+            let result = run(st, jcx);
+            drop(run);
+            result
+        };
+        let done = self.commit_queued(job)?;
         done.out
             .downcast::<QueryResult>()
             .map(|b| *b)
@@ -390,11 +401,10 @@ impl crate::db::Database {
     /// `Error`.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let (compiled, vals) = bind(text, params)?;
-        let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
         if compiled.writes {
-            let who = Writer { cx: &crate::read::scope::ROOT_CONTEXT, see_sensitive: true };
-            return self.run_write(workspace, &who, &compiled, &vals, Some(&embed));
+            return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, compiled, vals);
         }
+        let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
         let snap = self.snapshot();
         let ws = snap.workspace(workspace)?;
         Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
@@ -408,13 +418,12 @@ impl crate::db::scope::Scope {
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let (compiled, vals) = bind(text, params)?;
         let db = self.database();
-        let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         if compiled.writes {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
-            let who = Writer { cx: self.context(), see_sensitive };
-            return db.run_write(workspace, &who, &compiled, &vals, Some(&embed));
+            return db.run_write(workspace, self.context().fork(), see_sensitive, compiled, vals);
         }
+        let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let ws = self.workspace(workspace)?;
         Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
     }

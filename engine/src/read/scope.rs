@@ -205,6 +205,12 @@ impl ReadContext {
         ReadContext { limits, deadline: None, cancel: None, checks: AtomicU64::new(0) }
     }
 
+    /// The same limits, deadline and token, with its own check count: for work that runs on
+    /// another thread than its caller (a write query's job in a commit group).
+    pub(crate) fn fork(&self) -> ReadContext {
+        ReadContext { limits: self.limits, deadline: self.deadline.clone(), cancel: self.cancel.clone(), checks: AtomicU64::new(0) }
+    }
+
     /// Whether anything can interrupt this read (else loops skip their checks).
     #[inline]
     pub(crate) fn interruptible(&self) -> bool {

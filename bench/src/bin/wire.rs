@@ -1,0 +1,147 @@
+//! W1–W3 over the wire: the reference workloads as `ENGRAM.QUERY` (or `GRAPH.QUERY`) against a
+//! running `engram serve`, from many connections at once; prints one JSON line per workload (p50,
+//! p95, throughput). The same texts as `workloads --workloads QUERY`, so the embedded figures of the
+//! same run are the reference.
+//!
+//!   engram import DIR --entities data/S/entities.csv --claims data/S/claims.csv
+//!   engram serve DIR --port 6390 &
+//!   target/release/wire --addr 127.0.0.1:6390 --data data/S --connections 50
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{json, Value};
+
+#[derive(Parser)]
+#[command(about = "W1–W3 over the wire against a running engram serve")]
+struct Args {
+    /// The server's address.
+    #[arg(long, default_value = "127.0.0.1:6379")]
+    addr: String,
+    /// Folder written by `gen.py` (its queries.json gives the inputs).
+    #[arg(long)]
+    data: PathBuf,
+    /// Connections, one thread each.
+    #[arg(long, default_value_t = 50)]
+    connections: usize,
+    /// Requests per workload.
+    #[arg(long, default_value_t = 20_000)]
+    requests: usize,
+    /// The workspace the data was imported into.
+    #[arg(long, default_value = "default")]
+    workspace: String,
+    /// FalkorDB's command (GRAPH.QUERY with a `CYPHER s="…"` header) instead of ENGRAM.QUERY.
+    #[arg(long)]
+    graph: bool,
+}
+
+const WORKLOADS: [(&str, &str, &str); 4] = [
+    ("W1_one_hop", "seeds", "MATCH (a {id: $s})-[r]-() RETURN count(r)"),
+    ("W2_two_hop", "seeds", "MATCH (a {id: $s})-[*1..2]-(b) WHERE b <> a RETURN count(DISTINCT b)"),
+    ("W3_ancestors", "w3_concepts", "MATCH (c {id: $s})-[:SUBCLASS_OF*]->(a) RETURN count(DISTINCT a)"),
+    ("W3_descendants", "w3_upper", "MATCH (c {id: $s})<-[:SUBCLASS_OF*]-(d) RETURN count(DISTINCT d)"),
+];
+
+/// Reads one reply whole (any RESP2/RESP3 type), returning whether it was an error.
+fn skip_reply(r: &mut impl BufRead) -> std::io::Result<bool> {
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    let (kind, rest) = line.trim_end().split_at_checked(1).unwrap_or(("", ""));
+    let n: i64 = rest.parse().unwrap_or(0);
+    match kind {
+        "-" => return Ok(true),
+        "$" | "=" if n >= 0 => {
+            let mut buf = vec![0u8; usize::try_from(n).unwrap_or(0) + 2];
+            r.read_exact(&mut buf)?;
+        }
+        "*" | "~" | ">" => {
+            for _ in 0..n {
+                skip_reply(r)?;
+            }
+        }
+        "%" => {
+            for _ in 0..2 * n {
+                skip_reply(r)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(false)
+}
+
+fn frame(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend(format!("${}\r\n", a.len()).as_bytes());
+        out.extend(a.as_bytes());
+        out.extend(b"\r\n");
+    }
+    out
+}
+
+fn main() -> Result<(), String> {
+    let args = Args::parse();
+    let text = std::fs::read_to_string(args.data.join("queries.json")).map_err(|e| format!("queries.json: {e}"))?;
+    let q: Value = serde_json::from_str(&text).map_err(|e| format!("queries.json: {e}"))?;
+    for (name, key, query) in WORKLOADS {
+        let inputs: Vec<String> = q[key].as_array().ok_or(format!("queries.json: no `{key}`"))?.iter().map(ToString::to_string).collect();
+        // Every request's frame is built before the clock starts.
+        let frames: Vec<Vec<u8>> = inputs
+            .iter()
+            .map(|s| {
+                if args.graph {
+                    frame(&["GRAPH.QUERY", &args.workspace, &format!("CYPHER s=\"{s}\" {query}"), "--compact"])
+                } else {
+                    frame(&["ENGRAM.QUERY", &args.workspace, query, "PARAMS", &json!({"s": s}).to_string()])
+                }
+            })
+            .collect();
+        let per = args.requests / args.connections.max(1);
+        let started = Instant::now();
+        let results: Vec<Result<(Vec<Duration>, usize), String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..args.connections)
+                .map(|c| {
+                    let frames = &frames;
+                    let addr = &args.addr;
+                    scope.spawn(move || -> Result<(Vec<Duration>, usize), String> {
+                        let mut out = TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
+                        out.set_nodelay(true).map_err(|e| e.to_string())?;
+                        let mut input = BufReader::new(out.try_clone().map_err(|e| e.to_string())?);
+                        let mut lat = Vec::with_capacity(per);
+                        let mut errors = 0;
+                        for i in 0..per {
+                            let f = &frames[(c * per + i) % frames.len()];
+                            let t = Instant::now();
+                            out.write_all(f).map_err(|e| e.to_string())?;
+                            errors += usize::from(skip_reply(&mut input).map_err(|e| e.to_string())?);
+                            lat.push(t.elapsed());
+                        }
+                        Ok((lat, errors))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a client thread panicked".to_owned()))).collect()
+        });
+        let wall = started.elapsed().as_secs_f64();
+        let mut lat = Vec::new();
+        let mut errors = 0;
+        for r in results {
+            let (l, e) = r?;
+            lat.extend(l);
+            errors += e;
+        }
+        lat.sort_unstable();
+        let pct = |p: f64| lat.get(((lat.len() as f64 - 1.0) * p) as usize).map_or(0.0, |d| d.as_secs_f64() * 1e6);
+        let line = json!({
+            "peer": "engram-wire", "workload": name, "command": if args.graph { "GRAPH.QUERY" } else { "ENGRAM.QUERY" },
+            "connections": args.connections, "requests": lat.len(), "errors": errors,
+            "p50_us": (pct(0.5) * 10.0).round() / 10.0, "p95_us": (pct(0.95) * 10.0).round() / 10.0,
+            "throughput_rps": (lat.len() as f64 / wall).round(),
+        });
+        println!("{line}");
+    }
+    Ok(())
+}
