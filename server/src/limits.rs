@@ -33,6 +33,8 @@ pub struct Limits {
     /// `max-pending-queries`: engine calls queued or running at once; past it a command gets a
     /// clean error (connection commands such as PING stay answered).
     pub max_pending_queries: usize,
+    /// `multi-queued-max`: commands a `MULTI` may queue before it is discarded.
+    pub multi_queued_max: usize,
     /// `slowlog-log-slower-than`: commands at least this long (µs) go to the `SLOWLOG`.
     pub slowlog_slower_than_micros: u64,
     /// `slowlog-max-len`: entries the `SLOWLOG` keeps.
@@ -55,6 +57,7 @@ impl Default for Limits {
             query_timeout_default_ms: 4_000,
             query_timeout_max_ms: 300_000,
             max_pending_queries: 1_024,
+            multi_queued_max: 10_000,
             slowlog_slower_than_micros: 10_000,
             slowlog_max_len: 128,
         }
@@ -76,6 +79,7 @@ impl Limits {
             ("query-timeout-default", self.query_timeout_default_ms.to_string()),
             ("query-timeout-max", self.query_timeout_max_ms.to_string()),
             ("max-pending-queries", self.max_pending_queries.to_string()),
+            ("multi-queued-max", self.multi_queued_max.to_string()),
             ("slowlog-log-slower-than", self.slowlog_slower_than_micros.to_string()),
             ("slowlog-max-len", self.slowlog_max_len.to_string()),
         ]
@@ -97,6 +101,7 @@ impl Limits {
             "query-timeout-default" => self.query_timeout_default_ms = n()?,
             "query-timeout-max" => self.query_timeout_max_ms = n()?,
             "max-pending-queries" => self.max_pending_queries = u()?,
+            "multi-queued-max" => self.multi_queued_max = u()?,
             "slowlog-log-slower-than" => self.slowlog_slower_than_micros = n()?,
             "slowlog-max-len" => self.slowlog_max_len = u()?,
             other => return Err(format!("Unknown option or number of arguments for CONFIG SET - '{other}'")),

@@ -88,6 +88,14 @@ def test_multi_exec_runs_at_most_one_write(server):
     assert r.execute_command("ENGRAM.QUERY", "tx", "MATCH (t:T) RETURN count(t)")[b"rows"] == [[1]]
     with pytest.raises(redis.ResponseError, match="EXEC without MULTI"):
         r.execute_command("EXEC")
+    # A MULTI queues at most multi-queued-max commands.
+    r.config_set("multi-queued-max", "3")
+    p = r.pipeline(transaction=True)
+    for _ in range(4):
+        p.ping()
+    with pytest.raises(redis.ResponseError, match="multi-queued-max"):
+        p.execute()
+    r.config_set("multi-queued-max", "10000")
 
 
 def test_pipeline_replies_in_order_with_errors_in_place(server):

@@ -32,12 +32,14 @@ pub struct Conn {
     pub name: Option<String>,
     /// Commands queued since `MULTI`.
     pub multi: Option<Vec<Vec<Vec<u8>>>>,
+    /// Why the open `MULTI` can only be discarded (its EXEC answers `EXECABORT` with this).
+    pub multi_aborted: Option<String>,
 }
 
 impl Conn {
     /// A new connection as `principal` (see `users::initial_principal`): RESP2 until `HELLO 3`.
     pub fn new(id: u64, principal: Option<Arc<engram::Principal>>) -> Conn {
-        Conn { id, proto: 2, principal, name: None, multi: None }
+        Conn { id, proto: 2, principal, name: None, multi: None, multi_aborted: None }
     }
 
     /// Whether the client has authenticated (or needed not to).
@@ -135,13 +137,27 @@ pub async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>)
         ("DISCARD", false) => return (Reply::err("DISCARD without MULTI"), Flow::Continue),
         ("DISCARD", true) => {
             conn.multi = None;
+            conn.multi_aborted = None;
             return (Reply::ok(), Flow::Continue);
         }
         ("EXEC", true) => return (exec(shared, conn).await, Flow::Continue),
-        ("QUIT" | "RESET", true) => conn.multi = None,
+        ("QUIT" | "RESET", true) => {
+            conn.multi = None;
+            conn.multi_aborted = None;
+        }
         (_, true) => {
+            let max = shared.limits().multi_queued_max;
             if let Some(queue) = conn.multi.as_mut() {
-                queue.push(args);
+                if queue.len() >= max {
+                    // As Redis does with a command it cannot queue: the EXEC will be refused.
+                    queue.clear();
+                    let why = format!("more than multi-queued-max ({max}) commands queued");
+                    conn.multi_aborted = Some(why.clone());
+                    return (Reply::err(why), Flow::Continue);
+                }
+                if conn.multi_aborted.is_none() {
+                    queue.push(args);
+                }
             }
             return (Reply::Simple("QUEUED".to_owned()), Flow::Continue);
         }
@@ -167,6 +183,9 @@ fn writes(args: &[Vec<u8>]) -> bool {
 /// nothing run, because two engine transactions could not be made one.
 async fn exec(shared: &Arc<Shared>, conn: &mut Conn) -> Reply {
     let queue = conn.multi.take().unwrap_or_default();
+    if let Some(why) = conn.multi_aborted.take() {
+        return Reply::Error(format!("EXECABORT Transaction discarded because of previous errors: {why}"));
+    }
     let writers = queue.iter().filter(|a| writes(a)).count();
     if writers > 1 {
         return Reply::Error(format!(
