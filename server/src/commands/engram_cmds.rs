@@ -114,11 +114,7 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
         params,
         read_only: name == "ENGRAM.RO_QUERY" || name == "ENGRAM.EXPLAIN",
         timeout,
-        mode: match name {
-            "ENGRAM.EXPLAIN" => Some("EXPLAIN"),
-            "ENGRAM.PROFILE" => Some("PROFILE"),
-            _ => None,
-        },
+        mode: super::mode_of(name),
         principal,
     };
     let s = shared.clone();

@@ -121,11 +121,7 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
         params: engram::Params::new(),
         read_only: name == "GRAPH.RO_QUERY" || name == "GRAPH.EXPLAIN",
         timeout,
-        mode: match name {
-            "GRAPH.EXPLAIN" => Some("EXPLAIN"),
-            "GRAPH.PROFILE" => Some("PROFILE"),
-            _ => None,
-        },
+        mode: super::mode_of(name),
         principal,
     };
     let command = name.replace("GRAPH.", "graph.");

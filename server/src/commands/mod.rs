@@ -328,6 +328,17 @@ pub(crate) fn require(principal: &engram::Principal, workspace: &str, access: en
     }
 }
 
+/// `EXPLAIN` or `PROFILE` for the command of that suffix (`GRAPH.EXPLAIN`, `ENGRAM.PROFILE`).
+pub(crate) fn mode_of(command: &str) -> Option<&'static str> {
+    if command.ends_with(".EXPLAIN") {
+        Some("EXPLAIN")
+    } else if command.ends_with(".PROFILE") {
+        Some("PROFILE")
+    } else {
+        None
+    }
+}
+
 /// What a read-only command says of a query that writes.
 pub(crate) const READ_ONLY_WRITE: &str = "is to be executed only on read-only queries";
 

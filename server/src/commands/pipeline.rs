@@ -48,7 +48,7 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
 }
 
 /// Runs the commands that arrived together, in order, with their replies in order.
-pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, commands: Vec<Vec<Vec<u8>>>) -> Vec<(Reply, Flow)> {
+pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: Vec<Vec<Vec<u8>>>) -> Vec<(Reply, Flow)> {
     let mut out = Vec::with_capacity(commands.len());
     let mut i = 0;
     while i < commands.len() {
@@ -59,7 +59,7 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, commands: Vec<V
             }
         }
         if group.len() < 2 {
-            let args = commands[i].clone();
+            let args = std::mem::take(&mut commands[i]);
             out.push(dispatch(shared, conn, args).await);
             i += 1;
             continue;
