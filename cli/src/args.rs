@@ -441,4 +441,23 @@ pub enum UserCommand {
         /// Database folder.
         dir: PathBuf,
     },
+    /// Print a new bearer token for NAME (for the HTTP API; shown once, stored hashed).
+    Token {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user's name.
+        name: String,
+    },
+    /// One line per token: id, user, creation time (Unix seconds); never the token.
+    Tokens {
+        /// Database folder.
+        dir: PathBuf,
+    },
+    /// Revoke the token with this id (the part after `engram_`, before the next `_`).
+    RevokeToken {
+        /// Database folder.
+        dir: PathBuf,
+        /// The token's id.
+        id: String,
+    },
 }

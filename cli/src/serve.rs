@@ -23,9 +23,6 @@ fn password_from_stdin() -> Result<String, Failure> {
 
 /// Opens (or creates) DIR and serves it until SHUTDOWN, SIGTERM or SIGINT.
 pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>, requirepass_stdin: bool) -> Result<(), Failure> {
-    if http_port.is_some() {
-        return Err(Failure::from("--http-port: the HTTP API is not served yet"));
-    }
     let password = requirepass_stdin.then(password_from_stdin).transpose()?;
     // Structured logs on stderr: connections, authentications (the user, never a password),
     // protocol errors, shutdown. stdout keeps only the `listening on` line.
@@ -34,9 +31,15 @@ pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>, requirep
     if let Some(pw) = password {
         users::require_pass(&db, &pw).map_err(Failure::operator)?;
     }
-    let config = engram_server::Config { bind, port, ..engram_server::Config::default() };
+    let config = engram_server::Config { bind, port, http_port, ..engram_server::Config::default() };
     let mut printed = Ok(());
-    engram_server::run(db, &config, |addr| printed = out::print(&format!("listening on {addr}\n")))
+    engram_server::run(db, &config, |addr, http| {
+        let mut lines = format!("listening on {addr}\n");
+        if let Some(h) = http {
+            lines.push_str(&format!("listening on http://{h}\n"));
+        }
+        printed = out::print(&lines);
+    })
         .map_err(|e| Failure::operator(format!("engram serve: {e}")))?;
     printed
 }
@@ -83,6 +86,20 @@ pub fn user(cmd: &UserCommand) -> Result<(), Failure> {
             let db = open(dir)?;
             let text: String = users::list(&db).into_iter().map(|l| l + "\n").collect();
             out::print(&text)
+        }
+        UserCommand::Token { dir, name } => {
+            let (_, token) = users::new_token(&open(dir)?, name).map_err(Failure::from)?;
+            out::print(&format!("{token}\n"))
+        }
+        UserCommand::Tokens { dir } => {
+            let text: String = users::list_tokens(&open(dir)?).into_iter().map(|l| l + "\n").collect();
+            out::print(&text)
+        }
+        UserCommand::RevokeToken { dir, id } => {
+            if !open(dir)?.remove_token(id).map_err(fail)? {
+                return Err(Failure::from(format!("no token `{id}`")));
+            }
+            Ok(())
         }
     }
 }

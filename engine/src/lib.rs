@@ -78,7 +78,7 @@ pub use read::visibility::Visibility;
 pub use search::context::{Fact, FactEntity, Packed, PathRanks};
 pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped};
 pub use search::semantic::{Metric, VectorOptions};
-pub use settings::{Settings, SettingsError, StoredGrant, StoredUser};
+pub use settings::{Settings, SettingsError, StoredGrant, StoredToken, StoredUser};
 pub use stats::{Counts, MemoryReport};
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{Properties, Value};

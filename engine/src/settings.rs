@@ -32,6 +32,58 @@ pub struct Settings {
     /// The network server's users by name: a password hash and grants. Never listed by
     /// `entries` or printed; managed through `Database::put_user` / `remove_user`.
     pub users: std::collections::BTreeMap<String, StoredUser>,
+    /// The HTTP API's bearer tokens by id: whose they are and the SHA-256 of the secret (never
+    /// the secret). Managed through `Database::put_token` / `remove_token`.
+    pub tokens: std::collections::BTreeMap<String, StoredToken>,
+}
+
+/// A bearer token: its user, the hex SHA-256 of its secret (a token is 32 random bytes, so a
+/// fast hash is enough; a dictionary cannot reverse it) and when it was made.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredToken {
+    /// The user the token authenticates as.
+    pub user: String,
+    /// Hex SHA-256 of the secret.
+    pub sha256: String,
+    /// When it was made (Unix seconds).
+    pub created_at: i64,
+}
+
+/// The settings as stored before tokens (record format 4, snapshot format 4).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsV3 {
+    /// See `Settings`.
+    pub fsync: Option<String>,
+    /// See `Settings`.
+    pub checkpoint_wal_bytes: Option<u64>,
+    /// See `Settings`.
+    pub wal_segment_bytes_max: Option<u64>,
+    /// See `Settings`.
+    pub merge_delta_edges_min: Option<u64>,
+    /// See `Settings`.
+    pub vector_dim: Option<u32>,
+    /// See `Settings`.
+    pub embedder: Option<String>,
+    /// See `Settings`.
+    pub workspaces: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// See `Settings`.
+    pub users: std::collections::BTreeMap<String, StoredUser>,
+}
+
+impl From<SettingsV3> for Settings {
+    fn from(v: SettingsV3) -> Settings {
+        Settings {
+            fsync: v.fsync,
+            checkpoint_wal_bytes: v.checkpoint_wal_bytes,
+            wal_segment_bytes_max: v.wal_segment_bytes_max,
+            merge_delta_edges_min: v.merge_delta_edges_min,
+            vector_dim: v.vector_dim,
+            embedder: v.embedder,
+            workspaces: v.workspaces,
+            users: v.users,
+            tokens: std::collections::BTreeMap::new(),
+        }
+    }
 }
 
 /// A user of the network server: an argon2 password hash (PHC string; none: no password) and
@@ -122,6 +174,7 @@ impl From<SettingsV2> for Settings {
             embedder: v.embedder,
             workspaces: v.workspaces,
             users: std::collections::BTreeMap::new(),
+            tokens: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -137,6 +190,7 @@ impl From<SettingsV1> for Settings {
             embedder: v.embedder,
             workspaces: std::collections::BTreeMap::new(),
             users: std::collections::BTreeMap::new(),
+            tokens: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -191,6 +245,7 @@ impl Settings {
     pub fn decode(bytes: &[u8]) -> Option<Settings> {
         postcard::from_bytes::<Settings>(bytes)
             .ok()
+            .or_else(|| postcard::from_bytes::<SettingsV3>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV2>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV1>(bytes).ok().map(Settings::from))
     }

@@ -23,20 +23,22 @@ pub struct Config {
     pub bind: IpAddr,
     /// The port (0: any free port).
     pub port: u16,
+    /// The HTTP API's port on the same address (`None`: no HTTP; 0: any free port).
+    pub http_port: Option<u16>,
     /// The limits.
     pub limits: Limits,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, limits: Limits::default() }
+        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, http_port: None, limits: Limits::default() }
     }
 }
 
-/// Runs the server until `SHUTDOWN`, SIGTERM or SIGINT: listens, calls `ready` with the address
-/// once it does, serves, then stops accepting, lets in-flight commands finish (for up to 10 s)
+/// Runs the server until `SHUTDOWN`, SIGTERM or SIGINT: listens, calls `ready` with the RESP
+/// address and the HTTP one (when asked for) once it does, serves, then stops accepting, lets in-flight commands finish (for up to 10 s)
 /// and checkpoints nothing extra (every answered write is already in the WAL).
-pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<SocketAddr>)) -> std::io::Result<()> {
     if !config.bind.is_loopback() && crate::users::open_without_password(&db) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -51,8 +53,19 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr)) -> std
         let listener = TcpListener::bind((config.bind, config.port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::new(db, config.limits.clone(), addr));
-        ready(addr);
-        tracing::info!(%addr, "listening");
+        let http = match config.http_port {
+            Some(port) => {
+                let http_listener = TcpListener::bind((config.bind, port)).await?;
+                let http_addr = http_listener.local_addr()?;
+                let state = crate::http::AppState { shared: shared.clone(), verified: Arc::default() };
+                let app = crate::http::router(state);
+                let task = tokio::spawn(crate::http::serve(http_listener, app, shared.clone()));
+                Some((http_addr, task))
+            }
+            None => None,
+        };
+        ready(addr, http.as_ref().map(|(a, _)| *a));
+        tracing::info!(%addr, http = ?http.as_ref().map(|(a, _)| *a), "listening");
         let signals = {
             let shared = shared.clone();
             tokio::spawn(async move {
@@ -76,6 +89,10 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr)) -> std
         }
         signals.abort();
         drop(listener);
+        shared.shutdown();
+        if let Some((_, task)) = http {
+            let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+        }
         // In-flight commands hold a queue permit: wait for them (bounded), then return.
         let max = shared.limits().max_pending_queries;
         let all = u32::try_from(max).unwrap_or(u32::MAX);

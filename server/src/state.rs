@@ -108,6 +108,10 @@ pub struct Shared {
     pub slowlog: Mutex<std::collections::VecDeque<SlowEntry>>,
     /// The idempotency window.
     pub idempotency: Mutex<Idempotency>,
+    /// The Prometheus metrics.
+    pub metrics: crate::metrics::Metrics,
+    /// Becomes `true` on shutdown (the HTTP server and MCP sessions wait on it).
+    pub stopped: tokio::sync::watch::Sender<bool>,
     next_id: AtomicU64,
     next_slow_id: AtomicU64,
 }
@@ -127,6 +131,8 @@ impl Shared {
             addr,
             slowlog: Mutex::new(std::collections::VecDeque::new()),
             idempotency: Mutex::new(Idempotency::default()),
+            metrics: crate::metrics::Metrics::new(),
+            stopped: tokio::sync::watch::Sender::new(false),
             next_id: AtomicU64::new(1),
             next_slow_id: AtomicU64::new(0),
         }
@@ -197,5 +203,6 @@ impl Shared {
         self.stopping.store(true, Ordering::SeqCst);
         self.stop.notify_waiters();
         self.stop.notify_one();
+        self.stopped.send_replace(true);
     }
 }

@@ -120,6 +120,62 @@ pub fn revoke(db: &Database, name: &str, workspace: &str) -> Result<bool, String
     Ok(true)
 }
 
+/// The principal user `name` is now, without a password check (for a check made before, and
+/// remembered): `None` when the user does not exist (any more).
+pub fn principal_of(db: &Database, name: &str) -> Option<Arc<Principal>> {
+    let users = db.users();
+    if users.is_empty() {
+        return (name == DEFAULT_USER).then(|| Arc::new(full(DEFAULT_USER)));
+    }
+    users.get(name).map(|u| Arc::new(principal(name, u)))
+}
+
+/// Prefix of every bearer token (so a leaked one is recognisable by secret scanners).
+pub const TOKEN_PREFIX: &str = "engram_";
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Makes a bearer token for existing user `name`: `engram_<id>_<secret>` (the id names it for
+/// revocation; the secret is 32 random bytes). Only its SHA-256 is stored; the token is returned
+/// once, here.
+pub fn new_token(db: &Database, name: &str) -> Result<(String, String), String> {
+    use rand::RngCore as _;
+    if !db.users().contains_key(name) {
+        return Err(format!("no user `{name}`"));
+    }
+    let mut bytes = [0u8; 36];
+    OsRng.fill_bytes(&mut bytes);
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let id = hex(&bytes[..4]);
+    let token = format!("{TOKEN_PREFIX}{id}_{}", hex(&bytes[4..]));
+    let created_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let stored = engram::StoredToken { user: name.to_owned(), sha256: sha256_hex(&token), created_at: i64::try_from(created_at).unwrap_or(0) };
+    db.put_token(&id, stored).map_err(|e| e.to_string())?;
+    Ok((id, token))
+}
+
+/// The principal a bearer token authenticates as (`None`: unknown, revoked, or its user gone).
+pub fn authenticate_token(db: &Database, token: &str) -> Option<Arc<Principal>> {
+    let id = token.strip_prefix(TOKEN_PREFIX)?.split('_').next()?;
+    let stored = db.tokens().remove(id)?;
+    let given = sha256_hex(token);
+    // Constant time in the comparison: every byte is looked at.
+    let same = given.len() == stored.sha256.len() && given.bytes().zip(stored.sha256.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    if !same {
+        return None;
+    }
+    let user = db.users().remove(&stored.user)?;
+    Some(Arc::new(principal(&stored.user, &user)))
+}
+
+/// One line per token: `id user created_at` (never the secret or its hash).
+pub fn list_tokens(db: &Database) -> Vec<String> {
+    db.tokens().iter().map(|(id, t)| format!("{id} {} {}", t.user, t.created_at)).collect()
+}
+
 /// One line per user: `name password|nopass ws=level[+sensitive] …` (never the hash).
 pub fn list(db: &Database) -> Vec<String> {
     db.users().iter().map(|(name, u)| line(name, u)).collect()
@@ -165,6 +221,33 @@ mod tests {
         assert!(authenticate(&db, DEFAULT_USER, "s3").unwrap().sees_all());
         assert!(revoke(&db, "alice", "w").unwrap());
         assert!(!revoke(&db, "alice", "w").unwrap());
+    }
+
+    #[test]
+    fn tokens_authenticate_until_revoked() {
+        let db = Database::in_memory();
+        add(&db, "alice", Some("pw")).unwrap();
+        grant(&db, "alice", "w", Access::Read, false).unwrap();
+        assert!(new_token(&db, "nobody").is_err());
+        let (id, token) = new_token(&db, "alice").unwrap();
+        assert!(token.starts_with(TOKEN_PREFIX) && token.contains(&id));
+        // Only the hash is stored.
+        assert!(!format!("{:?}", db.tokens()).contains(&token[TOKEN_PREFIX.len() + 9..]));
+        let p = authenticate_token(&db, &token).unwrap();
+        assert!(p.name() == "alice" && p.may("w", Access::Read) && !p.may("w", Access::Write));
+        // A token altered in one character, or of another id, fails.
+        let mut wrong = token.clone();
+        let last = if wrong.ends_with('0') { "1" } else { "0" };
+        wrong.replace_range(wrong.len() - 1.., last);
+        assert!(authenticate_token(&db, &wrong).is_none());
+        assert!(authenticate_token(&db, "engram_zzzz_00").is_none());
+        assert_eq!(list_tokens(&db).len(), 1);
+        assert!(db.remove_token(&id).unwrap());
+        assert!(authenticate_token(&db, &token).is_none());
+        // Removing a user removes its tokens.
+        let (_, t2) = new_token(&db, "alice").unwrap();
+        db.remove_user("alice").unwrap();
+        assert!(authenticate_token(&db, &t2).is_none() && db.tokens().is_empty());
     }
 
     /// Users are stored in the database: they survive a reopen from the WAL and from a checkpoint.

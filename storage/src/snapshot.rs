@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 /// the same in every version; the version names the format of the body, which the engine reads
 /// (`SnapshotFile::format`). Format 2 added evidence reasoning and entity merges; format 3 entity
 /// labels and claim properties (the query language's elements); format 4 the server's users inside
-/// the stored settings (same archive layout as 3).
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 4;
+/// the stored settings (same archive layout as 3); format 5 the HTTP API's bearer tokens inside
+/// them (likewise).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 5;
 /// The oldest snapshot format this engram reads.
 pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMSNP";

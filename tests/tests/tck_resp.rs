@@ -248,7 +248,7 @@ fn main() -> ExitCode {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let config = engram_server::Config { port: 0, ..engram_server::Config::default() };
-        let ran = engram_server::run(engram::Database::in_memory(), &config, |addr| {
+        let ran = engram_server::run(engram::Database::in_memory(), &config, |addr, _| {
             let _ = tx.send(addr);
         });
         if let Err(e) = ran {

@@ -569,7 +569,7 @@ impl Database {
         // and never dropped by a group published after it.
         let settings: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV3(s).encode()).unwrap_or_default(),
+            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV4(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 if st.entities.len() != rows {
                     return Err(Error::from(bad("vectors", format!("{rows} rows"), "one row per entity")));
@@ -638,6 +638,37 @@ impl Database {
         }
         self.update_settings(|s| {
             s.users.remove(name);
+            s.tokens.retain(|_, t| t.user != name);
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// The HTTP API's bearer tokens by id (their secrets' hashes, never the secrets).
+    pub fn tokens(&self) -> std::collections::BTreeMap<String, crate::settings::StoredToken> {
+        self.snapshot().state.settings.tokens.clone()
+    }
+
+    /// Stores token `id` for an existing user (a logged commit); hashing the secret is the
+    /// caller's.
+    pub fn put_token(&self, id: &str, token: crate::settings::StoredToken) -> Result<(), Error> {
+        let user = token.user.clone();
+        self.update_settings(|s| {
+            if !s.users.contains_key(&user) {
+                return Err(crate::settings::SettingsError::BadValue { key: "user".to_owned(), value: user, expected: "an existing user" }.into());
+            }
+            s.tokens.insert(id.to_owned(), token);
+            Ok(())
+        })
+    }
+
+    /// Revokes token `id`; `false` when there was none (nothing is written then).
+    pub fn remove_token(&self, id: &str) -> Result<bool, Error> {
+        if !self.snapshot().state.settings.tokens.contains_key(id) {
+            return Ok(false);
+        }
+        self.update_settings(|s| {
+            s.tokens.remove(id);
             Ok(())
         })?;
         Ok(true)
@@ -678,7 +709,7 @@ impl Database {
     fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
         let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV3(s).encode()).unwrap_or_default(),
+            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV4(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 let mut settings = (*st.settings).clone();
                 change(&mut settings)?;
@@ -839,6 +870,11 @@ impl Database {
         drop(writer);
         drop(garbage);
         true
+    }
+
+    /// The folder of a durable database (`None` in memory).
+    pub fn dir(&self) -> Option<&Path> {
+        self.inner.home.as_ref().map(|(_, d)| d.as_path())
     }
 
     /// Writes a checkpoint: a snapshot of the newest state, taken while writes go on, after which

@@ -42,7 +42,8 @@ pub(super) fn replay_record(st: &mut State, record: &WalRecord, deferred: crate:
         Mutation::Bulk(load) => apply_bulk(st, Cow::Borrowed(load), now, &limits).map(|_| ())?,
         Mutation::Settings(s) => st.settings = Arc::new(s.clone().into()),
         Mutation::SettingsV2(s) => st.settings = Arc::new(crate::settings::Settings::from(s.clone())),
-        Mutation::SettingsV3(s) => st.settings = Arc::new(s.clone()),
+        Mutation::SettingsV3(s) => st.settings = Arc::new(crate::settings::Settings::from(s.clone())),
+        Mutation::SettingsV4(s) => st.settings = Arc::new(s.clone()),
     }
     if !batch {
         // A bulk load sets its rows' bitmaps itself: deferral starts again after them.

@@ -15,8 +15,11 @@ use std::cell::Cell;
 /// `AddEvidence::reasoning`; format 3 the query language's operations (`Op::CreateNode` and the
 /// three after it), appended so format 2 records decode unchanged; format 1 records are still
 /// read (see `field_since_v2`); format 4 the settings with the server's users
-/// (`Mutation::SettingsV3`), appended likewise.
-pub const RECORD_FORMAT_VERSION: u8 = 4;
+/// (`Mutation::SettingsV3`), appended likewise; format 5 the settings with the HTTP API's bearer
+/// tokens (`Mutation::SettingsV4`), appended likewise.
+pub const RECORD_FORMAT_VERSION: u8 = 5;
+/// The format before tokens: the same encoding, without them.
+const RECORD_FORMAT_4: u8 = 4;
 /// The format before the server's users: the same encoding, without them.
 const RECORD_FORMAT_3: u8 = 3;
 /// The format before the query language's operations: the same encoding, without them.
@@ -59,8 +62,11 @@ pub enum Mutation {
     Settings(crate::settings::SettingsV1),
     /// The stored settings, replaced whole (the layout before users; read only).
     SettingsV2(crate::settings::SettingsV2),
-    /// The stored settings with the server's users, replaced whole.
-    SettingsV3(crate::settings::Settings),
+    /// The stored settings with the server's users, replaced whole (the layout before tokens;
+    /// read only).
+    SettingsV3(crate::settings::SettingsV3),
+    /// The stored settings with the server's users and tokens, replaced whole.
+    SettingsV4(crate::settings::Settings),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.
@@ -103,7 +109,7 @@ impl WalRecord {
     /// Decodes a WAL payload.
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
-            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_3 | RECORD_FORMAT_2), body)) => {
+            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2), body)) => {
                 postcard::from_bytes(body).map_err(|_| DecodeError::Malformed)
             }
             Some((&RECORD_FORMAT_OLDEST, body)) => {
@@ -145,7 +151,9 @@ pub enum MutationRef<'a> {
     /// `Mutation::SettingsV2`.
     SettingsV2(&'a crate::settings::SettingsV2),
     /// `Mutation::SettingsV3`.
-    SettingsV3(&'a crate::settings::Settings),
+    SettingsV3(&'a crate::settings::SettingsV3),
+    /// `Mutation::SettingsV4`.
+    SettingsV4(&'a crate::settings::Settings),
 }
 
 impl MutationRef<'_> {
@@ -180,7 +188,14 @@ mod tests {
         assert_eq!(MutationRef::Settings(&old).encode(), encode_mutation(&Mutation::Settings(old.clone())));
         let mut settings = crate::settings::Settings::from(old);
         settings.set_for("default", "retention_days", "30").unwrap();
-        assert_eq!(MutationRef::SettingsV3(&settings).encode(), encode_mutation(&Mutation::SettingsV3(settings.clone())));
+        settings.tokens.insert("t1".into(), crate::settings::StoredToken { user: "u".into(), sha256: "00".into(), created_at: 1 });
+        assert_eq!(MutationRef::SettingsV4(&settings).encode(), encode_mutation(&Mutation::SettingsV4(settings.clone())));
+        let v3 = crate::settings::SettingsV3 { vector_dim: Some(8), ..Default::default() };
+        assert_eq!(MutationRef::SettingsV3(&v3).encode(), encode_mutation(&Mutation::SettingsV3(v3.clone())));
+        // A format-4 settings snapshot reads as the settings with no tokens.
+        let bytes = postcard::to_allocvec(&v3).unwrap();
+        assert_eq!(crate::settings::Settings::decode(&bytes), Some(crate::settings::Settings::from(v3)));
+        assert_eq!(crate::settings::Settings::decode(&postcard::to_allocvec(&settings).unwrap()), Some(settings.clone()));
         let v2 = crate::settings::SettingsV2 { vector_dim: Some(8), ..Default::default() };
         assert_eq!(MutationRef::SettingsV2(&v2).encode(), encode_mutation(&Mutation::SettingsV2(v2.clone())));
         // A format-3 settings record reads as the settings with no users.
@@ -210,7 +225,7 @@ mod tests {
         // Read as format 2, the same bytes are one byte short: malformed, never misread.
         v1[0] = 2;
         assert_eq!(WalRecord::decode(&v1).unwrap_err(), DecodeError::Malformed);
-        // Reasoning round-trips in format 4; format 2 and 3 bytes read the same; a format 5 is named.
+        // Reasoning round-trips in format 5; format 2, 3 and 4 bytes read the same; a format 6 is named.
         let Mutation::Batch(mut batch) = back.mutation else { panic!("a batch") };
         if let crate::write::batch::Op::AddEvidence(v) = &mut batch.ops[0] {
             v.reasoning = Some("stated by the architect".into());
@@ -225,7 +240,10 @@ mod tests {
         v2[0] = 3;
         let Mutation::Batch(as_three) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
         assert_eq!(as_three, batch);
-        v2[0] = 5;
-        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(5));
+        v2[0] = 4;
+        let Mutation::Batch(as_four) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_four, batch);
+        v2[0] = 6;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(6));
     }
 }

@@ -79,7 +79,7 @@ pub(super) async fn hello(shared: &Arc<Shared>, conn: &mut Conn, args: &[Vec<u8>
         match arg(args, i).map(str::to_ascii_uppercase).as_deref() {
             Some("AUTH") if i + 2 < args.len() => {
                 let r = auth(shared, conn, &[b"AUTH".to_vec(), args[i + 1].clone(), args[i + 2].clone()]).await;
-                if matches!(r, Reply::Error(_)) {
+                if r.is_error() {
                     return r;
                 }
                 i += 3;

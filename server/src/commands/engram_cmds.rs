@@ -16,6 +16,8 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         "ENGRAM.RECALL" => recall(shared, who, args).await,
         "ENGRAM.NEIGHBORS" => neighbors(shared, who, args).await,
         "ENGRAM.STATS" => stats(shared, who, args).await,
+        "ENGRAM.ENTITY" => super::entities::entity(shared, who, args).await,
+        "ENGRAM.SEARCH" => super::entities::search(shared, who, args).await,
         "ENGRAM.INGEST" => ingest(shared, who, args).await,
         "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => lifecycle(shared, who, name, args).await,
         "ENGRAM.BACKUP" => {
@@ -152,7 +154,10 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
             ("REVOKE", 3) => users::revoke(db, &words[1], &words[2]).map(|had| Reply::Int(i64::from(had))),
             ("DEL", 2) => db.remove_user(&words[1]).map(|had| Reply::Int(i64::from(had))).map_err(|e| e.to_string()),
             ("LIST", 1) => Ok(Reply::Array(users::list(db).into_iter().map(Reply::text).collect())),
-            _ => Err("ENGRAM.USER: expected ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST".to_owned()),
+            ("TOKEN", 2) => users::new_token(db, &words[1]).map(|(_, token)| Reply::text(token)),
+            ("TOKENS", 1) => Ok(Reply::Array(users::list_tokens(db).into_iter().map(Reply::text).collect())),
+            ("REVOKETOKEN", 2) => db.remove_token(&words[1]).map(|had| Reply::Int(i64::from(had))).map_err(|e| e.to_string()),
+            _ => Err("ENGRAM.USER: expected ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST | TOKEN name | TOKENS | REVOKETOKEN id".to_owned()),
         };
         r.unwrap_or_else(Reply::err)
     })
@@ -162,7 +167,7 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
 
 /// The options after the fixed arguments: `NAME value` pairs (a `SEED` may repeat); an unknown
 /// name is an error naming it and what is expected.
-fn options<'a>(args: &'a [Vec<u8>], from: usize, known: &[&str]) -> Result<Vec<(String, &'a str)>, Reply> {
+pub(super) fn options<'a>(args: &'a [Vec<u8>], from: usize, known: &[&str]) -> Result<Vec<(String, &'a str)>, Reply> {
     let mut out = Vec::new();
     let mut i = from;
     while i < args.len() {
@@ -178,7 +183,7 @@ fn options<'a>(args: &'a [Vec<u8>], from: usize, known: &[&str]) -> Result<Vec<(
 }
 
 /// An entity of `ws` by external id, else by its one name.
-fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityId, Reply> {
+pub(super) fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityId, Reply> {
     if let Some(e) = ws.entity_id(text) {
         return Ok(e);
     }
@@ -189,12 +194,12 @@ fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityI
     }
 }
 
-fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, Reply> {
+pub(super) fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, Reply> {
     v.parse::<T>().map_err(|_| Reply::err(format!("{name}: `{v}` is not a number")))
 }
 
 /// A read on `ws` through `who`'s scope, under the default deadline.
-async fn read_with<T: Send + 'static>(
+pub(super) async fn read_with<T: Send + 'static>(
     shared: &Arc<Shared>,
     who: Arc<engram::Principal>,
     ws: String,

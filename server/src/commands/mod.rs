@@ -3,6 +3,7 @@
 
 mod connection;
 mod engram_cmds;
+mod entities;
 mod graph;
 mod info;
 mod pipeline;
@@ -34,12 +35,14 @@ pub struct Conn {
     pub multi: Option<Vec<Vec<Vec<u8>>>>,
     /// Why the open `MULTI` can only be discarded (its EXEC answers `EXECABORT` with this).
     pub multi_aborted: Option<String>,
+    /// Where the command came from, for the metrics: `resp`, `http` or `mcp`.
+    pub interface: &'static str,
 }
 
 impl Conn {
     /// A new connection as `principal` (see `users::initial_principal`): RESP2 until `HELLO 3`.
     pub fn new(id: u64, principal: Option<Arc<engram::Principal>>) -> Conn {
-        Conn { id, proto: 2, principal, name: None, multi: None, multi_aborted: None }
+        Conn { id, proto: 2, principal, name: None, multi: None, multi_aborted: None, interface: "resp" }
     }
 
     /// Whether the client has authenticated (or needed not to).
@@ -104,12 +107,14 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("ENGRAM.DELETE", 4, "ws ENTITY id | CLAIM id: soft delete (restorable)."),
     ("ENGRAM.RESTORE", 4, "ws ENTITY id | CLAIM id: undoes a soft delete."),
     ("ENGRAM.FORGET", 4, "ws ENTITY id | CONVERSATION id: irreversible erasure."),
+    ("ENGRAM.ENTITY", -3, "ws id [LIMIT n] [AS_OF t]: the entity with its claims (every state) and their evidence."),
+    ("ENGRAM.SEARCH", -3, "ws text [LIMIT n]: entities whose name or alias equals, starts with or contains the text."),
     ("ENGRAM.STATS", 2, "ws: entity and claim counts by type and predicate."),
     ("ENGRAM.BACKUP", 2, "path: a consistent copy of the database into a new folder (admin on *)."),
     (
         "ENGRAM.USER",
         -2,
-        "ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST (admin on *).",
+        "ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST | TOKEN name | TOKENS | REVOKETOKEN id (admin on *).",
     ),
 ];
 
@@ -220,7 +225,7 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
         _ => connection::run(shared, conn, &name, &args),
     };
     shared.stats.commands.fetch_add(1, Ordering::Relaxed);
-    if matches!(reply, Reply::Error(_)) {
+    if reply.is_error() {
         shared.stats.errors.fetch_add(1, Ordering::Relaxed);
     }
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -229,8 +234,9 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
             shared.clients.lock().ok().and_then(|c| c.get(&conn.id).map(|i| (i.addr.to_string(), i.name.clone()))).unwrap_or_default();
         shared.note_slow(micros, &args, addr, client_name);
     }
+    let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
+    shared.metrics.request(conn.interface, if known { &name } else { "unknown" }, micros as f64 / 1e6, reply.error_class());
     if let Ok(mut per) = shared.stats.per_command.lock() {
-        let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
         let e = per.entry(if known { name.to_ascii_lowercase() } else { "unknown".to_owned() }).or_insert((0, 0));
         e.0 += 1;
         e.1 += micros;
@@ -244,7 +250,7 @@ pub(crate) async fn engine<T: Send + 'static>(shared: &Arc<Shared>, f: impl FnOn
     let Ok(permit) = shared.pending.clone().try_acquire_owned() else {
         shared.stats.rejected_queue.fetch_add(1, Ordering::Relaxed);
         let max = shared.limits().max_pending_queries;
-        return Err(Reply::err(format!("too many pending queries (max-pending-queries is {max}); retry later")));
+        return Err(Reply::failed(ErrorClass::Limit, format!("ERR too many pending queries (max-pending-queries is {max}); retry later")));
     };
     let db = shared.db.clone();
     tokio::task::spawn_blocking(move || {
@@ -272,13 +278,13 @@ pub(crate) fn error_reply(shared: &Shared, e: &engram::Error) -> Reply {
             (Some(l), Some(c)) => format!(" at {l}:{c}"),
             _ => String::new(),
         };
-        return Reply::Error(format!("ERR {}{at}: {} ({}: {})", q.kind.as_str(), q.message, q.phase.short(), q.detail.as_str()));
+        return Reply::failed(class, format!("ERR {}{at}: {} ({}: {})", q.kind.as_str(), q.message, q.phase.short(), q.detail.as_str()));
     }
     let prefix = match class {
         ErrorClass::Limit if e.to_string().contains("memory") => "OOM",
         _ => "ERR",
     };
-    Reply::Error(format!("{prefix} {e}"))
+    Reply::failed(class, format!("{prefix} {e}"))
 }
 
 /// The text of argument `i`, if it is UTF-8.
@@ -296,7 +302,7 @@ pub(crate) fn deadline(shared: &Shared, ms: Option<u64>) -> Result<Duration, Rep
     let limits = shared.limits();
     let ms = ms.unwrap_or(limits.query_timeout_default_ms);
     if ms > limits.query_timeout_max_ms {
-        return Err(Reply::err(format!("timeout {ms} ms is over query-timeout-max ({} ms)", limits.query_timeout_max_ms)));
+        return Err(Reply::failed(ErrorClass::Limit, format!("ERR timeout {ms} ms is over query-timeout-max ({} ms)", limits.query_timeout_max_ms)));
     }
     Ok(Duration::from_millis(ms))
 }

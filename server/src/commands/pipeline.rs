@@ -95,7 +95,7 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
     let replies = replies.unwrap_or_else(|r| vec![r; n]);
     shared.stats.commands.fetch_add(n as u64, Ordering::Relaxed);
     shared.stats.group_commits.fetch_add(1, Ordering::Relaxed);
-    let errors = replies.iter().filter(|r| matches!(r, Reply::Error(_))).count();
+    let errors = replies.iter().filter(|r| r.is_error()).count();
     shared.stats.errors.fetch_add(errors as u64, Ordering::Relaxed);
     replies
 }

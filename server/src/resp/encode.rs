@@ -12,6 +12,9 @@ pub enum Reply {
     Simple(String),
     /// `-ERR …`: the text includes its prefix (`ERR`, `NOAUTH`, …).
     Error(String),
+    /// An error from the engine, with its class (so the HTTP API can pick a status): encoded
+    /// exactly as `Error`.
+    Failed(engram::ErrorClass, String),
     /// `:n`.
     Int(i64),
     /// `$n` bytes.
@@ -44,6 +47,31 @@ impl Reply {
         Reply::Error(format!("ERR {message}"))
     }
 
+    /// Whether this is an error reply.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_) | Reply::Failed(..))
+    }
+
+    /// An error's class as the HTTP API and the metrics name it: the engine's class for an
+    /// engine error; `denied` (`NOPERM`), `auth` (`NOAUTH`, `WRONGPASS`) or `caller` for the
+    /// server's own errors; `None` for a reply that is not an error.
+    pub fn error_class(&self) -> Option<&'static str> {
+        match self {
+            Reply::Failed(class, _) => Some(class_name(*class)),
+            Reply::Error(text) => Some(match text.split(' ').next().unwrap_or("") {
+                "NOPERM" => "denied",
+                "NOAUTH" | "WRONGPASS" => "auth",
+                _ => "caller",
+            }),
+            _ => None,
+        }
+    }
+
+    /// An error reply of the engine's class `class`; `text` includes its prefix.
+    pub fn failed(class: engram::ErrorClass, text: impl Into<String>) -> Reply {
+        Reply::Failed(class, text.into())
+    }
+
     /// Appends the encoding of this reply for protocol `proto` (2 or 3) to `out`.
     pub fn encode(&self, proto: u8, out: &mut Vec<u8>) {
         let resp3 = proto >= 3;
@@ -53,7 +81,7 @@ impl Reply {
                 out.extend(s.bytes().filter(|b| *b != b'\r' && *b != b'\n'));
                 out.extend(b"\r\n");
             }
-            Reply::Error(s) => {
+            Reply::Error(s) | Reply::Failed(_, s) => {
                 out.push(b'-');
                 out.extend(s.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
                 out.extend(b"\r\n");
@@ -96,6 +124,18 @@ impl Reply {
             Reply::Bool(b) if resp3 => out.extend(if *b { b"#t\r\n" } else { b"#f\r\n" }),
             Reply::Bool(b) => Reply::Int(i64::from(*b)).encode(proto, out),
         }
+    }
+}
+
+/// The API's name of an engine error class.
+pub fn class_name(class: engram::ErrorClass) -> &'static str {
+    match class {
+        engram::ErrorClass::Caller => "caller",
+        engram::ErrorClass::Conflict => "conflict",
+        engram::ErrorClass::Limit => "limit",
+        engram::ErrorClass::Operator => "operator",
+        engram::ErrorClass::Corruption => "corruption",
+        engram::ErrorClass::Bug => "bug",
     }
 }
 

@@ -1,0 +1,189 @@
+//! The HTTP side of `engram serve --http-port N` (axum): the JSON API under `/v1` (each route
+//! one RESP command, run as the request's principal), `/healthz`, `/readyz`, `/metrics`
+//! (Prometheus text), `/openapi.json`, the MCP streamable-HTTP transport at `/mcp` and the
+//! Explorer page at `/`.
+
+pub mod api;
+pub mod auth;
+pub mod reply;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::Router;
+use utoipa::OpenApi;
+
+use crate::state::Shared;
+
+/// What every HTTP handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The server's shared state (the same as RESP's).
+    pub shared: Arc<Shared>,
+    /// Password checks already made.
+    pub verified: Arc<auth::Verified>,
+}
+
+/// The OpenAPI document of the `/v1` routes and the service routes.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "engram HTTP API", description = "engram's operations over HTTP/JSON: the same commands, users, grants and limits as its RESP server."),
+    paths(
+        api::workspaces, api::whoami, api::query, api::ro_query, api::explain, api::profile, api::recall, api::ingest,
+        api::search, api::entity, api::neighbors, api::delete_entity, api::restore_entity, api::forget_entity,
+        api::forget_conversation, api::delete_claim, api::restore_claim, api::stats, api::delete_workspace,
+        api::checkpoint, api::backup, healthz, readyz, metrics, openapi
+    ),
+    components(schemas(api::QueryBody, api::RecallBody, api::BackupBody)),
+    modifiers(&Security)
+)]
+pub struct ApiDoc;
+
+struct Security;
+
+impl utoipa::Modify for Security {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("basic", SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)));
+        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
+
+/// Every route: method and path as the OpenAPI document names them (a test checks the two agree).
+pub const ROUTES: &[(&str, &str)] = &[
+    ("get", "/v1/workspaces"),
+    ("get", "/v1/whoami"),
+    ("post", "/v1/workspaces/{ws}/query"),
+    ("post", "/v1/workspaces/{ws}/ro_query"),
+    ("post", "/v1/workspaces/{ws}/explain"),
+    ("post", "/v1/workspaces/{ws}/profile"),
+    ("post", "/v1/workspaces/{ws}/recall"),
+    ("post", "/v1/workspaces/{ws}/ingest"),
+    ("get", "/v1/workspaces/{ws}/entities"),
+    ("get", "/v1/workspaces/{ws}/entities/{id}"),
+    ("delete", "/v1/workspaces/{ws}/entities/{id}"),
+    ("get", "/v1/workspaces/{ws}/entities/{id}/neighbors"),
+    ("post", "/v1/workspaces/{ws}/entities/{id}/restore"),
+    ("post", "/v1/workspaces/{ws}/entities/{id}/forget"),
+    ("post", "/v1/workspaces/{ws}/conversations/{id}/forget"),
+    ("delete", "/v1/workspaces/{ws}/claims/{id}"),
+    ("post", "/v1/workspaces/{ws}/claims/{id}/restore"),
+    ("get", "/v1/workspaces/{ws}/stats"),
+    ("delete", "/v1/workspaces/{ws}"),
+    ("post", "/v1/checkpoint"),
+    ("post", "/v1/backup"),
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+    ("get", "/metrics"),
+    ("get", "/openapi.json"),
+];
+
+/// The router (without `/mcp` and `/`, which their modules add).
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/workspaces", get(api::workspaces))
+        .route("/v1/whoami", get(api::whoami))
+        .route("/v1/workspaces/{ws}", delete(api::delete_workspace))
+        .route("/v1/workspaces/{ws}/query", post(api::query))
+        .route("/v1/workspaces/{ws}/ro_query", post(api::ro_query))
+        .route("/v1/workspaces/{ws}/explain", post(api::explain))
+        .route("/v1/workspaces/{ws}/profile", post(api::profile))
+        .route("/v1/workspaces/{ws}/recall", post(api::recall))
+        .route("/v1/workspaces/{ws}/ingest", post(api::ingest))
+        .route("/v1/workspaces/{ws}/entities", get(api::search))
+        .route("/v1/workspaces/{ws}/entities/{id}", get(api::entity).delete(api::delete_entity))
+        .route("/v1/workspaces/{ws}/entities/{id}/neighbors", get(api::neighbors))
+        .route("/v1/workspaces/{ws}/entities/{id}/restore", post(api::restore_entity))
+        .route("/v1/workspaces/{ws}/entities/{id}/forget", post(api::forget_entity))
+        .route("/v1/workspaces/{ws}/conversations/{id}/forget", post(api::forget_conversation))
+        .route("/v1/workspaces/{ws}/claims/{id}", delete(api::delete_claim))
+        .route("/v1/workspaces/{ws}/claims/{id}/restore", post(api::restore_claim))
+        .route("/v1/workspaces/{ws}/stats", get(api::stats))
+        .route("/v1/checkpoint", post(api::checkpoint))
+        .route("/v1/backup", post(api::backup))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), errors_as_json))
+        .with_state(state)
+}
+
+/// Makes every error JSON (axum's own rejections of a bad path, query string or method are
+/// text) and records the request in the metrics.
+async fn errors_as_json(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let path = req.uri().path().to_owned();
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let response = if (status.is_client_error() || status.is_server_error()) && !is_json {
+        let bytes = axum::body::to_bytes(response.into_body(), 64 * 1024).await.unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes).trim().to_owned();
+        let message = if text.is_empty() { status.canonical_reason().unwrap_or("error").to_owned() } else { text };
+        let message = if status == StatusCode::NOT_FOUND { format!("no route {path}") } else { message };
+        reply::error(status, "caller", message)
+    } else {
+        response
+    };
+    if response.status() == StatusCode::UNAUTHORIZED {
+        state.shared.metrics.refused("http-auth");
+    }
+    if !path.starts_with("/v1/") {
+        // `/v1` requests are recorded per command where they run; the service routes here.
+        let class = response.status().is_client_error().then_some("caller");
+        state.shared.metrics.request("http", path.trim_start_matches('/'), started.elapsed().as_secs_f64(), class);
+    }
+    response
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "`{\"status\": \"ok\"}`", body = serde_json::Value)))]
+pub async fn healthz() -> Response {
+    axum::Json(serde_json::json!({"status": "ok"})).into_response()
+}
+
+/// Readiness: the database is open and the server is not shutting down.
+#[utoipa::path(get, path = "/readyz", responses((status = 200, description = "Ready.", body = serde_json::Value), (status = 503, description = "Shutting down.", body = serde_json::Value)))]
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if state.shared.stopping.load(Ordering::SeqCst) {
+        return reply::error(StatusCode::SERVICE_UNAVAILABLE, "operator", "shutting down");
+    }
+    axum::Json(serde_json::json!({"status": "ready", "workspaces": state.shared.db.workspaces().len()})).into_response()
+}
+
+/// Metrics in the Prometheus text format; admin on `*` (they name every workspace).
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text exposition format 0.0.4.", content_type = "text/plain")))]
+pub async fn metrics(State(state): State<AppState>, who: Result<auth::Who, Response>) -> Response {
+    match who {
+        Ok(auth::Who(p)) if p.sees_all() => {}
+        Ok(_) => return reply::error(StatusCode::FORBIDDEN, "denied", "/metrics needs admin on *"),
+        Err(r) => return r,
+    }
+    let shared = state.shared.clone();
+    let text = tokio::task::spawn_blocking(move || shared.metrics.render(&shared)).await.unwrap_or_default();
+    let mut r = text.into_response();
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    r
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "The OpenAPI 3.1 document.", body = serde_json::Value)))]
+pub async fn openapi() -> Response {
+    axum::Json(ApiDoc::openapi()).into_response()
+}
+
+/// Serves `router` on `listener` until `shared` stops.
+pub async fn serve(listener: tokio::net::TcpListener, router: Router, shared: Arc<Shared>) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            let _ = shared.stopped.subscribe().wait_for(|stopped| *stopped).await;
+        })
+        .await
+}
