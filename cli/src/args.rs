@@ -149,13 +149,33 @@ pub enum Command {
         /// The RESP port (0: a free one).
         #[arg(long, default_value_t = 6379)]
         port: u16,
-        /// The HTTP port (not served yet).
+        /// Also serve HTTP on this port (same address): the JSON API, /metrics, /openapi.json,
+        /// MCP at /mcp and the Explorer at / (0: a free one).
         #[arg(long)]
         http_port: Option<u16>,
         /// Read a password for the built-in user `default` from stdin (one line) and store it
         /// (argon2id): every connection must then AUTH, and the server may listen beyond loopback.
         #[arg(long)]
         requirepass_stdin: bool,
+        /// The embedder for recall and ingest (default: the one the database records, else none).
+        #[command(flatten)]
+        embedding: EmbedArgs,
+    },
+    /// Serve MCP on stdin/stdout for a desktop agent or IDE (trusted local: who can run it can
+    /// read the files). Creates DIR if absent; fails while a server holds DIR.
+    Mcp {
+        /// Database folder.
+        dir: PathBuf,
+        /// The workspace the agent works in.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Act as this user (its grants), without a password; default: `default` while no user
+        /// exists.
+        #[arg(long)]
+        user: Option<String>,
+        /// The embedder for recall and ingest (default: the one the database records, else none).
+        #[command(flatten)]
+        embedding: EmbedArgs,
     },
     /// Manage the server's users and grants (stored in the database). Refused while a server
     /// holds DIR: use ENGRAM.USER then.

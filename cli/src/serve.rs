@@ -22,12 +22,21 @@ fn password_from_stdin() -> Result<String, Failure> {
 }
 
 /// Opens (or creates) DIR and serves it until SHUTDOWN, SIGTERM or SIGINT.
-pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>, requirepass_stdin: bool) -> Result<(), Failure> {
+pub fn run(
+    dir: &Path,
+    bind: IpAddr,
+    port: u16,
+    http_port: Option<u16>,
+    requirepass_stdin: bool,
+    embedder: Option<&str>,
+    model_dir: Option<&Path>,
+) -> Result<(), Failure> {
     let password = requirepass_stdin.then(password_from_stdin).transpose()?;
     // Structured logs on stderr: connections, authentications (the user, never a password),
     // protocol errors, shutdown. stdout keeps only the `listening on` line.
     let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_target(false).try_init();
     let db = engram::Database::open(dir).map_err(fail)?;
+    crate::embed::attach(&db, embedder, model_dir)?;
     if let Some(pw) = password {
         users::require_pass(&db, &pw).map_err(Failure::operator)?;
     }
@@ -42,6 +51,33 @@ pub fn run(dir: &Path, bind: IpAddr, port: u16, http_port: Option<u16>, requirep
     })
         .map_err(|e| Failure::operator(format!("engram serve: {e}")))?;
     printed
+}
+
+/// `engram mcp DIR`: MCP on stdio as `user` (or `default` while no user exists) in `workspace`.
+/// stdout carries the protocol only; logs go to stderr.
+pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&str>, model_dir: Option<&Path>) -> Result<(), Failure> {
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_target(false).try_init();
+    let db = engram::Database::open(dir).map_err(|e| {
+        if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
+            Failure::operator(format!("{}: locked by a running server; point the agent at its /mcp instead", dir.display()))
+        } else {
+            fail(e)
+        }
+    })?;
+    crate::embed::attach(&db, embedder, model_dir)?;
+    let principal = match user {
+        Some(name) => users::principal_of(&db, name).ok_or_else(|| Failure::from(format!("no user `{name}`")))?,
+        None => users::initial_principal(&db)
+            .ok_or_else(|| Failure::from("users exist and `default` has no access: pass --user NAME"))?,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Failure::operator(format!("engram mcp: {e}")))?;
+    let workspace = workspace.to_owned();
+    runtime
+        .block_on(async move {
+            let shared = std::sync::Arc::new(engram_server::state::Shared::new(db, engram_server::Limits::default(), ([127, 0, 0, 1], 0).into()));
+            engram_server::mcp::serve_stdio(shared, engram_server::mcp::McpScope { principal, workspace }).await
+        })
+        .map_err(|e| Failure::operator(format!("engram mcp: {e}")))
 }
 
 /// Opens DIR for a user change: a server holding it is named, with what to use instead.

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod http;
 pub mod metrics;
 pub mod limits;
+pub mod mcp;
 pub mod resp;
 pub mod server;
 pub mod state;

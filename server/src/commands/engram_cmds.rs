@@ -18,6 +18,8 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         "ENGRAM.STATS" => stats(shared, who, args).await,
         "ENGRAM.ENTITY" => super::entities::entity(shared, who, args).await,
         "ENGRAM.SEARCH" => super::entities::search(shared, who, args).await,
+        "ENGRAM.CLAIM" => super::entities::claim(shared, who, args).await,
+        "ENGRAM.CLAIMS" => super::entities::claims(shared, who, args).await,
         "ENGRAM.INGEST" => ingest(shared, who, args).await,
         "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => lifecycle(shared, who, name, args).await,
         "ENGRAM.BACKUP" => {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use engram::{Direction, StateSet, Timestamp, Value, Visibility, WorkspaceView};
+use engram::{ClaimState, Direction, StateSet, Timestamp, Value, Visibility, WorkspaceView};
 
 use super::engram_cmds::{number, options, read_with, resolve};
 use super::{arg, arity, error_reply};
@@ -176,20 +176,24 @@ fn rank(name: &str, needle: &str) -> Option<u8> {
     }
 }
 
-/// `ENGRAM.SEARCH ws text [LIMIT n]`: entities whose name or an alias equals, starts with or
+/// `ENGRAM.SEARCH ws text [OFFSET n] [LIMIT n]`: entities whose name or an alias equals, starts with or
 /// contains `text` (case-insensitive), best match first, then by name; deleted ones left out.
 /// A scan of the workspace's entities: meant for people and agents looking up a name, not for
 /// a hot path.
 pub(super) async fn search(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(text)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.search") };
-    let opts: Vec<(String, String)> = match options(args, 3, &["LIMIT"]) {
+    let opts: Vec<(String, String)> = match options(args, 3, &["OFFSET", "LIMIT"]) {
         Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
         Err(r) => return r,
     };
     let needle = text.trim().to_lowercase();
     read_with(shared, who, ws.to_owned(), move |view| {
-        let mut limit = SEARCH_DEFAULT;
-        if let Some((_, v)) = opts.first() {
+        let (mut limit, mut offset) = (SEARCH_DEFAULT, 0usize);
+        for (k, v) in &opts {
+            if k == "OFFSET" {
+                offset = number("OFFSET", v)?;
+                continue;
+            }
             limit = number::<usize>("LIMIT", v)?;
             if limit > LIMIT_MAX {
                 return Err(Reply::err(format!("LIMIT {limit} is over {LIMIT_MAX}")));
@@ -212,6 +216,7 @@ pub(super) async fn search(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         let total = found.len();
         let items = found
             .into_iter()
+            .skip(offset)
             .take(limit)
             .map(|(_, _, ent)| {
                 let claims = view
@@ -223,6 +228,63 @@ pub(super) async fn search(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                 Reply::Map(fields)
             })
             .collect();
+        Ok(Reply::Map(vec![("items".to_owned(), Reply::Array(items)), ("total".to_owned(), int(total))]))
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// A claim of `view` by dense id or external id.
+fn claim_of(view: &WorkspaceView<'_>, id: &str) -> Result<engram::Claim, Reply> {
+    let found = view.claim_id(id).or_else(|| id.parse::<u32>().ok().map(engram::ClaimId)).and_then(|c| view.claim(c));
+    found.ok_or_else(|| Reply::err(format!("no claim `{id}` in the workspace")))
+}
+
+/// `ENGRAM.CLAIM ws id`: one claim (dense or external id) with its evidence, whatever its state.
+pub(super) async fn claim(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let (Some(ws), Some(id), 3) = (arg(args, 1), arg(args, 2), args.len()) else { return arity("engram.claim") };
+    let id = id.to_owned();
+    read_with(shared, who, ws.to_owned(), move |view| Ok(claim_record(view, &claim_of(view, &id)?, None))).await.unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.CLAIMS ws [PREDICATE p] [STATE proposed|accepted|deprecated|current] [OFFSET n]
+/// [LIMIT n]`: claims newest first (by recorded time), soft-deleted ones left out; `total`
+/// counts them all.
+pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let Some(ws) = arg(args, 1) else { return arity("engram.claims") };
+    let opts: Vec<(String, String)> = match options(args, 2, &["PREDICATE", "STATE", "OFFSET", "LIMIT"]) {
+        Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
+        Err(r) => return r,
+    };
+    read_with(shared, who, ws.to_owned(), move |view| {
+        let (mut predicate, mut states, mut offset, mut limit) = (None, vec![ClaimState::Proposed, ClaimState::Accepted], 0usize, SEARCH_DEFAULT);
+        for (k, v) in &opts {
+            match k.as_str() {
+                "PREDICATE" => predicate = Some(v.clone()),
+                "STATE" => {
+                    states = match v.to_ascii_lowercase().as_str() {
+                        "current" => vec![ClaimState::Proposed, ClaimState::Accepted],
+                        "all" => ClaimState::ALL.to_vec(),
+                        s => vec![ClaimState::ALL
+                            .into_iter()
+                            .find(|x| x.as_str() == s)
+                            .ok_or_else(|| Reply::err(format!("STATE: `{v}` is not proposed, accepted, deprecated, current or all")))?],
+                    }
+                }
+                "OFFSET" => offset = number("OFFSET", v)?,
+                _ => {
+                    limit = number("LIMIT", v)?;
+                    if limit > LIMIT_MAX {
+                        return Err(Reply::err(format!("LIMIT {limit} is over {LIMIT_MAX}")));
+                    }
+                }
+            }
+        }
+        let mut found: Vec<engram::Claim> =
+            states.iter().flat_map(|s| view.claims_with(predicate.as_deref(), *s)).filter_map(|c| view.claim(c)).collect();
+        found.sort_by(|a, b| (b.recorded_at, b.id).cmp(&(a.recorded_at, a.id)));
+        let total = found.len();
+        let items = found.iter().skip(offset).take(limit).map(|c| claim_record(view, c, None)).collect();
         Ok(Reply::Map(vec![("items".to_owned(), Reply::Array(items)), ("total".to_owned(), int(total))]))
     })
     .await

@@ -108,7 +108,13 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("ENGRAM.RESTORE", 4, "ws ENTITY id | CLAIM id: undoes a soft delete."),
     ("ENGRAM.FORGET", 4, "ws ENTITY id | CONVERSATION id: irreversible erasure."),
     ("ENGRAM.ENTITY", -3, "ws id [LIMIT n] [AS_OF t]: the entity with its claims (every state) and their evidence."),
-    ("ENGRAM.SEARCH", -3, "ws text [LIMIT n]: entities whose name or alias equals, starts with or contains the text."),
+    ("ENGRAM.SEARCH", -3, "ws text [OFFSET n] [LIMIT n]: entities whose name or alias equals, starts with or contains the text."),
+    ("ENGRAM.CLAIM", 3, "ws id: one claim (dense or external id) with its evidence."),
+    (
+        "ENGRAM.CLAIMS",
+        -2,
+        "ws [PREDICATE p] [STATE proposed|accepted|deprecated|current|all] [OFFSET n] [LIMIT n]: claims, newest first.",
+    ),
     ("ENGRAM.STATS", 2, "ws: entity and claim counts by type and predicate."),
     ("ENGRAM.BACKUP", 2, "path: a consistent copy of the database into a new folder (admin on *)."),
     (

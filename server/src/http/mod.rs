@@ -7,6 +7,8 @@ pub mod api;
 pub mod auth;
 pub mod reply;
 
+use rmcp::transport::streamable_http_server::{session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService};
+
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -84,9 +86,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/openapi.json"),
 ];
 
-/// The router (without `/mcp` and `/`, which their modules add).
+/// The router: the API, the service routes and `/mcp`.
 pub fn router(state: AppState) -> Router {
     Router::new()
+        .nest_service("/mcp", mcp_service(&state))
         .route("/v1/workspaces", get(api::workspaces))
         .route("/v1/whoami", get(api::whoami))
         .route("/v1/workspaces/{ws}", delete(api::delete_workspace))
@@ -113,6 +116,49 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi))
         .layer(axum::middleware::from_fn_with_state(state.clone(), errors_as_json))
         .with_state(state)
+}
+
+/// The MCP streamable-HTTP transport: each request authenticated like the API's (the principal
+/// and the `?workspace=` it works on, `default` if none, put in the request for the tools), JSON
+/// responses rather than event streams, every session ended at shutdown.
+fn mcp_service(state: &AppState) -> Router {
+    let shared = state.shared.clone();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    {
+        let cancel = cancel.clone();
+        let mut stopped = shared.stopped.subscribe();
+        tokio::spawn(async move {
+            let _ = stopped.wait_for(|s| *s).await;
+            cancel.cancel();
+        });
+    }
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    hosts.push(shared.addr.ip().to_string());
+    let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(hosts)
+        .with_cancellation_token(cancel);
+    let service: StreamableHttpService<crate::mcp::EngramMcp, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(crate::mcp::EngramMcp::new(shared.clone(), None)),
+        Arc::default(),
+        config,
+    );
+    Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(state.clone(), mcp_scope))
+}
+
+/// Puts the request's principal and workspace in it for the MCP tools; 401 without credentials.
+async fn mcp_scope(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let (mut parts, body) = req.into_parts();
+    let principal = match auth::principal(&parts, &state) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let query: std::collections::HashMap<String, String> =
+        axum::extract::Query::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
+    let workspace = query.get("workspace").cloned().unwrap_or_else(|| engram::DEFAULT_WORKSPACE.to_owned());
+    parts.extensions.insert(crate::mcp::McpScope { principal, workspace });
+    next.run(Request::from_parts(parts, body)).await
 }
 
 /// Makes every error JSON (axum's own rejections of a bad path, query string or method are

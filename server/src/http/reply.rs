@@ -3,9 +3,9 @@
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use crate::resp::encode::double_text;
+pub use crate::resp::json::to_json;
 use crate::resp::Reply;
 
 /// An error's class (see `Reply::error_class`), its HTTP status and its message (the RESP
@@ -28,25 +28,6 @@ pub fn classify(reply: &Reply) -> Option<(&'static str, StatusCode, String)> {
         _ => StatusCode::BAD_REQUEST,
     };
     Some((class, status, text.split_once(' ').map_or(text, |(_, rest)| rest).to_owned()))
-}
-
-/// A reply as a JSON value (an error inside, such as one document's failed ingest, becomes
-/// `{"error": {…}}` in place).
-pub fn to_json(reply: &Reply) -> Value {
-    match reply {
-        Reply::Simple(s) => Value::String(s.clone()),
-        Reply::Error(_) | Reply::Failed(..) => match classify(reply) {
-            Some((class, _, message)) => json!({"error": {"class": class, "message": message}}),
-            None => Value::Null,
-        },
-        Reply::Int(i) => Value::from(*i),
-        Reply::Bulk(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
-        Reply::Nil => Value::Null,
-        Reply::Array(items) => Value::Array(items.iter().map(to_json).collect()),
-        Reply::Map(pairs) => Value::Object(pairs.iter().map(|(k, v)| (k.clone(), to_json(v))).collect::<Map<_, _>>()),
-        Reply::Double(f) => serde_json::Number::from_f64(*f).map_or_else(|| Value::String(double_text(*f)), Value::Number),
-        Reply::Bool(b) => Value::Bool(*b),
-    }
 }
 
 /// An error response.

@@ -2,6 +2,7 @@
 
 pub mod decode;
 pub mod encode;
+pub mod json;
 
 pub use decode::{Decoder, ProtocolError};
 pub use encode::Reply;
