@@ -31,6 +31,13 @@ class Server:
             raise RuntimeError(f"engram serve did not start: {line!r}, log: {(folder.parent / f'{folder.name}.log').read_text()}")
         self.host, port = line.split()[-1].rsplit(":", 1)
         self.port = int(port)
+        self.http = None
+        if "--http-port" in extra:
+            line = self.proc.stdout.readline()
+            if not line.startswith("listening on http://"):
+                self.proc.kill()
+                raise RuntimeError(f"engram serve did not start HTTP: {line!r}")
+            self.http = line.split()[-1]
 
     def stop(self, timeout=20):
         if self.proc.poll() is None:
@@ -47,6 +54,13 @@ class Server:
 @pytest.fixture
 def server(tmp_path):
     s = Server(tmp_path / "db")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    s = Server(tmp_path / "db", "--http-port", "0")
     yield s
     s.stop()
 

@@ -118,8 +118,9 @@ pub(super) fn claim_record(view: &WorkspaceView<'_>, c: &engram::Claim, directio
 }
 
 /// `ENGRAM.ENTITY ws id [LIMIT n] [AS_OF t]`: the entity (by external id, else by its one name)
-/// and its claims in both directions, every state (deprecated ones included, so a reader sees
-/// what was replaced), soft-deleted ones left out; `claims_total` counts them all.
+/// and its claims in both directions, every state and version (deprecated ones included, so a
+/// reader sees what was replaced; with `AS_OF`, those valid then), soft-deleted ones left out;
+/// `claims_total` counts them all.
 pub(super) async fn entity(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(id)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.entity") };
     let opts: Vec<(String, String)> = match options(args, 3, &["LIMIT", "AS_OF"]) {
@@ -130,7 +131,9 @@ pub(super) async fn entity(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
     let s = shared.clone();
     read_with(shared, who, ws.to_owned(), move |view| {
         let mut limit = ENTITY_CLAIMS_DEFAULT;
-        let mut visibility = Visibility { states: StateSet::ALL, ..Visibility::default() };
+        // Without AS_OF: every version (history included: a replaced claim's valid time has
+        // ended), soft-deleted ones dropped below. With AS_OF: what was valid then, any state.
+        let mut visibility = Visibility::all_versions();
         for (k, v) in &opts {
             if k == "LIMIT" {
                 limit = number::<usize>("LIMIT", v)?;
@@ -138,20 +141,20 @@ pub(super) async fn entity(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                     return Err(Reply::err(format!("LIMIT {limit} is over {LIMIT_MAX}")));
                 }
             } else {
-                visibility.as_of = Some(Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?);
+                let at = Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?;
+                visibility = Visibility { as_of: Some(at), states: StateSet::ALL, ..Visibility::default() };
             }
         }
         let e = resolve(view, &id)?;
         let Some(ent) = view.entity(e) else { return Err(Reply::err(format!("no entity `{id}` in the workspace"))) };
         let q = engram::NeighborQuery { visibility, ..engram::NeighborQuery::default() };
         let page = view.neighbors(e, &q).map_err(|e| error_reply(&s, &e.into()))?;
-        let total = page.items.len();
-        let claims: Vec<Reply> = page
-            .items
+        let shown: Vec<_> = page.items.iter().filter_map(|n| view.claim(n.claim).filter(|c| !c.deleted).map(|c| (n, c))).collect();
+        let total = shown.len();
+        let claims: Vec<Reply> = shown
             .iter()
-            .filter_map(|n| view.claim(n.claim).map(|c| (n, c)))
             .take(limit)
-            .map(|(n, c)| claim_record(view, &c, Some(n.direction)))
+            .map(|(n, c)| claim_record(view, c, Some(n.direction)))
             .collect();
         let mut fields = entity_record(view, &ent);
         fields.push(("claims".to_owned(), Reply::Array(claims)));

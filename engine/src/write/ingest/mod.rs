@@ -142,6 +142,9 @@ pub struct ClaimIn {
     /// Typed properties of a new claim (JSON values), shown by the query language.
     #[serde(default)]
     pub properties: serde_json::Map<String, serde_json::Value>,
+    /// A new claim is sensitive: it does not exist for principals without `see_sensitive`.
+    #[serde(default)]
+    pub sensitive: bool,
 }
 
 /// A verdict about an existing claim (the seed uses an LLM classifier; engram applies it).

@@ -225,6 +225,7 @@ pub(crate) fn plan(
         add.valid_from = Some(valid_from);
         add.expires_at = c.expires_at.as_deref().and_then(|t| Timestamp::parse(t).ok());
         add.text.clone_from(&c.text);
+        add.sensitive = c.sensitive;
         b.add_claim(add);
         if !c.properties.is_empty() {
             let properties: Properties =
