@@ -1,7 +1,8 @@
 //! The ingest documents MCP's write tools send: a verbatim memory (the actor `remembers` a
 //! memory entity, the text on the claim), and the reference knowledge-graph server's entities,
-//! observations (a claim from the entity to itself, predicate `observation`, the text on it) and
-//! relations. Each document's source ids are a hash of its content, so a retry is a duplicate and
+//! observations (a claim from the entity to an observation entity of its own, predicate
+//! `observation`, the text on the claim: one triple per observation, so two are never taken for
+//! the same fact) and relations. Each document's source ids are a hash of its content, so a retry is a duplicate and
 //! writes nothing.
 
 use serde_json::{json, Map, Value};
@@ -13,6 +14,8 @@ pub const REMEMBERS: &str = "remembers";
 pub const OBSERVATION: &str = "observation";
 /// The entity type of a verbatim memory.
 pub const MEMORY_TYPE: &str = "memory";
+/// The entity type of an observation.
+pub const OBSERVATION_TYPE: &str = "observation";
 
 /// The sub-scope a write is stamped with and a read may narrow to (stored as claim and entity
 /// properties of these names).
@@ -105,15 +108,17 @@ pub struct GraphEntity<'a> {
 pub fn graph(tool: &str, entities: &[GraphEntity<'_>], relations: &[(&str, &str, &str)], scope: &SubScope) -> Value {
     let props = scope.properties();
     let mut claims = Vec::new();
+    let mut ents: Vec<Value> = entities.iter().map(|e| json!({"name": e.name, "type": e.entity_type, "properties": props})).collect();
     for e in entities {
         for o in e.observations {
-            claims.push(json!({"subject": e.name, "predicate": OBSERVATION, "object": e.name, "confidence": 1.0, "text": o, "properties": props}));
+            let id = hash_id("obs_", &[e.name, e.entity_type, o]);
+            ents.push(json!({"name": id, "type": OBSERVATION_TYPE, "id": id}));
+            claims.push(json!({"subject": e.name, "predicate": OBSERVATION, "object": id, "confidence": 1.0, "text": o, "properties": props}));
         }
     }
     for (from, rel, to) in relations {
         claims.push(json!({"subject": from, "predicate": rel, "object": to, "confidence": 1.0, "properties": props}));
     }
-    let ents: Vec<Value> = entities.iter().map(|e| json!({"name": e.name, "type": e.entity_type, "properties": props})).collect();
     let body = json!({"entities": ents, "claims": claims});
     let id = hash_id("mcp_", &[tool, &body.to_string()]);
     let mut doc = body;

@@ -297,6 +297,12 @@ fn node(entity: &Value) -> Value {
     json!({"name": entity["name"], "entityType": entity["type"], "id": entity["id"], "observations": observations})
 }
 
+/// Whether an entity is one the memory tools made to hold a memory or an observation (not a
+/// node of the reference server's graph).
+fn internal(entity: &Value) -> bool {
+    entity["type"] == docs::MEMORY_TYPE || entity["type"] == docs::OBSERVATION_TYPE
+}
+
 /// Its relations (claims other than observations and memories), outgoing, current.
 fn relations(entity: &Value) -> Vec<Value> {
     entity["claims"]
@@ -538,11 +544,14 @@ impl EngramMcp {
         let mut entities = Vec::new();
         for item in found["items"].as_array().into_iter().flatten() {
             let Some(id) = item["id"].as_str() else { continue };
+            if internal(item) {
+                continue;
+            }
             if let Ok(v) = self.call(&scope, vec!["ENGRAM.ENTITY".to_owned(), scope.workspace.clone(), id.to_owned()]).await {
                 entities.push(node(&v));
             }
         }
-        ok(json!({"entities": entities, "total": found["total"]}))
+        ok(json!({"entities": entities}))
     }
 
     #[tool(description = "Read the knowledge graph a page at a time (`page` from 1, `page_size` up to 1000 entities, by name): entities with observations, and their outgoing relations.")]
@@ -553,22 +562,26 @@ impl EngramMcp {
         };
         let size = a.page_size.unwrap_or(100).clamp(1, PAGE_SIZE_MAX);
         let offset = a.page.unwrap_or(1).max(1).saturating_sub(1).saturating_mul(size);
-        let args = vec!["ENGRAM.SEARCH", &scope.workspace, "", "OFFSET", &offset.to_string(), "LIMIT", &size.to_string()].into_iter().map(str::to_owned).collect();
-        let found = match self.call(&scope, args).await {
-            Ok(v) => v,
-            Err(e) => return Ok(CallToolResult::structured_error(e)),
+        // The graph's own entities (not the ones holding memories and observations), by name.
+        let filter = format!("WHERE NOT n:{} AND NOT n:{}", docs::MEMORY_TYPE, docs::OBSERVATION_TYPE);
+        let page = format!("MATCH (n) {filter} RETURN n.id ORDER BY n.name, n.id SKIP {offset} LIMIT {size}");
+        let count = format!("MATCH (n) {filter} RETURN count(n)");
+        let (page, count) = match (
+            self.call(&scope, vec!["ENGRAM.RO_QUERY".to_owned(), scope.workspace.clone(), page]).await,
+            self.call(&scope, vec!["ENGRAM.RO_QUERY".to_owned(), scope.workspace.clone(), count]).await,
+        ) {
+            (Ok(p), Ok(c)) => (p, c),
+            (Err(e), _) | (_, Err(e)) => return Ok(CallToolResult::structured_error(e)),
         };
         let (mut entities, mut rels) = (Vec::new(), Vec::new());
-        for item in found["items"].as_array().into_iter().flatten() {
-            if item["type"] == docs::MEMORY_TYPE {
-                continue;
-            }
-            let Some(id) = item["id"].as_str() else { continue };
+        for row in page["rows"].as_array().into_iter().flatten() {
+            let Some(id) = row[0].as_str() else { continue };
             if let Ok(v) = self.call(&scope, vec!["ENGRAM.ENTITY".to_owned(), scope.workspace.clone(), id.to_owned()]).await {
                 entities.push(node(&v));
                 rels.extend(relations(&v));
             }
         }
+        let found = json!({"total": count["rows"][0][0]});
         ok(json!({"entities": entities, "relations": rels, "total_entities": found["total"], "page": a.page.unwrap_or(1).max(1), "page_size": size}))
     }
 
@@ -643,6 +656,26 @@ impl EngramMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for EngramMcp {
+    /// Runs the tool; an error the SDK reports as text (arguments that do not match the schema)
+    /// becomes the same `{"error": {"class", "message"}}` as the tools' own errors.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        Ok(match response {
+            rmcp::model::CallToolResponse::Complete(r) if r.is_error == Some(true) && r.structured_content.is_none() => {
+                let message: Vec<String> = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+                rmcp::model::CallToolResponse::Complete(CallToolResult::structured_error(
+                    json!({"error": {"class": "caller", "message": message.join(" ")}}),
+                ))
+            }
+            other => other,
+        })
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("engram", env!("CARGO_PKG_VERSION")))
