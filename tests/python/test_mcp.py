@@ -131,6 +131,26 @@ def test_memories_added_are_found_updated_and_forgotten(tmp_path):
     run(go())
 
 
+def test_a_sub_scope_narrows_search_and_listing(tmp_path):
+    async def go():
+        async with stdio(tmp_path / "db") as s:
+            await ok(s, "add_memory", {"text": "my favourite colour is blue", "user_id": "ann", "run_id": "r1"})
+            await ok(s, "add_memory", {"text": "my favourite colour is red", "user_id": "bob", "run_id": "r2"})
+            await ok(s, "add_memory", {"text": "my favourite colour is green", "user_id": "bob", "run_id": "r3"})
+            both = await ok(s, "search_memory", {"query": "favourite colour"})
+            assert len(both["facts"]) == 3
+            bob = await ok(s, "search_memory", {"query": "favourite colour", "user_id": "bob"})
+            texts = [f["text"] for f in bob["facts"]]
+            assert len(texts) == 2 and all("blue" not in t for t in texts) and "blue" not in bob["context"]
+            one = await ok(s, "search_memory", {"query": "favourite colour", "user_id": "bob", "run_id": "r3"})
+            assert [f["text"] for f in one["facts"]] == ["my favourite colour is green"]
+            assert (await ok(s, "list_memories", {"user_id": "ann"}))["total"] == 1
+            assert (await ok(s, "list_memories", {"user_id": "bob"}))["total"] == 2
+            assert (await ok(s, "list_memories", {"user_id": "carol"}))["total"] == 0
+
+    run(go())
+
+
 def test_invalid_arguments_are_errors_without_stack_traces(tmp_path):
     async def go():
         async with stdio(tmp_path / "db") as s:
@@ -262,7 +282,7 @@ def test_a_session_cannot_reach_another_workspace(secured):
             # No tool takes a workspace; an extra argument naming one changes nothing.
             for name in ["search_memory", "query", "add_memory"]:
                 tools = {t.name: t for t in (await s.list_tools()).tools}
-                assert "workspace" not in json.dumps(tools[name].input_schema)
+                assert "workspace" not in tools[name].input_schema["properties"]
             found = await ok(s, "search_memory", {"query": "secret plan", "workspace": "other"})
             assert "secret plan" not in json.dumps(found)
             got = await ok(s, "query", {"query": "MATCH ()-[r]->() RETURN r.text", "workspace": "other"})

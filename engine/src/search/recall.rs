@@ -74,7 +74,14 @@ pub struct RecallQuery {
     pub entity_seeds: usize,
     /// Vector comparison (default inner product: the cosine for unit-length embeddings).
     pub metric: crate::search::semantic::Metric,
+    /// A sub-scope: only claims whose properties hold these values (the MCP tools' `user_id`,
+    /// `agent_id`, `run_id`). Each path then looks at `SUB_SCOPE_WIDEN` times more candidates,
+    /// keeps those in scope, and ranks among them.
+    pub properties: Vec<(String, crate::value::Value)>,
 }
+
+/// How many more candidates each path reads when a sub-scope filters them.
+pub const SUB_SCOPE_WIDEN: usize = 4;
 
 impl RecallQuery {
     /// A query with the defaults.
@@ -93,6 +100,7 @@ impl RecallQuery {
             mode: VectorMode::F32,
             entity_seeds: 5,
             metric: crate::search::semantic::Metric::Dot,
+            properties: Vec::new(),
         }
     }
 }
@@ -147,7 +155,7 @@ impl WorkspaceView<'_> {
         let mut paths_run = Vec::new();
         let mut skipped = Vec::new();
         let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
-        let per = q.per_path;
+        let per = if q.properties.is_empty() { q.per_path } else { q.per_path.saturating_mul(SUB_SCOPE_WIDEN) };
         let opts = VectorOptions {
             k: per,
             mode: q.mode,
@@ -211,6 +219,16 @@ impl WorkspaceView<'_> {
         paths_run.push("recency");
         lap!("recency");
 
+        let in_scope = |list: Ranked| -> Ranked {
+            if q.properties.is_empty() {
+                return list;
+            }
+            list.into_iter()
+                .filter(|c| q.properties.iter().all(|(k, v)| self.claim_property(*c, k) == Some(v)))
+                .take(q.per_path)
+                .collect()
+        };
+        let (semantic, lexical, graph, recency) = (in_scope(semantic), in_scope(lexical), in_scope(graph), in_scope(recency));
         let w = q.weights;
         let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
         for (list, weight, slot) in

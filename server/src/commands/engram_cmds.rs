@@ -219,11 +219,12 @@ pub(super) async fn read_with<T: Send + 'static>(
     .await?
 }
 
-/// `ENGRAM.RECALL ws text [BUDGET n] [SEED e]… [HOPS n] [AS_OF t]`: the recall as a map (the
-/// context block, the facts with ids, scores and evidence, the paths run).
+/// `ENGRAM.RECALL ws text [BUDGET n] [SEED e]… [HOPS n] [AS_OF t] [PROPERTY k=v]…`: the recall
+/// as a map (the context block, the facts with ids, scores and evidence, the paths run);
+/// `PROPERTY` narrows to claims holding that string property (a sub-scope such as `user_id=ann`).
 pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(text)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.recall") };
-    let opts = match options(args, 3, &["BUDGET", "SEED", "HOPS", "AS_OF"]) {
+    let opts = match options(args, 3, &["BUDGET", "SEED", "HOPS", "AS_OF", "PROPERTY"]) {
         Ok(o) => o,
         Err(r) => return r,
     };
@@ -236,6 +237,10 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                 "BUDGET" => q.budget = number("BUDGET", v)?,
                 "HOPS" => q.hops = number("HOPS", v)?,
                 "SEED" => q.seeds.push(resolve(view, v)?),
+                "PROPERTY" => {
+                    let (key, value) = v.split_once('=').ok_or_else(|| Reply::err(format!("PROPERTY: `{v}` is not key=value")))?;
+                    q.properties.push((key.to_owned(), engram::Value::Str(value.into())));
+                }
                 _ => q.visibility.as_of = Some(engram::Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?),
             }
         }

@@ -250,17 +250,18 @@ pub(super) async fn claim(shared: &Arc<Shared>, who: Arc<engram::Principal>, arg
     read_with(shared, who, ws.to_owned(), move |view| Ok(claim_record(view, &claim_of(view, &id)?, None))).await.unwrap_or_else(|r| r)
 }
 
-/// `ENGRAM.CLAIMS ws [PREDICATE p] [STATE proposed|accepted|deprecated|current] [OFFSET n]
-/// [LIMIT n]`: claims newest first (by recorded time), soft-deleted ones left out; `total`
+/// `ENGRAM.CLAIMS ws [PREDICATE p] [STATE proposed|accepted|deprecated|current|all]
+/// [PROPERTY k=v]… [OFFSET n] [LIMIT n]`: claims newest first (by recorded time), soft-deleted ones left out; `total`
 /// counts them all.
 pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let Some(ws) = arg(args, 1) else { return arity("engram.claims") };
-    let opts: Vec<(String, String)> = match options(args, 2, &["PREDICATE", "STATE", "OFFSET", "LIMIT"]) {
+    let opts: Vec<(String, String)> = match options(args, 2, &["PREDICATE", "STATE", "OFFSET", "LIMIT", "PROPERTY"]) {
         Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
         Err(r) => return r,
     };
     read_with(shared, who, ws.to_owned(), move |view| {
         let (mut predicate, mut states, mut offset, mut limit) = (None, vec![ClaimState::Proposed, ClaimState::Accepted], 0usize, SEARCH_DEFAULT);
+        let mut properties: Vec<(String, Value)> = Vec::new();
         for (k, v) in &opts {
             match k.as_str() {
                 "PREDICATE" => predicate = Some(v.clone()),
@@ -275,6 +276,10 @@ pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                     }
                 }
                 "OFFSET" => offset = number("OFFSET", v)?,
+                "PROPERTY" => {
+                    let (key, value) = v.split_once('=').ok_or_else(|| Reply::err(format!("PROPERTY: `{v}` is not key=value")))?;
+                    properties.push((key.to_owned(), Value::Str(value.into())));
+                }
                 _ => {
                     limit = number("LIMIT", v)?;
                     if limit > LIMIT_MAX {
@@ -284,7 +289,12 @@ pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
             }
         }
         let mut found: Vec<engram::Claim> =
-            states.iter().flat_map(|s| view.claims_with(predicate.as_deref(), *s)).filter_map(|c| view.claim(c)).collect();
+            states
+                .iter()
+                .flat_map(|s| view.claims_with(predicate.as_deref(), *s))
+                .filter(|c| properties.iter().all(|(k, v)| view.claim_property(*c, k) == Some(v)))
+                .filter_map(|c| view.claim(c))
+                .collect();
         found.sort_by(|a, b| (b.recorded_at, b.id).cmp(&(a.recorded_at, a.id)));
         let total = found.len();
         let items = found.iter().skip(offset).take(limit).map(|c| claim_record(view, c, None)).collect();

@@ -139,6 +139,9 @@ pub struct RecallBody {
     /// Valid time to recall at (RFC 3339).
     #[serde(default)]
     as_of: Option<String>,
+    /// Only claims holding these string properties (a sub-scope such as `{"user_id": "ann"}`).
+    #[serde(default)]
+    properties: BTreeMap<String, String>,
 }
 
 /// Hybrid recall (vector, text, graph, recency fused) under a token budget, as `ENGRAM.RECALL`.
@@ -162,6 +165,9 @@ pub async fn recall(State(state): State<AppState>, Who(who): Who, Path(ws): Path
     }
     if let Some(t) = r.as_of {
         args.extend(["AS_OF".to_owned(), t]);
+    }
+    for (k, v) in r.properties {
+        args.extend(["PROPERTY".to_owned(), format!("{k}={v}")]);
     }
     run(&state, who, args).await
 }

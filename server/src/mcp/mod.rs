@@ -152,6 +152,12 @@ pub struct SearchMemory {
     pub as_of: Option<String>,
     /// At most this many facts.
     pub limit: Option<usize>,
+    /// Only memories of this user (narrows what the connection sees; never widens it).
+    pub user_id: Option<String>,
+    /// Only memories of this agent.
+    pub agent_id: Option<String>,
+    /// Only memories of this run or session.
+    pub run_id: Option<String>,
 }
 
 /// A memory's id.
@@ -177,6 +183,27 @@ pub struct Page {
     pub page: Option<u64>,
     /// Items per page (default 10, at most 1000).
     pub page_size: Option<u64>,
+}
+
+/// A page of memories, optionally of one sub-scope.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct MemoryPage {
+    /// Page number from 1 (default 1).
+    pub page: Option<u64>,
+    /// Items per page (default 10, at most 1000).
+    pub page_size: Option<u64>,
+    /// Only memories of this user.
+    pub user_id: Option<String>,
+    /// Only memories of this agent.
+    pub agent_id: Option<String>,
+    /// Only memories of this run or session.
+    pub run_id: Option<String>,
+}
+
+/// `PROPERTY k=v` arguments for a sub-scope.
+fn sub_scope_args(user_id: Option<String>, agent_id: Option<String>, run_id: Option<String>) -> Vec<String> {
+    let sub = SubScope { user_id, agent_id, run_id };
+    sub.properties().into_iter().flat_map(|(k, v)| ["PROPERTY".to_owned(), format!("{k}={}", v.as_str().unwrap_or_default())]).collect()
 }
 
 /// An entity of the reference knowledge-graph server.
@@ -366,7 +393,7 @@ impl EngramMcp {
     }
 
     #[tool(
-        description = "Find what is remembered about something: hybrid search (meaning, words, the graph around named entities, recency) fused into a context block of at most `budget` tokens, plus the facts behind it with their ids, scores, the paths that found them and their evidence. Use `seeds` (entity names) to search around known entities, `as_of` to ask what was true at a past time. Put the `context` text in your prompt; cite facts by id."
+        description = "Find what is remembered about something: hybrid search (meaning, words, the graph around named entities, recency) fused into a context block of at most `budget` tokens, plus the facts behind it with their ids, scores, the paths that found them and their evidence. Use `seeds` (entity names) to search around known entities, `as_of` to ask what was true at a past time, `user_id` / `agent_id` / `run_id` to search only the memories of that user, agent or run. Put the `context` text in your prompt; cite facts by id."
     )]
     async fn search_memory(&self, Parameters(a): Parameters<SearchMemory>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let mut args = vec!["ENGRAM.RECALL".to_owned(), WS.to_owned(), a.query];
@@ -382,6 +409,7 @@ impl EngramMcp {
         if let Some(t) = a.as_of {
             args.extend(["AS_OF".to_owned(), t]);
         }
+        args.extend(sub_scope_args(a.user_id, a.agent_id, a.run_id));
         let mut r = self.tool(&ctx, args).await?;
         if let (Some(limit), Some(v)) = (a.limit, r.structured_content.as_mut()) {
             if let Some(facts) = v.get_mut("facts").and_then(Value::as_array_mut) {
@@ -452,12 +480,14 @@ impl EngramMcp {
         ok(json!({"forgotten": a.id}))
     }
 
-    #[tool(description = "List stored memories, newest first, a page at a time (`page` from 1, `page_size` up to 1000). Returns the memories and the total count.")]
-    async fn list_memories(&self, Parameters(a): Parameters<Page>, ctx: RequestContext<RoleServer>) -> ToolResult {
+    #[tool(description = "List stored memories, newest first, a page at a time (`page` from 1, `page_size` up to 1000), optionally only those of one `user_id`, `agent_id` or `run_id`. Returns the memories and the total count.")]
+    async fn list_memories(&self, Parameters(a): Parameters<MemoryPage>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let size = a.page_size.unwrap_or(10).clamp(1, PAGE_SIZE_MAX);
         let offset = a.page.unwrap_or(1).max(1).saturating_sub(1).saturating_mul(size);
         let args = ["ENGRAM.CLAIMS", WS, "PREDICATE", docs::REMEMBERS, "OFFSET", &offset.to_string(), "LIMIT", &size.to_string()];
-        self.tool(&ctx, args.iter().map(|s| (*s).to_owned()).collect()).await
+        let mut args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        args.extend(sub_scope_args(a.user_id, a.agent_id, a.run_id));
+        self.tool(&ctx, args).await
     }
 
     #[tool(
