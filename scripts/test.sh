@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The tests: the Rust workspace (unit, property, TCK, durability), then the server black-box tests
-# with the real clients (redis-py, falkordb-py, redis-cli) against `target/debug/engram serve`,
-# from a pinned virtualenv in .venv. Needs the Rust toolchain, python3 (with venv) and, for the
-# redis-cli, redis-benchmark and tmux tests, Debian's redis-tools and tmux (.ci/run installs them;
-# without them those tests skip, saying why).
+# with the real clients (redis-py, falkordb-py, redis-cli, the MCP SDK, Selenium with Chromium)
+# against `target/debug/engram serve` and `engram mcp`, from a pinned virtualenv in .venv. Needs
+# the Rust toolchain, python3 (with venv) and, for the redis-cli, redis-benchmark, tmux and browser
+# tests, Debian's redis-tools, tmux, chromium and chromium-driver (.ci/run installs them; without
+# them those tests skip, saying why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-model.sh

@@ -39,7 +39,7 @@ pub struct AppState {
         api::workspaces, api::whoami, api::query, api::ro_query, api::explain, api::profile, api::recall, api::ingest,
         api::search, api::entity, api::neighbors, api::delete_entity, api::restore_entity, api::forget_entity,
         api::forget_conversation, api::delete_claim, api::restore_claim, api::stats, api::delete_workspace,
-        api::checkpoint, api::backup, healthz, readyz, metrics, openapi
+        api::checkpoint, api::backup, healthz, readyz, metrics, openapi, explorer
     ),
     components(schemas(api::QueryBody, api::RecallBody, api::BackupBody)),
     modifiers(&Security)
@@ -84,6 +84,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/readyz"),
     ("get", "/metrics"),
     ("get", "/openapi.json"),
+    ("get", "/"),
 ];
 
 /// The router: the API, the service routes and `/mcp`.
@@ -114,6 +115,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
+        .route("/", get(explorer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), errors_as_json))
         .with_state(state)
 }
@@ -216,6 +218,17 @@ pub async fn metrics(State(state): State<AppState>, who: Result<auth::Who, Respo
     let text = tokio::task::spawn_blocking(move || shared.metrics.render(&shared)).await.unwrap_or_default();
     let mut r = text.into_response();
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    r
+}
+
+/// The Explorer: one build-free page (plain HTML, CSS and JavaScript, no framework), embedded in
+/// the binary so the server needs no files beside it and CI no JavaScript build. It calls only
+/// the `/v1` routes, as the user it signs in as.
+#[utoipa::path(get, path = "/", responses((status = 200, description = "The Explorer page.", content_type = "text/html")))]
+pub async fn explorer() -> Response {
+    let mut r = include_str!("../../explorer/index.html").into_response();
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:"));
     r
 }
 
