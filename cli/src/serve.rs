@@ -49,7 +49,7 @@ pub fn run(
         }
         printed = out::print(&lines);
     })
-        .map_err(|e| Failure::operator(format!("engram serve: {e}")))?;
+    .map_err(|e| Failure::operator(format!("engram serve: {e}")))?;
     printed
 }
 
@@ -67,14 +67,15 @@ pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&st
     crate::embed::attach(&db, embedder, model_dir)?;
     let principal = match user {
         Some(name) => users::principal_of(&db, name).ok_or_else(|| Failure::from(format!("no user `{name}`")))?,
-        None => users::initial_principal(&db)
-            .ok_or_else(|| Failure::from("users exist and `default` has no access: pass --user NAME"))?,
+        None => users::initial_principal(&db).ok_or_else(|| Failure::from("users exist and `default` has no access: pass --user NAME"))?,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Failure::operator(format!("engram mcp: {e}")))?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Failure::operator(format!("engram mcp: {e}")))?;
     let workspace = workspace.to_owned();
     runtime
         .block_on(async move {
-            let shared = std::sync::Arc::new(engram_server::state::Shared::new(db, engram_server::Limits::default(), ([127, 0, 0, 1], 0).into()));
+            let shared =
+                std::sync::Arc::new(engram_server::state::Shared::new(db, engram_server::Limits::default(), ([127, 0, 0, 1], 0).into()));
             engram_server::mcp::serve_stdio(shared, engram_server::mcp::McpScope { principal, workspace }).await
         })
         .map_err(|e| Failure::operator(format!("engram mcp: {e}")))

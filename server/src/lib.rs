@@ -4,14 +4,14 @@
 //! Layout: `resp` (the request decoder with its limits, the reply encoder), `state` (what the
 //! connections share), `server` (accept loop, one task per connection, the engine work on the blocking pool behind a bounded queue),
 //! `commands` (one module per family: connection, `ENGRAM.*`, `GRAPH.*`, server information),
-//! `http` (the JSON API, health, metrics and OpenAPI on axum: each route one command), `metrics`
+//! `http` (the JSON API, health, metrics and `OpenAPI` on axum: each route one command), `metrics`
 //! (the Prometheus families).
 
 pub mod commands;
 pub mod http;
-pub mod metrics;
 pub mod limits;
 pub mod mcp;
+pub mod metrics;
 pub mod resp;
 pub mod server;
 pub mod state;

@@ -1,13 +1,12 @@
 //! Prometheus metrics (`GET /metrics`), through the `metrics` facade and its Prometheus exporter.
 //! Each server owns its recorder (no process-global state, so several servers in one process
 //! keep apart). Requests are recorded as they finish; the counters the server and the engine
-//! keep anyway (refusals, WAL fsyncs, commit groups, memory) are copied in when scraped. Every
-//! family is registered at start-up, so a scrape before any traffic lists them all.
+//! keep anyway (refusals, WAL fsyncs, commit groups, memory) are copied in when scraped (by the
+//! HTTP side, which knows the server's state). Every family is registered at start-up, so a
+//! scrape before any traffic lists them all.
 
 use metrics::{Key, Label, Level, Metadata, Recorder as _};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
-
-use crate::state::Shared;
 
 /// Latency buckets in seconds: 50 µs to 10 s.
 const BUCKETS: [f64; 14] = [0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 10.0];
@@ -16,15 +15,8 @@ const BUCKETS: [f64; 14] = [0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5
 pub const INTERFACES: [&str; 3] = ["resp", "http", "mcp"];
 
 /// The named limits whose refusals are counted.
-pub const REFUSALS: [&str; 7] = [
-    "maxclients",
-    "max-pending-queries",
-    "query-timeout",
-    "client-buffer-limit",
-    "timeout",
-    "protocol",
-    "http-auth",
-];
+pub const REFUSALS: [&str; 7] =
+    ["maxclients", "max-pending-queries", "query-timeout", "client-buffer-limit", "timeout", "protocol", "http-auth"];
 
 /// Every family: name, help.
 const FAMILIES: [(&str, &str); 16] = [
@@ -97,7 +89,9 @@ impl Metrics {
         }
         for interface in INTERFACES {
             m.recorder.register_counter(&key("engram_requests_total", &[("interface", interface), ("command", "none")]), &META).absolute(0);
-            m.recorder.register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", "none")]), &META).absolute(0);
+            m.recorder
+                .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", "none")]), &META)
+                .absolute(0);
             let _ = m.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META);
         }
         for limit in REFUSALS {
@@ -118,10 +112,14 @@ impl Metrics {
     /// Records one finished request.
     pub fn request(&self, interface: &'static str, command: &str, seconds: f64, error_class: Option<&str>) {
         let command = command.to_ascii_lowercase();
-        self.recorder.register_counter(&key("engram_requests_total", &[("interface", interface), ("command", &command)]), &META).increment(1);
+        self.recorder
+            .register_counter(&key("engram_requests_total", &[("interface", interface), ("command", &command)]), &META)
+            .increment(1);
         self.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META).record(seconds);
         if let Some(class) = error_class {
-            self.recorder.register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", class)]), &META).increment(1);
+            self.recorder
+                .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", class)]), &META)
+                .increment(1);
         }
     }
 
@@ -130,57 +128,18 @@ impl Metrics {
         self.recorder.register_counter(&key("engram_refusals_total", &[("limit", limit)]), &META).increment(1);
     }
 
-    /// The text exposition, with the server's and the engine's counters copied in.
-    pub fn render(&self, shared: &Shared) -> String {
-        use std::sync::atomic::Ordering::Relaxed;
-        let r = &self.recorder;
-        let set = |name: &'static str, labels: &[(&'static str, &str)], v: f64| r.register_gauge(&key(name, labels), &META).set(v);
-        let count = |name: &'static str, labels: &[(&'static str, &str)], v: u64| r.register_counter(&key(name, labels), &META).absolute(v);
-        let st = &shared.stats;
-        count("engram_refusals_total", &[("limit", "maxclients")], st.rejected_connections.load(Relaxed));
-        count("engram_refusals_total", &[("limit", "max-pending-queries")], st.rejected_queue.load(Relaxed));
-        count("engram_refusals_total", &[("limit", "query-timeout")], st.timeouts.load(Relaxed));
-        count("engram_refusals_total", &[("limit", "client-buffer-limit")], st.buffer_overflows.load(Relaxed));
-        count("engram_refusals_total", &[("limit", "timeout")], st.idle_closed.load(Relaxed));
-        count("engram_refusals_total", &[("limit", "protocol")], st.protocol_errors.load(Relaxed));
-        count("engram_connections_total", &[], st.connections.load(Relaxed));
-        set("engram_clients_connected", &[], shared.clients.lock().map_or(0, |c| c.len()) as f64);
-        let c = shared.db.commit_stats();
-        count("engram_wal_commits_total", &[], c.commits);
-        count("engram_commit_groups_total", &[], c.groups);
-        count("engram_wal_fsyncs_total", &[], c.fsyncs);
-        set("engram_snapshot_age_seconds", &[], snapshot_age(&shared.db).unwrap_or(-1.0));
-        set("engram_uptime_seconds", &[], shared.started.elapsed().as_secs_f64());
-        let max = shared.limits().max_pending_queries;
-        set("engram_pending_queries", &[], max.saturating_sub(shared.pending.available_permits()) as f64);
-        let snap = shared.db.snapshot();
-        let mem = snap.memory();
-        set("engram_memory_bytes", &[("part", "entities")], mem.entity_bytes as f64);
-        set("engram_memory_bytes", &[("part", "claims")], mem.claim_bytes as f64);
-        set("engram_memory_bytes", &[("part", "text")], mem.text_bytes as f64);
-        set("engram_memory_bytes", &[("part", "other")], mem.other_bytes as f64);
-        let total_bytes = (mem.entity_bytes + mem.claim_bytes + mem.text_bytes + mem.other_bytes) as f64;
-        let rows = (mem.entities + mem.claims).max(1) as f64;
-        let root = shared.db.scope(std::sync::Arc::new(engram::Principal::root()));
-        for ws in shared.db.workspaces() {
-            let Ok(view) = root.workspace(&ws.name) else { continue };
-            let cat = view.catalog();
-            set("engram_workspace_entities", &[("workspace", &ws.name)], cat.entities as f64);
-            set("engram_workspace_claims", &[("workspace", &ws.name)], cat.claims as f64);
-            set("engram_workspace_memory_bytes", &[("workspace", &ws.name)], total_bytes * (cat.entities + cat.claims) as f64 / rows);
-        }
+    /// Sets gauge `name` with `labels` to `v`.
+    pub fn gauge(&self, name: &'static str, labels: &[(&'static str, &str)], v: f64) {
+        self.recorder.register_gauge(&key(name, labels), &META).set(v);
+    }
+
+    /// Sets counter `name` with `labels` to `v` (a count kept elsewhere, copied in).
+    pub fn counter(&self, name: &'static str, labels: &[(&'static str, &str)], v: u64) {
+        self.recorder.register_counter(&key(name, labels), &META).absolute(v);
+    }
+
+    /// The text exposition of everything recorded.
+    pub fn text(&self) -> String {
         self.handle.render()
     }
-}
-
-/// Seconds since the newest snapshot file of a durable database was written.
-fn snapshot_age(db: &engram::Database) -> Option<f64> {
-    let dir = db.dir()?;
-    let newest = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "snap"))
-        .filter_map(|e| e.metadata().ok()?.modified().ok())
-        .max()?;
-    Some(newest.elapsed().map_or(0.0, |d| d.as_secs_f64()))
 }

@@ -133,9 +133,18 @@ pub fn principal_of(db: &Database, name: &str) -> Option<Arc<Principal>> {
 /// Prefix of every bearer token (so a leaked one is recognisable by secret scanners).
 pub const TOKEN_PREFIX: &str = "engram_";
 
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 fn sha256_hex(text: &str) -> String {
     use sha2::Digest as _;
-    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// Makes a bearer token for existing user `name`: `engram_<id>_<secret>` (the id names it for
@@ -148,11 +157,11 @@ pub fn new_token(db: &Database, name: &str) -> Result<(String, String), String> 
     }
     let mut bytes = [0u8; 36];
     OsRng.fill_bytes(&mut bytes);
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let id = hex(&bytes[..4]);
     let token = format!("{TOKEN_PREFIX}{id}_{}", hex(&bytes[4..]));
     let created_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let stored = engram::StoredToken { user: name.to_owned(), sha256: sha256_hex(&token), created_at: i64::try_from(created_at).unwrap_or(0) };
+    let stored =
+        engram::StoredToken { user: name.to_owned(), sha256: sha256_hex(&token), created_at: i64::try_from(created_at).unwrap_or(0) };
     db.put_token(&id, stored).map_err(|e| e.to_string())?;
     Ok((id, token))
 }

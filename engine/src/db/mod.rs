@@ -655,7 +655,9 @@ impl Database {
         let user = token.user.clone();
         self.update_settings(|s| {
             if !s.users.contains_key(&user) {
-                return Err(crate::settings::SettingsError::BadValue { key: "user".to_owned(), value: user, expected: "an existing user" }.into());
+                return Err(
+                    crate::settings::SettingsError::BadValue { key: "user".to_owned(), value: user, expected: "an existing user" }.into()
+                );
             }
             s.tokens.insert(id.to_owned(), token);
             Ok(())

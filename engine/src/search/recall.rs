@@ -152,8 +152,7 @@ impl WorkspaceView<'_> {
         check_limits(&self.cx.limits, q)?;
         self.cx.check().map_err(ReadError::Interrupted)?;
         let vis = &q.visibility;
-        let mut paths_run = Vec::new();
-        let mut skipped = Vec::new();
+        let (mut paths_run, mut skipped) = (Vec::new(), Vec::new());
         let mut graph_seeds: Vec<EntityId> = q.seeds.clone();
         let per = if q.properties.is_empty() { q.per_path } else { q.per_path.saturating_mul(SUB_SCOPE_WIDEN) };
         let opts = VectorOptions {
@@ -219,16 +218,7 @@ impl WorkspaceView<'_> {
         paths_run.push("recency");
         lap!("recency");
 
-        let in_scope = |list: Ranked| -> Ranked {
-            if q.properties.is_empty() {
-                return list;
-            }
-            list.into_iter()
-                .filter(|c| q.properties.iter().all(|(k, v)| self.claim_property(*c, k) == Some(v)))
-                .take(q.per_path)
-                .collect()
-        };
-        let (semantic, lexical, graph, recency) = (in_scope(semantic), in_scope(lexical), in_scope(graph), in_scope(recency));
+        let [semantic, lexical, graph, recency] = [semantic, lexical, graph, recency].map(|list| self.in_sub_scope(q, list));
         let w = q.weights;
         let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
         for (list, weight, slot) in
@@ -264,6 +254,15 @@ impl WorkspaceView<'_> {
         let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
         lap!("pack");
         Ok(Recall { packed, paths_run, skipped, graph_seeds: graph_seeds.iter().map(|e| e.0).collect(), timings_us: timings })
+    }
+
+    /// A path's candidates in the query's sub-scope (claims holding its properties), at most
+    /// `per_path` of them; all of them when it sets none.
+    fn in_sub_scope(&self, q: &RecallQuery, list: Ranked) -> Ranked {
+        if q.properties.is_empty() {
+            return list;
+        }
+        list.into_iter().filter(|c| q.properties.iter().all(|(k, v)| self.claim_property(*c, k) == Some(v))).take(q.per_path).collect()
     }
 
     /// The semantic path: claims by text vector, and entities by name vector for the graph

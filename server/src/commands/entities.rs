@@ -76,10 +76,7 @@ pub(super) fn entity_record(view: &WorkspaceView<'_>, ent: &engram::Entity) -> V
 /// A claim record with its evidence, seen from `from` (its direction).
 pub(super) fn claim_record(view: &WorkspaceView<'_>, c: &engram::Claim, direction: Option<Direction>) -> Reply {
     let evidence = view.evidence_of(c.id).unwrap_or_default();
-    let mut fields = vec![
-        ("id".to_owned(), Reply::Int(i64::from(c.id.0))),
-        ("ext_id".to_owned(), Reply::text(c.ext_id.to_string())),
-    ];
+    let mut fields = vec![("id".to_owned(), Reply::Int(i64::from(c.id.0))), ("ext_id".to_owned(), Reply::text(c.ext_id.to_string()))];
     if let Some(d) = direction {
         fields.push(("direction".to_owned(), Reply::text(if d == Direction::Out { "out" } else { "in" })));
     }
@@ -151,11 +148,7 @@ pub(super) async fn entity(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         let page = view.neighbors(e, &q).map_err(|e| error_reply(&s, &e.into()))?;
         let shown: Vec<_> = page.items.iter().filter_map(|n| view.claim(n.claim).filter(|c| !c.deleted).map(|c| (n, c))).collect();
         let total = shown.len();
-        let claims: Vec<Reply> = shown
-            .iter()
-            .take(limit)
-            .map(|(n, c)| claim_record(view, c, Some(n.direction)))
-            .collect();
+        let claims: Vec<Reply> = shown.iter().take(limit).map(|(n, c)| claim_record(view, c, Some(n.direction))).collect();
         let mut fields = entity_record(view, &ent);
         fields.push(("claims".to_owned(), Reply::Array(claims)));
         fields.push(("claims_total".to_owned(), int(total)));
@@ -222,10 +215,7 @@ pub(super) async fn search(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
             .skip(offset)
             .take(limit)
             .map(|(_, _, ent)| {
-                let claims = view
-                    .neighbors(ent.id, &engram::NeighborQuery::default())
-                    .map(|p| p.items.len())
-                    .unwrap_or(0);
+                let claims = view.neighbors(ent.id, &engram::NeighborQuery::default()).map_or(0, |p| p.items.len());
                 let mut fields = entity_record(view, &ent);
                 fields.push(("claims".to_owned(), int(claims)));
                 Reply::Map(fields)
@@ -260,7 +250,8 @@ pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         Err(r) => return r,
     };
     read_with(shared, who, ws.to_owned(), move |view| {
-        let (mut predicate, mut states, mut offset, mut limit) = (None, vec![ClaimState::Proposed, ClaimState::Accepted], 0usize, SEARCH_DEFAULT);
+        let (mut predicate, mut states, mut offset, mut limit) =
+            (None, vec![ClaimState::Proposed, ClaimState::Accepted], 0usize, SEARCH_DEFAULT);
         let mut properties: Vec<(String, Value)> = Vec::new();
         for (k, v) in &opts {
             match k.as_str() {
@@ -288,14 +279,13 @@ pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                 }
             }
         }
-        let mut found: Vec<engram::Claim> =
-            states
-                .iter()
-                .flat_map(|s| view.claims_with(predicate.as_deref(), *s))
-                .filter(|c| properties.iter().all(|(k, v)| view.claim_property(*c, k) == Some(v)))
-                .filter_map(|c| view.claim(c))
-                .collect();
-        found.sort_by(|a, b| (b.recorded_at, b.id).cmp(&(a.recorded_at, a.id)));
+        let mut found: Vec<engram::Claim> = states
+            .iter()
+            .flat_map(|s| view.claims_with(predicate.as_deref(), *s))
+            .filter(|c| properties.iter().all(|(k, v)| view.claim_property(*c, k) == Some(v)))
+            .filter_map(|c| view.claim(c))
+            .collect();
+        found.sort_by_key(|c| std::cmp::Reverse((c.recorded_at, c.id)));
         let total = found.len();
         let items = found.iter().skip(offset).take(limit).map(|c| claim_record(view, c, None)).collect();
         Ok(Reply::Map(vec![("items".to_owned(), Reply::Array(items)), ("total".to_owned(), int(total))]))

@@ -308,7 +308,10 @@ pub(crate) fn deadline(shared: &Shared, ms: Option<u64>) -> Result<Duration, Rep
     let limits = shared.limits();
     let ms = ms.unwrap_or(limits.query_timeout_default_ms);
     if ms > limits.query_timeout_max_ms {
-        return Err(Reply::failed(ErrorClass::Limit, format!("ERR timeout {ms} ms is over query-timeout-max ({} ms)", limits.query_timeout_max_ms)));
+        return Err(Reply::failed(
+            ErrorClass::Limit,
+            format!("ERR timeout {ms} ms is over query-timeout-max ({} ms)", limits.query_timeout_max_ms),
+        ));
     }
     Ok(Duration::from_millis(ms))
 }

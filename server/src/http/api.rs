@@ -36,9 +36,9 @@ async fn run(state: &AppState, who: Arc<engram::Principal>, args: Vec<String>) -
 /// field.
 async fn body<T: DeserializeOwned>(state: &AppState, body: Body) -> Result<T, Response> {
     let max = state.shared.limits().bulk_max;
-    let bytes = axum::body::to_bytes(body, max).await.map_err(|_| {
-        error(StatusCode::PAYLOAD_TOO_LARGE, "limit", format!("the request body is over proto-max-bulk-len ({max} bytes)"))
-    })?;
+    let bytes = axum::body::to_bytes(body, max)
+        .await
+        .map_err(|_| error(StatusCode::PAYLOAD_TOO_LARGE, "limit", format!("the request body is over proto-max-bulk-len ({max} bytes)")))?;
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     let parsed: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -198,7 +198,12 @@ pub struct Limit {
 /// evidence, as `ENGRAM.ENTITY`.
 #[utoipa::path(get, path = "/v1/workspaces/{ws}/entities/{id}", params(("ws" = String, Path, description = "The workspace."), ("id" = String, Path, description = "External id or name."), Limit),
     responses((status = 200, description = "The entity with `claims` and `claims_total`.", body = Value), (status = "4XX", description = "An error.", body = Value)))]
-pub async fn entity(State(state): State<AppState>, Who(who): Who, Path((ws, id)): Path<(String, String)>, Query(q): Query<Limit>) -> Response {
+pub async fn entity(
+    State(state): State<AppState>,
+    Who(who): Who,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<Limit>,
+) -> Response {
     let mut args = vec!["ENGRAM.ENTITY".to_owned(), ws, id];
     if let Some(n) = q.limit {
         args.extend(["LIMIT".to_owned(), n.to_string()]);

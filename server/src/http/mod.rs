@@ -6,6 +6,7 @@
 pub mod api;
 pub mod auth;
 pub mod reply;
+pub mod scrape;
 
 use rmcp::transport::streamable_http_server::{session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService};
 
@@ -31,7 +32,7 @@ pub struct AppState {
     pub verified: Arc<auth::Verified>,
 }
 
-/// The OpenAPI document of the `/v1` routes and the service routes.
+/// The `OpenAPI` document of the `/v1` routes and the service routes.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "engram HTTP API", description = "engram's operations over HTTP/JSON: the same commands, users, grants and limits as its RESP server."),
@@ -57,7 +58,7 @@ impl utoipa::Modify for Security {
     }
 }
 
-/// Every route: method and path as the OpenAPI document names them (a test checks the two agree).
+/// Every route: method and path as the `OpenAPI` document names them (a test checks the two agree).
 pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/workspaces"),
     ("get", "/v1/whoami"),
@@ -141,11 +142,8 @@ fn mcp_service(state: &AppState) -> Router {
         .with_sse_keep_alive(None)
         .with_allowed_hosts(hosts)
         .with_cancellation_token(cancel);
-    let service: StreamableHttpService<crate::mcp::EngramMcp, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(crate::mcp::EngramMcp::new(shared.clone(), None)),
-        Arc::default(),
-        config,
-    );
+    let service: StreamableHttpService<crate::mcp::EngramMcp, LocalSessionManager> =
+        StreamableHttpService::new(move || Ok(crate::mcp::EngramMcp::new(shared.clone(), None)), Arc::default(), config);
     Router::new().fallback_service(service).layer(axum::middleware::from_fn_with_state(state.clone(), mcp_scope))
 }
 
@@ -156,8 +154,7 @@ async fn mcp_scope(State(state): State<AppState>, req: Request, next: Next) -> R
         Ok(p) => p,
         Err(r) => return r,
     };
-    let query: std::collections::HashMap<String, String> =
-        axum::extract::Query::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
+    let query: std::collections::HashMap<String, String> = axum::extract::Query::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
     let workspace = query.get("workspace").cloned().unwrap_or_else(|| engram::DEFAULT_WORKSPACE.to_owned());
     parts.extensions.insert(crate::mcp::McpScope { principal, workspace });
     next.run(Request::from_parts(parts, body)).await
@@ -215,7 +212,7 @@ pub async fn metrics(State(state): State<AppState>, who: Result<auth::Who, Respo
         Err(r) => return r,
     }
     let shared = state.shared.clone();
-    let text = tokio::task::spawn_blocking(move || shared.metrics.render(&shared)).await.unwrap_or_default();
+    let text = tokio::task::spawn_blocking(move || scrape::render(&shared)).await.unwrap_or_default();
     let mut r = text.into_response();
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
     r
@@ -228,7 +225,12 @@ pub async fn metrics(State(state): State<AppState>, who: Result<auth::Who, Respo
 pub async fn explorer() -> Response {
     let mut r = include_str!("../../explorer/index.html").into_response();
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:"));
+    r.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
+        ),
+    );
     r
 }
 
@@ -251,7 +253,7 @@ pub async fn serve(listener: tokio::net::TcpListener, router: Router, shared: Ar
 mod tests {
     use super::*;
 
-    /// The OpenAPI document names exactly the routes served.
+    /// The `OpenAPI` document names exactly the routes served.
     #[test]
     fn openapi_lists_every_route() {
         let doc = serde_json::to_value(ApiDoc::openapi()).expect("the document encodes");

@@ -50,8 +50,7 @@ pub fn hash_id(prefix: &str, parts: &[&str]) -> String {
         h.update(p.as_bytes());
     }
     let digest = h.finalize();
-    let hex: String = digest.iter().take(10).map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
+    format!("{prefix}{}", crate::users::hex(&digest[..10]))
 }
 
 /// Who a memory is about: the user, else the agent, else `user`.
@@ -113,7 +112,9 @@ pub fn graph(tool: &str, entities: &[GraphEntity<'_>], relations: &[(&str, &str,
         for o in e.observations {
             let id = hash_id("obs_", &[e.name, e.entity_type, o]);
             ents.push(json!({"name": id, "type": OBSERVATION_TYPE, "id": id}));
-            claims.push(json!({"subject": e.name, "predicate": OBSERVATION, "object": id, "confidence": 1.0, "text": o, "properties": props}));
+            claims.push(
+                json!({"subject": e.name, "predicate": OBSERVATION, "object": id, "confidence": 1.0, "text": o, "properties": props}),
+            );
         }
     }
     for (from, rel, to) in relations {

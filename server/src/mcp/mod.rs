@@ -42,11 +42,14 @@ pub struct EngramMcp {
 
 type ToolResult = Result<CallToolResult, rmcp::ErrorData>;
 
+// Reason: the tools return `ToolResult`; these end a tool with `return ok(…)` / `fail(…)`.
+#[allow(clippy::unnecessary_wraps)]
 fn ok(v: Value) -> ToolResult {
     let v = if v.is_object() { v } else { json!({"result": v}) };
     Ok(CallToolResult::structured(v))
 }
 
+#[allow(clippy::unnecessary_wraps)]
 fn fail(message: impl Into<String>) -> ToolResult {
     Ok(CallToolResult::structured_error(json!({"error": {"class": "caller", "message": message.into()}})))
 }
@@ -64,10 +67,9 @@ impl EngramMcp {
         if let Some(s) = &self.fixed {
             return Ok(s.clone());
         }
-        ctx.extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<McpScope>().cloned())
-            .ok_or_else(|| CallToolResult::structured_error(json!({"error": {"class": "auth", "message": "no principal for this request"}})))
+        ctx.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<McpScope>().cloned()).ok_or_else(|| {
+            CallToolResult::structured_error(json!({"error": {"class": "auth", "message": "no principal for this request"}}))
+        })
     }
 
     /// Runs one command as the session; its reply as JSON, an error reply as `Err`.
@@ -99,7 +101,8 @@ impl EngramMcp {
 
     /// Ingests documents, returning the per-document reports.
     async fn ingest(&self, scope: &McpScope, docs: &[Value]) -> Result<Vec<Value>, Value> {
-        let v = self.call(scope, vec!["ENGRAM.INGEST".to_owned(), scope.workspace.clone(), Value::Array(docs.to_vec()).to_string()]).await?;
+        let v =
+            self.call(scope, vec!["ENGRAM.INGEST".to_owned(), scope.workspace.clone(), Value::Array(docs.to_vec()).to_string()]).await?;
         let reports = v.as_array().cloned().unwrap_or_default();
         if let Some(e) = reports.iter().find(|r| r.get("error").is_some()) {
             return Err(e.clone());
@@ -234,7 +237,7 @@ pub struct RelationArg {
     pub from: String,
     /// The target entity's name.
     pub to: String,
-    /// The relation, in active voice (works_at, depends_on).
+    /// The relation, in active voice (`works_at`, `depends_on`).
     pub relation_type: String,
 }
 
@@ -336,7 +339,12 @@ fn relations(entity: &Value) -> Vec<Value> {
         .as_array()
         .map(|cs| {
             cs.iter()
-                .filter(|c| c["predicate"] != docs::OBSERVATION && c["predicate"] != docs::REMEMBERS && c["direction"] == "out" && c["state"] != "deprecated")
+                .filter(|c| {
+                    c["predicate"] != docs::OBSERVATION
+                        && c["predicate"] != docs::REMEMBERS
+                        && c["direction"] == "out"
+                        && c["state"] != "deprecated"
+                })
                 .map(|c| json!({"from": c["subject"]["name"], "to": c["object"]["name"], "relationType": c["predicate"], "id": c["id"]}))
                 .collect()
         })
@@ -420,7 +428,9 @@ impl EngramMcp {
         Ok(r)
     }
 
-    #[tool(description = "Read one memory (or any fact) by id: its text, who or what it is about, its state (proposed, accepted, deprecated), confidence, when it was valid and recorded, what replaced it, and its evidence.")]
+    #[tool(
+        description = "Read one memory (or any fact) by id: its text, who or what it is about, its state (proposed, accepted, deprecated), confidence, when it was valid and recorded, what replaced it, and its evidence."
+    )]
     async fn get_memory(&self, Parameters(a): Parameters<MemoryId>, ctx: RequestContext<RoleServer>) -> ToolResult {
         self.tool(&ctx, vec!["ENGRAM.CLAIM".to_owned(), WS.to_owned(), a.id]).await
     }
@@ -439,7 +449,11 @@ impl EngramMcp {
         };
         let role = if old["subject"]["type"] == "agent" { Some("assistant") } else { None };
         let who = old["subject"]["name"].as_str().map(str::to_owned);
-        let sub = if role.is_some() { SubScope { agent_id: who, ..SubScope::default() } } else { SubScope { user_id: who, ..SubScope::default() } };
+        let sub = if role.is_some() {
+            SubScope { agent_id: who, ..SubScope::default() }
+        } else {
+            SubScope { user_id: who, ..SubScope::default() }
+        };
         let old_id = old["ext_id"].as_str().unwrap_or(&a.id).to_owned();
         let (id, doc) = docs::memory(&a.text, role, &sub, Some(&old_id), &old_id);
         match self.ingest(&scope, &[doc]).await {
@@ -448,7 +462,9 @@ impl EngramMcp {
         }
     }
 
-    #[tool(description = "Delete a memory softly: it is no longer recalled or listed, but it can be brought back with restore_memory. Use forget_memory to erase it for good.")]
+    #[tool(
+        description = "Delete a memory softly: it is no longer recalled or listed, but it can be brought back with restore_memory. Use forget_memory to erase it for good."
+    )]
     async fn delete_memory(&self, Parameters(a): Parameters<MemoryId>, ctx: RequestContext<RoleServer>) -> ToolResult {
         self.tool(&ctx, vec!["ENGRAM.DELETE".to_owned(), WS.to_owned(), "CLAIM".to_owned(), a.id]).await
     }
@@ -473,14 +489,18 @@ impl EngramMcp {
             return Ok(CallToolResult::structured_error(e));
         }
         for kind in ["CONVERSATION", "ENTITY"] {
-            if let Err(e) = self.call(&scope, vec!["ENGRAM.FORGET".to_owned(), scope.workspace.clone(), kind.to_owned(), a.id.clone()]).await {
+            if let Err(e) =
+                self.call(&scope, vec!["ENGRAM.FORGET".to_owned(), scope.workspace.clone(), kind.to_owned(), a.id.clone()]).await
+            {
                 return Ok(CallToolResult::structured_error(e));
             }
         }
         ok(json!({"forgotten": a.id}))
     }
 
-    #[tool(description = "List stored memories, newest first, a page at a time (`page` from 1, `page_size` up to 1000), optionally only those of one `user_id`, `agent_id` or `run_id`. Returns the memories and the total count.")]
+    #[tool(
+        description = "List stored memories, newest first, a page at a time (`page` from 1, `page_size` up to 1000), optionally only those of one `user_id`, `agent_id` or `run_id`. Returns the memories and the total count."
+    )]
     async fn list_memories(&self, Parameters(a): Parameters<MemoryPage>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let size = a.page_size.unwrap_or(10).clamp(1, PAGE_SIZE_MAX);
         let offset = a.page.unwrap_or(1).max(1).saturating_sub(1).saturating_mul(size);
@@ -498,23 +518,33 @@ impl EngramMcp {
             Ok(s) => s,
             Err(r) => return Ok(r),
         };
-        let ents: Vec<docs::GraphEntity<'_>> =
-            a.entities.iter().map(|e| docs::GraphEntity { name: &e.name, entity_type: &e.entity_type, observations: &e.observations }).collect();
+        let ents: Vec<docs::GraphEntity<'_>> = a
+            .entities
+            .iter()
+            .map(|e| docs::GraphEntity { name: &e.name, entity_type: &e.entity_type, observations: &e.observations })
+            .collect();
         match self.ingest(&scope, &[docs::graph("create_entities", &ents, &[], &SubScope::default())]).await {
-            Ok(_) => ok(json!({"entities": a.entities.iter().map(|e| json!({"name": e.name, "entityType": e.entity_type, "observations": e.observations})).collect::<Vec<_>>()})),
+            Ok(_) => ok(
+                json!({"entities": a.entities.iter().map(|e| json!({"name": e.name, "entityType": e.entity_type, "observations": e.observations})).collect::<Vec<_>>()}),
+            ),
             Err(e) => Ok(CallToolResult::structured_error(e)),
         }
     }
 
-    #[tool(description = "Create relations between entities that exist, each {from, to, relationType}; relationType in active voice (works_at, depends_on).")]
+    #[tool(
+        description = "Create relations between entities that exist, each {from, to, relationType}; relationType in active voice (works_at, depends_on)."
+    )]
     async fn create_relations(&self, Parameters(a): Parameters<CreateRelations>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let scope = match self.scope(&ctx) {
             Ok(s) => s,
             Err(r) => return Ok(r),
         };
-        let rels: Vec<(&str, &str, &str)> = a.relations.iter().map(|r| (r.from.as_str(), r.relation_type.as_str(), r.to.as_str())).collect();
+        let rels: Vec<(&str, &str, &str)> =
+            a.relations.iter().map(|r| (r.from.as_str(), r.relation_type.as_str(), r.to.as_str())).collect();
         match self.ingest(&scope, &[docs::graph("create_relations", &[], &rels, &SubScope::default())]).await {
-            Ok(_) => ok(json!({"relations": a.relations.iter().map(|r| json!({"from": r.from, "to": r.to, "relationType": r.relation_type})).collect::<Vec<_>>()})),
+            Ok(_) => ok(
+                json!({"relations": a.relations.iter().map(|r| json!({"from": r.from, "to": r.to, "relationType": r.relation_type})).collect::<Vec<_>>()}),
+            ),
             Err(e) => Ok(CallToolResult::structured_error(e)),
         }
     }
@@ -527,7 +557,12 @@ impl EngramMcp {
         };
         let mut ents = Vec::new();
         for o in &a.observations {
-            let found = self.call(&scope, vec!["ENGRAM.ENTITY".to_owned(), scope.workspace.clone(), o.entity_name.clone(), "LIMIT".to_owned(), "0".to_owned()]).await;
+            let found = self
+                .call(
+                    &scope,
+                    vec!["ENGRAM.ENTITY".to_owned(), scope.workspace.clone(), o.entity_name.clone(), "LIMIT".to_owned(), "0".to_owned()],
+                )
+                .await;
             match found {
                 Ok(v) => ents.push((o, v["type"].as_str().unwrap_or("thing").to_owned())),
                 Err(e) => return Ok(CallToolResult::structured_error(e)),
@@ -536,7 +571,9 @@ impl EngramMcp {
         let graph: Vec<docs::GraphEntity<'_>> =
             ents.iter().map(|(o, t)| docs::GraphEntity { name: &o.entity_name, entity_type: t, observations: &o.contents }).collect();
         match self.ingest(&scope, &[docs::graph("add_observations", &graph, &[], &SubScope::default())]).await {
-            Ok(_) => ok(json!({"added": a.observations.iter().map(|o| json!({"entityName": o.entity_name, "addedObservations": o.contents})).collect::<Vec<_>>()})),
+            Ok(_) => ok(
+                json!({"added": a.observations.iter().map(|o| json!({"entityName": o.entity_name, "addedObservations": o.contents})).collect::<Vec<_>>()}),
+            ),
             Err(e) => Ok(CallToolResult::structured_error(e)),
         }
     }
@@ -560,17 +597,20 @@ impl EngramMcp {
         ok(json!({"entities": entities, "relations": rels, "missing": missing}))
     }
 
-    #[tool(description = "Find entities whose name or alias matches `query` (exact first, then prefix, then substring), with their types and observations.")]
+    #[tool(
+        description = "Find entities whose name or alias matches `query` (exact first, then prefix, then substring), with their types and observations."
+    )]
     async fn search_nodes(&self, Parameters(a): Parameters<SearchNodes>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let scope = match self.scope(&ctx) {
             Ok(s) => s,
             Err(r) => return Ok(r),
         };
         let limit = a.limit.unwrap_or(10).clamp(1, PAGE_SIZE_MAX).to_string();
-        let found = match self.call(&scope, vec!["ENGRAM.SEARCH".to_owned(), scope.workspace.clone(), a.query, "LIMIT".to_owned(), limit]).await {
-            Ok(v) => v,
-            Err(e) => return Ok(CallToolResult::structured_error(e)),
-        };
+        let found =
+            match self.call(&scope, vec!["ENGRAM.SEARCH".to_owned(), scope.workspace.clone(), a.query, "LIMIT".to_owned(), limit]).await {
+                Ok(v) => v,
+                Err(e) => return Ok(CallToolResult::structured_error(e)),
+            };
         let mut entities = Vec::new();
         for item in found["items"].as_array().into_iter().flatten() {
             let Some(id) = item["id"].as_str() else { continue };
@@ -584,7 +624,9 @@ impl EngramMcp {
         ok(json!({"entities": entities}))
     }
 
-    #[tool(description = "Read the knowledge graph a page at a time (`page` from 1, `page_size` up to 1000 entities, by name): entities with observations, and their outgoing relations.")]
+    #[tool(
+        description = "Read the knowledge graph a page at a time (`page` from 1, `page_size` up to 1000 entities, by name): entities with observations, and their outgoing relations."
+    )]
     async fn read_graph(&self, Parameters(a): Parameters<Page>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let scope = match self.scope(&ctx) {
             Ok(s) => s,
@@ -612,10 +654,14 @@ impl EngramMcp {
             }
         }
         let found = json!({"total": count["rows"][0][0]});
-        ok(json!({"entities": entities, "relations": rels, "total_entities": found["total"], "page": a.page.unwrap_or(1).max(1), "page_size": size}))
+        ok(
+            json!({"entities": entities, "relations": rels, "total_entities": found["total"], "page": a.page.unwrap_or(1).max(1), "page_size": size}),
+        )
     }
 
-    #[tool(description = "The edges of an entity (by name or id): each with the fact's id, direction, predicate and the entity at the other end.")]
+    #[tool(
+        description = "The edges of an entity (by name or id): each with the fact's id, direction, predicate and the entity at the other end."
+    )]
     async fn neighbors(&self, Parameters(a): Parameters<NeighborsArg>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let mut args = vec!["ENGRAM.NEIGHBORS".to_owned(), WS.to_owned(), a.name];
         if let Some(n) = a.limit {
@@ -627,7 +673,9 @@ impl EngramMcp {
         self.tool(&ctx, args).await
     }
 
-    #[tool(description = "Delete entities by name, softly: they and their facts are hidden from every read (restorable by an administrator).")]
+    #[tool(
+        description = "Delete entities by name, softly: they and their facts are hidden from every read (restorable by an administrator)."
+    )]
     async fn delete_entities(&self, Parameters(a): Parameters<DeleteEntities>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let scope = match self.scope(&ctx) {
             Ok(s) => s,
@@ -635,7 +683,10 @@ impl EngramMcp {
         };
         let mut deleted = Vec::new();
         for name in &a.entity_names {
-            let id = match self.call(&scope, vec!["ENGRAM.ENTITY".to_owned(), scope.workspace.clone(), name.clone(), "LIMIT".to_owned(), "0".to_owned()]).await {
+            let id = match self
+                .call(&scope, vec!["ENGRAM.ENTITY".to_owned(), scope.workspace.clone(), name.clone(), "LIMIT".to_owned(), "0".to_owned()])
+                .await
+            {
                 Ok(v) => v["id"].as_str().unwrap_or_default().to_owned(),
                 Err(e) => return Ok(CallToolResult::structured_error(e)),
             };
@@ -663,7 +714,9 @@ impl EngramMcp {
         self.tool(&ctx, args).await
     }
 
-    #[tool(description = "The memory's status: the workspace and user of this connection, what it may do, and how many entities and facts it holds.")]
+    #[tool(
+        description = "The memory's status: the workspace and user of this connection, what it may do, and how many entities and facts it holds."
+    )]
     async fn get_status(&self, Parameters(_): Parameters<NoArgs>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let scope = match self.scope(&ctx) {
             Ok(s) => s,

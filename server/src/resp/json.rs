@@ -24,4 +24,3 @@ pub fn to_json(reply: &Reply) -> Value {
         Reply::Bool(b) => Value::Bool(*b),
     }
 }
-
