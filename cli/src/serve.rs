@@ -43,10 +43,10 @@ pub fn run(
     let config = engram_server::Config { bind, port, http_port, ..engram_server::Config::default() };
     let mut printed = Ok(());
     engram_server::run(db, &config, |addr, http| {
-        let mut lines = format!("listening on {addr}\n");
-        if let Some(h) = http {
-            lines.push_str(&format!("listening on http://{h}\n"));
-        }
+        let lines = match http {
+            Some(h) => format!("listening on {addr}\nlistening on http://{h}\n"),
+            None => format!("listening on {addr}\n"),
+        };
         printed = out::print(&lines);
     })
     .map_err(|e| Failure::operator(format!("engram serve: {e}")))?;
