@@ -6,6 +6,10 @@
 //!   engram import DIR --entities data/S/entities.csv --claims data/S/claims.csv
 //!   engram serve DIR --port 6390 &
 //!   target/release/wire --addr 127.0.0.1:6390 --data data/S --connections 50
+//!
+//! With `--http ADDR` (`engram serve … --http-port`) each workload also runs as `POST
+//! /v1/workspaces/{ws}/query` on keep-alive HTTP/1.1 connections, right after its RESP run, and
+//! its line gives the p50 ratio to RESP's.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -36,6 +40,85 @@ struct Args {
     /// FalkorDB's command (GRAPH.QUERY with a `CYPHER s="…"` header) instead of ENGRAM.QUERY.
     #[arg(long)]
     graph: bool,
+    /// Also run each workload over the HTTP API at this address.
+    #[arg(long)]
+    http: Option<String>,
+}
+
+/// Reads one HTTP/1.1 response whole (Content-Length bodies), returning whether it was not 200.
+fn skip_http(r: &mut impl BufRead) -> std::io::Result<bool> {
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    let failed = !line.starts_with("HTTP/1.1 200");
+    let mut length = 0usize;
+    loop {
+        line.clear();
+        r.read_line(&mut line)?;
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0u8; length];
+    r.read_exact(&mut body)?;
+    Ok(failed)
+}
+
+fn http_request(addr: &str, workspace: &str, body: &str) -> Vec<u8> {
+    format!(
+        "POST /v1/workspaces/{workspace}/query HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Runs `frames` from `connections` threads (each request waits for its reply); latencies, errors
+/// and the wall time.
+fn run(addr: &str, frames: &[Vec<u8>], connections: usize, requests: usize, http: bool) -> Result<(Vec<Duration>, usize, f64), String> {
+    let per = requests / connections.max(1);
+    let started = Instant::now();
+    let results: Vec<Result<(Vec<Duration>, usize), String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..connections)
+            .map(|c| {
+                scope.spawn(move || -> Result<(Vec<Duration>, usize), String> {
+                    let mut out = TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
+                    out.set_nodelay(true).map_err(|e| e.to_string())?;
+                    let mut input = BufReader::new(out.try_clone().map_err(|e| e.to_string())?);
+                    let mut lat = Vec::with_capacity(per);
+                    let mut errors = 0;
+                    for i in 0..per {
+                        let f = &frames[(c * per + i) % frames.len()];
+                        let t = Instant::now();
+                        out.write_all(f).map_err(|e| e.to_string())?;
+                        let failed = if http { skip_http(&mut input) } else { skip_reply(&mut input) };
+                        errors += usize::from(failed.map_err(|e| e.to_string())?);
+                        lat.push(t.elapsed());
+                    }
+                    Ok((lat, errors))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a client thread panicked".to_owned()))).collect()
+    });
+    let wall = started.elapsed().as_secs_f64();
+    let mut lat = Vec::new();
+    let mut errors = 0;
+    for r in results {
+        let (l, e) = r?;
+        lat.extend(l);
+        errors += e;
+    }
+    lat.sort_unstable();
+    Ok((lat, errors, wall))
+}
+
+fn pct(lat: &[Duration], p: f64) -> f64 {
+    let us = lat.get(((lat.len() as f64 - 1.0) * p) as usize).map_or(0.0, |d| d.as_secs_f64() * 1e6);
+    (us * 10.0).round() / 10.0
 }
 
 const WORKLOADS: [(&str, &str, &str); 4] = [
@@ -99,49 +182,29 @@ fn main() -> Result<(), String> {
                 }
             })
             .collect();
-        let per = args.requests / args.connections.max(1);
-        let started = Instant::now();
-        let results: Vec<Result<(Vec<Duration>, usize), String>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..args.connections)
-                .map(|c| {
-                    let frames = &frames;
-                    let addr = &args.addr;
-                    scope.spawn(move || -> Result<(Vec<Duration>, usize), String> {
-                        let mut out = TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
-                        out.set_nodelay(true).map_err(|e| e.to_string())?;
-                        let mut input = BufReader::new(out.try_clone().map_err(|e| e.to_string())?);
-                        let mut lat = Vec::with_capacity(per);
-                        let mut errors = 0;
-                        for i in 0..per {
-                            let f = &frames[(c * per + i) % frames.len()];
-                            let t = Instant::now();
-                            out.write_all(f).map_err(|e| e.to_string())?;
-                            errors += usize::from(skip_reply(&mut input).map_err(|e| e.to_string())?);
-                            lat.push(t.elapsed());
-                        }
-                        Ok((lat, errors))
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a client thread panicked".to_owned()))).collect()
-        });
-        let wall = started.elapsed().as_secs_f64();
-        let mut lat = Vec::new();
-        let mut errors = 0;
-        for r in results {
-            let (l, e) = r?;
-            lat.extend(l);
-            errors += e;
-        }
-        lat.sort_unstable();
-        let pct = |p: f64| lat.get(((lat.len() as f64 - 1.0) * p) as usize).map_or(0.0, |d| d.as_secs_f64() * 1e6);
+        let (lat, errors, wall) = run(&args.addr, &frames, args.connections, args.requests, false)?;
         let line = json!({
             "peer": "engram-wire", "workload": name, "command": if args.graph { "GRAPH.QUERY" } else { "ENGRAM.QUERY" },
             "connections": args.connections, "requests": lat.len(), "errors": errors,
-            "p50_us": (pct(0.5) * 10.0).round() / 10.0, "p95_us": (pct(0.95) * 10.0).round() / 10.0,
+            "p50_us": pct(&lat, 0.5), "p95_us": pct(&lat, 0.95),
             "throughput_rps": (lat.len() as f64 / wall).round(),
         });
         println!("{line}");
+        if let Some(http) = &args.http {
+            let bodies: Vec<Vec<u8>> = inputs
+                .iter()
+                .map(|s| http_request(http, &args.workspace, &json!({"query": query, "params": {"s": s}}).to_string()))
+                .collect();
+            let (hl, herrors, hwall) = run(http, &bodies, args.connections, args.requests, true)?;
+            let ratio = pct(&hl, 0.5) / pct(&lat, 0.5).max(0.1);
+            let line = json!({
+                "peer": "engram-http", "workload": name, "command": "POST /v1/workspaces/{ws}/query",
+                "connections": args.connections, "requests": hl.len(), "errors": herrors,
+                "p50_us": pct(&hl, 0.5), "p95_us": pct(&hl, 0.95),
+                "throughput_rps": (hl.len() as f64 / hwall).round(), "p50_ratio_to_resp": (ratio * 100.0).round() / 100.0,
+            });
+            println!("{line}");
+        }
     }
     Ok(())
 }
