@@ -174,7 +174,7 @@ def test_limits_body_size_and_deadline(api):
         assert status == 413 and err["error"]["class"] == "limit" and "proto-max-bulk-len" in err["error"]["message"]
     finally:
         r.config_set("proto-max-bulk-len", 512 * 1024 * 1024)
-    slow = "UNWIND range(1, 3000) AS a UNWIND range(1, 3000) AS b RETURN count(*)"
+    slow = "UNWIND range(1, 900) AS a UNWIND range(1, 1000) AS b RETURN count(*)"
     status, err, _ = call(api.http, "POST", "/v1/workspaces/story/query", {"query": slow, "timeout_ms": 1})
     assert status == 422 and err["error"]["class"] == "limit" and "deadline" in err["error"]["message"], err
     status, err, _ = call(api.http, "POST", "/v1/workspaces/story/query", {"query": "RETURN 1", "timeout_ms": 10**9})
