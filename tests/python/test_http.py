@@ -270,3 +270,32 @@ def test_auth_basic_and_tokens(tmp_path):
         assert refused and float(refused[0].split()[-1]) >= 4
     finally:
         s.stop()
+
+
+def test_a_request_that_never_finishes_is_answered_408(api):
+    import redis
+    import socket
+    import time
+
+    r = redis.Redis(host=api.host, port=api.port, socket_timeout=10)
+    before = r.config_get("query-timeout-max")["query-timeout-max"]
+    r.config_set("query-timeout-max", 100)
+    try:
+        host, port = api.http.removeprefix("http://").rsplit(":", 1)
+        sk = socket.create_connection((host, int(port)), timeout=20)
+        # Headers promise a body that never comes.
+        sk.sendall(b"POST /v1/workspaces/story/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\"")
+        t = time.monotonic()
+        reply = b""
+        while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+            chunk = sk.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+        took = time.monotonic() - t
+        assert reply.startswith(b"HTTP/1.1 408"), reply
+        body = json.loads(reply.split(b"\r\n\r\n", 1)[1])
+        assert body["error"]["class"] == "limit" and "query-timeout-max" in body["error"]["message"]
+        assert 4.5 < took < 15, took
+    finally:
+        r.config_set("query-timeout-max", before)

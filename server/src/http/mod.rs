@@ -160,20 +160,39 @@ async fn mcp_scope(State(state): State<AppState>, req: Request, next: Next) -> R
     next.run(Request::from_parts(parts, body)).await
 }
 
-/// Makes every error JSON (axum's own rejections of a bad path, query string or method are
-/// text) and records the request in the metrics.
+/// Slack over `query-timeout-max` a whole HTTP request gets (reading its body, queueing, writing
+/// the reply) before it is answered `408`.
+pub const REQUEST_TIMEOUT_SLACK_MS: u64 = 5_000;
+
+/// How long a whole request may take: `query-timeout-max` (as it is now) plus the slack.
+fn request_timeout(state: &AppState) -> std::time::Duration {
+    std::time::Duration::from_millis(state.shared.limits().query_timeout_max_ms.saturating_add(REQUEST_TIMEOUT_SLACK_MS))
+}
+
+/// Bounds the whole request (`408` past `query-timeout-max` + the slack: a client that never
+/// finishes its body holds nothing longer), makes every error JSON (axum's own rejections of a bad
+/// path, query string or method are text) and records the request in the metrics.
 async fn errors_as_json(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let path = req.uri().path().to_owned();
-    let response = next.run(req).await;
+    let response = match tokio::time::timeout(request_timeout(&state), next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+    };
     let status = response.status();
     let is_json = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
     let response = if (status.is_client_error() || status.is_server_error()) && !is_json {
         let bytes = axum::body::to_bytes(response.into_body(), 64 * 1024).await.unwrap_or_default();
         let text = String::from_utf8_lossy(&bytes).trim().to_owned();
         let message = if text.is_empty() { status.canonical_reason().unwrap_or("error").to_owned() } else { text };
-        let message = if status == StatusCode::NOT_FOUND { format!("no route {path}") } else { message };
-        reply::error(status, "caller", message)
+        let (class, message) = match status {
+            StatusCode::NOT_FOUND => ("caller", format!("no route {path}")),
+            StatusCode::REQUEST_TIMEOUT => {
+                ("limit", format!("the request took longer than query-timeout-max + {REQUEST_TIMEOUT_SLACK_MS} ms"))
+            }
+            _ => ("caller", message),
+        };
+        reply::error(status, class, message)
     } else {
         response
     };
