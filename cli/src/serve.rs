@@ -56,7 +56,13 @@ pub fn run(
 /// `engram mcp DIR`: MCP on stdio as `user` (or `default` while no user exists) in `workspace`.
 /// stdout carries the protocol only; logs go to stderr.
 pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&str>, model_dir: Option<&Path>) -> Result<(), Failure> {
-    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_target(false).try_init();
+    // Warnings and errors only: a desktop client shows the server's stderr to its user.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
+        .try_init();
     let db = engram::Database::open(dir).map_err(|e| {
         if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
             Failure::operator(format!("{}: locked by a running server; point the agent at its /mcp instead", dir.display()))
