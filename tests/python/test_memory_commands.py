@@ -55,3 +55,29 @@ def test_delete_restore_forget(r, tmp_path):
     assert r.execute_command("ENGRAM.QUERY", "life", "ALL VERSIONS MATCH ()-[c]->() RETURN count(c)")["rows"][0][0] == 0
     with pytest.raises(redis.ResponseError, match="expected ENTITY id or CONVERSATION id"):
         r.execute_command("ENGRAM.FORGET", "life", "CLAIM", "x")
+
+
+def test_recall_embeds_the_question_with_the_servers_embedder(tmp_path):
+    from conftest import Server
+
+    s = Server(tmp_path / "db", "--embedder", "hash")
+    try:
+        r = redis.Redis(host=s.host, port=s.port, socket_timeout=10, decode_responses=True)
+        r.execute_command("ENGRAM.INGEST", "emb", json.dumps(DOC))
+        got = r.execute_command("ENGRAM.RECALL", "emb", "which stream does AuthService use?")
+        assert "semantic" in got["paths_run"] and not got["skipped"], got
+        assert got["facts"][0]["ranks"]["semantic"] == 1
+        # A client vector of the wrong dimension is refused by name; a malformed one names VECTOR.
+        with pytest.raises(redis.ResponseError, match="VECTOR"):
+            r.execute_command("ENGRAM.RECALL", "emb", "x", "VECTOR", "[1, oops]")
+    finally:
+        s.stop()
+    # Without an embedder the semantic path is skipped, and the reply says why.
+    s = Server(tmp_path / "plain")
+    try:
+        r = redis.Redis(host=s.host, port=s.port, socket_timeout=10, decode_responses=True)
+        r.execute_command("ENGRAM.INGEST", "emb", json.dumps(DOC))
+        got = r.execute_command("ENGRAM.RECALL", "emb", "which stream does AuthService use?")
+        assert "semantic" not in got["paths_run"] and got["skipped"][0]["path"] == "semantic"
+    finally:
+        s.stop()

@@ -43,6 +43,13 @@ struct Args {
     /// Also run each workload over the HTTP API at this address.
     #[arg(long)]
     http: Option<String>,
+    /// A label to put on the pattern's start node (`(a:E {id: $s})`): FalkorDB uses an index only
+    /// through a label (`bench/server/falkordb_load.py` loads every node as `E` with an `id` index).
+    #[arg(long)]
+    label: Option<String>,
+    /// Send the ids as integers (`CYPHER s=42`): the FalkorDB load stores them as integers.
+    #[arg(long)]
+    int_ids: bool,
 }
 
 /// Reads one HTTP/1.1 response whole (Content-Length bodies), returning whether it was not 200.
@@ -170,13 +177,22 @@ fn main() -> Result<(), String> {
     let text = std::fs::read_to_string(args.data.join("queries.json")).map_err(|e| format!("queries.json: {e}"))?;
     let q: Value = serde_json::from_str(&text).map_err(|e| format!("queries.json: {e}"))?;
     for (name, key, query) in WORKLOADS {
+        let labelled;
+        let query = match &args.label {
+            Some(l) => {
+                labelled = query.replace(" {id: $s}", &format!(":{l} {{id: $s}}"));
+                labelled.as_str()
+            }
+            None => query,
+        };
         let inputs: Vec<String> = q[key].as_array().ok_or(format!("queries.json: no `{key}`"))?.iter().map(ToString::to_string).collect();
         // Every request's frame is built before the clock starts.
         let frames: Vec<Vec<u8>> = inputs
             .iter()
             .map(|s| {
                 if args.graph {
-                    frame(&["GRAPH.QUERY", &args.workspace, &format!("CYPHER s=\"{s}\" {query}"), "--compact"])
+                    let header = if args.int_ids { format!("CYPHER s={s}") } else { format!("CYPHER s=\"{s}\"") };
+                    frame(&["GRAPH.QUERY", &args.workspace, &format!("{header} {query}"), "--compact"])
                 } else {
                     frame(&["ENGRAM.QUERY", &args.workspace, query, "PARAMS", &json!({"s": s}).to_string()])
                 }

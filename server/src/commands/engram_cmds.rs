@@ -219,19 +219,37 @@ pub(super) async fn read_with<T: Send + 'static>(
     .await?
 }
 
-/// `ENGRAM.RECALL ws text [BUDGET n] [SEED e]… [HOPS n] [AS_OF t] [PROPERTY k=v]…`: the recall
-/// as a map (the context block, the facts with ids, scores and evidence, the paths run);
+/// `ENGRAM.RECALL ws text [BUDGET n] [SEED e]… [HOPS n] [AS_OF t] [PROPERTY k=v]… [VECTOR json]`:
+/// the recall as a map (the context block, the facts with ids, scores and evidence, the paths run;
+/// the question embedded by the database's embedder unless `VECTOR` gives its vector);
 /// `PROPERTY` narrows to claims holding that string property (a sub-scope such as `user_id=ann`).
 pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(text)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.recall") };
-    let opts = match options(args, 3, &["BUDGET", "SEED", "HOPS", "AS_OF", "PROPERTY"]) {
+    let opts = match options(args, 3, &["BUDGET", "SEED", "HOPS", "AS_OF", "PROPERTY", "VECTOR"]) {
         Ok(o) => o,
         Err(r) => return r,
     };
     let (text, opts): (String, Vec<(String, String)>) = (text.to_owned(), opts.into_iter().map(|(k, v)| (k, v.to_owned())).collect());
     let s = shared.clone();
+    // The question's vector: the client's (`VECTOR`), else the database's embedder's (outside
+    // the read, so the snapshot is not held while a model runs), else none (the other paths run).
+    let vector = match opts.iter().find(|(k, _)| k == "VECTOR") {
+        Some((_, v)) => match serde_json::from_str::<Vec<f32>>(v) {
+            Ok(v) => Some(v),
+            Err(e) => return Reply::err(format!("VECTOR: {e} (expected a JSON array of numbers)")),
+        },
+        None => {
+            let q = text.clone();
+            let s2 = shared.clone();
+            match engine(shared, move |db| db.embed_query(&q).map_err(|e| error_reply(&s2, &e))).await {
+                Ok(Ok(v)) => v,
+                Ok(Err(r)) | Err(r) => return r,
+            }
+        }
+    };
     read_with(shared, who, ws.to_owned(), move |view| {
         let mut q = engram::RecallQuery::new(&text);
+        q.vector = vector;
         for (k, v) in &opts {
             match k.as_str() {
                 "BUDGET" => q.budget = number("BUDGET", v)?,
@@ -241,6 +259,7 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                     let (key, value) = v.split_once('=').ok_or_else(|| Reply::err(format!("PROPERTY: `{v}` is not key=value")))?;
                     q.properties.push((key.to_owned(), engram::Value::Str(value.into())));
                 }
+                "VECTOR" => {}
                 _ => q.visibility.as_of = Some(engram::Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?),
             }
         }
