@@ -3,8 +3,10 @@
 //! through `WorkspaceView::recall` on a read-only open of the same folder. Prints one JSON line
 //! per side and their p50 ratio.
 //!
-//!   engram import DIR --entities data/S/entities.csv --claims data/S/claims.csv
-//!   target/release/mcp_recall --engram target/release/engram --dir DIR --data data/S --embedder static
+//! ```sh
+//! engram import DIR --entities data/S/entities.csv --claims data/S/claims.csv
+//! target/release/mcp_recall --engram target/release/engram --dir DIR --data data/S --embedder static
+//! ```
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,12 +71,12 @@ fn main() -> Result<(), String> {
         Ok(ws.recall(&rq).map_err(|e| e.to_string())?.packed.facts.len())
     };
     recall(&inputs[0].0, inputs[0].1)?;
-    let mut embedded = Vec::with_capacity(inputs.len());
+    let mut local = Vec::with_capacity(inputs.len());
     let mut facts_embedded = 0;
     for (name, seed) in &inputs {
         let t = Instant::now();
         facts_embedded += recall(name, *seed)?;
-        embedded.push(t.elapsed());
+        local.push(t.elapsed());
     }
 
     // MCP over stdio.
@@ -107,7 +109,7 @@ fn main() -> Result<(), String> {
         client.cancel().await.map_err(|e| e.to_string())?;
         Ok::<_, String>((lat, facts))
     })?;
-    let e = summary("embedded", &mut embedded);
+    let e = summary("embedded", &mut local);
     let m = summary("mcp_stdio", &mut over_mcp);
     let ratio = m["p50_us"].as_f64().unwrap_or(0.0) / e["p50_us"].as_f64().unwrap_or(1.0).max(1.0);
     println!(
