@@ -171,8 +171,12 @@ pub enum Command {
         workspace: String,
         /// Act as this user (its grants), without a password; default: `default` while no user
         /// exists.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "connect")]
         user: Option<String>,
+        /// Speak to the engram server at `redis://[user:password@]host:port` as a client (as the
+        /// URL's user) instead of opening DIR: for a DIR a server holds.
+        #[arg(long)]
+        connect: Option<String>,
         /// The embedder for recall and ingest (default: the one the database records, else none).
         #[command(flatten)]
         embedding: EmbedArgs,

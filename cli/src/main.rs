@@ -117,9 +117,10 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Serve { dir, bind, port, http_port, requirepass_stdin, embedding: EmbedArgs { embedder, model_dir } } => {
             serve::run(dir, *bind, *port, *http_port, *requirepass_stdin, embedder.as_deref(), model_dir.as_deref())
         }
-        Command::Mcp { dir, workspace, user, embedding: EmbedArgs { embedder, model_dir } } => {
-            serve::mcp(dir, workspace, user.as_deref(), embedder.as_deref(), model_dir.as_deref())
-        }
+        Command::Mcp { dir, workspace, user, connect, embedding: EmbedArgs { embedder, model_dir } } => match connect {
+            Some(url) => serve::mcp_connect(url, workspace),
+            None => serve::mcp(dir, workspace, user.as_deref(), embedder.as_deref(), model_dir.as_deref()),
+        },
         Command::User(u) => serve::user(u),
     }
 }

@@ -65,7 +65,10 @@ pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&st
         .try_init();
     let db = engram::Database::open(dir).map_err(|e| {
         if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
-            Failure::operator(format!("{}: locked by a running server; point the agent at its /mcp instead", dir.display()))
+            Failure::operator(format!(
+                "{}: locked by a running server; use --connect redis://HOST:PORT, or point the agent at its /mcp",
+                dir.display()
+            ))
         } else {
             fail(e)
         }
@@ -85,6 +88,21 @@ pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&st
             engram_server::mcp::serve_stdio(shared, engram_server::mcp::McpScope { principal, workspace }).await
         })
         .map_err(|e| Failure::operator(format!("engram mcp: {e}")))
+}
+
+/// `engram mcp DIR --connect URL`: MCP on stdio in front of a running server, as the URL's user.
+pub fn mcp_connect(url: &str, workspace: &str) -> Result<(), Failure> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
+        .try_init();
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Failure::operator(format!("engram mcp: {e}")))?;
+    runtime
+        .block_on(engram_server::mcp::serve_stdio_remote(url, workspace.to_owned()))
+        .map_err(|e| Failure::operator(format!("engram mcp --connect {url}: {e}")))
 }
 
 /// Opens DIR for a user change: a server holding it is named, with what to use instead.

@@ -337,3 +337,42 @@ def engram_token(s):
 
     r = redis.Redis(host=s.host, port=s.port, username="admin", password="admin-pw", socket_timeout=10, decode_responses=True)
     return r.execute_command("ENGRAM.USER", "TOKEN", "reader")
+
+
+def test_stdio_in_front_of_a_running_server(secured, tmp_path):
+    """`engram mcp DIR --connect redis://…` speaks to the server holding DIR, as the URL's user;
+    the server enforces that user's grants."""
+    s = Server(secured)
+    try:
+        url = f"redis://reader:reader-pw@{s.host}:{s.port}"
+
+        async def go():
+            async with stdio(secured, "--workspace", "w", "--connect", url) as m:
+                assert {t.name for t in (await m.list_tools()).tools} == TOOLS
+                seen = await everything_visible(m)
+                assert CANARY not in seen and "works at the clinic" in seen
+                status = await ok(m, "get_status", {})
+                assert status["user"] == "reader" and status["write"] is False
+                data, is_err = await tool(m, "add_memory", {"text": "x"})
+                assert is_err and data["error"]["class"] == "denied"
+            async with stdio(secured, "--workspace", "w", "--connect", f"redis://seer:seer-pw@{s.host}:{s.port}") as m:
+                assert CANARY in await everything_visible(m)
+
+        run(go())
+        res = subprocess.run([ENGRAM, "mcp", str(secured), "--connect", f"redis://reader:wrong@{s.host}:{s.port}"],
+                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert res.returncode != 0 and "invalid username-password" in res.stderr, res.stderr
+    finally:
+        s.stop()
+    # A server without users: memories added through the client are found.
+    open_server = Server(tmp_path / "open")
+    try:
+        async def go2():
+            async with stdio(tmp_path / "unused", "--connect", f"redis://{open_server.host}:{open_server.port}") as m:
+                added = await ok(m, "add_memory", {"text": "the build server is called hermes", "user_id": "ops"})
+                found = await ok(m, "search_memory", {"query": "build server name"})
+                assert found["facts"][0]["claim_id"] == added["ids"][0]
+
+        run(go2())
+    finally:
+        open_server.stop()

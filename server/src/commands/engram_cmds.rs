@@ -39,6 +39,25 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             Ok(()) => user(shared, args).await,
             Err(r) => r,
         },
+        "ENGRAM.WHOAMI" => Reply::Map(vec![
+            ("user".to_owned(), Reply::text(who.name().to_owned())),
+            (
+                "grants".to_owned(),
+                Reply::Map(
+                    who.grants()
+                        .map(|(ws, g)| {
+                            (
+                                ws.to_owned(),
+                                Reply::Map(vec![
+                                    ("access".to_owned(), Reply::text(g.access.as_str())),
+                                    ("see_sensitive".to_owned(), Reply::Bool(g.see_sensitive)),
+                                ]),
+                            )
+                        })
+                        .collect(),
+                ),
+            ),
+        ]),
         "ENGRAM.WORKSPACES" => engine(shared, move |db| {
             let scope = db.scope(who.clone());
             Reply::Array(

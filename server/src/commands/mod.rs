@@ -99,6 +99,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("ENGRAM.RO_QUERY", -3, "As ENGRAM.QUERY, read only."),
     ("ENGRAM.EXPLAIN", -3, "ws query: the plan."),
     ("ENGRAM.PROFILE", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs the query; the reply adds the plan with rows and time per operator."),
+    ("ENGRAM.WHOAMI", 1, "The connection's user and its grants by workspace."),
     ("ENGRAM.WORKSPACES", 1, "The workspaces with their entity and claim counts."),
     ("ENGRAM.CHECKPOINT", 1, "Writes a snapshot and truncates the WAL."),
     ("ENGRAM.INGEST", 3, "ws json: ingests one document or an array of them (idempotent by message ids); a report per document."),

@@ -31,10 +31,19 @@ pub struct McpScope {
     pub workspace: String,
 }
 
+/// Where the tools' commands run.
+#[derive(Clone)]
+enum Backend {
+    /// In this process (`engram mcp DIR`, and `/mcp` on `engram serve`).
+    Local(Arc<Shared>),
+    /// On a running server, over RESP3 as the URL's user (`engram mcp DIR --connect URL`).
+    Remote(Arc<tokio::sync::Mutex<crate::resp::client::Client>>),
+}
+
 /// The MCP server of one session.
 #[derive(Clone)]
 pub struct EngramMcp {
-    shared: Arc<Shared>,
+    backend: Backend,
     /// stdio: the process's scope; HTTP: `None` (each request carries its own).
     fixed: Option<McpScope>,
     tool_router: ToolRouter<Self>,
@@ -60,7 +69,17 @@ pub const PAGE_SIZE_MAX: u64 = 1000;
 impl EngramMcp {
     /// A server on `shared`; `fixed` for stdio.
     pub fn new(shared: Arc<Shared>, fixed: Option<McpScope>) -> EngramMcp {
-        EngramMcp { shared, fixed, tool_router: Self::tool_router() }
+        EngramMcp { backend: Backend::Local(shared), fixed, tool_router: Self::tool_router() }
+    }
+
+    /// A server whose tools run on a running engram server through `client` (authenticated as
+    /// the principal of `scope`, which the server enforces).
+    pub fn remote(client: crate::resp::client::Client, scope: McpScope) -> EngramMcp {
+        EngramMcp {
+            backend: Backend::Remote(Arc::new(tokio::sync::Mutex::new(client))),
+            fixed: Some(scope),
+            tool_router: Self::tool_router(),
+        }
     }
 
     fn scope(&self, ctx: &RequestContext<RoleServer>) -> Result<McpScope, CallToolResult> {
@@ -74,10 +93,20 @@ impl EngramMcp {
 
     /// Runs one command as the session; its reply as JSON, an error reply as `Err`.
     async fn call(&self, scope: &McpScope, args: Vec<String>) -> Result<Value, Value> {
-        let mut conn = Conn::new(self.shared.next_client_id(), Some(scope.principal.clone()));
+        let shared = match &self.backend {
+            Backend::Local(shared) => shared,
+            Backend::Remote(client) => {
+                let mut client = client.lock().await;
+                return client
+                    .call(&args)
+                    .await
+                    .unwrap_or_else(|e| Err(json!({"error": {"class": "operator", "message": format!("the server: {e}")}})));
+            }
+        };
+        let mut conn = Conn::new(shared.next_client_id(), Some(scope.principal.clone()));
         conn.proto = 3;
         conn.interface = "mcp";
-        let (reply, _) = commands::dispatch(&self.shared, &mut conn, args.into_iter().map(String::into_bytes).collect()).await;
+        let (reply, _) = commands::dispatch(shared, &mut conn, args.into_iter().map(String::into_bytes).collect()).await;
         let v = to_json(&reply);
         if reply.is_error() {
             Err(v)
@@ -770,8 +799,31 @@ impl ServerHandler for EngramMcp {
 
 /// Serves MCP over stdio as `scope` until the client closes the stream.
 pub async fn serve_stdio(shared: Arc<Shared>, scope: McpScope) -> std::io::Result<()> {
+    serve_stdio_with(EngramMcp::new(shared, Some(scope))).await
+}
+
+/// Serves MCP over stdio in front of the engram server at `url` (`redis://[user:password@]host:port`),
+/// working in `workspace` as the URL's user: the server checks every command.
+pub async fn serve_stdio_remote(url: &str, workspace: String) -> std::io::Result<()> {
+    let target = crate::resp::client::Target::parse(url).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut client = crate::resp::client::Client::connect(&target).await?;
+    let who = match client.call(&["ENGRAM.WHOAMI".to_owned()]).await? {
+        Ok(v) => v,
+        Err(e) => return Err(std::io::Error::other(format!("ENGRAM.WHOAMI: {}", e["error"]["message"]))),
+    };
+    // The server enforces the grants; the session keeps a copy to choose read-only queries and to
+    // report what it may do.
+    let mut principal = engram::Principal::named(who["user"].as_str().unwrap_or("default"));
+    for (ws, g) in who["grants"].as_object().into_iter().flatten() {
+        if let Ok(access) = crate::users::parse_access(g["access"].as_str().unwrap_or("read")) {
+            principal = principal.grant(ws, access, g["see_sensitive"].as_bool().unwrap_or(false));
+        }
+    }
+    serve_stdio_with(EngramMcp::remote(client, McpScope { principal: Arc::new(principal), workspace })).await
+}
+
+async fn serve_stdio_with(server: EngramMcp) -> std::io::Result<()> {
     use rmcp::ServiceExt as _;
-    let server = EngramMcp::new(shared, Some(scope));
     let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| std::io::Error::other(format!("MCP start: {e}")))?;
     running.waiting().await.map_err(|e| std::io::Error::other(format!("MCP: {e}")))?;
     Ok(())

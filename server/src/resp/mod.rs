@@ -1,5 +1,6 @@
 //! RESP: the request decoder and the reply encoder.
 
+pub mod client;
 pub mod decode;
 pub mod encode;
 pub mod json;
