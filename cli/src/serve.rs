@@ -53,16 +53,21 @@ pub fn run(
     printed
 }
 
-/// `engram mcp DIR`: MCP on stdio as `user` (or `default` while no user exists) in `workspace`.
-/// stdout carries the protocol only; logs go to stderr.
-pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&str>, model_dir: Option<&Path>) -> Result<(), Failure> {
-    // Warnings and errors only: a desktop client shows the server's stderr to its user.
+/// Logs of `engram mcp` on stderr, warnings and errors only: a desktop client shows the server's
+/// stderr to its user, and stdout carries the protocol.
+fn mcp_logs() {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_target(false)
         .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
         .try_init();
+}
+
+/// `engram mcp DIR`: MCP on stdio as `user` (or `default` while no user exists) in `workspace`.
+/// stdout carries the protocol only; logs go to stderr.
+pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&str>, model_dir: Option<&Path>) -> Result<(), Failure> {
+    mcp_logs();
     let db = engram::Database::open(dir).map_err(|e| {
         if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
             Failure::operator(format!(
@@ -92,12 +97,7 @@ pub fn mcp(dir: &Path, workspace: &str, user: Option<&str>, embedder: Option<&st
 
 /// `engram mcp DIR --connect URL`: MCP on stdio in front of a running server, as the URL's user.
 pub fn mcp_connect(url: &str, workspace: &str) -> Result<(), Failure> {
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(false)
-        .with_max_level(tracing_subscriber::filter::LevelFilter::WARN)
-        .try_init();
+    mcp_logs();
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| Failure::operator(format!("engram mcp: {e}")))?;
     runtime

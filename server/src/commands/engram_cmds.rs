@@ -188,7 +188,7 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
 
 /// The options after the fixed arguments: `NAME value` pairs (a `SEED` may repeat); an unknown
 /// name is an error naming it and what is expected.
-pub(super) fn options<'a>(args: &'a [Vec<u8>], from: usize, known: &[&str]) -> Result<Vec<(String, &'a str)>, Reply> {
+pub(super) fn options(args: &[Vec<u8>], from: usize, known: &[&str]) -> Result<Vec<(String, String)>, Reply> {
     let mut out = Vec::new();
     let mut i = from;
     while i < args.len() {
@@ -197,7 +197,7 @@ pub(super) fn options<'a>(args: &'a [Vec<u8>], from: usize, known: &[&str]) -> R
             return Err(Reply::err(format!("syntax error at argument {i}: expected one of {}", known.join(", "))));
         }
         let Some(value) = arg(args, i + 1) else { return Err(Reply::err(format!("{name}: a value is missing"))) };
-        out.push((name, value));
+        out.push((name, value.to_owned()));
         i += 2;
     }
     Ok(out)
@@ -248,7 +248,7 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         Ok(o) => o,
         Err(r) => return r,
     };
-    let (text, opts): (String, Vec<(String, String)>) = (text.to_owned(), opts.into_iter().map(|(k, v)| (k, v.to_owned())).collect());
+    let text = text.to_owned();
     let s = shared.clone();
     // The question's vector: the client's (`VECTOR`), else the database's embedder's (outside
     // the read, so the snapshot is not held while a model runs), else none (the other paths run).
@@ -293,7 +293,7 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
 pub(super) async fn neighbors(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(entity)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.neighbors") };
     let opts: Vec<(String, String)> = match options(args, 3, &["LIMIT", "DIRECTION"]) {
-        Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
+        Ok(o) => o,
         Err(r) => return r,
     };
     let entity = entity.to_owned();

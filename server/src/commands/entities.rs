@@ -121,7 +121,7 @@ pub(super) fn claim_record(view: &WorkspaceView<'_>, c: &engram::Claim, directio
 pub(super) async fn entity(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(id)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.entity") };
     let opts: Vec<(String, String)> = match options(args, 3, &["LIMIT", "AS_OF"]) {
-        Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
+        Ok(o) => o,
         Err(r) => return r,
     };
     let id = id.to_owned();
@@ -179,7 +179,7 @@ fn rank(name: &str, needle: &str) -> Option<u8> {
 pub(super) async fn search(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let (Some(ws), Some(text)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.search") };
     let opts: Vec<(String, String)> = match options(args, 3, &["OFFSET", "LIMIT"]) {
-        Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
+        Ok(o) => o,
         Err(r) => return r,
     };
     let needle = text.trim().to_lowercase();
@@ -246,7 +246,7 @@ pub(super) async fn claim(shared: &Arc<Shared>, who: Arc<engram::Principal>, arg
 pub(super) async fn claims(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
     let Some(ws) = arg(args, 1) else { return arity("engram.claims") };
     let opts: Vec<(String, String)> = match options(args, 2, &["PREDICATE", "STATE", "OFFSET", "LIMIT", "PROPERTY"]) {
-        Ok(o) => o.into_iter().map(|(k, v)| (k, v.to_owned())).collect(),
+        Ok(o) => o,
         Err(r) => return r,
     };
     read_with(shared, who, ws.to_owned(), move |view| {
