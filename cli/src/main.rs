@@ -7,6 +7,7 @@
 mod admin;
 mod args;
 mod data;
+mod docs;
 mod embed;
 mod fail;
 mod ontology;

@@ -34,7 +34,15 @@ pub fn merge(dir: &Path, workspace: &str, pair: Option<(&String, &String)>, undo
     Ok(())
 }
 
-/// `engram ingest`: one document (`.json`) or one per line (`.jsonl`).
+/// Documents per commit group of `engram ingest`: each is its own transaction, the group shares one
+/// WAL write and one fsync, and its report lines print once it is durable.
+const INGEST_GROUP_DOCS: usize = 256;
+
+/// `engram ingest`: one document or an array of them (`.json`), or one per line (`.jsonl`). The
+/// whole file is parsed and checked first (a bad document writes nothing); then the documents are
+/// committed in groups, each document atomic and idempotent, its report line printed when its group
+/// is durable. A document the engine rejects (a bad reference) is reported and the rest go on; a
+/// failure of the disk stops the command at once.
 pub fn ingest(
     dir: &Path,
     file: &Path,
@@ -44,25 +52,44 @@ pub fn ingest(
 ) -> Result<(), Failure> {
     let text =
         String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
-    let lines: Vec<(usize, &str)> = if file.extension().is_some_and(|e| e == "jsonl") {
-        text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty()).collect()
-    } else {
-        vec![(1, text.as_str())]
-    };
+    let docs = crate::docs::parse_file(file, &text)?;
     let db = Database::open(dir).map_err(fail)?;
     embed::attach(&db, embedder, model_dir)?;
-    let mut failed = 0;
-    for (line, doc) in lines {
-        match db.ingest(doc, &opts) {
-            Ok(report) => outln!("{}", serde_json::to_string(&report).map_err(bug)?),
-            Err(e) => {
-                failed += 1;
-                eprintln!("engram: {}:{line}: {e}", file.display());
+    let (total, mut durable, mut rejected) = (docs.len(), 0usize, 0usize);
+    let mut docs = docs.into_iter().peekable();
+    while docs.peek().is_some() {
+        let (at, group): (Vec<String>, Vec<engram::ingest::IngestDoc>) =
+            docs.by_ref().take(INGEST_GROUP_DOCS).map(|d| (d.at, d.doc)).unzip();
+        let stopped = |e: engram::Error, durable: usize| {
+            let f = fail(e);
+            Failure {
+                code: f.code,
+                message: format!(
+                    "{}: {}; stopped: {durable} of {total} document(s) are durable, the rest were not written",
+                    file.display(),
+                    f.message
+                ),
+            }
+        };
+        let reports = db.ingest_docs(group, &opts).map_err(|e| stopped(e, durable))?;
+        for (at, report) in at.iter().zip(reports) {
+            match report {
+                Ok(report) => {
+                    durable += 1;
+                    outln!("{}", serde_json::to_string(&report).map_err(bug)?);
+                }
+                Err(e) if matches!(e.class(), engram::ErrorClass::Operator | engram::ErrorClass::Corruption | engram::ErrorClass::Bug) => {
+                    return Err(stopped(e, durable))
+                }
+                Err(e) => {
+                    rejected += 1;
+                    eprintln!("engram: {}: {at}: {e}", file.display());
+                }
             }
         }
     }
-    if failed > 0 {
-        return Err(format!("{failed} document(s) rejected; the others were ingested").into());
+    if rejected > 0 {
+        return Err(format!("{rejected} document(s) rejected; the other {durable} were ingested").into());
     }
     Ok(())
 }

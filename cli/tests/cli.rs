@@ -412,9 +412,29 @@ fn ingest_takes_json_and_jsonl_and_names_bad_lines() {
         ),
     )
     .unwrap();
+    // A bad document anywhere in the file: every bad line named, nothing written.
     let out = engram(&["ingest", &db, many.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("docs.jsonl:3: claims[0].confidence: 2 is outside 0..=1"), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("docs.jsonl: line 3: claims[0].confidence: 2 is outside 0..=1"), "{err}");
+    assert!(err.contains("1 document(s) invalid; nothing was written"), "{err}");
+    assert!(out.stdout.is_empty());
+    // Fixed, plus a document the engine rejects when it plans it (a verdict about no claim):
+    // that one is reported, the others commit.
+    std::fs::write(
+        &many,
+        concat!(
+            r#"{"source": {"conversation_id": "c2", "message_id": "m1"}, "claims": [{"subject": "auth-service", "predicate": "uses", "object": "kafka", "confidence": 0.5}]}"#,
+            "\n",
+            r#"{"source": {"conversation_id": "c3", "message_id": "m1"}, "claims": [{"subject": "AuthService", "predicate": "uses", "object": "Kafka", "confidence": 0.5, "relation": {"refines": "nope"}}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = engram(&["ingest", &db, many.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("docs.jsonl: line 2: "), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("1 document(s) rejected; the other 1 were ingested"), "{}", text(&out.stderr));
     let report = json(text(&out.stdout).lines().next().unwrap().as_bytes());
     assert_eq!(report["claims"][0]["outcome"], "corroborated");
     let out = engram(&["stats", &db]);
@@ -735,4 +755,44 @@ fn the_shell_reads_statements_until_a_semicolon() {
     assert!(stdout.contains("| 4 |"), "{stdout}");
     assert!(stdout.contains("NodeByLabelScan (n:technology)"), "{stdout}");
     assert!(stdout.contains("error: variable `nope` not defined"), "{stdout}");
+}
+
+/// A `.json` file is one document or an array of them: a second document or trailing garbage is
+/// an error naming its byte offset, and nothing is written (the folder is not even created);
+/// empty ids are refused by field; a byte order mark is skipped.
+#[test]
+fn ingest_refuses_what_it_would_drop_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let dbs = db.display().to_string();
+    let doc = |c: &str, m: &str| {
+        format!(
+            r#"{{"source": {{"conversation_id": "{c}", "message_id": "{m}"}}, "entities": [{{"name": "A", "type": "t"}}, {{"name": "B", "type": "t"}}], "claims": [{{"subject": "A", "predicate": "p{m}", "object": "B", "confidence": 0.9}}]}}"#
+        )
+    };
+    let file = tmp.path().join("in.json");
+    let files = file.display().to_string();
+    for (content, want) in [
+        (format!("{}\n{}", doc("c", "1"), doc("c", "2")), format!("byte {}: more after the first JSON value", doc("c", "1").len() + 1)),
+        (format!("{} }}", doc("c", "1")), format!("byte {}: more after", doc("c", "1").len() + 1)),
+        (doc("", ""), "byte 0: source.conversation_id: must not be empty".to_owned()),
+        (
+            format!("[{}, {}]", doc("c", "1"), doc("c", "")),
+            format!("byte {} (document 1): source.message_id: must not be empty", doc("c", "1").len() + 3),
+        ),
+    ] {
+        std::fs::write(&file, &content).unwrap();
+        let out = engram(&["ingest", &dbs, &files]);
+        assert_eq!(out.status.code(), Some(2), "{content}");
+        assert!(text(&out.stderr).contains(&format!("{files}: {want}")), "{}", text(&out.stderr));
+        assert!(!db.exists(), "nothing may be written for {content}");
+    }
+    // An array ingests every document; a BOM is skipped.
+    std::fs::write(&file, format!("\u{feff}[{}, {}]", doc("c", "1"), doc("c", "2"))).unwrap();
+    let out = engram(&["ingest", &dbs, &files]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    assert!(text(&engram(&["stats", &dbs]).stdout).starts_with("entities 2\nclaims 2\n"));
+    // The report says the state as everything else does.
+    assert_eq!(json(text(&out.stdout).lines().next().unwrap().as_bytes())["claims"][0]["state"], "ACCEPTED");
 }

@@ -15,12 +15,16 @@ pub const DEFAULT_WORKSPACE: &str = "default";
 /// (or straight from `Proposed` to `Deprecated`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum ClaimState {
     /// Extracted but not yet validated.
+    #[serde(alias = "Proposed")]
     Proposed = 0,
     /// Confirmed by repetition, by a user, or by an authoritative high-confidence extraction.
+    #[serde(alias = "Accepted")]
     Accepted = 1,
     /// Superseded or retracted; kept for history.
+    #[serde(alias = "Deprecated")]
     Deprecated = 2,
 }
 

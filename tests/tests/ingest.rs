@@ -94,6 +94,12 @@ fn bad_documents_name_the_json_path_and_change_nothing() {
             "no claim `c-404`",
         ),
         (r#"{"entities": [{"name": "A", "type": "t"}"#, "entities", "EOF while parsing a list at line 1 column 40"),
+        // The idempotency key: both parts, neither empty (else different messages would be
+        // "duplicates" of each other).
+        (r#"{"source": {"conversation_id": "", "message_id": ""}, "claims": []}"#, "source.conversation_id", "must not be empty"),
+        (r#"{"source": {"conversation_id": "c", "message_id": " "}, "claims": []}"#, "source.message_id", "must not be empty"),
+        (r#"{"source": {"conversation_id": "c"}, "claims": []}"#, "source.message_id", "come together"),
+        (r#"{"source": {"message_id": "m"}, "claims": []}"#, "source.conversation_id", "come together"),
     ] {
         let e = db.ingest(doc, &IngestOptions::default()).unwrap_err();
         let engram::Error::Ingest(e) = e else { panic!("{e}") };
@@ -750,4 +756,67 @@ proptest! {
             }
         }
     }
+}
+
+/// A document without a source has no idempotency key: the report says so, and a repeat adds
+/// evidence without raising the confidence (no independent source).
+#[test]
+fn a_document_without_a_source_is_not_idempotent_and_says_so() {
+    let db = db();
+    let doc = r#"{"entities": [{"name": "A", "type": "t"}, {"name": "B", "type": "t"}],
+                  "claims": [{"subject": "A", "predicate": "p", "object": "B", "confidence": 0.6}]}"#;
+    let first = db.ingest(doc, &IngestOptions::default()).unwrap();
+    assert!(first.warnings[0].contains("not idempotent"), "{:?}", first.warnings);
+    let again = db.ingest(doc, &IngestOptions::default()).unwrap();
+    assert!(!again.duplicate);
+    assert_eq!(again.claims[0].outcome, Outcome::Corroborated { confidence: 0.6, accepted: false });
+    let keyed = db.ingest(ISSUE_DOC, &IngestOptions::default()).unwrap();
+    assert!(keyed.warnings.is_empty());
+}
+
+/// `ingest_docs`: each document its own transaction, planned after the ones before it (the
+/// second sees the first's entities), a rejected one alone, one fsync for the group; the
+/// result equals ingesting them one by one.
+#[test]
+fn a_group_of_documents_commits_each_atomically_with_one_fsync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = [
+        msg(
+            "c1",
+            "m1",
+            "2026-03-01T00:00:00Z",
+            r#""entities": [{"name": "A", "type": "t"}, {"name": "B", "type": "t"}], "claims": [{"subject": "A", "predicate": "p", "object": "B", "confidence": 0.6}]"#,
+        ),
+        msg("c1", "m2", "2026-03-01T00:00:00Z", r#""claims": [{"subject": "a", "predicate": "p", "object": "Ghost", "confidence": 0.6}]"#),
+        msg("c2", "m1", "2026-03-02T00:00:00Z", r#""claims": [{"subject": "a", "predicate": "p", "object": "b", "confidence": 0.7}]"#),
+        msg("c1", "m1", "2026-03-01T00:00:00Z", r#""claims": [{"subject": "a", "predicate": "q", "object": "b", "confidence": 0.6}]"#),
+    ];
+    let parsed: Vec<_> = docs.iter().map(|d| engram::ingest::parse(d).unwrap()).collect();
+    let grouped = Database::open(tmp.path().join("g")).unwrap();
+    let before = grouped.commit_stats();
+    let reports = grouped.ingest_docs(parsed, &IngestOptions::default()).unwrap();
+    let after = grouped.commit_stats();
+    assert_eq!(after.fsyncs - before.fsyncs, 1, "one fsync for the group");
+    assert!(reports[1].is_err(), "the bad reference is rejected alone");
+    assert_eq!(reports[2].as_ref().unwrap().claims[0].outcome, Outcome::Corroborated { confidence: 0.88, accepted: true });
+    assert!(reports[3].as_ref().unwrap().duplicate);
+    let single = Database::open(tmp.path().join("s")).unwrap();
+    for d in &docs {
+        let _ = single.ingest(d, &IngestOptions::default());
+    }
+    let dump = |db: &Database| {
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").unwrap();
+        let mut facts: Vec<_> = ClaimState::ALL
+            .iter()
+            .flat_map(|&st| ws.claims_with(None, st))
+            .filter_map(|c| ws.claim(c))
+            .map(|c| (c.ext_id.to_string(), c.confidence, c.state))
+            .collect();
+        facts.sort_by(|a, b| a.0.cmp(&b.0));
+        facts
+    };
+    assert_eq!(dump(&grouped), dump(&single));
+    drop(grouped);
+    assert_eq!(dump(&Database::open(tmp.path().join("g")).unwrap()), dump(&single), "the group is durable");
 }

@@ -338,69 +338,78 @@ impl Database {
         doc: &crate::write::ingest::IngestDoc,
         opts: &crate::write::ingest::IngestOptions,
     ) -> Result<crate::write::ingest::IngestReport, Error> {
-        use crate::write::ingest::{plan, IngestError};
-        // With an embedder, names and claim texts that come without a vector are embedded first
-        // (outside the writer lock), so resolution by similarity and the stored vectors use them.
         // The commit's job owns its document: one copy, completed in place.
-        let mut doc = doc.clone();
-        if let Some(e) = self.embedder() {
-            let mut texts: Vec<&str> = doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()).collect();
-            texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
-            if !texts.is_empty() {
-                let mut vectors = e.embed(&texts)?.into_iter();
-                for x in doc.entities.iter_mut().filter(|x| x.vector.is_none()) {
-                    x.vector = vectors.next();
-                }
-                for c in doc.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
-                    c.vector = vectors.next();
-                }
-            }
-        }
-        // Work that needs no newest state runs here, on a snapshot, in the writer's own thread:
-        // the classifier, and searches by vector for mentions without an exact name (the commit
-        // then scores only the entities added since).
-        let snap = self.snapshot();
-        let mut hints = Vec::new();
-        if let Ok(ws) = snap.workspace(&doc.workspace) {
-            if let Some(classifier) = self.inner.classifier.read().clone() {
-                crate::write::classifier::classify_doc(&ws, &mut doc, classifier.as_ref());
-            }
-            hints = crate::write::ingest::vector_hints(&ws, &doc);
-        }
-        drop(snap);
-        let doc = Arc::new(doc);
-        let opts = *opts;
-        let done = self.commit_queued(move |st, cx| {
-            let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
-                Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
-            })?;
-            let view = WorkspaceView {
-                st: &*st,
-                ws,
-                now: cx.now,
-                hide_sensitive: false,
-                hidden_keys: None,
-                cx: &crate::read::scope::ROOT_CONTEXT,
-                sees_sensitive: true,
-            };
-            let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
-                return Ok(Applied::nothing(crate::write::ingest::IngestReport { duplicate: true, ..Default::default() }));
-            };
-            if batch.is_empty() {
-                return Ok(Applied::nothing(report));
-            }
-            // Planning read this state through the default visibility, which materializes its
-            // flat filter; the batch changes the bits, so the filter is rebuilt on first use.
-            st.reset_caches();
-            apply_batch(st, &batch, cx.now, cx.limits)?;
-            report.version = Some(st.version);
-            Ok(Applied::wrote(if cx.log { encode_batch(&batch) } else { Vec::new() }, report))
-        })?;
+        let mut docs = [doc.clone()];
+        let hints = self.prepare_ingest(&mut docs)?;
+        let [doc] = docs;
+        let mut hints = hints.into_iter();
+        let done = self.commit_queued(ingest_job(Arc::new(doc), hints.next().unwrap_or_default(), *opts))?;
         let report: crate::write::ingest::IngestReport = take_out(done.out);
         if report.version.is_some() {
             self.maybe_merge();
         }
         Ok(report)
+    }
+
+    /// Ingests many documents as one commit group: each is its own atomic transaction, planned
+    /// after the ones before it (a failing document is rejected alone, the others commit), and
+    /// all of them share one WAL write and one fsync, durable when this returns. Texts without
+    /// vectors are embedded in one call for the group. The outer error (embedding) rejects all.
+    pub fn ingest_docs(
+        &self,
+        docs: Vec<crate::write::ingest::IngestDoc>,
+        opts: &crate::write::ingest::IngestOptions,
+    ) -> Result<Vec<Result<crate::write::ingest::IngestReport, Error>>, Error> {
+        let mut docs = docs;
+        let hints = self.prepare_ingest(&mut docs)?;
+        let mut jobs: Vec<_> = docs.into_iter().zip(hints).map(|(doc, hints)| ingest_job(Arc::new(doc), hints, *opts)).collect();
+        let mut refs: Vec<&mut commit::JobFn<'_>> = jobs.iter_mut().map(|j| j as &mut commit::JobFn<'_>).collect();
+        let results = self.commit_group(&mut refs);
+        let reports: Vec<_> = results.into_iter().map(|r| r.map(|done| take_out::<crate::write::ingest::IngestReport>(done.out))).collect();
+        if reports.iter().any(|r| r.as_ref().is_ok_and(|r| r.version.is_some())) {
+            self.maybe_merge();
+        }
+        Ok(reports)
+    }
+
+    /// The work of an ingest that needs no newest state, done before the commit: texts without
+    /// vectors are embedded (one call for all the documents, outside the writer lock); then, on
+    /// a snapshot, the classifier runs and mentions without an exact name are searched by vector
+    /// (the commit then scores only the entities added since). Returns each document's hints.
+    fn prepare_ingest(
+        &self,
+        docs: &mut [crate::write::ingest::IngestDoc],
+    ) -> Result<Vec<Vec<Option<crate::write::ingest::VectorHint>>>, Error> {
+        if let Some(e) = self.embedder() {
+            let mut texts: Vec<&str> = Vec::new();
+            for doc in docs.iter() {
+                texts.extend(doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()));
+                texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
+            }
+            if !texts.is_empty() {
+                let mut vectors = e.embed(&texts)?.into_iter();
+                for doc in docs.iter_mut() {
+                    for x in doc.entities.iter_mut().filter(|x| x.vector.is_none()) {
+                        x.vector = vectors.next();
+                    }
+                    for c in doc.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
+                        c.vector = vectors.next();
+                    }
+                }
+            }
+        }
+        let snap = self.snapshot();
+        let classifier = self.inner.classifier.read().clone();
+        Ok(docs
+            .iter_mut()
+            .map(|doc| {
+                let Ok(ws) = snap.workspace(&doc.workspace) else { return Vec::new() };
+                if let Some(classifier) = &classifier {
+                    crate::write::classifier::classify_doc(&ws, doc, classifier.as_ref());
+                }
+                crate::write::ingest::vector_hints(&ws, doc)
+            })
+            .collect())
     }
 
     /// Commits `batch` atomically: all of it, or (on error) none of it. On a durable database
@@ -968,5 +977,41 @@ fn apply_settings(settings: &crate::settings::Settings, config: &mut Config) {
     }
     if let Some(v) = settings.merge_delta_edges_min {
         config.merge_delta_edges_min = usize::try_from(v).unwrap_or(usize::MAX);
+    }
+}
+
+/// The commit job of one ingest: plans the document against the newest state under the writer
+/// lock and applies the plan (what the WAL records, so replay needs no planning).
+fn ingest_job(
+    doc: Arc<crate::write::ingest::IngestDoc>,
+    hints: Vec<Option<crate::write::ingest::VectorHint>>,
+    opts: crate::write::ingest::IngestOptions,
+) -> impl FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> + Send + 'static {
+    use crate::write::ingest::{plan, IngestError, IngestReport};
+    move |st, cx| {
+        let ws = st.catalog.workspace(&doc.workspace).ok_or_else(|| {
+            Error::from(IngestError { path: "workspace".into(), message: format!("unknown workspace `{}`", doc.workspace) })
+        })?;
+        let view = WorkspaceView {
+            st: &*st,
+            ws,
+            now: cx.now,
+            hide_sensitive: false,
+            hidden_keys: None,
+            cx: &crate::read::scope::ROOT_CONTEXT,
+            sees_sensitive: true,
+        };
+        let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
+            return Ok(Applied::nothing(IngestReport { duplicate: true, ..Default::default() }));
+        };
+        if batch.is_empty() {
+            return Ok(Applied::nothing(report));
+        }
+        // Planning read this state through the default visibility, which materializes its
+        // flat filter; the batch changes the bits, so the filter is rebuilt on first use.
+        st.reset_caches();
+        apply_batch(st, &batch, cx.now, cx.limits)?;
+        report.version = Some(st.version);
+        Ok(Applied::wrote(if cx.log { encode_batch(&batch) } else { Vec::new() }, report))
     }
 }

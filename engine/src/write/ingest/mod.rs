@@ -22,7 +22,7 @@ mod resolve;
 pub use plan::noisy_or;
 pub(crate) use plan::plan;
 pub use report::{ClaimResult, IngestReport, Outcome, Resolution, ResolvedBy};
-pub(crate) use resolve::vector_hints;
+pub(crate) use resolve::{vector_hints, VectorHint};
 
 use crate::time::Timestamp;
 use crate::value::Value;
@@ -220,6 +220,19 @@ fn non_empty(path: String, s: &str) -> Result<(), IngestError> {
 /// The checks serde cannot express.
 fn validate(doc: &IngestDoc) -> Result<(), IngestError> {
     non_empty("workspace".into(), &doc.workspace)?;
+    // The pair is the idempotency key: half a key, or an empty part, would make different
+    // messages "duplicates" of each other.
+    let (conv, msg) = (&doc.source.conversation_id, &doc.source.message_id);
+    for (field, value) in [("source.conversation_id", conv), ("source.message_id", msg)] {
+        if let Some(v) = value {
+            non_empty(field.into(), v)?;
+        }
+    }
+    match (conv, msg) {
+        (Some(_), None) => return Err(err("source.message_id", "is missing: `conversation_id` and `message_id` come together")),
+        (None, Some(_)) => return Err(err("source.conversation_id", "is missing: `conversation_id` and `message_id` come together")),
+        _ => {}
+    }
     if let Some(t) = &doc.source.extracted_at {
         Timestamp::parse(t).map_err(|e| err("source.extracted_at", e.to_string()))?;
     }

@@ -44,6 +44,9 @@ pub(crate) fn plan(
     }
     let mut b = WriteBatch::new(&doc.workspace);
     let mut report = IngestReport::default();
+    if source_key.is_none() && !doc.claims.is_empty() {
+        report.warnings.push(super::report::NO_SOURCE_KEY.to_owned());
+    }
     let extracted_at = doc.source.extracted_at.as_deref().and_then(|t| Timestamp::parse(t).ok());
 
     // Predicates: declared ones override; the rest keep their stored definition.

@@ -87,4 +87,11 @@ pub struct IngestReport {
     pub entities: Vec<Resolution>,
     /// Each claim, in document order.
     pub claims: Vec<ClaimResult>,
+    /// What the caller should know: a document without a source is not idempotent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
+
+/// The warning of a document without `conversation_id` / `message_id`.
+pub const NO_SOURCE_KEY: &str = "no source.conversation_id / message_id: this document is not idempotent; ingesting it again \
+adds its evidence again (without raising confidence: a repeat with no conversation is not an independent source)";
