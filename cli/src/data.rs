@@ -24,23 +24,35 @@ fn name_of(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Reads a vector file of little-endian f32 rows, checking it holds `rows` rows of `dim`.
+/// Reads a vector file of little-endian f32 rows, checking it holds `rows` rows of `dim` finite
+/// values (a bad one is named by row and byte offset).
 fn read_vectors(path: &Path, dim: usize, rows: usize) -> Result<Vec<f32>, Failure> {
     let bytes = read(path)?;
     if dim == 0 || bytes.len() % 4 != 0 || bytes.len() / 4 != rows * dim {
         return Err(format!("{}: {} bytes, expected {rows} rows × {dim} dimensions × 4 bytes", path.display(), bytes.len()).into());
     }
-    Ok(bytes.chunks_exact(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+    let values: Vec<f32> = bytes.chunks_exact(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        let what = if values[i].is_nan() { "NaN" } else { "infinite" };
+        return Err(
+            format!("{}: byte {}: row {}, component {}: a vector component is {what}", path.display(), i * 4, i / dim, i % dim).into()
+        );
+    }
+    Ok(values)
 }
 
-/// Parses every input completely before touching the folder, so a bad row leaves it as it was.
+/// Parses and checks every input completely before touching the folder (headers, every row's
+/// fields, every value, the vectors), so bad input leaves it as it was and names file, line and
+/// column.
 pub fn import(dir: &Path, entities: &Path, claims: &Path, vectors: Option<(&Path, usize)>) -> Result<(), Failure> {
     let bar = spinner("parsing entities");
-    let ents = parse_entities(&read(entities)?, &name_of(entities)).map_err(caller)?;
+    let entity_bytes = read(entities)?;
+    let ents = parse_entities(&entity_bytes, &name_of(entities)).map_err(caller)?;
     let vecs = vectors.map(|(p, dim)| read_vectors(p, dim, ents.ext_id.len()).map(|v| (v, dim))).transpose()?;
     bar.set_message(format!("parsing claims ({} entities)", ents.ext_id.len()));
     let index = EntityIndex::new(&ents, &name_of(entities)).map_err(caller)?;
-    let cls = parse_claims(&read(claims)?, &name_of(claims), &index).map_err(caller)?;
+    let claim_bytes = read(claims)?;
+    let cls = parse_claims(&claim_bytes, &name_of(claims), &index).map_err(caller)?;
     drop(index);
     let load = BulkLoad {
         workspace: "default".into(),
@@ -48,6 +60,13 @@ pub fn import(dir: &Path, entities: &Path, claims: &Path, vectors: Option<(&Path
         entities: ents,
         claims: cls,
     };
+    load.check(&engram::Limits::default()).map_err(|e| {
+        match engram::csv::locate(&e, (&entity_bytes, &name_of(entities)), (&claim_bytes, &name_of(claims))) {
+            Some(located) => caller(located),
+            None => fail(e),
+        }
+    })?;
+    drop((entity_bytes, claim_bytes));
     bar.set_message(format!("loading {} entities and {} claims", load.entities.ext_id.len(), load.claims.subject.len()));
     let db = Database::open(dir).map_err(fail)?;
     bar.set_message(format!(

@@ -796,3 +796,36 @@ fn ingest_refuses_what_it_would_drop_and_writes_nothing() {
     // The report says the state as everything else does.
     assert_eq!(json(text(&out.stdout).lines().next().unwrap().as_bytes())["claims"][0]["state"], "ACCEPTED");
 }
+
+/// CSV import is all-or-nothing for values too: a header that is not the format's, a confidence
+/// out of range or a NaN vector is named by file, line and column (or byte), the folder is not
+/// created, and the corrected input then imports.
+#[test]
+fn csv_value_errors_name_file_line_column_and_touch_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let db = tmp.path().join("db");
+    let dbs = db.display().to_string();
+    let vectors = tmp.path().join("v.bin");
+    let good: Vec<u8> = (0..8).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let mut nan = good.clone();
+    nan[20..24].copy_from_slice(&f32::NAN.to_le_bytes());
+    let original = std::fs::read_to_string(&claims).unwrap();
+    let cases: [(String, &[u8], String); 3] = [
+        (original.replace("id,subject,", "id,subj,"), &good, format!("{claims}:1:4: header: expected `subject`")),
+        (original.replace("0.95,ACCEPTED", "1.5,ACCEPTED"), &good, format!("{claims}:3:37: confidence: 1.5 is outside 0..=1")),
+        (original.clone(), &nan, format!("{}: byte 20: row 2, component 1: a vector component is NaN", vectors.display())),
+    ];
+    for (claim_text, vector_bytes, want) in cases {
+        std::fs::write(&claims, &claim_text).unwrap();
+        std::fs::write(&vectors, vector_bytes).unwrap();
+        let out = engram(&["import", &dbs, "--entities", &ents, "--claims", &claims, "--vectors", vectors.to_str().unwrap(), "--dim", "2"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains(&want), "{}", text(&out.stderr));
+        assert!(!db.exists(), "the folder was not created");
+    }
+    std::fs::write(&claims, &original).unwrap();
+    std::fs::write(&vectors, &good).unwrap();
+    let out = engram(&["import", &dbs, "--entities", &ents, "--claims", &claims, "--vectors", vectors.to_str().unwrap(), "--dim", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

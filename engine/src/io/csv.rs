@@ -41,6 +41,53 @@ fn column(row: &str, field: &str) -> usize {
     (field.as_ptr() as usize).saturating_sub(row.as_ptr() as usize) + 1
 }
 
+/// The header of an entities file.
+pub const ENTITY_HEADER: [&str; 4] = ["id", "type", "name", "aliases"];
+/// The header of a claims file.
+pub const CLAIM_HEADER: [&str; 7] = ["id", "subject", "predicate", "object", "confidence", "state", "valid_from"];
+
+/// Checks the first line of `data` against `want`, naming the first column that differs.
+fn check_header(data: &[u8], file: &str, want: &[&str]) -> Result<(), CsvError> {
+    let end = memchr::memchr(b'\n', data).unwrap_or(data.len());
+    let line = String::from_utf8_lossy(&data[..end]);
+    let line = line.strip_suffix('\r').unwrap_or(&line);
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    let mut col = 1;
+    let mut got = line.split(',');
+    for w in want {
+        match got.next() {
+            Some(g) if g.trim() == *w => col += g.len() + 1,
+            other => {
+                let found = other.map_or("the end of the line".to_owned(), |g| format!("`{g}`"));
+                return Err(err(file, 1, col, format!("header: expected `{w}` (the header is `{}`), found {found}", want.join(","))));
+            }
+        }
+    }
+    if let Some(extra) = got.next() {
+        return Err(err(file, 1, col, format!("header: unexpected column `{extra}` (the header is `{}`)", want.join(","))));
+    }
+    Ok(())
+}
+
+/// The file position of a value the bulk load's checks refused (`BulkLoad::check`): row `row` is
+/// line `row + 2` (a header, then one row per line), and `field` names its column.
+pub fn locate(e: &crate::error::BulkError, entities: (&[u8], &str), claims: (&[u8], &str)) -> Option<CsvError> {
+    let (header, (data, file)): (&[&str], _) = match e.section {
+        "entities" => (&ENTITY_HEADER, entities),
+        "claims" => (&CLAIM_HEADER, claims),
+        _ => return None,
+    };
+    let csv_name = match e.field {
+        "ext_id" => "id",
+        "entity_type" => "type",
+        f => f,
+    };
+    let index = header.iter().position(|h| *h == csv_name)?;
+    let line = data.split(|b| *b == b'\n').nth(e.row + 1)?;
+    let column = line.split(|b| *b == b',').take(index).map(|f| f.len() + 1).sum::<usize>() + 1;
+    Some(err(file, e.row + 2, column, format!("{}: {}", e.field, e.kind)))
+}
+
 /// Splits `data` after its header line into about `parts` pieces at line boundaries; each piece
 /// comes with the 1-based line number of its first line and its number of lines. Every piece but
 /// the last holds a multiple of 1,024 lines, so the text columns parsed from the pieces join
@@ -221,6 +268,7 @@ struct EntityChunk {
 
 /// Parses an entities file (`id,type,name,aliases`).
 pub fn parse_entities(data: &[u8], file: &str) -> Result<BulkEntities, CsvError> {
+    check_header(data, file, &ENTITY_HEADER)?;
     let parts = rayon::current_num_threads() * 8;
     let chunks: Vec<EntityChunk> = split_lines(data, parts)
         .into_par_iter()
@@ -319,6 +367,7 @@ struct ClaimSlices<'a> {
 /// Parses a claims file (`id,subject,predicate,object,confidence,state,valid_from`). Rows are
 /// counted first so every piece parses straight into its slice of the final columns.
 pub fn parse_claims(data: &[u8], file: &str, entities: &EntityIndex<'_>) -> Result<BulkClaims, CsvError> {
+    check_header(data, file, &CLAIM_HEADER)?;
     let parts = rayon::current_num_threads() * 8;
     let pieces = split_lines(data, parts);
     let counts: Vec<usize> = pieces.iter().map(|p| p.2).collect();

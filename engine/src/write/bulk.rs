@@ -217,6 +217,15 @@ pub struct BulkLoad {
     pub claims: BulkClaims,
 }
 
+impl BulkLoad {
+    /// Runs the load's value checks without a database (what `bulk_load` would refuse besides a
+    /// non-empty workspace or a full vocabulary), so a caller can refuse bad input before it
+    /// touches anything.
+    pub fn check(&self, limits: &Limits) -> Result<(), BulkError> {
+        check_rows(self, limits)
+    }
+}
+
 pub use crate::error::BulkError;
 
 fn err(section: &'static str, row: usize, field: &'static str, kind: WriteErrorKind) -> BulkError {
@@ -509,21 +518,9 @@ fn build_claims<'k>(inp: &Input<'_>, claim_ext_of: &(impl Fn(usize) -> Cow<'k, s
     ClaimPart { columns: (pred, flags), base, fast, state_sets, live, pred_sets, ext_id, text }
 }
 
-/// Applies `load` to `st` (a private copy) at transaction time `now`.
-#[allow(clippy::too_many_lines)] // Reason: one linear pipeline; splitting it would scatter the row-index bookkeeping.
-pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, limits: &Limits) -> Result<(usize, usize), BulkError> {
-    let ws = st
-        .catalog
-        .workspace(&load.workspace)
-        .ok_or_else(|| err("workspace", 0, "workspace", WriteErrorKind::UnknownWorkspace(load.workspace.clone())))?;
-    if st.bitmaps.entities_by_ws.get(&ws).is_some_and(|s| !s.is_empty()) {
-        return Err(err(
-            "workspace",
-            0,
-            "workspace",
-            WriteErrorKind::Invalid("bulk load needs an empty workspace; use write batches to add to one"),
-        ));
-    }
+/// The checks of a load's rows that need no database: column lengths, names, ids, confidences,
+/// texts against `limits`. The first bad row in row order wins.
+fn check_rows(load: &BulkLoad, limits: &Limits) -> Result<(), BulkError> {
     let (ents, claims) = (&load.entities, &load.claims);
     let n = ents.ext_id.len();
     let m = claims.subject.len();
@@ -548,6 +545,92 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
             return Err(err("claims", 0, field, WriteErrorKind::Invalid("column length differs from subject")));
         }
     }
+    // Row checks, in parallel; the first bad row in row order wins.
+    let sep = if ents.alias_separator == '\0' { '|' } else { ents.alias_separator };
+    let bad = first_bad(n, |i| {
+        if let Some(k) = check_ext(ents.ext_id.get(i), limits) {
+            return Some(("ext_id", k));
+        }
+        if let Some(k) = check_name(ents.name.get(i), limits) {
+            return Some(("name", k));
+        }
+        if ents.entity_type[i] as usize >= ents.type_names.len() {
+            return Some(("entity_type", WriteErrorKind::Invalid("type index out of range")));
+        }
+        if !ents.aliases.is_empty() {
+            let row = ents.aliases.get(i);
+            let mut raw = 0;
+            for a in row.split(sep).filter(|a| !a.is_empty()) {
+                if let Some(k) = check_name(a, limits) {
+                    return Some(("aliases", k));
+                }
+                raw += 1;
+            }
+            let count = if raw > limits.aliases_max { distinct_aliases(ents.name.get(i), row, sep).len() } else { raw };
+            if count > limits.aliases_max {
+                return Some(("aliases", WriteErrorKind::TooMany { count, limit: limits.aliases_max, limit_name: "aliases_max" }));
+            }
+        }
+        None
+    });
+    if let Some((row, (field, kind))) = bad {
+        return Err(err("entities", row, field, kind));
+    }
+    let bad = first_bad(m, |i| {
+        if !claims.ext_id.is_empty() {
+            if let Some(k) = check_ext(claims.ext_id.get(i), limits) {
+                return Some(("ext_id", k));
+            }
+        }
+        if claims.subject[i] as usize >= n {
+            return Some(("subject", WriteErrorKind::UnknownEntity(format!("row {}", claims.subject[i]))));
+        }
+        if claims.object[i] as usize >= n {
+            return Some(("object", WriteErrorKind::UnknownEntity(format!("row {}", claims.object[i]))));
+        }
+        if claims.predicate[i] as usize >= claims.predicate_names.len() {
+            return Some(("predicate", WriteErrorKind::Invalid("predicate index out of range")));
+        }
+        let c = claims.confidence[i];
+        if !c.is_finite() {
+            return Some(("confidence", WriteErrorKind::NotFinite));
+        }
+        if !(0.0..=1.0).contains(&c) {
+            return Some(("confidence", WriteErrorKind::ConfidenceOutOfRange(c)));
+        }
+        if !claims.text.is_empty() && claims.text.get(i).len() > limits.text_bytes_max {
+            let len = claims.text.get(i).len();
+            return Some(("text", WriteErrorKind::TooLong { len, limit: limits.text_bytes_max, limit_name: "text_bytes_max" }));
+        }
+        if claims.valid_from.get(i).is_some_and(|t| *t == Timestamp::MAX) {
+            return Some(("valid_from", WriteErrorKind::InvalidInterval));
+        }
+        None
+    });
+    if let Some((row, (field, kind))) = bad {
+        return Err(err("claims", row, field, kind));
+    }
+
+    Ok(())
+}
+
+/// Applies `load` to `st` (a private copy) at transaction time `now`.
+#[allow(clippy::too_many_lines)] // Reason: one linear pipeline; splitting it would scatter the row-index bookkeeping.
+pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, limits: &Limits) -> Result<(usize, usize), BulkError> {
+    let ws = st
+        .catalog
+        .workspace(&load.workspace)
+        .ok_or_else(|| err("workspace", 0, "workspace", WriteErrorKind::UnknownWorkspace(load.workspace.clone())))?;
+    if st.bitmaps.entities_by_ws.get(&ws).is_some_and(|s| !s.is_empty()) {
+        return Err(err(
+            "workspace",
+            0,
+            "workspace",
+            WriteErrorKind::Invalid("bulk load needs an empty workspace; use write batches to add to one"),
+        ));
+    }
+    let (ents, claims) = (&load.entities, &load.claims);
+    let (n, m) = (ents.ext_id.len(), claims.subject.len());
     let e0 = st.entities.len();
     let c0 = st.claims.len();
     if e0 + n >= crate::index::graph::csr::LIVE_BIT as usize || c0 + m >= NONE as usize {
@@ -602,71 +685,8 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
         pred_map.push(id);
     }
 
-    // Row checks, in parallel; the first bad row in row order wins.
+    check_rows(&load, limits)?;
     let sep = if ents.alias_separator == '\0' { '|' } else { ents.alias_separator };
-    let bad = first_bad(n, |i| {
-        if let Some(k) = check_ext(ents.ext_id.get(i), limits) {
-            return Some(("ext_id", k));
-        }
-        if let Some(k) = check_name(ents.name.get(i), limits) {
-            return Some(("name", k));
-        }
-        if ents.entity_type[i] as usize >= type_map.len() {
-            return Some(("entity_type", WriteErrorKind::Invalid("type index out of range")));
-        }
-        if !ents.aliases.is_empty() {
-            let row = ents.aliases.get(i);
-            let mut raw = 0;
-            for a in row.split(sep).filter(|a| !a.is_empty()) {
-                if let Some(k) = check_name(a, limits) {
-                    return Some(("aliases", k));
-                }
-                raw += 1;
-            }
-            let count = if raw > limits.aliases_max { distinct_aliases(ents.name.get(i), row, sep).len() } else { raw };
-            if count > limits.aliases_max {
-                return Some(("aliases", WriteErrorKind::TooMany { count, limit: limits.aliases_max, limit_name: "aliases_max" }));
-            }
-        }
-        None
-    });
-    if let Some((row, (field, kind))) = bad {
-        return Err(err("entities", row, field, kind));
-    }
-    let bad = first_bad(m, |i| {
-        if !claims.ext_id.is_empty() {
-            if let Some(k) = check_ext(claims.ext_id.get(i), limits) {
-                return Some(("ext_id", k));
-            }
-        }
-        if claims.subject[i] as usize >= n {
-            return Some(("subject", WriteErrorKind::UnknownEntity(format!("row {}", claims.subject[i]))));
-        }
-        if claims.object[i] as usize >= n {
-            return Some(("object", WriteErrorKind::UnknownEntity(format!("row {}", claims.object[i]))));
-        }
-        if claims.predicate[i] as usize >= pred_map.len() {
-            return Some(("predicate", WriteErrorKind::Invalid("predicate index out of range")));
-        }
-        let c = claims.confidence[i];
-        if !c.is_finite() {
-            return Some(("confidence", WriteErrorKind::NotFinite));
-        }
-        if !(0.0..=1.0).contains(&c) {
-            return Some(("confidence", WriteErrorKind::ConfidenceOutOfRange(c)));
-        }
-        if !claims.text.is_empty() && claims.text.get(i).len() > limits.text_bytes_max {
-            let len = claims.text.get(i).len();
-            return Some(("text", WriteErrorKind::TooLong { len, limit: limits.text_bytes_max, limit_name: "text_bytes_max" }));
-        }
-        if claims.valid_from.get(i).is_some_and(|t| *t == Timestamp::MAX) {
-            return Some(("valid_from", WriteErrorKind::InvalidInterval));
-        }
-        None
-    });
-    if let Some((row, (field, kind))) = bad {
-        return Err(err("claims", row, field, kind));
-    }
 
     // Three independent builds run side by side: the claim id index, everything about entities,
     // and the claim columns with the CSR and bitmaps. Each is parallel inside as well.
