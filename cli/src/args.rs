@@ -5,7 +5,12 @@ use std::path::PathBuf;
 
 /// engram: the long-term memory of AI agents.
 #[derive(Parser, Debug)]
-#[command(name = "engram", version, about, after_help = crate::fail::EXIT_CODES)]
+#[command(
+    name = "engram",
+    version,
+    about = "engram, the long-term memory of AI agents: a typed, temporal knowledge graph in a database folder.\nCommands work on a database folder DIR; only init, import, import-ontology, ingest, serve and mcp create one.",
+    after_help = crate::fail::EXIT_CODES
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -13,6 +18,11 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Create an empty database in DIR (a new or empty folder).
+    Init {
+        /// Database folder.
+        dir: PathBuf,
+    },
     /// Load CSV files into workspace `default` of DIR (created if absent), or a JSON-lines file
     /// (the `export` format) into the workspaces it names.
     Import {
@@ -71,7 +81,7 @@ pub enum Command {
         #[arg(long)]
         workspace: Option<String>,
     },
-    /// Erases a workspace's deleted and expired history older than its `retention_days` setting
+    /// Erase a workspace's deleted and expired history older than its `retention_days` setting
     /// (nothing when unset: the default keeps everything); prints the claims erased.
     Retention {
         /// Database folder.
@@ -80,7 +90,7 @@ pub enum Command {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
-    /// Merges entity FROM into INTO (each an external id, a name or an alias): FROM's claims
+    /// Merge entity FROM into INTO (each an external id, a name or an alias): FROM's claims
     /// move to INTO, its names become INTO's aliases, and FROM is retired; `unmerge` undoes it.
     Merge {
         /// Database folder.
@@ -93,7 +103,27 @@ pub enum Command {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
-    /// Undoes the merge that retired ENTITY (its external id): its claims and names go back.
+    /// Soft-delete an entity (with its claims) or a claim: reads no longer see it, `restore`
+    /// brings it back, history (`ALL VERSIONS`, exports) keeps it.
+    Delete(TargetArgs),
+    /// Undo a soft delete.
+    Restore(TargetArgs),
+    /// Erase an entity with its claims, or a conversation's evidence and the claims only it
+    /// supports, from every index and file: irreversible.
+    Forget {
+        /// Database folder.
+        dir: PathBuf,
+        /// The entity's external id.
+        #[arg(long, required_unless_present = "conversation", conflicts_with = "conversation")]
+        entity: Option<String>,
+        /// A conversation id (the `source.conversation_id` of ingested documents).
+        #[arg(long)]
+        conversation: Option<String>,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// Undo the merge that retired ENTITY (its external id): its claims and names go back.
     Unmerge {
         /// Database folder.
         dir: PathBuf,
@@ -103,7 +133,7 @@ pub enum Command {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
-    /// Every distinct entity within N hops of ENTITY (an external id, a name or an alias).
+    /// Print every distinct entity within N hops of ENTITY (an external id, a name or an alias).
     Neighbors {
         /// Database folder.
         dir: PathBuf,
@@ -185,7 +215,7 @@ pub enum Command {
     /// holds DIR: use ENGRAM.USER then.
     #[command(subcommand)]
     User(UserCommand),
-    /// An interactive query shell on DIR: statements end with `;`; `:explain`, `:profile`, `:help`.
+    /// Open an interactive query shell on DIR: statements end with `;`; `:explain`, `:profile`, `:help`.
     Shell {
         /// Database folder.
         dir: PathBuf,
@@ -193,7 +223,7 @@ pub enum Command {
         #[arg(long, default_value = "default")]
         workspace: String,
     },
-    /// The facts relevant to TEXT, packed into a token budget, each citing its evidence.
+    /// Recall the facts relevant to TEXT, packed into a token budget, each citing its evidence.
     Recall {
         /// Database folder.
         dir: PathBuf,
@@ -231,9 +261,10 @@ pub enum Command {
         #[command(flatten)]
         embedding: EmbedArgs,
     },
-    /// Ingest extraction output: FILE.json is one document, FILE.jsonl one per line (each its own
-    /// transaction). Prints one JSON report per document; a bad document names file, line and
-    /// JSON path and changes nothing (the others still go in; exit 1).
+    /// Ingest extraction output: FILE.json is one document or an array of them, FILE.jsonl one per
+    /// line; each document is its own transaction, committed in groups (one fsync per group). The
+    /// whole file is checked first: a bad document is named (line or byte offset, JSON path) and
+    /// nothing is written. Prints one JSON report per document once it is durable.
     Ingest {
         /// Database folder (created if absent).
         dir: PathBuf,
@@ -252,7 +283,7 @@ pub enum Command {
         #[command(flatten)]
         embedding: EmbedArgs,
     },
-    /// The memory's health as JSON: extraction quality by model version, confidence calibration,
+    /// Print the memory's health as JSON: extraction quality by model version, confidence calibration,
     /// graph density, freshness; with `--trace CLAIM`, that claim's evidence (the attribution
     /// trace: claim → evidence → conversation and message).
     Report {
@@ -283,11 +314,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Ancestors of TERM (a CURIE, label or synonym) with their shortest distance.
+    /// Print the ancestors of TERM (a CURIE, label or synonym) with their shortest distance.
     Ancestors(HierarchyArgs),
-    /// Descendants of TERM (a CURIE, label or synonym) with their shortest distance.
+    /// Print the descendants of TERM (a CURIE, label or synonym) with their shortest distance.
     Descendants(HierarchyArgs),
-    /// Concepts matching TEXT, best first: mappings, CURIE, label, synonyms, then profile search.
+    /// Resolve TEXT to concepts, best first: mappings, CURIE, label, synonyms, then profile search.
     Resolve {
         /// Database folder.
         dir: PathBuf,
@@ -307,7 +338,7 @@ pub enum Command {
         #[command(flatten)]
         embedding: EmbedArgs,
     },
-    /// The flattened profile of TERM (label, definition, synonyms, parents, children, samples of
+    /// Print the flattened profile of TERM (label, definition, synonyms, parents, children, samples of
     /// grandparents and grandchildren, aggregated attributes).
     Profile {
         /// Database folder.
@@ -327,7 +358,7 @@ pub enum Command {
         #[arg(long)]
         aggregate_linked: Vec<String>,
     },
-    /// Curated term mappings: `set TEXT --to CURIE...`, `remove TEXT`, `list`.
+    /// Manage curated term mappings: `set TEXT --to CURIE...`, `remove TEXT`, `list`.
     Mapping {
         /// Database folder.
         dir: PathBuf,
@@ -357,15 +388,15 @@ pub enum Command {
         #[arg(required = true)]
         texts: Vec<String>,
     },
-    /// Embedder maintenance: `distill` builds the static table from `MiniLM`.
+    /// Maintain the embedders: `distill` builds the static table from `MiniLM`.
     Embedder {
         /// distill.
         action: String,
         /// Model folder (default: `$ENGRAM_MODEL_DIR`, else `models/all-minilm-l6-v2`).
         #[arg(long)]
         model_dir: Option<PathBuf>,
-        /// Dimensions of the static table (PCA).
-        #[arg(long, default_value_t = 256)]
+        /// Dimension of the static table (PCA); `--dims` is accepted too.
+        #[arg(long = "dim", visible_alias = "dims", default_value_t = 256)]
         dims: usize,
     },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
@@ -484,4 +515,20 @@ pub enum UserCommand {
         /// The token's id.
         id: String,
     },
+}
+
+/// What `delete` and `restore` act on.
+#[derive(clap::Args, Debug)]
+pub struct TargetArgs {
+    /// Database folder.
+    pub dir: PathBuf,
+    /// An entity's external id.
+    #[arg(long, required_unless_present = "claim", conflicts_with = "claim")]
+    pub entity: Option<String>,
+    /// A claim's id.
+    #[arg(long)]
+    pub claim: Option<String>,
+    /// Workspace.
+    #[arg(long, default_value = "default")]
+    pub workspace: String,
 }

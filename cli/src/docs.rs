@@ -76,7 +76,7 @@ fn offset_in(whole: &str, part: &str) -> usize {
     (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize)
 }
 
-/// The byte offset of serde_json's 1-based line and column (column counts bytes).
+/// The byte offset of `serde_json`'s 1-based line and column (column counts bytes).
 fn byte_offset(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     (line_start + column.saturating_sub(1)).min(text.len())

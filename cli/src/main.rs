@@ -59,6 +59,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         }
         Command::Import { dir, jsonl: Some(jsonl), .. } => data::import_jsonl(dir, jsonl),
         Command::Import { .. } => Err("import needs --entities and --claims, or --jsonl".into()),
+        Command::Init { dir } => admin::init(dir),
         Command::Export { dir, out } => data::export(dir, out.as_deref()),
         Command::Stats { dir } => admin::stats(dir),
         Command::Check { dir } => admin::check(dir),
@@ -67,6 +68,15 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Config { dir, key, value, workspace } => admin::config(dir, key.as_deref(), value.as_deref(), workspace.as_deref()),
         Command::Retention { dir, workspace } => admin::retention(dir, workspace),
         Command::Merge { dir, from, into, workspace } => write::merge(dir, workspace, Some((from, into)), None),
+        Command::Delete(t) | Command::Restore(t) => {
+            let verb = if matches!(cli.command, Command::Delete(_)) { "delete" } else { "restore" };
+            let (op, what) = write::lifecycle_op(verb, t.entity.as_deref(), t.claim.as_deref(), None)?;
+            write::lifecycle(&t.dir, &t.workspace, op, &what)
+        }
+        Command::Forget { dir, entity, conversation, workspace } => {
+            let (op, what) = write::lifecycle_op("forget", entity.as_deref(), None, conversation.as_deref())?;
+            write::lifecycle(dir, workspace, op, &what)
+        }
         Command::Unmerge { dir, entity, workspace } => write::merge(dir, workspace, None, Some(entity)),
         Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedding: EmbedArgs { embedder, model_dir } } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };

@@ -175,7 +175,7 @@ pub fn mapping(
         }
         "set" | "remove" => {
             let text = text.ok_or_else(|| format!("mapping {action} needs TEXT"))?;
-            let db = Database::open(dir).map_err(fail)?;
+            let db = crate::admin::open_existing(dir)?;
             if action == "set" {
                 if targets.is_empty() {
                     return Err("mapping set needs at least one --to CURIE".into());

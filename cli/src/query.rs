@@ -169,7 +169,9 @@ fn run_one(db: &engram::Database, workspace: &str, text: &str, params: &Params) 
 /// `engram query DIR TEXT`.
 pub fn run(dir: &Path, workspace: &str, text: &str, params: &[String], json: bool) -> Result<(), Failure> {
     let params = parse_params(params)?;
-    let db = open_for_reading(dir)?;
+    // A read query opens the folder read-only (beside a writer, on read-only media); a query that
+    // does not compile is reported by the run.
+    let db = if engram::exec::writes(text).unwrap_or(false) { crate::admin::open_existing(dir)? } else { open_for_reading(dir)? };
     match run_one(&db, workspace, text, &params)? {
         Ok(r) if json => out::print(&format!("{}\n", serde_json::to_string(&result_json(&r)).map_err(bug)?)),
         Ok(r) => out::print(&table(&r, explains(text))),
@@ -190,14 +192,15 @@ const SHELL_HELP: &str = "Statements end with `;` and may span lines.
 
 /// `engram shell DIR`: a read-eval-print loop with history.
 pub fn shell(dir: &Path, workspace: &str) -> Result<(), Failure> {
-    let db = open_for_reading(dir)?;
+    let (db, writable) = crate::admin::open_for_either(dir)?;
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| Failure::operator(format!("the terminal: {e}")))?;
     // History lives in the home folder: a read command writes nothing into the database folder.
     let history = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".engram_history"));
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
-    out::print(&format!("engram shell on {} (workspace {workspace}); :help for help\n", dir.display()))?;
+    let mode = if writable { "" } else { ", read-only: another process has it open for writing, or the media is read-only" };
+    out::print(&format!("engram shell on {} (workspace {workspace}{mode}); :help for help\n", dir.display()))?;
     let mut pending = String::new();
     loop {
         let prompt = if pending.is_empty() { "engram> " } else { "   ...> " };

@@ -56,7 +56,7 @@ pub fn neighbors(ws: &WorkspaceView<'_>, entity: &str, hops: u32, direction: Dir
                 .map(|c| {
                     let ext = |e: EntityId| ws.entity(e).map(|x| x.ext_id.to_string());
                     json!({"id": c.ext_id.as_ref(), "subject": ext(c.subject), "predicate": c.predicate.as_ref(), "object": ext(c.object),
-                           "confidence": c.confidence, "state": c.state.as_str()})
+                           "confidence": engram::shortest_f64(c.confidence), "state": c.state.as_str()})
                 })
                 .collect();
             items.push(json!({"id": e.ext_id.as_ref(), "name": e.name.as_ref(), "type": e.entity_type.as_ref(), "depth": reached.depth, "claims": claims}));
@@ -144,12 +144,12 @@ pub fn report(ws: &WorkspaceView<'_>, trace: Option<&str>) -> Result<String, Fai
                 .into_iter()
                 .map(|v| {
                     serde_json::json!({"id": v.ext_id.as_ref(), "conversation_id": v.conversation_id.as_deref(), "message_id": v.message_id.as_deref(),
-                        "model": v.model.as_deref(), "model_version": v.model_version.as_deref(), "raw_confidence": v.raw_confidence,
+                        "model": v.model.as_deref(), "model_version": v.model_version.as_deref(), "raw_confidence": v.raw_confidence.map(engram::shortest_f64),
                         "snippet": v.snippet.as_deref(), "reasoning": v.reasoning.as_deref(), "observed_at": v.observed_at.to_rfc3339(), "recorded_at": v.recorded_at.to_rfc3339()})
                 })
                 .collect();
             serde_json::json!({"claim": id, "subject": ext(c.subject), "predicate": c.predicate.as_ref(), "object": ext(c.object),
-                "state": c.state.as_str(), "confidence": c.confidence, "superseded_by": c.superseded_by.and_then(|s| ws.claim(s)).map(|s| s.ext_id.to_string()),
+                "state": c.state.as_str(), "confidence": engram::shortest_f64(c.confidence), "superseded_by": c.superseded_by.and_then(|s| ws.claim(s)).map(|s| s.ext_id.to_string()),
                 "evidence": evidence})
         }
     };
@@ -186,9 +186,18 @@ pub fn recall_command(command: &Command) -> Result<(), Failure> {
         return Err("not a recall command".into());
     };
     let db = open_for_reading(dir)?;
-    // Without a client vector, the question is embedded by the database's embedder.
+    // Without a client vector, the question is embedded by the database's embedder. A client
+    // vector the stored vectors cannot be compared with is the caller's error, not a skipped path.
     let embedded = match vector {
-        Some(_) => None,
+        Some(v) => {
+            let got = serde_json::from_str::<Vec<f32>>(v).map_err(|e| format!("--vector: {e} (expected a JSON array of numbers)"))?.len();
+            let stored = db.settings().vector_dim.map(|d| d as usize);
+            if stored != Some(got) {
+                let have = stored.map_or_else(|| "none (no vectors stored)".to_owned(), |d| d.to_string());
+                return Err(format!("--vector has {got} components; the stored vectors have {have}").into());
+            }
+            None
+        }
         None => {
             embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
             db.embed_query(text).map_err(fail)?.map(|v| serde_json::to_string(&v).unwrap_or_default())

@@ -1,4 +1,4 @@
-//! Writing memory: `ingest`, `merge` and `unmerge`.
+//! Writing memory: `ingest`, `merge` and `unmerge`, `delete`, `restore` and `forget`.
 
 use crate::data::read;
 use crate::embed;
@@ -92,4 +92,46 @@ pub fn ingest(
         return Err(format!("{rejected} document(s) rejected; the other {durable} were ingested").into());
     }
     Ok(())
+}
+
+/// `engram delete`, `restore` (soft, reversible) and `forget` (erasure): one write each.
+pub fn lifecycle(dir: &Path, workspace: &str, op: engram::Op, what: &str) -> Result<(), Failure> {
+    let db = crate::admin::open_existing(dir)?;
+    let mut batch = engram::WriteBatch::new(workspace);
+    batch.push(op);
+    db.write(&batch).map_err(fail)?;
+    outln!("{what}");
+    Ok(())
+}
+
+/// The op and the report line of `delete` / `restore` / `forget`.
+pub fn lifecycle_op(
+    verb: &str,
+    entity: Option<&str>,
+    claim: Option<&str>,
+    conversation: Option<&str>,
+) -> Result<(engram::Op, String), Failure> {
+    use engram::write::batch::{ClaimRef, EntityRef, ForgetTarget};
+    use engram::Op;
+    let op = match (verb, entity, claim, conversation) {
+        ("delete", Some(e), _, _) => Op::DeleteEntity { entity: EntityRef::Ext(e.to_owned()) },
+        ("delete", None, Some(c), _) => Op::DeleteClaim { claim: ClaimRef::Ext(c.to_owned()) },
+        ("restore", Some(e), _, _) => Op::RestoreEntity { entity: EntityRef::Ext(e.to_owned()) },
+        ("restore", None, Some(c), _) => Op::RestoreClaim { claim: ClaimRef::Ext(c.to_owned()) },
+        ("forget", Some(e), _, _) => Op::Forget(ForgetTarget::Entity(EntityRef::Ext(e.to_owned()))),
+        ("forget", None, _, Some(c)) => Op::Forget(ForgetTarget::Conversation(c.to_owned())),
+        _ => return Err(format!("{verb} needs --entity or --{}", if verb == "forget" { "conversation" } else { "claim" }).into()),
+    };
+    let (kind, id) = match (entity, claim, conversation) {
+        (Some(e), _, _) => ("entity", e),
+        (None, Some(c), _) => ("claim", c),
+        (None, None, Some(c)) => ("conversation", c),
+        _ => ("", ""),
+    };
+    let past = match verb {
+        "delete" => "deleted",
+        "restore" => "restored",
+        _ => "forgot",
+    };
+    Ok((op, format!("{past} {kind} {id}")))
 }

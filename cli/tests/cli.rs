@@ -359,10 +359,12 @@ fn recall_prints_only_visible_facts_within_the_budget() {
     assert_eq!(v["cut"], 0);
     assert_eq!(v["paths_run"], serde_json::json!(["lexical", "graph", "recency"]));
     assert!(text(&out.stderr).contains("semantic path not run"), "{}", text(&out.stderr));
-    // A query vector of the wrong dimension: the other paths run, it says so, exit 0.
+    // The line cites the evidence's source, not an internal row.
+    assert!(facts[0]["line"].as_str().unwrap().ends_with(", source msg-7)"), "{}", facts[0]["line"]);
+    // A query vector of the wrong dimension is the caller's error.
     let out = engram(&["recall", &db, "event streaming", "--vector", "[1, 0]", "--json"]);
-    assert!(out.status.success());
-    assert!(json(&out.stdout)["skipped"][0]["reason"].as_str().unwrap().contains("2 components"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--vector has 2 components; the stored vectors have 3"), "{}", text(&out.stderr));
     let out = engram(&["recall", &db, "what do we stream with", "--vector", "[0.9, 0.1, 0.0]", "--json"]);
     let v = json(&out.stdout);
     assert_eq!(v["paths_run"], serde_json::json!(["semantic", "lexical", "graph", "recency"]));
@@ -828,4 +830,103 @@ fn csv_value_errors_name_file_line_column_and_touch_nothing() {
     std::fs::write(&vectors, &good).unwrap();
     let out = engram(&["import", &dbs, "--entities", &ents, "--claims", &claims, "--vectors", vectors.to_str().unwrap(), "--dim", "2"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// `init` makes an empty database (and refuses a folder that holds one or holds other files);
+/// `delete` / `restore` are the soft delete and its undo, `forget` the erasure; confidences print
+/// as the shortest decimal of the stored f32 everywhere.
+#[test]
+fn init_delete_restore_forget_and_confidences_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    let out = engram(&["init", &db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&engram(&["stats", &db]).stdout).starts_with("entities 0\nclaims 0\n"));
+    assert_eq!(engram(&["init", &db]).status.code(), Some(3));
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    assert_eq!(engram(&["init", other.to_str().unwrap()]).status.code(), Some(5));
+    assert_eq!(std::fs::read_dir(&other).unwrap().count(), 1, "nothing written into a folder that is not empty");
+
+    let doc = tmp.path().join("doc.json");
+    std::fs::write(
+        &doc,
+        r#"{"source": {"conversation_id": "c1", "message_id": "m1"}, "entities": [{"name": "A", "type": "t"}, {"name": "B", "type": "t"}],
+            "claims": [{"subject": "A", "predicate": "uses", "object": "B", "confidence": 0.985}]}"#,
+    )
+    .unwrap();
+    assert!(engram(&["ingest", &db, doc.to_str().unwrap()]).status.success());
+    let neighbors = json(&engram(&["neighbors", &db, "t:a", "--json"]).stdout);
+    assert_eq!(neighbors[0]["claims"][0]["confidence"].to_string(), "0.985");
+    let trace = engram(&["report", &db, "--trace", "c1/m1/0"]);
+    assert!(text(&trace.stdout).contains(r#""confidence":0.985,"#), "{}", text(&trace.stdout));
+    assert!(text(&trace.stdout).contains(r#""raw_confidence":0.985,"#), "{}", text(&trace.stdout));
+
+    let claims = |db: &str| {
+        let out = engram(&["query", db, "MATCH ()-[r]->() RETURN count(r)", "--json"]);
+        format!("claims {}", json(&out.stdout)["rows"][0][0])
+    };
+    let out = engram(&["delete", &db, "--claim", "c1/m1/0"]);
+    assert_eq!(text(&out.stdout), "deleted claim c1/m1/0\n", "{}", text(&out.stderr));
+    assert_eq!(claims(&db), "claims 0");
+    assert!(engram(&["restore", &db, "--claim", "c1/m1/0"]).status.success());
+    assert_eq!(claims(&db), "claims 1");
+    assert!(engram(&["delete", &db, "--entity", "t:b"]).status.success());
+    assert_eq!(claims(&db), "claims 0");
+    assert!(engram(&["restore", &db, "--entity", "t:b"]).status.success());
+    assert_eq!(claims(&db), "claims 1");
+    assert_eq!(engram(&["delete", &db, "--claim", "nope"]).status.code(), Some(2));
+    assert_eq!(engram(&["delete", &db]).status.code(), Some(2), "a target is required");
+    let out = engram(&["forget", &db, "--conversation", "c1"]);
+    assert_eq!(text(&out.stdout), "forgot conversation c1\n", "{}", text(&out.stderr));
+    let export = text(&engram(&["export", &db]).stdout);
+    assert!(!export.contains("c1/m1"), "the erased claim is in no export: {export}");
+}
+
+/// Read commands open the folder read-only: beside a writer holding it, they work, and they
+/// change nothing in it (not a byte, not a file; what lets them run on read-only media).
+#[test]
+fn reads_work_beside_a_writer_and_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let dir = tmp.path().join("db");
+    let db = dir.display().to_string();
+    assert!(engram(&["import", &db, "--entities", &ents, "--claims", &claims]).status.success());
+    let writer = engram::Database::open(&dir).unwrap();
+    let mut b = engram::WriteBatch::new("default");
+    b.upsert_entity("late", "service", "Late");
+    writer.write(&b).unwrap();
+    let files = || {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files();
+    let backup = tmp.path().join("copy").display().to_string();
+    for args in [
+        vec!["stats", &db],
+        vec!["check", &db],
+        vec!["config", &db],
+        vec!["export", &db],
+        vec!["recall", &db, "kafka"],
+        vec!["neighbors", &db, "auth"],
+        vec!["report", &db],
+        vec!["query", &db, "MATCH (n) RETURN count(n)"],
+        vec!["descendants", &db, "svc"],
+        vec!["backup", &db, &backup],
+    ] {
+        let out = engram(&args);
+        assert!(out.status.success(), "{args:?} beside a writer: {}", text(&out.stderr));
+        assert_eq!(files(), before, "{args:?} changed the folder");
+    }
+    assert!(text(&engram(&["stats", &db]).stdout).starts_with("entities 5\n"), "the writer's commit is seen");
+    // A write beside the writer is refused, and says why.
+    let out = engram(&["query", &db, "CREATE (:X)"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(text(&out.stderr).contains("locked"), "{}", text(&out.stderr));
 }

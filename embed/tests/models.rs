@@ -60,14 +60,18 @@ fn minilm_agrees_with_an_independent_numpy_forward_pass() {
         long,
     ];
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/minilm_reference.py");
-    let mut child = Command::new("python3")
+    // The reference runs in the venv `scripts/fetch-model.sh` makes beside the model (numpy pinned),
+    // else in the system's python3.
+    let venv = dir.join(".venv/bin/python");
+    let python = if venv.exists() { venv } else { PathBuf::from("python3") };
+    let mut child = Command::new(&python)
         .arg(&script)
         .arg(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("python3 runs (the reference needs numpy: pip install numpy)");
+        .expect("python runs (the reference needs numpy: scripts/fetch-model.sh makes a venv with it)");
     child.stdin.take().expect("stdin").write_all(serde_json::to_string(&texts).expect("json").as_bytes()).expect("write");
     let out = child.wait_with_output().expect("reference finishes");
     assert!(out.status.success(), "reference failed (needs numpy): {}", String::from_utf8_lossy(&out.stderr));

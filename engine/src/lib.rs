@@ -81,7 +81,7 @@ pub use search::semantic::{Metric, VectorOptions};
 pub use settings::{Settings, SettingsError, StoredGrant, StoredToken, StoredUser};
 pub use stats::{Counts, MemoryReport};
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
-pub use value::{Properties, Value};
+pub use value::{shortest_f64, Properties, Value};
 pub use write::apply::Created;
 pub use write::batch::{
     AddClaim, AddEvidence, ClaimRef, CreateNode, CreateRelationship, DeclarePredicate, Element, EntityRef, ForgetTarget, Op, UpsertEntity,

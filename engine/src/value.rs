@@ -74,3 +74,10 @@ impl From<bool> for Value {
 
 /// The properties of an entity: ordered so iteration and persistence are deterministic.
 pub type Properties = BTreeMap<Arc<str>, Value>;
+
+/// The f64 whose shortest decimal is the f32's (`0.9f32` reads as `0.9`, not `0.899999976`):
+/// how every interface prints a stored confidence.
+pub fn shortest_f64(f: f32) -> f64 {
+    let text = f.to_string();
+    text.parse().unwrap_or(f64::from(f))
+}

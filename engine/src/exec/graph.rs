@@ -197,7 +197,7 @@ impl<'a> Graph<'_, 'a> {
         match key {
             "id" => v.claim_ext_id(c).map_or(Val::Null, Val::str),
             "text" => v.claim_text(c).map_or(Val::Null, Val::str),
-            "confidence" => v.claim_confidence(c).map_or(Val::Null, |f| Val::Float(shortest_f64(f))),
+            "confidence" => v.claim_confidence(c).map_or(Val::Null, |f| Val::Float(crate::value::shortest_f64(f))),
             "state" => v.claim_state(c).map_or(Val::Null, |s| Val::str(s.as_str())),
             "valid_from" => v.claim_valid(c).map_or(Val::Null, |(f, _)| time(f)),
             "valid_until" => v.claim_valid(c).map_or(Val::Null, |(_, u)| time(u)),
@@ -253,10 +253,4 @@ fn mirrors(key: &str, v: &Value) -> bool {
         ("confidence", Value::Float(f)) => (0.0..=1.0).contains(f),
         _ => false,
     }
-}
-
-/// The f64 whose shortest decimal is the f32's (`0.9f32` reads as `0.9`, not `0.899999976`).
-pub(crate) fn shortest_f64(f: f32) -> f64 {
-    let text = f.to_string();
-    text.parse().unwrap_or(f64::from(f))
 }

@@ -62,6 +62,9 @@ pub struct Fact {
     pub valid_until: Option<String>,
     /// External ids of the claim's evidence rows, oldest first.
     pub evidence: Vec<String>,
+    /// Where the evidence came from, oldest first: `conversation/message` (or the one given);
+    /// rows without a source are not listed. What the context line cites.
+    pub sources: Vec<String>,
     /// Fused score (what the facts are ordered by).
     pub score: f64,
     /// The time-decay factor that multiplied the score.
@@ -75,7 +78,7 @@ pub struct Fact {
 }
 
 /// Renders a fact's context line: claim id, subject, predicate, object, text, confidence, state,
-/// validity, evidence ids.
+/// validity, and the sources of its evidence (conversation and message ids, not internal rows).
 pub fn render(f: &Fact) -> String {
     use std::fmt::Write;
     let mut line = format!("[{}] {} {} {}", f.claim_id, f.subject.name, f.predicate.to_uppercase(), f.object.name);
@@ -84,11 +87,28 @@ pub fn render(f: &Fact) -> String {
     }
     let until = f.valid_until.as_deref().unwrap_or("");
     let _ = write!(line, " (conf {:.2}, {}, valid {}..{}", f.confidence, f.state, f.valid_from, until);
-    if !f.evidence.is_empty() {
-        let _ = write!(line, ", evidence {}", f.evidence.join(","));
+    if !f.sources.is_empty() {
+        let _ = write!(line, ", source {}", f.sources.join(","));
     }
     line.push(')');
     line
+}
+
+/// The source an evidence row cites: `conversation/message`, or whichever of the two it has,
+/// else the id the writer gave the row; `None` for a row with none of these (its id `v<n>` is
+/// engram's own, meaningless to a reader).
+pub fn source_of(v: &crate::model::Evidence) -> Option<String> {
+    match (v.conversation_id.as_deref(), v.message_id.as_deref()) {
+        (Some(c), Some(m)) => Some(format!("{c}/{m}")),
+        (Some(x), None) | (None, Some(x)) => Some(x.to_owned()),
+        (None, None) => {
+            let id = v.ext_id.as_ref();
+            let generated = id
+                .strip_prefix('v')
+                .is_some_and(|n| !n.is_empty() && n.split('_').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())));
+            (!generated).then(|| id.to_owned())
+        }
+    }
 }
 
 /// What packing produced.

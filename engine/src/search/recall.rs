@@ -477,7 +477,9 @@ impl WorkspaceView<'_> {
                 entity_type: x.entity_type.to_string(),
             })
         };
-        let evidence = self.evidence_of(c).ok()?.into_iter().map(|v| v.ext_id.to_string()).collect();
+        let rows = self.evidence_of(c).ok()?;
+        let sources = rows.iter().filter_map(crate::search::context::source_of).collect();
+        let evidence = rows.into_iter().map(|v| v.ext_id.to_string()).collect();
         Some(Fact {
             id: c.0,
             claim_id: claim.ext_id.to_string(),
@@ -490,6 +492,7 @@ impl WorkspaceView<'_> {
             valid_from: claim.valid_from.to_rfc3339(),
             valid_until: (claim.valid_until != Timestamp::MAX).then(|| claim.valid_until.to_rfc3339()),
             evidence,
+            sources,
             score,
             decay,
             ranks,

@@ -85,7 +85,7 @@ pub(super) fn claim_record(view: &WorkspaceView<'_>, c: &engram::Claim, directio
         ("predicate".to_owned(), Reply::text(c.predicate.to_string())),
         ("object".to_owned(), entity_ref(view, c.object)),
         ("text".to_owned(), opt_text(c.text.as_ref())),
-        ("confidence".to_owned(), Reply::Double(f64::from(c.confidence))),
+        ("confidence".to_owned(), Reply::Double(engram::shortest_f64(c.confidence))),
         ("state".to_owned(), Reply::text(c.state.as_str())),
         ("valid_from".to_owned(), time(c.valid_from)),
         ("valid_until".to_owned(), time(c.valid_until)),
