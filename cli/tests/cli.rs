@@ -930,3 +930,56 @@ fn reads_work_beside_a_writer_and_write_nothing() {
     assert_eq!(out.status.code(), Some(5));
     assert!(text(&out.stderr).contains("locked"), "{}", text(&out.stderr));
 }
+
+/// Total loss does not go unnoticed: a WAL segment deleted or truncated below its header, or a
+/// flipped byte in the last (acknowledged) record, makes `check` exit non-zero naming the file
+/// and what may be lost, and every other command refuse; nothing opens empty or shortened.
+#[test]
+fn check_notices_a_lost_or_damaged_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ents, claims) = write_csvs(tmp.path(), false);
+    let base = tmp.path().join("base");
+    assert!(engram(&["import", base.to_str().unwrap(), "--entities", &ents, "--claims", &claims]).status.success());
+    {
+        let d = engram::Database::open(&base).unwrap();
+        let mut b = engram::WriteBatch::new("default");
+        b.upsert_entity("x", "t", "X");
+        d.write(&b).unwrap();
+    }
+    let copy = |name: &str| {
+        let to = tmp.path().join(name);
+        std::fs::create_dir(&to).unwrap();
+        for e in std::fs::read_dir(&base).unwrap().flatten() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+        let wal = std::fs::read_dir(&to).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "wal")).max().unwrap();
+        (to, wal)
+    };
+    let refused = |db: &Path, want: &str| {
+        let dbs = db.display().to_string();
+        let out = engram(&["check", &dbs]);
+        assert_eq!(out.status.code(), Some(1), "check: {}{}", text(&out.stdout), text(&out.stderr));
+        assert!(text(&out.stderr).contains(want), "check: {}", text(&out.stderr));
+        for cmd in ["stats", "export"] {
+            let out = engram(&[cmd, &dbs]);
+            assert_eq!(out.status.code(), Some(6), "{cmd}: {}", text(&out.stdout));
+            assert!(text(&out.stderr).contains(want), "{cmd}: {}", text(&out.stderr));
+        }
+    };
+    let (db, wal) = copy("deleted");
+    std::fs::remove_file(&wal).unwrap();
+    refused(&db, "missing");
+    for cut in [0usize, 5, 10] {
+        let (db, wal) = copy(&format!("cut{cut}"));
+        let bytes = std::fs::read(&wal).unwrap();
+        std::fs::write(&wal, &bytes[..cut]).unwrap();
+        refused(&db, "shorter than its header");
+    }
+    // The last record: find its end (before the preallocated zeros) and flip a byte inside it.
+    let (db, wal) = copy("flipped");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    let end = bytes.iter().rposition(|b| *b != 0).unwrap();
+    bytes[end - 2] ^= 0x04;
+    std::fs::write(&wal, &bytes).unwrap();
+    refused(&db, "an acknowledged commit was damaged");
+}

@@ -12,10 +12,18 @@
 //! Replay ends a segment at a record header of zeros followed only by zeros: no record is all
 //! zeros (its checksum covers its length field).
 //!
-//! Replay tells a torn tail from corruption. A bad record in the last segment after which no valid
-//! record can be found is a torn tail (a crash mid-write): it is reported with the bytes to cut, and
-//! the writer cuts it. A bad record with a valid record after it, or any bad record in an earlier
-//! segment, is corruption: replay stops with the file and byte offset, and nothing is cut.
+//! Replay tells a torn tail from corruption. A write cut short by a crash leaves whole sectors of
+//! what was there before, and the log only ever writes into zeros (preallocated, freshly extended,
+//! or past the end of the file): so a bad last record that runs past the end of the file, or that
+//! holds a zeroed sector, is a torn tail (never acknowledged): it is reported with the bytes to
+//! cut, and the writer cuts it. A bad last record written whole (no zeroed sector) was damaged
+//! after it was written: corruption, like a bad record with a valid one after it or any bad record
+//! in an earlier segment. Replay then stops with the file and byte offset, and nothing is cut.
+//!
+//! Segments are created whole (header written and synced under a temporary name, then renamed),
+//! so a segment shorter than its header is damage, not a crash. The segments replayed must be
+//! consecutive, starting at the one the snapshot names (0 without a snapshot): a missing segment
+//! is lost data, and replay refuses to go on without it.
 
 use crate::error::StorageError;
 use crate::vfs::{Vfs, VfsFile};
@@ -115,6 +123,37 @@ fn record_crc(len: u32, payload: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&len.to_le_bytes()), payload)
 }
 
+/// Bytes of a sector: the unit a write cut short by a crash loses or keeps.
+const SECTOR: usize = 512;
+
+/// Whether the bad record at `at` (the last of the log) is a write cut short by a crash rather
+/// than a record damaged after it was written whole. A crash leaves whole sectors of what was
+/// there before, which for the log is always zeros (or the end of the file).
+fn cut_short(bytes: &[u8], at: usize) -> bool {
+    let Some(head) = bytes.get(at..at + RECORD_HEADER_LEN) else { return true };
+    let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    // No record has a zero length; a zeroed header is a lost first sector.
+    if len == 0 || head.iter().all(|b| *b == 0) {
+        return true;
+    }
+    let end = at + RECORD_HEADER_LEN + len;
+    let Some(extent) = bytes.get(at..end) else { return true };
+    if extent[RECORD_HEADER_LEN..].iter().all(|b| *b == 0) {
+        return true;
+    }
+    // A zeroed sector overlapping the record: from the record's start (or the sector's) to the
+    // sector's end (or the file's), at least 16 bytes, all zero.
+    let mut s = at - at % SECTOR;
+    while s < end {
+        let (from, to) = (s.max(at), (s + SECTOR).min(bytes.len()));
+        if to - from >= 16 && bytes[from..to].iter().all(|b| *b == 0) {
+            return true;
+        }
+        s += SECTOR;
+    }
+    false
+}
+
 /// The record at `at` if it is whole and its checksum matches: (payload range end).
 fn valid_record(bytes: &[u8], at: usize) -> Option<usize> {
     let head = bytes.get(at..at + RECORD_HEADER_LEN)?;
@@ -154,6 +193,27 @@ fn replay_inner<E: From<StorageError>>(
     mut on_record: impl FnMut(&RecordPos, &[u8]) -> Result<(), E>,
 ) -> Result<ReplayReport, E> {
     let seqs: Vec<u64> = segments(vfs, dir)?.into_iter().filter(|s| *s >= from.0).collect();
+    // What must exist: every segment from the one the snapshot names (0 without one) on.
+    let mut expected = from.0;
+    for &seq in &seqs {
+        if seq != expected {
+            return Err(StorageError::Corruption {
+                path: dir.join(segment_name(expected)),
+                offset: 0,
+                what: "WAL segment missing (deleted?): the commits it held are lost",
+            }
+            .into());
+        }
+        expected += 1;
+    }
+    if seqs.is_empty() && from.0 > 0 {
+        return Err(StorageError::Corruption {
+            path: dir.join(segment_name(from.0)),
+            offset: 0,
+            what: "WAL segment named by the snapshot is missing (deleted?): the commits after the snapshot are lost",
+        }
+        .into());
+    }
     let mut report =
         ReplayReport { segments: seqs.len(), last_seq: seqs.last().copied(), first_seq_hint: from.0, ..ReplayReport::default() };
     for (i, &seq) in seqs.iter().enumerate() {
@@ -162,13 +222,8 @@ fn replay_inner<E: From<StorageError>>(
         let file = vfs.open(&path, false).map_err(|e| StorageError::io(&path, e))?;
         let bytes = file.read_all().map_err(|e| StorageError::io(&path, e))?;
         if bytes.len() < HEADER_LEN as usize {
-            if last {
-                // Crashed while creating the segment: nothing in it was ever acknowledged.
-                report.end_offset = 0;
-                report.torn_tail = Some(TornTail { path, offset: 0, bytes: bytes.len() as u64 });
-                return Ok(report);
-            }
-            return Err(StorageError::Corruption { path, offset: 0, what: "segment shorter than its header" }.into());
+            // Segments are created whole (renamed into place): a short one was cut afterwards.
+            return Err(StorageError::Corruption { path, offset: 0, what: "segment shorter than its header (truncated?)" }.into());
         }
         if &bytes[..8] != MAGIC {
             return Err(StorageError::Corruption { path, offset: 0, what: "bad segment magic" }.into());
@@ -212,13 +267,16 @@ fn replay_inner<E: From<StorageError>>(
                 }
                 None => {
                     let later_valid = (at + 1..bytes.len()).any(|o| valid_record(&bytes, o).is_some());
-                    if last && !later_valid {
+                    if last && !later_valid && cut_short(&bytes, at) {
                         report.torn_tail = Some(TornTail { path: path.clone(), offset: at as u64, bytes: (bytes.len() - at) as u64 });
                         break;
                     }
-                    return Err(
-                        StorageError::Corruption { path, offset: at as u64, what: "record checksum or length does not match" }.into()
-                    );
+                    let what = if last && !later_valid {
+                        "the last record does not match its checksum but was written whole (no zeroed sector): an acknowledged commit was damaged"
+                    } else {
+                        "record checksum or length does not match"
+                    };
+                    return Err(StorageError::Corruption { path, offset: at as u64, what }.into());
                 }
             }
         }
@@ -363,6 +421,23 @@ pub fn remove_segments_before(vfs: &dyn Vfs, dir: &Path, seq: u64) -> Result<usi
     Ok(removed)
 }
 
+/// Creates segment `seq` whole: its header written and synced under a temporary name, renamed
+/// into place, the folder synced; returns it opened for appending. A crash leaves either no
+/// segment or a whole one (the temporary file is removed at the next open).
+fn create_segment(vfs: &dyn Vfs, dir: &Path, seq: u64) -> Result<Arc<dyn VfsFile>, StorageError> {
+    let path = dir.join(segment_name(seq));
+    let tmp = dir.join(format!("{}.tmp", segment_name(seq)));
+    {
+        let f = vfs.open(&tmp, true).map_err(|e| StorageError::io(&tmp, e))?;
+        f.truncate(0).map_err(|e| StorageError::io(&tmp, e))?;
+        f.write_at(0, &header(seq)).map_err(|e| StorageError::io(&tmp, e))?;
+        f.sync().map_err(|e| StorageError::io(&tmp, e))?;
+    }
+    vfs.rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
+    vfs.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
+    Ok(Arc::from(vfs.open(&path, true).map_err(|e| StorageError::io(&path, e))?))
+}
+
 /// Appends records to the last segment, rolling to a new one past `segment_bytes_max`.
 #[derive(Debug)]
 pub struct WalWriter {
@@ -400,7 +475,11 @@ impl WalWriter {
             None => (replayed.first_seq_hint, 0),
         };
         let path = dir.join(segment_name(seq));
-        let file: Arc<dyn VfsFile> = Arc::from(vfs.open(&path, true).map_err(|e| StorageError::io(&path, e))?);
+        let file: Arc<dyn VfsFile> = if offset < HEADER_LEN {
+            create_segment(vfs.as_ref(), dir, seq)?
+        } else {
+            Arc::from(vfs.open(&path, true).map_err(|e| StorageError::io(&path, e))?)
+        };
         let mut w = WalWriter {
             vfs,
             dir: dir.to_path_buf(),
@@ -417,7 +496,7 @@ impl WalWriter {
             poisoned: None,
         };
         if offset < HEADER_LEN {
-            w.start_segment()?;
+            (w.offset, w.file_len) = (HEADER_LEN, HEADER_LEN);
         } else {
             w.file_len = w.file.len().map_err(|e| StorageError::io(&w.path, e))?;
             // Bytes after the records that are not preallocated zeros are a torn tail: cut them.
@@ -430,13 +509,9 @@ impl WalWriter {
         Ok(w)
     }
 
-    /// Writes a fresh header to the current segment file and makes it and its name durable.
+    /// Creates segment `self.seq` (see `create_segment`) and appends to it from now on.
     fn start_segment(&mut self) -> Result<(), StorageError> {
-        let p = self.path.clone();
-        self.file.truncate(0).map_err(|e| StorageError::io(&p, e))?;
-        self.file.write_at(0, &header(self.seq)).map_err(|e| StorageError::io(&p, e))?;
-        self.file.sync().map_err(|e| StorageError::io(&p, e))?;
-        self.vfs.sync_dir(&self.dir).map_err(|e| StorageError::io(&self.dir, e))?;
+        self.file = create_segment(self.vfs.as_ref(), &self.dir, self.seq)?;
         self.offset = HEADER_LEN;
         self.file_len = HEADER_LEN;
         Ok(())
@@ -565,7 +640,6 @@ impl WalWriter {
         }
         self.seq += 1;
         self.path = self.dir.join(segment_name(self.seq));
-        self.file = Arc::from(self.vfs.open(&self.path, true).map_err(|e| StorageError::io(&self.path, e))?);
         if let Err(e) = self.start_segment() {
             self.poisoned = Some(format!("could not start segment {}: {e}", self.path.display()));
             return Err(e);
@@ -644,14 +718,15 @@ mod tests {
         }
     }
 
-    /// A crash inside preallocated space: every cut of the last records, with the unwritten
-    /// rest still zeros, and every bit flip among those zeros, recovers exactly the whole records
-    /// before; a writer reopened there continues cleanly.
+    /// A crash inside preallocated space: every tear of the last records at a sector boundary,
+    /// with the unwritten rest still zeros, and every bit flip among those zeros, recovers exactly
+    /// the whole records before; a writer reopened there continues cleanly.
     #[test]
     fn torn_tail_inside_preallocated_space() {
         let vfs = MemVfs::new();
-        let recs = records(12);
-        write_log_preallocated(&vfs, &recs, 1 << 20, 512);
+        // Records of up to ~1.5 KiB, so that they span sectors.
+        let recs: Vec<Vec<u8>> = (0..12).map(|i| (0..(i * 397 % 1500 + 20)).map(|j| (i * 31 + j % 251 + 1) as u8).collect()).collect();
+        write_log_preallocated(&vfs, &recs, 1 << 20, 4096);
         let path = dir().join(segment_name(0));
         let full = vfs.bytes(&path).unwrap();
         let mut ends = vec![HEADER_LEN as usize];
@@ -672,7 +747,8 @@ mod tests {
             assert_eq!(again.last().unwrap(), b"after");
             assert_eq!(report.torn_tail, None);
         };
-        for cut in ends[ends.len() - 4]..=end {
+        let first = ends[ends.len() - 4];
+        for cut in (first.next_multiple_of(SECTOR)..=end).step_by(SECTOR).chain(ends[ends.len() - 4..].iter().copied()) {
             let mut bytes = full[..cut].to_vec();
             bytes.resize(full.len(), 0);
             let whole = ends.iter().filter(|e| **e <= cut).count() - 1;
@@ -682,6 +758,22 @@ mod tests {
             let mut bytes = full.clone();
             bytes[at] ^= 0x10;
             check(bytes, recs.len(), true, &format!("flip at {at}"));
+        }
+        // A tear inside a record's last sector, with the rest of the sector zeros.
+        let last_sector = (end - 1) / SECTOR * SECTOR;
+        if last_sector > ends[ends.len() - 2] {
+            let mut bytes = full[..last_sector].to_vec();
+            bytes.resize(full.len(), 0);
+            check(bytes, recs.len() - 1, true, "tear of the last sector");
+        }
+        // A record written whole and then damaged is not a tear: corruption at its offset.
+        let mut bytes = full.clone();
+        bytes[end - 3] ^= 0x40;
+        let v = MemVfs::new();
+        v.set_bytes(&path, bytes);
+        match read_log(&v) {
+            Err(StorageError::Corruption { offset, .. }) => assert_eq!(offset, ends[ends.len() - 2] as u64),
+            other => panic!("a damaged last record was accepted: {other:?}"),
         }
     }
 
@@ -773,6 +865,18 @@ mod tests {
         assert_eq!(failures, 2 * (5 * 2 + 2 + 2), "every bad record, flip and marker is an error");
     }
 
+    impl MemVfs {
+        /// An independent copy of the folder's files.
+        fn clone_deep(&self) -> MemVfs {
+            let copy = MemVfs::new();
+            for name in self.list(&dir()).unwrap() {
+                let path = dir().join(name);
+                copy.set_bytes(&path, self.bytes(&path).unwrap());
+            }
+            copy
+        }
+    }
+
     fn read_log(vfs: &MemVfs) -> Result<(Vec<Vec<u8>>, ReplayReport), StorageError> {
         let mut out = Vec::new();
         let report = replay(vfs, &dir(), |_, p| {
@@ -826,8 +930,10 @@ mod tests {
         }
     }
 
-    /// A bit flip in the last record is a torn tail (cut); anywhere earlier it is corruption
-    /// named with the file and offset. Altered bytes are never returned.
+    /// A bit flip anywhere is corruption named with the file and offset, the last record
+    /// included (it was written whole: no zeroed sector); only a flip in the last record's length
+    /// that makes it run past the end of the file reads as a write cut short. Altered bytes are
+    /// never returned.
     #[test]
     fn bit_flips_at_every_byte() {
         let vfs = MemVfs::new();
@@ -844,18 +950,58 @@ mod tests {
                 v.set_bytes(&path, bytes);
                 match read_log(&v) {
                     Ok((got, report)) => {
-                        assert!(at >= last_start, "flip at {at} accepted silently");
+                        assert!((last_start..last_start + 4).contains(&at), "flip at {at} accepted silently");
                         assert_eq!(got, recs[..recs.len() - 1].to_vec());
                         assert!(report.torn_tail.is_some());
                     }
                     Err(StorageError::Corruption { offset, .. }) => {
-                        assert!(at < last_start && offset <= at as u64, "flip at {at} → offset {offset}");
+                        assert!(offset <= at as u64, "flip at {at} → offset {offset}");
                     }
                     Err(StorageError::UnsupportedVersion { .. }) => assert!((8..12).contains(&at)),
                     Err(e) => panic!("flip at {at}: {e}"),
                 }
             }
         }
+    }
+
+    /// What must exist: a segment truncated below its header, a missing segment in the middle,
+    /// missing first segments, or no segment where the snapshot names one, is corruption naming
+    /// the file, never an empty or shortened log.
+    #[test]
+    fn missing_or_truncated_segments_are_refused() {
+        let vfs = MemVfs::new();
+        write_log(&vfs, &records(200), 1500);
+        let seqs = segments(&vfs, &dir()).unwrap();
+        assert!(seqs.len() >= 4);
+        let refused = |v: &MemVfs, from: (u64, u64), what: &str| match replay_from(v, &dir(), from, |_, _| Ok(())) {
+            Err(StorageError::Corruption { what: w, .. }) => assert!(w.contains(what), "{w}"),
+            other => panic!("accepted: {other:?}"),
+        };
+        for cut in [0, 5, 10, 23] {
+            let v = vfs.clone_deep();
+            let last = dir().join(segment_name(*seqs.last().unwrap()));
+            let bytes = v.bytes(&last).unwrap();
+            v.set_bytes(&last, bytes[..cut].to_vec());
+            refused(&v, (0, 0), "shorter than its header");
+        }
+        let v = vfs.clone_deep();
+        v.remove(&dir().join(segment_name(seqs[1]))).unwrap();
+        refused(&v, (0, 0), "missing");
+        let v = vfs.clone_deep();
+        v.remove(&dir().join(segment_name(seqs[0]))).unwrap();
+        refused(&v, (0, 0), "missing");
+        let v = vfs.clone_deep();
+        for s in &seqs {
+            v.remove(&dir().join(segment_name(*s))).unwrap();
+        }
+        refused(&v, (seqs[2], 0), "named by the snapshot is missing");
+        // A crash while a segment is being created leaves its temporary file only: the log
+        // before it is whole.
+        let v = vfs.clone_deep();
+        let next = *seqs.last().unwrap() + 1;
+        v.set_bytes(&dir().join(format!("{}.tmp", segment_name(next))), header(next)[..10].to_vec());
+        let (got, report) = read_log(&v).unwrap();
+        assert_eq!((got.len(), report.torn_tail), (200, None));
     }
 
     #[test]

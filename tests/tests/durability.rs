@@ -790,3 +790,77 @@ fn wal_replay_with_deferred_indexes_equals_before() {
     assert_eq!(fingerprint(&db), before.0);
     assert_eq!(search(&db), before.1);
 }
+
+/// A checkpoint that fails on a full disk, at any of its I/O operations, leaves a folder that
+/// reads (no empty WAL segment, nothing half-written under a real name): a read-only open and a
+/// writable reopen both see every commit.
+#[test]
+fn a_failed_checkpoint_leaves_the_folder_as_it_was() {
+    let c = clock();
+    let base = MemVfs::new();
+    {
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(base.clone())).unwrap();
+        rich(&db, &c, 0, 8);
+    }
+    let want = fingerprint(&Database::open_read_only_with(dir(), no_auto(&c), Arc::new(base.clone())).unwrap());
+    let real_files = |mem: &MemVfs| {
+        let mut v: Vec<(String, u64)> = mem
+            .list(&dir())
+            .unwrap()
+            .into_iter()
+            .filter(|n| !n.ends_with(".tmp"))
+            .map(|n| {
+                // A WAL segment's preallocated zeros are not content: a roll cuts them.
+                let mut bytes = mem.bytes(&dir().join(&n)).unwrap();
+                if n.ends_with(".wal") {
+                    while bytes.last() == Some(&0) {
+                        bytes.pop();
+                    }
+                }
+                (n.clone(), {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    bytes.hash(&mut h);
+                    h.finish()
+                })
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut failures = 0;
+    for at in 1..200 {
+        let mem = copy_of(&base);
+        let vfs = FaultyVfs::new(mem.clone(), FaultPlan::default());
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(vfs.clone())).unwrap();
+        let start = vfs.ops();
+        let vfs_full = FaultyVfs::new(mem.clone(), FaultPlan { disk_full_at: Some(start + at), ..FaultPlan::default() });
+        drop(db);
+        let db = Database::open_with(dir(), no_auto(&c), Arc::new(vfs_full.clone())).unwrap();
+        match db.checkpoint() {
+            Ok(_) => {
+                if at > 150 {
+                    break;
+                }
+                continue;
+            }
+            Err(e) => {
+                failures += 1;
+                assert!(matches!(e.as_storage(), Some(StorageError::DiskFull { .. }) | Some(StorageError::Poisoned(_))), "{e}");
+            }
+        }
+        drop(db);
+        // What was there before the checkpoint is there or replaced by what the checkpoint
+        // finished (a snapshot); no WAL segment is left shorter than its header.
+        let after = real_files(&mem);
+        assert!(!after.is_empty());
+        for (name, _) in after.iter().filter(|(n, _)| n.ends_with(".wal")) {
+            assert!(mem.bytes(&dir().join(name)).unwrap().len() >= 24, "op {at} left a short segment {name}");
+        }
+        let read = Database::open_read_only_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap_or_else(|e| panic!("op {at}: {e}"));
+        assert_eq!(fingerprint(&read), want, "read-only after a failed checkpoint at op {at}");
+        let again = Database::open_with(dir(), no_auto(&c), Arc::new(mem.clone())).unwrap_or_else(|e| panic!("op {at}: {e}"));
+        assert_eq!(fingerprint(&again), want);
+    }
+    assert!(failures > 3, "the checkpoint failed at several operations");
+}
