@@ -91,7 +91,10 @@ pub fn check(dir: &Path) -> Result<(), Failure> {
     }
     outln!("wal: {} records ok", report.records);
     if let Some((path, offset, bytes)) = &report.torn_tail {
-        outln!("torn tail: {bytes} bytes at offset {offset} of {}: a write cut short by a crash, never acknowledged (cut at the next open)", path.display());
+        outln!(
+            "torn tail: {bytes} bytes at offset {offset} of {}: a write cut short by a crash, never acknowledged (cut at the next open)",
+            path.display()
+        );
     }
     for t in &report.temp_files {
         outln!("leftover temporary file: {t} (removed at the next open)");

@@ -51,6 +51,10 @@ pub enum Command {
         /// Output file.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Only what was visible at a valid or transaction time (a report of a past view, not a
+        /// copy of the database: the default exports everything, history included).
+        #[command(flatten)]
+        time: TimeArgs,
     },
     /// Print row counts: totals, per state, per workspace.
     Stats {
@@ -148,6 +152,8 @@ pub enum Command {
         /// Workspace.
         #[arg(long, default_value = "default")]
         workspace: String,
+        #[command(flatten)]
+        time: TimeArgs,
         /// One JSON array, one object per entity reached.
         #[arg(long)]
         json: bool,
@@ -238,16 +244,16 @@ pub enum Command {
         /// An entity the question is about (repeatable): external id, name or alias.
         #[arg(long)]
         seed: Vec<String>,
-        /// Valid time to answer at (RFC 3339 or epoch seconds).
-        #[arg(long)]
-        as_of: Option<String>,
+        #[command(flatten)]
+        time: TimeArgs,
         /// The question's embedding, as a JSON array (from the client's embedder).
         #[arg(long)]
         vector: Option<String>,
         /// Hops of the graph path.
         #[arg(long, default_value_t = 2)]
         hops: u32,
-        /// Include deprecated, deleted and expired claims (an audit of history).
+        /// Include deprecated and deleted claims (an audit of history); with --as-of, those
+        /// valid then, else every version whatever its validity.
         #[arg(long)]
         history: bool,
         /// Vector scan mode: f32, f16 or i8.
@@ -531,4 +537,44 @@ pub struct TargetArgs {
     /// Workspace.
     #[arg(long, default_value = "default")]
     pub workspace: String,
+}
+
+/// The two time axes of a read.
+#[derive(clap::Args, Debug, Default)]
+pub struct TimeArgs {
+    /// Valid time: what was true then, whatever is known now, facts superseded since included
+    /// (RFC 3339 or epoch seconds).
+    #[arg(long)]
+    pub as_of: Option<String>,
+    /// Transaction time: what the memory had recorded by then (RFC 3339 or epoch seconds).
+    #[arg(long)]
+    pub known_as_of: Option<String>,
+}
+
+impl TimeArgs {
+    /// Whether either time was given.
+    pub fn given(&self) -> bool {
+        self.as_of.is_some() || self.known_as_of.is_some()
+    }
+
+    /// The visibility of a read at these times; `history` widens it to every state and deleted
+    /// rows (and, with no valid time, to every version whatever its validity).
+    pub fn visibility(&self, history: bool) -> Result<engram::Visibility, String> {
+        let parse = |flag: &str, t: &Option<String>| {
+            t.as_deref().map(|t| engram::Timestamp::parse(t).map_err(|e| format!("--{flag} `{t}`: {e}"))).transpose()
+        };
+        let mut v = engram::Visibility {
+            as_of: parse("as-of", &self.as_of)?,
+            known_as_of: parse("known-as-of", &self.known_as_of)?,
+            ..Default::default()
+        };
+        if history {
+            if v.as_of.is_none() && v.known_as_of.is_none() {
+                return Ok(engram::Visibility::all_versions());
+            }
+            v.states = engram::StateSet::ALL;
+            v.include_deleted = true;
+        }
+        Ok(v)
+    }
 }

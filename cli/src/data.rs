@@ -104,12 +104,17 @@ pub fn import_jsonl(dir: &Path, file: &Path) -> Result<(), Failure> {
 /// Where an export's lines go, and what a failed write there means.
 type Sink = (Box<dyn std::io::Write>, Box<dyn Fn(&std::io::Error) -> Failure>);
 
-pub fn export(dir: &Path, out: Option<&Path>) -> Result<(), Failure> {
+pub fn export(dir: &Path, out: Option<&Path>, time: &crate::args::TimeArgs) -> Result<(), Failure> {
     use std::io::Write;
+    let at = time.given().then(|| time.visibility(false)).transpose()?;
     let db = open_for_reading(dir)?;
     // The command line has the embedded user's full access: the root principal's scope.
     let scope = db.scope(std::sync::Arc::new(engram::Principal::root()));
-    let lines = engram::jsonl::export_scope(&scope).map_err(fail)?;
+    let lines = match &at {
+        Some(v) => engram::jsonl::export_scope_at(&scope, v),
+        None => engram::jsonl::export_scope(&scope),
+    }
+    .map_err(fail)?;
     // Lines stream to the file or to stdout; a closed stdout ends the export quietly.
     let (mut sink, failed): Sink = match out {
         Some(p) => {

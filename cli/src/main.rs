@@ -60,7 +60,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Import { dir, jsonl: Some(jsonl), .. } => data::import_jsonl(dir, jsonl),
         Command::Import { .. } => Err("import needs --entities and --claims, or --jsonl".into()),
         Command::Init { dir } => admin::init(dir),
-        Command::Export { dir, out } => data::export(dir, out.as_deref()),
+        Command::Export { dir, out, time } => data::export(dir, out.as_deref(), time),
         Command::Stats { dir } => admin::stats(dir),
         Command::Check { dir } => admin::check(dir),
         Command::Checkpoint { dir } => admin::checkpoint(dir),
@@ -114,13 +114,14 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             other => Err(format!("unknown embedder action `{other}` (distill)").into()),
         },
         Command::Report { dir, workspace, trace } => read::with_workspace(dir, workspace, |ws| read::report(ws, trace.as_deref())),
-        Command::Neighbors { dir, entity, hops, direction, workspace, json } => {
+        Command::Neighbors { dir, entity, hops, direction, workspace, time, json } => {
             let direction = match direction {
                 Dir::In => engram::Direction::In,
                 Dir::Out => engram::Direction::Out,
                 Dir::Both => engram::Direction::Both,
             };
-            read::with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, *json))
+            let visibility = time.visibility(false)?;
+            read::with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, visibility, *json))
         }
         Command::Recall { .. } => read::recall_command(&cli.command),
         Command::Query { dir, query, workspace, params, json } => query::run(dir, workspace, query, params, *json),

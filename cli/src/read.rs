@@ -5,7 +5,7 @@ use crate::admin::open_for_reading;
 use crate::args::{Command, EmbedArgs};
 use crate::embed;
 use crate::fail::{bug, fail, Failure};
-use engram::{Direction, EdgeFilter, EntityId, KHopQuery, RecallQuery, Timestamp, VectorMode, Visibility, WorkspaceView};
+use engram::{Direction, EdgeFilter, EntityId, KHopQuery, RecallQuery, VectorMode, WorkspaceView};
 use serde_json::json;
 use std::fmt::Write;
 use std::path::Path;
@@ -38,9 +38,16 @@ pub fn resolve(ws: &WorkspaceView<'_>, text: &str) -> Result<EntityId, Failure> 
 }
 
 /// `engram neighbors`: every distinct entity within `hops` of ENTITY, the start excluded.
-pub fn neighbors(ws: &WorkspaceView<'_>, entity: &str, hops: u32, direction: Direction, as_json: bool) -> Result<String, Failure> {
+pub fn neighbors(
+    ws: &WorkspaceView<'_>,
+    entity: &str,
+    hops: u32,
+    direction: Direction,
+    visibility: engram::Visibility,
+    as_json: bool,
+) -> Result<String, Failure> {
     let start = resolve(ws, entity)?;
-    let q = KHopQuery { max_depth: hops, hops: vec![EdgeFilter::new(direction)], with_claims: true, ..KHopQuery::default() };
+    let q = KHopQuery { max_depth: hops, hops: vec![EdgeFilter::new(direction)], with_claims: true, visibility, ..KHopQuery::default() };
     let r = ws.khop(&[start], &q).map_err(fail)?;
     let mut out = String::new();
     let mut items = Vec::new();
@@ -80,7 +87,7 @@ pub struct RecallArgs<'a> {
     pub text: &'a str,
     pub budget: usize,
     pub seeds: &'a [String],
-    pub as_of: Option<&'a str>,
+    pub time: &'a crate::args::TimeArgs,
     pub vector: Option<&'a str>,
     pub hops: u32,
     pub history: bool,
@@ -97,12 +104,7 @@ pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Fail
     for s in a.seeds {
         q.seeds.push(resolve(ws, s)?);
     }
-    if a.history {
-        q.visibility = Visibility::all_versions();
-    }
-    if let Some(t) = a.as_of {
-        q.visibility.as_of = Some(Timestamp::parse(t).map_err(|e| format!("--as-of `{t}`: {e}"))?);
-    }
+    q.visibility = a.time.visibility(a.history)?;
     if let Some(v) = a.vector {
         let parsed: Vec<f32> = serde_json::from_str(v).map_err(|e| format!("--vector: {e} (expected a JSON array of numbers)"))?;
         q.vector = Some(parsed);
@@ -174,7 +176,7 @@ pub fn recall_command(command: &Command) -> Result<(), Failure> {
         workspace,
         budget,
         seed,
-        as_of,
+        time,
         vector,
         hops,
         history,
@@ -207,7 +209,7 @@ pub fn recall_command(command: &Command) -> Result<(), Failure> {
         text,
         budget: *budget,
         seeds: seed,
-        as_of: as_of.as_deref(),
+        time,
         vector: vector.as_deref().or(embedded.as_deref()),
         hops: *hops,
         history: *history,

@@ -952,7 +952,13 @@ fn check_notices_a_lost_or_damaged_log() {
         for e in std::fs::read_dir(&base).unwrap().flatten() {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
         }
-        let wal = std::fs::read_dir(&to).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "wal")).max().unwrap();
+        let wal = std::fs::read_dir(&to)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wal"))
+            .max()
+            .unwrap();
         (to, wal)
     };
     let refused = |db: &Path, want: &str| {
@@ -982,4 +988,51 @@ fn check_notices_a_lost_or_damaged_log() {
     bytes[end - 2] ^= 0x04;
     std::fs::write(&wal, &bytes).unwrap();
     refused(&db, "an acknowledged commit was damaged");
+}
+
+/// "What was true on 15 January" shows what was valid then, superseded since or not, on both
+/// time axes, in recall (with and without --history), neighbours and export.
+#[test]
+fn as_of_shows_what_was_true_then_whatever_is_known_now() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db").display().to_string();
+    for (i, (city, at, text)) in
+        [("Paris", "2026-01-01T00:00:00Z", "Ann lives in Paris"), ("Berlin", "2026-02-01T00:00:00Z", "Ann moved to Berlin")]
+            .iter()
+            .enumerate()
+    {
+        let doc = tmp.path().join(format!("d{i}.json"));
+        std::fs::write(
+            &doc,
+            format!(
+                r#"{{"source": {{"conversation_id": "c{i}", "message_id": "m", "extracted_at": "{at}"}}, "predicates": [{{"name": "lives_in", "cardinality": "one"}}],
+                    "entities": [{{"name": "Ann", "type": "person"}}, {{"name": "{city}", "type": "city"}}],
+                    "claims": [{{"subject": "Ann", "predicate": "lives_in", "object": "{city}", "confidence": 0.95, "text": "{text}"}}]}}"#
+            ),
+        )
+        .unwrap();
+        assert!(engram(&["ingest", &db, doc.to_str().unwrap()]).status.success());
+    }
+    let jan = "2026-01-15T00:00:00Z";
+    let recall = |extra: &[&str]| {
+        let mut args = vec!["recall", &db, "where does Ann live", "--json"];
+        args.extend_from_slice(extra);
+        let out = engram(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        json(&out.stdout)["facts"].as_array().unwrap().iter().map(|f| f["claim_id"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(recall(&[]), ["c1/m/0"]);
+    assert_eq!(recall(&["--as-of", jan]), ["c0/m/0"], "the superseded value was true then");
+    assert_eq!(recall(&["--as-of", jan, "--history"]), ["c0/m/0"], "--history keeps the valid time");
+    assert_eq!(recall(&["--as-of", "2025-12-01T00:00:00Z"]), Vec::<String>::new());
+    let mut all = recall(&["--history"]);
+    all.sort();
+    assert_eq!(all, ["c0/m/0", "c1/m/0"]);
+    let n = text(&engram(&["neighbors", &db, "Ann", "--as-of", jan]).stdout);
+    assert_eq!(n, "1\tcity:paris\tcity\tParis\n");
+    // Transaction time: before anything was recorded, nothing; now, Berlin.
+    assert_eq!(text(&engram(&["neighbors", &db, "Ann", "--known-as-of", "2020-01-01T00:00:00Z"]).stdout), "");
+    let export = text(&engram(&["export", &db, "--as-of", jan]).stdout);
+    assert!(export.contains(r#""id":"c0/m/0""#) && !export.contains(r#""id":"c1/m/0""#), "{export}");
+    assert_eq!(engram(&["recall", &db, "x", "--known-as-of", "soon"]).status.code(), Some(2));
 }

@@ -118,6 +118,13 @@ impl RefGraph {
         let claim = &self.claims[c];
         let k = v.known_as_of.unwrap_or(Timestamp::MAX);
         let Some((state, deleted)) = claim.at(k) else { return false };
+        // With valid time moved, a claim superseded since (deprecated, validity ended) counts
+        // with the last state it had before it was deprecated (ACCEPTED if it never had another).
+        let state = if v.as_of.is_some() && state == ClaimState::Deprecated && claim.valid_until != Timestamp::MAX {
+            claim.history.iter().rev().map(|h| h.1).find(|s| *s != ClaimState::Deprecated).unwrap_or(ClaimState::Accepted)
+        } else {
+            state
+        };
         if !v.states.contains(state) {
             return false;
         }

@@ -32,6 +32,7 @@ use crate::ids::{ClaimId, EntityId};
 use crate::model::{Cardinality, ClaimState};
 use crate::read::scope::{ReadContext, Ticker, ROOT_CONTEXT};
 use crate::read::view::{Snapshot, WorkspaceView};
+use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::batch::{AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, UpsertEntity, WriteBatch};
@@ -167,7 +168,7 @@ fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, St
 /// Every line of `snap`'s export, in order.
 pub fn export(snap: &Snapshot) -> Vec<String> {
     let (copy, merges) = before_merges(snap);
-    match export_views(&copy, &merges, copy.workspaces(), |name| copy.workspace(name).ok(), &ROOT_CONTEXT) {
+    match export_views(&copy, &merges, copy.workspaces(), |name| copy.workspace(name).ok(), &ROOT_CONTEXT, None) {
         Ok(lines) => lines,
         Err(_) => unreachable!("the root context is never interrupted"),
     }
@@ -178,7 +179,15 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
 /// `CHECK_EVERY` rows; an interrupted export returns nothing).
 pub fn export_scope(scope: &Scope) -> Result<Vec<String>, ReadError> {
     let (copy, merges) = before_merges(scope.snapshot());
-    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), scope.context())
+    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), scope.context(), None)
+}
+
+/// `export_scope` of only what `at` sees (a moved valid or transaction time: the memory as it
+/// was then): entities and claims `at` hides are left out, with their evidence. Such an export
+/// is a report of a past view, not a copy of the database.
+pub fn export_scope_at(scope: &Scope, at: &Visibility) -> Result<Vec<String>, ReadError> {
+    let (copy, merges) = before_merges(scope.snapshot());
+    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), scope.context(), Some(at))
 }
 
 /// The lines of `workspaces`, each read through the view `open` gives for it.
@@ -188,6 +197,7 @@ fn export_views<'s>(
     workspaces: Vec<crate::model::WorkspaceInfo>,
     open: impl Fn(&str) -> Option<WorkspaceView<'s>>,
     cx: &ReadContext,
+    at: Option<&Visibility>,
 ) -> Result<Vec<String>, ReadError> {
     let mut out = Vec::new();
     let line = |l: Line| serde_json::to_string(&l).expect("lines serialize");
@@ -213,6 +223,9 @@ fn export_views<'s>(
         for e in ents {
             ticker.tick(1).map_err(ReadError::Interrupted)?;
             let Some(ent) = ws.entity(EntityId(e)) else { continue };
+            if at.is_some_and(|v| !ws.entity_visible(EntityId(e), v)) {
+                continue;
+            }
             let bare = ws.entity_bare(EntityId(e));
             let labels = ws.entity_labels(EntityId(e));
             let labels = (bare || labels.len() > 1)
@@ -235,6 +248,9 @@ fn export_views<'s>(
         for c in &claims {
             ticker.tick(1).map_err(ReadError::Interrupted)?;
             let Some(claim) = ws.claim(ClaimId(*c)) else { continue };
+            if at.is_some_and(|v| !ws.claim_visible(ClaimId(*c), v)) {
+                continue;
+            }
             out.push(line(Line::Claim {
                 workspace: w.name.to_string(),
                 id: claim.ext_id.to_string(),

@@ -1,12 +1,13 @@
 //! Which claims a read sees.
 //!
 //! By default a read sees the claims an agent should act on now: not deleted (nor their endpoints),
-//! not deprecated, not expired, and valid now. `as_of` moves valid time, `known_as_of` moves
-//! transaction time ("what did we believe on day T"), and `all_versions` switches every filter off
-//! for audits. The default is answered from the per-claim `LIVE` flag materialized at commit, so a
+//! not deprecated, not expired, and valid now. `as_of` moves valid time ("what was true on day T",
+//! whatever is known now: a claim superseded since was true then, and is seen with the state it had
+//! before it was deprecated), `known_as_of` moves transaction time ("what did we believe on day
+//! T"), and `all_versions` switches every filter off for audits. The default is answered from the per-claim `LIVE` flag materialized at commit, so a
 //! traversal tests one byte per edge; the other settings take the general path.
 
-use crate::model::StateSet;
+use crate::model::{ClaimState, StateSet};
 use crate::state::{FlatFilter, State, DELETED, ERASED, SENSITIVE};
 use crate::time::Timestamp;
 
@@ -57,6 +58,9 @@ pub(crate) struct Vis<'a> {
     include_deleted: bool,
     /// Sensitive claims do not exist (a principal without `see_sensitive`).
     hide_sensitive: bool,
+    /// Valid time was moved (`as_of`): a claim superseded since (deprecated, its validity ended)
+    /// was true then, and counts with the state it had before its deprecation.
+    superseded: bool,
 }
 
 impl<'a> Vis<'a> {
@@ -75,6 +79,7 @@ impl<'a> Vis<'a> {
             states: v.states,
             include_deleted: v.include_deleted,
             hide_sensitive,
+            superseded: v.as_of.is_some() && !v.all_versions,
         }
     }
 
@@ -98,11 +103,15 @@ impl<'a> Vis<'a> {
             return flat.visible(st, c, self.valid_at);
         }
         if let Some(flat) = self.fast_as_of {
-            return if FlatFilter::bit(&flat.fast, c) {
+            let live = if FlatFilter::bit(&flat.fast, c) {
                 *st.claims.valid_from.get(c as usize) <= self.valid_at
             } else {
                 flat.timed.as_ref().is_some_and(|timed| FlatFilter::bit(timed, c) && st.claim_valid_at(c, self.valid_at))
             };
+            // Not live now, but perhaps superseded since: the general test knows.
+            return live
+                || (*st.claims.valid_until.get(c as usize) != Timestamp::MAX
+                    && self.claim_general(st, c, *st.claims.flags.get(c as usize)));
         }
         self.claim_general(st, c, *st.claims.flags.get(c as usize))
     }
@@ -124,6 +133,11 @@ impl<'a> Vis<'a> {
                 st.claim_lifecycle_at(c, k)
             }
             None => (*st.claims.state.get(i), f & DELETED != 0),
+        };
+        let state = if self.superseded && state == ClaimState::Deprecated && *st.claims.valid_until.get(i) != Timestamp::MAX {
+            st.claim_state_before_deprecation(c)
+        } else {
+            state
         };
         if !self.states.contains(state) {
             return false;

@@ -467,6 +467,21 @@ impl State {
         *self.claims.valid_from.get(i) <= t && t < *self.claims.valid_until.get(i) && t < self.claims.expires_at(c)
     }
 
+    /// The state claim `c` had before it was deprecated: the state before the event that moved it
+    /// to DEPRECATED; ACCEPTED for a claim stored deprecated from the start (history that arrived
+    /// after its successor: it was the value of its time).
+    pub fn claim_state_before_deprecation(&self, c: u32) -> ClaimState {
+        let mut ev = self.claims.last_event.get(&c).copied().unwrap_or(NONE);
+        while ev != NONE {
+            let e = self.claims.events.get(ev as usize);
+            if e.state_before != ClaimState::Deprecated {
+                return e.state_before;
+            }
+            ev = e.prev;
+        }
+        ClaimState::Accepted
+    }
+
     /// `(state, deleted)` of claim `c` as recorded at transaction time `k`.
     pub fn claim_lifecycle_at(&self, c: u32, k: Timestamp) -> (ClaimState, bool) {
         let i = c as usize;
