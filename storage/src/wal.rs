@@ -194,8 +194,7 @@ fn replay_inner<E: From<StorageError>>(
 ) -> Result<ReplayReport, E> {
     let seqs: Vec<u64> = segments(vfs, dir)?.into_iter().filter(|s| *s >= from.0).collect();
     // What must exist: every segment from the one the snapshot names (0 without one) on.
-    let mut expected = from.0;
-    for &seq in &seqs {
+    for (expected, &seq) in (from.0..).zip(&seqs) {
         if seq != expected {
             return Err(StorageError::Corruption {
                 path: dir.join(segment_name(expected)),
@@ -204,7 +203,6 @@ fn replay_inner<E: From<StorageError>>(
             }
             .into());
         }
-        expected += 1;
     }
     if seqs.is_empty() && from.0 > 0 {
         return Err(StorageError::Corruption {
