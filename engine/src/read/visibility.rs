@@ -58,9 +58,9 @@ pub(crate) struct Vis<'a> {
     include_deleted: bool,
     /// Sensitive claims do not exist (a principal without `see_sensitive`).
     hide_sensitive: bool,
-    /// Valid time was moved (`as_of`): a claim superseded since (deprecated, its validity ended)
+    /// The moved valid time (`as_of`): a claim superseded since (deprecated, its validity ended)
     /// was true then, and counts with the state it had before its deprecation.
-    superseded: bool,
+    as_of: Option<Timestamp>,
 }
 
 impl<'a> Vis<'a> {
@@ -79,7 +79,7 @@ impl<'a> Vis<'a> {
             states: v.states,
             include_deleted: v.include_deleted,
             hide_sensitive,
-            superseded: v.as_of.is_some() && !v.all_versions,
+            as_of: v.as_of,
         }
     }
 
@@ -134,7 +134,7 @@ impl<'a> Vis<'a> {
             }
             None => (*st.claims.state.get(i), f & DELETED != 0),
         };
-        let state = if self.superseded && state == ClaimState::Deprecated && *st.claims.valid_until.get(i) != Timestamp::MAX {
+        let state = if self.as_of.is_some() && state == ClaimState::Deprecated && *st.claims.valid_until.get(i) != Timestamp::MAX {
             st.claim_state_before_deprecation(c)
         } else {
             state
