@@ -409,6 +409,20 @@ fn the_keyword_index_is_persisted_beside_the_snapshot() {
     let db = Database::open(dir.path()).unwrap();
     assert!(!db.snapshot().keyword_index_ready());
     assert_eq!(find(&db, "rockets"), vec!["b", "c", "a"]);
+    // An index file of another tokenizer (here, the name before stop words: `<version>.text`)
+    // is not read, even when it verifies: the index is rebuilt with this tokenizer.
+    let snap = db.checkpoint().unwrap().unwrap();
+    drop(db);
+    let fresh = snap.with_extension("t2.text");
+    assert!(fresh.exists(), "{}", fresh.display());
+    std::fs::rename(&fresh, snap.with_extension("text")).unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    assert!(!db.snapshot().keyword_index_ready(), "an older tokenizer's index was read");
+    drop(db);
+    assert!(engram::check(&engram::OsVfs, dir.path()).is_ok());
+    let db = Database::open(dir.path()).unwrap();
+    assert!(!db.snapshot().keyword_index_ready());
+    assert_eq!(find(&db, "rockets"), vec!["b", "c", "a"]);
 }
 
 /// Entity context: the CX case — who is calling and what is open — filtered by predicate and

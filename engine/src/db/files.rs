@@ -43,9 +43,12 @@ pub(super) fn write_state(vfs: &dyn Vfs, dir: &Path, name: &str, state: &State, 
     write_snapshot_streamed(vfs, dir, name, len, |sink| crate::persist::snapshot::write_body(&snap, sink))
 }
 
-/// The keyword-index file written beside snapshot `snap` (`0000000000000007.snap` → `.text`).
+/// The keyword-index file written beside snapshot `snap` (`0000000000000007.snap` →
+/// `0000000000000007.t2.text`): named with the tokenizer's version, so a file of another
+/// tokenizer is never read as this one's (the index is rebuilt, and the old file goes with the
+/// old snapshot at the next checkpoint).
 pub(super) fn text_file_of(snap: &str) -> String {
-    format!("{}.text", snap.trim_end_matches(".snap"))
+    format!("{}.t{}.text", snap.trim_end_matches(".snap"), crate::index::text::TOKENIZER_VERSION)
 }
 
 /// Reads the keyword bases persisted beside snapshot `snap` (claims, entities), checked and

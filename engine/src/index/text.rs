@@ -1,5 +1,7 @@
-//! The tokenizer of keyword search: Unicode word boundaries (UAX #29), lower-casing, then the
-//! Snowball English stemmer, so "Streaming", "streams" and "stream" meet on one term.
+//! The tokenizer of keyword search: Unicode word boundaries (UAX #29), lower-casing, NLTK's English
+//! stop words dropped (so "the" matches nothing and a fact sharing only "the" with a question
+//! scores nothing), then the Snowball English stemmer, so "Streaming", "streams" and "stream" meet
+//! on one term. A change here changes every index built with it: bump `TOKENIZER_VERSION`.
 
 use rust_stemmers::{Algorithm, Stemmer};
 use std::cell::RefCell;
@@ -10,6 +12,16 @@ use unicode_segmentation::UnicodeSegmentation;
 fn stemmer() -> &'static Stemmer {
     static S: OnceLock<Stemmer> = OnceLock::new();
     S.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// The version of what `terms` does. The keyword index persisted beside a snapshot is named with
+/// it, so an index built by another tokenizer is not used (it is rebuilt from the columns).
+pub const TOKENIZER_VERSION: u32 = 2;
+
+/// NLTK's English stop words (the `stop-words` crate), as a set.
+fn stop_words() -> &'static std::collections::HashSet<&'static str> {
+    static S: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    S.get_or_init(|| stop_words::get("en").iter().copied().collect())
 }
 
 /// Longest token kept, in bytes (longer ones are noise: hashes, base64, URLs run together).
@@ -46,6 +58,10 @@ pub fn terms(text: &str) -> Vec<String> {
             continue;
         }
         let lower = w.to_lowercase();
+        // Typographic apostrophes spell the same stop words ("don’t").
+        if stop_words().contains(lower.replace('\u{2019}', "'").as_str()) {
+            continue;
+        }
         // Only words with letters have stems; numbers and codes ("0042", "v2") pass as they are.
         if lower.bytes().any(|b| b.is_ascii_digit()) {
             out.push(lower);
@@ -92,11 +108,14 @@ mod tests {
 
     #[test]
     fn words_fold_case_and_stem() {
-        assert_eq!(terms("We switched to Kinesis for event-streaming!"), vec!["we", "switch", "to", "kinesi", "for", "event", "stream"]);
+        assert_eq!(terms("We switched to Kinesis for event-streaming!"), vec!["switch", "kinesi", "event", "stream"]);
+        // Stop words are no terms, in either apostrophe.
+        assert!(terms("The and of what is THE").is_empty());
+        assert_eq!(terms("don't don\u{2019}t stop"), vec!["stop"]);
         assert_eq!(terms("Streams STREAMING streamed"), vec!["stream", "stream", "stream"]);
         // Non-Latin scripts split on word boundaries too; punctuation is dropped.
         assert_eq!(terms("Größe — naïve, 東京"), vec!["größe", "naïv", "東", "京"]);
-        assert_eq!(term_counts("a b a"), vec![("a".to_owned(), 2), ("b".to_owned(), 1)]);
+        assert_eq!(term_counts("x b x"), vec![("b".to_owned(), 1), ("x".to_owned(), 2)]);
         assert!(terms(&"x".repeat(100)).is_empty());
         assert_eq!(terms("INC-0042 runs v2.10"), vec!["inc", "0042", "run", "v2.10"]);
     }

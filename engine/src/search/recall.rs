@@ -2,10 +2,17 @@
 //! packed into a token budget. Also the two graph-first forms: entity context (who is this and
 //! what is open) and neighbourhood RAG (traverse from a root, then rank by similarity).
 //!
-//! Fusion: `score = Σ_path w_path / (60 + rank_path) × confidence × 0.5^(age / half_life)`, where
-//! rank is 1-based, age is the time from the claim's `valid_from` to the query's valid time, and
-//! the half-life is the predicate's (no decay when it has none). Every path reads through the same
-//! visibility, so a claim the query may not see is never scored, ranked or printed.
+//! Fusion: `score = Σ_path w_path × s_path × confidence × 0.5^(age / half_life)`, a convex
+//! combination of each path's own score scaled to `[0, 1]` within its candidates: the cosine
+//! min-max scaled (the best candidate 1, the weakest 0), BM25 over the best BM25, `1 / depth` for
+//! the graph, and position for recency. Scores, not ranks: a fact that is the clear answer of one
+//! path (1.0) is not beaten by one that sits in the middle of every list, as reciprocal-rank
+//! fusion let it be (four weak ranks summed past one strong one). The question-dependent paths
+//! weigh 1; the graph and recency, which rank facts near the question's entities or recent ones
+//! whatever was asked, weigh 0.25 and 0.1. Age is the time from the claim's `valid_from` to the
+//! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
+//! reads through the same visibility, so a claim the query may not see is never scored, ranked or
+//! printed.
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
@@ -40,7 +47,7 @@ pub struct PathWeights {
 
 impl Default for PathWeights {
     fn default() -> Self {
-        PathWeights { semantic: 1.0, lexical: 1.0, graph: 1.0, recency: 0.5 }
+        PathWeights { semantic: 1.0, lexical: 1.0, graph: 0.25, recency: 0.1 }
     }
 }
 
@@ -133,8 +140,16 @@ pub struct Recall {
     pub timings_us: Vec<(&'static str, u64)>,
 }
 
-/// Candidate claims of one path, best first.
-type Ranked = Vec<ClaimId>;
+/// Candidate claims of one path, best first, with the path's own score (higher is better).
+type Scored = Vec<(ClaimId, f64)>;
+
+/// A path's scores scaled to `[0, 1]` over its best candidate's (the best 1; all 1 when the best is
+/// not positive). Over the best, not min-max: with few candidates min-max makes a relevant fact
+/// that happens to be last worth nothing.
+fn scaled(list: &Scored) -> Vec<(ClaimId, f64)> {
+    let top = list.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+    list.iter().map(|&(c, s)| (c, if top > 1e-9 { (s / top).clamp(0.0, 1.0) } else { 1.0 })).collect()
+}
 
 /// The scope's limits on a recall's size.
 fn check_limits(limits: &ReadLimits, q: &RecallQuery) -> Result<(), ReadError> {
@@ -187,7 +202,7 @@ impl WorkspaceView<'_> {
             },
         );
         let (lexical, lexical_entities) = lexical_out?;
-        let semantic: Ranked = match semantic_out? {
+        let semantic: Scored = match semantic_out? {
             Ok((claims, entities)) => {
                 graph_seeds.extend(entities);
                 paths_run.push("semantic");
@@ -208,27 +223,42 @@ impl WorkspaceView<'_> {
         graph_seeds.sort_unstable();
         graph_seeds.dedup();
         let graph = self.graph_path(&graph_seeds, q.hops, q.graph_visited_max, &[], vis, per)?;
+        // Nearer is better: 1 at depth 1, ½ at depth 2, …
+        let graph: Scored = graph.into_iter().map(|(c, depth)| (c, 1.0 / f64::from(depth.max(1)))).collect();
         paths_run.push("graph");
         lap!("graph");
 
         // Recency.
         let until = vis.as_of.unwrap_or(self.now);
         let after = until.plus_seconds(-i64::from(q.recency_days) * 86_400);
-        let recency: Ranked = self.recent_claims(after, until, per, vis).into_iter().map(|(c, _)| c).collect();
+        let recent = self.recent_claims(after, until, per, vis);
+        let n = recent.len() as f64;
+        let recency: Scored = recent.into_iter().enumerate().map(|(i, (c, _))| (c, (n - i as f64) / n)).collect();
         paths_run.push("recency");
         lap!("recency");
 
         let [semantic, lexical, graph, recency] = [semantic, lexical, graph, recency].map(|list| self.in_sub_scope(q, list));
-        let w = q.weights;
-        let mut ranks: HashMap<ClaimId, PathRanks> = HashMap::new();
-        for (list, weight, slot) in
-            [(&semantic, w.semantic, 0usize), (&lexical, w.lexical, 1), (&graph, w.graph, 2), (&recency, w.recency, 3)]
+        let mut scored = self.fuse(q.weights, [&semantic, &lexical, &graph, &recency], until);
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        lap!("fuse");
+        let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
+        lap!("pack");
+        Ok(Recall { packed, paths_run, skipped, graph_seeds: graph_seeds.iter().map(|e| e.0).collect(), timings_us: timings })
+    }
+
+    /// The fusion of the module documentation: each candidate's weighted sum of its paths' scaled
+    /// scores, times its confidence and decay at `until`: `(score, decay, claim, ranks)`.
+    fn fuse(&self, w: PathWeights, paths: [&Scored; 4], until: Timestamp) -> Vec<(f64, f64, ClaimId, PathRanks)> {
+        let [semantic, lexical, graph, recency] = paths;
+        let mut fused: HashMap<ClaimId, (PathRanks, f64)> = HashMap::new();
+        for (list, weight, slot) in [(semantic, w.semantic, 0usize), (lexical, w.lexical, 1), (graph, w.graph, 2), (recency, w.recency, 3)]
         {
             if weight <= 0.0 {
                 continue;
             }
-            for (i, c) in list.iter().enumerate() {
-                let r = ranks.entry(*c).or_default();
+            for (i, (c, s)) in scaled(list).into_iter().enumerate() {
+                let (r, sum) = fused.entry(c).or_default();
+                *sum += weight * s;
                 let rank = Some(i as u32 + 1);
                 match slot {
                     0 => r.semantic = rank,
@@ -238,43 +268,34 @@ impl WorkspaceView<'_> {
                 }
             }
         }
-        let mut scored: Vec<(f64, f64, ClaimId, PathRanks)> = ranks
+        fused
             .into_iter()
-            .map(|(c, r)| {
-                let rrf: f64 = [(r.semantic, w.semantic), (r.lexical, w.lexical), (r.graph, w.graph), (r.recency, w.recency)]
-                    .iter()
-                    .filter_map(|(rank, wt)| rank.map(|k| wt / (RRF_K + f64::from(k))))
-                    .sum();
-                let (score, decay) = self.weigh(c, rrf, until);
+            .map(|(c, (r, relevance))| {
+                let (score, decay) = self.weigh(c, relevance, until);
                 (score, decay, c, r)
             })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        lap!("fuse");
-        let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
-        lap!("pack");
-        Ok(Recall { packed, paths_run, skipped, graph_seeds: graph_seeds.iter().map(|e| e.0).collect(), timings_us: timings })
+            .collect()
     }
 
     /// A path's candidates in the query's sub-scope (claims holding its properties), at most
     /// `per_path` of them; all of them when it sets none.
-    fn in_sub_scope(&self, q: &RecallQuery, list: Ranked) -> Ranked {
+    fn in_sub_scope(&self, q: &RecallQuery, list: Scored) -> Scored {
         if q.properties.is_empty() {
             return list;
         }
-        list.into_iter().filter(|c| q.properties.iter().all(|(k, v)| self.claim_property(*c, k) == Some(v))).take(q.per_path).collect()
+        list.into_iter().filter(|(c, _)| q.properties.iter().all(|(k, v)| self.claim_property(*c, k) == Some(v))).take(q.per_path).collect()
     }
 
     /// The semantic path: claims by text vector, and entities by name vector for the graph
     /// path; `Err(Skipped)` when the query vector is missing or of another dimension.
-    fn semantic_path(&self, q: &RecallQuery, opts: &VectorOptions) -> Result<Result<(Ranked, Vec<EntityId>), Skipped>, ReadError> {
+    fn semantic_path(&self, q: &RecallQuery, opts: &VectorOptions) -> Result<Result<(Scored, Vec<EntityId>), Skipped>, ReadError> {
         let Some(v) = &q.vector else {
             return Ok(Err(Skipped { path: "semantic", reason: "no query vector (no embedder configured)".into() }));
         };
         match self.search_claim_vectors(v, opts) {
             Ok(hits) => {
                 let entities = self.search_entity_vectors(v, &VectorOptions { k: q.entity_seeds, ..opts.clone() })?;
-                Ok(Ok((hits.into_iter().map(|(c, _)| c).collect(), entities.into_iter().map(|(e, _)| e).collect())))
+                Ok(Ok((hits.into_iter().map(|(c, s)| (c, f64::from(s))).collect(), entities.into_iter().map(|(e, _)| e).collect())))
             }
             Err(e @ ReadError::VectorDimension { .. }) => Ok(Err(Skipped { path: "semantic", reason: e.to_string() })),
             Err(e) => Err(e),
@@ -374,8 +395,8 @@ impl WorkspaceView<'_> {
     }
 
     /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
-    fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Ranked, Vec<EntityId>), ReadError> {
-        let claims = self.search_claim_text(&q.text, per, vis)?.into_iter().map(|(c, _)| c).collect();
+    fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>), ReadError> {
+        let claims = self.search_claim_text(&q.text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
         let entities = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
         Ok((claims, entities))
     }
@@ -443,7 +464,7 @@ impl WorkspaceView<'_> {
         filters: &[EdgeFilter],
         vis: &Visibility,
         limit: usize,
-    ) -> Result<Ranked, ReadError> {
+    ) -> Result<Vec<(ClaimId, u32)>, ReadError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -454,16 +475,16 @@ impl WorkspaceView<'_> {
                 let mut out: Vec<(u32, f32, ClaimId)> =
                     found.into_iter().map(|(d, c)| (d, self.claim_confidence(c).unwrap_or(0.0), c)).collect();
                 out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-                return Ok(out.into_iter().take(limit).map(|x| x.2).collect());
+                return Ok(out.into_iter().take(limit).map(|x| (x.2, x.0)).collect());
             }
             depth += 1;
         }
     }
 
-    /// A claim's fused score from its rank-fusion sum: `(rrf × confidence × decay, decay)`.
-    fn weigh(&self, c: ClaimId, rrf: f64, at: Timestamp) -> (f64, f64) {
+    /// A claim's score from its relevance: `(relevance × confidence × decay, decay)`.
+    fn weigh(&self, c: ClaimId, relevance: f64, at: Timestamp) -> (f64, f64) {
         let decay = self.claim_decay(c, at).unwrap_or(0.0);
-        (rrf * f64::from(self.claim_confidence(c).unwrap_or(0.0)) * decay, decay)
+        (relevance * f64::from(self.claim_confidence(c).unwrap_or(0.0)) * decay, decay)
     }
 
     /// A fact, ready to render.
