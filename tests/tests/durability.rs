@@ -864,3 +864,35 @@ fn a_failed_checkpoint_leaves_the_folder_as_it_was() {
     }
     assert!(failures > 3, "the checkpoint failed at several operations");
 }
+
+/// A full disk fails a whole ingest group with the operator's error (what stops `engram ingest`
+/// at once), writes none of it, and the database takes the same documents once space is back.
+#[test]
+fn a_full_disk_fails_an_ingest_group_whole() {
+    let c = clock();
+    let mem = MemVfs::new();
+    drop(Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap());
+    let vfs = FaultyVfs::new(mem.clone(), FaultPlan { disk_full_at: Some(1), ..FaultPlan::default() });
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    let docs: Vec<_> = (0..5)
+        .map(|i| {
+            engram::ingest::parse(&format!(
+                r#"{{"source": {{"conversation_id": "c", "message_id": "m{i}"}}, "entities": [{{"name": "E{i}", "type": "t"}}, {{"name": "F{i}", "type": "t"}}],
+                    "claims": [{{"subject": "E{i}", "predicate": "p", "object": "F{i}", "confidence": 0.5}}]}}"#
+            ))
+            .unwrap()
+        })
+        .collect();
+    let reports = db.ingest_docs(docs.clone(), &engram::ingest::IngestOptions::default()).unwrap();
+    assert_eq!(reports.len(), 5);
+    for r in &reports {
+        let e = r.as_ref().unwrap_err();
+        assert_eq!(e.class(), engram::ErrorClass::Operator, "{e}");
+    }
+    assert_eq!(db.snapshot().counts().1, 0, "nothing of the group was written");
+    vfs.clear_disk_full();
+    let reports = db.ingest_docs(docs, &engram::ingest::IngestOptions::default()).unwrap();
+    assert!(reports.iter().all(|r| r.as_ref().is_ok_and(|r| !r.duplicate)));
+    drop(db);
+    assert_eq!(Database::open_with(dir(), config(&c), Arc::new(mem)).unwrap().snapshot().counts().1, 5);
+}
