@@ -530,6 +530,10 @@ fn rich(db: &Database, c: &Arc<ManualClock>, from: usize, to: usize) {
             b.push(Op::RestoreEntity { entity: format!("e{}", i - 4).into() });
         }
         b.ops.extend(batch(i).ops);
+        // A claim with words to search (`batch`'s texts are "t", a stop word).
+        b.add_claim(
+            AddClaim::new(format!("e{i}").as_str(), "noted", format!("e{i}").as_str()).id(&format!("n{i}")).text(&format!("note {i}")),
+        );
         b.push(Op::SetProperty { entity: format!("e{i}").into(), key: "tier".into(), value: Value::Int(i as i64) });
         b.push(Op::AddAlias { entity: format!("e{i}").into(), alias: format!("alias {i}") });
         if i > 6 && i.is_multiple_of(7) {
@@ -651,7 +655,7 @@ fn keyword_answers(db: &Database) -> String {
     format!(
         "{:?} {:?}",
         ws.search_entity_text("alias", 50, &Visibility::default()).unwrap(),
-        ws.search_claim_text("t", 50, &Visibility::all_versions()).unwrap()
+        ws.search_claim_text("note", 50, &Visibility::all_versions()).unwrap()
     )
 }
 
@@ -668,7 +672,7 @@ fn crash_at_every_operation_of_a_checkpoint() {
         let snap = db.snapshot();
         let ws = snap.workspace("default").unwrap();
         assert!(!ws.search_entity_text("alias", 50, &Visibility::default()).unwrap().is_empty(), "entity answers to compare");
-        assert!(!ws.search_claim_text("t", 50, &Visibility::all_versions()).unwrap().is_empty(), "claim answers to compare");
+        assert!(!ws.search_claim_text("note", 50, &Visibility::all_versions()).unwrap().is_empty(), "claim answers to compare");
         (fingerprint(&db), keyword_answers(&db))
     };
     let mut snapshot_without_text = 0;
@@ -771,7 +775,7 @@ fn wal_replay_with_deferred_indexes_equals_before() {
         let ws = snap.workspace("default").unwrap();
         (
             ws.search_entity_text("alias", 50, &Visibility::default()).unwrap(),
-            ws.search_claim_text("t", 50, &Visibility::all_versions()).unwrap(),
+            ws.search_claim_text("note", 50, &Visibility::all_versions()).unwrap(),
         )
     };
     let before = {
