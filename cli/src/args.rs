@@ -405,6 +405,29 @@ pub enum Command {
         #[arg(long = "dim", visible_alias = "dims", default_value_t = 256)]
         dims: usize,
     },
+    /// Replay conversations in LoCoMo's format (a JSON array of samples; `.gz` read as is): each
+    /// ingested into a fresh in-memory database (or DIR/SAMPLE with --keep), every question asked
+    /// through recall, recall scored by evidence turn (recall@k, all@k, MRR, recall inside the
+    /// packed context at each token budget), per category and overall (categories 1-4).
+    Replay {
+        /// The conversations.
+        file: PathBuf,
+        /// Token budgets of the packed context.
+        #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048")]
+        budgets: Vec<usize>,
+        /// Ranks at which recall is counted.
+        #[arg(long, value_delimiter = ',', default_value = "5,10,20")]
+        k: Vec<usize>,
+        /// One JSON object: `overall`, `by_category`, `timings`.
+        #[arg(long)]
+        json: bool,
+        /// Keep each sample's database in DIR/SAMPLE_ID (created) instead of memory.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+        /// Default embedder: minilm when its files are present, else static, else hash.
+        #[command(flatten)]
+        embedding: EmbedArgs,
+    },
     /// Write a consistent copy of DIR into DEST (a folder that opens as a database).
     Backup {
         /// Database folder.

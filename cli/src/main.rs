@@ -14,6 +14,7 @@ mod ontology;
 mod out;
 mod query;
 mod read;
+mod replay;
 mod serve;
 mod write;
 
@@ -134,5 +135,16 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             None => serve::mcp(dir, workspace, user.as_deref(), embedder.as_deref(), model_dir.as_deref()),
         },
         Command::User(u) => serve::user(u),
+        Command::Replay { file, budgets, k, json, keep, embedding: EmbedArgs { embedder, model_dir } } => {
+            replay::run(&replay::ReplayArgs {
+                file,
+                embedder: embedder.as_deref(),
+                model_dir: model_dir.as_deref(),
+                budgets,
+                ks: k,
+                json: *json,
+                keep: keep.as_deref(),
+            })
+        }
     }
 }

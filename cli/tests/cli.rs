@@ -1036,3 +1036,66 @@ fn as_of_shows_what_was_true_then_whatever_is_known_now() {
     assert!(export.contains(r#""id":"c0/m/0""#) && !export.contains(r#""id":"c1/m/0""#), "{export}");
     assert_eq!(engram(&["recall", &db, "x", "--known-as-of", "soon"]).status.code(), Some(2));
 }
+
+/// `engram replay`: LoCoMo's format in, recall scored by evidence turn out. A two-session
+/// conversation checks the figures exactly; the dev set (three conversations, static table) checks
+/// the shape and that the same input gives the same figures.
+#[test]
+fn replay_scores_recall_by_evidence_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("mini.json");
+    std::fs::write(
+        &file,
+        r#"[{"sample_id": "s1", "conversation": {"speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a greyhound called Pixel last week"},
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! I am training for the Berlin marathon"}],
+            "session_2_date_time": "10:00 am on 20 May, 2023",
+            "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "Pixel chewed my running shoes", "blip_caption": "a dog with a shoe"},
+                          {"speaker": "Bo", "dia_id": "D2:2", "text": "The marathon went well, finished in four hours"}]},
+          "qa": [{"question": "What is the name of Ann's greyhound?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
+                 {"question": "Which marathon is Bo training for?", "answer": "Berlin", "evidence": ["D1:2"], "category": 4},
+                 {"question": "What did the dog chew?", "answer": "shoes", "evidence": ["D2:1", "D9:9"], "category": 1},
+                 {"question": "No evidence here", "answer": "-", "evidence": ["D7:7"], "category": 2}]}]"#,
+    )
+    .unwrap();
+    let out = engram(&["replay", file.to_str().unwrap(), "--embedder", "hash", "--k", "1,4", "--budgets", "1000", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = json(&out.stdout);
+    assert_eq!(v["overall"]["n"], 3, "{v}");
+    assert_eq!(v["skipped_questions"], 1);
+    assert_eq!(v["by_category"]["4"]["n"], 2);
+    // Four turns: at k = 4 and within 1,000 tokens every evidence turn is found.
+    assert_eq!(v["overall"]["recall@4"], 1.0, "{v}");
+    assert_eq!(v["overall"]["recall@budget1000"], 1.0, "{v}");
+    assert!(v["overall"]["mrr"].as_f64().unwrap() > 0.5, "{v}");
+    assert_eq!(v["timings"]["turns"], 4);
+    // The human table.
+    let out = engram(&["replay", file.to_str().unwrap(), "--embedder", "hash"]);
+    assert!(
+        text(&out.stdout).contains("recall@10") && text(&out.stdout).lines().any(|l| l.starts_with("overall")),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let dev = engram_tests_data().join("locomo-dev/locomo-dev.json.gz");
+    let run = || {
+        let out = engram(&["replay", dev.to_str().unwrap(), "--embedder", "static", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let mut v = json(&out.stdout);
+        v.as_object_mut().unwrap().remove("timings");
+        v
+    };
+    let first = run();
+    assert_eq!(first["overall"]["n"], 382, "the dev set's questions of categories 1-4");
+    for key in ["recall@5", "recall@10", "recall@20", "all@10", "mrr", "recall@budget256", "recall@budget1024", "recall@budget2048"] {
+        assert!(first["overall"][key].as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)), "{key}: {first}");
+    }
+    assert!(first["overall"]["recall@10"].as_f64().unwrap() > 0.4, "{first}");
+    assert_eq!(run(), first, "the same input gives the same figures");
+}
+
+/// The shared data folder (`../shared/data`, or `$ENGRAM_SHARED_DATA`).
+fn engram_tests_data() -> std::path::PathBuf {
+    std::env::var_os("ENGRAM_SHARED_DATA").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"), Into::into)
+}

@@ -1,0 +1,333 @@
+//! `engram replay`: conversations in LoCoMo's format (a JSON array of samples, `.gz` read as is)
+//! ingested as a user's agent would, every question asked through recall, and recall scored by
+//! evidence turn: recall@k, all-evidence@k, MRR and recall inside the packed context at each token
+//! budget, per category and overall (categories 1–4), with ingest and recall timings.
+//!
+//! Each turn is one document: the speaker (a `person`) `said` the turn (a `turn` entity named by
+//! its conversation and `dia_id`), the claim's text the turn's text (and its image caption), its
+//! id the `dia_id`, its valid time the session's date (plus the turn's position in seconds, so
+//! turns keep their order). Documents commit in groups; texts are embedded in one call per group.
+
+use crate::fail::{bug, fail, Failure};
+use engram::ingest::{ClaimIn, EntityIn, IngestDoc, IngestOptions, Source};
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+use std::time::Instant;
+
+/// Documents per commit group (as `engram ingest`).
+const GROUP: usize = 256;
+
+/// The options of `engram replay`.
+pub struct ReplayArgs<'a> {
+    pub file: &'a Path,
+    pub embedder: Option<&'a str>,
+    pub model_dir: Option<&'a Path>,
+    pub budgets: &'a [usize],
+    pub ks: &'a [usize],
+    pub json: bool,
+    pub keep: Option<&'a Path>,
+}
+
+/// Sums of one group of questions (a category, or all of 1–4).
+#[derive(Default, Clone)]
+struct Tally {
+    n: usize,
+    recall_at: Vec<f64>,
+    all_at: Vec<f64>,
+    mrr: f64,
+    recall_budget: Vec<f64>,
+}
+
+impl Tally {
+    fn new(ks: usize, budgets: usize) -> Tally {
+        Tally { recall_at: vec![0.0; ks], all_at: vec![0.0; ks], recall_budget: vec![0.0; budgets], ..Tally::default() }
+    }
+
+    fn add(&mut self, other: &Tally) {
+        self.n += other.n;
+        self.mrr += other.mrr;
+        for (a, b) in
+            [(&mut self.recall_at, &other.recall_at), (&mut self.all_at, &other.all_at), (&mut self.recall_budget, &other.recall_budget)]
+        {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        }
+    }
+
+    fn json(&self, ks: &[usize], budgets: &[usize]) -> Value {
+        let mean = |x: f64| if self.n == 0 { 0.0 } else { (x / self.n as f64 * 10_000.0).round() / 10_000.0 };
+        let mut m = Map::new();
+        m.insert("n".into(), json!(self.n));
+        for (i, k) in ks.iter().enumerate() {
+            m.insert(format!("recall@{k}"), json!(mean(self.recall_at[i])));
+            m.insert(format!("all@{k}"), json!(mean(self.all_at[i])));
+        }
+        m.insert("mrr".into(), json!(mean(self.mrr)));
+        for (i, b) in budgets.iter().enumerate() {
+            m.insert(format!("recall@budget{b}"), json!(mean(self.recall_budget[i])));
+        }
+        Value::Object(m)
+    }
+}
+
+/// Reads the file, gunzipping a `.gz`.
+fn read_samples(file: &Path) -> Result<Vec<Value>, Failure> {
+    let bytes = crate::data::read(file)?;
+    let text = if file.extension().is_some_and(|e| e == "gz") {
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut out)
+            .map_err(|e| format!("{}: not gzip'd UTF-8 text: {e}", file.display()))?;
+        out
+    } else {
+        String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?
+    };
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let v: Vec<Value> = serde_path_to_error::deserialize(de).map_err(|e| format!("{}: {}: {}", file.display(), e.path(), e.inner()))?;
+    Ok(v)
+}
+
+/// LoCoMo's session time (`"1:56 pm on 8 May, 2023"`) as RFC 3339.
+fn session_time(text: &str) -> Option<String> {
+    const MONTHS: [&str; 12] =
+        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+    let (clock, date) = text.split_once(" on ")?;
+    let (hm, half) = clock.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let (mut h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+    match half.to_ascii_lowercase().as_str() {
+        "pm" if h < 12 => h += 12,
+        "am" if h == 12 => h = 0,
+        "am" | "pm" => {}
+        _ => return None,
+    }
+    let mut parts = date.split(|c: char| c == ' ' || c == ',').filter(|p| !p.is_empty());
+    let day: u32 = parts.next()?.parse().ok()?;
+    let name = parts.next()?.to_ascii_lowercase();
+    let month = MONTHS.iter().position(|m| *m == name)? + 1;
+    let year: u32 = parts.next()?.parse().ok()?;
+    Some(format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:00Z"))
+}
+
+/// One sample's documents (one per turn) and the set of its turn ids.
+fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashSet<String>), Failure> {
+    let conv = sample.get("conversation").and_then(Value::as_object).ok_or_else(|| format!("sample {id}: no `conversation` object"))?;
+    let mut sessions: Vec<(u32, &Vec<Value>)> =
+        conv.iter().filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse::<u32>().ok()?, v.as_array()?))).collect();
+    sessions.sort_by_key(|s| s.0);
+    let (mut docs, mut turns) = (Vec::new(), HashSet::new());
+    for (n, items) in sessions {
+        let when = conv.get(&format!("session_{n}_date_time")).and_then(Value::as_str).and_then(session_time);
+        let base = when.as_deref().and_then(|t| engram::Timestamp::parse(t).ok());
+        for (i, turn) in items.iter().enumerate() {
+            let field = |k: &str| turn.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
+            let (speaker, dia, mut text) = (field("speaker"), field("dia_id"), field("text"));
+            if speaker.is_empty() || dia.is_empty() {
+                return Err(format!("sample {id}, session_{n}[{i}]: a turn needs `speaker` and `dia_id`").into());
+            }
+            let caption = field("blip_caption");
+            if !caption.is_empty() {
+                text = format!("{text} [image: {caption}]");
+            }
+            let at = base.map(|t| t.plus_seconds(i as i64).to_rfc3339());
+            let turn_entity = format!("{id} {dia}");
+            docs.push(IngestDoc {
+                workspace: "default".into(),
+                source: Source {
+                    conversation_id: Some(id.to_owned()),
+                    message_id: Some(dia.clone()),
+                    model: Some("replay".into()),
+                    extracted_at: at.clone(),
+                    ..Source::default()
+                },
+                entities: vec![
+                    EntityIn { name: speaker.clone(), entity_type: "person".into(), ..EntityIn::default() },
+                    EntityIn { name: turn_entity.clone(), entity_type: "turn".into(), ..EntityIn::default() },
+                ],
+                claims: vec![ClaimIn {
+                    subject: speaker,
+                    predicate: "said".into(),
+                    object: turn_entity,
+                    confidence: 1.0,
+                    text: (!text.is_empty()).then_some(text),
+                    valid_from: at,
+                    id: Some(dia.clone()),
+                    ..ClaimIn::default()
+                }],
+                ..IngestDoc::default()
+            });
+            turns.insert(dia);
+        }
+    }
+    Ok((docs, turns))
+}
+
+/// `engram replay`.
+pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
+    if a.budgets.is_empty() || a.ks.is_empty() {
+        return Err("--budgets and --k need at least one value each".into());
+    }
+    let samples = read_samples(a.file)?;
+    let (ks, budgets) = (a.ks, a.budgets);
+    let mut by_category: BTreeMap<String, Tally> = BTreeMap::new();
+    let (mut turns_total, mut ingest_s, mut recall_ms) = (0usize, 0.0f64, Vec::new());
+    let mut skipped = 0usize;
+    let mut embedder_why = String::new();
+    // Speakers resolve by name; turns never resolve to one another by name similarity (their
+    // names differ only in the turn number).
+    let opts = IngestOptions { resolve_similarity: Some(2.0), ..IngestOptions::default() };
+    for (si, sample) in samples.iter().enumerate() {
+        let id = sample.get("sample_id").and_then(Value::as_str).map_or_else(|| format!("sample-{si}"), str::to_owned);
+        let (docs, turns) = documents(sample, &id)?;
+        let db = match a.keep {
+            Some(dir) => engram::Database::open(dir.join(&id)).map_err(fail)?,
+            None => engram::Database::in_memory(),
+        };
+        let (e, why) = engram::embed::select(a.embedder, a.model_dir, 384).map_err(fail)?;
+        embedder_why = why;
+        db.set_embedder(e).map_err(fail)?;
+        turns_total += docs.len();
+        let t = Instant::now();
+        for group in docs.chunks(GROUP) {
+            for r in db.ingest_docs(group.to_vec(), &opts).map_err(fail)? {
+                r.map_err(fail)?;
+            }
+        }
+        ingest_s += t.elapsed().as_secs_f64();
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").map_err(fail)?;
+        for qa in sample.get("qa").and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
+            let question = qa.get("question").and_then(Value::as_str).unwrap_or("");
+            let category = qa.get("category").map(|c| c.to_string().trim_matches('"').to_owned()).unwrap_or_default();
+            let evidence: Vec<String> = qa
+                .get("evidence")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|e| e.trim().to_owned())
+                .filter(|e| turns.contains(e))
+                .collect();
+            if question.is_empty() || evidence.is_empty() {
+                skipped += 1;
+                continue;
+            }
+            let t = Instant::now();
+            let vector = db.embed_query(question).map_err(fail)?;
+            let r =
+                ws.recall(&engram::RecallQuery { budget: usize::MAX / 4, vector, ..engram::RecallQuery::new(question) }).map_err(fail)?;
+            recall_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            let ranked: Vec<(&str, usize)> = r.packed.facts.iter().map(|f| (f.claim_id.as_str(), f.tokens)).collect();
+            let tally = by_category.entry(category).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
+            score(tally, &ranked, &evidence, ks, budgets);
+        }
+    }
+    let mut overall = Tally::new(ks.len(), budgets.len());
+    for (c, t) in &by_category {
+        if ["1", "2", "3", "4"].contains(&c.as_str()) {
+            overall.add(t);
+        }
+    }
+    recall_ms.sort_by(f64::total_cmp);
+    let p50 = recall_ms.get(recall_ms.len() / 2).copied().unwrap_or(0.0);
+    let timings = json!({"ingest_s": (ingest_s * 1000.0).round() / 1000.0, "turns": turns_total,
+        "turns_per_s": if ingest_s > 0.0 { (turns_total as f64 / ingest_s).round() as u64 } else { 0 }, "recall_p50_ms": (p50 * 100.0).round() / 100.0});
+    if a.json {
+        let cats: Map<String, Value> = by_category.iter().map(|(c, t)| (c.clone(), t.json(ks, budgets))).collect();
+        let out = json!({"overall": overall.json(ks, budgets), "by_category": cats, "timings": timings, "skipped_questions": skipped,
+            "embedder": embedder_why});
+        return crate::out::print(&format!("{}\n", serde_json::to_string(&out).map_err(bug)?));
+    }
+    eprintln!("engram: {embedder_why}");
+    crate::out::print(&table(&by_category, &overall, ks, budgets, &format!(
+        "ingest {turns_total} turns in {ingest_s:.2} s ({} turns/s); recall p50 {p50:.2} ms; {skipped} question(s) without a matching evidence turn skipped; overall = categories 1-4\n",
+        timings["turns_per_s"]
+    )))
+}
+
+/// The human table: a row per category, then overall, then `footer`.
+fn table(by_category: &BTreeMap<String, Tally>, overall: &Tally, ks: &[usize], budgets: &[usize], footer: &str) -> String {
+    let mut header = format!("{:<10} {:>5}", "category", "n");
+    for k in ks {
+        header += &format!(" {:>9} {:>7}", format!("recall@{k}"), format!("all@{k}"));
+    }
+    header += &format!(" {:>6}", "mrr");
+    for b in budgets {
+        header += &format!(" {:>10}", format!("@{b}tok"));
+    }
+    let mut out = format!("{header}\n");
+    let mut row = |name: &str, t: &Tally| {
+        let v = t.json(ks, budgets);
+        let mut line = format!("{name:<10} {:>5}", t.n);
+        for k in ks {
+            line += &format!(
+                " {:>9.3} {:>7.3}",
+                v[format!("recall@{k}")].as_f64().unwrap_or(0.0),
+                v[format!("all@{k}")].as_f64().unwrap_or(0.0)
+            );
+        }
+        line += &format!(" {:>6.3}", v["mrr"].as_f64().unwrap_or(0.0));
+        for b in budgets {
+            line += &format!(" {:>10.3}", v[format!("recall@budget{b}")].as_f64().unwrap_or(0.0));
+        }
+        out += &line;
+        out.push('\n');
+    };
+    for (c, t) in by_category {
+        row(c, t);
+    }
+    row("overall", overall);
+    out + footer
+}
+
+/// Adds one question's scores: `ranked` is recall's whole ordering (claim id, tokens of its line).
+fn score(t: &mut Tally, ranked: &[(&str, usize)], evidence: &[String], ks: &[usize], budgets: &[usize]) {
+    let want: HashSet<&str> = evidence.iter().map(String::as_str).collect();
+    let found_in =
+        |ids: &mut dyn Iterator<Item = &str>| ids.filter(|id| want.contains(id)).collect::<HashSet<_>>().len() as f64 / want.len() as f64;
+    t.n += 1;
+    for (i, k) in ks.iter().enumerate() {
+        let share = found_in(&mut ranked.iter().take(*k).map(|x| x.0));
+        t.recall_at[i] += share;
+        t.all_at[i] += if share >= 1.0 { 1.0 } else { 0.0 };
+    }
+    if let Some(pos) = ranked.iter().position(|x| want.contains(x.0)) {
+        t.mrr += 1.0 / (pos + 1) as f64;
+    }
+    // What the context block of each budget holds: the greedy packing recall does.
+    for (i, b) in budgets.iter().enumerate() {
+        let mut used = 0;
+        let packed = ranked.iter().filter(|(_, tokens)| {
+            let fits = used + tokens <= *b;
+            if fits {
+                used += tokens;
+            }
+            fits
+        });
+        t.recall_budget[i] += found_in(&mut packed.map(|x| x.0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_times_parse() {
+        assert_eq!(session_time("1:56 pm on 8 May, 2023").as_deref(), Some("2023-05-08T13:56:00Z"));
+        assert_eq!(session_time("12:05 am on 20 January, 2024").as_deref(), Some("2024-01-20T00:05:00Z"));
+        assert_eq!(session_time("12:30 pm on 1 June, 2023").as_deref(), Some("2023-06-01T12:30:00Z"));
+        assert_eq!(session_time("soon"), None);
+    }
+
+    #[test]
+    fn scores_count_evidence_by_rank_and_budget() {
+        let mut t = Tally::new(2, 2);
+        let ranked = [("a", 10), ("x", 10), ("b", 50)];
+        score(&mut t, &ranked, &["a".into(), "b".into()], &[1, 3], &[25, 100]);
+        assert_eq!((t.recall_at.clone(), t.all_at.clone()), (vec![0.5, 1.0], vec![0.0, 1.0]));
+        assert!((t.mrr - 1.0).abs() < 1e-9);
+        assert_eq!(t.recall_budget, vec![0.5, 1.0]);
+    }
+}
