@@ -405,8 +405,8 @@ pub enum Command {
         #[arg(long = "dim", visible_alias = "dims", default_value_t = 256)]
         dims: usize,
     },
-    /// Replay conversations in LoCoMo's format (a JSON array of samples; `.gz` read as is): each
-    /// ingested into a fresh in-memory database (or DIR/SAMPLE with --keep), every question asked
+    /// Replay conversations in `LoCoMo`'s format (a JSON array of samples; `.gz` read as is): each
+    /// ingested into a fresh in-memory database (or `DIR/SAMPLE` with --keep), every question asked
     /// through recall, recall scored by evidence turn (recall@k, all@k, MRR, recall inside the
     /// packed context at each token budget), per category and overall (categories 1-4).
     Replay {
@@ -421,7 +421,7 @@ pub enum Command {
         /// One JSON object: `overall`, `by_category`, `timings`.
         #[arg(long)]
         json: bool,
-        /// Keep each sample's database in DIR/SAMPLE_ID (created) instead of memory.
+        /// Keep each sample's database in `DIR/SAMPLE_ID` (created) instead of memory.
         #[arg(long)]
         keep: Option<PathBuf>,
         /// Default embedder: minilm when its files are present, else static, else hash.

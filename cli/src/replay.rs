@@ -1,4 +1,4 @@
-//! `engram replay`: conversations in LoCoMo's format (a JSON array of samples, `.gz` read as is)
+//! `engram replay`: conversations in `LoCoMo`'s format (a JSON array of samples, `.gz` read as is)
 //! ingested as a user's agent would, every question asked through recall, and recall scored by
 //! evidence turn: recall@k, all-evidence@k, MRR and recall inside the packed context at each token
 //! budget, per category and overall (categories 1–4), with ingest and recall timings.
@@ -88,7 +88,7 @@ fn read_samples(file: &Path) -> Result<Vec<Value>, Failure> {
     Ok(v)
 }
 
-/// LoCoMo's session time (`"1:56 pm on 8 May, 2023"`) as RFC 3339.
+/// `LoCoMo`'s session time (`"1:56 pm on 8 May, 2023"`) as RFC 3339.
 fn session_time(text: &str) -> Option<String> {
     const MONTHS: [&str; 12] =
         ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
@@ -102,7 +102,7 @@ fn session_time(text: &str) -> Option<String> {
         "am" | "pm" => {}
         _ => return None,
     }
-    let mut parts = date.split(|c: char| c == ' ' || c == ',').filter(|p| !p.is_empty());
+    let mut parts = date.split([' ', ',']).filter(|p| !p.is_empty());
     let day: u32 = parts.next()?.parse().ok()?;
     let name = parts.next()?.to_ascii_lowercase();
     let month = MONTHS.iter().position(|m| *m == name)? + 1;
@@ -248,36 +248,30 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
 
 /// The human table: a row per category, then overall, then `footer`.
 fn table(by_category: &BTreeMap<String, Tally>, overall: &Tally, ks: &[usize], budgets: &[usize], footer: &str) -> String {
-    let mut header = format!("{:<10} {:>5}", "category", "n");
+    use std::fmt::Write as _;
+    let mut out = format!("{:<10} {:>5}", "category", "n");
     for k in ks {
-        header += &format!(" {:>9} {:>7}", format!("recall@{k}"), format!("all@{k}"));
+        let _ = write!(out, " {:>9} {:>7}", format!("recall@{k}"), format!("all@{k}"));
     }
-    header += &format!(" {:>6}", "mrr");
+    let _ = write!(out, " {:>6}", "mrr");
     for b in budgets {
-        header += &format!(" {:>10}", format!("@{b}tok"));
+        let _ = write!(out, " {:>10}", format!("@{b}tok"));
     }
-    let mut out = format!("{header}\n");
-    let mut row = |name: &str, t: &Tally| {
+    out.push('\n');
+    let rows = by_category.iter().map(|(c, t)| (c.as_str(), t)).chain([("overall", overall)]);
+    for (name, t) in rows {
         let v = t.json(ks, budgets);
-        let mut line = format!("{name:<10} {:>5}", t.n);
+        let at = |key: String| v[key].as_f64().unwrap_or(0.0);
+        let _ = write!(out, "{name:<10} {:>5}", t.n);
         for k in ks {
-            line += &format!(
-                " {:>9.3} {:>7.3}",
-                v[format!("recall@{k}")].as_f64().unwrap_or(0.0),
-                v[format!("all@{k}")].as_f64().unwrap_or(0.0)
-            );
+            let _ = write!(out, " {:>9.3} {:>7.3}", at(format!("recall@{k}")), at(format!("all@{k}")));
         }
-        line += &format!(" {:>6.3}", v["mrr"].as_f64().unwrap_or(0.0));
+        let _ = write!(out, " {:>6.3}", at("mrr".to_owned()));
         for b in budgets {
-            line += &format!(" {:>10.3}", v[format!("recall@budget{b}")].as_f64().unwrap_or(0.0));
+            let _ = write!(out, " {:>10.3}", at(format!("recall@budget{b}")));
         }
-        out += &line;
         out.push('\n');
-    };
-    for (c, t) in by_category {
-        row(c, t);
     }
-    row("overall", overall);
     out + footer
 }
 

@@ -1037,7 +1037,7 @@ fn as_of_shows_what_was_true_then_whatever_is_known_now() {
     assert_eq!(engram(&["recall", &db, "x", "--known-as-of", "soon"]).status.code(), Some(2));
 }
 
-/// `engram replay`: LoCoMo's format in, recall scored by evidence turn out. A two-session
+/// `engram replay`: `LoCoMo`'s format in, recall scored by evidence turn out. A two-session
 /// conversation checks the figures exactly; the dev set (three conversations, static table) checks
 /// the shape and that the same input gives the same figures.
 #[test]
