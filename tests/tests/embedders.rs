@@ -125,3 +125,52 @@ fn ingest_embeds_mentions_and_claim_texts() {
     assert_eq!(claim.len(), 1);
     assert_eq!(db.claim_vector(claim[0]), Some(hash.embed_one("AuthService streams events with Kinesis")));
 }
+
+/// An embedder that counts the texts it is given.
+struct Counting(HashEmbedder, std::sync::atomic::AtomicUsize);
+
+impl Embedder for Counting {
+    fn name(&self) -> &'static str {
+        "hash"
+    }
+    fn version(&self) -> &'static str {
+        "1"
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.1.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+        self.0.embed(texts)
+    }
+}
+
+/// A group of documents embeds each distinct text once (a speaker named in every document is
+/// embedded once), and every mention and claim still gets its own text's vector.
+#[test]
+fn a_group_embeds_each_distinct_text_once() {
+    let db = Database::in_memory();
+    let counting = Arc::new(Counting(HashEmbedder::new(32), 0.into()));
+    db.set_embedder(counting.clone()).unwrap();
+    let docs: Vec<_> = (0..10)
+        .map(|i| {
+            engram::ingest::parse(&format!(
+                r#"{{"source": {{"conversation_id": "c", "message_id": "m{i}"}}, "entities": [{{"name": "Ann", "type": "person"}}, {{"name": "Topic {i}", "type": "topic"}}],
+                    "claims": [{{"subject": "Ann", "predicate": "mentions", "object": "Topic {i}", "confidence": 0.9, "text": "Ann mentions topic {i}"}}]}}"#
+            ))
+            .unwrap()
+        })
+        .collect();
+    for r in db.ingest_docs(docs, &engram::ingest::IngestOptions::default()).unwrap() {
+        r.unwrap();
+    }
+    // "Ann" once, ten topics, ten claim texts.
+    assert_eq!(counting.1.load(std::sync::atomic::Ordering::Relaxed), 21);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let hash = HashEmbedder::new(32);
+    assert_eq!(db.entity_vector(ws.find_by_name("Ann")[0]), Some(hash.embed_one("Ann")));
+    assert_eq!(db.entity_vector(ws.find_by_name("Topic 7")[0]), Some(hash.embed_one("Topic 7")));
+    let c = ws.claim_id("c/m7/0").unwrap();
+    assert_eq!(db.claim_vector(c), Some(hash.embed_one("Ann mentions topic 7")));
+}

@@ -387,13 +387,27 @@ impl Database {
                 texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
             }
             if !texts.is_empty() {
-                let mut vectors = e.embed(&texts)?.into_iter();
+                // Each distinct text is embedded once: a group repeats names (a speaker in every
+                // turn, an entity in every document about it).
+                let mut slot: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+                let mut unique: Vec<&str> = Vec::new();
+                let at: Vec<usize> = texts
+                    .iter()
+                    .map(|t| {
+                        *slot.entry(t).or_insert_with(|| {
+                            unique.push(t);
+                            unique.len() - 1
+                        })
+                    })
+                    .collect();
+                let embedded = e.embed(&unique)?;
+                let mut vectors = at.into_iter().map(|i| embedded.get(i).cloned());
                 for doc in docs.iter_mut() {
                     for x in doc.entities.iter_mut().filter(|x| x.vector.is_none()) {
-                        x.vector = vectors.next();
+                        x.vector = vectors.next().flatten();
                     }
                     for c in doc.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
-                        c.vector = vectors.next();
+                        c.vector = vectors.next().flatten();
                     }
                 }
             }
