@@ -36,9 +36,8 @@ pub(crate) fn open_for_either(dir: &Path) -> Result<(Database, bool), Failure> {
     require_database(dir)?;
     match Database::open(dir) {
         Ok(db) => Ok((db, true)),
-        Err(e) if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) || e.class() == engram::ErrorClass::Operator => {
-            Ok((Database::open_read_only(dir).map_err(fail)?, false))
-        }
+        // Locked by another process, or media that cannot be written: both the operator's.
+        Err(e) if e.class() == engram::ErrorClass::Operator => Ok((Database::open_read_only(dir).map_err(fail)?, false)),
         Err(e) => Err(fail(e)),
     }
 }

@@ -173,7 +173,8 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     let mut by_category: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut turns_total, mut ingest_s, mut recall_ms) = (0usize, 0.0f64, Vec::new());
     let mut skipped = 0usize;
-    let mut embedder_why = String::new();
+    // One embedder for every sample: loading MiniLM once, not per conversation.
+    let (embedder, embedder_why) = engram::embed::select(a.embedder, a.model_dir, 384).map_err(fail)?;
     // Speakers resolve by name; turns never resolve to one another by name similarity (their
     // names differ only in the turn number).
     let opts = IngestOptions { resolve_similarity: Some(2.0), ..IngestOptions::default() };
@@ -184,9 +185,7 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
             Some(dir) => engram::Database::open(dir.join(&id)).map_err(fail)?,
             None => engram::Database::in_memory(),
         };
-        let (e, why) = engram::embed::select(a.embedder, a.model_dir, 384).map_err(fail)?;
-        embedder_why = why;
-        db.set_embedder(e).map_err(fail)?;
+        db.set_embedder(embedder.clone()).map_err(fail)?;
         turns_total += docs.len();
         let t = Instant::now();
         for group in docs.chunks(GROUP) {

@@ -113,20 +113,16 @@ pub fn lifecycle_op(
 ) -> Result<(engram::Op, String), Failure> {
     use engram::write::batch::{ClaimRef, EntityRef, ForgetTarget};
     use engram::Op;
-    let op = match (verb, entity, claim, conversation) {
-        ("delete", Some(e), _, _) => Op::DeleteEntity { entity: EntityRef::Ext(e.to_owned()) },
-        ("delete", None, Some(c), _) => Op::DeleteClaim { claim: ClaimRef::Ext(c.to_owned()) },
-        ("restore", Some(e), _, _) => Op::RestoreEntity { entity: EntityRef::Ext(e.to_owned()) },
-        ("restore", None, Some(c), _) => Op::RestoreClaim { claim: ClaimRef::Ext(c.to_owned()) },
-        ("forget", Some(e), _, _) => Op::Forget(ForgetTarget::Entity(EntityRef::Ext(e.to_owned()))),
-        ("forget", None, _, Some(c)) => Op::Forget(ForgetTarget::Conversation(c.to_owned())),
+    let entity_ref = |e: &str| EntityRef::Ext(e.to_owned());
+    let claim_ref = |c: &str| ClaimRef::Ext(c.to_owned());
+    let (op, kind, id) = match (verb, entity, claim, conversation) {
+        ("delete", Some(e), _, _) => (Op::DeleteEntity { entity: entity_ref(e) }, "entity", e),
+        ("delete", None, Some(c), _) => (Op::DeleteClaim { claim: claim_ref(c) }, "claim", c),
+        ("restore", Some(e), _, _) => (Op::RestoreEntity { entity: entity_ref(e) }, "entity", e),
+        ("restore", None, Some(c), _) => (Op::RestoreClaim { claim: claim_ref(c) }, "claim", c),
+        ("forget", Some(e), _, _) => (Op::Forget(ForgetTarget::Entity(entity_ref(e))), "entity", e),
+        ("forget", None, _, Some(c)) => (Op::Forget(ForgetTarget::Conversation(c.to_owned())), "conversation", c),
         _ => return Err(format!("{verb} needs --entity or --{}", if verb == "forget" { "conversation" } else { "claim" }).into()),
-    };
-    let (kind, id) = match (entity, claim, conversation) {
-        (Some(e), _, _) => ("entity", e),
-        (None, Some(c), _) => ("claim", c),
-        (None, None, Some(c)) => ("conversation", c),
-        _ => ("", ""),
     };
     let past = match verb {
         "delete" => "deleted",

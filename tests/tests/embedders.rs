@@ -6,8 +6,14 @@ use engram::embed::{EmbedError, Embedder, HashEmbedder};
 use engram::{AddClaim, Database, Error, Op, VectorTarget, WriteBatch};
 use std::sync::Arc;
 
-/// An embedder that fails on a marked text.
-struct Flaky(HashEmbedder);
+/// Hashing that fails on a marked text and counts the texts it is given.
+struct Flaky(HashEmbedder, std::sync::atomic::AtomicUsize);
+
+impl Flaky {
+    fn new(dim: usize) -> Flaky {
+        Flaky(HashEmbedder::new(dim), 0.into())
+    }
+}
 
 impl Embedder for Flaky {
     fn name(&self) -> &'static str {
@@ -23,6 +29,7 @@ impl Embedder for Flaky {
         if texts.iter().any(|t| t.contains("POISON")) {
             return Err(EmbedError::Inference("the model refused `POISON`".into()));
         }
+        self.1.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
         self.0.embed(texts)
     }
 }
@@ -64,7 +71,7 @@ fn texts_without_vectors_are_embedded_in_the_same_commit() {
 #[test]
 fn an_embedding_failure_writes_nothing() {
     let db = Database::in_memory();
-    db.set_embedder(Arc::new(Flaky(HashEmbedder::new(32)))).unwrap();
+    db.set_embedder(Arc::new(Flaky::new(32))).unwrap();
     let before = db.snapshot().version();
     let mut b = batch();
     b.upsert_entity("x", "thing", "POISON pill");
@@ -126,31 +133,12 @@ fn ingest_embeds_mentions_and_claim_texts() {
     assert_eq!(db.claim_vector(claim[0]), Some(hash.embed_one("AuthService streams events with Kinesis")));
 }
 
-/// An embedder that counts the texts it is given.
-struct Counting(HashEmbedder, std::sync::atomic::AtomicUsize);
-
-impl Embedder for Counting {
-    fn name(&self) -> &'static str {
-        "hash"
-    }
-    fn version(&self) -> &'static str {
-        "1"
-    }
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.1.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
-        self.0.embed(texts)
-    }
-}
-
 /// A group of documents embeds each distinct text once (a speaker named in every document is
 /// embedded once), and every mention and claim still gets its own text's vector.
 #[test]
 fn a_group_embeds_each_distinct_text_once() {
     let db = Database::in_memory();
-    let counting = Arc::new(Counting(HashEmbedder::new(32), 0.into()));
+    let counting = Arc::new(Flaky::new(32));
     db.set_embedder(counting.clone()).unwrap();
     let docs: Vec<_> = (0..10)
         .map(|i| {
