@@ -81,3 +81,29 @@ def test_recall_embeds_the_question_with_the_servers_embedder(tmp_path):
         assert "semantic" not in got["paths_run"] and got["skipped"][0]["path"] == "semantic"
     finally:
         s.stop()
+
+
+def test_transaction_is_all_or_nothing(r):
+    results = r.execute_command(
+        "ENGRAM.TRANSACTION",
+        "tx",
+        json.dumps(
+            [
+                {"query": "CREATE (:Service {name: $name})", "params": {"name": "auth"}},
+                "MATCH (a:Service {name: 'auth'}) CREATE (a)-[:DEPENDS_ON]->(:Service {name: 'db'})",
+                "MATCH (a)-[:DEPENDS_ON]->(b) RETURN a.name, b.name",
+            ]
+        ),
+    )
+    assert [x["stats"]["nodes_created"] for x in results] == [1, 1, 0]
+    assert results[2]["rows"] == [["auth", "db"]]
+    count = lambda: r.execute_command("ENGRAM.QUERY", "tx", "MATCH (s) RETURN count(s)")["rows"][0][0]
+    # The third statement fails: the first two are undone with it.
+    with pytest.raises(redis.ResponseError, match="statement 2"):
+        r.execute_command("ENGRAM.TRANSACTION", "tx", json.dumps(["CREATE (:X)", "CREATE (:X)", "MATCH (s {name: 'db'}) DELETE s"]))
+    assert count() == 2
+    with pytest.raises(redis.ResponseError, match="statement 1: unknown field `param`"):
+        r.execute_command("ENGRAM.TRANSACTION", "tx", json.dumps(["CREATE (:X)", {"query": "CREATE (:X)", "param": {}}]))
+    with pytest.raises(redis.ResponseError, match="expected a JSON array"):
+        r.execute_command("ENGRAM.TRANSACTION", "tx", "{}")
+    assert count() == 2

@@ -926,3 +926,55 @@ fn a_group_of_write_queries_equals_them_one_by_one() {
     assert_eq!(grouped.query("default", all, &params).expect("reads").rows, one_by_one.query("default", all, &params).expect("reads").rows);
     assert_eq!(rows(&grouped, "MATCH (c:C) RETURN count(c)"), vec![vec![i(0)]], "nothing of the failed query");
 }
+
+#[test]
+fn a_transaction_commits_all_its_statements_or_none() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Database::open(dir.path()).expect("opens");
+    let params = Params::new();
+    let mut p = Params::new();
+    p.insert("name".to_owned(), s("auth"));
+    // Each statement sees the writes of those before it; a read inside sees them too.
+    let results = db
+        .transaction(
+            "default",
+            &[
+                ("CREATE (:Service {name: $name})", &p),
+                ("MATCH (a:Service {name: 'auth'}) CREATE (a)-[:DEPENDS_ON]->(:Service {name: 'db'})", &params),
+                ("MATCH (a)-[:DEPENDS_ON]->(b) RETURN a.name, b.name", &params),
+            ],
+        )
+        .expect("commits");
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0].stats.nodes_created, 1);
+    assert_eq!(results[1].stats.relationships_created, 1);
+    assert_eq!(results[2].rows, vec![vec![s("auth"), s("db")]]);
+    let fsyncs = db.commit_stats().fsyncs;
+    // A failing third statement undoes the first two; the error names it.
+    let err = db
+        .transaction(
+            "default",
+            &[
+                ("CREATE (:Service {name: 'cache'})", &params),
+                ("MATCH (s:Service) SET s.tier = 1", &params),
+                ("MATCH (s:Service {name: 'db'}) DELETE s", &params),
+            ],
+        )
+        .expect_err("a node with relationships cannot be deleted");
+    assert!(err.to_string().contains("statement 2"), "{err}");
+    assert_eq!(db.commit_stats().fsyncs, fsyncs, "nothing written");
+    assert_eq!(rows(&db, "MATCH (s:Service) RETURN count(s), count(s.tier)"), vec![vec![i(2), i(0)]]);
+    // A statement that does not compile fails the transaction before anything runs.
+    let err = db.transaction("default", &[("CREATE (:X)", &params), ("MATCH (n RETURN n", &params)]).expect_err("syntax");
+    assert!(err.to_string().contains("statement 1"), "{err}");
+    let err = db.transaction("default", &[("AS OF '2020-01-01' MATCH (n) RETURN n", &params)]).expect_err("temporal");
+    assert!(err.to_string().contains("reads the present"), "{err}");
+    assert_eq!(rows(&db, "MATCH (x:X) RETURN count(x)"), vec![vec![i(0)]]);
+    drop(db);
+    // One WAL record: the committed transaction is whole after reopening.
+    let db = Database::open(dir.path()).expect("reopens");
+    assert_eq!(rows(&db, "MATCH (a)-[:DEPENDS_ON]->(b) RETURN a.name, b.name"), vec![vec![s("auth"), s("db")]]);
+    // A principal with read access only may not run one.
+    let reader = std::sync::Arc::new(engram::Principal::named("r").grant("default", engram::Access::Read, false));
+    assert!(db.scope(reader).transaction("default", &[("CREATE (:Y)", &params)]).is_err());
+}

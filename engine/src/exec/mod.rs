@@ -242,43 +242,69 @@ fn write_job<'a>(
     embed: Option<&'a Embed<'a>>,
 ) -> impl FnMut(&mut crate::state::State, &crate::db::commit::JobContext<'_>) -> Result<crate::db::commit::Applied, crate::error::Error> + 'a
 {
-    let profile = compiled.mode == Mode::Profile;
     move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
-        let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
-        let mut all_rows = Vec::new();
-        let mut chosen = Vec::new();
-        let mut profiles = Vec::new();
-        for part in &compiled.plan.parts {
-            let ops = physical::choose(&part.ops, &tx.view()).into_owned();
-            let mut p = Vec::new();
-            let rows = tx.run_part(part, &ops, profile.then_some(&mut p))?;
-            chosen.push(ops);
-            profiles.push(p);
-            if part.columns.is_empty() {
-                // A query ending in a write returns no rows, however many it wrote.
-                continue;
-            }
-            for r in rows {
-                all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
-            }
-        }
-        tx.check_deletes()?;
-        let view = tx.view();
-        let graph = graph::Graph { view: &view, vis: Visibility::current() };
-        let rows = finish_rows(compiled, all_rows, &graph);
-        let result = QueryResult {
-            columns: compiled.plan.columns.clone(),
-            rows,
-            stats: tx.stats,
-            plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
-        };
-        if tx.applied.is_empty() {
-            return Ok(crate::db::commit::Applied::nothing(result));
-        }
-        let batch = crate::write::batch::WriteBatch { workspace: workspace.to_owned(), ops: std::mem::take(&mut tx.applied) };
-        let record = if jcx.log { crate::write::mutation::encode_batch(&batch) } else { Vec::new() };
-        Ok(crate::db::commit::Applied::wrote(record, result))
+        let (ops, result) = run_on_state(st, jcx, workspace, who, compiled, vals, embed)?;
+        Ok(applied(workspace, ops, jcx, result))
     }
+}
+
+/// What a job that ran `ops` on `workspace` hands the committer: nothing to log when it wrote
+/// nothing, else the operations as one batch.
+fn applied(
+    workspace: &str,
+    ops: Vec<crate::write::batch::Op>,
+    jcx: &crate::db::commit::JobContext<'_>,
+    out: impl std::any::Any + Send,
+) -> crate::db::commit::Applied {
+    if ops.is_empty() {
+        return crate::db::commit::Applied::nothing(out);
+    }
+    let batch = crate::write::batch::WriteBatch { workspace: workspace.to_owned(), ops };
+    let record = if jcx.log { crate::write::mutation::encode_batch(&batch) } else { Vec::new() };
+    crate::db::commit::Applied::wrote(record, out)
+}
+
+/// Runs one query's plan on the writer's copy of the state: the operations it applied (in
+/// order) and its result.
+fn run_on_state(
+    st: &mut crate::state::State,
+    jcx: &crate::db::commit::JobContext<'_>,
+    workspace: &str,
+    who: &Writer<'_>,
+    compiled: &Compiled,
+    vals: &BTreeMap<Arc<str>, value::Val>,
+    embed: Option<&Embed<'_>>,
+) -> Result<(Vec<crate::write::batch::Op>, QueryResult), crate::error::Error> {
+    let profile = compiled.mode == Mode::Profile;
+    let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
+    let mut all_rows = Vec::new();
+    let mut chosen = Vec::new();
+    let mut profiles = Vec::new();
+    for part in &compiled.plan.parts {
+        let ops = physical::choose(&part.ops, &tx.view()).into_owned();
+        let mut p = Vec::new();
+        let rows = tx.run_part(part, &ops, profile.then_some(&mut p))?;
+        chosen.push(ops);
+        profiles.push(p);
+        if part.columns.is_empty() {
+            // A query ending in a write returns no rows, however many it wrote.
+            continue;
+        }
+        for r in rows {
+            all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
+        }
+    }
+    tx.check_deletes()?;
+    let view = tx.view();
+    let graph = graph::Graph { view: &view, vis: Visibility::current() };
+    let rows = finish_rows(compiled, all_rows, &graph);
+    let result = QueryResult {
+        columns: compiled.plan.columns.clone(),
+        rows,
+        stats: tx.stats,
+        plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
+    };
+    Ok((std::mem::take(&mut tx.applied), result))
 }
 
 /// What EXPLAIN returns: the plan as it would run on `view` (the logical plan without one), no
@@ -475,6 +501,94 @@ impl crate::db::scope::Scope {
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         Ok(self.workspace(workspace)?.query_embedding(text, params, Some(&embed))?)
     }
+}
+
+/// Statements of one transaction: each a query text and its parameters.
+pub type Statements<'a> = [(&'a str, &'a Params)];
+
+impl crate::db::Database {
+    /// Runs `statements` on `workspace` as one transaction with full access (the embedded
+    /// shorthand for [`crate::Scope::transaction`]).
+    pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
+        run_transaction(self, workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, statements)
+    }
+}
+
+impl crate::db::scope::Scope {
+    /// Runs `statements` on `workspace` as one transaction: in order, each seeing the writes of
+    /// those before it, committed together as one WAL record, or, when any fails, none of them
+    /// (the error names the failing statement). Needs write access; every statement reads the
+    /// present (no temporal prefix, no EXPLAIN).
+    pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
+        self.require(workspace, crate::model::Access::Write)?;
+        let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
+        run_transaction(self.database(), workspace, self.context().fork(), see_sensitive, statements)
+    }
+}
+
+/// A query error of statement `i` (counted from 0) of a transaction, named in its message.
+fn in_statement(i: usize, mut e: QueryError) -> crate::error::Error {
+    e.message = format!("statement {i}: {}", e.message);
+    e.into()
+}
+
+fn run_transaction(
+    db: &crate::db::Database,
+    workspace: &str,
+    cx: crate::read::scope::ReadContext,
+    see_sensitive: bool,
+    statements: &Statements<'_>,
+) -> Result<Vec<QueryResult>, crate::error::Error> {
+    let mut bound = Vec::with_capacity(statements.len());
+    for (i, (text, params)) in statements.iter().enumerate() {
+        let (compiled, vals) = bind(text, params).map_err(|e| in_statement(i, e))?;
+        if !matches!(compiled.when, When::Now) || compiled.mode == Mode::Explain {
+            return Err(in_statement(
+                i,
+                QueryError {
+                    kind: ErrorType::SemanticError,
+                    detail: Detail::Unsupported,
+                    phase: engram_query::Phase::Compile,
+                    message: "a transaction reads the present: AS OF, KNOWN AS OF, ALL VERSIONS and EXPLAIN are for reads alone".to_owned(),
+                    at: None,
+                },
+            ));
+        }
+        bound.push((compiled, vals));
+    }
+    let workspace = workspace.to_owned();
+    let handle = db.clone();
+    let job = move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
+        let embed = |t: &str| handle.embed_query(t).map_err(|e| e.to_string());
+        let who = Writer { cx: &cx, see_sensitive };
+        let mut ops = Vec::new();
+        let mut results = Vec::with_capacity(bound.len());
+        for (i, (compiled, vals)) in bound.iter().enumerate() {
+            let (more, result) = run_on_state(st, jcx, &workspace, &who, compiled, vals, Some(&embed)).map_err(|e| match e {
+                crate::error::Error::Query(q) => in_statement(i, q),
+                other => other,
+            })?;
+            ops.extend(more);
+            // The transaction's record is one batch: its replay holds it to the same limit.
+            if ops.len() > jcx.limits.batch_ops_max {
+                return Err(in_statement(
+                    i,
+                    QueryError::runtime(
+                        ErrorType::LimitError,
+                        Detail::Limit,
+                        format!("the transaction writes more than batch_ops_max = {} operations", jcx.limits.batch_ops_max),
+                    ),
+                ));
+            }
+            results.push(result);
+        }
+        Ok(applied(&workspace, ops, jcx, results))
+    };
+    let done = db.commit_queued(job)?;
+    done.out
+        .downcast::<Vec<QueryResult>>()
+        .map(|b| *b)
+        .map_err(|_| crate::error::Error::Internal("a transaction result of another type".to_owned()))
 }
 
 /// A matcher for expressions that cannot hold patterns (the temporal prefix).

@@ -14,6 +14,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
     match name {
         "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" => query(shared, who, name, args).await,
         "ENGRAM.RECALL" => recall(shared, who, args).await,
+        "ENGRAM.TRANSACTION" => transaction(shared, who, args).await,
         "ENGRAM.NEIGHBORS" => neighbors(shared, who, args).await,
         "ENGRAM.STATS" => stats(shared, who, args).await,
         "ENGRAM.ENTITY" => super::entities::entity(shared, who, args).await,
@@ -153,6 +154,75 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
         Some(key) => shared.idempotent(&user, &workspace, &key).get_or_init(|| async { run.await.unwrap_or_else(|r| r) }).await.clone(),
         None => run.await.unwrap_or_else(|r| r),
     }
+}
+
+/// `ENGRAM.TRANSACTION ws json`: `json` is an array of statements, each a query text or
+/// `{"query": text, "params": {..}}`; they run in order as one atomic transaction (each sees the
+/// writes before it; one failing writes nothing). The reply: one result map per statement.
+async fn transaction(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let (Some(ws), Some(json), 3) = (arg(args, 1), arg(args, 2), args.len()) else { return arity("engram.transaction") };
+    let statements = match parse_statements(json) {
+        Ok(s) => s,
+        Err(e) => return Reply::err(format!("ENGRAM.TRANSACTION: {e}")),
+    };
+    if let Err(r) = require(&who, ws, engram::Access::Write) {
+        return r;
+    }
+    let timeout = match deadline(shared, None) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    let ws = ws.to_owned();
+    let s = shared.clone();
+    engine(shared, move |db| {
+        if !db.workspaces().iter().any(|w| *w.name == *ws) {
+            let _ = db.create_workspace(&ws);
+        }
+        let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+        let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
+        let refs: Vec<(&str, &engram::Params)> = statements.iter().map(|(t, p)| (t.as_str(), p)).collect();
+        match db.scope(who).with_deadline(at, clock).transaction(&ws, &refs) {
+            Ok(results) => Reply::Array(results.iter().map(engram_result).collect()),
+            Err(e) => error_reply(&s, &e),
+        }
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// The statements of `ENGRAM.TRANSACTION`; an error names the statement and the field.
+fn parse_statements(json: &str) -> Result<Vec<(String, engram::Params)>, String> {
+    let parsed: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("not JSON at line {} column {}: {e}", e.line(), e.column()))?;
+    let serde_json::Value::Array(items) = parsed else { return Err("expected a JSON array of statements".to_owned()) };
+    if items.is_empty() {
+        return Err("the transaction holds no statement".to_owned());
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            serde_json::Value::String(text) => Ok((text, engram::Params::new())),
+            serde_json::Value::Object(mut map) => {
+                let Some(serde_json::Value::String(text)) = map.remove("query") else {
+                    return Err(format!("statement {i}: `query` must be a string"));
+                };
+                let mut params = engram::Params::new();
+                match map.remove("params") {
+                    None | Some(serde_json::Value::Null) => {}
+                    Some(serde_json::Value::Object(p)) => {
+                        params.extend(p.iter().map(|(k, v)| (k.clone(), engram::QueryValue::from_json(v))))
+                    }
+                    Some(_) => return Err(format!("statement {i}: `params` must be an object")),
+                }
+                if let Some(k) = map.keys().next() {
+                    return Err(format!("statement {i}: unknown field `{k}` (expected query, params)"));
+                }
+                Ok((text, params))
+            }
+            _ => Err(format!("statement {i}: expected a query text or {{\"query\": .., \"params\": ..}}")),
+        })
+        .collect()
 }
 
 /// `ENGRAM.USER ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] |

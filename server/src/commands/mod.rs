@@ -96,6 +96,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
         -3,
         "ws query [PARAMS json] [TIMEOUT ms] [IDEMPOTENCY key]: runs a query; the reply is a map of columns, rows, stats.",
     ),
+    ("ENGRAM.TRANSACTION", 3, "Runs a JSON array of queries on a workspace as one atomic transaction."),
     ("ENGRAM.RO_QUERY", -3, "As ENGRAM.QUERY, read only."),
     ("ENGRAM.EXPLAIN", -3, "ws query: the plan."),
     ("ENGRAM.PROFILE", -3, "ws query [PARAMS json] [TIMEOUT ms]: runs the query; the reply adds the plan with rows and time per operator."),
@@ -185,7 +186,7 @@ fn writes(args: &[Vec<u8>]) -> bool {
         "GRAPH.QUERY" | "GRAPH.PROFILE" | "ENGRAM.QUERY" | "ENGRAM.PROFILE" => {
             arg(args, 2).is_none_or(|t| engram::exec::writes(t).unwrap_or(false))
         }
-        "GRAPH.DELETE" | "ENGRAM.INGEST" | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => true,
+        "GRAPH.DELETE" | "ENGRAM.INGEST" | "ENGRAM.TRANSACTION" | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => true,
         _ => false,
     }
 }
