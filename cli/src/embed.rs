@@ -24,14 +24,9 @@ pub fn embed_texts(name: Option<&str>, model_dir: Option<&Path>, dim: usize, tex
 /// Gives `db` the embedder named by `name`, else the one its settings record (so a database
 /// written with `MiniLM` embeds its queries with `MiniLM`), else none. Logs which, and why, to stderr.
 pub fn attach(db: &engram::Database, name: Option<&str>, model_dir: Option<&Path>) -> Result<(), Failure> {
-    let stored = db.settings().embedder;
-    let Some(name) = name.map(str::to_owned).or_else(|| stored.as_deref().and_then(|s| s.split('/').next()).map(str::to_owned)) else {
-        return Ok(());
-    };
-    let dim = stored.as_deref().and_then(|s| s.rsplit('/').next()).and_then(|d| d.parse().ok()).unwrap_or(384);
-    let (embedder, why) = embed::select(Some(&name), model_dir, dim).map_err(fail)?;
-    db.set_embedder(embedder).map_err(fail)?;
-    eprintln!("engram: {why}");
+    if let Some(why) = db.use_embedder(name, model_dir).map_err(fail)? {
+        eprintln!("engram: {why}");
+    }
     Ok(())
 }
 

@@ -81,3 +81,10 @@ pub fn shortest_f64(f: f32) -> f64 {
     let text = f.to_string();
     text.parse().unwrap_or(f64::from(f))
 }
+
+/// Serializes an `f32` as the shortest decimal that reads back as it (`0.9`, not
+/// `0.8999999761581421`), whichever way the serializer writes numbers.
+#[allow(clippy::trivially_copy_pass_by_ref)] // Reason: serde hands `serialize_with` a reference.
+pub(crate) fn serialize_shortest<S: serde::Serializer>(f: &f32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(shortest_f64(*f))
+}

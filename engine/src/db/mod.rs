@@ -476,6 +476,21 @@ impl Database {
         Ok(())
     }
 
+    /// Gives the database the embedder named `name` (`minilm`, `static`, `hash`), else the one
+    /// its settings record (a database written with `MiniLM` embeds its queries with `MiniLM`),
+    /// else none; models are read from `model_dir` or the default folder. Returns which one was
+    /// chosen and why, or `None` when there is none to choose.
+    pub fn use_embedder(&self, name: Option<&str>, model_dir: Option<&Path>) -> Result<Option<String>, Error> {
+        let stored = self.settings().embedder;
+        let Some(name) = name.map(str::to_owned).or_else(|| stored.as_deref().and_then(|s| s.split('/').next()).map(str::to_owned)) else {
+            return Ok(None);
+        };
+        let dim = stored.as_deref().and_then(|s| s.rsplit('/').next()).and_then(|d| d.parse().ok()).unwrap_or(384);
+        let (embedder, why) = engram_embed::select(Some(&name), model_dir, dim)?;
+        self.set_embedder(embedder)?;
+        Ok(Some(why))
+    }
+
     /// Makes `classifier` give a verdict (corroborates / contradicts / refines an existing claim)
     /// for each ingested claim that comes without one, before planning, on a snapshot and outside
     /// the writer lock; the verdict is then applied exactly like a client's. `None` removes it.

@@ -53,6 +53,7 @@ pub struct Fact {
     /// Claim text, if any.
     pub text: Option<String>,
     /// Confidence in `[0, 1]`.
+    #[serde(serialize_with = "crate::value::serialize_shortest")]
     pub confidence: f32,
     /// Lifecycle state.
     pub state: String,

@@ -1,0 +1,51 @@
+"""The embedded back end: the extension module, in this process."""
+
+from __future__ import annotations
+
+import json
+
+from . import _engram
+
+
+class Embedded:
+    def __init__(self, db: "_engram.Database"):
+        self.db = db
+
+    def query(self, ws, text, params):
+        return self.db.query(ws, text, params)
+
+    def transaction(self, ws, statements):
+        return self.db.transaction(ws, statements)
+
+    def ingest(self, ws, docs):
+        out = []
+        for r in json.loads(self.db.ingest(json.dumps(docs))):
+            if "error" in r and "class" in r and len(r) == 2:
+                cls = {
+                    "caller": _engram.CallerError,
+                    "conflict": _engram.ConflictError,
+                    "limit": _engram.LimitError,
+                    "operator": _engram.OperatorError,
+                    "corruption": _engram.CorruptionError,
+                }.get(r["class"], _engram.BugError)
+                err = cls(r["error"])
+                err.klass = r["class"]
+                out.append(err)
+            else:
+                out.append(r)
+        return out
+
+    def recall(self, ws, text, budget, seeds, hops, as_of, vector, properties):
+        return json.loads(self.db.recall(ws, text, budget, seeds, hops, as_of, vector, properties))
+
+    def neighbors(self, ws, entity, limit, direction):
+        return json.loads(self.db.neighbors(ws, entity, limit, direction))
+
+    def lifecycle(self, ws, verb, kind, ident):
+        self.db.lifecycle(ws, verb, kind, ident)
+
+    def stats(self, ws):
+        return json.loads(self.db.stats(ws))
+
+    def close(self):
+        self.db.close()

@@ -1,0 +1,164 @@
+"""`Memory`: one API over two back ends, the embedded database (`engram.open`,
+`engram.memory`) and a server over RESP (`engram.connect`). Code moves from one to the other
+by changing the line that makes it; the results are the same."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from ._types import Context, Result
+
+DEFAULT_WORKSPACE = "default"
+
+
+class Memory:
+    """engram's memory: query in a subset of Cypher, ingest extraction output, recall a packed
+    context, walk neighbours, delete / restore (soft) and forget (erasure).
+
+    Every method takes `workspace=`; without it, the one this object was made with."""
+
+    def __init__(self, backend, workspace: str = DEFAULT_WORKSPACE):
+        self._b = backend
+        self.workspace = workspace
+
+    # -- queries --------------------------------------------------------------------------
+
+    def query(self, cypher: str, params: dict | None = None, *, workspace: str | None = None) -> Result:
+        """Runs one query; a query that writes is one atomic transaction."""
+        return Result(*self._b.query(workspace or self.workspace, cypher, _params(params)))
+
+    def transaction(self, *, workspace: str | None = None) -> "Transaction":
+        """A write transaction as a context manager: the statements given to `tx.query` run
+        when the block ends without an exception, in order, as one atomic commit (each sees the
+        writes before it); `tx.results` then holds their results. An exception in the block
+        discards them: nothing is written."""
+        return Transaction(self, workspace or self.workspace)
+
+    # -- memory ---------------------------------------------------------------------------
+
+    def ingest(self, doc: dict | Sequence[dict], *, workspace: str | None = None):
+        """Ingests one extraction document (returns its report; raises on error) or a list of
+        them (committed as one group; returns a list holding each document's report, or the
+        exception of one that failed, in order)."""
+        ws = workspace or self.workspace
+        one = isinstance(doc, dict)
+        docs = [doc] if one else list(doc)
+        for i, d in enumerate(docs):
+            if not isinstance(d, dict):
+                raise _errors().CallerError(f"document {i} is not a dict")
+            named = d.get("workspace")
+            if named is None:
+                docs[i] = {**d, "workspace": ws}
+            elif named != ws:
+                raise _errors().CallerError(f"document {i} names workspace `{named}`, not `{ws}`")
+        reports = self._b.ingest(ws, docs)
+        if one:
+            if isinstance(reports[0], BaseException):
+                raise reports[0]
+            return reports[0]
+        return reports
+
+    def recall(
+        self,
+        text: str,
+        *,
+        budget: int | None = None,
+        seeds: Iterable[str] = (),
+        hops: int | None = None,
+        as_of: str | None = None,
+        vector: Sequence[float] | None = None,
+        properties: dict[str, str] | None = None,
+        workspace: str | None = None,
+    ) -> Context:
+        """The facts that answer `text`, packed into `budget` tokens, each citing its evidence.
+        `seeds` are entities (external id or name) the question is about; `as_of` reads the
+        graph as it was valid then; `properties` narrows to claims holding those values."""
+        raw = self._b.recall(
+            workspace or self.workspace, text, budget, list(seeds), hops, as_of, None if vector is None else list(vector), sorted((properties or {}).items())
+        )
+        return Context(text=raw["context"], facts=raw["facts"], tokens_used=raw["tokens_used"], budget=raw["budget"], raw=raw)
+
+    def neighbors(self, entity: str, *, limit: int | None = None, direction: str = "both", workspace: str | None = None) -> list[dict]:
+        """The claims at `entity` (external id or name): `{claim, direction, predicate,
+        neighbor, neighbor_id}` each."""
+        return self._b.neighbors(workspace or self.workspace, entity, limit, direction)["items"]
+
+    def delete(self, *, entity: str | None = None, claim: str | int | None = None, workspace: str | None = None) -> None:
+        """Soft-deletes an entity or a claim (`ALL VERSIONS` still sees it; `restore` undoes it)."""
+        self._lifecycle("delete", workspace, entity=entity, claim=claim)
+
+    def restore(self, *, entity: str | None = None, claim: str | int | None = None, workspace: str | None = None) -> None:
+        """Undoes a soft delete."""
+        self._lifecycle("restore", workspace, entity=entity, claim=claim)
+
+    def forget(self, *, entity: str | None = None, conversation: str | None = None, workspace: str | None = None) -> None:
+        """Erases, irreversibly, an entity with its claims, or a conversation's evidence and the
+        claims only it supports."""
+        self._lifecycle("forget", workspace, entity=entity, conversation=conversation)
+
+    def stats(self, *, workspace: str | None = None) -> dict:
+        """`{entities, claims, types, predicates}` of the workspace."""
+        return self._b.stats(workspace or self.workspace)
+
+    def _lifecycle(self, verb: str, workspace: str | None, **target) -> None:
+        given = [(k, v) for k, v in target.items() if v is not None]
+        if len(given) != 1:
+            raise _errors().CallerError(f"{verb}: give exactly one of {', '.join(f'{k}=' for k in target)}")
+        kind, ident = given[0]
+        self._b.lifecycle(workspace or self.workspace, verb, kind, str(ident))
+
+    # -- life -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the database or the connection; later calls fail."""
+        self._b.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Transaction:
+    """Statements collected in a `with` block and committed as one when it ends (see
+    `Memory.transaction`)."""
+
+    def __init__(self, memory: Memory, workspace: str):
+        self._memory = memory
+        self.workspace = workspace
+        self._statements: list[tuple[str, str | None]] = []
+        self.results: list[Result] | None = None
+
+    def query(self, cypher: str, params: dict | None = None) -> None:
+        """Adds a statement; it runs when the block ends."""
+        if self.results is not None:
+            raise _errors().CallerError("the transaction has ended")
+        self._statements.append((cypher, _params(params)))
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.results = []
+            return
+        if not self._statements:
+            self.results = []
+            return
+        self.results = [Result(*r) for r in self._memory._b.transaction(self.workspace, self._statements)]
+
+
+def _params(params: dict | None) -> str | None:
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        raise _errors().CallerError("params: expected a dict of parameters")
+    return json.dumps(params)
+
+
+def _errors():
+    from . import _errors as e
+
+    return e

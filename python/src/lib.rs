@@ -1,0 +1,424 @@
+//! engram for Python: the extension module `engram._engram`, the embedded database.
+//!
+//! Deliberately thin: each method is one engine call with the GIL released, taking and giving
+//! the same shapes as the server's `ENGRAM.*` commands (JSON text for documents and records,
+//! Python values for query rows), so that the pure-Python layer (`python/engram/`) wraps the
+//! embedded database and the network client alike and both give identical results.
+
+// Reason: PyO3 converts a Python argument into an owned value (`Vec`, `String`, `PathBuf`).
+#![allow(clippy::needless_pass_by_value)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use engram::exec::{Node, Path, Relationship};
+use engram::{Database, ErrorClass, Params, QueryResult, QueryValue};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+create_exception!(engram, EngramError, PyException, "An error from engram; `klass` names its class.");
+create_exception!(engram, CallerError, EngramError, "The request was wrong: fix the request.");
+create_exception!(engram, ConflictError, EngramError, "The request conflicts with the stored state.");
+create_exception!(engram, LimitError, EngramError, "A named limit, a deadline or a cancellation stopped the work.");
+create_exception!(engram, OperatorError, EngramError, "The environment: I/O, a full disk, a lock, a missing model.");
+create_exception!(engram, CorruptionError, EngramError, "Stored bytes fail their checksum or decode wrongly.");
+create_exception!(engram, BugError, EngramError, "A bug in engram.");
+
+/// The Python exception for an engine error: its class picks the exception; a query error
+/// carries `kind`, `line` and `column`.
+fn py_err(py: Python<'_>, e: &engram::Error) -> PyErr {
+    let message = e.to_string();
+    let err = match e.class() {
+        ErrorClass::Caller => CallerError::new_err(message),
+        ErrorClass::Conflict => ConflictError::new_err(message),
+        ErrorClass::Limit => LimitError::new_err(message),
+        ErrorClass::Operator => OperatorError::new_err(message),
+        ErrorClass::Corruption => CorruptionError::new_err(message),
+        ErrorClass::Bug => BugError::new_err(message),
+    };
+    let value = err.value(py);
+    let _ = value.setattr("klass", e.class().name());
+    if let engram::Error::Query(q) = e {
+        let _ = value.setattr("kind", q.kind.as_str());
+        let _ = value.setattr("line", q.line());
+        let _ = value.setattr("column", q.column());
+    }
+    err
+}
+
+/// A caller's mistake found before the engine was asked.
+fn caller(message: impl Into<String>) -> PyErr {
+    CallerError::new_err(message.into())
+}
+
+/// An embedded engram database.
+#[pyclass(module = "engram._engram", name = "Database")]
+struct PyDatabase {
+    db: Option<Arc<Database>>,
+}
+
+impl PyDatabase {
+    fn db(&self) -> PyResult<Arc<Database>> {
+        self.db.clone().ok_or_else(|| caller("the database is closed"))
+    }
+}
+
+/// Why an engine call failed: the engine's error, or a caller's mistake found on the way.
+enum Fail {
+    Engine(engram::Error),
+    Caller(String),
+}
+
+impl From<engram::Error> for Fail {
+    fn from(e: engram::Error) -> Fail {
+        Fail::Engine(e)
+    }
+}
+
+impl From<engram::ReadError> for Fail {
+    fn from(e: engram::ReadError) -> Fail {
+        Fail::Engine(e.into())
+    }
+}
+
+impl From<engram::WorkspaceError> for Fail {
+    fn from(e: engram::WorkspaceError) -> Fail {
+        Fail::Engine(e.into())
+    }
+}
+
+/// Runs `f` on the database with the GIL released; an engine error becomes its exception.
+fn engine<T: Send>(py: Python<'_>, db: &Arc<Database>, f: impl FnOnce(&Database) -> Result<T, Fail> + Send) -> PyResult<T> {
+    py.detach(|| f(db)).map_err(|e| match e {
+        Fail::Engine(e) => py_err(py, &e),
+        Fail::Caller(m) => caller(m),
+    })
+}
+
+/// Parameters as the server takes them: a JSON object of values.
+fn params_of(json: Option<&str>) -> PyResult<Params> {
+    let mut params = Params::new();
+    let Some(json) = json else { return Ok(params) };
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(map)) => {
+            for (k, v) in map {
+                params.insert(k, QueryValue::from_json(&v));
+            }
+            Ok(params)
+        }
+        Ok(_) => Err(caller("params: expected a dict of parameters")),
+        Err(e) => Err(caller(format!("params: {e}"))),
+    }
+}
+
+/// A query value as a Python value; nodes, relationships and paths as `engram.Node`,
+/// `engram.Relationship` and `engram.Path`.
+fn value<'py>(py: Python<'py>, types: &Bound<'py, PyModule>, v: &QueryValue) -> PyResult<Bound<'py, PyAny>> {
+    let props = |p: &std::collections::BTreeMap<String, QueryValue>| -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in p {
+            d.set_item(k, value(py, types, v)?)?;
+        }
+        Ok(d)
+    };
+    let node = |n: &Node| -> PyResult<Bound<'py, PyAny>> { types.getattr("Node")?.call1((n.id, n.labels.clone(), props(&n.properties)?)) };
+    let rel = |r: &Relationship| -> PyResult<Bound<'py, PyAny>> {
+        types.getattr("Relationship")?.call1((r.id, r.rel_type.clone(), r.start, r.end, props(&r.properties)?))
+    };
+    Ok(match v {
+        QueryValue::Null => py.None().into_bound(py),
+        QueryValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        QueryValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        QueryValue::Float(f) => f.into_pyobject(py)?.into_any(),
+        QueryValue::String(s) => s.into_pyobject(py)?.into_any(),
+        QueryValue::List(items) => PyList::new(py, items.iter().map(|i| value(py, types, i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+        QueryValue::Map(m) => props(m)?.into_any(),
+        QueryValue::Node(n) => node(n)?,
+        QueryValue::Relationship(r) => rel(r)?,
+        QueryValue::Path(Path { nodes, relationships }) => {
+            let nodes = nodes.iter().map(node).collect::<PyResult<Vec<_>>>()?;
+            let rels = relationships.iter().map(rel).collect::<PyResult<Vec<_>>>()?;
+            types.getattr("Path")?.call1((nodes, rels))?
+        }
+    })
+}
+
+/// A result as `(columns, rows, stats, plan)`: rows are tuples; `plan` is `None` unless
+/// EXPLAIN or PROFILE made one.
+fn result<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, PyTuple>> {
+    let types = py.import("engram._types")?;
+    let rows = PyList::empty(py);
+    for row in &r.rows {
+        let cells = row.iter().map(|v| value(py, &types, v)).collect::<PyResult<Vec<_>>>()?;
+        rows.append(PyTuple::new(py, cells)?)?;
+    }
+    let stats = PyDict::new(py);
+    for (k, n) in r.stats.counters() {
+        stats.set_item(k, n)?;
+    }
+    let plan: Option<Vec<String>> = r.plan.as_ref().map(|p| p.lines().map(str::to_owned).collect());
+    PyTuple::new(
+        py,
+        [r.columns.clone().into_pyobject(py)?.into_any(), rows.into_any(), stats.into_any(), plan.into_pyobject(py)?.into_any()],
+    )
+}
+
+fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| BugError::new_err(e.to_string()))
+}
+
+/// An entity of `ws` by external id, else by its one name (as the server resolves one).
+fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityId, Fail> {
+    if let Some(e) = ws.entity_id(text) {
+        return Ok(e);
+    }
+    match ws.find_by_name(text).as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Fail::Caller(format!("no entity `{text}` in the workspace (by external id or name)"))),
+        many => Err(Fail::Caller(format!("`{text}` names {} entities; give the external id", many.len()))),
+    }
+}
+
+#[pymethods]
+impl PyDatabase {
+    /// Picks the embedder (`minilm`, `static`, `hash`; `None`: the one the database records);
+    /// returns which one and why, or `None`.
+    #[pyo3(signature = (name=None, model_dir=None))]
+    fn use_embedder(&self, py: Python<'_>, name: Option<String>, model_dir: Option<PathBuf>) -> PyResult<Option<String>> {
+        let db = self.db()?;
+        engine(py, &db, |db| Ok(db.use_embedder(name.as_deref(), model_dir.as_deref())?))
+    }
+
+    /// Runs one query: `(columns, rows, stats, plan)`.
+    #[pyo3(signature = (workspace, text, params=None))]
+    fn query<'py>(&self, py: Python<'py>, workspace: &str, text: &str, params: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
+        let db = self.db()?;
+        let params = params_of(params)?;
+        let r = engine(py, &db, |db| {
+            // As the server's ENGRAM.QUERY: an unknown workspace is created.
+            if !db.workspaces().iter().any(|w| *w.name == *workspace) {
+                let _ = db.create_workspace(workspace);
+            }
+            Ok(db.query(workspace, text, &params)?)
+        })?;
+        result(py, &r)
+    }
+
+    /// Runs `(text, params_json)` statements as one atomic transaction: one result each.
+    fn transaction<'py>(
+        &self,
+        py: Python<'py>,
+        workspace: &str,
+        statements: Vec<(String, Option<String>)>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let db = self.db()?;
+        let bound = statements.iter().map(|(t, p)| Ok((t.as_str(), params_of(p.as_deref())?))).collect::<PyResult<Vec<_>>>()?;
+        let results = engine(py, &db, |db| {
+            if !db.workspaces().iter().any(|w| *w.name == *workspace) {
+                let _ = db.create_workspace(workspace);
+            }
+            let refs: Vec<(&str, &Params)> = bound.iter().map(|(t, p)| (*t, p)).collect();
+            Ok(db.transaction(workspace, &refs)?)
+        })?;
+        PyList::new(py, results.iter().map(|r| result(py, r)).collect::<PyResult<Vec<_>>>()?)
+    }
+
+    /// Ingests a JSON array of documents in one commit group (one fsync): a JSON array of
+    /// reports, an error object `{"error", "class"}` in place of a document that failed.
+    fn ingest(&self, py: Python<'_>, docs: &str) -> PyResult<String> {
+        let db = self.db()?;
+        let parsed: Vec<serde_json::Value> = serde_json::from_str(docs).map_err(|e| caller(format!("ingest: {e}")))?;
+        let failed = |e: &engram::Error| serde_json::json!({"error": e.to_string(), "class": e.class().name()});
+        // Each document stands alone: one that does not parse fails alone, the others go on.
+        let mut out: Vec<Option<serde_json::Value>> = Vec::with_capacity(parsed.len());
+        let mut docs = Vec::new();
+        for d in &parsed {
+            match engram::ingest::parse(&d.to_string()) {
+                Ok(doc) => {
+                    out.push(None);
+                    docs.push(doc);
+                }
+                Err(e) => out.push(Some(failed(&e.into()))),
+            }
+        }
+        let reports = engine(py, &db, |db| {
+            for d in &docs {
+                if !db.workspaces().iter().any(|w| *w.name == *d.workspace) {
+                    let _ = db.create_workspace(&d.workspace);
+                }
+            }
+            Ok(db.ingest_docs(docs, &engram::ingest::IngestOptions::default())?)
+        })?;
+        let mut reports = reports.into_iter();
+        let out: Vec<serde_json::Value> = out
+            .into_iter()
+            .map(|slot| {
+                slot.unwrap_or_else(|| match reports.next() {
+                    Some(Ok(report)) => serde_json::to_value(&report).unwrap_or(serde_json::Value::Null),
+                    Some(Err(e)) => failed(&e),
+                    None => serde_json::Value::Null,
+                })
+            })
+            .collect();
+        json(&out)
+    }
+
+    /// Recall as the server's `ENGRAM.RECALL` gives it, as JSON.
+    #[pyo3(signature = (workspace, text, budget=None, seeds=Vec::new(), hops=None, as_of=None, vector=None, properties=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall(
+        &self,
+        py: Python<'_>,
+        workspace: &str,
+        text: &str,
+        budget: Option<usize>,
+        seeds: Vec<String>,
+        hops: Option<u32>,
+        as_of: Option<String>,
+        vector: Option<Vec<f32>>,
+        properties: Vec<(String, String)>,
+    ) -> PyResult<String> {
+        let db = self.db()?;
+        let as_of = as_of.map(|t| engram::Timestamp::parse(&t).map_err(|e| caller(format!("as_of: {e}")))).transpose()?;
+        let r = engine(py, &db, |db| {
+            let vector = match vector {
+                Some(v) => Some(v),
+                None => db.embed_query(text)?,
+            };
+            let snap = db.snapshot();
+            let view = snap.workspace(workspace)?;
+            let mut q = engram::RecallQuery::new(text);
+            q.vector = vector;
+            if let Some(b) = budget {
+                q.budget = b;
+            }
+            if let Some(h) = hops {
+                q.hops = h;
+            }
+            for s in &seeds {
+                q.seeds.push(resolve(&view, s)?);
+            }
+            q.visibility.as_of = as_of;
+            for (k, v) in properties {
+                q.properties.push((k, engram::Value::Str(v.into())));
+            }
+            Ok(view.recall(&q)?)
+        })?;
+        json(&r)
+    }
+
+    /// The edges of an entity, as the server's `ENGRAM.NEIGHBORS` gives them, as JSON.
+    #[pyo3(signature = (workspace, entity, limit=None, direction="both"))]
+    fn neighbors(&self, py: Python<'_>, workspace: &str, entity: &str, limit: Option<usize>, direction: &str) -> PyResult<String> {
+        let db = self.db()?;
+        let direction = match direction {
+            "out" => engram::Direction::Out,
+            "in" => engram::Direction::In,
+            "both" => engram::Direction::Both,
+            other => return Err(caller(format!("direction: `{other}` is not out, in or both"))),
+        };
+        let page = engine(py, &db, |db| {
+            let snap = db.snapshot();
+            let view = snap.workspace(workspace)?;
+            let mut q = engram::NeighborQuery { limit, ..Default::default() };
+            q.filter.direction = direction;
+            let e = resolve(&view, entity)?;
+            let page = view.neighbors(e, &q)?;
+            let items: Vec<serde_json::Value> = page
+                .items
+                .iter()
+                .map(|n| {
+                    serde_json::json!({
+                        "claim": n.claim.0,
+                        "direction": if n.direction == engram::Direction::Out { "out" } else { "in" },
+                        "predicate": n.predicate.to_string(),
+                        "neighbor": view.entity_ext_id(n.neighbor).unwrap_or_default(),
+                        "neighbor_id": n.neighbor.0,
+                    })
+                })
+                .collect();
+            Ok(serde_json::json!({"items": items, "next_cursor": page.next_cursor}))
+        })?;
+        json(&page)
+    }
+
+    /// `delete`, `restore` or `forget` of an `entity`, a `claim` or (forget) a `conversation`.
+    fn lifecycle(&self, py: Python<'_>, workspace: &str, verb: &str, kind: &str, id: &str) -> PyResult<()> {
+        use engram::{ClaimRef, EntityRef, ForgetTarget, Op, WriteBatch};
+        let db = self.db()?;
+        let claim = || id.parse::<u32>().map_or_else(|_| ClaimRef::Ext(id.to_owned()), |n| ClaimRef::Id(engram::ClaimId(n)));
+        let entity = || EntityRef::Ext(id.to_owned());
+        let op = match (verb, kind) {
+            ("delete", "entity") => Op::DeleteEntity { entity: entity() },
+            ("delete", "claim") => Op::DeleteClaim { claim: claim() },
+            ("restore", "entity") => Op::RestoreEntity { entity: entity() },
+            ("restore", "claim") => Op::RestoreClaim { claim: claim() },
+            ("forget", "entity") => Op::Forget(ForgetTarget::Entity(entity())),
+            ("forget", "conversation") => Op::Forget(ForgetTarget::Conversation(id.to_owned())),
+            _ => return Err(caller(format!("{verb}: expected entity= or {}", if verb == "forget" { "conversation=" } else { "claim=" }))),
+        };
+        let mut batch = WriteBatch::new(workspace);
+        batch.push(op);
+        engine(py, &db, |db| Ok(db.write(&batch).map(|_| ())?))
+    }
+
+    /// What the workspace holds, counted, as the server's `ENGRAM.STATS` gives it, as JSON.
+    fn stats(&self, py: Python<'_>, workspace: &str) -> PyResult<String> {
+        let db = self.db()?;
+        let v = engine(py, &db, |db| {
+            let snap = db.snapshot();
+            let c = snap.workspace(workspace)?.catalog();
+            Ok(serde_json::json!({
+                "entities": c.entities,
+                "claims": c.claims,
+                "types": c.types.iter().map(|t| (t.name.to_string(), t.entities)).collect::<std::collections::BTreeMap<_, _>>(),
+                "predicates": c.predicates.iter().map(|p| (p.name.to_string(), p.claims)).collect::<std::collections::BTreeMap<_, _>>(),
+            }))
+        })?;
+        json(&v)
+    }
+
+    /// The workspaces' names.
+    fn workspaces(&self) -> PyResult<Vec<String>> {
+        Ok(self.db()?.workspaces().iter().map(|w| w.name.to_string()).collect())
+    }
+
+    /// Closes the database: later calls fail; the folder's lock is released once no call runs.
+    fn close(&mut self) {
+        self.db = None;
+    }
+}
+
+/// Opens (or creates) the database in the folder `path`.
+#[pyfunction]
+#[pyo3(signature = (path, read_only=false))]
+fn open(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<PyDatabase> {
+    let db = py.detach(|| if read_only { Database::open_read_only(&path) } else { Database::open(&path) }).map_err(|e| py_err(py, &e))?;
+    Ok(PyDatabase { db: Some(Arc::new(db)) })
+}
+
+/// A database in memory only.
+#[pyfunction]
+fn memory() -> PyDatabase {
+    PyDatabase { db: Some(Arc::new(Database::in_memory())) }
+}
+
+/// The module `engram._engram`.
+#[pymodule]
+fn _engram(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PyDatabase>()?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(memory, m)?)?;
+    m.add("EngramError", py.get_type::<EngramError>())?;
+    m.add("CallerError", py.get_type::<CallerError>())?;
+    m.add("ConflictError", py.get_type::<ConflictError>())?;
+    m.add("LimitError", py.get_type::<LimitError>())?;
+    m.add("OperatorError", py.get_type::<OperatorError>())?;
+    m.add("CorruptionError", py.get_type::<CorruptionError>())?;
+    m.add("BugError", py.get_type::<BugError>())?;
+    m.add("DEFAULT_WORKSPACE", engram::DEFAULT_WORKSPACE)?;
+    Ok(())
+}

@@ -1,0 +1,194 @@
+"""The Python API, on both back ends (embedded and client): queries and their values, errors,
+transactions, ingest, recall, neighbours, lifecycle, and identical results across the two."""
+
+import re
+import threading
+import time
+
+import pytest
+
+import engram
+from conftest import make
+
+DOC = {
+    "source": {"conversation_id": "conv-1", "message_id": "m-1", "model": "extractor"},
+    "entities": [{"name": "AuthService", "type": "service", "aliases": ["auth-svc"]}, {"name": "Kinesis", "type": "technology"}],
+    "claims": [
+        {"subject": "auth-svc", "predicate": "streams_events_with", "object": "Kinesis", "confidence": 0.9, "text": "AuthService streams its events with Kinesis"}
+    ],
+}
+
+
+def test_query_values_are_python_values(mem):
+    r = mem.query(
+        "CREATE (a:Service {name: $name, tags: ['x', 'y'], weight: 1.5, up: true})-[d:DEPENDS_ON {since: 2020}]->(b:Service {name: 'db'}) RETURN a, d, b",
+        {"name": "auth"},
+    )
+    assert r.columns == ["a", "d", "b"]
+    assert r.stats["nodes_created"] == 2 and r.stats["relationships_created"] == 1
+    a, d, b = r.rows[0]
+    assert isinstance(a, engram.Node) and a.labels == ["Service"]
+    assert a.properties == {"name": "auth", "tags": ["x", "y"], "weight": 1.5, "up": True}
+    assert isinstance(d, engram.Relationship) and d.type == "DEPENDS_ON" and (d.start, d.end) == (a.id, b.id) and d.properties == {"since": 2020}
+    p = mem.query("MATCH p = (:Service {name: 'auth'})-[:DEPENDS_ON]->() RETURN p, length(p) AS n, null AS nothing, {k: [1, 2.5]} AS m").rows[0]
+    assert isinstance(p[0], engram.Path) and [n.properties["name"] for n in p[0].nodes] == ["auth", "db"]
+    assert p[1:] == (1, None, {"k": [1, 2.5]})
+    assert list(mem.query("UNWIND range(1, 3) AS i RETURN i")) == [(1,), (2,), (3,)]
+    plan = mem.query("EXPLAIN MATCH (n:Service) RETURN n").plan
+    assert plan and any("Service" in line for line in plan)
+
+
+def test_errors_are_typed_and_name_where(mem):
+    with pytest.raises(engram.CallerError) as e:
+        mem.query("MATCH (n RETURN n")
+    assert (e.value.kind, e.value.line, e.value.column, e.value.klass) == ("SyntaxError", 1, 10, "caller")
+    with pytest.raises(engram.CallerError) as e:
+        mem.query("RETURN $missing")
+    assert e.value.kind == "ParameterMissing"
+    with pytest.raises(engram.CallerError):
+        mem.query("RETURN 1", params=[1])
+    with pytest.raises(engram.CallerError, match="exactly one of"):
+        mem.delete(entity="a", claim="b")
+    with pytest.raises(engram.EngramError):
+        mem.restore(entity="nobody")
+
+
+def test_a_transaction_commits_on_exit_and_writes_nothing_on_error(mem):
+    with mem.transaction() as tx:
+        tx.query("CREATE (:Service {name: $n})", {"n": "auth"})
+        tx.query("MATCH (a:Service {name: 'auth'}) CREATE (a)-[:DEPENDS_ON]->(:Service {name: 'db'})")
+        tx.query("MATCH (a)-[:DEPENDS_ON]->(b) RETURN a.name, b.name")
+    assert [r.stats["nodes_created"] for r in tx.results] == [1, 1, 0] and tx.results[2].rows == [("auth", "db")]
+    count = lambda: mem.query("MATCH (s) RETURN count(s)").rows[0][0]
+    # An exception in the block: nothing is sent.
+    with pytest.raises(RuntimeError):
+        with mem.transaction() as tx:
+            tx.query("CREATE (:X)")
+            raise RuntimeError("changed my mind")
+    assert count() == 2
+    # A failing statement: the ones before it are undone with it.
+    with pytest.raises(engram.ConflictError, match="statement 1"):
+        with mem.transaction() as tx:
+            tx.query("CREATE (:X)")
+            tx.query("MATCH (s {name: 'db'}) DELETE s")
+    assert count() == 2
+
+
+def test_ingest_recall_neighbors_stats(mem):
+    report = mem.ingest(DOC)
+    assert report["claims"][0]["claim"] == "conv-1/m-1/0" and not report["duplicate"]
+    # Idempotent by message id; a list is one group, each document with its report or error.
+    again, bad = mem.ingest([DOC, {**DOC, "source": {**DOC["source"], "message_id": "m-2"}, "claims": [{**DOC["claims"][0], "confidence": 7}]}])
+    assert again["duplicate"] is True
+    assert isinstance(bad, engram.CallerError)
+    with pytest.raises(engram.CallerError, match="names workspace `other`"):
+        mem.ingest({**DOC, "workspace": "other"})
+    # The confidence comes back as the shortest decimal of the stored f32.
+    assert mem.query("MATCH ()-[c]->() RETURN c.confidence").rows == [(0.9,)]
+    ctx = mem.recall("what does AuthService stream events with?", budget=256)
+    assert "Kinesis" in ctx.text and str(ctx) == ctx.text and ctx.tokens_used <= 256 == ctx.budget
+    fact = ctx.facts[0]
+    assert fact["claim_id"] == "conv-1/m-1/0" and fact["evidence"] == ["conv-1/m-1#0"] and fact["confidence"] == 0.9
+    assert mem.recall("Kinesis", seeds=["AuthService"], hops=1).facts[0]["claim_id"] == "conv-1/m-1/0"
+    assert mem.recall("Kinesis", as_of="2000-01-01T00:00:00Z").facts == []
+    with pytest.raises(engram.CallerError, match="no entity `Nobody`"):
+        mem.recall("x", seeds=["Nobody"])
+    items = mem.neighbors("AuthService", direction="out")
+    assert [(i["predicate"], i["direction"], i["neighbor"]) for i in items] == [("streams_events_with", "out", items[0]["neighbor"])]
+    assert mem.neighbors("Kinesis", direction="out") == []
+    stats = mem.stats()
+    assert (stats["entities"], stats["claims"], stats["predicates"]) == (2, 1, {"streams_events_with": 1})
+
+
+def test_delete_restore_forget(mem):
+    mem.ingest(DOC)
+    count = lambda: mem.query("MATCH ()-[c]->() RETURN count(c)").rows[0][0]
+    mem.delete(claim="conv-1/m-1/0")
+    assert count() == 0
+    assert mem.query("ALL VERSIONS MATCH ()-[c]->() RETURN count(c)").rows[0][0] == 1
+    mem.restore(claim="conv-1/m-1/0")
+    assert count() == 1
+    mem.forget(conversation="conv-1")
+    assert mem.query("ALL VERSIONS MATCH ()-[c]->() RETURN count(c)").rows[0][0] == 0
+
+
+def test_workspaces_are_apart(mem):
+    mem.query("CREATE (:A)", workspace="one")
+    assert mem.query("MATCH (n) RETURN count(n)", workspace="one").rows == [(1,)]
+    # As the server's ENGRAM.QUERY, a query on an unknown workspace creates it (empty).
+    assert mem.query("MATCH (n) RETURN count(n)", workspace="two").rows == [(0,)]
+    assert mem.query("MATCH (n) RETURN count(n)").rows == [(0,)]
+
+
+def test_closed_means_closed(mem):
+    mem.close()
+    with pytest.raises(Exception):
+        mem.query("RETURN 1")
+
+
+SCENARIO = [
+    ("CREATE (:Person {name: 'Ann', age: 41})-[:KNOWS {since: 2019}]->(:Person {name: 'Bob'})", None),
+    ("MATCH (a:Person)-[k:KNOWS]->(b) RETURN a, k, b, a.age / 2.0 AS half ORDER BY a.name", None),
+    ("MATCH p = (a)-[*1..2]->(b) RETURN p, [n IN nodes(p) | n.name] AS names", None),
+    ("UNWIND $xs AS x RETURN x, x * 2 AS y, toString(x) AS s", {"xs": [1, 2, 3]}),
+    ("MATCH (n) RETURN labels(n), keys(n), properties(n) ORDER BY n.name", None),
+]
+
+
+def test_embedded_and_client_give_identical_results(tmp_path, request):
+    (tmp_path / "e").mkdir()
+    (tmp_path / "c").mkdir()
+    embedded, client = make("embedded", tmp_path / "e", request), make("client", tmp_path / "c", request)
+    for m in (embedded, client):
+        m.ingest(DOC)
+    for text, params in SCENARIO:
+        assert embedded.query(text, params) == client.query(text, params), text
+    question = "what does AuthService stream events with?"
+    a, b = embedded.recall(question, budget=200), client.recall(question, budget=200)
+    # The same block but for the transaction times (two databases, written a moment apart).
+    stamp = lambda t: re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z", "T", t)
+    assert (stamp(a.text), [f["claim_id"] for f in a.facts], a.tokens_used) == (stamp(b.text), [f["claim_id"] for f in b.facts], b.tokens_used)
+    assert [f["confidence"] for f in a.facts] == [f["confidence"] for f in b.facts] == [0.9, 1.0]
+    assert embedded.neighbors("AuthService") == client.neighbors("AuthService")
+    assert embedded.stats() == client.stats()
+    embedded.close()
+    client.close()
+
+
+def test_engine_calls_release_the_gil(tmp_path):
+    """While one thread is inside a long engine call, the main thread runs Python code: it
+    records a time strictly between the call's start and end, which it could not do if the
+    call held the GIL. Several threads querying at once get a sequential run's results."""
+    db = engram.open(tmp_path / "db")
+    db.query("UNWIND range(1, 1000) AS i CREATE (:N {i: i})")
+    q = "MATCH (a:N), (b:N) WHERE a.i < 300 AND b.i < 300 RETURN count(*)"
+    want = db.query(q).rows
+    span = {}
+
+    def call():
+        span["start"] = time.perf_counter()
+        span["rows"] = db.query(q).rows
+        span["end"] = time.perf_counter()
+
+    t = threading.Thread(target=call)
+    seen = []
+    t.start()
+    while t.is_alive():
+        seen.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    assert span["rows"] == want
+    # Python code runs around the engine call (before and after it, within the span); the middle
+    # half of the span is the engine's alone.
+    d = span["end"] - span["start"]
+    inside = [x for x in seen if span["start"] + d / 4 < x < span["end"] - d / 4]
+    assert d > 0.05, "the query is long enough to tell"
+    assert inside, "the main thread ran while the engine worked"
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(db.query(q).rows)) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)
+    assert got == [want] * 3
+    db.close()
