@@ -112,6 +112,10 @@ class Client:
     def stats(self, ws):
         return self._call("ENGRAM.STATS", ws)
 
+    def embed(self, texts):
+        texts = list(texts)
+        return [list(v) for v in self._call("ENGRAM.EMBED", *texts)] if texts else []
+
     def close(self):
         if self.r is not None:
             self.r.close()

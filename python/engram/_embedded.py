@@ -47,5 +47,8 @@ class Embedded:
     def stats(self, ws):
         return json.loads(self.db.stats(ws))
 
+    def embed(self, texts):
+        return self.db.embed(list(texts))
+
     def close(self):
         self.db.close()

@@ -101,6 +101,10 @@ class Memory:
         """`{entities, claims, types, predicates}` of the workspace."""
         return self._b.stats(workspace or self.workspace)
 
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Each text's vector by the database's embedder (the one recall uses)."""
+        return self._b.embed(texts)
+
     def _lifecycle(self, verb: str, workspace: str | None, **target) -> None:
         given = [(k, v) for k, v in target.items() if v is not None]
         if len(given) != 1:

@@ -380,6 +380,19 @@ impl PyDatabase {
         json(&v)
     }
 
+    /// Each text's vector by the database's embedder.
+    fn embed(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<f64>>> {
+        let db = self.db()?;
+        engine(py, &db, |db| {
+            let Some(embedder) = db.embedder() else {
+                return Err(Fail::Caller("the database has no embedder (open it with embedder=)".to_owned()));
+            };
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&refs).map_err(|e| Fail::Engine(e.into()))?;
+            Ok(vectors.iter().map(|v| v.iter().map(|x| engram::shortest_f64(*x)).collect()).collect())
+        })
+    }
+
     /// The workspaces' names.
     fn workspaces(&self) -> PyResult<Vec<String>> {
         Ok(self.db()?.workspaces().iter().map(|w| w.name.to_string()).collect())

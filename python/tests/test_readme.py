@@ -21,3 +21,13 @@ def test_the_quick_start_runs(tmp_path, capsys):
     assert "Kinesis" in capsys.readouterr().out
     assert scope["confidence"] == 0.9 and scope["name"] == "Kinesis" and scope["node"].properties["name"] == "AuthService"
     assert [r.stats["relationships_created"] for r in scope["tx"].results] == [0, 1]
+
+
+def test_the_langgraph_example_runs():
+    text = README.read_text()
+    section = text[text.index("**LangGraph.**") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    lines = code.strip().splitlines()
+    scope = {"engram": __import__("engram")}
+    exec(compile("\n".join(lines[:-1]), "README.md", "exec"), scope)
+    assert eval(lines[-1].split("#")[0], scope) == "m1"

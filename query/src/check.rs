@@ -891,7 +891,8 @@ impl Checker<'_> {
                 Ty::Int
             }
             "collect" | "tail" | "range" | "split" => Ty::List,
-            "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" => Ty::Float,
+            "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" | "vec.cosinedistance" | "vec.euclideandistance" => Ty::Float,
+            "vecf32" => Ty::List,
             "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" => Ty::Str,
             "toboolean" | "exists" => Ty::Bool,
             "count" | "tointeger" | "timestamp" => Ty::Int,

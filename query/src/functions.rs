@@ -69,6 +69,10 @@ pub const FUNCTIONS: &[Function] = &[
     scalar("floor", 1, 1),
     scalar("ceil", 1, 1),
     scalar("sqrt", 1, 1),
+    // FalkorDB's vector functions: a list of numbers as a vector, and the distances of two.
+    scalar("vecf32", 1, 1),
+    scalar("vec.cosinedistance", 2, 2),
+    scalar("vec.euclideandistance", 2, 2),
     scalar("exp", 1, 1),
     scalar("log", 1, 1),
     scalar("log10", 1, 1),

@@ -978,3 +978,30 @@ fn a_transaction_commits_all_its_statements_or_none() {
     let reader = std::sync::Arc::new(engram::Principal::named("r").grant("default", engram::Access::Read, false));
     assert!(db.scope(reader).transaction("default", &[("CREATE (:Y)", &params)]).is_err());
 }
+
+#[test]
+fn vector_functions_follow_falkordb() {
+    let db = db();
+    let f = |text: &str| match &rows(&db, text)[0][0] {
+        QueryValue::Float(x) => *x,
+        other => panic!("{text}: {other:?}"),
+    };
+    assert!(f("RETURN vec.cosineDistance([1, 0], [0, 1])") - 1.0 < 1e-12);
+    assert!(f("RETURN vec.cosineDistance([1, 2], [2, 4])").abs() < 1e-7);
+    assert!((f("RETURN vec.cosineDistance([1, 0], [-1, 0])") - 2.0).abs() < 1e-12);
+    assert!((f("RETURN vec.euclideanDistance([0, 0], [3, 4])") - 5.0).abs() < 1e-12);
+    // vecf32 rounds each component to f32; a vector stored as a property reads back and compares.
+    assert_eq!(
+        rows(&db, "RETURN vecf32([0.1, 2])"),
+        vec![vec![QueryValue::List(vec![QueryValue::Float(f64::from(0.1f32)), QueryValue::Float(2.0)])]]
+    );
+    write(&db, "CREATE (:Doc {k: 'a', embedding: vecf32([1.0, 0.0])}), (:Doc {k: 'b', embedding: vecf32([0.6, 0.8])})");
+    assert_eq!(
+        rows(&db, "MATCH (d:Doc) RETURN d.k ORDER BY vec.cosineDistance(d.embedding, vecf32([0.0, 1.0]))"),
+        vec![vec![s("b")], vec![s("a")]]
+    );
+    assert_eq!(rows(&db, "RETURN vec.cosineDistance(null, [1])"), vec![vec![QueryValue::Null]]);
+    for bad in ["RETURN vec.cosineDistance([1, 2], [1])", "RETURN vecf32(['x'])", "RETURN vecf32('x')"] {
+        assert!(db.query("default", bad, &Params::new()).is_err(), "{bad}");
+    }
+}

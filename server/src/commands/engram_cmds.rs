@@ -15,6 +15,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" => query(shared, who, name, args).await,
         "ENGRAM.RECALL" => recall(shared, who, args).await,
         "ENGRAM.TRANSACTION" => transaction(shared, who, args).await,
+        "ENGRAM.EMBED" => embed(shared, args).await,
         "ENGRAM.NEIGHBORS" => neighbors(shared, who, args).await,
         "ENGRAM.STATS" => stats(shared, who, args).await,
         "ENGRAM.ENTITY" => super::entities::entity(shared, who, args).await,
@@ -154,6 +155,32 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
         Some(key) => shared.idempotent(&user, &workspace, &key).get_or_init(|| async { run.await.unwrap_or_else(|r| r) }).await.clone(),
         None => run.await.unwrap_or_else(|r| r),
     }
+}
+
+/// `ENGRAM.EMBED text [text …]`: each text's vector by the database's embedder (for a client
+/// that stores or compares vectors itself, such as a LangGraph store's index).
+async fn embed(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
+    if args.len() < 2 {
+        return arity("engram.embed");
+    }
+    let Some(texts) = args[1..].iter().map(|a| std::str::from_utf8(a).ok().map(str::to_owned)).collect::<Option<Vec<String>>>() else {
+        return Reply::err("ENGRAM.EMBED: the texts must be UTF-8");
+    };
+    let s = shared.clone();
+    engine(shared, move |db| {
+        let Some(embedder) = db.embedder() else {
+            return Reply::err("ENGRAM.EMBED: the database has no embedder (serve --embedder)");
+        };
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        match embedder.embed(&refs) {
+            Ok(vectors) => Reply::Array(
+                vectors.iter().map(|v| Reply::Array(v.iter().map(|x| Reply::Double(engram::shortest_f64(*x))).collect())).collect(),
+            ),
+            Err(e) => error_reply(&s, &e.into()),
+        }
+    })
+    .await
+    .unwrap_or_else(|r| r)
 }
 
 /// `ENGRAM.TRANSACTION ws json`: `json` is an array of statements, each a query text or

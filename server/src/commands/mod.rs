@@ -96,6 +96,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
         -3,
         "ws query [PARAMS json] [TIMEOUT ms] [IDEMPOTENCY key]: runs a query; the reply is a map of columns, rows, stats.",
     ),
+    ("ENGRAM.EMBED", -2, "Each text's vector by the database's embedder."),
     ("ENGRAM.TRANSACTION", 3, "Runs a JSON array of queries on a workspace as one atomic transaction."),
     ("ENGRAM.RO_QUERY", -3, "As ENGRAM.QUERY, read only."),
     ("ENGRAM.EXPLAIN", -3, "ws query: the plan."),
