@@ -890,9 +890,8 @@ impl Checker<'_> {
                 want(0, &[Ty::List, Ty::RelList, Ty::Str])?;
                 Ty::Int
             }
-            "collect" | "tail" | "range" | "split" => Ty::List,
+            "collect" | "tail" | "range" | "split" | "vecf32" => Ty::List,
             "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" | "vec.cosinedistance" | "vec.euclideandistance" => Ty::Float,
-            "vecf32" => Ty::List,
             "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" => Ty::Str,
             "toboolean" | "exists" => Ty::Bool,
             "count" | "tointeger" | "timestamp" => Ty::Int,
