@@ -158,7 +158,7 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
 }
 
 /// `ENGRAM.EMBED text [text …]`: each text's vector by the database's embedder (for a client
-/// that stores or compares vectors itself, such as a LangGraph store's index).
+/// that stores or compares vectors itself, such as a `LangGraph` store's index).
 async fn embed(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
     if args.len() < 2 {
         return arity("engram.embed");
@@ -238,7 +238,7 @@ fn parse_statements(json: &str) -> Result<Vec<(String, engram::Params)>, String>
                 match map.remove("params") {
                     None | Some(serde_json::Value::Null) => {}
                     Some(serde_json::Value::Object(p)) => {
-                        params.extend(p.iter().map(|(k, v)| (k.clone(), engram::QueryValue::from_json(v))))
+                        params.extend(p.iter().map(|(k, v)| (k.clone(), engram::QueryValue::from_json(v))));
                     }
                     Some(_) => return Err(format!("statement {i}: `params` must be an object")),
                 }
