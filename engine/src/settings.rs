@@ -195,6 +195,10 @@ impl From<SettingsV1> for Settings {
     }
 }
 
+/// The workspace setting holding the indexes declared by index statements (JSON), listed by
+/// `CALL db.indexes()`.
+pub const INDEXES_KEY: &str = "indexes";
+
 /// Per-workspace setting names.
 pub const WORKSPACE_SETTING_KEYS: [&str; 4] = ["accept_confidence", "resolve_similarity", "retention_days", "sensitive_properties"];
 
@@ -275,9 +279,13 @@ impl Settings {
                         return Err(bad("property keys separated by commas (at most 64, none empty)"));
                     }
                 }
+                // The declared indexes (`exec::ddl`), kept as JSON: written by index statements.
+                INDEXES_KEY => {
+                    drop(serde_json::from_str::<Vec<serde_json::Value>>(value).map_err(|_| bad("a JSON array of index declarations"))?);
+                }
                 _ => return Err(SettingsError::UnknownWorkspaceKey(key.to_owned())),
             }
-        } else if !WORKSPACE_SETTING_KEYS.contains(&key) {
+        } else if !WORKSPACE_SETTING_KEYS.contains(&key) && key != INDEXES_KEY {
             return Err(SettingsError::UnknownWorkspaceKey(key.to_owned()));
         }
         let map = self.workspaces.entry(ws.to_owned()).or_default();

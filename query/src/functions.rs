@@ -116,6 +116,14 @@ pub struct Procedure {
 /// Every procedure.
 pub const PROCEDURES: &[Procedure] = &[
     Procedure {
+        name: "db.indexes",
+        args: &[],
+        required: 0,
+        yields: &["label", "properties", "types", "options", "language", "stopwords", "entitytype", "status", "info"],
+        doc: "the indexes declared by index statements, one row per label (FalkorDB's shape)",
+        writes: false,
+    },
+    Procedure {
         name: "db.labels",
         args: &[],
         required: 0,

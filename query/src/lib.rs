@@ -8,6 +8,7 @@
 pub mod ast;
 pub mod check;
 mod cursor;
+pub mod ddl;
 pub mod error;
 mod expr;
 pub mod functions;

@@ -1005,3 +1005,37 @@ fn vector_functions_follow_falkordb() {
         assert!(db.query("default", bad, &Params::new()).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn index_statements_are_kept_listed_and_change_no_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Database::open(dir.path()).expect("opens");
+    let p = Params::new();
+    write(&db, "CREATE (:Entity {uuid: 'u1', name: 'Ann'})");
+    let before = rows(&db, "MATCH (n:Entity {uuid: 'u1'}) RETURN n.name");
+    db.query("default", "CREATE INDEX FOR (n:Entity) ON (n.uuid, n.name)", &p).expect("declares");
+    db.query("default", "CREATE FULLTEXT INDEX FOR ()-[e:RELATES_TO]-() ON (e.fact)", &p).expect("declares");
+    // FalkorDB's refusal, which its clients look for, and the form that does not refuse.
+    let again = db.query("default", "CREATE INDEX FOR (n:Entity) ON (n.uuid)", &p).expect_err("already");
+    assert!(again.to_string().contains("already indexed"), "{again}");
+    db.query("default", "CREATE INDEX IF NOT EXISTS FOR (n:Entity) ON (n.uuid)", &p).expect("no-op");
+    assert_eq!(rows(&db, "MATCH (n:Entity {uuid: 'u1'}) RETURN n.name"), before, "an index changes no result");
+    // Kept across a reopen; listed one row per label.
+    drop(db);
+    let db = Database::open(dir.path()).expect("reopens");
+    let listed = rows(&db, "CALL db.indexes() YIELD label, properties, entitytype RETURN label, properties, entitytype");
+    assert_eq!(
+        listed,
+        vec![
+            vec![s("Entity"), QueryValue::List(vec![s("uuid"), s("name")]), s("NODE")],
+            vec![s("RELATES_TO"), QueryValue::List(vec![s("fact")]), s("RELATIONSHIP")]
+        ]
+    );
+    db.query("default", "DROP INDEX ON :Entity(name)", &p).expect("drops");
+    assert!(db.query("default", "DROP INDEX ON :Entity(name)", &p).is_err(), "no such index");
+    // Not in a transaction; and a reader may not declare one.
+    assert!(db.transaction("default", &[("CREATE INDEX ON :X(y)", &p)]).is_err());
+    let reader = std::sync::Arc::new(engram::Principal::named("r").grant("default", engram::Access::Read, false));
+    assert!(db.scope(reader).query("default", "CREATE INDEX ON :X(y)", &p).is_err());
+    assert!(engram::exec::writes("CREATE INDEX ON :X(y)").expect("parses"));
+}

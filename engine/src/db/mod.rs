@@ -746,7 +746,7 @@ impl Database {
     }
 
     /// Changes the stored settings under the writer, so concurrent changes are never lost.
-    fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
+    pub(crate) fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
         let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
             || changed.borrow().as_ref().map(|s| MutationRef::SettingsV4(s).encode()).unwrap_or_default(),

@@ -5,6 +5,7 @@
 //! `functions` compute expressions; `procedures` answers `CALL`; `output` materializes results.
 //! A query that writes runs as one transaction on the writer's copy of the state (`write`).
 
+mod ddl;
 mod eval;
 mod functions;
 mod graph;
@@ -119,6 +120,9 @@ pub fn prepare(text: &str) -> Result<(), QueryError> {
 /// command's own rule before anything runs.
 pub fn writes(text: &str) -> Result<bool, QueryError> {
     let (_, body) = engram_query::header::split(text)?;
+    if let Some(ddl) = engram_query::ddl::parse(body) {
+        return ddl.map(|_| true);
+    }
     Ok(plan_for(body)?.writes)
 }
 
@@ -140,12 +144,33 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
     }
 }
 
+/// Whether `text` is an index statement (`CREATE INDEX …`, `DROP INDEX …`, the full-text index
+/// procedures): it runs alone, as a settings write, never in a group or a transaction.
+pub fn is_index_statement(text: &str) -> bool {
+    index_statement(text).is_some()
+}
+
+/// The index statement `text` holds (after its parameter header), if it is one.
+fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryError>> {
+    match engram_query::header::split(text) {
+        Ok((_, body)) => engram_query::ddl::parse(body),
+        Err(_) => None,
+    }
+}
+
 /// Parameters bound to query values.
 type Bound = BTreeMap<Arc<str>, value::Val>;
 
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
 fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
     let (header, body) = engram_query::header::split(text)?;
+    if engram_query::ddl::parse(body).is_some() {
+        return Err(QueryError::runtime(
+            ErrorType::SemanticError,
+            Detail::Unsupported,
+            "an index statement runs alone (not in a read-only call, a transaction or a pipeline group)",
+        ));
+    }
     let merged;
     let params = if header.is_empty() {
         params
@@ -426,6 +451,9 @@ impl crate::db::Database {
     /// current snapshot, a write as one transaction. A query error or an unknown workspace is an
     /// `Error`.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        if let Some(ddl) = index_statement(text) {
+            return ddl::run(self, workspace, &ddl?);
+        }
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
             return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, compiled, vals);
@@ -442,6 +470,10 @@ impl crate::db::scope::Scope {
     /// its limits, deadline and cancel token hold. A query that writes needs write access and
     /// runs as one transaction on the database's current state.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        if let Some(ddl) = index_statement(text) {
+            self.require(workspace, crate::model::Access::Write)?;
+            return ddl::run(self.database(), workspace, &ddl?);
+        }
         let (compiled, vals) = bind(text, params)?;
         let db = self.database();
         if compiled.writes {

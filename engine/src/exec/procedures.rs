@@ -88,6 +88,7 @@ pub(crate) fn call(
             };
             Ok(names.into_iter().map(|n| vec![Val::Str(n)]).collect())
         }
+        "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
         "engram.forget" => {
             Err(QueryError::runtime(ErrorType::SemanticError, Detail::Unsupported, "engram.forget writes: it runs in a write query"))
         }

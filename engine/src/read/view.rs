@@ -156,6 +156,13 @@ impl<'a> WorkspaceView<'a> {
         }
     }
 
+    /// The workspace's stored setting `key`, if set.
+    pub(crate) fn setting(&self, key: &str) -> Option<&'a str> {
+        let st: &'a State = self.st;
+        let name = st.catalog.workspace_by_name.iter().find(|(_, id)| **id == self.ws).map(|(n, _)| n)?;
+        st.settings.workspaces.get(&**name)?.get(key).map(String::as_str)
+    }
+
     /// The entity with this dense id, if it is in this workspace (deleted ones included, flagged).
     pub fn entity(&self, e: EntityId) -> Option<Entity> {
         self.check_entity(e).ok()?;

@@ -41,7 +41,7 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
     if !who.may(workspace, engram::Access::Write) || !shared.db.workspaces().iter().any(|w| *w.name == *workspace) {
         return None;
     }
-    if !engram::exec::writes(text).ok()? {
+    if !engram::exec::writes(text).ok()? || engram::exec::is_index_statement(text) {
         return None;
     }
     Some(Grouped { graph, workspace: workspace.to_owned(), text: text.to_owned(), params })

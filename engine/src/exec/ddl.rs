@@ -1,0 +1,169 @@
+//! Index statements (`engram_query::ddl`): declarations kept in the workspace's settings, one
+//! entry per (entity kind, label, property, index kind), listed by `CALL db.indexes()`. They
+//! change no query's result (every query is answered from engram's own indexes); a declaration
+//! that exists already is refused with FalkorDB's words, which its clients look for.
+
+use std::collections::BTreeMap;
+
+use engram_query::ddl::{Ddl, IndexDef, OptionValue};
+use engram_query::{Detail, ErrorType, QueryError};
+use serde::{Deserialize, Serialize};
+
+use super::{QueryResult, QueryStats};
+use crate::settings::INDEXES_KEY;
+
+/// One declared index on one property.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Declared {
+    /// `NODE` or `RELATIONSHIP`.
+    pub entity: String,
+    pub label: String,
+    pub property: String,
+    /// `RANGE`, `FULLTEXT` or `VECTOR`.
+    pub kind: String,
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The declarations in a workspace's settings value.
+pub(crate) fn declared(value: Option<&str>) -> Vec<Declared> {
+    value.and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default()
+}
+
+fn option_json(v: &OptionValue) -> serde_json::Value {
+    match v {
+        OptionValue::Int(i) => (*i).into(),
+        OptionValue::Float(f) => serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, serde_json::Value::Number),
+        OptionValue::Str(s) => s.clone().into(),
+        OptionValue::Bool(b) => (*b).into(),
+        OptionValue::List(items) => items.iter().cloned().map(serde_json::Value::String).collect(),
+    }
+}
+
+fn entity(def: &IndexDef) -> &'static str {
+    if def.relationship {
+        "RELATIONSHIP"
+    } else {
+        "NODE"
+    }
+}
+
+fn refused(message: String) -> QueryError {
+    QueryError::runtime(ErrorType::SemanticError, Detail::InvalidArgumentValue, message)
+}
+
+/// The declarations after `ddl`, or FalkorDB's error for it.
+pub(crate) fn apply(mut all: Vec<Declared>, ddl: &Ddl) -> Result<Vec<Declared>, QueryError> {
+    match ddl {
+        Ddl::Create { index, if_not_exists } => {
+            let options: serde_json::Map<_, _> = index.options.iter().map(|(k, v)| (k.clone(), option_json(v))).collect();
+            let mut added = false;
+            for p in &index.properties {
+                let same =
+                    |d: &Declared| d.entity == entity(index) && d.label == index.label && d.property == *p && d.kind == index.kind.as_str();
+                if all.iter().any(same) {
+                    continue;
+                }
+                all.push(Declared {
+                    entity: entity(index).to_owned(),
+                    label: index.label.clone(),
+                    property: p.clone(),
+                    kind: index.kind.as_str().to_owned(),
+                    options: options.clone(),
+                });
+                added = true;
+            }
+            if !added && !if_not_exists {
+                let p = index.properties.first().map_or("", String::as_str);
+                return Err(refused(format!("Attribute '{p}' is already indexed")));
+            }
+            Ok(all)
+        }
+        Ddl::Drop(index) => {
+            let before = all.len();
+            all.retain(|d| {
+                !(d.entity == entity(index)
+                    && d.label == index.label
+                    && d.kind == index.kind.as_str()
+                    && (index.properties.is_empty() || index.properties.contains(&d.property)))
+            });
+            if all.len() == before {
+                return Err(refused(format!("Unable to drop index on :{}({}): no such index.", index.label, index.properties.join(", "))));
+            }
+            Ok(all)
+        }
+    }
+}
+
+/// The settings value holding `all`.
+pub(crate) fn stored(all: &[Declared]) -> String {
+    serde_json::to_string(all).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// `CALL db.indexes()`'s rows, FalkorDB's shape: one per (entity kind, label): `label`,
+/// `properties`, `types` (property → kinds), `options` (property → options), `language`,
+/// `stopwords`, `entitytype`, `status`, `info`.
+pub(crate) fn rows(all: &[Declared]) -> Vec<Vec<super::value::Val>> {
+    use super::value::Val;
+    let mut groups: BTreeMap<(&str, &str), Vec<&Declared>> = BTreeMap::new();
+    for d in all {
+        groups.entry((d.entity.as_str(), d.label.as_str())).or_default().push(d);
+    }
+    groups
+        .into_iter()
+        .map(|((entity, label), decls)| {
+            let mut properties: Vec<&str> = decls.iter().map(|d| d.property.as_str()).collect();
+            properties.dedup();
+            let mut types: BTreeMap<std::sync::Arc<str>, Val> = BTreeMap::new();
+            let mut options: BTreeMap<std::sync::Arc<str>, Val> = BTreeMap::new();
+            for p in &properties {
+                let kinds = decls.iter().filter(|d| d.property == *p).map(|d| Val::str(&d.kind)).collect();
+                types.insert((*p).into(), Val::list(kinds));
+                let opts = decls
+                    .iter()
+                    .filter(|d| d.property == *p)
+                    .flat_map(|d| d.options.iter())
+                    .map(|(k, v)| (std::sync::Arc::from(k.as_str()), json_val(v)))
+                    .collect();
+                options.insert((*p).into(), Val::map(opts));
+            }
+            vec![
+                Val::str(label),
+                Val::list(properties.iter().map(|p| Val::str(p)).collect()),
+                Val::map(types),
+                Val::map(options),
+                Val::str("english"),
+                Val::list(Vec::new()),
+                Val::str(entity),
+                Val::str("OPERATIONAL"),
+                Val::map(BTreeMap::new()),
+            ]
+        })
+        .collect()
+}
+
+fn json_val(v: &serde_json::Value) -> super::value::Val {
+    use super::value::Val;
+    match v {
+        serde_json::Value::Bool(b) => Val::Bool(*b),
+        serde_json::Value::Number(n) => n.as_i64().map_or_else(|| Val::Float(n.as_f64().unwrap_or(0.0)), Val::Int),
+        serde_json::Value::String(s) => Val::str(s),
+        serde_json::Value::Array(items) => Val::list(items.iter().map(json_val).collect()),
+        _ => Val::Null,
+    }
+}
+
+/// Runs an index statement on `workspace` of `db`: one settings write, read and changed under
+/// the writer (two concurrent statements cannot lose one another's declaration).
+pub(crate) fn run(db: &crate::db::Database, workspace: &str, ddl: &Ddl) -> Result<QueryResult, crate::error::Error> {
+    if db.snapshot().state.catalog.workspace(workspace).is_none() {
+        return Err(crate::error::WorkspaceError::Unknown(workspace.to_owned()).into());
+    }
+    db.update_settings(|s| {
+        let current = s.workspaces.get(workspace).and_then(|m| m.get(INDEXES_KEY).cloned());
+        let next = apply(declared(current.as_deref()), ddl)?;
+        let value = if next.is_empty() { "-".to_owned() } else { stored(&next) };
+        s.set_for(workspace, INDEXES_KEY, &value).map_err(crate::error::Error::from)
+    })?;
+    Ok(QueryResult { columns: Vec::new(), rows: Vec::new(), stats: QueryStats::default(), plan: None })
+}

@@ -1,0 +1,454 @@
+//! Index statements, as FalkorDB's and Neo4j's clients send them: `CREATE [RANGE|FULLTEXT|VECTOR]
+//! INDEX … FOR (n:L) ON (n.p, …) [OPTIONS {…}]` (and the relationship form `FOR ()-[e:T]-()`), the
+//! older `CREATE INDEX ON :L(p, …)`, `DROP [FULLTEXT|VECTOR] INDEX ON :L(p)` / `… FOR … ON …`, and
+//! the full-text procedures `db.idx.fulltext.createNodeIndex` / `db.idx.fulltext.drop`.
+//!
+//! engram answers every query from its own in-memory indexes, so a declared index changes no
+//! result: the declarations are kept (per workspace) so that `CALL db.indexes()` lists them, a
+//! second declaration of the same index is refused as FalkorDB refuses it, and the full-text
+//! procedures know which properties a label's text lives in.
+
+use crate::error::{Detail, ErrorType, Phase, QueryError};
+use crate::lexer::{lex, Sym, Tok, Token};
+
+/// The kind of an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// Exact and range lookups.
+    Range,
+    /// Full-text search over string properties.
+    Fulltext,
+    /// Vector similarity over list properties.
+    Vector,
+}
+
+impl IndexKind {
+    /// FalkorDB's name for it (`RANGE`, `FULLTEXT`, `VECTOR`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexKind::Range => "RANGE",
+            IndexKind::Fulltext => "FULLTEXT",
+            IndexKind::Vector => "VECTOR",
+        }
+    }
+}
+
+/// An option's value (`OPTIONS {dimension: 3, similarityFunction: 'cosine'}`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptionValue {
+    /// A whole number.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// A boolean.
+    Bool(bool),
+    /// A list of strings (`stopwords: ['a', 'the']`).
+    List(Vec<String>),
+}
+
+/// An index as declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexDef {
+    /// Its kind.
+    pub kind: IndexKind,
+    /// True for a relationship type's index, false for a node label's.
+    pub relationship: bool,
+    /// The label or relationship type.
+    pub label: String,
+    /// The properties, in order.
+    pub properties: Vec<String>,
+    /// `OPTIONS {…}`, in order.
+    pub options: Vec<(String, OptionValue)>,
+}
+
+/// An index statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ddl {
+    /// Declare an index (`if_not_exists`: a second declaration is not an error).
+    Create {
+        /// What.
+        index: IndexDef,
+        /// `IF NOT EXISTS` was written.
+        if_not_exists: bool,
+    },
+    /// Remove a declaration (the properties may be empty: every index of that kind on the label).
+    Drop(IndexDef),
+}
+
+/// Whether `text` is an index statement: `None` when it is not (it is an ordinary query); the
+/// statement, or a syntax error naming its place, when it is.
+pub fn parse(text: &str) -> Option<Result<Ddl, QueryError>> {
+    let tokens = lex(text).ok()?;
+    let first = tokens.first()?;
+    let is = |i: usize, kw: &str| tokens.get(i).is_some_and(|t| t.tok.is_keyword(kw));
+    let kind_at = |i: usize| ["RANGE", "FULLTEXT", "VECTOR"].iter().any(|k| is(i, k));
+    let ddl = (first.tok.is_keyword("CREATE") || first.tok.is_keyword("DROP")) && (is(1, "INDEX") || (kind_at(1) && is(2, "INDEX")));
+    let procedure =
+        first.tok.is_keyword("CALL") && tokens.get(1).is_some_and(|t| matches!(&t.tok, Tok::Ident(s) if s.eq_ignore_ascii_case("db")));
+    if ddl {
+        return Some(Parser { text, tokens, at: 0 }.statement());
+    }
+    if procedure {
+        let mut p = Parser { text, tokens, at: 0 };
+        return p.fulltext_procedure();
+    }
+    None
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    tokens: Vec<Token>,
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Token {
+        &self.tokens[self.at.min(self.tokens.len() - 1)]
+    }
+
+    fn error(&self, expected: &str) -> QueryError {
+        let t = self.peek();
+        QueryError::syntax(self.text, t.span, Detail::UnexpectedSyntax, format!("expected {expected}, found {}", t.tok.describe()))
+    }
+
+    fn keyword(&mut self, kw: &str) -> bool {
+        if self.peek().tok.is_keyword(kw) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_keyword(&mut self, kw: &str) -> Result<(), QueryError> {
+        if self.keyword(kw) {
+            Ok(())
+        } else {
+            Err(self.error(kw))
+        }
+    }
+
+    fn sym(&mut self, s: Sym) -> bool {
+        if self.peek().tok == Tok::Sym(s) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_sym(&mut self, s: Sym) -> Result<(), QueryError> {
+        if self.sym(s) {
+            Ok(())
+        } else {
+            Err(self.error(&format!("'{}'", s.text())))
+        }
+    }
+
+    fn name(&mut self) -> Result<String, QueryError> {
+        match &self.peek().tok {
+            Tok::Ident(s) | Tok::Quoted(s) => {
+                let s = s.clone();
+                self.at += 1;
+                Ok(s)
+            }
+            _ => Err(self.error("a name")),
+        }
+    }
+
+    fn end(&mut self) -> Result<(), QueryError> {
+        self.sym(Sym::Semicolon);
+        if self.peek().tok == Tok::End {
+            Ok(())
+        } else {
+            Err(self.error("the end of the statement"))
+        }
+    }
+
+    fn statement(mut self) -> Result<Ddl, QueryError> {
+        let create = self.keyword("CREATE");
+        if !create {
+            self.expect_keyword("DROP")?;
+        }
+        let kind = if self.keyword("FULLTEXT") {
+            IndexKind::Fulltext
+        } else if self.keyword("VECTOR") {
+            IndexKind::Vector
+        } else {
+            self.keyword("RANGE");
+            IndexKind::Range
+        };
+        self.expect_keyword("INDEX")?;
+        // An index name (`CREATE INDEX my_index FOR …`) is accepted and not kept: FalkorDB names
+        // indexes by label and properties.
+        if !self.peek().tok.is_keyword("FOR") && !self.peek().tok.is_keyword("ON") && !self.peek().tok.is_keyword("IF") {
+            self.name()?;
+        }
+        let mut if_not_exists = false;
+        if self.keyword("IF") {
+            self.expect_keyword("NOT")?;
+            self.expect_keyword("EXISTS")?;
+            if_not_exists = true;
+        }
+        let (relationship, label, properties) = if self.keyword("ON") {
+            // `ON :Label(p, q)`
+            self.expect_sym(Sym::Colon)?;
+            let label = self.name()?;
+            self.expect_sym(Sym::LParen)?;
+            let mut props = Vec::new();
+            if !self.sym(Sym::RParen) {
+                loop {
+                    props.push(self.name()?);
+                    if self.sym(Sym::RParen) {
+                        break;
+                    }
+                    self.expect_sym(Sym::Comma)?;
+                }
+            }
+            (false, label, props)
+        } else {
+            self.expect_keyword("FOR")?;
+            let (relationship, var, label) = self.pattern()?;
+            self.expect_keyword("ON")?;
+            let each = self.keyword("EACH");
+            let close = if each {
+                self.expect_sym(Sym::LBracket)?;
+                Sym::RBracket
+            } else {
+                self.expect_sym(Sym::LParen)?;
+                Sym::RParen
+            };
+            let mut props = Vec::new();
+            loop {
+                let v = self.name()?;
+                if v != var {
+                    return Err(QueryError::syntax(
+                        self.text,
+                        self.tokens[self.at - 1].span,
+                        Detail::UndefinedVariable,
+                        format!("`{v}` is not the pattern's variable `{var}`"),
+                    ));
+                }
+                self.expect_sym(Sym::Dot)?;
+                props.push(self.name()?);
+                if self.sym(close) {
+                    break;
+                }
+                self.expect_sym(Sym::Comma)?;
+            }
+            (relationship, label, props)
+        };
+        let options = if self.keyword("OPTIONS") { self.options()? } else { Vec::new() };
+        self.end()?;
+        let index = IndexDef { kind, relationship, label, properties, options };
+        Ok(if create { Ddl::Create { index, if_not_exists } } else { Ddl::Drop(index) })
+    }
+
+    /// `(n:Label)` or `()-[e:TYPE]-()` (either arrow): whether a relationship, the variable, the
+    /// label.
+    fn pattern(&mut self) -> Result<(bool, String, String), QueryError> {
+        self.expect_sym(Sym::LParen)?;
+        if self.sym(Sym::RParen) {
+            self.sym(Sym::Lt);
+            self.expect_sym(Sym::Minus)?;
+            self.expect_sym(Sym::LBracket)?;
+            let var = self.name()?;
+            self.expect_sym(Sym::Colon)?;
+            let label = self.name()?;
+            self.expect_sym(Sym::RBracket)?;
+            self.expect_sym(Sym::Minus)?;
+            self.sym(Sym::Gt);
+            self.expect_sym(Sym::LParen)?;
+            self.expect_sym(Sym::RParen)?;
+            return Ok((true, var, label));
+        }
+        let var = self.name()?;
+        self.expect_sym(Sym::Colon)?;
+        let label = self.name()?;
+        self.expect_sym(Sym::RParen)?;
+        Ok((false, var, label))
+    }
+
+    fn options(&mut self) -> Result<Vec<(String, OptionValue)>, QueryError> {
+        self.expect_sym(Sym::LBrace)?;
+        let mut out = Vec::new();
+        if self.sym(Sym::RBrace) {
+            return Ok(out);
+        }
+        loop {
+            let key = self.name()?;
+            self.expect_sym(Sym::Colon)?;
+            out.push((key, self.option_value()?));
+            if self.sym(Sym::RBrace) {
+                return Ok(out);
+            }
+            self.expect_sym(Sym::Comma)?;
+        }
+    }
+
+    fn option_value(&mut self) -> Result<OptionValue, QueryError> {
+        let negative = self.sym(Sym::Minus);
+        let t = self.peek().clone();
+        let v = match t.tok {
+            Tok::Int(s) => {
+                let n: i64 = s.parse().map_err(|_| self.error("a whole number"))?;
+                OptionValue::Int(if negative { -n } else { n })
+            }
+            Tok::Float(f) => OptionValue::Float(if negative { -f } else { f }),
+            Tok::Str(s) if !negative => OptionValue::Str(s),
+            Tok::Ident(s) if !negative && (s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false")) => {
+                OptionValue::Bool(s.eq_ignore_ascii_case("true"))
+            }
+            Tok::Sym(Sym::LBracket) if !negative => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if !self.sym(Sym::RBracket) {
+                    loop {
+                        match &self.peek().tok {
+                            Tok::Str(s) => items.push(s.clone()),
+                            _ => return Err(self.error("a string")),
+                        }
+                        self.at += 1;
+                        if self.sym(Sym::RBracket) {
+                            break;
+                        }
+                        self.expect_sym(Sym::Comma)?;
+                    }
+                }
+                return Ok(OptionValue::List(items));
+            }
+            _ => return Err(self.error("a number, a string, a boolean or a list of strings")),
+        };
+        self.at += 1;
+        Ok(v)
+    }
+
+    /// `CALL db.idx.fulltext.createNodeIndex(label | {label: …, stopwords: […]}, 'p', …)` and
+    /// `CALL db.idx.fulltext.drop(label)`; `None` for any other procedure.
+    fn fulltext_procedure(&mut self) -> Option<Result<Ddl, QueryError>> {
+        self.at = 1;
+        let mut parts = Vec::new();
+        loop {
+            match &self.peek().tok {
+                Tok::Ident(s) => parts.push(s.to_ascii_lowercase()),
+                _ => return None,
+            }
+            self.at += 1;
+            if !self.sym(Sym::Dot) {
+                break;
+            }
+        }
+        let name = parts.join(".");
+        if name != "db.idx.fulltext.createnodeindex" && name != "db.idx.fulltext.drop" {
+            return None;
+        }
+        Some(self.fulltext_args(name == "db.idx.fulltext.drop"))
+    }
+
+    fn fulltext_args(&mut self, drop: bool) -> Result<Ddl, QueryError> {
+        self.expect_sym(Sym::LParen)?;
+        let mut options = Vec::new();
+        let label = match self.peek().tok.clone() {
+            Tok::Str(s) => {
+                self.at += 1;
+                s
+            }
+            Tok::Sym(Sym::LBrace) if !drop => {
+                options = self.options()?;
+                let pos = options.iter().position(|(k, _)| k == "label");
+                match pos.map(|i| options.remove(i).1) {
+                    Some(OptionValue::Str(s)) => s,
+                    _ => return Err(self.error("a map with `label`")),
+                }
+            }
+            _ => return Err(self.error("the label as a string")),
+        };
+        let mut properties = Vec::new();
+        while self.sym(Sym::Comma) {
+            match &self.peek().tok {
+                Tok::Str(s) => properties.push(s.clone()),
+                _ => return Err(self.error("a property name as a string")),
+            }
+            self.at += 1;
+        }
+        self.expect_sym(Sym::RParen)?;
+        self.end()?;
+        if !drop && properties.is_empty() {
+            return Err(QueryError {
+                kind: ErrorType::SyntaxError,
+                detail: Detail::InvalidArgumentValue,
+                phase: Phase::Compile,
+                message: "db.idx.fulltext.createNodeIndex takes the label, then at least one property".to_owned(),
+                at: None,
+            });
+        }
+        let index = IndexDef { kind: IndexKind::Fulltext, relationship: false, label, properties, options };
+        Ok(if drop { Ddl::Drop(index) } else { Ddl::Create { index, if_not_exists: false } })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse, Ddl, IndexKind, OptionValue};
+
+    fn ok(text: &str) -> Ddl {
+        match parse(text) {
+            Some(Ok(d)) => d,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_forms_clients_send() {
+        let Ddl::Create { index, if_not_exists } = ok("CREATE INDEX FOR (n:Entity) ON (n.uuid, n.group_id, n.name)") else { panic!() };
+        assert_eq!(
+            (index.kind, index.relationship, index.label.as_str(), index.properties.len(), if_not_exists),
+            (IndexKind::Range, false, "Entity", 3, false)
+        );
+        let Ddl::Create { index, .. } = ok("CREATE INDEX FOR ()-[e:RELATES_TO]-() ON (e.uuid)") else { panic!() };
+        assert!(index.relationship && index.label == "RELATES_TO");
+        let Ddl::Create { index, .. } = ok("CREATE FULLTEXT INDEX FOR ()-[e:RELATES_TO]-() ON (e.name, e.fact, e.group_id)") else {
+            panic!()
+        };
+        assert_eq!(index.kind, IndexKind::Fulltext);
+        let Ddl::Create { index, .. } =
+            ok("CREATE VECTOR INDEX FOR (n:`__Entity__`) ON (n.embedding) OPTIONS {dimension: 3, similarityFunction: 'cosine'}")
+        else {
+            panic!()
+        };
+        assert_eq!(index.label, "__Entity__");
+        assert_eq!(
+            index.options,
+            vec![("dimension".to_owned(), OptionValue::Int(3)), ("similarityFunction".to_owned(), OptionValue::Str("cosine".to_owned()))]
+        );
+        assert!(matches!(ok("CREATE INDEX IF NOT EXISTS FOR (n:A) ON (n.x)"), Ddl::Create { if_not_exists: true, .. }));
+        assert!(matches!(ok("CREATE INDEX ON :Person(name, age)"), Ddl::Create { .. }));
+        assert!(matches!(ok("DROP INDEX ON :Person(name)"), Ddl::Drop(_)));
+        assert!(matches!(ok("drop fulltext index for (n:Doc) on (n.text);"), Ddl::Drop(_)));
+        let Ddl::Create { index, .. } =
+            ok("CALL db.idx.fulltext.createNodeIndex({label: 'Episodic', stopwords: ['a', 'the']}, 'content', 'source')")
+        else {
+            panic!()
+        };
+        assert_eq!((index.label.as_str(), index.properties.clone()), ("Episodic", vec!["content".to_owned(), "source".to_owned()]));
+        assert!(matches!(ok("CALL db.idx.fulltext.drop('Episodic')"), Ddl::Drop(_)));
+    }
+
+    #[test]
+    fn other_queries_are_not_ddl_and_bad_ddl_names_its_place() {
+        for q in
+            ["MATCH (n) RETURN n", "CREATE (n:Index)", "CALL db.labels()", "CALL db.idx.fulltext.queryNodes('A', 'x')", "CREATE (index)"]
+        {
+            assert!(parse(q).is_none(), "{q}");
+        }
+        for (q, col) in [("CREATE INDEX FOR (n:A) ON (m.x)", 28), ("CREATE INDEX FOR (n:A) ON n.x", 27), ("CREATE INDEX ON :A(x) junk", 23)]
+        {
+            match parse(q) {
+                Some(Err(e)) => assert_eq!(e.at.map(|a| a.column), Some(col), "{q}: {e}"),
+                other => panic!("{q}: {other:?}"),
+            }
+        }
+    }
+}
