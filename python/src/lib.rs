@@ -198,9 +198,7 @@ impl PyDatabase {
         let params = params_of(params)?;
         let r = engine(py, &db, |db| {
             // As the server's ENGRAM.QUERY: an unknown workspace is created.
-            if !db.workspaces().iter().any(|w| *w.name == *workspace) {
-                let _ = db.create_workspace(workspace);
-            }
+            db.ensure_workspace(workspace)?;
             Ok(db.query(workspace, text, &params)?)
         })?;
         result(py, &r)
@@ -216,9 +214,7 @@ impl PyDatabase {
         let db = self.db()?;
         let bound = statements.iter().map(|(t, p)| Ok((t.as_str(), params_of(p.as_deref())?))).collect::<PyResult<Vec<_>>>()?;
         let results = engine(py, &db, |db| {
-            if !db.workspaces().iter().any(|w| *w.name == *workspace) {
-                let _ = db.create_workspace(workspace);
-            }
+            db.ensure_workspace(workspace)?;
             let refs: Vec<(&str, &Params)> = bound.iter().map(|(t, p)| (*t, p)).collect();
             Ok(db.transaction(workspace, &refs)?)
         })?;
@@ -245,9 +241,7 @@ impl PyDatabase {
         }
         let reports = engine(py, &db, |db| {
             for d in &docs {
-                if !db.workspaces().iter().any(|w| *w.name == *d.workspace) {
-                    let _ = db.create_workspace(&d.workspace);
-                }
+                db.ensure_workspace(&d.workspace)?;
             }
             Ok(db.ingest_docs(docs, &engram::ingest::IngestOptions::default())?)
         })?;

@@ -116,6 +116,22 @@ pub struct Procedure {
 /// Every procedure.
 pub const PROCEDURES: &[Procedure] = &[
     Procedure {
+        name: "db.idx.fulltext.queryNodes",
+        args: &["label", "query"],
+        required: 2,
+        yields: &["node", "score"],
+        doc: "the label's nodes matching a RediSearch-style query over their full-text properties, best first",
+        writes: false,
+    },
+    Procedure {
+        name: "db.idx.fulltext.queryRelationships",
+        args: &["type", "query"],
+        required: 2,
+        yields: &["relationship", "score"],
+        doc: "the type's relationships matching a RediSearch-style query over their full-text properties, best first",
+        writes: false,
+    },
+    Procedure {
         name: "db.indexes",
         args: &[],
         required: 0,

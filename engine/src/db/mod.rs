@@ -811,6 +811,31 @@ impl Database {
         Ok(id)
     }
 
+    /// Creates workspace `name` unless it exists; returns once it is visible to reads. When a
+    /// concurrent call created it a moment before (its commit not yet published), waits for that
+    /// commit, at most `ENSURE_WAIT`, then tries once more.
+    pub fn ensure_workspace(&self, name: &str) -> Result<(), Error> {
+        const ENSURE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+        let visible = |db: &Database| db.snapshot().state.catalog.workspace(name).is_some();
+        if visible(self) {
+            return Ok(());
+        }
+        match self.create_workspace(name) {
+            Ok(_) => Ok(()),
+            Err(Error::Workspace(WorkspaceError::AlreadyExists(_))) => {
+                let start = std::time::Instant::now();
+                while !visible(self) {
+                    if start.elapsed() > ENSURE_WAIT {
+                        return self.create_workspace(name).map(|_| ());
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Drops (erases) a workspace and everything in it.
     pub fn drop_workspace(&self, name: &str) -> Result<(), Error> {
         self.commit(|| MutationRef::DropWorkspace(name).encode(), |st, _, _| workspace::drop(st, name).map(|()| Created::default()))?;

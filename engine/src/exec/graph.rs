@@ -65,6 +65,19 @@ impl<'a> Graph<'_, 'a> {
         out
     }
 
+    /// The visible relationships of type `rel_type`, in id order.
+    pub fn rels_with_type(&self, rel_type: &str) -> Vec<ClaimId> {
+        let mut out: Vec<ClaimId> =
+            [crate::model::ClaimState::Proposed, crate::model::ClaimState::Accepted, crate::model::ClaimState::Deprecated]
+                .into_iter()
+                .flat_map(|state| self.view.claims_with(Some(rel_type), state))
+                .filter(|c| self.view.claim_visible(*c, &self.vis) && self.rel_type(*c).as_deref() == Some(rel_type))
+                .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The visible nodes whose `id` is `id`: an entity's external id (a string), unless the
     /// query language gave it an `id` property, which then holds.
     pub fn nodes_with_id(&self, id: &Val) -> Vec<EntityId> {

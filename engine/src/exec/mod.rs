@@ -7,6 +7,7 @@
 
 mod ddl;
 mod eval;
+mod fulltext;
 mod functions;
 mod graph;
 mod ops;

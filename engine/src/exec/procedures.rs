@@ -88,6 +88,16 @@ pub(crate) fn call(
             };
             Ok(names.into_iter().map(|n| vec![Val::Str(n)]).collect())
         }
+        "db.idx.fulltext.queryNodes" | "db.idx.fulltext.queryRelationships" => {
+            let (Val::Str(label), Some(Val::Str(query))) = (&args[0], args.get(1)) else {
+                return Err(type_error(format!("{name} takes a label and a query string")));
+            };
+            if name.ends_with("queryNodes") {
+                super::fulltext::query_nodes(g, label, query)
+            } else {
+                super::fulltext::query_relationships(g, label, query)
+            }
+        }
         "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
         "engram.forget" => {
             Err(QueryError::runtime(ErrorType::SemanticError, Detail::Unsupported, "engram.forget writes: it runs in a write query"))

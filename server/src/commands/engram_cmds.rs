@@ -202,8 +202,8 @@ async fn transaction(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[
     let ws = ws.to_owned();
     let s = shared.clone();
     engine(shared, move |db| {
-        if !db.workspaces().iter().any(|w| *w.name == *ws) {
-            let _ = db.create_workspace(&ws);
+        if let Err(e) = db.ensure_workspace(&ws) {
+            return error_reply(&s, &e);
         }
         let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
         let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
@@ -476,8 +476,8 @@ pub(super) async fn ingest(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
     let ws = ws.to_owned();
     let s = shared.clone();
     engine(shared, move |db| {
-        if !db.workspaces().iter().any(|w| *w.name == *ws) {
-            let _ = db.create_workspace(&ws);
+        if let Err(e) = db.ensure_workspace(&ws) {
+            return error_reply(&s, &e);
         }
         let scope = db.scope(who);
         let mut reports = Vec::with_capacity(docs.len());

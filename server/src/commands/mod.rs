@@ -387,12 +387,8 @@ impl QueryCall {
             }
         } else if !visible {
             require(&self.principal, &self.workspace, engram::Access::Write).map_err(Err)?;
-            if let Err(e) = db.create_workspace(&self.workspace) {
-                // Created by a concurrent call meanwhile: fine.
-                if !db.workspaces().iter().any(|w| *w.name == *self.workspace) {
-                    return Err(Ok(e));
-                }
-            }
+            // A concurrent call creating it meanwhile is fine: this one waits until it is visible.
+            db.ensure_workspace(&self.workspace).map_err(Ok)?;
         }
         let (text, inserted) = match self.mode {
             Some(mode) => {
