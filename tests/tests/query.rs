@@ -1039,3 +1039,40 @@ fn index_statements_are_kept_listed_and_change_no_result() {
     assert!(db.scope(reader).query("default", "CREATE INDEX ON :X(y)", &p).is_err());
     assert!(engram::exec::writes("CREATE INDEX ON :X(y)").expect("parses"));
 }
+
+#[test]
+fn full_text_procedures_search_the_declared_properties() {
+    let db = db();
+    write(&db, "CREATE (:Episodic {content: 'Alice is shipping the release', source: 'chat about hiking', group_id: 'g1'})");
+    write(&db, "CREATE (:Episodic {content: 'Bob went hiking twice', source: 'chat', group_id: 'g2'})");
+    write(&db, "CREATE (a:E {name: 'a'})-[:RELATES_TO {fact: 'Alice ships releases', group_id: 'g1'}]->(b:E {name: 'b'})");
+    write(&db, "CREATE (a:E {name: 'c'})-[:RELATES_TO {fact: 'Bob hikes', group_id: 'g2'}]->(b:E {name: 'd'})");
+    let q = |text: &str| rows(&db, text);
+    // Without a declaration every string property is searched; stems match ("hiking" ~ "hikes").
+    assert_eq!(
+        q("CALL db.idx.fulltext.queryNodes('Episodic', 'hiking') YIELD node, score RETURN node.group_id ORDER BY node.group_id"),
+        vec![vec![s("g1")], vec![s("g2")]]
+    );
+    // Declared on `content` only: `source` is no longer searched.
+    db.query("default", "CALL db.idx.fulltext.createNodeIndex('Episodic', 'content')", &Params::new()).expect("declares");
+    assert_eq!(q("CALL db.idx.fulltext.queryNodes('Episodic', 'hiking') YIELD node RETURN node.group_id"), vec![vec![s("g2")]]);
+    // RediSearch's field restriction and alternatives, best first.
+    assert_eq!(
+        q(
+            r#"CALL db.idx.fulltext.queryRelationships('RELATES_TO', '(@group_id:"g1") (Alice | ships | hikes)') YIELD relationship, score RETURN relationship.fact, score"#
+        ),
+        vec![vec![s("Alice ships releases"), QueryValue::Float(2.0)]]
+    );
+    assert_eq!(
+        q("CALL db.idx.fulltext.queryRelationships('RELATES_TO', 'hike*') YIELD relationship RETURN relationship.fact"),
+        vec![vec![s("Bob hikes")]]
+    );
+    // What is deleted is not found; an unknown label finds nothing; a malformed query is an error.
+    write(&db, "MATCH ()-[r:RELATES_TO {group_id: 'g2'}]->() DELETE r");
+    assert!(q("CALL db.idx.fulltext.queryRelationships('RELATES_TO', 'hikes') YIELD relationship RETURN relationship").is_empty());
+    assert!(q("CALL db.idx.fulltext.queryNodes('Nope', 'x') YIELD node RETURN node").is_empty());
+    let err = db
+        .query("default", "CALL db.idx.fulltext.queryNodes('Episodic', '(unclosed') YIELD node RETURN node", &Params::new())
+        .expect_err("bad");
+    assert!(err.to_string().contains("`)` is missing"), "{err}");
+}

@@ -65,14 +65,17 @@ impl<'a> Graph<'_, 'a> {
         out
     }
 
-    /// The visible relationships of type `rel_type`, in id order.
+    /// The visible relationships of type `rel_type` (as `WorkspaceView::rel_type_ids` names
+    /// it), in id order.
     pub fn rels_with_type(&self, rel_type: &str) -> Vec<ClaimId> {
-        let mut out: Vec<ClaimId> =
-            [crate::model::ClaimState::Proposed, crate::model::ClaimState::Accepted, crate::model::ClaimState::Deprecated]
-                .into_iter()
-                .flat_map(|state| self.view.claims_with(Some(rel_type), state))
-                .filter(|c| self.view.claim_visible(*c, &self.vis) && self.rel_type(*c).as_deref() == Some(rel_type))
-                .collect();
+        let bm = &self.view.st.bitmaps;
+        let Some(in_ws) = bm.claims_by_ws.get(&self.view.ws) else { return Vec::new() };
+        let mut out: Vec<ClaimId> = Vec::new();
+        for p in self.view.rel_type_ids(rel_type).into_iter().flatten() {
+            if let Some(of_type) = bm.claims_by_pred.get(&p) {
+                out.extend(in_ws.and(of_type).iter().map(ClaimId).filter(|c| self.view.claim_visible(*c, &self.vis)));
+            }
+        }
         out.sort_unstable();
         out.dedup();
         out
