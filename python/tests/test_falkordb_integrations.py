@@ -157,3 +157,51 @@ def test_graphiti_triplets_search_crud_and_episodes(server):
         await g.close()
 
     asyncio.run(run())
+
+
+def test_llamaindex_falkordb_property_graph_store(server):
+    from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
+    from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters, VectorStoreQuery
+    from llama_index.graph_stores.falkordb import FalkorDBPropertyGraphStore
+
+    store = FalkorDBPropertyGraphStore(url=server.url, database="llama")
+    ann = EntityNode(name="Ann", label="PERSON", properties={"age": 41}, embedding=[1.0, 0.0, 0.0])
+    acme = EntityNode(name="Acme", label="ORG", properties={"city": "Oslo"}, embedding=[0.0, 1.0, 0.0])
+    bob = EntityNode(name="Bob", label="PERSON", properties={"age": 29}, embedding=[0.0, 0.0, 1.0])
+    chunk = ChunkNode(text="Ann works at Acme; Bob knows Ann.", id_="chunk-1")
+    store.upsert_nodes([ann, acme, bob, chunk])
+    store.upsert_relations(
+        [
+            Relation(label="WORKS_AT", source_id="Ann", target_id="Acme", properties={"since": 2020}),
+            Relation(label="KNOWS", source_id="Bob", target_id="Ann"),
+            Relation(label="MENTIONS", source_id="chunk-1", target_id="Ann"),
+        ]
+    )
+    # get: by id, by property; the chunk too.
+    assert [n.name for n in store.get(ids=["Ann"])] == ["Ann"]
+    assert sorted(n.name for n in store.get(properties={"age": 29})) == ["Bob"]
+    assert [n.text for n in store.get(ids=["chunk-1"])] == ["Ann works at Acme; Bob knows Ann."]
+    # get_triplets runs a CALL { … UNION ALL … } per entity: both directions.
+    triplets = store.get_triplets(entity_names=["Ann"])
+    assert sorted((s.name, r.label, t.name) for s, r, t in triplets) == [("Ann", "WORKS_AT", "Acme"), ("Bob", "KNOWS", "Ann")]
+    works = [r for _, r, _ in triplets if r.label == "WORKS_AT"][0]
+    assert works.properties == {"since": 2020}
+    assert sorted((s.name, t.name) for s, _, t in store.get_triplets(relation_names=["KNOWS"])) == [("Bob", "Ann"), ("Bob", "Ann")]
+    # The graph around a node, two hops.
+    paths = store.get_rel_map([store.get(ids=["Bob"])[0]], depth=2)
+    assert ("Bob", "KNOWS", "Ann") in {(s.name, r.label, t.name) for s, r, t in paths}
+    # Vector query: through the vector index it declared (db.idx.vector.queryNodes), and with a
+    # filter, through vec.cosineDistance.
+    nodes, scores = store.vector_query(VectorStoreQuery(query_embedding=[1.0, 0.1, 0.0], similarity_top_k=2))
+    assert [n.name for n in nodes] == ["Ann", "Acme"] and scores[0] > scores[1] and abs(scores[0] - 0.995037) < 1e-5
+    filters = MetadataFilters(filters=[MetadataFilter(key="age", value=30, operator=FilterOperator.LT)])
+    nodes, _ = store.vector_query(VectorStoreQuery(query_embedding=[1.0, 0.1, 0.0], similarity_top_k=2, filters=filters))
+    assert [n.name for n in nodes] == ["Bob"]
+    # Structured queries and the schema.
+    assert store.structured_query("MATCH (n:PERSON) RETURN n.name AS name ORDER BY name") == [{"name": "Ann"}, {"name": "Bob"}]
+    schema = store.get_schema_str(refresh=True)
+    assert "WORKS_AT" in schema and "PERSON" in schema
+    # Delete by name: the entity and its relations go.
+    store.delete(entity_names=["Acme"])
+    assert store.get(ids=["Acme"]) == []
+    assert [r.label for _, r, _ in store.get_triplets(entity_names=["Ann"])] == ["KNOWS"]

@@ -80,6 +80,17 @@ pub enum Clause {
     Delete(Delete),
     /// `CALL proc(args) [YIELD …]`.
     Call(Call),
+    /// `CALL { query }`: the query run once per row, its rows joined to that row.
+    Subquery(Subquery),
+}
+
+/// `CALL { [WITH imported, …] … RETURN … [UNION [ALL] …] }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Subquery {
+    /// The inner query; a part that starts with `WITH` of plain variables imports them.
+    pub query: Box<Query>,
+    /// The clause.
+    pub span: Span,
 }
 
 impl Clause {
@@ -97,6 +108,7 @@ impl Clause {
             Clause::Remove(_) => "REMOVE",
             Clause::Delete(_) => "DELETE",
             Clause::Call(_) => "CALL",
+            Clause::Subquery(_) => "CALL { … }",
         }
     }
 
@@ -105,6 +117,9 @@ impl Clause {
         match self {
             Clause::Create(_) | Clause::Merge(_) | Clause::Set(_) | Clause::Remove(_) | Clause::Delete(_) => true,
             Clause::Call(c) => crate::functions::procedure(&c.procedure.name).is_some_and(|p| p.writes),
+            Clause::Subquery(s) => {
+                std::iter::once(&s.query.first).chain(s.query.unions.iter().map(|(_, q)| q)).any(|q| q.clauses.iter().any(Clause::writes))
+            }
             _ => false,
         }
     }

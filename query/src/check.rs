@@ -134,7 +134,59 @@ impl Checker<'_> {
     }
 
     fn single(&self, query: &SingleQuery) -> Result<Checked, QueryError> {
-        let mut scope = Scope::default();
+        self.single_from(query, Scope::default())
+    }
+
+    /// The columns of `CALL { … }` under `outer`: each part sees the outer variables only if it
+    /// starts with a `WITH` of plain variables (the importing WITH); every part ends with RETURN
+    /// of the same columns, which must be new names outside.
+    fn subquery(&self, sq: &crate::ast::Subquery, outer: &Scope) -> Result<Vec<String>, QueryError> {
+        if Clause::Subquery(sq.clone()).writes() {
+            return Err(self.error(sq.span, Detail::Unsupported, "a CALL { … } that writes is not supported yet: write after it"));
+        }
+        let parts = std::iter::once((None, &sq.query.first)).chain(sq.query.unions.iter().map(|(all, q)| (Some(*all), q)));
+        let mut columns: Option<Vec<String>> = None;
+        let mut mode = None;
+        for (all, part) in parts {
+            if let Some(all) = all {
+                if mode.is_some_and(|m| m != all) {
+                    return Err(self.error(
+                        part.span,
+                        Detail::InvalidClauseComposition,
+                        "UNION and UNION ALL cannot be mixed in one query",
+                    ));
+                }
+                mode = Some(all);
+            }
+            let imports = matches!(part.clauses.first(), Some(Clause::With(p)) if !p.star && p.items.iter().all(|i| matches!(i.expr.kind, ExprKind::Var(_))));
+            if !matches!(part.clauses.last(), Some(Clause::Return(_))) {
+                return Err(self.error(part.span, Detail::InvalidClauseComposition, "each part of a CALL { … } ends with RETURN"));
+            }
+            let checked = self.single_from(part, if imports { outer.clone() } else { Scope::default() })?;
+            match &columns {
+                Some(c) if *c != checked.columns => {
+                    return Err(self.error(
+                        part.span,
+                        Detail::DifferentColumnsInUnion,
+                        format!("all parts of a UNION must return the same columns: {c:?} against {:?}", checked.columns),
+                    ))
+                }
+                _ => columns = Some(checked.columns),
+            }
+        }
+        let columns = columns.unwrap_or_default();
+        if let Some(c) = columns.iter().find(|c| outer.contains_key(*c)) {
+            return Err(self.error(
+                sq.span,
+                Detail::VariableAlreadyBound,
+                format!("variable `{c}` is already defined outside the CALL {{ … }}; return it under another name"),
+            ));
+        }
+        Ok(columns)
+    }
+
+    fn single_from(&self, query: &SingleQuery, scope: Scope) -> Result<Checked, QueryError> {
+        let mut scope = scope;
         let mut columns = Vec::new();
         let mut writes = false;
         let last = query.clauses.len().saturating_sub(1);
@@ -205,6 +257,11 @@ impl Checker<'_> {
                                 format!("DELETE takes nodes, relationships or paths, not {}", ty.name()),
                             ));
                         }
+                    }
+                }
+                Clause::Subquery(sq) => {
+                    for c in self.subquery(sq, &scope)? {
+                        scope.insert(c, Ty::Any);
                     }
                 }
                 Clause::Call(c) => {
@@ -949,6 +1006,7 @@ impl Clause {
             Clause::Remove(r) => r.span,
             Clause::Delete(d) => d.span,
             Clause::Call(c) => c.span,
+            Clause::Subquery(s) => s.span,
         }
     }
 }

@@ -116,6 +116,22 @@ pub struct Procedure {
 /// Every procedure.
 pub const PROCEDURES: &[Procedure] = &[
     Procedure {
+        name: "db.idx.vector.queryNodes",
+        args: &["label", "attribute", "k", "query"],
+        required: 4,
+        yields: &["node", "score"],
+        doc: "the k nodes of the label nearest to the vector by the declared distance (exact), nearest first",
+        writes: false,
+    },
+    Procedure {
+        name: "db.idx.vector.queryRelationships",
+        args: &["type", "attribute", "k", "query"],
+        required: 4,
+        yields: &["relationship", "score"],
+        doc: "the k relationships of the type nearest to the vector by the declared distance (exact), nearest first",
+        writes: false,
+    },
+    Procedure {
         name: "db.idx.fulltext.queryNodes",
         args: &["label", "query"],
         required: 2,

@@ -78,7 +78,7 @@ impl Parser<'_> {
         let start = self.span();
         let mut clauses = Vec::new();
         loop {
-            if matches!(self.peek(), Tok::End) || self.at_sym(Sym::Semicolon) || self.at_kw("UNION") {
+            if matches!(self.peek(), Tok::End) || self.at_sym(Sym::Semicolon) || self.at_sym(Sym::RBrace) || self.at_kw("UNION") {
                 break;
             }
             clauses.push(self.clause()?);
@@ -134,6 +134,13 @@ impl Parser<'_> {
             return Ok(Clause::Delete(Delete { detach, exprs, span: start.to(self.prev_span()) }));
         }
         if self.eat_kw("CALL") {
+            if self.eat_sym(Sym::LBrace) {
+                self.enter()?;
+                let query = self.query()?;
+                self.expect_sym(Sym::RBrace)?;
+                self.leave();
+                return Ok(Clause::Subquery(crate::ast::Subquery { query: Box::new(query), span: start.to(self.prev_span()) }));
+            }
             return self.call(start);
         }
         Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"))

@@ -268,6 +268,17 @@ pub enum Op {
         /// The slots it binds.
         slots: Vec<usize>,
     },
+    /// For each row, runs each branch (`CALL { … }`'s parts, each ending by projecting into
+    /// `columns`) and keeps every row they give (`distinct`: per input row, once each); a row
+    /// they give none is dropped.
+    Subquery {
+        /// One operator list per part (UNION).
+        branches: Vec<Vec<Op>>,
+        /// Plain UNION: repeated rows of one input row are kept once.
+        distinct: bool,
+        /// The slots the subquery returns into.
+        columns: Vec<usize>,
+    },
     /// Computes each (slot, expression).
     Project(Vec<(usize, CExpr)>),
     /// Groups by `keys` and computes `aggregates` per group.
@@ -436,6 +447,7 @@ impl Op {
             Op::BindPath(_) => "BindPath",
             Op::Filter(_) => "Filter",
             Op::Optional { .. } => "Optional",
+            Op::Subquery { .. } => "Subquery",
             Op::Project(_) => "Project",
             Op::Aggregate { .. } => "Aggregate",
             Op::Distinct(_) => "Distinct",
@@ -495,6 +507,12 @@ impl Op {
             Op::Unwind { slot, .. } => slots(*slot),
             Op::Call(c) => c.name.to_owned(),
             Op::Optional { slots: s, .. } => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
+            Op::Subquery { columns, branches, distinct } => format!(
+                "{} into {}{}",
+                if branches.len() == 1 { "1 part".to_owned() } else { format!("{} parts", branches.len()) },
+                columns.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
+                if *distinct { ", distinct" } else { "" }
+            ),
             Op::Sort(keys) => format!("{} keys", keys.len()),
             Op::Create(p) => {
                 let nodes: Vec<String> = p.nodes.iter().filter(|n| n.create).map(|n| slots(n.slot)).collect();
@@ -543,6 +561,11 @@ fn render_ops(out: &mut String, ops: &[Op], indent: usize, names: &dyn Fn(usize)
         out.push('\n');
         if let Op::Optional { ops, .. } = op {
             render_ops(out, ops, indent + 2, names, None);
+        }
+        if let Op::Subquery { branches, .. } = op {
+            for ops in branches {
+                render_ops(out, ops, indent + 2, names, None);
+            }
         }
     }
 }

@@ -156,6 +156,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 }
                 Clause::Return(p) => columns = self.projection(p, &mut ops)?,
                 Clause::Call(c) => columns = self.call(c, &mut ops)?,
+                Clause::Subquery(sq) => ops.push(self.subquery(sq)?),
                 Clause::Create(c) => {
                     let mut pattern = NewPattern::default();
                     for part in &c.pattern {
@@ -199,6 +200,38 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
         }
         Ok(Part { ops: fuse(ops), width: self.slots.len(), columns })
+    }
+
+    /// `CALL { … }`: each part compiled with the outer variables in scope only if it starts with
+    /// an importing `WITH` (the checker's rule), ending with a projection of its columns into
+    /// slots shared by every part, which the outer query then sees.
+    fn subquery(&mut self, sq: &crate::ast::Subquery) -> Result<Op, QueryError> {
+        let outer = self.scope.clone();
+        let outer_subst = std::mem::take(&mut self.subst);
+        let mut branches = Vec::new();
+        let mut out: Vec<(String, usize)> = Vec::new();
+        let parts = std::iter::once(&sq.query.first).chain(sq.query.unions.iter().map(|(_, q)| q));
+        for part in parts {
+            let imports = matches!(part.clauses.first(), Some(Clause::With(p)) if !p.star && p.items.iter().all(|i| matches!(i.expr.kind, ExprKind::Var(_))));
+            self.scope = if imports { outer.clone() } else { HashMap::new() };
+            self.subst.clear();
+            let inner = self.single(part)?;
+            if out.is_empty() {
+                for (name, _) in &inner.columns {
+                    out.push((name.clone(), self.slot(name)));
+                }
+            }
+            let mut ops = inner.ops;
+            ops.push(Op::Project(inner.columns.iter().zip(&out).map(|((_, from), (_, to))| (*to, CExpr::Slot(*from))).collect()));
+            branches.push(ops);
+        }
+        self.scope = outer;
+        self.subst = outer_subst;
+        for (name, slot) in &out {
+            self.scope.insert(name.clone(), *slot);
+        }
+        let distinct = sq.query.unions.first().is_some_and(|(all, _)| !all);
+        Ok(Op::Subquery { branches, distinct, columns: out.into_iter().map(|(_, s)| s).collect() })
     }
 
     fn call(&mut self, c: &Call, ops: &mut Vec<Op>) -> Result<Vec<(String, usize)>, QueryError> {

@@ -1076,3 +1076,67 @@ fn full_text_procedures_search_the_declared_properties() {
         .expect_err("bad");
     assert!(err.to_string().contains("`)` is missing"), "{err}");
 }
+
+#[test]
+fn call_subqueries_run_per_row_with_imported_variables() {
+    let db = db();
+    write(&db, "CREATE (a:A {x: 1})-[:R]->(:B {x: 2}), (a)<-[:S]-(:C {x: 3}), (:A {x: 9})");
+    // UNION ALL of both directions, per outer row; a row the subquery gives nothing is dropped.
+    assert_eq!(
+        rows(&db, "MATCH (a:A) CALL { WITH a MATCH (a)-[r]->(t) RETURN t.x AS tx UNION ALL WITH a MATCH (a)<-[r]-(t) RETURN t.x AS tx } RETURN a.x, tx ORDER BY tx"),
+        vec![vec![i(1), i(2)], vec![i(1), i(3)]]
+    );
+    // An aggregate inside counts per outer row; the outer row's variables survive it.
+    assert_eq!(
+        rows(&db, "MATCH (a:A) CALL { WITH a MATCH (a)--(b) RETURN count(b) AS n } RETURN a.x, n ORDER BY a.x"),
+        vec![vec![i(1), i(2)], vec![i(9), i(0)]]
+    );
+    // Plain UNION keeps a row once per outer row; without an importing WITH the outer variables
+    // are not seen; the map projection LlamaIndex sends works inside.
+    assert_eq!(rows(&db, "CALL { MATCH (b:B) RETURN b.x AS v UNION MATCH (b:B) RETURN b.x AS v } RETURN v"), vec![vec![i(2)]]);
+    assert_eq!(
+        rows(&db, "MATCH (e:A {x: 1}) CALL { WITH e MATCH (e)-[r]->(t) RETURN e{.*, x: null} AS p, r{.*} AS rp } RETURN p, rp"),
+        vec![vec![
+            QueryValue::Map([("x".to_owned(), QueryValue::Null)].into_iter().collect()),
+            QueryValue::Map(std::collections::BTreeMap::default())
+        ]]
+    );
+    // A write after it sees its rows.
+    write(&db, "MATCH (a:A {x: 1}) CALL { WITH a MATCH (a)-->(b) RETURN b } CREATE (b)-[:T]->(:D)");
+    assert_eq!(rows(&db, "MATCH (:B)-[:T]->(d:D) RETURN count(d)"), vec![vec![i(1)]]);
+    // What is refused, by name.
+    for (bad, why) in [
+        ("MATCH (a:A) CALL { WITH a RETURN a.x AS a } RETURN a", "already defined outside"),
+        ("MATCH (a:A) CALL { WITH a CREATE (:Z) RETURN 1 AS one } RETURN one", "that writes"),
+        ("MATCH (a:A) CALL { WITH a MATCH (a)-->(b) } RETURN a", "ends with RETURN"),
+        ("CALL { RETURN 1 AS x UNION RETURN 2 AS y } RETURN x", "same columns"),
+        ("CALL { RETURN 1 AS x RETURN x", "expected"),
+    ] {
+        let e = db.query("default", bad, &Params::new()).expect_err(bad);
+        assert!(e.to_string().contains(why), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn vector_index_procedures_give_the_exact_nearest() {
+    let db = db();
+    write(&db, "CREATE (:E {k: 'a', embedding: vecf32([1.0, 0.0])}), (:E {k: 'b', embedding: vecf32([0.6, 0.8])}), (:E {k: 'c'}), (:E {k: 'd', embedding: vecf32([0.0, 1.0])})");
+    write(&db, "CREATE (:X)-[:R {v: [3, 4]}]->(:Y)");
+    let got = rows(&db, "CALL db.idx.vector.queryNodes('E', 'embedding', 2, vecf32([0.0, 1.0])) YIELD node, score RETURN node.k, round(score * 1000) / 1000.0");
+    assert_eq!(got, vec![vec![s("d"), QueryValue::Float(0.0)], vec![s("b"), QueryValue::Float(0.2)]]);
+    // A declared euclidean index measures so.
+    db.query(
+        "default",
+        "CREATE VECTOR INDEX FOR ()-[r:R]-() ON (r.v) OPTIONS {dimension: 2, similarityFunction: 'euclidean'}",
+        &Params::new(),
+    )
+    .expect("declares");
+    assert_eq!(
+        rows(&db, "CALL db.idx.vector.queryRelationships('R', 'v', 5, [0, 0]) YIELD relationship, score RETURN score"),
+        vec![vec![QueryValue::Float(5.0)]]
+    );
+    let e = db
+        .query("default", "CALL db.idx.vector.queryNodes('E', 'embedding', 2, [1, 2, 3]) YIELD node RETURN node", &Params::new())
+        .expect_err("dims");
+    assert!(e.to_string().contains("dimension mismatch"), "{e}");
+}

@@ -15,6 +15,7 @@ mod output;
 mod physical;
 mod procedures;
 mod value;
+mod vector_procs;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};

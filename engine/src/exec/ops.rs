@@ -193,6 +193,28 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 }
                 out
             }
+            Op::Subquery { branches, distinct, columns } => {
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let mut seen = HashSet::new();
+                    for branch in branches {
+                        for r in self.run_ops(branch, vec![row.clone()], false)? {
+                            // The outer row with the returned columns: what the branch did to
+                            // other slots (an aggregation's fresh rows) does not leak out.
+                            let values: Vec<Val> = columns.iter().map(|s| r[*s].clone()).collect();
+                            if *distinct && !seen.insert(Key(values.clone())) {
+                                continue;
+                            }
+                            let mut joined = row.clone();
+                            for (s, v) in columns.iter().zip(values) {
+                                joined[*s] = v;
+                            }
+                            out.push(joined);
+                        }
+                    }
+                }
+                out
+            }
             Op::Project(items) => {
                 let mut out = Vec::with_capacity(rows.len());
                 for mut row in rows {

@@ -98,6 +98,10 @@ pub(crate) fn call(
                 super::fulltext::query_relationships(g, label, query)
             }
         }
+        "db.idx.vector.queryNodes" => super::vector_procs::query_nodes(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max)),
+        "db.idx.vector.queryRelationships" => {
+            super::vector_procs::query_relationships(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max))
+        }
         "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
         "engram.forget" => {
             Err(QueryError::runtime(ErrorType::SemanticError, Detail::Unsupported, "engram.forget writes: it runs in a write query"))
