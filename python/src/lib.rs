@@ -374,6 +374,24 @@ impl PyDatabase {
         json(&v)
     }
 
+    /// Benchmarking aid: runs `text` once per parameter set (JSON) through the engine's own
+    /// `Database::query` (plan cache included) and returns each call's microseconds, timed in
+    /// Rust, so a caller can set what Python adds beside what the engine takes.
+    fn _time_query(&self, py: Python<'_>, workspace: &str, text: &str, params: Vec<String>) -> PyResult<Vec<f64>> {
+        let db = self.db()?;
+        let bound = params.iter().map(|p| params_of(Some(p))).collect::<PyResult<Vec<_>>>()?;
+        engine(py, &db, |db| {
+            let mut out = Vec::with_capacity(bound.len());
+            for p in &bound {
+                let t = std::time::Instant::now();
+                let r = db.query(workspace, text, p)?;
+                out.push(t.elapsed().as_secs_f64() * 1e6);
+                std::hint::black_box(r);
+            }
+            Ok(out)
+        })
+    }
+
     /// Each text's vector by the database's embedder.
     fn embed(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<f64>>> {
         let db = self.db()?;

@@ -68,14 +68,8 @@ impl<'a> Graph<'_, 'a> {
     /// The visible relationships of type `rel_type` (as `WorkspaceView::rel_type_ids` names
     /// it), in id order.
     pub fn rels_with_type(&self, rel_type: &str) -> Vec<ClaimId> {
-        let bm = &self.view.st.bitmaps;
-        let Some(in_ws) = bm.claims_by_ws.get(&self.view.ws) else { return Vec::new() };
-        let mut out: Vec<ClaimId> = Vec::new();
-        for p in self.view.rel_type_ids(rel_type).into_iter().flatten() {
-            if let Some(of_type) = bm.claims_by_pred.get(&p) {
-                out.extend(in_ws.and(of_type).iter().map(ClaimId).filter(|c| self.view.claim_visible(*c, &self.vis)));
-            }
-        }
+        let mut out: Vec<ClaimId> =
+            self.view.claims_of_rel_type(rel_type).into_iter().filter(|c| self.view.claim_visible(*c, &self.vis)).collect();
         out.sort_unstable();
         out.dedup();
         out

@@ -349,6 +349,20 @@ impl<'a> WorkspaceView<'a> {
         by_type.and(by_ws).and_not(&bm.entities_deleted).iter().map(EntityId).collect()
     }
 
+    /// Every claim of this workspace whose predicate a relationship type of the query language
+    /// names (`rel_type_ids`), in every state and visibility, deleted ones included.
+    pub fn claims_of_rel_type(&self, rel_type: &str) -> Vec<ClaimId> {
+        let bm = &self.st.bitmaps;
+        let Some(in_ws) = bm.claims_by_ws.get(&self.ws) else { return Vec::new() };
+        let mut out = Vec::new();
+        for p in self.rel_type_ids(rel_type).into_iter().flatten() {
+            if let Some(of_type) = bm.claims_by_pred.get(&p) {
+                out.extend(in_ws.and(of_type).iter().map(ClaimId));
+            }
+        }
+        out
+    }
+
     /// Claims of this workspace in `state` with the given predicate, via bitmap algebra
     /// (`None` predicate = all predicates). Deleted claims excluded.
     pub fn claims_with(&self, predicate: Option<&str>, state: crate::model::ClaimState) -> Vec<ClaimId> {
