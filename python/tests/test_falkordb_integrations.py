@@ -1,11 +1,31 @@
 """The FalkorDB integrations of the agent frameworks, unchanged, against `engram serve`: each used
 through its own public API, with no LLM (nothing here calls one)."""
 
+import os
+import types
 import warnings
 
 import pytest
 
+from conftest import Server
+
 warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+
+@pytest.fixture
+def server(tmp_path):
+    """`engram serve` (started here); with `FALKORDB_URL=redis://…` set, that server instead, emptied
+    first (FLUSHALL): the same tests against FalkorDB itself are how their expectations were checked."""
+    url = os.environ.get("FALKORDB_URL")
+    if url:
+        import redis
+
+        redis.Redis.from_url(url).flushall()
+        yield types.SimpleNamespace(url=url)
+        return
+    s = Server(tmp_path / "served")
+    yield s
+    s.stop()
 
 
 def test_langchain_falkordb_graph(server):
