@@ -39,7 +39,7 @@ def main():
         subprocess.run([str(ROOT / "target/release/engram"), "import", str(folder), "--entities", str(data / "entities.csv"), "--claims", str(data / "claims.csv")], check=True)
     seeds = json.loads((data / "queries.json").read_text())["seeds"]
     db = engram.open(folder, read_only=True)
-    params = [{"s": s} for s in seeds]
+    params = [{"s": str(s)} for s in seeds]  # external ids are strings
     total = sum(db.query(W1, p).rows[0][0] for p in params)  # warms the plan cache and the pages
     python_us, rust_us = [], []
     for _ in range(a.rounds):

@@ -71,7 +71,10 @@ class Client:
     def query(self, ws, text, params):
         args = ["ENGRAM.QUERY", ws, text]
         if params is not None:
-            args += ["PARAMS", params]
+            try:
+                args += ["PARAMS", json.dumps(params)]
+            except (TypeError, ValueError) as e:
+                raise _errors.CallerError(f"params: {e}") from None
         return _result(self._call(*args))
 
     def transaction(self, ws, statements):

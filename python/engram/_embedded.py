@@ -10,9 +10,8 @@ from . import _engram
 class Embedded:
     def __init__(self, db: "_engram.Database"):
         self.db = db
-
-    def query(self, ws, text, params):
-        return self.db.query(ws, text, params)
+        # The extension's method itself: no Python frame between the caller and the engine.
+        self.query = db.query
 
     def transaction(self, ws, statements):
         return self.db.transaction(ws, statements)

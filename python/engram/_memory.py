@@ -26,7 +26,9 @@ class Memory:
 
     def query(self, cypher: str, params: dict | None = None, *, workspace: str | None = None) -> Result:
         """Runs one query; a query that writes is one atomic transaction."""
-        return Result(*self._b.query(workspace or self.workspace, cypher, _params(params)))
+        if params is not None and not isinstance(params, dict):
+            raise _errors().CallerError("params: expected a dict of parameters")
+        return Result(*self._b.query(workspace or self.workspace, cypher, params))
 
     def transaction(self, *, workspace: str | None = None) -> "Transaction":
         """A write transaction as a context manager: the statements given to `tx.query` run
@@ -139,7 +141,8 @@ class Transaction:
         """Adds a statement; it runs when the block ends."""
         if self.results is not None:
             raise _errors().CallerError("the transaction has ended")
-        self._statements.append((cypher, _params(params)))
+        p = _params(params)
+        self._statements.append((cypher, None if p is None else json.dumps(p)))
 
     def __enter__(self) -> "Transaction":
         return self
@@ -154,12 +157,12 @@ class Transaction:
         self.results = [Result(*r) for r in self._memory._b.transaction(self.workspace, self._statements)]
 
 
-def _params(params: dict | None) -> str | None:
+def _params(params: dict | None) -> dict | None:
     if params is None:
         return None
     if not isinstance(params, dict):
         raise _errors().CallerError("params: expected a dict of parameters")
-    return json.dumps(params)
+    return params
 
 
 def _errors():

@@ -97,6 +97,54 @@ fn engine<T: Send>(py: Python<'_>, db: &Arc<Database>, f: impl FnOnce(&Database)
     })
 }
 
+/// A Python value as a query parameter: `None`, `bool`, `int`, `float`, `str`, lists and tuples,
+/// dicts with string keys (what JSON holds; the same values the server's `PARAMS` takes).
+fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+    if depth > 64 {
+        return Err(caller("params: nested deeper than 64"));
+    }
+    Ok(if v.is_none() {
+        QueryValue::Null
+    } else if let Ok(b) = v.cast::<PyBool>() {
+        QueryValue::Bool(b.is_true())
+    } else if v.is_instance_of::<PyInt>() {
+        QueryValue::Int(v.extract::<i64>().map_err(|_| caller("params: an integer outside the 64-bit range"))?)
+    } else if let Ok(f) = v.cast::<PyFloat>() {
+        QueryValue::Float(f.value())
+    } else if let Ok(s) = v.cast::<PyString>() {
+        QueryValue::String(s.extract::<String>()?)
+    } else if let Ok(d) = v.cast::<PyDict>() {
+        let mut m = std::collections::BTreeMap::new();
+        for (k, x) in d.iter() {
+            let k: String = k.extract().map_err(|_| caller("params: map keys must be strings"))?;
+            m.insert(k, param_value(&x, depth + 1)?);
+        }
+        QueryValue::Map(m)
+    } else if let Ok(l) = v.cast::<PyList>() {
+        QueryValue::List(l.iter().map(|x| param_value(&x, depth + 1)).collect::<PyResult<_>>()?)
+    } else if let Ok(t) = v.cast::<PyTuple>() {
+        QueryValue::List(t.iter().map(|x| param_value(&x, depth + 1)).collect::<PyResult<_>>()?)
+    } else {
+        return Err(caller(format!("params: a {} is not a query value (None, bool, int, float, str, list, dict)", v.get_type().name()?)));
+    })
+}
+
+/// Parameters: a dict of Python values, or a JSON object's text (as the server's `PARAMS`).
+fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
+    let Some(p) = params.filter(|p| !p.is_none()) else { return Ok(Params::new()) };
+    if let Ok(text) = p.extract::<String>() {
+        return params_of(Some(&text));
+    }
+    let d = p.cast::<PyDict>().map_err(|_| caller("params: expected a dict of parameters"))?;
+    let mut out = Params::new();
+    for (k, v) in d.iter() {
+        let k: String = k.extract().map_err(|_| caller("params: names must be strings"))?;
+        out.insert(k, param_value(&v, 0)?);
+    }
+    Ok(out)
+}
+
 /// Parameters as the server takes them: a JSON object of values.
 fn params_of(json: Option<&str>) -> PyResult<Params> {
     let mut params = Params::new();
@@ -115,7 +163,7 @@ fn params_of(json: Option<&str>) -> PyResult<Params> {
 
 /// A query value as a Python value; nodes, relationships and paths as `engram.Node`,
 /// `engram.Relationship` and `engram.Path`.
-fn value<'py>(py: Python<'py>, types: &Bound<'py, PyModule>, v: &QueryValue) -> PyResult<Bound<'py, PyAny>> {
+fn value<'py>(py: Python<'py>, types: &Types<'py>, v: &QueryValue) -> PyResult<Bound<'py, PyAny>> {
     let props = |p: &std::collections::BTreeMap<String, QueryValue>| -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (k, v) in p {
@@ -123,9 +171,9 @@ fn value<'py>(py: Python<'py>, types: &Bound<'py, PyModule>, v: &QueryValue) -> 
         }
         Ok(d)
     };
-    let node = |n: &Node| -> PyResult<Bound<'py, PyAny>> { types.getattr("Node")?.call1((n.id, n.labels.clone(), props(&n.properties)?)) };
+    let node = |n: &Node| -> PyResult<Bound<'py, PyAny>> { types.get()?.getattr("Node")?.call1((n.id, n.labels.clone(), props(&n.properties)?)) };
     let rel = |r: &Relationship| -> PyResult<Bound<'py, PyAny>> {
-        types.getattr("Relationship")?.call1((r.id, r.rel_type.clone(), r.start, r.end, props(&r.properties)?))
+        types.get()?.getattr("Relationship")?.call1((r.id, r.rel_type.clone(), r.start, r.end, props(&r.properties)?))
     };
     Ok(match v {
         QueryValue::Null => py.None().into_bound(py),
@@ -140,15 +188,32 @@ fn value<'py>(py: Python<'py>, types: &Bound<'py, PyModule>, v: &QueryValue) -> 
         QueryValue::Path(Path { nodes, relationships }) => {
             let nodes = nodes.iter().map(node).collect::<PyResult<Vec<_>>>()?;
             let rels = relationships.iter().map(rel).collect::<PyResult<Vec<_>>>()?;
-            types.getattr("Path")?.call1((nodes, rels))?
+            types.get()?.getattr("Path")?.call1((nodes, rels))?
         }
     })
+}
+
+/// `engram._types`, imported the first time a node, relationship or path needs its class (a
+/// result of plain values never pays for the import).
+struct Types<'py> {
+    py: Python<'py>,
+    module: std::cell::OnceCell<Bound<'py, PyModule>>,
+}
+
+impl<'py> Types<'py> {
+    fn get(&self) -> PyResult<&Bound<'py, PyModule>> {
+        if let Some(m) = self.module.get() {
+            return Ok(m);
+        }
+        let m = self.py.import("engram._types")?;
+        Ok(self.module.get_or_init(|| m))
+    }
 }
 
 /// A result as `(columns, rows, stats, plan)`: rows are tuples; `plan` is `None` unless
 /// EXPLAIN or PROFILE made one.
 fn result<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, PyTuple>> {
-    let types = py.import("engram._types")?;
+    let types = Types { py, module: std::cell::OnceCell::new() };
     let rows = PyList::empty(py);
     for row in &r.rows {
         let cells = row.iter().map(|v| value(py, &types, v)).collect::<PyResult<Vec<_>>>()?;
@@ -193,9 +258,9 @@ impl PyDatabase {
 
     /// Runs one query: `(columns, rows, stats, plan)`.
     #[pyo3(signature = (workspace, text, params=None))]
-    fn query<'py>(&self, py: Python<'py>, workspace: &str, text: &str, params: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
+    fn query<'py>(&self, py: Python<'py>, workspace: &str, text: &str, params: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
         let db = self.db()?;
-        let params = params_of(params)?;
+        let params = params_from(params)?;
         let r = engine(py, &db, |db| {
             // As the server's ENGRAM.QUERY: an unknown workspace is created.
             db.ensure_workspace(workspace)?;

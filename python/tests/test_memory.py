@@ -47,6 +47,11 @@ def test_errors_are_typed_and_name_where(mem):
     assert e.value.kind == "ParameterMissing"
     with pytest.raises(engram.CallerError):
         mem.query("RETURN 1", params=[1])
+    with pytest.raises(engram.CallerError, match="params"):
+        mem.query("RETURN $x", params={"x": object()})
+    # Parameters of every JSON kind arrive as the same values either way.
+    p = {"i": 7, "f": 2.5, "b": True, "n": None, "s": "é", "l": [1, "two", [3.0]], "m": {"k": {"z": False}}}
+    assert mem.query("RETURN $i, $f, $b, $n, $s, $l, $m", p).rows == [(7, 2.5, True, None, "é", [1, "two", [3.0]], {"k": {"z": False}})]
     with pytest.raises(engram.CallerError, match="exactly one of"):
         mem.delete(entity="a", claim="b")
     with pytest.raises(engram.EngramError):

@@ -165,6 +165,12 @@ pub(super) fn compact(v: &QueryValue, vocab: Option<&Vocab>) -> Reply {
         QueryValue::Int(i) => cell(3, Reply::Int(*i)),
         QueryValue::Bool(b) => cell(4, Reply::text(if *b { "true" } else { "false" })),
         QueryValue::Float(f) => cell(5, Reply::text(double_text(*f))),
+        // A list of floats only (what `vecf32` makes) travels as FalkorDB's vector cell: one array
+        // of numbers, read by the clients as the same list of floats, at a fraction of the frames.
+        QueryValue::List(items) if !items.is_empty() && items.iter().all(|i| matches!(i, QueryValue::Float(_))) => cell(
+            12,
+            Reply::Array(items.iter().map(|i| if let QueryValue::Float(f) = i { Reply::Double(*f) } else { Reply::Nil }).collect()),
+        ),
         QueryValue::List(items) => cell(6, Reply::Array(items.iter().map(|i| compact(i, vocab)).collect())),
         QueryValue::Relationship(r) => rel(r),
         QueryValue::Node(n) => node(n),
