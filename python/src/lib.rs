@@ -171,7 +171,8 @@ fn value<'py>(py: Python<'py>, types: &Types<'py>, v: &QueryValue) -> PyResult<B
         }
         Ok(d)
     };
-    let node = |n: &Node| -> PyResult<Bound<'py, PyAny>> { types.get()?.getattr("Node")?.call1((n.id, n.labels.clone(), props(&n.properties)?)) };
+    let node =
+        |n: &Node| -> PyResult<Bound<'py, PyAny>> { types.get()?.getattr("Node")?.call1((n.id, n.labels.clone(), props(&n.properties)?)) };
     let rel = |r: &Relationship| -> PyResult<Bound<'py, PyAny>> {
         types.get()?.getattr("Relationship")?.call1((r.id, r.rel_type.clone(), r.start, r.end, props(&r.properties)?))
     };
@@ -258,7 +259,13 @@ impl PyDatabase {
 
     /// Runs one query: `(columns, rows, stats, plan)`.
     #[pyo3(signature = (workspace, text, params=None))]
-    fn query<'py>(&self, py: Python<'py>, workspace: &str, text: &str, params: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        workspace: &str,
+        text: &str,
+        params: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let db = self.db()?;
         let params = params_from(params)?;
         let r = engine(py, &db, |db| {

@@ -77,3 +77,17 @@ def test_vocabulary_ids_are_dense_and_stable(db):
     res = g.query("MATCH (n:L2)-[r]->(m) RETURN n, r, m")
     n, r, m = res.result_set[0]
     assert n.labels == ["L2"] and n.properties == {"k2": 2} and r.relation == "T1" and m.labels == ["L1"]
+
+
+def test_float_lists_travel_as_vector_cells(db, server):
+    """A list of floats only (vecf32's result) is FalkorDB's vector cell (type 12): one array of
+    numbers; a mixed list stays a list of cells. falkordb-py reads both as Python lists."""
+    g = db.select_graph("vectors")
+    g.query("CREATE (:Doc {k: 'a', embedding: vecf32([1.0, 0.5])})")
+    assert g.query("MATCH (d:Doc) RETURN d.embedding, [1, 2.5], []").result_set == [[[1.0, 0.5], [1, 2.5], []]]
+    raw = redis.Redis(host=server.host, port=server.port, protocol=3).execute_command(
+        "GRAPH.QUERY", "vectors", "MATCH (d:Doc) RETURN d.embedding, [1, 2.5]", "--compact"
+    )
+    vector, mixed = raw[1][0]
+    assert vector == [12, [1.0, 0.5]]
+    assert mixed[0] == 6 and [c[0] for c in mixed[1]] == [3, 5]
