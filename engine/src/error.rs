@@ -158,6 +158,17 @@ pub enum ReadError {
     /// nothing was returned.
     #[error("{0}")]
     Interrupted(Interrupted),
+    /// No entity has this external id or name.
+    #[error("no entity `{0}` in the workspace (by external id or name)")]
+    NoEntityNamed(String),
+    /// Several entities have this name (and none has it as external id).
+    #[error("`{name}` names {count} entities; give the external id")]
+    AmbiguousName {
+        /// The name.
+        name: String,
+        /// How many entities have it.
+        count: usize,
+    },
     /// A query parameter out of its allowed range.
     #[error("parameter `{name}`: {reason}")]
     InvalidParameter {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from . import _engram
+from ._errors import of_class
 
 
 class Embedded:
@@ -20,16 +21,7 @@ class Embedded:
         out = []
         for r in json.loads(self.db.ingest(json.dumps(docs))):
             if "error" in r and "class" in r and len(r) == 2:
-                cls = {
-                    "caller": _engram.CallerError,
-                    "conflict": _engram.ConflictError,
-                    "limit": _engram.LimitError,
-                    "operator": _engram.OperatorError,
-                    "corruption": _engram.CorruptionError,
-                }.get(r["class"], _engram.BugError)
-                err = cls(r["error"])
-                err.klass = r["class"]
-                out.append(err)
+                out.append(of_class(r["class"], r["error"]))
             else:
                 out.append(r)
         return out

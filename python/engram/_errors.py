@@ -18,7 +18,22 @@ BugError = _engram.BugError
 # The server writes a query error as `ERR <Kind> at <line>:<column>: <message> (<phase>: <detail>)`.
 _QUERY_ERROR = re.compile(r"^ERR (\w+Error|ParameterMissing|ConstraintValidationFailed)(?: at (\d+):(\d+))?: ")
 _QUERY_KINDS = {"LimitError": LimitError, "ConstraintValidationFailed": ConflictError}
+_BY_CLASS = {
+    "caller": CallerError,
+    "conflict": ConflictError,
+    "limit": LimitError,
+    "operator": OperatorError,
+    "corruption": CorruptionError,
+    "bug": BugError,
+}
 _CONFLICT = ("already exists", "lifecycle only moves", "duplicate id", "was merged into", "supersede itself")
+
+
+def of_class(klass: str, message: str) -> EngramError:
+    """The exception of the engine's error class named `klass` (`caller`, `conflict`, …)."""
+    err = _BY_CLASS.get(klass, BugError)(message)
+    err.klass = klass
+    return err
 
 
 def from_reply(message: str) -> EngramError:
@@ -41,8 +56,7 @@ def from_reply(message: str) -> EngramError:
     else:
         cls = CallerError
     body = text.split(" ", 1)[1] if text.split(" ", 1)[0].isupper() and " " in text else text
-    err = cls(body)
-    err.klass = {CallerError: "caller", ConflictError: "conflict", LimitError: "limit", CorruptionError: "corruption"}[cls]
+    err = of_class(next(k for k, c in _BY_CLASS.items() if c is cls), body)
     if kind:
         err.kind, err.line, err.column = kind, line, column
     return err

@@ -26,9 +26,7 @@ class Memory:
 
     def query(self, cypher: str, params: dict | None = None, *, workspace: str | None = None) -> Result:
         """Runs one query; a query that writes is one atomic transaction."""
-        if params is not None and not isinstance(params, dict):
-            raise _errors().CallerError("params: expected a dict of parameters")
-        return Result(*self._b.query(workspace or self.workspace, cypher, params))
+        return Result(*self._b.query(workspace or self.workspace, cypher, _params(params)))
 
     def transaction(self, *, workspace: str | None = None) -> "Transaction":
         """A write transaction as a context manager: the statements given to `tx.query` run

@@ -235,18 +235,6 @@ fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| BugError::new_err(e.to_string()))
 }
 
-/// An entity of `ws` by external id, else by its one name (as the server resolves one).
-fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityId, Fail> {
-    if let Some(e) = ws.entity_id(text) {
-        return Ok(e);
-    }
-    match ws.find_by_name(text).as_slice() {
-        [one] => Ok(*one),
-        [] => Err(Fail::Caller(format!("no entity `{text}` in the workspace (by external id or name)"))),
-        many => Err(Fail::Caller(format!("`{text}` names {} entities; give the external id", many.len()))),
-    }
-}
-
 #[pymethods]
 impl PyDatabase {
     /// Picks the embedder (`minilm`, `static`, `hash`; `None`: the one the database records);
@@ -364,7 +352,7 @@ impl PyDatabase {
                 q.hops = h;
             }
             for s in &seeds {
-                q.seeds.push(resolve(&view, s)?);
+                q.seeds.push(view.entity_by_id_or_name(s)?);
             }
             q.visibility.as_of = as_of;
             for (k, v) in properties {
@@ -390,7 +378,7 @@ impl PyDatabase {
             let view = snap.workspace(workspace)?;
             let mut q = engram::NeighborQuery { limit, ..Default::default() };
             q.filter.direction = direction;
-            let e = resolve(&view, entity)?;
+            let e = view.entity_by_id_or_name(entity)?;
             let page = view.neighbors(e, &q)?;
             let items: Vec<serde_json::Value> = page
                 .items

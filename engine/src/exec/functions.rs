@@ -41,25 +41,24 @@ fn want_str<'v>(f: &str, v: &'v Val) -> Result<&'v str, QueryError> {
     }
 }
 
-/// A list of numbers as a vector of `f32` (FalkorDB's `vecf32`: each component rounded to f32).
-fn vector(name: &str, v: &Val) -> Result<Vec<f32>, QueryError> {
+/// A list of numbers as a vector (FalkorDB's `vecf32`: each component rounded to f32).
+fn vector(name: &str, v: &Val) -> Result<Vec<f64>, QueryError> {
     let Val::List(items) = v else { return Err(type_error(format!("{name}() expects a list of numbers, got {}", v.kind()))) };
     items
         .iter()
         .map(|x| match x {
-            Val::Int(i) => Ok(*i as f32),
-            Val::Float(f) if f.is_finite() => Ok(*f as f32),
+            Val::Int(i) => Ok(f64::from(*i as f32)),
+            Val::Float(f) if f.is_finite() => Ok(f64::from(*f as f32)),
             other => Err(type_error(format!("{name}() expects a list of finite numbers, got {} in it", other.kind()))),
         })
         .collect()
 }
 
 /// 1 − the cosine similarity (0 for the same direction, 2 for opposite ones; 1 when either is
-/// all zeros), summed in f64.
-fn cosine_distance(x: &[f32], y: &[f32]) -> f64 {
+/// all zeros). Also the vector index procedures' distance.
+pub(super) fn cosine_distance(x: &[f64], y: &[f64]) -> f64 {
     let (mut dot, mut nx, mut ny) = (0.0f64, 0.0f64, 0.0f64);
-    for (a, b) in x.iter().zip(y) {
-        let (a, b) = (f64::from(*a), f64::from(*b));
+    for (&a, &b) in x.iter().zip(y) {
         dot += a * b;
         nx += a * a;
         ny += b * b;
@@ -70,8 +69,9 @@ fn cosine_distance(x: &[f32], y: &[f32]) -> f64 {
     1.0 - dot / (nx.sqrt() * ny.sqrt())
 }
 
-fn euclidean_distance(x: &[f32], y: &[f32]) -> f64 {
-    x.iter().zip(y).map(|(a, b)| (f64::from(*a) - f64::from(*b)).powi(2)).sum::<f64>().sqrt()
+/// The straight-line distance.
+pub(super) fn euclidean_distance(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt()
 }
 
 fn path_nodes(p: &PathVal) -> Vec<Val> {
@@ -139,7 +139,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         return Ok(Val::Null);
     }
     match name {
-        "vecf32" => return Ok(Val::list(vector(name, &a)?.into_iter().map(|x| Val::Float(f64::from(x))).collect())),
+        "vecf32" => return Ok(Val::list(vector(name, &a)?.into_iter().map(Val::Float).collect())),
         "vec.cosinedistance" | "vec.euclideandistance" => {
             let (x, y) = (vector(name, &a)?, vector(name, b.as_ref().unwrap_or(&Val::Null))?);
             if x.len() != y.len() {

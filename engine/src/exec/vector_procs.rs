@@ -40,18 +40,9 @@ fn euclidean(g: &Graph<'_, '_>, entity: &str, label: &str, property: &str) -> bo
 
 fn distance(a: &[f64], b: &[f64], euclidean: bool) -> f64 {
     if euclidean {
-        return a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
-    }
-    let (mut dot, mut na, mut nb) = (0.0, 0.0, 0.0);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        1.0
+        super::functions::euclidean_distance(a, b)
     } else {
-        1.0 - dot / (na.sqrt() * nb.sqrt())
+        super::functions::cosine_distance(a, b)
     }
 }
 

@@ -156,6 +156,18 @@ impl<'a> WorkspaceView<'a> {
         }
     }
 
+    /// The entity a person or an agent names: by external id, else by its one name.
+    pub fn entity_by_id_or_name(&self, text: &str) -> Result<EntityId, ReadError> {
+        if let Some(e) = self.entity_id(text) {
+            return Ok(e);
+        }
+        match self.find_by_name(text).as_slice() {
+            [one] => Ok(*one),
+            [] => Err(ReadError::NoEntityNamed(text.to_owned())),
+            many => Err(ReadError::AmbiguousName { name: text.to_owned(), count: many.len() }),
+        }
+    }
+
     /// The workspace's stored setting `key`, if set.
     pub(crate) fn setting(&self, key: &str) -> Option<&'a str> {
         let st: &'a State = self.st;

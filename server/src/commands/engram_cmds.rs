@@ -302,14 +302,7 @@ pub(super) fn options(args: &[Vec<u8>], from: usize, known: &[&str]) -> Result<V
 
 /// An entity of `ws` by external id, else by its one name.
 pub(super) fn resolve(ws: &engram::WorkspaceView<'_>, text: &str) -> Result<engram::EntityId, Reply> {
-    if let Some(e) = ws.entity_id(text) {
-        return Ok(e);
-    }
-    match ws.find_by_name(text).as_slice() {
-        [one] => Ok(*one),
-        [] => Err(Reply::err(format!("no entity `{text}` in the workspace (by external id or name)"))),
-        many => Err(Reply::err(format!("`{text}` names {} entities; give the external id", many.len()))),
-    }
+    ws.entity_by_id_or_name(text).map_err(Reply::err)
 }
 
 pub(super) fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, Reply> {
