@@ -194,6 +194,19 @@ pub enum WorkspaceError {
     InvalidName(String),
 }
 
+/// A row policy that is refused: what is wrong, and where in its predicate (line and column;
+/// 1:1 for what is not about the text, such as an unknown target).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("policy predicate: {message} at {line}:{column}")]
+pub struct PolicyError {
+    /// What is wrong.
+    pub message: String,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub column: usize,
+}
+
 /// Any engram error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -204,6 +217,9 @@ pub enum Error {
     /// A rejected setting.
     #[error(transparent)]
     Settings(#[from] crate::settings::SettingsError),
+    /// A rejected row policy.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
     /// The database was opened read-only.
     #[error("the database was opened read-only; writes need Database::open")]
     ReadOnly,
@@ -350,7 +366,7 @@ impl Error {
                 ErrorClass::Conflict
             }
             Error::Read(ReadError::Limit { .. } | ReadError::Interrupted(_)) => ErrorClass::Limit,
-            Error::Settings(_) | Error::ReadOnly | Error::Read(_) | Error::Workspace(_) | Error::Ingest(_) | Error::Denied { .. } => {
+            Error::Settings(_) | Error::Policy(_) | Error::ReadOnly | Error::Read(_) | Error::Workspace(_) | Error::Ingest(_) | Error::Denied { .. } => {
                 ErrorClass::Caller
             }
             Error::Storage(e) => storage_class(e),

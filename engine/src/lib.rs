@@ -55,7 +55,7 @@ pub use db::{
 pub use engram_embed as embed;
 pub use engram_query as query;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
-pub use error::{Error, ErrorClass, Interrupted, ReadError, WorkspaceError, WriteError, WriteErrorKind};
+pub use error::{Error, ErrorClass, Interrupted, PolicyError, ReadError, WorkspaceError, WriteError, WriteErrorKind};
 pub use exec::{Params, QueryResult, QueryStats, QueryValue, Statements};
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use index::graph::Direction;
@@ -78,7 +78,7 @@ pub use read::visibility::Visibility;
 pub use search::context::{Fact, FactEntity, Packed, PathRanks};
 pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped};
 pub use search::semantic::{Metric, VectorOptions};
-pub use settings::{Settings, SettingsError, StoredGrant, StoredToken, StoredUser};
+pub use settings::{Settings, SettingsError, StoredGrant, StoredPolicy, StoredRole, StoredToken, StoredUser};
 pub use stats::{Counts, MemoryReport};
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{shortest_f64, Properties, Value};

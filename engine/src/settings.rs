@@ -35,6 +35,71 @@ pub struct Settings {
     /// The HTTP API's bearer tokens by id: whose they are and the SHA-256 of the secret (never
     /// the secret). Managed through `Database::put_token` / `remove_token`.
     pub tokens: std::collections::BTreeMap<String, StoredToken>,
+    /// Roles by name: grants per workspace. A user holds its own grants and those of its roles.
+    pub roles: std::collections::BTreeMap<String, StoredRole>,
+    /// The roles each user holds, by user name.
+    pub memberships: std::collections::BTreeMap<String, Vec<String>>,
+    /// Row policies: workspace name → policy name → policy (see `read::policy`).
+    pub policies: std::collections::BTreeMap<String, std::collections::BTreeMap<String, StoredPolicy>>,
+}
+
+/// A role: grants by workspace name (`*`: every workspace).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredRole {
+    /// Grants by workspace name.
+    pub grants: std::collections::BTreeMap<String, StoredGrant>,
+}
+
+/// A row policy of one workspace: what it filters (`claims` / `entities`), the roles (or user
+/// names) it applies to, and its predicate (a Cypher expression, see `read::policy`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPolicy {
+    /// `claims` or `entities`.
+    pub target: String,
+    /// The roles and users it applies to.
+    pub roles: Vec<String>,
+    /// The predicate a row must pass to be seen.
+    pub predicate: String,
+}
+
+/// The settings as stored before roles and policies (record format 5, snapshot format 5).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsV4 {
+    /// See `Settings`.
+    pub fsync: Option<String>,
+    /// See `Settings`.
+    pub checkpoint_wal_bytes: Option<u64>,
+    /// See `Settings`.
+    pub wal_segment_bytes_max: Option<u64>,
+    /// See `Settings`.
+    pub merge_delta_edges_min: Option<u64>,
+    /// See `Settings`.
+    pub vector_dim: Option<u32>,
+    /// See `Settings`.
+    pub embedder: Option<String>,
+    /// See `Settings`.
+    pub workspaces: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// See `Settings`.
+    pub users: std::collections::BTreeMap<String, StoredUser>,
+    /// See `Settings`.
+    pub tokens: std::collections::BTreeMap<String, StoredToken>,
+}
+
+impl From<SettingsV4> for Settings {
+    fn from(v: SettingsV4) -> Settings {
+        Settings {
+            fsync: v.fsync,
+            checkpoint_wal_bytes: v.checkpoint_wal_bytes,
+            wal_segment_bytes_max: v.wal_segment_bytes_max,
+            merge_delta_edges_min: v.merge_delta_edges_min,
+            vector_dim: v.vector_dim,
+            embedder: v.embedder,
+            workspaces: v.workspaces,
+            users: v.users,
+            tokens: v.tokens,
+            ..Settings::default()
+        }
+    }
 }
 
 /// A bearer token: its user, the hex SHA-256 of its secret (a token is 32 random bytes, so a
@@ -81,7 +146,7 @@ impl From<SettingsV3> for Settings {
             embedder: v.embedder,
             workspaces: v.workspaces,
             users: v.users,
-            tokens: std::collections::BTreeMap::new(),
+            ..Settings::default()
         }
     }
 }
@@ -173,8 +238,7 @@ impl From<SettingsV2> for Settings {
             vector_dim: v.vector_dim,
             embedder: v.embedder,
             workspaces: v.workspaces,
-            users: std::collections::BTreeMap::new(),
-            tokens: std::collections::BTreeMap::new(),
+            ..Settings::default()
         }
     }
 }
@@ -189,8 +253,7 @@ impl From<SettingsV1> for Settings {
             vector_dim: v.vector_dim,
             embedder: v.embedder,
             workspaces: std::collections::BTreeMap::new(),
-            users: std::collections::BTreeMap::new(),
-            tokens: std::collections::BTreeMap::new(),
+            ..Settings::default()
         }
     }
 }
@@ -249,6 +312,7 @@ impl Settings {
     pub fn decode(bytes: &[u8]) -> Option<Settings> {
         postcard::from_bytes::<Settings>(bytes)
             .ok()
+            .or_else(|| postcard::from_bytes::<SettingsV4>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV3>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV2>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV1>(bytes).ok().map(Settings::from))

@@ -21,5 +21,5 @@ pub mod planner;
 
 pub use check::{check, Checked};
 pub use error::{Detail, ErrorType, Phase, Position, QueryError, Span};
-pub use parser::parse;
+pub use parser::{parse, parse_expression};
 pub use planner::{compile, Compiled, When};

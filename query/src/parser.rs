@@ -24,6 +24,17 @@ pub fn parse(text: &str) -> Result<Statement, QueryError> {
     Ok(statement)
 }
 
+/// Parses one expression alone (a row policy's predicate): the whole text must be the expression.
+pub fn parse_expression(text: &str) -> Result<crate::ast::Expr, QueryError> {
+    let tokens = lex(text)?;
+    let mut p = Parser::new(text, tokens);
+    let e = p.expr()?;
+    if !matches!(p.peek(), Tok::End) {
+        return Err(p.unexpected("the end of the expression"));
+    }
+    Ok(e)
+}
+
 impl Parser<'_> {
     // ---- statements ----------------------------------------------------------------------
 

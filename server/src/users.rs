@@ -31,9 +31,10 @@ fn full(name: &str) -> Principal {
     Principal::named(name).grant("*", Access::Admin, true)
 }
 
-/// The engine principal user `name` is: its grants, nothing more.
-fn principal(name: &str, user: &StoredUser) -> Principal {
-    user.grants.iter().fold(Principal::named(name), |p, (ws, g)| p.grant(ws, g.access(), g.see_sensitive))
+/// The engine principal stored user `name` is: its grants and its roles' (see
+/// `Database::user_principal`), nothing more.
+fn principal(db: &Database, name: &str) -> Principal {
+    db.user_principal(name).unwrap_or_else(|| Principal::named(name))
 }
 
 /// Who a new connection is before any AUTH: `default` with full access while no user exists,
@@ -44,7 +45,7 @@ pub fn initial_principal(db: &Database) -> Option<Arc<Principal>> {
         return Some(Arc::new(full(DEFAULT_USER)));
     }
     match users.get(DEFAULT_USER) {
-        Some(u) if u.password_hash.is_none() && !u.grants.is_empty() => Some(Arc::new(principal(DEFAULT_USER, u))),
+        Some(u) if u.password_hash.is_none() && !u.grants.is_empty() => Some(Arc::new(principal(db, DEFAULT_USER))),
         _ => None,
     }
 }
@@ -72,8 +73,8 @@ pub fn authenticate(db: &Database, user: &str, password: &str) -> Result<Arc<Pri
     }
     let Some(stored) = users.get(user) else { return Err(AuthError::WrongPass) };
     match &stored.password_hash {
-        Some(hash) if verify_password(hash, password) => Ok(Arc::new(principal(user, stored))),
-        None if user == DEFAULT_USER && !stored.grants.is_empty() => Ok(Arc::new(principal(user, stored))),
+        Some(hash) if verify_password(hash, password) => Ok(Arc::new(principal(db, user))),
+        None if user == DEFAULT_USER && !stored.grants.is_empty() => Ok(Arc::new(principal(db, user))),
         _ => Err(AuthError::WrongPass),
     }
 }
@@ -127,7 +128,7 @@ pub fn principal_of(db: &Database, name: &str) -> Option<Arc<Principal>> {
     if users.is_empty() {
         return (name == DEFAULT_USER).then(|| Arc::new(full(DEFAULT_USER)));
     }
-    users.get(name).map(|u| Arc::new(principal(name, u)))
+    users.contains_key(name).then(|| Arc::new(principal(db, name)))
 }
 
 /// Prefix of every bearer token (so a leaked one is recognisable by secret scanners).
@@ -176,8 +177,7 @@ pub fn authenticate_token(db: &Database, token: &str) -> Option<Arc<Principal>> 
     if !same {
         return None;
     }
-    let user = db.users().remove(&stored.user)?;
-    Some(Arc::new(principal(&stored.user, &user)))
+    db.user_principal(&stored.user).map(Arc::new)
 }
 
 /// One line per token: `id user created_at` (never the secret or its hash).

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub(crate) mod commit;
+mod governance;
 mod files;
 mod jobs;
 mod recovery;
@@ -607,7 +608,7 @@ impl Database {
         // and never dropped by a group published after it.
         let settings: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV4(s).encode()).unwrap_or_default(),
+            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV5(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 if st.entities.len() != rows {
                     return Err(Error::from(bad("vectors", format!("{rows} rows"), "one row per entity")));
@@ -749,7 +750,7 @@ impl Database {
     pub(crate) fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
         let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV4(s).encode()).unwrap_or_default(),
+            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV5(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 let mut settings = (*st.settings).clone();
                 change(&mut settings)?;
@@ -1054,6 +1055,7 @@ fn ingest_job(
             hidden_keys: None,
             cx: &crate::read::scope::ROOT_CONTEXT,
             sees_sensitive: true,
+            policy: None,
         };
         let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
             return Ok(Applied::nothing(IngestReport { duplicate: true, ..Default::default() }));

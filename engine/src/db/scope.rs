@@ -4,10 +4,11 @@
 
 use crate::error::{Error, ReadError};
 use crate::model::WorkspaceInfo;
+use crate::read::policy::{self, Hidden, RowRule};
 use crate::read::scope::{Access, CancelToken, Principal, ReadContext, ReadLimits};
 use crate::read::view::{Snapshot, WorkspaceView};
 use crate::time::{Clock, Timestamp};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A principal's scope over one snapshot: the views and writes it opens see and change only what
 /// its grants allow.
@@ -17,12 +18,53 @@ pub struct Scope {
     snapshot: Snapshot,
     principal: Arc<Principal>,
     cx: ReadContext,
+    /// The row policies that apply to the principal, per workspace, compiled once.
+    filters: Vec<PolicyFilter>,
+}
+
+/// The row policies of one workspace that apply to a scope's principal, and the rows they hide
+/// (computed by the first view that needs them).
+#[derive(Debug)]
+struct PolicyFilter {
+    workspace: String,
+    rules: Vec<RowRule>,
+    /// On the scope's own snapshot.
+    own: OnceLock<Hidden>,
+    /// On the one derived snapshot an export reads.
+    derived: OnceLock<Hidden>,
+}
+
+/// The policies of `settings` that apply to `principal`, compiled with `$user` bound to its
+/// name. A stored policy was compiled when it was stored; one that no longer compiles (a bug)
+/// hides every row of its target: a policy fails closed.
+fn filters_for(settings: &crate::settings::Settings, principal: &Principal) -> Vec<PolicyFilter> {
+    let mut out = Vec::new();
+    for (ws, policies) in &settings.policies {
+        let rules: Vec<RowRule> = policies
+            .values()
+            .filter(|p| p.roles.iter().any(|r| principal.holds(r)))
+            .map(|p| {
+                let target = policy::Target::parse(&p.target).unwrap_or(policy::Target::Claims);
+                policy::compile(target, &p.predicate, principal.name()).unwrap_or_else(|_| RowRule::deny_all(target))
+            })
+            .collect();
+        if !rules.is_empty() {
+            out.push(PolicyFilter { workspace: ws.clone(), rules, own: OnceLock::new(), derived: OnceLock::new() });
+        }
+    }
+    out
 }
 
 impl Scope {
     pub(crate) fn new(db: super::Database, snapshot: Snapshot, principal: Arc<Principal>) -> Scope {
         let limits = ReadLimits { visited_max: db.config().limits.traversal_visited_max, ..ReadLimits::DEFAULT };
-        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits) }
+        let filters = filters_for(&snapshot.state.settings, &principal);
+        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits), filters }
+    }
+
+    /// The compiled row policies that apply to the principal on `workspace` (empty: none).
+    pub(crate) fn policy_rules(&self, workspace: &str) -> &[RowRule] {
+        self.filters.iter().find(|f| f.workspace == workspace).map_or(&[], |f| &f.rules)
     }
 
     /// This scope with other read limits.
@@ -91,6 +133,11 @@ impl Scope {
         }
         view.cx = &self.cx;
         view.sees_sensitive = grant.see_sensitive;
+        if let Some(f) = self.filters.iter().find(|f| f.workspace == name) {
+            let cell = if std::ptr::eq(snapshot, &self.snapshot) { &f.own } else { &f.derived };
+            let hidden = cell.get_or_init(|| Hidden::compute(st, view.ws, &f.rules));
+            view.policy = (!hidden.is_empty()).then_some(hidden);
+        }
         Ok(view)
     }
 

@@ -212,6 +212,8 @@ fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryErro
 struct Writer<'a> {
     cx: &'a crate::read::scope::ReadContext,
     see_sensitive: bool,
+    /// The row policies that apply to them here: what they hide, the query's reads do not see.
+    rules: &'a [crate::read::policy::RowRule],
 }
 
 impl crate::db::Database {
@@ -224,6 +226,7 @@ impl crate::db::Database {
         workspace: &str,
         cx: crate::read::scope::ReadContext,
         see_sensitive: bool,
+        rules: Vec<crate::read::policy::RowRule>,
         compiled: Arc<Compiled>,
         vals: BTreeMap<Arc<str>, value::Val>,
     ) -> Result<QueryResult, crate::error::Error> {
@@ -245,7 +248,7 @@ impl crate::db::Database {
         let db = self.clone();
         let job = move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
             let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
-            let who = Writer { cx: &cx, see_sensitive };
+            let who = Writer { cx: &cx, see_sensitive, rules: &rules };
             let mut run = write_job(&workspace, &who, &compiled, &vals, Some(&embed));
             let result = run(st, jcx);
             drop(run);
@@ -303,7 +306,7 @@ fn run_on_state(
     embed: Option<&Embed<'_>>,
 ) -> Result<(Vec<crate::write::batch::Op>, QueryResult), crate::error::Error> {
     let profile = compiled.mode == Mode::Profile;
-    let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, who.see_sensitive, vals, embed)?;
+    let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, (who.see_sensitive, who.rules), vals, embed)?;
     let mut all_rows = Vec::new();
     let mut chosen = Vec::new();
     let mut profiles = Vec::new();
@@ -458,7 +461,7 @@ impl crate::db::Database {
         }
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
-            return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, compiled, vals);
+            return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, Vec::new(), compiled, vals);
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
         let snap = self.snapshot();
@@ -481,7 +484,8 @@ impl crate::db::scope::Scope {
         if compiled.writes {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
-            return db.run_write(workspace, self.context().fork(), see_sensitive, compiled, vals);
+            let rules = self.policy_rules(workspace).to_vec();
+            return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let ws = self.workspace(workspace)?;
@@ -514,7 +518,8 @@ impl crate::db::scope::Scope {
                 Err(e) => results.push(Some(Err(e))),
             }
         }
-        let writers: Vec<Writer<'_>> = prepared.iter().map(|p| Writer { cx: self.context(), see_sensitive: p.4 }).collect();
+        let writers: Vec<Writer<'_>> =
+            prepared.iter().map(|p| Writer { cx: self.context(), see_sensitive: p.4, rules: self.policy_rules(p.1) }).collect();
         let mut jobs: Vec<_> = prepared.iter().zip(&writers).map(|(p, w)| write_job(p.1, w, &p.2, &p.3, Some(&embed))).collect();
         let mut refs: Vec<&mut crate::db::commit::JobFn<'_>> = jobs.iter_mut().map(|j| j as &mut crate::db::commit::JobFn<'_>).collect();
         let done = db.commit_group(&mut refs);
@@ -544,7 +549,7 @@ impl crate::db::Database {
     /// Runs `statements` on `workspace` as one transaction with full access (the embedded
     /// shorthand for [`crate::Scope::transaction`]).
     pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
-        run_transaction(self, workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, statements)
+        run_transaction(self, workspace, crate::read::scope::ROOT_CONTEXT.fork(), (true, Vec::new()), statements)
     }
 }
 
@@ -556,7 +561,8 @@ impl crate::db::scope::Scope {
     pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
         self.require(workspace, crate::model::Access::Write)?;
         let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
-        run_transaction(self.database(), workspace, self.context().fork(), see_sensitive, statements)
+        let rules = self.policy_rules(workspace).to_vec();
+        run_transaction(self.database(), workspace, self.context().fork(), (see_sensitive, rules), statements)
     }
 }
 
@@ -570,7 +576,7 @@ fn run_transaction(
     db: &crate::db::Database,
     workspace: &str,
     cx: crate::read::scope::ReadContext,
-    see_sensitive: bool,
+    (see_sensitive, rules): (bool, Vec<crate::read::policy::RowRule>),
     statements: &Statements<'_>,
 ) -> Result<Vec<QueryResult>, crate::error::Error> {
     let mut bound = Vec::with_capacity(statements.len());
@@ -594,7 +600,7 @@ fn run_transaction(
     let handle = db.clone();
     let job = move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
         let embed = |t: &str| handle.embed_query(t).map_err(|e| e.to_string());
-        let who = Writer { cx: &cx, see_sensitive };
+        let who = Writer { cx: &cx, see_sensitive, rules: &rules };
         let mut ops = Vec::new();
         let mut results = Vec::with_capacity(bound.len());
         for (i, (compiled, vals)) in bound.iter().enumerate() {

@@ -17,6 +17,7 @@ use crate::read::visibility::Visibility;
 use crate::state::State;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
+use crate::read::policy::{Hidden, RowRule};
 use crate::write::apply::{apply_batch, Created};
 use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
 
@@ -37,6 +38,9 @@ pub(crate) struct Tx<'s> {
     cx: &'s ReadContext,
     /// Whether the principal sees sensitive claims and properties.
     see_sensitive: bool,
+    /// The rows the principal's row policies hide, as the transaction began (rows it creates
+    /// are its own and seen).
+    policy: Option<Hidden>,
     params: &'s BTreeMap<Arc<str>, Val>,
     embed: Option<&'s Embed<'s>>,
     /// Every operation applied, in order: the transaction's record.
@@ -91,12 +95,14 @@ impl<'s> Tx<'s> {
         now: Timestamp,
         limits: &'s Limits,
         cx: &'s ReadContext,
-        see_sensitive: bool,
+        (see_sensitive, rules): (bool, &[RowRule]),
         params: &'s BTreeMap<Arc<str>, Val>,
         embed: Option<&'s Embed<'s>>,
     ) -> Result<Tx<'s>, crate::error::Error> {
         let ws = st.workspace_id(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;
+        let policy = (!rules.is_empty()).then(|| Hidden::compute(st, ws, rules)).filter(|h| !h.is_empty());
         Ok(Tx {
+            policy,
             st,
             ws,
             workspace: workspace.to_owned(),
@@ -124,6 +130,7 @@ impl<'s> Tx<'s> {
             hidden_keys,
             cx: self.cx,
             sees_sensitive: self.see_sensitive,
+            policy: self.policy.as_ref(),
         }
     }
 

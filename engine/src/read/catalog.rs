@@ -107,6 +107,9 @@ impl WorkspaceView<'_> {
         let Some(v) = self.st.catalog.vocab.get(&self.ws) else { return Default::default() };
         let cat = &self.st.catalog;
         let hidden: Arc<str> = Arc::from("");
+        if self.policy.is_some() {
+            return self.vocabulary_seen(v);
+        }
         let labels = v.labels.iter().map(|t| cat.types.name(t.0).clone()).collect();
         if self.sees_sensitive {
             return [labels, v.types.iter().map(|p| cat.predicates.name(p.0).clone()).collect(), v.keys.clone()];
@@ -117,6 +120,43 @@ impl WorkspaceView<'_> {
             labels,
             v.types.iter().map(|p| if public_types.contains(p) { cat.predicates.name(p.0).clone() } else { hidden.clone() }).collect(),
             v.keys.iter().map(|k| if public_keys.contains(k) && !self.hidden_key(k) { k.clone() } else { hidden.clone() }).collect(),
+        ]
+    }
+
+    /// `vocabulary` for a view a row policy filters: a name is listed only if a row the view sees
+    /// (deleted ones aside) uses it, since another tenant's rows must not leak their names.
+    fn vocabulary_seen(&self, v: &crate::state::Vocabulary) -> [Vec<Arc<str>>; 3] {
+        let st = self.st;
+        let cat = &st.catalog;
+        let hidden: Arc<str> = Arc::from("");
+        let entities = self.entity_set();
+        let claims = self.claim_set();
+        let mut labels = std::collections::HashSet::new();
+        let mut keys: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for e in entities.iter() {
+            labels.insert(*st.entities.ty.get(e.index()));
+            labels.extend(st.entities.labels.get(&e.0).into_iter().flat_map(|l| l.iter().copied()));
+            keys.extend(st.entities.props.get(&e.0).into_iter().flat_map(|p| p.keys().map(|k| &**k)));
+        }
+        let mut types = std::collections::HashSet::new();
+        for c in claims.iter() {
+            types.insert(PredicateId(*st.claims.pred.get(c.index())));
+            keys.extend(st.claims.props.get(&c.0).into_iter().flat_map(|p| p.keys().map(|k| &**k)));
+            if !st.claims.text.get(c.index()).is_empty() {
+                keys.insert("text");
+            }
+        }
+        if !claims.is_empty() {
+            keys.extend(["confidence", "state"]);
+        }
+        let public_keys: std::collections::HashSet<_> = v.public_keys.iter().map(|k| &**k).collect();
+        let key_shown = |k: &str| keys.contains(k) && !self.hidden_key(k) && (self.sees_sensitive || public_keys.contains(k));
+        let public_types: std::collections::HashSet<_> = v.public_types.iter().collect();
+        let type_shown = |p: &PredicateId| types.contains(p) && (self.sees_sensitive || public_types.contains(p));
+        [
+            v.labels.iter().map(|t| if labels.contains(t) { cat.types.name(t.0).clone() } else { hidden.clone() }).collect(),
+            v.types.iter().map(|p| if type_shown(p) { cat.predicates.name(p.0).clone() } else { hidden.clone() }).collect(),
+            v.keys.iter().map(|k| if key_shown(k) { k.clone() } else { hidden.clone() }).collect(),
         ]
     }
 

@@ -10,6 +10,7 @@ pub mod filter;
 pub mod khop;
 pub mod neighbors;
 pub mod pathview;
+pub mod policy;
 pub mod scan;
 pub mod scope;
 pub mod view;

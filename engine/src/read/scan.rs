@@ -74,14 +74,14 @@ impl WorkspaceView<'_> {
     /// Every entity of this workspace (not deleted).
     pub fn entity_set(&self) -> EntitySet {
         let bm = &self.st.bitmaps;
-        EntitySet(bm.entities_by_ws.get(&self.ws).map(|s| s.and_not(&bm.entities_deleted)).unwrap_or_default())
+        EntitySet(bm.entities_by_ws.get(&self.ws).map(|s| self.without_hidden(s.and_not(&bm.entities_deleted))).unwrap_or_default())
     }
 
     /// The entities of type `t` (not deleted).
     pub fn entities_of_type_id(&self, t: TypeId) -> EntitySet {
         let bm = &self.st.bitmaps;
         match (bm.entities_by_type.get(&t), bm.entities_by_ws.get(&self.ws)) {
-            (Some(by_type), Some(by_ws)) => EntitySet(by_type.and(by_ws).and_not(&bm.entities_deleted)),
+            (Some(by_type), Some(by_ws)) => EntitySet(self.without_hidden(by_type.and(by_ws).and_not(&bm.entities_deleted))),
             _ => EntitySet::default(),
         }
     }
@@ -170,7 +170,18 @@ impl WorkspaceView<'_> {
         if self.hide_sensitive {
             set = set.and_not(&bm.claims_sensitive);
         }
+        if let Some(h) = self.policy {
+            set = set.and_not(&h.claims);
+        }
         ClaimSet(set)
+    }
+
+    /// `set` without the entities a row policy hides from this view.
+    fn without_hidden(&self, set: IdSet) -> IdSet {
+        match self.policy {
+            Some(h) => set.and_not(&h.entities),
+            None => set,
+        }
     }
 }
 
@@ -206,8 +217,9 @@ impl WorkspaceView<'_> {
     pub fn changes_since(&self, mark: &ChangeMark) -> Changes {
         let st = self.st;
         let mine = |e: u32| st.entities.ws.try_get(e as usize).is_some_and(|w| *w == self.ws);
-        let mut entities: Vec<u32> = (mark.entities..st.entities.len() as u32).filter(|&e| mine(e)).collect();
-        entities.extend(st.entities.updated_at.iter().filter(|(e, t)| **t >= mark.at && **e < mark.entities && mine(**e)).map(|(e, _)| *e));
+        let shown = |e: u32| mine(e) && !self.hidden_entity(e);
+        let mut entities: Vec<u32> = (mark.entities..st.entities.len() as u32).filter(|&e| shown(e)).collect();
+        entities.extend(st.entities.updated_at.iter().filter(|(e, t)| **t >= mark.at && **e < mark.entities && shown(**e)).map(|(e, _)| *e));
         entities.sort_unstable();
         // A claim's workspace is its subject's; erased claims keep their columns.
         let ours = |c: u32| mine(*st.claims.subject.get(c as usize)) && !self.hidden(c);

@@ -35,6 +35,8 @@ pub const ALL_WORKSPACES: &str = "*";
 pub struct Principal {
     name: Arc<str>,
     grants: BTreeMap<String, Grant>,
+    /// The roles it holds (for row policies; their grants are already merged into `grants`).
+    roles: Vec<Arc<str>>,
 }
 
 impl Principal {
@@ -45,7 +47,27 @@ impl Principal {
 
     /// A principal with no grants yet.
     pub fn named(name: &str) -> Principal {
-        Principal { name: Arc::from(name), grants: BTreeMap::new() }
+        Principal { name: Arc::from(name), grants: BTreeMap::new(), roles: Vec::new() }
+    }
+
+    /// This principal holding role `role` (the row policies naming it apply to it).
+    #[must_use]
+    pub fn with_role(mut self, role: &str) -> Principal {
+        if !self.roles.iter().any(|r| &**r == role) {
+            self.roles.push(Arc::from(role));
+        }
+        self
+    }
+
+    /// The roles it holds.
+    pub fn roles(&self) -> impl Iterator<Item = &str> {
+        self.roles.iter().map(|r| &**r)
+    }
+
+    /// Whether a policy naming `role` applies to this principal: it holds the role, or the
+    /// name is its own (a user's own role).
+    pub fn holds(&self, role: &str) -> bool {
+        *self.name == *role || self.roles.iter().any(|r| &**r == role)
     }
 
     /// This principal with `access` on `workspace` (or `*`), replacing an earlier grant there.

@@ -8,6 +8,7 @@ use crate::ids::{ClaimId, EntityId, EvidenceId, WorkspaceId};
 use crate::index::keyindex::key_hash;
 use crate::model::{Claim, Entity, Evidence, PredicateDef, WorkspaceInfo};
 use crate::normalize::{name_key, vocabulary_key};
+use crate::read::policy::Hidden;
 use crate::read::scope::{ReadContext, ROOT_CONTEXT};
 use crate::read::visibility::{Vis, Visibility};
 use crate::state::{State, DELETED, ERASED, SENSITIVE};
@@ -56,6 +57,7 @@ impl Snapshot {
             hidden_keys: None,
             cx: &ROOT_CONTEXT,
             sees_sensitive: true,
+            policy: None,
         })
     }
 
@@ -93,6 +95,9 @@ pub struct WorkspaceView<'a> {
     /// does not, where the workspace has none now; names the principal may never meet depend on
     /// this, not on the data).
     pub(crate) sees_sensitive: bool,
+    /// The rows the principal's row policies hide here (`None`: no policy applies, or it hides
+    /// nothing).
+    pub(crate) policy: Option<&'a Hidden>,
 }
 
 impl<'a> WorkspaceView<'a> {
@@ -102,7 +107,7 @@ impl<'a> WorkspaceView<'a> {
     }
 
     pub(crate) fn vis(&self, v: &Visibility) -> Vis<'a> {
-        Vis::new(v, self.st, self.now, self.hide_sensitive)
+        Vis::new(v, self.st, self.now, self.hide_sensitive, self.policy)
     }
 
     /// The read limits and interruption of this view.
@@ -110,24 +115,43 @@ impl<'a> WorkspaceView<'a> {
         self.cx
     }
 
-    /// Whether sensitive claims are hidden from this view.
-    pub fn hides_sensitive(&self) -> bool {
-        self.hide_sensitive
+    /// Whether some rows of this workspace are hidden from this view (sensitive ones, or rows
+    /// a row policy hides): names and counts must then come from what the view sees.
+    pub fn hides_rows(&self) -> bool {
+        self.hide_sensitive || self.policy.is_some()
     }
 
     /// The claims of this workspace hidden from this view, ascending (empty for most views).
     pub(crate) fn hidden_claims(&self) -> Vec<u32> {
-        if !self.hide_sensitive {
-            return Vec::new();
+        let mut out: Vec<u32> = if self.hide_sensitive {
+            self.st.bitmaps.claims_sensitive.iter().filter(|&c| self.st.claim_ws(c) == self.ws).collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(h) = self.policy {
+            out.extend(h.claims.iter());
+            out.sort_unstable();
+            out.dedup();
         }
-        self.st.bitmaps.claims_sensitive.iter().filter(|&c| self.st.claim_ws(c) == self.ws).collect()
+        out
     }
 
     /// Whether claim `c` is hidden from this view whatever the visibility (sensitive, for a
-    /// principal that may not see it).
+    /// principal that may not see it; or hidden by a row policy).
     #[inline]
     pub(crate) fn hidden(&self, c: u32) -> bool {
-        self.hide_sensitive && *self.st.claims.flags.get(c as usize) & SENSITIVE != 0
+        (self.hide_sensitive && *self.st.claims.flags.get(c as usize) & SENSITIVE != 0) || self.policy.is_some_and(|h| h.claims.contains(c))
+    }
+
+    /// The entities of this workspace a row policy hides from this view, ascending.
+    pub(crate) fn hidden_entities(&self) -> Vec<u32> {
+        self.policy.map_or_else(Vec::new, |h| h.entities.iter().collect())
+    }
+
+    /// Whether entity `e` is hidden from this view by a row policy.
+    #[inline]
+    pub(crate) fn hidden_entity(&self, e: u32) -> bool {
+        self.policy.is_some_and(|h| h.entities.contains(e))
     }
 
     /// Whether property `key` is hidden from this view.
@@ -139,7 +163,7 @@ impl<'a> WorkspaceView<'a> {
     /// Checks that `e` is an entity of this workspace (deleted ones included).
     pub(crate) fn check_entity(&self, e: EntityId) -> Result<(), ReadError> {
         match self.st.entities.ws.try_get(e.index()) {
-            Some(w) if *w == self.ws && *self.st.entities.flags.get(e.index()) & ERASED == 0 => Ok(()),
+            Some(w) if *w == self.ws && *self.st.entities.flags.get(e.index()) & ERASED == 0 && !self.hidden_entity(e.0) => Ok(()),
             _ => Err(ReadError::UnknownEntity(e)),
         }
     }
@@ -201,7 +225,7 @@ impl<'a> WorkspaceView<'a> {
 
     /// The dense id of the entity with this external id.
     pub fn entity_id(&self, ext_id: &str) -> Option<EntityId> {
-        self.st.entities.find_ext(self.ws, ext_id).map(EntityId)
+        self.st.entities.find_ext(self.ws, ext_id).filter(|&e| !self.hidden_entity(e)).map(EntityId)
     }
 
     /// The merges `e` took part in (retired or surviving), oldest first, undone ones included.
@@ -213,7 +237,7 @@ impl<'a> WorkspaceView<'a> {
             .entities
             .merges
             .iter()
-            .filter(|m| m.from == e.0 || m.into == e.0)
+            .filter(|m| (m.from == e.0 || m.into == e.0) && !self.hidden_entity(m.from) && !self.hidden_entity(m.into))
             .map(|m| crate::model::Merge {
                 from: EntityId(m.from),
                 into: EntityId(m.into),
@@ -233,7 +257,7 @@ impl<'a> WorkspaceView<'a> {
         let mut v = Vec::new();
         ents.by_name.candidates(key_hash(self.ws, &key), |e| {
             let i = e as usize;
-            if *ents.ws.get(i) == self.ws && *ents.flags.get(i) & (DELETED | ERASED) == 0 && ents.has_key(e, &key) {
+            if *ents.ws.get(i) == self.ws && *ents.flags.get(i) & (DELETED | ERASED) == 0 && !self.hidden_entity(e) && ents.has_key(e, &key) {
                 v.push(EntityId(e));
             }
         });

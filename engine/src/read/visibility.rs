@@ -8,6 +8,7 @@
 //! traversal tests one byte per edge; the other settings take the general path.
 
 use crate::model::{ClaimState, StateSet};
+use crate::read::policy::Hidden;
 use crate::state::{FlatFilter, State, DELETED, ERASED, SENSITIVE};
 use crate::time::Timestamp;
 
@@ -58,17 +59,24 @@ pub(crate) struct Vis<'a> {
     include_deleted: bool,
     /// Sensitive claims do not exist (a principal without `see_sensitive`).
     hide_sensitive: bool,
+    /// Rows the principal's row policies hide.
+    policy: Option<&'a Hidden>,
     /// The moved valid time (`as_of`): a claim superseded since (deprecated, its validity ended)
     /// was true then, and counts with the state it had before its deprecation.
     as_of: Option<Timestamp>,
 }
 
 impl<'a> Vis<'a> {
-    /// `v` on `st` at `now`; with `hide_sensitive`, sensitive claims are never visible. The
-    /// materialized filters do not know sensitivity, so a hiding read takes the general path.
-    pub fn new(v: &Visibility, st: &'a State, now: Timestamp, hide_sensitive: bool) -> Vis<'a> {
-        let lifecycle_default =
-            v.known_as_of.is_none() && v.states == StateSet::CURRENT && !v.include_deleted && !v.all_versions && !hide_sensitive;
+    /// `v` on `st` at `now`; with `hide_sensitive`, sensitive claims are never visible, and the
+    /// rows in `policy` never are. The materialized filters know neither, so a hiding read takes
+    /// the general path.
+    pub fn new(v: &Visibility, st: &'a State, now: Timestamp, hide_sensitive: bool, policy: Option<&'a Hidden>) -> Vis<'a> {
+        let lifecycle_default = v.known_as_of.is_none()
+            && v.states == StateSet::CURRENT
+            && !v.include_deleted
+            && !v.all_versions
+            && !hide_sensitive
+            && policy.is_none();
         let fast = v.as_of.is_none() && lifecycle_default && now >= st.committed_at;
         Vis {
             fast: fast.then(|| st.flat_filter()),
@@ -79,6 +87,7 @@ impl<'a> Vis<'a> {
             states: v.states,
             include_deleted: v.include_deleted,
             hide_sensitive,
+            policy,
             as_of: v.as_of,
         }
     }
@@ -118,7 +127,7 @@ impl<'a> Vis<'a> {
 
     #[inline(never)]
     fn claim_general(&self, st: &State, c: u32, f: u8) -> bool {
-        if f & ERASED != 0 || (self.hide_sensitive && f & SENSITIVE != 0) {
+        if f & ERASED != 0 || (self.hide_sensitive && f & SENSITIVE != 0) || self.policy.is_some_and(|h| h.claims.contains(c)) {
             return false;
         }
         if self.all {
@@ -165,7 +174,7 @@ impl<'a> Vis<'a> {
     /// Whether entity `e` is visible (exists at the known time, not erased, not deleted unless asked).
     pub fn entity(&self, st: &State, e: u32) -> bool {
         let f = *st.entities.flags.get(e as usize);
-        if f & ERASED != 0 {
+        if f & ERASED != 0 || self.policy.is_some_and(|h| h.entities.contains(e)) {
             return false;
         }
         if self.all {

@@ -16,8 +16,11 @@ use std::cell::Cell;
 /// three after it), appended so format 2 records decode unchanged; format 1 records are still
 /// read (see `field_since_v2`); format 4 the settings with the server's users
 /// (`Mutation::SettingsV3`), appended likewise; format 5 the settings with the HTTP API's bearer
-/// tokens (`Mutation::SettingsV4`), appended likewise.
-pub const RECORD_FORMAT_VERSION: u8 = 5;
+/// tokens (`Mutation::SettingsV4`), appended likewise; format 6 the settings with roles and row
+/// policies (`Mutation::SettingsV5`), appended likewise.
+pub const RECORD_FORMAT_VERSION: u8 = 6;
+/// The format before roles and policies: the same encoding, without them.
+const RECORD_FORMAT_5: u8 = 5;
 /// The format before tokens: the same encoding, without them.
 const RECORD_FORMAT_4: u8 = 4;
 /// The format before the server's users: the same encoding, without them.
@@ -65,8 +68,11 @@ pub enum Mutation {
     /// The stored settings with the server's users, replaced whole (the layout before tokens;
     /// read only).
     SettingsV3(crate::settings::SettingsV3),
-    /// The stored settings with the server's users and tokens, replaced whole.
-    SettingsV4(crate::settings::Settings),
+    /// The stored settings with the server's users and tokens, replaced whole (the layout
+    /// before roles and policies; read only).
+    SettingsV4(crate::settings::SettingsV4),
+    /// The stored settings with users, tokens, roles and row policies, replaced whole.
+    SettingsV5(crate::settings::Settings),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.
@@ -109,7 +115,7 @@ impl WalRecord {
     /// Decodes a WAL payload.
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
-            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2), body)) => {
+            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_5 | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2), body)) => {
                 postcard::from_bytes(body).map_err(|_| DecodeError::Malformed)
             }
             Some((&RECORD_FORMAT_OLDEST, body)) => {
@@ -153,7 +159,9 @@ pub enum MutationRef<'a> {
     /// `Mutation::SettingsV3`.
     SettingsV3(&'a crate::settings::SettingsV3),
     /// `Mutation::SettingsV4`.
-    SettingsV4(&'a crate::settings::Settings),
+    SettingsV4(&'a crate::settings::SettingsV4),
+    /// `Mutation::SettingsV5`.
+    SettingsV5(&'a crate::settings::Settings),
 }
 
 impl MutationRef<'_> {
@@ -189,7 +197,11 @@ mod tests {
         let mut settings = crate::settings::Settings::from(old);
         settings.set_for("default", "retention_days", "30").unwrap();
         settings.tokens.insert("t1".into(), crate::settings::StoredToken { user: "u".into(), sha256: "00".into(), created_at: 1 });
-        assert_eq!(MutationRef::SettingsV4(&settings).encode(), encode_mutation(&Mutation::SettingsV4(settings.clone())));
+        assert_eq!(MutationRef::SettingsV5(&settings).encode(), encode_mutation(&Mutation::SettingsV5(settings.clone())));
+        let v4 = crate::settings::SettingsV4 { vector_dim: Some(8), ..Default::default() };
+        assert_eq!(MutationRef::SettingsV4(&v4).encode(), encode_mutation(&Mutation::SettingsV4(v4.clone())));
+        let bytes = postcard::to_allocvec(&v4).unwrap();
+        assert_eq!(crate::settings::Settings::decode(&bytes), Some(crate::settings::Settings::from(v4)));
         let v3 = crate::settings::SettingsV3 { vector_dim: Some(8), ..Default::default() };
         assert_eq!(MutationRef::SettingsV3(&v3).encode(), encode_mutation(&Mutation::SettingsV3(v3.clone())));
         // A format-4 settings snapshot reads as the settings with no tokens.
