@@ -221,6 +221,14 @@ pub enum Command {
     /// holds DIR: use ENGRAM.USER then.
     #[command(subcommand)]
     User(UserCommand),
+    /// Manage roles: grants per workspace that users hold. Refused while a server holds DIR: use
+    /// ENGRAM.ROLE then.
+    #[command(subcommand)]
+    Role(RoleCommand),
+    /// Manage row policies: which claims and entities of a workspace a role sees. Refused while a
+    /// server holds DIR: use ENGRAM.POLICY then.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Open an interactive query shell on DIR: statements end with `;`; `:explain`, `:profile`, `:help`.
     Shell {
         /// Database folder.
@@ -475,6 +483,123 @@ pub enum Dir {
     Out,
     /// Both.
     Both,
+}
+
+/// `engram role …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum RoleCommand {
+    /// Create role NAME with no grants.
+    Add {
+        /// Database folder.
+        dir: PathBuf,
+        /// The role's name.
+        name: String,
+    },
+    /// Delete role NAME (users holding it lose it).
+    Del {
+        /// Database folder.
+        dir: PathBuf,
+        /// The role's name.
+        name: String,
+    },
+    /// Grant role NAME read, write or admin on WORKSPACE (`*`: every workspace).
+    Grant {
+        /// Database folder.
+        dir: PathBuf,
+        /// The role's name.
+        name: String,
+        /// A workspace, or `*`.
+        workspace: String,
+        /// `read`, `write` (includes read) or `admin` (includes write).
+        access: String,
+        /// Sensitive claims exist for this grant.
+        #[arg(long)]
+        see_sensitive: bool,
+    },
+    /// Remove role NAME's grant on WORKSPACE (or `*`).
+    Revoke {
+        /// Database folder.
+        dir: PathBuf,
+        /// The role's name.
+        name: String,
+        /// A workspace, or `*`.
+        workspace: String,
+    },
+    /// Make USER hold ROLE.
+    Assign {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user.
+        user: String,
+        /// The role.
+        role: String,
+    },
+    /// Take ROLE from USER.
+    Unassign {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user.
+        user: String,
+        /// The role.
+        role: String,
+    },
+    /// One line per role: name, grants, `users=` holding it.
+    List {
+        /// Database folder.
+        dir: PathBuf,
+    },
+}
+
+/// `engram policy …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum PolicyCommand {
+    /// Store (or replace) policy NAME of WORKSPACE: the roles given see only the rows PREDICATE
+    /// (a Cypher expression over `c`, `s`, `o` for claims or `e` for entities; `$user` is the
+    /// asking user) holds for.
+    Set {
+        /// Database folder.
+        dir: PathBuf,
+        /// The workspace.
+        workspace: String,
+        /// The policy's name.
+        name: String,
+        /// The predicate, e.g. `c.user_id = $user`.
+        predicate: String,
+        /// What it filters: `claims` or `entities`.
+        #[arg(long, default_value = "claims")]
+        on: String,
+        /// A role (or user) it applies to; repeatable, at least one.
+        #[arg(long = "role", required = true)]
+        roles: Vec<String>,
+    },
+    /// Delete policy NAME of WORKSPACE.
+    Del {
+        /// Database folder.
+        dir: PathBuf,
+        /// The workspace.
+        workspace: String,
+        /// The policy's name.
+        name: String,
+    },
+    /// One line per policy: workspace, name, target, `roles=`, predicate.
+    List {
+        /// Database folder.
+        dir: PathBuf,
+        /// Only this workspace's.
+        workspace: Option<String>,
+    },
+    /// Which policies apply to USER, what they hide from it, and QUERY's answer as USER sees it.
+    Explain {
+        /// Database folder.
+        dir: PathBuf,
+        /// The user.
+        user: String,
+        /// A read query, run as USER.
+        query: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
 }
 
 /// `engram user …`.

@@ -135,6 +135,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             None => serve::mcp(dir, workspace, user.as_deref(), embedder.as_deref(), model_dir.as_deref()),
         },
         Command::User(u) => serve::user(u),
+        Command::Role(r) => serve::role(r),
+        Command::Policy(p) => serve::policy(p),
         Command::Replay { file, budgets, k, json, keep, embedding: EmbedArgs { embedder, model_dir } } => {
             replay::run(&replay::ReplayArgs {
                 file,

@@ -5,9 +5,10 @@ use std::io::BufRead as _;
 use std::net::IpAddr;
 use std::path::Path;
 
-use crate::args::UserCommand;
+use crate::args::{PolicyCommand, RoleCommand, UserCommand};
 use crate::fail::{fail, Failure};
 use crate::out;
+use engram_server::governance::Outcome;
 use engram_server::users;
 
 /// Reads one line (a password) from stdin, without its line end; empty is refused.
@@ -106,17 +107,65 @@ pub fn mcp_connect(url: &str, workspace: &str) -> Result<(), Failure> {
 }
 
 /// Opens DIR for a user change: a server holding it is named, with what to use instead.
-fn open(dir: &Path) -> Result<engram::Database, Failure> {
+fn open(dir: &Path, command: &str) -> Result<engram::Database, Failure> {
     if !dir.is_dir() {
         return Err(Failure::operator(format!("{} is not an engram database", dir.display())));
     }
     engram::Database::open(dir).map_err(|e| {
         if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
-            Failure::operator(format!("{}: locked by a running server; use ENGRAM.USER", dir.display()))
+            Failure::operator(format!("{}: locked by a running server; use {command}", dir.display()))
         } else {
             fail(e)
         }
     })
+}
+
+/// Prints a governance command's outcome; "nothing to change" is an error naming what.
+fn governance(db: &engram::Database, words: &[String], f: fn(&engram::Database, &[String]) -> Result<Outcome, String>) -> Result<(), Failure> {
+    match f(db, words).map_err(Failure::from)? {
+        Outcome::Ok | Outcome::Changed(true) => Ok(()),
+        Outcome::Changed(false) => Err(Failure::from(format!("nothing to change: {}", words.join(" ")))),
+        Outcome::Lines(lines) => out::print(&lines.into_iter().map(|l| l + "\n").collect::<String>()),
+    }
+}
+
+/// `engram role …`: the words of `ENGRAM.ROLE`.
+pub fn role(cmd: &RoleCommand) -> Result<(), Failure> {
+    let w = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+    let (dir, words) = match cmd {
+        RoleCommand::Add { dir, name } => (dir, w(&["ADD", name])),
+        RoleCommand::Del { dir, name } => (dir, w(&["DEL", name])),
+        RoleCommand::Grant { dir, name, workspace, access, see_sensitive } => {
+            let mut v = w(&["GRANT", name, workspace, access]);
+            if *see_sensitive {
+                v.push("SEE_SENSITIVE".to_owned());
+            }
+            (dir, v)
+        }
+        RoleCommand::Revoke { dir, name, workspace } => (dir, w(&["REVOKE", name, workspace])),
+        RoleCommand::Assign { dir, user, role } => (dir, w(&["ASSIGN", user, role])),
+        RoleCommand::Unassign { dir, user, role } => (dir, w(&["UNASSIGN", user, role])),
+        RoleCommand::List { dir } => (dir, w(&["LIST"])),
+    };
+    governance(&open(dir, "ENGRAM.ROLE")?, &words, engram_server::governance::role)
+}
+
+/// `engram policy …`: the words of `ENGRAM.POLICY`; `explain` also runs the query as the user.
+pub fn policy(cmd: &PolicyCommand) -> Result<(), Failure> {
+    let w = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+    let (dir, words) = match cmd {
+        PolicyCommand::Set { dir, workspace, name, predicate, on, roles } => (dir, w(&["SET", workspace, name, on, &roles.join(","), predicate])),
+        PolicyCommand::Del { dir, workspace, name } => (dir, w(&["DEL", workspace, name])),
+        PolicyCommand::List { dir, workspace } => (dir, w(&["LIST"]).into_iter().chain(workspace.clone()).collect()),
+        PolicyCommand::Explain { dir, user, query, workspace } => {
+            let db = open(dir, "ENGRAM.POLICY")?;
+            governance(&db, &w(&["EXPLAIN", user, workspace]), engram_server::governance::policy)?;
+            let who = db.user_principal(user).ok_or_else(|| Failure::from(format!("no user `{user}`")))?;
+            let r = db.scope(std::sync::Arc::new(who)).query_read(workspace, query, &engram::Params::new()).map_err(fail)?;
+            return out::print(&format!("as {user}:\n{}", crate::query::table(&r, false)));
+        }
+    };
+    governance(&open(dir, "ENGRAM.POLICY")?, &words, engram_server::governance::policy)
 }
 
 /// `engram user …`.
@@ -124,40 +173,40 @@ pub fn user(cmd: &UserCommand) -> Result<(), Failure> {
     match cmd {
         UserCommand::Add { dir, name, password_stdin } => {
             let pw = password_stdin.then(password_from_stdin).transpose()?;
-            let db = open(dir)?;
+            let db = open(dir, "ENGRAM.USER")?;
             users::add(&db, name, pw.as_deref()).map_err(Failure::from)
         }
         UserCommand::Grant { dir, name, workspace, access, see_sensitive } => {
             let access = users::parse_access(access).map_err(Failure::from)?;
-            users::grant(&open(dir)?, name, workspace, access, *see_sensitive).map_err(Failure::from)
+            users::grant(&open(dir, "ENGRAM.USER")?, name, workspace, access, *see_sensitive).map_err(Failure::from)
         }
         UserCommand::Revoke { dir, name, workspace } => {
-            if !users::revoke(&open(dir)?, name, workspace).map_err(Failure::from)? {
+            if !users::revoke(&open(dir, "ENGRAM.USER")?, name, workspace).map_err(Failure::from)? {
                 return Err(Failure::from(format!("user `{name}` has no grant on `{workspace}`")));
             }
             Ok(())
         }
         UserCommand::Del { dir, name } => {
-            if !open(dir)?.remove_user(name).map_err(fail)? {
+            if !open(dir, "ENGRAM.USER")?.remove_user(name).map_err(fail)? {
                 return Err(Failure::from(format!("no user `{name}`")));
             }
             Ok(())
         }
         UserCommand::List { dir } => {
-            let db = open(dir)?;
+            let db = open(dir, "ENGRAM.USER")?;
             let text: String = users::list(&db).into_iter().map(|l| l + "\n").collect();
             out::print(&text)
         }
         UserCommand::Token { dir, name } => {
-            let (_, token) = users::new_token(&open(dir)?, name).map_err(Failure::from)?;
+            let (_, token) = users::new_token(&open(dir, "ENGRAM.USER")?, name).map_err(Failure::from)?;
             out::print(&format!("{token}\n"))
         }
         UserCommand::Tokens { dir } => {
-            let text: String = users::list_tokens(&open(dir)?).into_iter().map(|l| l + "\n").collect();
+            let text: String = users::list_tokens(&open(dir, "ENGRAM.USER")?).into_iter().map(|l| l + "\n").collect();
             out::print(&text)
         }
         UserCommand::RevokeToken { dir, id } => {
-            if !open(dir)?.remove_token(id).map_err(fail)? {
+            if !open(dir, "ENGRAM.USER")?.remove_token(id).map_err(fail)? {
                 return Err(Failure::from(format!("no token `{id}`")));
             }
             Ok(())

@@ -8,6 +8,7 @@
 //! (the Prometheus families).
 
 pub mod commands;
+pub mod governance;
 pub mod http;
 pub mod limits;
 pub mod mcp;

@@ -186,14 +186,18 @@ pub fn list_tokens(db: &Database) -> Vec<String> {
 }
 
 /// One line per user: `name password|nopass ws=level[+sensitive] …` (never the hash).
+/// `roles=a,b` follows when the user holds roles.
 pub fn list(db: &Database) -> Vec<String> {
-    db.users().iter().map(|(name, u)| line(name, u)).collect()
+    let members = db.memberships();
+    db.users().iter().map(|(name, u)| line(name, u, members.get(name).map(Vec::as_slice).unwrap_or_default())).collect()
 }
 
-fn line(name: &str, u: &StoredUser) -> String {
-    let grants: Vec<String> =
-        u.grants.iter().map(|(ws, g)| format!("{ws}={}{}", g.access().as_str(), if g.see_sensitive { "+sensitive" } else { "" })).collect();
-    format!("{name} {} {}", if u.password_hash.is_some() { "password" } else { "nopass" }, grants.join(" ")).trim_end().to_owned()
+fn line(name: &str, u: &StoredUser, roles: &[String]) -> String {
+    let mut words: Vec<String> = u.grants.iter().map(|(ws, g)| crate::governance::grant_text(ws, *g)).collect();
+    if !roles.is_empty() {
+        words.push(format!("roles={}", roles.join(",")));
+    }
+    format!("{name} {} {}", if u.password_hash.is_some() { "password" } else { "nopass" }, words.join(" ")).trim_end().to_owned()
 }
 
 #[cfg(test)]

@@ -41,6 +41,18 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             Ok(()) => user(shared, args).await,
             Err(r) => r,
         },
+        "ENGRAM.ROLE" => match require(&who, "*", engram::Access::Admin) {
+            Ok(()) => governance(shared, args, crate::governance::role).await,
+            Err(r) => r,
+        },
+        "ENGRAM.POLICY" => {
+            // Policies are a workspace's: its admins manage them; a listing of all needs `*`.
+            let ws = if args.len() > 2 { arg(args, if arg(args, 1).is_some_and(|s| s.eq_ignore_ascii_case("EXPLAIN")) { 3 } else { 2 }) } else { None };
+            match require(&who, ws.unwrap_or("*"), engram::Access::Admin) {
+                Ok(()) => governance(shared, args, crate::governance::policy).await,
+                Err(r) => r,
+            }
+        }
         "ENGRAM.WHOAMI" => Reply::Map(vec![
             ("user".to_owned(), Reply::text(who.name().to_owned())),
             (
@@ -278,6 +290,25 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
             _ => Err("ENGRAM.USER: expected ADD name [password] | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | DEL name | LIST | TOKEN name | TOKENS | REVOKETOKEN id".to_owned()),
         };
         r.unwrap_or_else(Reply::err)
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// Runs a governance command (`crate::governance`) on the words after the command's name.
+async fn governance(
+    shared: &Arc<Shared>,
+    args: &[Vec<u8>],
+    f: fn(&engram::Database, &[String]) -> Result<crate::governance::Outcome, String>,
+) -> Reply {
+    use crate::governance::Outcome;
+    let words: Vec<String> = args.iter().skip(1).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+    engine(shared, move |db| match f(db, &words) {
+        Ok(Outcome::Ok) => Reply::ok(),
+        Ok(Outcome::Changed(b)) => Reply::Int(i64::from(b)),
+        Ok(Outcome::Lines(lines)) => Reply::Array(lines.into_iter().map(Reply::text).collect()),
+        Err(e) => Reply::err(format!("{name}: {e}")),
     })
     .await
     .unwrap_or_else(|r| r)

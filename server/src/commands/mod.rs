@@ -120,6 +120,12 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ),
     ("ENGRAM.STATS", 2, "ws: entity and claim counts by type and predicate."),
     ("ENGRAM.BACKUP", 2, "path: a consistent copy of the database into a new folder (admin on *)."),
+    ("ENGRAM.ROLE", -2, "ADD name | DEL name | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | ASSIGN user role | UNASSIGN user role | LIST (admin on *)."),
+    (
+        "ENGRAM.POLICY",
+        -2,
+        "SET ws name claims|entities role[,role...] predicate | DEL ws name | LIST [ws] | EXPLAIN user ws: row policies (admin on the workspace).",
+    ),
     (
         "ENGRAM.USER",
         -2,

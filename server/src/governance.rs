@@ -1,0 +1,110 @@
+//! Roles and row policies as words: the one implementation of `ENGRAM.ROLE` / `ENGRAM.POLICY`
+//! and of `engram role` / `engram policy` (the CLI passes its arguments as the same words).
+
+use engram::{Database, Principal, StoredGrant, StoredPolicy};
+
+/// What a governance command answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done.
+    Ok,
+    /// Whether something was there to change (`1` / `0`).
+    Changed(bool),
+    /// Lines of a listing.
+    Lines(Vec<String>),
+}
+
+/// The syntax of `ENGRAM.ROLE`.
+pub const ROLE_USAGE: &str = "ADD name | DEL name | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | ASSIGN user role | UNASSIGN user role | LIST";
+/// The syntax of `ENGRAM.POLICY`.
+pub const POLICY_USAGE: &str = "SET ws name claims|entities role[,role...] predicate | DEL ws name | LIST [ws] | EXPLAIN user ws";
+
+/// `ADD name | DEL name | GRANT … | REVOKE … | ASSIGN user role | UNASSIGN user role | LIST`.
+pub fn role(db: &Database, words: &[String]) -> Result<Outcome, String> {
+    let sub = words.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
+    let e = |e: engram::Error| e.to_string();
+    match (sub.as_str(), words.len()) {
+        ("ADD", 2) => db.add_role(&words[1]).map(Outcome::Changed).map_err(e),
+        ("DEL", 2) => db.remove_role(&words[1]).map(Outcome::Changed).map_err(e),
+        ("GRANT", 4 | 5) => {
+            let see_sensitive = match words.get(4).map(|w| w.to_ascii_uppercase()) {
+                None => false,
+                Some(w) if w == "SEE_SENSITIVE" => true,
+                Some(w) => return Err(format!("ROLE GRANT: unexpected `{w}` (SEE_SENSITIVE?)")),
+            };
+            let access = crate::users::parse_access(&words[3])?;
+            db.grant_role(&words[1], &words[2], StoredGrant::of(access, see_sensitive)).map(|()| Outcome::Ok).map_err(e)
+        }
+        ("REVOKE", 3) => db.revoke_role(&words[1], &words[2]).map(Outcome::Changed).map_err(e),
+        ("ASSIGN", 3) => db.assign_role(&words[1], &words[2]).map(Outcome::Changed).map_err(e),
+        ("UNASSIGN", 3) => db.unassign_role(&words[1], &words[2]).map(Outcome::Changed).map_err(e),
+        ("LIST", 1) => {
+            let members = db.memberships();
+            let lines = db
+                .roles()
+                .iter()
+                .map(|(name, r)| {
+                    let grants: Vec<String> = r.grants.iter().map(|(ws, g)| grant_text(ws, *g)).collect();
+                    let users: Vec<&str> =
+                        members.iter().filter(|(_, held)| held.iter().any(|h| h == name)).map(|(u, _)| u.as_str()).collect();
+                    format!("{name} {} users={}", grants.join(" "), users.join(",")).replace("  ", " ")
+                })
+                .collect();
+            Ok(Outcome::Lines(lines))
+        }
+        _ => Err(format!("expected {ROLE_USAGE}")),
+    }
+}
+
+/// `ws=level[+sensitive]`.
+pub fn grant_text(ws: &str, g: StoredGrant) -> String {
+    format!("{ws}={}{}", g.access().as_str(), if g.see_sensitive { "+sensitive" } else { "" })
+}
+
+/// `SET ws name target roles predicate | DEL ws name | LIST [ws] | EXPLAIN user ws`.
+pub fn policy(db: &Database, words: &[String]) -> Result<Outcome, String> {
+    let sub = words.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
+    match (sub.as_str(), words.len()) {
+        ("SET", 6) => {
+            let roles = words[4].split(',').filter(|r| !r.is_empty()).map(str::to_owned).collect();
+            let p = StoredPolicy { target: words[3].clone(), roles, predicate: words[5].clone() };
+            db.put_policy(&words[1], &words[2], p).map(|()| Outcome::Ok).map_err(|e| e.to_string())
+        }
+        ("DEL", 3) => db.remove_policy(&words[1], &words[2]).map(Outcome::Changed).map_err(|e| e.to_string()),
+        ("LIST", 1 | 2) => {
+            let lines = db
+                .policies()
+                .iter()
+                .filter(|(ws, _)| words.get(1).is_none_or(|w| w == *ws))
+                .flat_map(|(ws, ps)| ps.iter().map(move |(name, p)| policy_line(ws, name, p)))
+                .collect();
+            Ok(Outcome::Lines(lines))
+        }
+        ("EXPLAIN", 3) => explain(db, &words[1], &words[2]).map(Outcome::Lines),
+        _ => Err(format!("expected {POLICY_USAGE}")),
+    }
+}
+
+/// `ws name target roles=a,b predicate`.
+fn policy_line(ws: &str, name: &str, p: &StoredPolicy) -> String {
+    format!("{ws} {name} {} roles={} {}", p.target, p.roles.join(","), p.predicate)
+}
+
+/// Which policies apply to `user` on `ws`, one line each, then what they hide from it there:
+/// `hidden: N claims, M entities` (for the admin asking; the user never sees these counts).
+pub fn explain(db: &Database, user: &str, ws: &str) -> Result<Vec<String>, String> {
+    let principal: Principal = db.user_principal(user).ok_or_else(|| format!("no user `{user}`"))?;
+    let mut lines: Vec<String> = db.policies_applying(&principal, ws).iter().map(|(name, p)| policy_line(ws, name, p)).collect();
+    if lines.is_empty() {
+        lines.push(format!("no policy of `{ws}` applies to `{user}`"));
+    }
+    let roles: Vec<&str> = principal.roles().collect();
+    lines.insert(0, format!("user {user} roles={} grant={}", roles.join(","), principal.grant_on(ws).map_or("none".to_owned(), |g| g.access.as_str().to_owned())));
+    let scope = db.scope(std::sync::Arc::new(principal.grant(ws, engram::Access::Read, true)));
+    let root = db.snapshot();
+    if let (Ok(mine), Ok(all)) = (scope.workspace(ws), root.workspace(ws)) {
+        let (a, b) = (mine.catalog(), all.catalog());
+        lines.push(format!("hidden: {} claims, {} entities", b.claims.saturating_sub(a.claims), b.entities.saturating_sub(a.entities)));
+    }
+    Ok(lines)
+}
