@@ -20,7 +20,7 @@ pub(crate) fn require_database(dir: &Path) -> Result<(), Failure> {
 /// Opens an existing database for writing.
 pub(crate) fn open_existing(dir: &Path) -> Result<Database, Failure> {
     require_database(dir)?;
-    Database::open(dir).map_err(fail)
+    crate::audit::open(dir).map_err(fail)
 }
 
 /// Opens an existing database for reading only: no lock taken, nothing written, so reads work
@@ -50,7 +50,7 @@ pub fn init(dir: &Path) -> Result<(), Failure> {
     if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
         return Err(Failure::operator(format!("{} is not empty: init needs a new or empty folder", dir.display())));
     }
-    drop(Database::open(dir).map_err(fail)?);
+    drop(crate::audit::open(dir).map_err(fail)?);
     outln!("created an empty database in {}", dir.display());
     Ok(())
 }
@@ -149,4 +149,32 @@ pub fn backup(dir: &Path, dest: &Path) -> Result<(), Failure> {
     let path = db.backup(dest).map_err(fail)?;
     outln!("{}", path.display());
     Ok(())
+}
+
+/// `engram audit DIR`: the access history, read from its files (no lock taken).
+pub fn audit(dir: &Path, jsonl: bool, since: Option<&str>, user: Option<String>, op: Option<String>, limit: usize) -> Result<(), Failure> {
+    require_database(dir)?;
+    let since = since.map(engram::Timestamp::parse).transpose().map_err(|e| Failure::from(format!("--since: {e}")))?;
+    let filter = engram::db::audit::AuditFilter { since, user, op, limit };
+    let records = engram::db::audit::read_access_history(dir, &filter).map_err(fail)?;
+    let mut text = String::new();
+    for r in &records {
+        if jsonl {
+            text.push_str(&r.to_json().to_string());
+        } else {
+            text.push_str(&format!(
+                "{} {} {} {} {} rows={} {} {}",
+                r.at.to_rfc3339(),
+                r.user,
+                r.interface,
+                r.op,
+                r.workspace.as_deref().unwrap_or("-"),
+                r.rows,
+                r.outcome,
+                r.text.replace('\n', " ")
+            ));
+        }
+        text.push('\n');
+    }
+    crate::out::print(&text)
 }

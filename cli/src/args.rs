@@ -221,6 +221,29 @@ pub enum Command {
     /// holds DIR: use ENGRAM.USER then.
     #[command(subcommand)]
     User(UserCommand),
+    /// Print the access history: who read and wrote what, oldest first (works while a server
+    /// holds DIR). One line per record, or with `--jsonl` one JSON object per line with `at`,
+    /// `user`, `roles`, `interface`, `workspace`, `op`, `text`, `params_sha256`, `rows`, `claims`,
+    /// `duration_us` and `outcome`.
+    Audit {
+        /// Database folder.
+        dir: PathBuf,
+        /// One JSON object per line.
+        #[arg(long)]
+        jsonl: bool,
+        /// Only records at or after this time (RFC 3339, a date, or microseconds).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only this user's.
+        #[arg(long)]
+        user: Option<String>,
+        /// Only this operation's (a command name such as GRAPH.QUERY, or a CLI command).
+        #[arg(long)]
+        op: Option<String>,
+        /// Only the newest N.
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+    },
     /// Manage roles: grants per workspace that users hold. Refused while a server holds DIR: use
     /// ENGRAM.ROLE then.
     #[command(subcommand)]

@@ -68,7 +68,7 @@ pub fn import(dir: &Path, entities: &Path, claims: &Path, vectors: Option<(&Path
     })?;
     drop((entity_bytes, claim_bytes));
     bar.set_message(format!("loading {} entities and {} claims", load.entities.ext_id.len(), load.claims.subject.len()));
-    let db = Database::open(dir).map_err(fail)?;
+    let db = crate::audit::open(dir).map_err(fail)?;
     bar.set_message(format!(
         "loading {} entities and {} claims and writing the snapshot",
         load.entities.ext_id.len(),
@@ -92,7 +92,7 @@ pub fn import_jsonl(dir: &Path, file: &Path) -> Result<(), Failure> {
     let bar = spinner("importing JSON lines");
     // Parse first (with a throwaway in-memory database) so a bad line leaves the folder untouched.
     engram::jsonl::import(&Database::in_memory(), &text, &name_of(file)).map_err(caller)?;
-    let db = Database::open(dir).map_err(fail)?;
+    let db = crate::audit::open(dir).map_err(fail)?;
     let lines = engram::jsonl::import(&db, &text, &name_of(file)).map_err(caller)?;
     db.checkpoint().map_err(fail)?;
     db.wait_for_merge();

@@ -5,7 +5,7 @@ use crate::admin::open_for_reading;
 use crate::data::spinner;
 use crate::fail::{bug, fail, Failure};
 use engram::ontology::{self, Format, ProfileConfig, Profiles, Relations};
-use engram::{Database, EntityId, Visibility, WorkspaceView};
+use engram::{EntityId, Visibility, WorkspaceView};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -19,7 +19,7 @@ pub fn import(dir: &Path, file: &Path, format: Option<&str>, workspace: &str, as
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let doc = ontology::read_ontology(input, name, format).map_err(|e| format!("{}: {e}", file.display()))?;
     bar.set_message(format!("importing {} terms of `{}`", doc.terms.len(), doc.name));
-    let db = Database::open(dir).map_err(fail)?;
+    let db = crate::audit::open(dir).map_err(fail)?;
     let report = ontology::import_ontology(&db, workspace, &doc).map_err(fail)?;
     bar.set_message("writing the checkpoint");
     db.checkpoint().map_err(fail)?;

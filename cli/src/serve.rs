@@ -111,7 +111,7 @@ fn open(dir: &Path, command: &str) -> Result<engram::Database, Failure> {
     if !dir.is_dir() {
         return Err(Failure::operator(format!("{} is not an engram database", dir.display())));
     }
-    engram::Database::open(dir).map_err(|e| {
+    crate::audit::open(dir).map_err(|e| {
         if matches!(e.as_storage(), Some(engram::StorageError::Locked(_))) {
             Failure::operator(format!("{}: locked by a running server; use {command}", dir.display()))
         } else {

@@ -5,7 +5,6 @@ use crate::embed;
 use crate::fail::{bug, fail, Failure};
 use crate::outln;
 use crate::read as reads;
-use engram::Database;
 use std::path::Path;
 
 /// `engram merge` (`pair` given) or `engram unmerge` (`undo` given); prints how many claims moved.
@@ -53,7 +52,7 @@ pub fn ingest(
     let text =
         String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
     let docs = crate::docs::parse_file(file, &text)?;
-    let db = Database::open(dir).map_err(fail)?;
+    let db = crate::audit::open(dir).map_err(fail)?;
     embed::attach(&db, embedder, model_dir)?;
     let (total, mut durable, mut rejected) = (docs.len(), 0usize, 0usize);
     let mut docs = docs.into_iter().peekable();

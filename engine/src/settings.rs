@@ -41,6 +41,15 @@ pub struct Settings {
     pub memberships: std::collections::BTreeMap<String, Vec<String>>,
     /// Row policies: workspace name → policy name → policy (see `read::policy`).
     pub policies: std::collections::BTreeMap<String, std::collections::BTreeMap<String, StoredPolicy>>,
+    /// The access history: `on` (default) or `off`.
+    pub audit: Option<String>,
+    /// Whether the embedded full-access principal's reads are recorded too: `on` or `off`
+    /// (default).
+    pub audit_root: Option<String>,
+    /// Reads' records are synced within this many milliseconds (default 10).
+    pub audit_flush_ms: Option<u64>,
+    /// Records older than this many days are dropped, a segment at a time (default: kept).
+    pub audit_retention_days: Option<u32>,
 }
 
 /// A role: grants by workspace name (`*`: every workspace).
@@ -269,8 +278,18 @@ pub const WORKSPACE_SETTING_KEYS: [&str; 4] = ["accept_confidence", "resolve_sim
 pub const SENSITIVE_PROPERTIES_MAX: usize = 64;
 
 /// The setting names, in the order `entries` lists them.
-pub const SETTING_KEYS: [&str; 6] =
-    ["fsync", "checkpoint_wal_bytes", "wal_segment_bytes_max", "merge_delta_edges_min", "vector_dim", "embedder"];
+pub const SETTING_KEYS: [&str; 10] = [
+    "fsync",
+    "checkpoint_wal_bytes",
+    "wal_segment_bytes_max",
+    "merge_delta_edges_min",
+    "vector_dim",
+    "embedder",
+    "audit",
+    "audit_root",
+    "audit_flush_ms",
+    "audit_retention_days",
+];
 
 /// A rejected setting.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -384,6 +403,10 @@ impl Settings {
             "merge_delta_edges_min" => self.merge_delta_edges_min.map(|v| v.to_string()),
             "vector_dim" => self.vector_dim.map(|v| v.to_string()),
             "embedder" => self.embedder.clone(),
+            "audit" => self.audit.clone(),
+            "audit_root" => self.audit_root.clone(),
+            "audit_flush_ms" => self.audit_flush_ms.map(|v| v.to_string()),
+            "audit_retention_days" => self.audit_retention_days.map(|v| v.to_string()),
             _ => return Err(SettingsError::UnknownKey(key.to_owned())),
         })
     }
@@ -413,9 +436,31 @@ impl Settings {
                 }
                 self.embedder = Some(value.to_owned());
             }
+            "audit" | "audit_root" => {
+                if value != "on" && value != "off" {
+                    return Err(bad("`on` or `off`"));
+                }
+                *(if key == "audit" { &mut self.audit } else { &mut self.audit_root }) = Some(value.to_owned());
+            }
+            "audit_flush_ms" => {
+                self.audit_flush_ms = Some(value.parse::<u64>().ok().filter(|v| (1..=60_000).contains(v)).ok_or_else(|| bad("an integer in 1..=60000"))?);
+            }
+            "audit_retention_days" => {
+                self.audit_retention_days = Some(value.parse::<u32>().ok().filter(|d| *d >= 1).ok_or_else(|| bad("a whole number of days ≥ 1"))?);
+            }
             _ => return Err(SettingsError::UnknownKey(key.to_owned())),
         }
         Ok(())
+    }
+
+    /// Whether the access history records (`audit`, default on).
+    pub fn audit_on(&self) -> bool {
+        self.audit.as_deref() != Some("off")
+    }
+
+    /// Whether the embedded full-access principal is recorded too (`audit_root`, default off).
+    pub fn audit_root_on(&self) -> bool {
+        self.audit_root.as_deref() == Some("on")
     }
 
     /// Every setting, set or not, in `SETTING_KEYS` order.

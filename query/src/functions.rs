@@ -116,6 +116,14 @@ pub struct Procedure {
 /// Every procedure.
 pub const PROCEDURES: &[Procedure] = &[
     Procedure {
+        name: "engram.audit.history",
+        args: &["options"],
+        required: 0,
+        yields: &["at", "user", "roles", "interface", "workspace", "op", "text", "rows", "claims", "duration_us", "outcome"],
+        doc: "the access history, oldest first (admin on * only); options: since (a time), user, op, limit",
+        writes: false,
+    },
+    Procedure {
         name: "db.idx.vector.queryNodes",
         args: &["label", "attribute", "k", "query"],
         required: 4,

@@ -7,6 +7,7 @@
 //! `http` (the JSON API, health, metrics and `OpenAPI` on axum: each route one command), `metrics`
 //! (the Prometheus families).
 
+mod audit;
 pub mod commands;
 pub mod governance;
 pub mod http;

@@ -89,7 +89,8 @@ pub struct ReplayReport {
     pub first_seq_hint: u64,
 }
 
-fn segment_name(seq: u64) -> String {
+/// The file name of segment `seq`.
+pub fn segment_name(seq: u64) -> String {
     format!("{seq:016x}.wal")
 }
 

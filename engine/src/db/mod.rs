@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub(crate) mod commit;
+pub mod audit;
 mod governance;
 mod files;
 mod jobs;
@@ -156,6 +157,8 @@ struct Inner {
     embedder: RwLock<Option<Arc<dyn engram_embed::Embedder>>>,
     /// Gives verdicts for ingested claims that carry none (see `Database::set_classifier`).
     classifier: RwLock<Option<Arc<dyn crate::write::classifier::ClaimClassifier>>>,
+    /// The access history (`audit.rs`).
+    audit: Arc<audit::AuditLog>,
 }
 
 impl Inner {
@@ -169,6 +172,7 @@ impl Inner {
             checkpoint_running: AtomicBool::new(false),
             embedder: RwLock::new(None),
             classifier: RwLock::new(None),
+            audit: audit::AuditLog::in_memory(),
             published: RwLock::new(st.clone()),
             writer: Mutex::new(Writer { wal, latest: st, lsn: 0, wal_bytes: 0 }),
             group: Mutex::new(commit::Group::default()),
@@ -302,7 +306,15 @@ impl Database {
         apply_settings(&st.settings, &mut config);
         let wal = WalWriter::open(vfs.clone(), dir, &report, config.fsync, config.wal_segment_bytes_max, config.wal_preallocate_bytes)?;
         let files = install_vectors(&mut st, vfs.as_ref(), dir, true)?;
-        let db = Database { inner: Arc::new(Inner::new(st, Some(wal), config, Some(lock), Some((vfs, dir.to_path_buf())))) };
+        let flush = std::time::Duration::from_millis(st.settings.audit_flush_ms.unwrap_or(10));
+        let retention = st.settings.audit_retention_days;
+        let mut inner = Inner::new(st, Some(wal), config, Some(lock), Some((vfs.clone(), dir.to_path_buf())));
+        inner.audit = audit::AuditLog::open(vfs, dir, flush)?;
+        if let Some(days) = retention {
+            let before = Timestamp(inner.config.clock.now().0.saturating_sub(i64::from(days) * 86_400_000_000));
+            inner.audit.drop_before(before)?;
+        }
+        let db = Database { inner: Arc::new(inner) };
         *db.inner.vector_files.lock() = files;
         if fresh {
             db.create_workspace(DEFAULT_WORKSPACE)?;

@@ -20,6 +20,52 @@ pub struct Scope {
     cx: ReadContext,
     /// The row policies that apply to the principal, per workspace, compiled once.
     filters: Vec<PolicyFilter>,
+    /// The interface its requests are recorded under in the access history (`None`: not
+    /// recorded here, by default for the embedded root, or because the caller records them).
+    audit_as: Option<&'static str>,
+}
+
+/// What `Scope::note_access` records of one request.
+pub(crate) struct AccessNote<'a> {
+    pub at: Timestamp,
+    pub started: std::time::Instant,
+    pub op: &'a str,
+    pub workspace: Option<&'a str>,
+    pub text: &'a str,
+    pub params_sha256: Option<String>,
+    pub rows: u64,
+    pub claims: Vec<u64>,
+    pub outcome: String,
+}
+
+impl AccessNote<'_> {
+    /// The record of this request by `user` through `interface`.
+    pub fn record(self, user: &str, roles: Vec<String>, interface: &str) -> super::audit::AccessRecord {
+        super::audit::AccessRecord {
+            at: self.at,
+            user: user.to_owned(),
+            roles,
+            interface: interface.to_owned(),
+            workspace: self.workspace.map(str::to_owned),
+            op: self.op.to_owned(),
+            text: self.text.to_owned(),
+            params_sha256: self.params_sha256,
+            rows: self.rows,
+            claims: self.claims,
+            duration_us: u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            outcome: self.outcome,
+        }
+    }
+}
+
+impl super::Database {
+    /// Records a request of the embedded full-access principal, only with `audit_root = on`.
+    pub(crate) fn note_root_access(&self, note: AccessNote<'_>, durable: bool) -> Result<(), Error> {
+        if !self.snapshot().state.settings.audit_root_on() {
+            return Ok(());
+        }
+        self.record_access(note.record("root", Vec::new(), "embedded"), durable)
+    }
 }
 
 /// The row policies of one workspace that apply to a scope's principal, and the rows they hide
@@ -59,7 +105,24 @@ impl Scope {
     pub(crate) fn new(db: super::Database, snapshot: Snapshot, principal: Arc<Principal>) -> Scope {
         let limits = ReadLimits { visited_max: db.config().limits.traversal_visited_max, ..ReadLimits::DEFAULT };
         let filters = filters_for(&snapshot.state.settings, &principal);
-        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits), filters }
+        let audit_as = (!principal.is_root() || snapshot.state.settings.audit_root_on()).then_some("embedded");
+        Scope { db, snapshot, principal, cx: ReadContext::with_limits(limits), filters, audit_as }
+    }
+
+    /// This scope with its requests left out of the access history: the caller (a server
+    /// recording each command) records them itself.
+    #[must_use]
+    pub fn audited_by_caller(mut self) -> Scope {
+        self.audit_as = None;
+        self
+    }
+
+    /// Records one request made through this scope (see `audit_as`); with `durable` (a write),
+    /// once on disk. A failure to record fails the request: an answered write is in the log.
+    pub(crate) fn note_access(&self, note: AccessNote<'_>, durable: bool) -> Result<(), Error> {
+        let Some(interface) = self.audit_as else { return Ok(()) };
+        let record = note.record(self.principal.name(), self.principal.roles().map(str::to_owned).collect(), interface);
+        self.db.record_access(record, durable)
     }
 
     /// The compiled row policies that apply to the principal on `workspace` (empty: none).
@@ -179,15 +242,44 @@ impl Scope {
 
     /// Commits `batch` if the principal may write its workspace (see `Database::write`).
     pub fn write(&self, batch: &crate::write::batch::WriteBatch) -> Result<super::CommitInfo, Error> {
-        self.require(&batch.workspace, Access::Write)?;
-        self.db.write(batch)
+        let (at, started) = (self.db.config().clock.now(), std::time::Instant::now());
+        let result = self.require(&batch.workspace, Access::Write).and_then(|()| self.db.write(batch));
+        let text = format!("{} operations", batch.ops.len());
+        self.note_write("write", Some(&batch.workspace), &text, (at, started), &result, batch.ops.len() as u64)?;
+        result
     }
 
     /// Ingests a document if the principal may write its workspace (see `Database::ingest`).
     pub fn ingest(&self, doc: &str, opts: &crate::write::ingest::IngestOptions) -> Result<crate::write::ingest::IngestReport, Error> {
-        let parsed = crate::write::ingest::parse(doc)?;
-        self.require(&parsed.workspace, Access::Write)?;
-        self.db.ingest_doc(&parsed, opts)
+        let (at, started) = (self.db.config().clock.now(), std::time::Instant::now());
+        let parsed = crate::write::ingest::parse(doc);
+        let workspace = parsed.as_ref().ok().map(|p| p.workspace.clone());
+        let result = parsed.map_err(Error::from).and_then(|parsed| {
+            self.require(&parsed.workspace, Access::Write)?;
+            self.db.ingest_doc(&parsed, opts)
+        });
+        let text = format!("a document of {} bytes", doc.len());
+        let rows = result.as_ref().map_or(0, |r| (r.claims.len() + r.entities.len()) as u64);
+        self.note_write("ingest", workspace.as_deref(), &text, (at, started), &result, rows)?;
+        result
+    }
+
+    /// Records a write made through this scope, durably.
+    fn note_write<T>(
+        &self,
+        op: &str,
+        workspace: Option<&str>,
+        text: &str,
+        (at, started): (Timestamp, std::time::Instant),
+        result: &Result<T, Error>,
+        rows: u64,
+    ) -> Result<(), Error> {
+        let outcome = match result {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => format!("error: {}: {e}", e.class().name()),
+        };
+        let note = AccessNote { at, started, op, workspace, text, params_sha256: None, rows: if result.is_ok() { rows } else { 0 }, claims: Vec::new(), outcome };
+        self.note_access(note, true)
     }
 }
 

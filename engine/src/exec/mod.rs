@@ -31,7 +31,7 @@ use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 
 pub use output::{Node, Path, QueryValue, Relationship};
-pub use procedures::Embed;
+pub use procedures::{AuditFn, Embed};
 
 /// Query parameters by name.
 pub type Params = BTreeMap<String, QueryValue>;
@@ -392,7 +392,16 @@ impl WorkspaceView<'_> {
                 at: None,
             });
         }
-        self.run_read(&compiled, &vals, embed)
+        self.run_read(&compiled, &vals, embed, None)
+    }
+
+    /// `query_embedding`, with the access history's reader for `engram.audit.history`.
+    fn query_services(&self, text: &str, params: &Params, embed: Option<&Embed<'_>>, audit: &AuditFn<'_>) -> Result<QueryResult, QueryError> {
+        let (compiled, vals) = bind(text, params)?;
+        if compiled.writes {
+            return self.query_embedding(text, params, embed);
+        }
+        self.run_read(&compiled, &vals, embed, Some(audit))
     }
 
     fn run_read(
@@ -400,6 +409,7 @@ impl WorkspaceView<'_> {
         compiled: &Compiled,
         vals: &BTreeMap<Arc<str>, value::Val>,
         embed: Option<&Embed<'_>>,
+        audit: Option<&AuditFn<'_>>,
     ) -> Result<QueryResult, QueryError> {
         let vis = {
             let empty = graph::Graph { view: self, vis: Visibility::current() };
@@ -429,6 +439,7 @@ impl WorkspaceView<'_> {
                 cx: self.context(),
                 width: part.width,
                 embed,
+                audit,
                 profile: profile.then(|| Mutex::new(Vec::new())),
             };
             let ops = physical::choose(&part.ops, self);
@@ -456,6 +467,41 @@ impl crate::db::Database {
     /// current snapshot, a write as one transaction. A query error or an unknown workspace is an
     /// `Error`.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let (at, started) = (crate::time::Clock::now(&*self.config().clock), std::time::Instant::now());
+        let result = self.query_unaudited(workspace, text, params);
+        let writes = writes(text).unwrap_or(false) || is_index_statement(text);
+        self.audit_query("query", workspace, text, params, (at, started), &result, writes)?;
+        result
+    }
+
+    /// Records a query of the embedded full-access principal in the access history (only
+    /// with `audit_root = on`).
+    #[allow(clippy::too_many_arguments)] // Reason: one record's fields, named once here.
+    fn audit_query(
+        &self,
+        op: &str,
+        workspace: &str,
+        text: &str,
+        params: &Params,
+        (at, started): (Timestamp, std::time::Instant),
+        result: &Result<QueryResult, crate::error::Error>,
+        durable: bool,
+    ) -> Result<(), crate::error::Error> {
+        let note = crate::db::scope::AccessNote {
+            at,
+            started,
+            op,
+            workspace: Some(workspace),
+            text,
+            params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
+            rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
+            claims: result.as_ref().map(claims_read).unwrap_or_default(),
+            outcome: outcome(result),
+        };
+        self.note_root_access(note, durable)
+    }
+
+    fn query_unaudited(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         if let Some(ddl) = index_statement(text) {
             return ddl::run(self, workspace, &ddl?);
         }
@@ -464,9 +510,10 @@ impl crate::db::Database {
             return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, Vec::new(), compiled, vals);
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
+        let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f).map_err(|e| e.to_string());
         let snap = self.snapshot();
         let ws = snap.workspace(workspace)?;
-        Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
+        Ok(ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?)
     }
 }
 
@@ -475,6 +522,40 @@ impl crate::db::scope::Scope {
     /// its limits, deadline and cancel token hold. A query that writes needs write access and
     /// runs as one transaction on the database's current state.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
+        let result = self.query_unaudited(workspace, text, params);
+        let writes = writes(text).unwrap_or(false) || is_index_statement(text);
+        self.audit_query("query", workspace, text, params, (at, started), &result, writes)?;
+        result
+    }
+
+    /// Records a query of this scope in the access history (see `Scope::note_access`).
+    #[allow(clippy::too_many_arguments)] // Reason: one record's fields, named once here.
+    fn audit_query(
+        &self,
+        op: &str,
+        workspace: &str,
+        text: &str,
+        params: &Params,
+        (at, started): (Timestamp, std::time::Instant),
+        result: &Result<QueryResult, crate::error::Error>,
+        durable: bool,
+    ) -> Result<(), crate::error::Error> {
+        let note = crate::db::scope::AccessNote {
+            at,
+            started,
+            op,
+            workspace: Some(workspace),
+            text,
+            params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
+            rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
+            claims: result.as_ref().map(claims_read).unwrap_or_default(),
+            outcome: outcome(result),
+        };
+        self.note_access(note, durable)
+    }
+
+    fn query_unaudited(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         if let Some(ddl) = index_statement(text) {
             self.require(workspace, crate::model::Access::Write)?;
             return ddl::run(self.database(), workspace, &ddl?);
@@ -488,8 +569,17 @@ impl crate::db::scope::Scope {
             return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
         let ws = self.workspace(workspace)?;
-        Ok(ws.run_read(&compiled, &vals, Some(&embed))?)
+        Ok(ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?)
+    }
+
+    /// The access history, for a principal with admin on `*` (others: an error naming it).
+    fn access_history(&self, f: &crate::db::audit::AuditFilter) -> Result<Vec<crate::db::audit::AccessRecord>, String> {
+        if !self.principal().may(crate::read::scope::ALL_WORKSPACES, crate::model::Access::Admin) {
+            return Err(format!("engram.audit.history needs admin on *; {} has not", self.principal().name()));
+        }
+        self.database().access_history(f).map_err(|e| e.to_string())
     }
 
     /// Runs write queries as one commit group: each its own atomic transaction, applied in order
@@ -497,6 +587,19 @@ impl crate::db::scope::Scope {
     /// and one fsync for all; a failing one writes nothing and the others go on. Each needs
     /// write access to its workspace. Results in order. (A server's pipelined writes.)
     pub fn query_group(&self, queries: &[(&str, &str, &Params)]) -> Vec<Result<QueryResult, crate::error::Error>> {
+        let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
+        let mut results = self.query_group_unaudited(queries);
+        // One sync for the group: every record but the last is written, the last one syncs all.
+        let n = results.len();
+        for (i, ((workspace, text, params), result)) in queries.iter().zip(results.iter_mut()).enumerate() {
+            if let Err(e) = self.audit_query("query", workspace, text, params, (at, started), result, i + 1 == n) {
+                *result = Err(e);
+            }
+        }
+        results
+    }
+
+    fn query_group_unaudited(&self, queries: &[(&str, &str, &Params)]) -> Vec<Result<QueryResult, crate::error::Error>> {
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let mut results: Vec<Option<Result<QueryResult, crate::error::Error>>> = Vec::with_capacity(queries.len());
@@ -536,9 +639,43 @@ impl crate::db::scope::Scope {
 
     /// Runs a read query on `workspace`; a query that writes is refused with nothing done.
     pub fn query_read(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
-        Ok(self.workspace(workspace)?.query_embedding(text, params, Some(&embed))?)
+        let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
+        let result =
+            self.workspace(workspace).map_err(crate::error::Error::from).and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
+        self.audit_query("query", workspace, text, params, (at, started), &result, false)?;
+        result
+    }
+}
+
+/// The ids of the claims a result holds (relationships, in paths and collections too), the
+/// first `AUDIT_CLAIMS_MAX`.
+pub fn claims_read(r: &QueryResult) -> Vec<u64> {
+    fn walk(v: &QueryValue, out: &mut Vec<u64>) {
+        if out.len() >= crate::db::audit::AUDIT_CLAIMS_MAX {
+            return;
+        }
+        match v {
+            QueryValue::Relationship(r) => out.push(r.id),
+            QueryValue::Path(p) => out.extend(p.relationships.iter().map(|r| r.id)),
+            QueryValue::List(items) => items.iter().for_each(|i| walk(i, out)),
+            QueryValue::Map(m) => m.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    r.rows.iter().flatten().for_each(|v| walk(v, &mut out));
+    out.truncate(crate::db::audit::AUDIT_CLAIMS_MAX);
+    out
+}
+
+/// `ok`, or `error: CLASS: message`.
+fn outcome<T>(result: &Result<T, crate::error::Error>) -> String {
+    match result {
+        Ok(_) => "ok".to_owned(),
+        Err(e) => format!("error: {}: {e}", e.class().name()),
     }
 }
 
@@ -559,10 +696,27 @@ impl crate::db::scope::Scope {
     /// (the error names the failing statement). Needs write access; every statement reads the
     /// present (no temporal prefix, no EXPLAIN).
     pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
-        self.require(workspace, crate::model::Access::Write)?;
-        let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
-        let rules = self.policy_rules(workspace).to_vec();
-        run_transaction(self.database(), workspace, self.context().fork(), (see_sensitive, rules), statements)
+        let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
+        let result = self.require(workspace, crate::model::Access::Write).and_then(|()| {
+            let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
+            let rules = self.policy_rules(workspace).to_vec();
+            run_transaction(self.database(), workspace, self.context().fork(), (see_sensitive, rules), statements)
+        });
+        let text: Vec<&str> = statements.iter().map(|(t, _)| *t).collect();
+        let params: Vec<&Params> = statements.iter().map(|(_, p)| *p).filter(|p| !p.is_empty()).collect();
+        let note = crate::db::scope::AccessNote {
+            at,
+            started,
+            op: "transaction",
+            workspace: Some(workspace),
+            text: &text.join(";\n"),
+            params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
+            rows: result.as_ref().map_or(0, |rs| rs.iter().map(|r| r.rows.len() as u64).sum()),
+            claims: result.as_ref().map(|rs| rs.iter().flat_map(claims_read).collect()).unwrap_or_default(),
+            outcome: outcome(&result),
+        };
+        self.note_access(note, true)?;
+        result
     }
 }
 

@@ -41,6 +41,8 @@ pub(crate) struct Runner<'e, 'v, 'a> {
     pub width: usize,
     /// Embeds a query text with the database's embedder, when the query may reach it.
     pub embed: Option<&'e procedures::Embed<'e>>,
+    /// Reads the access history, when the query may reach it (`engram.audit.history`).
+    pub audit: Option<&'e procedures::AuditFn<'e>>,
     /// Rows and microseconds per top-level operator, when profiling.
     pub profile: Option<std::sync::Mutex<Vec<(u64, u64)>>>,
 }
@@ -271,7 +273,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     for a in &call.args {
                         args.push(self.eval(a, &row)?);
                     }
-                    for result in procedures::call(self.graph, self.cx, self.embed, call.name, &args)? {
+                    for result in procedures::call(self.graph, self.cx, (self.embed, self.audit), call.name, &args)? {
                         let mut r = row.clone();
                         for (index, slot) in &call.yields {
                             r[*slot] = result.get(*index).cloned().unwrap_or(Val::Null);

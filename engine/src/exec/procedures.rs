@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use engram_query::{Detail, ErrorType, QueryError};
 
+use crate::db::audit::{AccessRecord, AuditFilter};
 use crate::error::ReadError;
 use crate::ids::EntityId;
 use crate::index::graph::Direction;
@@ -53,6 +54,51 @@ fn option<'m>(options: Option<&'m Val>, key: &str) -> Option<&'m Val> {
 /// Embeds a text with the database's embedder: `None` when the database has none.
 pub type Embed<'a> = dyn Fn(&str) -> Result<Option<Vec<f32>>, String> + Sync + 'a;
 
+/// Reads the access history (checking who asks), when the query may reach it.
+pub type AuditFn<'a> = dyn Fn(&AuditFilter) -> Result<Vec<AccessRecord>, String> + Sync + 'a;
+
+/// `engram.audit.history(options)`: the records as rows, oldest first.
+fn audit_history(audit: Option<&AuditFn<'_>>, options: Option<&Val>) -> Result<Vec<Vec<Val>>, QueryError> {
+    let Some(audit) = audit else {
+        return Err(QueryError::runtime(
+            ErrorType::ProcedureError,
+            Detail::Unsupported,
+            "engram.audit.history: run the query through Database::query or Scope::query",
+        ));
+    };
+    let text = |key: &str| match option(options, key) {
+        None => Ok(None),
+        Some(Val::Str(s)) => Ok(Some(s.to_string())),
+        Some(other) => Err(type_error(format!("engram.audit.history: {key} takes a string, got {}", other.kind()))),
+    };
+    let since = match option(options, "since") {
+        None => None,
+        Some(v) => Some(super::time_value(v)?),
+    };
+    let limit = int_arg("limit", option(options, "limit"), 0)?;
+    let filter = AuditFilter { since, user: text("user")?, op: text("op")?, limit: usize::try_from(limit).unwrap_or(usize::MAX) };
+    let records = audit(&filter).map_err(proc_error)?;
+    let s = |t: &str| Val::Str(Arc::from(t));
+    Ok(records
+        .into_iter()
+        .map(|r| {
+            vec![
+                s(&r.at.to_rfc3339()),
+                s(&r.user),
+                Val::list(r.roles.iter().map(|x| s(x)).collect()),
+                s(&r.interface),
+                r.workspace.as_deref().map_or(Val::Null, s),
+                s(&r.op),
+                s(&r.text),
+                Val::Int(i64::try_from(r.rows).unwrap_or(i64::MAX)),
+                Val::list(r.claims.iter().map(|c| Val::Int(i64::try_from(*c).unwrap_or(i64::MAX))).collect()),
+                Val::Int(i64::try_from(r.duration_us).unwrap_or(i64::MAX)),
+                s(&r.outcome),
+            ]
+        })
+        .collect())
+}
+
 /// The query vector of `text`, or why there is none.
 fn embed_text(embed: Option<&Embed<'_>>, name: &str, text: &str) -> Result<Vec<f32>, QueryError> {
     let unavailable = |why: String| QueryError::runtime(ErrorType::ProcedureError, Detail::Unsupported, format!("{name}: {why}"));
@@ -72,12 +118,13 @@ fn embed_text(embed: Option<&Embed<'_>>, name: &str, text: &str) -> Result<Vec<f
 pub(crate) fn call(
     g: &Graph<'_, '_>,
     cx: &ReadContext,
-    embed: Option<&Embed<'_>>,
+    (embed, audit): (Option<&Embed<'_>>, Option<&AuditFn<'_>>),
     name: &str,
     args: &[Val],
 ) -> Result<Vec<Vec<Val>>, QueryError> {
     let view = g.view;
     match name {
+        "engram.audit.history" => audit_history(audit, args.first()),
         "db.labels" | "db.relationshipTypes" | "db.propertyKeys" => {
             // Row i is id i: the workspace's names in first-use order, append-only.
             let [labels, types, keys] = view.vocabulary();

@@ -138,7 +138,7 @@ impl<'s> Tx<'s> {
     fn read<R>(&self, width: usize, f: impl FnOnce(&Runner<'_, '_, '_>) -> R) -> R {
         let view = self.view();
         let graph = Graph { view: &view, vis: Visibility::current() };
-        let runner = Runner { graph: &graph, params: self.params, cx: self.cx, width, embed: self.embed, profile: None };
+        let runner = Runner { graph: &graph, params: self.params, cx: self.cx, width, embed: self.embed, audit: None, profile: None };
         f(&runner)
     }
 

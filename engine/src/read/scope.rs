@@ -37,17 +37,24 @@ pub struct Principal {
     grants: BTreeMap<String, Grant>,
     /// The roles it holds (for row policies; their grants are already merged into `grants`).
     roles: Vec<Arc<str>>,
+    /// The embedded full-access principal (`root()`), whose reads are not audited by default.
+    root: bool,
 }
 
 impl Principal {
     /// Full access to everything, sensitive included: embedded use.
     pub fn root() -> Principal {
-        Principal::named("root").grant(ALL_WORKSPACES, Access::Admin, true)
+        Principal { root: true, ..Principal::named("root").grant(ALL_WORKSPACES, Access::Admin, true) }
     }
 
     /// A principal with no grants yet.
     pub fn named(name: &str) -> Principal {
-        Principal { name: Arc::from(name), grants: BTreeMap::new(), roles: Vec::new() }
+        Principal { name: Arc::from(name), grants: BTreeMap::new(), roles: Vec::new(), root: false }
+    }
+
+    /// Whether this is the embedded full-access principal (`Principal::root()`).
+    pub fn is_root(&self) -> bool {
+        self.root
     }
 
     /// This principal holding role `role` (the row policies naming it apply to it).

@@ -41,6 +41,10 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             Ok(()) => user(shared, args).await,
             Err(r) => r,
         },
+        "ENGRAM.AUDIT" => match require(&who, "*", engram::Access::Admin) {
+            Ok(()) => audit_history(shared, args).await,
+            Err(r) => r,
+        },
         "ENGRAM.ROLE" => match require(&who, "*", engram::Access::Admin) {
             Ok(()) => governance(shared, args, crate::governance::role).await,
             Err(r) => r,
@@ -73,7 +77,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             ),
         ]),
         "ENGRAM.WORKSPACES" => engine(shared, move |db| {
-            let scope = db.scope(who.clone());
+            let scope = db.scope(who.clone()).audited_by_caller();
             Reply::Array(
                 db.workspaces()
                     .iter()
@@ -220,7 +224,7 @@ async fn transaction(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[
         let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
         let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
         let refs: Vec<(&str, &engram::Params)> = statements.iter().map(|(t, p)| (t.as_str(), p)).collect();
-        match db.scope(who).with_deadline(at, clock).transaction(&ws, &refs) {
+        match db.scope(who).audited_by_caller().with_deadline(at, clock).transaction(&ws, &refs) {
             Ok(results) => Reply::Array(results.iter().map(engram_result).collect()),
             Err(e) => error_reply(&s, &e),
         }
@@ -295,6 +299,37 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
     .unwrap_or_else(|r| r)
 }
 
+/// `ENGRAM.AUDIT [SINCE t] [USER u] [OP o] [LIMIT n]`: the access history, oldest first, one
+/// map per record (the fields of `engram audit --jsonl`).
+async fn audit_history(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
+    let opts = match options(args, 1, &["SINCE", "USER", "OP", "LIMIT"]) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let mut filter = engram::db::audit::AuditFilter::default();
+    for (name, value) in opts {
+        match name.as_str() {
+            "SINCE" => match engram::Timestamp::parse(&value) {
+                Ok(t) => filter.since = Some(t),
+                Err(e) => return Reply::err(format!("SINCE: {e}")),
+            },
+            "USER" => filter.user = Some(value),
+            "OP" => filter.op = Some(value),
+            _ => match number::<usize>("LIMIT", &value) {
+                Ok(n) => filter.limit = n,
+                Err(r) => return r,
+            },
+        }
+    }
+    let s = shared.clone();
+    engine(shared, move |db| match db.access_history(&filter) {
+        Ok(records) => Reply::Array(records.iter().map(|r| super::values::json(&r.to_json())).collect()),
+        Err(e) => error_reply(&s, &e),
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
 /// Runs a governance command (`crate::governance`) on the words after the command's name.
 async fn governance(
     shared: &Arc<Shared>,
@@ -352,7 +387,7 @@ pub(super) async fn read_with<T: Send + 'static>(
     engine(shared, move |db| {
         let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
         let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
-        let scope = db.scope(who).with_deadline(at, clock);
+        let scope = db.scope(who).audited_by_caller().with_deadline(at, clock);
         let view = scope.workspace(&ws).map_err(|e| error_reply(&s, &e.into()))?;
         f(&view)
     })
@@ -503,7 +538,7 @@ pub(super) async fn ingest(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         if let Err(e) = db.ensure_workspace(&ws) {
             return error_reply(&s, &e);
         }
-        let scope = db.scope(who);
+        let scope = db.scope(who).audited_by_caller();
         let mut reports = Vec::with_capacity(docs.len());
         for d in &docs {
             match scope.ingest(&d.to_string(), &engram::ingest::IngestOptions::default()) {
@@ -542,7 +577,7 @@ pub(super) async fn lifecycle(shared: &Arc<Shared>, who: Arc<engram::Principal>,
     let mut batch = WriteBatch::new(ws);
     batch.push(op);
     let s = shared.clone();
-    engine(shared, move |db| match db.scope(who).write(&batch) {
+    engine(shared, move |db| match db.scope(who).audited_by_caller().write(&batch) {
         Ok(_) => Reply::ok(),
         Err(e) => error_reply(&s, &e),
     })

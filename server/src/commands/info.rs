@@ -77,7 +77,7 @@ pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
     }
     if want("keyspace") {
         let _ = write!(out, "# Keyspace\r\n");
-        let snap = shared.db.scope(who.clone());
+        let snap = shared.db.scope(who.clone()).audited_by_caller();
         for ws in shared.db.workspaces().into_iter().filter(|w| who.may(&w.name, engram::Access::Read)) {
             if let Ok(view) = snap.workspace(&ws.name) {
                 let c = view.catalog();

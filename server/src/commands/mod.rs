@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use engram::{Database, ErrorClass};
 
+use crate::audit;
 use crate::resp::Reply;
 use crate::state::Shared;
 
@@ -120,6 +121,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ),
     ("ENGRAM.STATS", 2, "ws: entity and claim counts by type and predicate."),
     ("ENGRAM.BACKUP", 2, "path: a consistent copy of the database into a new folder (admin on *)."),
+    ("ENGRAM.AUDIT", -1, "[SINCE t] [USER u] [OP o] [LIMIT n]: the access history, oldest first (admin on *)."),
     ("ENGRAM.ROLE", -2, "ADD name | DEL name | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | ASSIGN user role | UNASSIGN user role | LIST (admin on *)."),
     (
         "ENGRAM.POLICY",
@@ -145,6 +147,14 @@ pub async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>)
             }
             "HELLO" | "QUIT" | "RESET" => {}
             _ => return (Reply::Error("NOAUTH Authentication required.".to_owned()), Flow::Continue),
+        }
+        if name == "AUTH" {
+            // A login attempt is recorded whether it succeeds or not.
+            let command = audit::Command { name: &name, args: &args, at: now(), started: Instant::now(), interface: conn.interface };
+            let reply = connection::auth(shared, conn, &args).await;
+            let who = if reply.is_error() { None } else { conn.principal.clone() };
+            record(shared, command.record(who.as_deref(), &reply, Vec::new()), false).await;
+            return (reply, Flow::Continue);
         }
     }
     match (name.as_str(), conn.multi.is_some()) {
@@ -220,8 +230,67 @@ async fn exec(shared: &Arc<Shared>, conn: &mut Conn) -> Reply {
     Reply::Array(replies)
 }
 
-/// Runs one command now.
+/// The time now, for records.
+fn now() -> engram::Timestamp {
+    engram::Clock::now(&engram::SystemClock)
+}
+
+/// Appends `record` to the access history; a write's (`durable`) is on disk before this returns
+/// (on the blocking pool: an fsync). A failure to record is logged, and counted as an error.
+async fn record(shared: &Arc<Shared>, record: engram::db::audit::AccessRecord, durable: bool) {
+    let db = shared.db.clone();
+    let done = if durable {
+        tokio::task::spawn_blocking(move || db.record_access(record, true)).await.unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())))
+    } else {
+        db.record_access(record, false)
+    };
+    if let Err(e) = done {
+        shared.stats.errors.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(error = %e, "could not record a request in the access history");
+    }
+}
+
+/// Appends the records of a commit group's commands, all durable (one fsync, the last).
+async fn record_all(shared: &Arc<Shared>, records: Vec<engram::db::audit::AccessRecord>) {
+    let db = shared.db.clone();
+    let n = records.len();
+    let done = tokio::task::spawn_blocking(move || {
+        records.into_iter().enumerate().try_for_each(|(i, r)| db.record_access(r, i + 1 == n))
+    })
+    .await
+    .unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())));
+    if let Err(e) = done {
+        shared.stats.errors.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(error = %e, "could not record a request in the access history");
+    }
+}
+
+/// Whether a command's record must be durable before its reply: it changed data, users, roles
+/// or policies.
+fn durable(name: &str, args: &[Vec<u8>]) -> bool {
+    writes(args) || matches!(name, "ENGRAM.USER" | "ENGRAM.ROLE" | "ENGRAM.POLICY")
+}
+
+/// Runs one command now, and records it in the access history.
 async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<Vec<u8>>) -> (Reply, Flow) {
+    if !audit::recorded(&name) {
+        return execute_unrecorded(shared, conn, name, args).await;
+    }
+    let command_args = args.clone();
+    let (at, started) = (now(), Instant::now());
+    let claims = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (reply, flow) = audit::CLAIMS.scope(claims.clone(), execute_unrecorded(shared, conn, name.clone(), args)).await;
+    let command = audit::Command { name: &name, args: &command_args, at, started, interface: conn.interface };
+    let who = match name.as_str() {
+        "AUTH" | "HELLO" if reply.is_error() => None,
+        _ => conn.principal.clone(),
+    };
+    let read = claims.lock().map(|c| c.clone()).unwrap_or_default();
+    record(shared, command.record(who.as_deref(), &reply, read), durable(&name, &command_args)).await;
+    (reply, flow)
+}
+
+async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<Vec<u8>>) -> (Reply, Flow) {
     let started = Instant::now();
     if let Ok(mut clients) = shared.clients.lock() {
         if let Some(c) = clients.get_mut(&conn.id) {
@@ -268,8 +337,9 @@ pub(crate) async fn engine<T: Send + 'static>(shared: &Arc<Shared>, f: impl FnOn
         return Err(Reply::failed(ErrorClass::Limit, format!("ERR too many pending queries (max-pending-queries is {max}); retry later")));
     };
     let db = shared.db.clone();
+    let claims = audit::CLAIMS.try_with(Arc::clone).ok();
     tokio::task::spawn_blocking(move || {
-        let out = f(&db);
+        let out = audit::with_claims(claims, || f(&db));
         drop(permit);
         out
     })
@@ -407,12 +477,15 @@ impl QueryCall {
         let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
         let micros = i64::try_from(self.timeout.as_micros()).unwrap_or(i64::MAX);
         let at = engram::Timestamp(clock.now().0.saturating_add(micros));
-        let scope = db.scope(self.principal.clone()).with_deadline(at, clock);
+        let scope = db.scope(self.principal.clone()).audited_by_caller().with_deadline(at, clock);
         let result = if self.read_only {
             scope.query_read(&self.workspace, &text, &self.params)
         } else {
             scope.query(&self.workspace, &text, &self.params)
         };
+        if let Ok(r) = &result {
+            audit::note_result(r);
+        }
         result.map_err(|mut e| {
             // Positions count in the text the client sent, not the one with EXPLAIN put in.
             if let (engram::Error::Query(q), Some((at, len))) = (&mut e, inserted) {

@@ -16,6 +16,8 @@ use crate::state::Shared;
 /// A write query that may join a group: `ENGRAM.QUERY ws q [PARAMS json]` or `GRAPH.QUERY ws q
 /// [--compact]` whose query writes, on a workspace the user sees and may write.
 struct Grouped {
+    /// The command as sent (for its record in the access history).
+    args: Vec<Vec<u8>>,
     graph: Option<bool>,
     workspace: String,
     text: String,
@@ -44,7 +46,7 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
     if !engram::exec::writes(text).ok()? || engram::exec::is_index_statement(text) {
         return None;
     }
-    Some(Grouped { graph, workspace: workspace.to_owned(), text: text.to_owned(), params })
+    Some(Grouped { args: args.to_vec(), graph, workspace: workspace.to_owned(), text: text.to_owned(), params })
 }
 
 /// Runs the commands that arrived together, in order, with their replies in order.
@@ -75,8 +77,10 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
     let who = conn.who();
     let s = shared.clone();
     let started = Instant::now();
-    let replies = engine(shared, move |db| {
-        let scope = db.scope(who);
+    let at = engram::Clock::now(&engram::SystemClock);
+    let sent: Vec<Vec<Vec<u8>>> = group.iter().map(|g| g.args.clone()).collect();
+    let answered = engine(shared, move |db| {
+        let scope = db.scope(who).audited_by_caller();
         let queries: Vec<(&str, &str, &engram::Params)> =
             group.iter().map(|g| (g.workspace.as_str(), g.text.as_str(), &g.params)).collect();
         let results = scope.query_group(&queries);
@@ -84,15 +88,32 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
         group
             .iter()
             .zip(results)
-            .map(|(g, r)| match (r, g.graph) {
-                (Ok(r), None) => engram_result(&r),
-                (Ok(r), Some(compact)) => falkor_reply(db, &g.workspace, &r, compact, millis),
-                (Err(e), _) => error_reply(&s, &e),
+            .map(|(g, r)| {
+                let claims = r.as_ref().map(engram::exec::claims_read).unwrap_or_default();
+                let reply = match (r, g.graph) {
+                    (Ok(r), None) => engram_result(&r),
+                    (Ok(r), Some(compact)) => falkor_reply(db, &g.workspace, &r, compact, millis),
+                    (Err(e), _) => error_reply(&s, &e),
+                };
+                (reply, claims)
             })
-            .collect::<Vec<Reply>>()
+            .collect::<Vec<(Reply, Vec<u64>)>>()
     })
     .await;
-    let replies = replies.unwrap_or_else(|r| vec![r; n]);
+    let answered = answered.unwrap_or_else(|r| vec![(r, Vec::new()); n]);
+    // One record per command; the last one's sync makes them all durable before any reply.
+    let principal = conn.principal.clone();
+    let records: Vec<_> = sent
+        .iter()
+        .zip(&answered)
+        .map(|(args, (reply, claims))| {
+            let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+            let command = crate::audit::Command { name: &name, args, at, started, interface: conn.interface };
+            command.record(principal.as_deref(), reply, claims.clone())
+        })
+        .collect();
+    super::record_all(shared, records).await;
+    let replies: Vec<Reply> = answered.into_iter().map(|(r, _)| r).collect();
     shared.stats.commands.fetch_add(n as u64, Ordering::Relaxed);
     shared.stats.group_commits.fetch_add(1, Ordering::Relaxed);
     let errors = replies.iter().filter(|r| r.is_error()).count();

@@ -33,7 +33,7 @@ pub fn render(shared: &Shared) -> String {
     set("engram_memory_bytes", &[("part", "other")], mem.other_bytes as f64);
     let total_bytes = (mem.entity_bytes + mem.claim_bytes + mem.text_bytes + mem.other_bytes) as f64;
     let rows = (mem.entities + mem.claims).max(1) as f64;
-    let root = shared.db.scope(std::sync::Arc::new(engram::Principal::root()));
+    let root = shared.db.scope(std::sync::Arc::new(engram::Principal::root())).audited_by_caller();
     for ws in shared.db.workspaces() {
         let Ok(view) = root.workspace(&ws.name) else { continue };
         let cat = view.catalog();

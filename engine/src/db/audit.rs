@@ -1,0 +1,385 @@
+//! The access history: an append-only log of who read and wrote what, kept apart from the data.
+//!
+//! A durable database keeps it in `DIR/audit/`, a write-ahead log of its own (the storage crate's
+//! segments, checksums and torn-tail cut), one record per request: a version byte, then the
+//! `AccessRecord` in postcard. It is not part of the state: snapshots, exports and the query
+//! language's graph never hold it, and checkpoints do not touch it. A write's record is made
+//! durable before the write is answered (`durable`); a read's is written at once and synced by the
+//! flusher within `audit_flush_ms` (default 10), so a kill -9 may lose the reads of the last few
+//! milliseconds, never an answered write. Retention (`audit_retention_days`) drops whole segments
+//! whose newest record is older. An in-memory database keeps the records in memory, bounded by
+//! `AUDIT_MEMORY_MAX` (oldest dropped first).
+
+use crate::error::Error;
+use crate::time::Timestamp;
+use engram_storage::{FsyncPolicy, StorageError, Vfs, VfsFile, WalWriter};
+use parking_lot::{Condvar, Mutex};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The folder of the access history inside a database folder.
+pub const AUDIT_DIR: &str = "audit";
+/// Records an in-memory database keeps.
+pub const AUDIT_MEMORY_MAX: usize = 100_000;
+/// Claim ids one record keeps (the first ones read).
+pub const AUDIT_CLAIMS_MAX: usize = 64;
+/// Bytes of query or command text one record keeps.
+pub const AUDIT_TEXT_MAX: usize = 4096;
+/// The format byte of a record.
+const RECORD_VERSION: u8 = 1;
+/// Audit segments roll at this size.
+const SEGMENT_BYTES: u64 = 16 << 20;
+
+/// One audited request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessRecord {
+    /// When it started.
+    pub at: Timestamp,
+    /// Who asked (`cli` for the command line; the embedded principal's name).
+    pub user: String,
+    /// The roles the user held.
+    pub roles: Vec<String>,
+    /// `resp`, `http`, `mcp`, `cli` or `embedded`.
+    pub interface: String,
+    /// The workspace, when the request names one.
+    pub workspace: Option<String>,
+    /// The operation: a command name (`GRAPH.QUERY`, `AUTH`), `query`, or a CLI command.
+    pub op: String,
+    /// The query text or the command's words, parameters and passwords left out (bounded).
+    pub text: String,
+    /// Hex SHA-256 of the parameters, when there were any.
+    pub params_sha256: Option<String>,
+    /// Rows returned or written.
+    pub rows: u64,
+    /// Ids of the claims read (the first `AUDIT_CLAIMS_MAX`).
+    pub claims: Vec<u64>,
+    /// How long it took, in microseconds.
+    pub duration_us: u64,
+    /// `ok`, or `error` and the error's class and message.
+    pub outcome: String,
+}
+
+impl AccessRecord {
+    /// Bounds the text and the claim ids (at a character boundary).
+    #[must_use]
+    pub fn bounded(mut self) -> AccessRecord {
+        if self.text.len() > AUDIT_TEXT_MAX {
+            let mut end = AUDIT_TEXT_MAX;
+            while !self.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.text.truncate(end);
+            self.text.push('…');
+        }
+        self.claims.truncate(AUDIT_CLAIMS_MAX);
+        self
+    }
+
+    /// The record as one JSON object (`at` in RFC 3339), the line `engram audit --jsonl` prints.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "at": self.at.to_rfc3339(),
+            "user": self.user,
+            "roles": self.roles,
+            "interface": self.interface,
+            "workspace": self.workspace,
+            "op": self.op,
+            "text": self.text,
+            "params_sha256": self.params_sha256,
+            "rows": self.rows,
+            "claims": self.claims,
+            "duration_us": self.duration_us,
+            "outcome": self.outcome,
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = vec![RECORD_VERSION];
+        out.extend(postcard::to_allocvec(self).expect("encoding to a Vec cannot fail"));
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Option<AccessRecord> {
+        match bytes.split_first() {
+            Some((&RECORD_VERSION, body)) => postcard::from_bytes(body).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Which records `history` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// At or after this time.
+    pub since: Option<Timestamp>,
+    /// Of this user.
+    pub user: Option<String>,
+    /// Of this operation (case-insensitive).
+    pub op: Option<String>,
+    /// At most this many, the newest (0: all).
+    pub limit: usize,
+}
+
+impl AuditFilter {
+    fn keeps(&self, r: &AccessRecord) -> bool {
+        self.since.is_none_or(|t| r.at >= t)
+            && self.user.as_ref().is_none_or(|u| *u == r.user)
+            && self.op.as_ref().is_none_or(|o| o.eq_ignore_ascii_case(&r.op))
+    }
+}
+
+/// The log's writer side.
+struct Log {
+    wal: Option<WalWriter>,
+    memory: VecDeque<AccessRecord>,
+    /// Records written (a sequence number for the syncs).
+    written: u64,
+}
+
+/// The access history of one open database.
+pub(crate) struct AuditLog {
+    log: Mutex<Log>,
+    /// The last record number an fsync covered.
+    synced: AtomicU64,
+    /// One fsync at a time; followers whose record it covered return.
+    syncing: Mutex<()>,
+    home: Option<(Arc<dyn Vfs>, PathBuf)>,
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
+    poisoned: AtomicBool,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog").field("home", &self.home.as_ref().map(|h| &h.1)).finish_non_exhaustive()
+    }
+}
+
+impl AuditLog {
+    /// An in-memory history.
+    pub fn in_memory() -> Arc<AuditLog> {
+        Arc::new(AuditLog {
+            log: Mutex::new(Log { wal: None, memory: VecDeque::new(), written: 0 }),
+            synced: AtomicU64::new(0),
+            syncing: Mutex::new(()),
+            home: None,
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
+            flusher: Mutex::new(None),
+            poisoned: AtomicBool::new(false),
+        })
+    }
+
+    /// The history in `dir/audit` (created if absent), its torn tail cut, and a flusher thread
+    /// syncing reads' records every `flush`.
+    pub fn open(vfs: Arc<dyn Vfs>, dir: &Path, flush: Duration) -> Result<Arc<AuditLog>, Error> {
+        let home = dir.join(AUDIT_DIR);
+        vfs.create_dir_all(&home).map_err(|e| StorageError::io(&home, e))?;
+        let last = engram_storage::wal::segments(vfs.as_ref(), &home)?.last().copied().unwrap_or(0);
+        let report = engram_storage::wal::replay_from(vfs.as_ref(), &home, (last, 0), |_, _| Ok(()))?;
+        let wal = WalWriter::open(vfs.clone(), &home, &report, FsyncPolicy::Never, SEGMENT_BYTES, 0)?;
+        let log = Arc::new(AuditLog {
+            log: Mutex::new(Log { wal: Some(wal), memory: VecDeque::new(), written: 0 }),
+            synced: AtomicU64::new(0),
+            syncing: Mutex::new(()),
+            home: Some((vfs, home)),
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
+            flusher: Mutex::new(None),
+            poisoned: AtomicBool::new(false),
+        });
+        let weak = Arc::downgrade(&log);
+        let stop = log.stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("engram-audit".to_owned())
+            .spawn(move || loop {
+                {
+                    let mut stopped = stop.0.lock();
+                    if *stopped {
+                        return;
+                    }
+                    stop.1.wait_for(&mut stopped, flush);
+                    if *stopped {
+                        return;
+                    }
+                }
+                let Some(log) = weak.upgrade() else { return };
+                // A failed fsync poisons the log: later durable records fail, as writes do.
+                drop(log.sync_through(u64::MAX));
+            })
+            .map_err(|e| Error::Internal(format!("could not start the audit flusher: {e}")))?;
+        *log.flusher.lock() = Some(handle);
+        Ok(log)
+    }
+
+    /// Appends `record`; with `durable`, returns once it is on disk.
+    pub fn append(&self, record: AccessRecord, durable: bool) -> Result<(), Error> {
+        let record = record.bounded();
+        let seq = {
+            let mut log = self.log.lock();
+            match log.wal.as_mut() {
+                Some(wal) => wal.write(&record.encode())?,
+                None => {
+                    if log.memory.len() >= AUDIT_MEMORY_MAX {
+                        log.memory.pop_front();
+                    }
+                    log.memory.push_back(record);
+                }
+            }
+            log.written += 1;
+            log.written
+        };
+        if durable {
+            self.sync_through(seq)?;
+        }
+        Ok(())
+    }
+
+    /// Makes every record up to number `seq` durable (everything written, for `u64::MAX`).
+    fn sync_through(&self, seq: u64) -> Result<(), Error> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(StorageError::Poisoned("an fsync of the access history failed".to_owned()).into());
+        }
+        if self.synced.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        let _one = self.syncing.lock();
+        if self.synced.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        let (target, handle): (u64, Option<(Arc<dyn VfsFile>, PathBuf)>) = {
+            let log = self.log.lock();
+            (log.written, log.wal.as_ref().map(WalWriter::sync_handle))
+        };
+        if let Some((file, path)) = handle {
+            if let Err(e) = file.sync() {
+                self.poisoned.store(true, Ordering::Release);
+                return Err(StorageError::Poisoned(format!("fsync of {} failed: {e}", path.display())).into());
+            }
+        }
+        self.synced.fetch_max(target, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// The records `filter` keeps, oldest first.
+    pub fn history(&self, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
+        let mut out: Vec<AccessRecord> = match &self.home {
+            None => self.log.lock().memory.iter().filter(|r| filter.keeps(r)).cloned().collect(),
+            Some((vfs, home)) => read_dir(vfs.as_ref(), home, filter)?,
+        };
+        if filter.limit > 0 && out.len() > filter.limit {
+            out.drain(..out.len() - filter.limit);
+        }
+        Ok(out)
+    }
+
+    /// Drops the segments (all but the current one) whose records are all older than `before`;
+    /// returns how many. Reads the whole history once.
+    pub fn drop_before(&self, before: Timestamp) -> Result<usize, Error> {
+        let Some((vfs, home)) = &self.home else {
+            self.log.lock().memory.retain(|r| r.at >= before);
+            return Ok(0);
+        };
+        let current = self.log.lock().wal.as_ref().map_or(0, |w| w.position().0);
+        let mut newest: std::collections::HashMap<PathBuf, Timestamp> = std::collections::HashMap::new();
+        engram_storage::wal::replay(vfs.as_ref(), home, |pos, payload| {
+            if let Some(r) = AccessRecord::decode(payload) {
+                let t = newest.entry(pos.path.clone()).or_insert(Timestamp::MIN);
+                *t = (*t).max(r.at);
+            }
+            Ok(())
+        })?;
+        let seqs = engram_storage::wal::segments(vfs.as_ref(), home)?;
+        let old = |seq: &u64| *seq < current && newest.get(&home.join(engram_storage::wal::segment_name(*seq))).is_none_or(|t| *t < before);
+        let keep_from = seqs.iter().copied().find(|s| !old(s)).unwrap_or(current);
+        Ok(engram_storage::remove_segments_before(vfs.as_ref(), home, keep_from)?)
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        if let Some(h) = self.flusher.get_mut().take() {
+            if h.thread().id() != std::thread::current().id() {
+                drop(h.join());
+            }
+        }
+        if let Some(wal) = self.log.get_mut().wal.as_mut() {
+            drop(wal.sync());
+        }
+    }
+}
+
+impl super::Database {
+    /// Records one request in the access history (nothing while the `audit` setting is `off`).
+    /// With `durable` (a write's record), returns once the record is on disk.
+    pub fn record_access(&self, record: AccessRecord, durable: bool) -> Result<(), Error> {
+        if !self.inner.published.read().settings.audit_on() {
+            return Ok(());
+        }
+        self.inner.audit.append(record, durable)
+    }
+
+    /// The records of the access history `filter` keeps, oldest first (admins only: callers
+    /// check).
+    pub fn access_history(&self, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
+        self.inner.audit.history(filter)
+    }
+}
+
+/// The access history of the database in `dir`, read without opening it (it works while a
+/// server holds the folder).
+pub fn read_access_history(dir: &Path, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
+    let mut out = read_dir(&engram_storage::OsVfs, &dir.join(AUDIT_DIR), filter)?;
+    if filter.limit > 0 && out.len() > filter.limit {
+        out.drain(..out.len() - filter.limit);
+    }
+    Ok(out)
+}
+
+/// Hex SHA-256 of `text` (parameters are recorded by digest, never stored).
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).iter().fold(String::with_capacity(64), |mut s, b| {
+        s.push_str(&format!("{b:02x}"));
+        s
+    })
+}
+
+/// Reads the history in `home` (another process may be appending: a record being written is
+/// left out).
+pub fn read_dir(vfs: &dyn Vfs, home: &Path, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
+    let mut out = Vec::new();
+    if !vfs.exists(home) {
+        return Ok(out);
+    }
+    engram_storage::wal::replay(vfs, home, |pos, payload| {
+        let r = AccessRecord::decode(payload).ok_or_else(|| StorageError::Corruption {
+            path: pos.path.clone(),
+            offset: pos.offset,
+            what: "an access record that does not decode",
+        })?;
+        if filter.keeps(&r) {
+            out.push(r);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_bounded_at_a_character_boundary() {
+        let r = AccessRecord { text: "é".repeat(AUDIT_TEXT_MAX), claims: (0..100).collect(), ..AccessRecord::default() }.bounded();
+        assert!(r.text.len() <= AUDIT_TEXT_MAX + '…'.len_utf8() && r.text.ends_with('…'));
+        assert_eq!(r.claims.len(), AUDIT_CLAIMS_MAX);
+        assert_eq!(AccessRecord::decode(&r.encode()), Some(r));
+        assert_eq!(AccessRecord::decode(b"\x09junk"), None);
+    }
+}
