@@ -897,12 +897,14 @@ fn reads_work_beside_a_writer_and_write_nothing() {
     let mut b = engram::WriteBatch::new("default");
     b.upsert_entity("late", "service", "Late");
     writer.write(&b).unwrap();
+    // Every file, the access history's folder included.
     let files = || {
-        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
-            .collect();
+        let mut v: Vec<(String, Vec<u8>)> = Vec::new();
+        for sub in [dir.clone(), dir.join("audit")] {
+            for e in std::fs::read_dir(&sub).unwrap().map(|e| e.unwrap()).filter(|e| e.path().is_file()) {
+                v.push((e.path().display().to_string(), std::fs::read(e.path()).unwrap()));
+            }
+        }
         v.sort();
         v
     };
@@ -949,7 +951,7 @@ fn check_notices_a_lost_or_damaged_log() {
     let copy = |name: &str| {
         let to = tmp.path().join(name);
         std::fs::create_dir(&to).unwrap();
-        for e in std::fs::read_dir(&base).unwrap().flatten() {
+        for e in std::fs::read_dir(&base).unwrap().flatten().filter(|e| e.path().is_file()) {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
         }
         let wal = std::fs::read_dir(&to)

@@ -112,6 +112,9 @@ pub enum WriteErrorKind {
     /// A name was given that is not a valid declaration value (e.g. a non-positive half-life).
     #[error("invalid value: {0}")]
     Invalid(&'static str),
+    /// A tag that is not valid (`crate::tags::check`).
+    #[error("{0}")]
+    BadTag(String),
 }
 
 /// A failed read. Reads never change anything.

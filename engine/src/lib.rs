@@ -44,6 +44,7 @@ pub mod search;
 pub mod settings;
 pub(crate) mod state;
 pub mod stats;
+pub mod tags;
 mod time;
 mod value;
 pub mod write;
@@ -84,8 +85,8 @@ pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{shortest_f64, Properties, Value};
 pub use write::apply::Created;
 pub use write::batch::{
-    AddClaim, AddEvidence, ClaimRef, CreateNode, CreateRelationship, DeclarePredicate, Element, EntityRef, ForgetTarget, Op, UpsertEntity,
-    VectorTarget, WriteBatch,
+    AddClaim, AddEvidence, ClaimRef, CreateNode, CreateRelationship, DeclarePredicate, Element, EntityRef, ForgetTarget, Op, TagTarget,
+    UpsertEntity, VectorTarget, WriteBatch,
 };
 pub use write::bulk::{BulkClaims, BulkEntities, BulkError, BulkLoad, TextColumn};
 pub use write::{apply, classifier, ingest};

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 /// (`SnapshotFile::format`). Format 2 added evidence reasoning and entity merges; format 3 entity
 /// labels and claim properties (the query language's elements); format 4 the server's users inside
 /// the stored settings (same archive layout as 3); format 5 the HTTP API's bearer tokens inside
-/// them (likewise); format 6 roles and row policies inside them (likewise).
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 6;
+/// them (likewise); format 6 roles and row policies inside them (likewise); format 7 the tags of
+/// claims, entities and messages after format 3's archive.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 7;
 /// The oldest snapshot format this engram reads.
 pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMSNP";

@@ -429,9 +429,13 @@ fn forget_leaves_no_trace_in_any_index_or_file() {
     db.checkpoint().unwrap();
     check(&db);
     drop(db);
-    // Every file: snapshot, keyword index, vector files, WAL.
-    for entry in std::fs::read_dir(dir.path()).unwrap() {
+    // Every file: snapshot, keyword index, vector files, WAL, access history.
+    let files = std::fs::read_dir(dir.path()).unwrap().chain(std::fs::read_dir(dir.path().join("audit")).unwrap());
+    for entry in files {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            continue;
+        }
         let bytes = std::fs::read(&path).unwrap();
         let lower = String::from_utf8_lossy(&bytes).to_lowercase();
         assert!(!lower.contains("zyxwerth") && !lower.contains("qwvbnm"), "{} still holds erased text", path.display());

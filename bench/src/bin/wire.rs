@@ -50,6 +50,9 @@ struct Args {
     /// Send the ids as integers (`CYPHER s=42`): the FalkorDB load stores them as integers.
     #[arg(long)]
     int_ids: bool,
+    /// Only these workloads (comma-separated names, e.g. `W1_one_hop`); default all.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 /// Reads one HTTP/1.1 response whole (Content-Length bodies), returning whether it was not 200.
@@ -177,6 +180,9 @@ fn main() -> Result<(), String> {
     let text = std::fs::read_to_string(args.data.join("queries.json")).map_err(|e| format!("queries.json: {e}"))?;
     let q: Value = serde_json::from_str(&text).map_err(|e| format!("queries.json: {e}"))?;
     for (name, key, query) in WORKLOADS {
+        if args.only.as_ref().is_some_and(|only| !only.split(',').any(|w| w == name)) {
+            continue;
+        }
         let labelled;
         let query = match &args.label {
             Some(l) => {

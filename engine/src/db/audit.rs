@@ -206,8 +206,12 @@ impl AuditLog {
                     }
                 }
                 let Some(log) = weak.upgrade() else { return };
-                // A failed fsync poisons the log: later durable records fail, as writes do.
-                drop(log.sync_through(u64::MAX));
+                // Only what was written since the last sync; a failed fsync poisons the log:
+                // later durable records fail, as writes do.
+                let written = log.log.lock().written;
+                if log.synced.load(Ordering::Acquire) < written {
+                    drop(log.sync_through(written));
+                }
             })
             .map_err(|e| Error::Internal(format!("could not start the audit flusher: {e}")))?;
         *log.flusher.lock() = Some(handle);

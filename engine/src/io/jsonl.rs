@@ -15,8 +15,13 @@
 //! wrote add optional fields, absent otherwise: an entity's `labels` (all of them, as written,
 //! when it has more than its type) and `"bare": true` (it shows only its properties), a claim's
 //! `properties` (typed, as written) and `"bare": true` (its type keeps its case). Transaction
-//! times are not exported: an import records its own. Lines of a workspace come after its
-//! `workspace` line; within it, predicates, entities, claims, evidence, merges.
+//! times are not exported: an import records its own. Tags (`crate::tags`) add an optional
+//! `tags` object (`{"key": "value"}`) to entities and claims (a claim's own; `sensitive` stands for
+//! its `sensitivity: sensitive`), and a `message` line gives the tags of a message (or, with a
+//! null `message_id`, of a conversation) that exported evidence came from:
+//! `{"kind":"message","workspace":"default","conversation_id":"conv-3","message_id":"m1","tags":{"sensitivity":"confidential"}}`.
+//! Lines of a workspace come after its `workspace` line; within it, predicates, entities,
+//! claims, messages, evidence, merges.
 //!
 //! Entity merges that stand are exported as they happened, so an import can undo them too: the
 //! other lines show the workspace as it was before its standing merges (claims at their original
@@ -35,7 +40,7 @@ use crate::read::view::{Snapshot, WorkspaceView};
 use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::batch::{AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, UpsertEntity, WriteBatch};
+use crate::write::batch::{AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, TagTarget, UpsertEntity, WriteBatch};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -69,6 +74,8 @@ pub enum Line {
         labels: Option<Vec<String>>,
         #[serde(default, skip_serializing_if = "is_false")]
         bare: bool,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        tags: BTreeMap<String, String>,
     },
     Claim {
         workspace: String,
@@ -89,6 +96,8 @@ pub enum Line {
         properties: Option<serde_json::Map<String, serde_json::Value>>,
         #[serde(default, skip_serializing_if = "is_false")]
         bare: bool,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        tags: BTreeMap<String, String>,
     },
     Evidence {
         workspace: String,
@@ -109,6 +118,22 @@ pub enum Line {
         from: String,
         into: String,
     },
+    Message {
+        workspace: String,
+        conversation_id: String,
+        message_id: Option<String>,
+        tags: BTreeMap<String, String>,
+    },
+}
+
+/// The operation that gives `target` the exported `tags`.
+fn set_tags(target: TagTarget, tags: BTreeMap<String, String>) -> Op {
+    Op::SetTags { target, set: tags, remove: Vec::new(), inherit: false }
+}
+
+/// Tags as an export writes them.
+fn tag_map(t: Option<crate::tags::Tags>) -> BTreeMap<String, String> {
+    t.unwrap_or_default().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // Reason: serde's `skip_serializing_if` passes a reference.
@@ -240,6 +265,7 @@ fn export_views<'s>(
                 deleted: ent.deleted,
                 labels,
                 bare,
+                tags: tag_map(ws.entity_tags(EntityId(e))),
             }));
         }
         let claims = st.bitmaps.claims_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
@@ -272,10 +298,33 @@ fn export_views<'s>(
                     (!props.is_empty()).then_some(props)
                 },
                 bare: ws.claim_bare(ClaimId(*c)),
+                tags: {
+                    // The flag is written as `sensitive`; the tag it stands for is implied.
+                    let mut t = tag_map(ws.claim_own_tags(ClaimId(*c)));
+                    if claim.sensitive && t.get(crate::tags::SENSITIVITY).map(String::as_str) == Some(crate::tags::SENSITIVE_LEVEL) {
+                        t.remove(crate::tags::SENSITIVITY);
+                    }
+                    t
+                },
             }));
             evidence.extend(ws.evidence_of(ClaimId(*c)).unwrap_or_default().into_iter().map(|v| (v.id, claim.ext_id.to_string(), v)));
         }
         evidence.sort_by_key(|x| x.0);
+        // The tags of the messages (and conversations) the exported evidence came from.
+        let mut messages: std::collections::BTreeSet<(String, Option<String>)> = std::collections::BTreeSet::new();
+        for (_, _, v) in &evidence {
+            if let Some(conv) = &v.conversation_id {
+                messages.insert((conv.to_string(), None));
+                if let Some(m) = &v.message_id {
+                    messages.insert((conv.to_string(), Some(m.to_string())));
+                }
+            }
+        }
+        for (conv, msg) in messages {
+            if let Some(t) = ws.message_tags(&conv, msg.as_deref()) {
+                out.push(line(Line::Message { workspace: w.name.to_string(), conversation_id: conv, message_id: msg, tags: tag_map(Some(t)) }));
+            }
+        }
         for (_, claim, v) in evidence {
             out.push(line(Line::Evidence {
                 workspace: w.name.to_string(),
@@ -399,7 +448,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                     Op::DeclarePredicate(DeclarePredicate { name, cardinality, inverse, transitive, half_life_days }),
                 );
             }
-            Line::Entity { workspace, id, entity_type, name, aliases, properties, deleted, labels, bare } => {
+            Line::Entity { workspace, id, entity_type, name, aliases, properties, deleted, labels, bare, tags } => {
                 ws_of(&mut plan, &workspace)?;
                 let properties: Properties = properties.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect();
                 if bare {
@@ -417,6 +466,9 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                         let add = labels[1..].to_vec();
                         plan.push(&workspace, Phase::Main, n, Op::SetLabels { entity: id.clone().into(), add, remove: Vec::new() });
                     }
+                }
+                if !tags.is_empty() {
+                    plan.push(&workspace, Phase::Main, n, set_tags(TagTarget::Entity(id.clone().into()), tags));
                 }
                 if deleted {
                     plan.push(&workspace, Phase::After, n, Op::DeleteEntity { entity: id.into() });
@@ -439,6 +491,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 deleted,
                 properties,
                 bare,
+                tags,
             } => {
                 ws_of(&mut plan, &workspace)?;
                 let state =
@@ -487,6 +540,9 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                         Op::Deprecate { claim: id.clone().into(), superseded_by: superseded_by.map(Into::into) },
                     );
                 }
+                if !tags.is_empty() {
+                    plan.push(&workspace, Phase::Main, n, set_tags(TagTarget::Claim(id.clone().into()), tags));
+                }
                 if deleted {
                     plan.push(&workspace, Phase::After, n, Op::DeleteClaim { claim: id.into() });
                 }
@@ -526,6 +582,10 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
             Line::Merge { workspace, from, into } => {
                 ws_of(&mut plan, &workspace)?;
                 plan.push(&workspace, Phase::Merges, n, Op::MergeEntities { from: from.into(), into: into.into() });
+            }
+            Line::Message { workspace, conversation_id, message_id, tags } => {
+                ws_of(&mut plan, &workspace)?;
+                plan.push(&workspace, Phase::Main, n, set_tags(TagTarget::Message { conversation_id, message_id }, tags));
             }
         }
     }

@@ -131,6 +131,24 @@ pub struct SnapshotV3 {
     added: AddedV3,
 }
 
+/// Tags, as stored: (key, value) pairs in key order.
+type TagPairs = Vec<(String, String)>;
+
+/// What format 7 added: tags (sparse, ascending by row; messages by their key).
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct AddedV7 {
+    c_tags: Vec<(u32, TagPairs)>,
+    e_tags: Vec<(u32, TagPairs)>,
+    m_tags: Vec<(String, TagPairs)>,
+}
+
+/// The archived state, format 7: format 3 (whose layout formats 4 to 6 kept) and the tags.
+#[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct SnapshotV7 {
+    v3: SnapshotV3,
+    added: AddedV7,
+}
+
 /// One CSR direction, as stored.
 #[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct CsrV1 {
@@ -229,7 +247,18 @@ fn opt(s: Option<&Arc<str>>) -> Option<String> {
 
 /// Captures `st` (covering the WAL before `wal_from`) as the columns an archive body holds.
 #[allow(clippy::too_many_lines)] // Reason: one field after another; splitting would only move the list.
-pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
+pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV7 {
+    let pairs = |t: &crate::tags::Tags| -> TagPairs { t.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+    let mut c_tags: Vec<(u32, TagPairs)> = st.claims.tags.iter().map(|(c, t)| (*c, pairs(t))).collect();
+    c_tags.sort_unstable_by_key(|r| r.0);
+    let mut e_tags: Vec<(u32, TagPairs)> = st.entities.tags.iter().map(|(e, t)| (*e, pairs(t))).collect();
+    e_tags.sort_unstable_by_key(|r| r.0);
+    let mut m_tags: Vec<(String, TagPairs)> = st.evidence.message_tags.iter().map(|(k, t)| (k.to_string(), pairs(t))).collect();
+    m_tags.sort_unstable();
+    SnapshotV7 { v3: capture_v3(st, wal_from), added: AddedV7 { c_tags, e_tags, m_tags } }
+}
+
+fn capture_v3(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
     let c = &st.catalog;
     let (e, cl) = (&st.entities, &st.claims);
     // The large columns are copied out side by side: one after another they took about 1.7 s of
@@ -390,14 +419,14 @@ pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
 }
 
 /// The archive body's length in bytes, found by serializing into a sink that only counts.
-pub fn body_len(snap: &SnapshotV3) -> usize {
+pub fn body_len(snap: &SnapshotV7) -> usize {
     use rkyv::ser::Positional;
     rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(snap, rkyv::ser::writer::IoWriter::new(std::io::sink())).map_or(0, |w| w.pos())
 }
 
 /// Serializes the archive body into `sink` as it goes (positions are relative to the body's
 /// start, which the snapshot file aligns to 64 bytes), so no copy of it is held in memory.
-pub fn write_body(snap: &SnapshotV3, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write_body(snap: &SnapshotV7, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
     rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(snap, rkyv::ser::writer::IoWriter::new(sink))
         .map(|_| ())
         .map_err(std::io::Error::other)
@@ -432,10 +461,53 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
         derive_vocabularies(&mut st);
         return Ok((st, wal_from));
     }
-    let a = rkyv::access::<ArchivedSnapshotV3, rkyv::rancor::Error>(body).map_err(invalid)?;
-    let (mut st, wal_from) = decode_columns(&a.v2.base, Some(&a.v2.added))?;
-    decode_elements(&mut st, &a.added)?;
+    if format < 7 {
+        let a = rkyv::access::<ArchivedSnapshotV3, rkyv::rancor::Error>(body).map_err(invalid)?;
+        let (mut st, wal_from) = decode_columns(&a.v2.base, Some(&a.v2.added))?;
+        decode_elements(&mut st, &a.added)?;
+        tags_of_sensitive_claims(&mut st);
+        return Ok((st, wal_from));
+    }
+    let a = rkyv::access::<ArchivedSnapshotV7, rkyv::rancor::Error>(body).map_err(invalid)?;
+    let (mut st, wal_from) = decode_columns(&a.v3.v2.base, Some(&a.v3.v2.added))?;
+    decode_elements(&mut st, &a.v3.added)?;
+    decode_tags(&mut st, &a.added)?;
     Ok((st, wal_from))
+}
+
+/// Before tags, a sensitive claim had only its flag: it gets the tag the flag stands for.
+fn tags_of_sensitive_claims(st: &mut State) {
+    let tag = Arc::new(crate::tags::Tags::from([(Arc::from(crate::tags::SENSITIVITY), Arc::from(crate::tags::SENSITIVE_LEVEL))]));
+    for c in 0..st.claims.len() as u32 {
+        if *st.claims.flags.get(c as usize) & crate::state::SENSITIVE != 0 {
+            st.claims.tags.insert(c, tag.clone());
+        }
+    }
+}
+
+/// Format 7's tags, checked against the tables.
+fn decode_tags(st: &mut State, a: &ArchivedAddedV7) -> Result<(), DecodeError> {
+    let tags = |pairs: &rkyv::vec::ArchivedVec<rkyv::tuple::ArchivedTuple2<rkyv::string::ArchivedString, rkyv::string::ArchivedString>>| {
+        Arc::new(pairs.iter().map(|p| (Arc::from(p.0.as_str()), Arc::from(p.1.as_str()))).collect::<crate::tags::Tags>())
+    };
+    for row in a.c_tags.iter() {
+        let c = row.0.to_native();
+        if c as usize >= st.claims.len() {
+            return Err(DecodeError("claim tags name a missing claim"));
+        }
+        st.claims.tags.insert(c, tags(&row.1));
+    }
+    for row in a.e_tags.iter() {
+        let e = row.0.to_native();
+        if e as usize >= st.entities.len() {
+            return Err(DecodeError("entity tags name a missing entity"));
+        }
+        st.entities.tags.insert(e, tags(&row.1));
+    }
+    for row in a.m_tags.iter() {
+        st.evidence.message_tags.insert(Arc::from(row.0.as_str()), tags(&row.1));
+    }
+    Ok(())
 }
 
 /// The vocabularies a snapshot before format 3 did not keep, from the rows in id order.

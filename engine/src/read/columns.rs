@@ -227,6 +227,30 @@ impl<'a> WorkspaceView<'a> {
         })
     }
 
+    /// The claim's tags: its own and its evidence's messages' (`crate::tags`).
+    pub fn claim_tags(&self, c: ClaimId) -> Option<crate::tags::Tags> {
+        self.check_claim(c).ok()?;
+        Some(self.st.claim_tags(c.0))
+    }
+
+    /// The claim's own tags (what an export writes: its messages' come with them).
+    pub fn claim_own_tags(&self, c: ClaimId) -> Option<crate::tags::Tags> {
+        self.check_claim(c).ok()?;
+        Some(self.st.claims.tags.get(&c.0).map(|t| (**t).clone()).unwrap_or_default())
+    }
+
+    /// The entity's tags.
+    pub fn entity_tags(&self, e: EntityId) -> Option<crate::tags::Tags> {
+        self.check_entity(e).ok()?;
+        Some(self.st.entities.tags.get(&e.0).map(|t| (**t).clone()).unwrap_or_default())
+    }
+
+    /// The tags of message `msg` of conversation `conv` (without `msg`: of the conversation) in
+    /// this workspace.
+    pub fn message_tags(&self, conv: &str, msg: Option<&str>) -> Option<crate::tags::Tags> {
+        self.st.evidence.message_tags.get(&crate::state::message_key(self.ws, conv, msg)).map(|t| (**t).clone())
+    }
+
     /// The claim's first (oldest) evidence row: the extraction that produced it.
     pub fn first_evidence(&self, c: ClaimId) -> Option<EvidenceId> {
         self.claim_evidence(c).last()

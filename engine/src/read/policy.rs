@@ -16,8 +16,9 @@
 //! The fields (anything else is refused when the policy is stored, with its line and column):
 //! claims — `c.state`, `type(c)` / `c.predicate`, `c.confidence`, `c.text`, `c.sensitive`,
 //! `c.conversation_id`, `c.message_id` and `c.model` (of its first evidence row), `c.KEY` (a typed
-//! property, such as a sub-scope key `c.user_id`); entities (`e`, `s`, `o`) — `e.type` (also
-//! `labels(e)` in `IN` tests is not offered: one type per entity), `e.name`, `e.id`, `e.KEY`.
+//! property, such as a sub-scope key `c.user_id`), `c.tags.KEY` (its tags, its evidence's
+//! messages' included: `crate::tags`); entities (`e`, `s`, `o`) — `e.type`, `e.name`, `e.id`,
+//! `e.KEY`, `e.tags.KEY`.
 //! Operators: `AND OR XOR NOT`, `= <> < <= > >=`, `IN [..]`, `IS [NOT] NULL`, `STARTS WITH`,
 //! `ENDS WITH`, `CONTAINS`; literals, lists of literals, `$user`.
 
@@ -92,6 +93,8 @@ enum Field {
     Message,
     Model,
     ClaimProp(Arc<str>),
+    ClaimTag(Arc<str>),
+    EntityTag(End, Arc<str>),
     EntityType(End),
     EntityName(End),
     EntityId(End),
@@ -220,7 +223,7 @@ impl Compiler<'_> {
                 Pred::Cmp(cmp, a, b)
             }
             ExprKind::IsNull(x, not) => Pred::IsNull(self.operand(x)?, *not),
-            ExprKind::Prop(..) | ExprKind::Call { .. } => Pred::Truth(self.operand(e)?),
+            ExprKind::Prop(..) | ExprKind::Call { .. } | ExprKind::Var(_) => Pred::Truth(self.operand(e)?),
             _ => return Err(self.err(e, "expected a condition on the row's fields")),
         })
     }
@@ -245,6 +248,16 @@ impl Compiler<'_> {
     fn operand(&self, e: &Expr) -> Result<Operand, PolicyError> {
         match &e.kind {
             ExprKind::Prop(base, key) => {
+                if let ExprKind::Prop(inner, tags) = &base.kind {
+                    if let (ExprKind::Var(v), "tags") = (&inner.kind, tags.name.as_str()) {
+                        let tag = Arc::from(key.name.as_str());
+                        return Ok(Operand::Field(match self.field(e, v, "tags")? {
+                            Field::ClaimProp(_) => Field::ClaimTag(tag),
+                            Field::EntityProp(end, _) => Field::EntityTag(end, tag),
+                            _ => return Err(self.err(e, "expected a tag, such as `c.tags.sensitivity`")),
+                        }));
+                    }
+                }
                 let ExprKind::Var(v) = &base.kind else { return Err(self.err(e, "expected a field of the row, such as `c.state`")) };
                 Ok(Operand::Field(self.field(e, v, &key.name)?))
             }
@@ -255,6 +268,7 @@ impl Compiler<'_> {
                 }
             }
             ExprKind::Var(v) => Err(self.err(e, format!("`{v}` alone is not a value; name a field, such as `{v}.name`"))),
+            ExprKind::Binary(op, ..) => Err(self.err(e, format!("`{}` is not offered in a policy", op.text()))),
             _ => self.lit(e).map(Operand::Lit),
         }
     }
@@ -376,6 +390,10 @@ fn read(st: &State, row: Row, f: &Field) -> Lit {
         Field::Model => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.model.as_ref())),
         Field::ClaimProp(k) => {
             claim(row).map_or(Lit::Null, |c| of_value(st.claims.props.get(&(c as u32)).and_then(|p| p.get(k.as_ref()))))
+        }
+        Field::ClaimTag(k) => claim(row).map_or(Lit::Null, |c| opt_str(st.claim_tags(c as u32).get(k.as_ref()))),
+        Field::EntityTag(end, k) => {
+            row.entity(st, *end).map_or(Lit::Null, |e| opt_str(st.entities.tags.get(&e).and_then(|t| t.get(k.as_ref()))))
         }
         Field::EntityType(end) => row.entity(st, *end).map_or(Lit::Null, |e| name_lit(st.catalog.types.name(st.entities.ty.get(e as usize).0))),
         Field::EntityName(end) => row.entity(st, *end).map_or(Lit::Null, |e| Lit::Str(Arc::from(st.entities.name.get(e as usize)))),
@@ -542,6 +560,12 @@ mod tests {
         assert_eq!(e.line, 1, "{e}");
         let e = err(Target::Claims, "c");
         assert!(e.message.contains("alone"), "{e}");
+    }
+
+    #[test]
+    fn tags_are_fields() {
+        assert!(compile(Target::Claims, "c.tags.sensitivity <> 'confidential' AND s.tags.team = 'ops'", "ann").is_ok());
+        assert!(compile(Target::Entities, "e.tags.team = 'ops'", "ann").is_ok());
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::index::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
 use crate::normalize::name_key;
 use crate::time::Timestamp;
+use crate::tags::Tags;
 use crate::value::Properties;
 use std::sync::{Arc, OnceLock};
 
@@ -212,6 +213,8 @@ pub struct Entities {
     pub merges: CowVec<MergeRecord>,
     /// A merged-away entity → its merge in `merges`, until the merge is undone.
     pub merged: crate::pmap::PMap<u32, u32>,
+    /// Its own tags (`crate::tags`).
+    pub tags: crate::pmap::PMap<u32, Arc<Tags>>,
 }
 
 /// One entity merge, with what it changed so it can be undone exactly.
@@ -318,6 +321,8 @@ pub struct Claims {
     pub supersedes: crate::pmap::PMap<u32, Arc<[ClaimId]>>,
     /// Typed properties written by the query language.
     pub props: crate::pmap::PMap<u32, Arc<Properties>>,
+    /// Its own tags (`crate::tags`; the tags of its evidence's messages join them when read).
+    pub tags: crate::pmap::PMap<u32, Arc<Tags>>,
 }
 
 impl Claims {
@@ -361,6 +366,14 @@ pub struct EvidenceTable {
     pub rows: CowVec<EvidenceRow>,
     /// External id (hashed with its workspace) → candidate rows, verified by [`State::find_evidence_ext`].
     pub by_ext: KeyIndex,
+    /// The tags of messages and conversations, by `message_key`.
+    pub message_tags: crate::pmap::PMap<Arc<str>, Arc<Tags>>,
+}
+
+/// The key of the tags of message `msg` of conversation `conv` in workspace `ws` (without a
+/// message: of the whole conversation).
+pub fn message_key(ws: WorkspaceId, conv: &str, msg: Option<&str>) -> Arc<str> {
+    Arc::from(format!("{}\u{1f}{conv}\u{1f}{}", ws.0, msg.unwrap_or("")))
 }
 
 /// Roaring bitmaps over entity and claim ids, kept in step with every write.
@@ -783,6 +796,7 @@ impl State {
         self.claims.ext_id.set(i, "");
         self.claims.text.set(i, "");
         self.claims.props.remove(&c);
+        self.claims.tags.remove(&c);
         let mut ev = *self.claims.evidence_head.get(i);
         while ev != NONE {
             self.erase_evidence_row(ev);
@@ -809,6 +823,48 @@ impl State {
             self.graph.mark_dirty(*self.claims.subject.get(i));
             self.graph.mark_dirty(*self.claims.object.get(i));
         }
+    }
+
+    /// The tags of the message evidence row `row` of workspace `ws` came from: its
+    /// conversation's, then its message's (the message's values win, the strictest sensitivity).
+    pub fn evidence_tags(&self, ws: WorkspaceId, row: &EvidenceRow) -> Option<Tags> {
+        let conv = row.conversation_id.as_deref()?;
+        let of_conv = self.evidence.message_tags.get(&message_key(ws, conv, None));
+        let of_msg = row.message_id.as_deref().and_then(|m| self.evidence.message_tags.get(&message_key(ws, conv, Some(m))));
+        match (of_msg, of_conv) {
+            (None, None) => None,
+            (Some(m), None) => Some((**m).clone()),
+            (None, Some(c)) => Some((**c).clone()),
+            (Some(m), Some(c)) => {
+                let mut t = (**m).clone();
+                crate::tags::inherit(&mut t, c);
+                Some(t)
+            }
+        }
+    }
+
+    /// Claim `c`'s tags: its own, then its evidence's messages' (newest evidence first), the
+    /// strictest sensitivity of all (see `crate::tags`).
+    pub fn claim_tags(&self, c: u32) -> Tags {
+        let mut out: Tags = self.claims.tags.get(&c).map(|t| (**t).clone()).unwrap_or_default();
+        if self.evidence.message_tags.is_empty() {
+            return out;
+        }
+        let ws = self.claim_ws(c);
+        let mut ev = *self.claims.evidence_head.get(c as usize);
+        while ev != NONE {
+            let row = self.evidence.rows.get(ev as usize);
+            if let Some(t) = self.evidence_tags(ws, row) {
+                crate::tags::inherit(&mut out, &t);
+            }
+            ev = row.next;
+        }
+        out
+    }
+
+    /// Whether claim `c`'s tags make it sensitive (`sensitivity=sensitive`).
+    pub fn claim_tagged_sensitive(&self, c: u32) -> bool {
+        self.claim_tags(c).get(crate::tags::SENSITIVITY).is_some_and(|v| &**v == crate::tags::SENSITIVE_LEVEL)
     }
 
     /// Clears one evidence row's content and its external id.
@@ -838,6 +894,7 @@ impl State {
         self.entities.ext_id.set(i, "");
         self.entities.aliases.set(i, "");
         self.entities.set_props(e, None);
+        self.entities.tags.remove(&e);
         self.entities.labels.remove(&e);
         let ty = *self.entities.ty.get(i);
         if let Some(set) = self.bitmaps.entities_by_type.get_mut(&ty) {

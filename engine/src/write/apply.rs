@@ -16,8 +16,10 @@ use crate::state::{
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::batch::{
-    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, UpsertEntity, VectorTarget, WriteBatch,
+    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, TagTarget, UpsertEntity, VectorTarget, WriteBatch,
 };
+use crate::tags::Tags;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(super) type OpResult<T> = Result<T, (&'static str, WriteErrorKind)>;
@@ -162,6 +164,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::CreateRelationship(_) => "create_relationship",
         Op::SetProperties { .. } => "set_properties",
         Op::SetLabels { .. } => "set_labels",
+        Op::SetTags { .. } => "set_tags",
     }
 }
 
@@ -297,6 +300,7 @@ impl Writer<'_> {
             Op::CreateRelationship(r) => self.create_relationship(r),
             Op::SetProperties { target, properties, replace } => self.set_properties(target, properties, *replace),
             Op::SetLabels { entity, add, remove } => self.set_labels(entity, add, remove),
+            Op::SetTags { target, set, remove, inherit } => self.set_tags(target, set, remove, *inherit),
             Op::DeclarePredicate(d) => self.declare_predicate(d),
             Op::SetVector { target, vector } => self.set_vector(target, vector),
             Op::Forget(target) => {
@@ -346,7 +350,15 @@ impl Writer<'_> {
                         for ev in ours {
                             self.st.erase_evidence_row(ev);
                         }
+                        // Tags that came with the erased evidence leave with it.
+                        self.refresh_sensitive(c);
                     }
+                }
+                // The conversation's key and its messages' start alike (`message_key`).
+                let prefix = crate::state::message_key(ws, conv, None);
+                let keys: Vec<Arc<str>> = self.st.evidence.message_tags.keys().filter(|k| k.starts_with(&*prefix)).cloned().collect();
+                for k in keys {
+                    self.st.evidence.message_tags.remove(&k);
                 }
             }
             ForgetTarget::History { before } => {
@@ -864,6 +876,10 @@ impl Writer<'_> {
         }
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
+        if c.sensitive {
+            // The flag is the tag `sensitivity=sensitive`.
+            cl.tags.insert(id, Arc::new(Tags::from([(Arc::from(crate::tags::SENSITIVITY), Arc::from(crate::tags::SENSITIVE_LEVEL))])));
+        }
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }
@@ -968,6 +984,14 @@ impl Writer<'_> {
         }
         self.transition(c, ClaimState::Deprecated)?;
         if let Some(b) = by {
+            // The replacement keeps at least the sensitivity of what it replaces.
+            let old = self.st.claim_tags(c);
+            if let Some(level) = old.get(crate::tags::SENSITIVITY) {
+                let mut own: Tags = self.st.claims.tags.get(&b).map(|t| (**t).clone()).unwrap_or_default();
+                crate::tags::inherit(&mut own, &Tags::from([(Arc::from(crate::tags::SENSITIVITY), level.clone())]));
+                self.st.claims.tags.insert(b, Arc::new(own));
+                self.refresh_sensitive(b);
+            }
             self.st.claims.superseded_by.insert(c, b);
             let list = self.st.claims.supersedes.entry(b).or_insert_with(|| Arc::from(Vec::new()));
             let mut v = list.to_vec();
@@ -975,6 +999,105 @@ impl Writer<'_> {
             *list = Arc::from(v);
         }
         Ok(())
+    }
+
+    /// `Op::SetTags`: validates every tag first (nothing changes on an error), then merges.
+    fn set_tags(&mut self, target: &TagTarget, set: &BTreeMap<String, String>, remove: &[String], inherit: bool) -> OpResult<()> {
+        for (k, v) in set {
+            crate::tags::check(k, v).map_err(|e| ("set", WriteErrorKind::BadTag(e)))?;
+        }
+        let new: Tags = set.iter().map(|(k, v)| (Arc::from(k.as_str()), Arc::from(v.as_str()))).collect();
+        let merge = |had: Option<&Arc<Tags>>| -> Result<Option<Arc<Tags>>, (&'static str, WriteErrorKind)> {
+            let mut t: Tags = had.map(|t| (**t).clone()).unwrap_or_default();
+            for k in remove {
+                t.remove(k.as_str());
+            }
+            if inherit {
+                crate::tags::inherit(&mut t, &new);
+            } else {
+                t.extend(new.clone());
+            }
+            if t.len() > crate::tags::TAGS_MAX {
+                return Err(("set", WriteErrorKind::TooMany { count: t.len(), limit: crate::tags::TAGS_MAX, limit_name: "TAGS_MAX" }));
+            }
+            Ok((!t.is_empty()).then(|| Arc::new(t)))
+        };
+        match target {
+            TagTarget::Entity(r) => {
+                let e = self.entity_in("target", r)?;
+                match merge(self.st.entities.tags.get(&e))? {
+                    Some(t) => self.st.entities.tags.insert(e, t),
+                    None => self.st.entities.tags.remove(&e),
+                };
+                self.st.entities.updated_at.insert(e, self.now);
+            }
+            TagTarget::Claim(r) => {
+                let c = self.claim(r, "target")?;
+                match merge(self.st.claims.tags.get(&c))? {
+                    Some(t) => self.st.claims.tags.insert(c, t),
+                    None => self.st.claims.tags.remove(&c),
+                };
+                self.st.claims.updated_at.insert(c, self.now);
+                self.refresh_sensitive(c);
+            }
+            TagTarget::Message { conversation_id, message_id } => {
+                check_str("conversation_id", conversation_id, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
+                if let Some(m) = message_id {
+                    check_str("message_id", m, self.limits.ext_id_bytes_max, "ext_id_bytes_max")?;
+                }
+                let key = crate::state::message_key(self.ws, conversation_id, message_id.as_deref());
+                match merge(self.st.evidence.message_tags.get(&key))? {
+                    Some(t) => self.st.evidence.message_tags.insert(key, t),
+                    None => self.st.evidence.message_tags.remove(&key),
+                };
+                // The claims with evidence from it take its tags now.
+                let mut touched: Vec<u32> = self
+                    .st
+                    .evidence
+                    .rows
+                    .iter()
+                    .filter(|row| {
+                        row.conversation_id.as_deref() == Some(conversation_id.as_str())
+                            && (message_id.is_none() || row.message_id.as_deref() == message_id.as_deref())
+                    })
+                    .map(|row| row.claim.0)
+                    .filter(|c| self.st.claim_ws(*c) == self.ws)
+                    .collect();
+                touched.sort_unstable();
+                touched.dedup();
+                for c in touched {
+                    self.refresh_sensitive(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps claim `c`'s `SENSITIVE` flag equal to its tags (`sensitivity=sensitive`, its own or
+    /// from its evidence's messages). A claim that becomes visible to everyone notes its names
+    /// as public.
+    pub(super) fn refresh_sensitive(&mut self, c: u32) {
+        let i = c as usize;
+        let flags = *self.st.claims.flags.get(i);
+        if flags & ERASED != 0 {
+            return;
+        }
+        let should = self.st.claim_tagged_sensitive(c);
+        if (flags & SENSITIVE != 0) == should {
+            return;
+        }
+        self.st.claims.flags.set(i, if should { flags | SENSITIVE } else { flags & !SENSITIVE });
+        if !self.st.claim_bitmaps_deferred(c) {
+            self.st.bitmaps.claims_sensitive.set(c, should);
+        }
+        if !should {
+            let pred = PredicateId(*self.st.claims.pred.get(i));
+            let keys: Vec<Arc<str>> = self.st.claims.props.get(&c).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+            let text = !self.st.claims.text.get(i).is_empty();
+            let cat = &mut self.st.catalog;
+            cat.note_type(self.ws, pred, false);
+            cat.note_keys(self.ws, keys.iter().map(|k| &**k).chain(["text"].into_iter().filter(|_| text)).chain(["confidence", "state"]), false);
+        }
     }
 
     fn set_claim_deleted(&mut self, c: u32, deleted: bool) {
@@ -1049,6 +1172,10 @@ impl Writer<'_> {
         self.st.evidence.by_ext.insert(key_hash(self.ws, &ext), id);
         self.st.claims.evidence_head.set(c as usize, id);
         self.created.evidence.push(crate::ids::EvidenceId(id));
+        if v.conversation_id.is_some() && !self.st.evidence.message_tags.is_empty() {
+            // Its message's tags join the claim's.
+            self.refresh_sensitive(c);
+        }
         Ok(())
     }
 

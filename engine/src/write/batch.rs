@@ -373,6 +373,36 @@ pub enum Op {
         /// Labels to remove (those it lacks are skipped).
         remove: Vec<String>,
     },
+    /// Sets and removes tags (`crate::tags`) of an entity, a claim, or a message (a claim's
+    /// evidence from it carries them to the claim). With `inherit`, the tags are a source's:
+    /// keys the row has stay, and `sensitivity` becomes the stricter of the two. Came with
+    /// record format 7.
+    SetTags {
+        /// Whose tags.
+        target: TagTarget,
+        /// Keys and values to set.
+        set: std::collections::BTreeMap<String, String>,
+        /// Keys to remove.
+        remove: Vec<String>,
+        /// Inherit from a source rather than set.
+        inherit: bool,
+    },
+}
+
+/// What `Op::SetTags` tags.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum TagTarget {
+    /// An entity.
+    Entity(EntityRef),
+    /// A claim.
+    Claim(ClaimRef),
+    /// A message of a conversation, or (without a message id) the whole conversation.
+    Message {
+        /// The conversation.
+        conversation_id: String,
+        /// The message.
+        message_id: Option<String>,
+    },
 }
 
 /// A node of the query language (`Op::CreateNode`).

@@ -70,6 +70,10 @@ pub struct Source {
     pub extracted_at: Option<String>,
     /// The source text.
     pub snippet: Option<String>,
+    /// The message's tags (`key: value`): every claim with evidence from it carries them, and
+    /// an entity whose properties it sets inherits them (`crate::tags`).
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// A predicate declaration.
@@ -111,6 +115,9 @@ pub struct EntityIn {
     /// More labels beside the type, as written (case kept), as the query language shows them.
     #[serde(default)]
     pub labels: Vec<String>,
+    /// Tags of the entity (`key: value`).
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// A claim.
@@ -142,9 +149,13 @@ pub struct ClaimIn {
     /// Typed properties of a new claim (JSON values), shown by the query language.
     #[serde(default)]
     pub properties: serde_json::Map<String, serde_json::Value>,
-    /// A new claim is sensitive: it does not exist for principals without `see_sensitive`.
+    /// A new claim is sensitive: it does not exist for principals without `see_sensitive` (the
+    /// tag `sensitivity: sensitive`).
     #[serde(default)]
     pub sensitive: bool,
+    /// Tags of a new claim (`key: value`); its evidence's message adds the source's.
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// A verdict about an existing claim (the seed uses an LLM classifier; engram applies it).
@@ -235,6 +246,19 @@ fn validate(doc: &IngestDoc) -> Result<(), IngestError> {
     }
     if let Some(t) = &doc.source.extracted_at {
         Timestamp::parse(t).map_err(|e| err("source.extracted_at", e.to_string()))?;
+    }
+    let tags = |path: String, tags: &std::collections::BTreeMap<String, String>| -> Result<(), IngestError> {
+        if tags.len() > crate::tags::TAGS_MAX {
+            return Err(err(path, format!("more than TAGS_MAX = {} tags", crate::tags::TAGS_MAX)));
+        }
+        tags.iter().try_for_each(|(k, v)| crate::tags::check(k, v).map_err(|e| err(format!("{path}.{k}"), e)))
+    };
+    tags("source.tags".into(), &doc.source.tags)?;
+    for (i, e) in doc.entities.iter().enumerate() {
+        tags(format!("entities[{i}].tags"), &e.tags)?;
+    }
+    for (i, c) in doc.claims.iter().enumerate() {
+        tags(format!("claims[{i}].tags"), &c.tags)?;
     }
     for (i, p) in doc.predicates.iter().enumerate() {
         non_empty(format!("predicates[{i}].name"), &p.name)?;

@@ -14,7 +14,7 @@ use crate::read::view::WorkspaceView;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::batch::{
-    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, Element, EntityRef, Op, UpsertEntity, VectorTarget, WriteBatch,
+    AddClaim, AddEvidence, ClaimRef, DeclarePredicate, Element, EntityRef, Op, TagTarget, UpsertEntity, VectorTarget, WriteBatch,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,6 +48,16 @@ pub(crate) fn plan(
         report.warnings.push(super::report::NO_SOURCE_KEY.to_owned());
     }
     let extracted_at = doc.source.extracted_at.as_deref().and_then(|t| Timestamp::parse(t).ok());
+    // The message's tags: its claims' evidence carries them (first, so each new claim's flag is
+    // set as its evidence arrives). Without a message to hang them on, they go to each claim.
+    if let (Some((conv, msg)), false) = (source_key, doc.source.tags.is_empty()) {
+        b.push(Op::SetTags {
+            target: TagTarget::Message { conversation_id: conv.to_owned(), message_id: Some(msg.to_owned()) },
+            set: doc.source.tags.clone(),
+            remove: Vec::new(),
+            inherit: true,
+        });
+    }
 
     // Predicates: declared ones override; the rest keep their stored definition.
     let mut single: HashMap<String, bool> = HashMap::new();
@@ -123,6 +133,13 @@ pub(crate) fn plan(
         }
         if !e.labels.is_empty() {
             b.push(Op::SetLabels { entity: reference.clone(), add: e.labels.clone(), remove: Vec::new() });
+        }
+        if !e.tags.is_empty() {
+            b.push(Op::SetTags { target: TagTarget::Entity(reference.clone()), set: e.tags.clone(), remove: Vec::new(), inherit: false });
+        }
+        if !e.properties.is_empty() && !doc.source.tags.is_empty() {
+            // What it is said to be came from this message: it inherits the message's tags.
+            b.push(Op::SetTags { target: TagTarget::Entity(reference.clone()), set: doc.source.tags.clone(), remove: Vec::new(), inherit: true });
         }
         report.entities.push(Resolution { name: e.name.clone(), entity: ext_of(view, &reference), how });
         names.insert(key.clone(), (reference.clone(), existing));
@@ -234,6 +251,12 @@ pub(crate) fn plan(
             let properties: Properties =
                 c.properties.iter().map(|(k, v)| (Arc::from(k.as_str()), json_value(v).unwrap_or(Value::Null))).collect();
             b.push(Op::SetProperties { target: Element::Claim(ClaimRef::Ext(ext.clone())), properties, replace: false });
+        }
+        if !c.tags.is_empty() {
+            b.push(Op::SetTags { target: TagTarget::Claim(ClaimRef::Ext(ext.clone())), set: c.tags.clone(), remove: Vec::new(), inherit: false });
+        }
+        if source_key.is_none() && !doc.source.tags.is_empty() {
+            b.push(Op::SetTags { target: TagTarget::Claim(ClaimRef::Ext(ext.clone())), set: doc.source.tags.clone(), remove: Vec::new(), inherit: true });
         }
         b.push(evidence(ClaimRef::Ext(ext.clone())));
         if let Some(v) = &c.vector {
