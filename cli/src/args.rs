@@ -244,6 +244,20 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         limit: usize,
     },
+    /// Set, remove or show tags (`key=value`) of a claim, an entity or a message: `set claim ID
+    /// k=v...`, `set message CONVERSATION MESSAGE|* k=v...`, `del entity ID key...`, `get claim
+    /// ID` (a claim's tags include those of the messages its evidence came from). Refused while a
+    /// server holds DIR: use ENGRAM.TAG then.
+    Tag {
+        /// Database folder.
+        dir: PathBuf,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// `set|del|get claim|entity|message …`
+        #[arg(required = true, num_args = 3.., allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
     /// Manage roles: grants per workspace that users hold. Refused while a server holds DIR: use
     /// ENGRAM.ROLE then.
     #[command(subcommand)]

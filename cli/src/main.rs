@@ -144,6 +144,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         },
         Command::User(u) => serve::user(u),
         Command::Role(r) => serve::role(r),
+        Command::Tag { dir, workspace, words } => serve::tag(dir, workspace, words),
         Command::Audit { dir, jsonl, since, user, op, limit } => admin::audit(dir, *jsonl, since.as_deref(), user.clone(), op.clone(), *limit),
         Command::Policy(p) => serve::policy(p),
         Command::Replay { file, budgets, k, json, keep, embedding: EmbedArgs { embedder, model_dir } } => {

@@ -122,10 +122,16 @@ fn open(dir: &Path, command: &str) -> Result<engram::Database, Failure> {
 
 /// Prints a governance command's outcome; "nothing to change" is an error naming what.
 fn governance(db: &engram::Database, words: &[String], f: fn(&engram::Database, &[String]) -> Result<Outcome, String>) -> Result<(), Failure> {
-    match f(db, words).map_err(Failure::from)? {
+    print_outcome(f(db, words).map_err(Failure::from)?, words)
+}
+
+/// Prints what a governance command answered.
+fn print_outcome(outcome: Outcome, words: &[String]) -> Result<(), Failure> {
+    match outcome {
         Outcome::Ok | Outcome::Changed(true) => Ok(()),
         Outcome::Changed(false) => Err(Failure::from(format!("nothing to change: {}", words.join(" ")))),
         Outcome::Lines(lines) => out::print(&lines.into_iter().map(|l| l + "\n").collect::<String>()),
+        Outcome::Tags(tags) => out::print(&tags.into_iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>()),
     }
 }
 
@@ -148,6 +154,14 @@ pub fn role(cmd: &RoleCommand) -> Result<(), Failure> {
         RoleCommand::List { dir } => (dir, w(&["LIST"])),
     };
     governance(&open(dir, "ENGRAM.ROLE")?, &words, engram_server::governance::role)
+}
+
+/// `engram tag DIR WORDS…`: the words of `ENGRAM.TAG` after its workspace, with full access.
+pub fn tag(dir: &Path, workspace: &str, words: &[String]) -> Result<(), Failure> {
+    let words: Vec<String> = words.iter().enumerate().map(|(i, w)| if i < 2 { w.to_ascii_uppercase() } else { w.clone() }).collect();
+    let db = if words[0] == "GET" { crate::admin::open_for_reading(dir)? } else { open(dir, "ENGRAM.TAG")? };
+    let scope = db.scope(std::sync::Arc::new(engram::Principal::root()));
+    print_outcome(engram_server::governance::tag(&scope, workspace, &words).map_err(Failure::from)?, &words)
 }
 
 /// `engram policy …`: the words of `ENGRAM.POLICY`; `explain` also runs the query as the user.

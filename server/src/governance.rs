@@ -12,10 +12,16 @@ pub enum Outcome {
     Changed(bool),
     /// Lines of a listing.
     Lines(Vec<String>),
+    /// Tags, by key.
+    Tags(Vec<(String, String)>),
 }
 
 /// The syntax of `ENGRAM.ROLE`.
 pub const ROLE_USAGE: &str = "ADD name | DEL name | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | ASSIGN user role | UNASSIGN user role | LIST";
+/// The syntax of `ENGRAM.TAG` after its workspace.
+pub const TAG_USAGE: &str =
+    "SET CLAIM|ENTITY id key=value... | SET MESSAGE conversation message|* key=value... | DEL CLAIM|ENTITY id key... | DEL MESSAGE conversation message|* key... | GET CLAIM|ENTITY id | GET MESSAGE conversation message|*";
+
 /// The syntax of `ENGRAM.POLICY`.
 pub const POLICY_USAGE: &str = "SET ws name claims|entities role[,role...] predicate | DEL ws name | LIST [ws] | EXPLAIN user ws";
 
@@ -107,4 +113,52 @@ pub fn explain(db: &Database, user: &str, ws: &str) -> Result<Vec<String>, Strin
         lines.push(format!("hidden: {} claims, {} entities", b.claims.saturating_sub(a.claims), b.entities.saturating_sub(a.entities)));
     }
     Ok(lines)
+}
+
+/// `SET | DEL | GET` tags of a claim, an entity or a message of workspace `ws`, through `scope`
+/// (setting needs `write` on it; reading shows only what the scope sees: a claim's tags include
+/// its messages').
+pub fn tag(scope: &engram::Scope, ws: &str, words: &[String]) -> Result<Outcome, String> {
+    use engram::{Op, TagTarget};
+    let usage = || format!("expected {TAG_USAGE}");
+    let sub = words.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
+    let kind = words.get(1).map(|s| s.to_ascii_uppercase()).unwrap_or_default();
+    let (target, rest) = match (kind.as_str(), words.get(2), words.get(3)) {
+        ("CLAIM", Some(id), _) => (TagTarget::Claim(id.as_str().into()), &words[3..]),
+        ("ENTITY", Some(id), _) => {
+            // By external id, else by its one name.
+            let view = scope.workspace(ws).map_err(|e| e.to_string())?;
+            let e = view.entity_by_id_or_name(id).map_err(|e| e.to_string())?;
+            (TagTarget::Entity(engram::EntityRef::Id(e)), &words[3..])
+        }
+        ("MESSAGE", Some(conv), Some(msg)) => {
+            let message_id = (msg != "*").then(|| msg.clone());
+            (TagTarget::Message { conversation_id: conv.clone(), message_id }, &words[4..])
+        }
+        _ => return Err(usage()),
+    };
+    let write = |set: std::collections::BTreeMap<String, String>, remove: Vec<String>| {
+        let mut b = engram::WriteBatch::new(ws);
+        b.push(Op::SetTags { target: target.clone(), set, remove, inherit: false });
+        scope.write(&b).map(|_| Outcome::Ok).map_err(|e| e.to_string())
+    };
+    match sub.as_str() {
+        "SET" if !rest.is_empty() => write(engram::tags::parse_pairs(rest.iter().map(String::as_str))?, Vec::new()),
+        "DEL" if !rest.is_empty() => write(std::collections::BTreeMap::new(), rest.to_vec()),
+        "GET" if rest.is_empty() => {
+            let view = scope.workspace(ws).map_err(|e| e.to_string())?;
+            let tags = match &target {
+                TagTarget::Claim(engram::ClaimRef::Ext(id)) => {
+                    view.claim_id(id).and_then(|c| view.claim_tags(c)).ok_or_else(|| format!("unknown claim `{id}` in this workspace"))?
+                }
+                TagTarget::Entity(engram::EntityRef::Id(e)) => view.entity_tags(*e).unwrap_or_default(),
+                TagTarget::Message { conversation_id, message_id } => {
+                    view.message_tags(conversation_id, message_id.as_deref()).unwrap_or_default()
+                }
+                _ => return Err(usage()),
+            };
+            Ok(Outcome::Tags(tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()))
+        }
+        _ => Err(usage()),
+    }
 }

@@ -233,3 +233,22 @@ def test_every_answered_write_survives_kill_9_in_the_history(tmp_path):
     texts = [json.loads(l)["text"] for l in engram("audit", str(folder), "--jsonl").stdout.splitlines()]
     for i in range(20):
         assert texts.count(f"CREATE (:N {{name: 'kill-{i}'}})") == 1, (i, texts)
+
+
+def test_tags_over_the_wire(governed):
+    olga, eddie = as_user(governed, "olga"), as_user(governed, "eddie")
+    rows = olga.execute_command("ENGRAM.QUERY", "initech", "MATCH ()-[c:PAIRS_WITH]->() RETURN id(c)")["rows"]
+    cid = f"c{rows[0][0]}"
+    assert olga.execute_command("ENGRAM.TAG", "initech", "SET", "CLAIM", cid, "team=ops", "sensitivity=internal") == "OK"
+    assert olga.execute_command("ENGRAM.TAG", "initech", "GET", "CLAIM", cid) == {"sensitivity": "internal", "team": "ops"}
+    assert eddie.execute_command("ENGRAM.TAG", "initech", "GET", "CLAIM", cid)["team"] == "ops"
+    with pytest.raises(redis.exceptions.ResponseError, match="may not write"):
+        eddie.execute_command("ENGRAM.TAG", "initech", "SET", "CLAIM", cid, "team=x")
+    with pytest.raises(redis.exceptions.ResponseError, match="expected one of public"):
+        olga.execute_command("ENGRAM.TAG", "initech", "SET", "CLAIM", cid, "sensitivity=top")
+    # Tagging it sensitive hides it from the engineer at once; the owner still sees it.
+    olga.execute_command("ENGRAM.TAG", "initech", "SET", "CLAIM", cid, "sensitivity=sensitive")
+    assert "pairs with" not in everything_seen(eddie, "initech")
+    assert "pairs with" in everything_seen(olga, "initech")
+    olga.execute_command("ENGRAM.TAG", "initech", "SET", "CLAIM", cid, "sensitivity=public")
+    assert "pairs with" in everything_seen(eddie, "initech")

@@ -41,6 +41,16 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             Ok(()) => user(shared, args).await,
             Err(r) => r,
         },
+        "ENGRAM.TAG" => {
+            let Some(ws) = arg(args, 1).map(ToOwned::to_owned) else { return arity(name) };
+            let words: Vec<String> = args.iter().skip(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            engine(shared, move |db| {
+                let scope = db.scope(who).audited_by_caller();
+                outcome_reply("ENGRAM.TAG", crate::governance::tag(&scope, &ws, &words))
+            })
+            .await
+            .unwrap_or_else(|r| r)
+        }
         "ENGRAM.AUDIT" => match require(&who, "*", engram::Access::Admin) {
             Ok(()) => audit_history(shared, args).await,
             Err(r) => r,
@@ -336,17 +346,21 @@ async fn governance(
     args: &[Vec<u8>],
     f: fn(&engram::Database, &[String]) -> Result<crate::governance::Outcome, String>,
 ) -> Reply {
-    use crate::governance::Outcome;
     let words: Vec<String> = args.iter().skip(1).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
     let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
-    engine(shared, move |db| match f(db, &words) {
+    engine(shared, move |db| outcome_reply(&name, f(db, &words))).await.unwrap_or_else(|r| r)
+}
+
+/// A governance command's outcome as a reply; its error names the command.
+fn outcome_reply(name: &str, outcome: Result<crate::governance::Outcome, String>) -> Reply {
+    use crate::governance::Outcome;
+    match outcome {
         Ok(Outcome::Ok) => Reply::ok(),
         Ok(Outcome::Changed(b)) => Reply::Int(i64::from(b)),
         Ok(Outcome::Lines(lines)) => Reply::Array(lines.into_iter().map(Reply::text).collect()),
+        Ok(Outcome::Tags(tags)) => Reply::Map(tags.into_iter().map(|(k, v)| (k, Reply::text(v))).collect()),
         Err(e) => Reply::err(format!("{name}: {e}")),
-    })
-    .await
-    .unwrap_or_else(|r| r)
+    }
 }
 
 /// The options after the fixed arguments: `NAME value` pairs (a `SEED` may repeat); an unknown

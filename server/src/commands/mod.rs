@@ -121,6 +121,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ),
     ("ENGRAM.STATS", 2, "ws: entity and claim counts by type and predicate."),
     ("ENGRAM.BACKUP", 2, "path: a consistent copy of the database into a new folder (admin on *)."),
+    ("ENGRAM.TAG", -4, "ws SET|DEL|GET CLAIM|ENTITY id [key=value|key]... | ws SET|DEL|GET MESSAGE conversation message|* ...: tags (write to set)."),
     ("ENGRAM.AUDIT", -1, "[SINCE t] [USER u] [OP o] [LIMIT n]: the access history, oldest first (admin on *)."),
     ("ENGRAM.ROLE", -2, "ADD name | DEL name | GRANT name ws|* read|write|admin [SEE_SENSITIVE] | REVOKE name ws|* | ASSIGN user role | UNASSIGN user role | LIST (admin on *)."),
     (
@@ -204,6 +205,7 @@ fn writes(args: &[Vec<u8>]) -> bool {
             arg(args, 2).is_none_or(|t| engram::exec::writes(t).unwrap_or(false))
         }
         "GRAPH.DELETE" | "ENGRAM.INGEST" | "ENGRAM.TRANSACTION" | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => true,
+        "ENGRAM.TAG" => arg(args, 2).is_some_and(|w| !w.eq_ignore_ascii_case("GET")),
         _ => false,
     }
 }
@@ -268,7 +270,7 @@ async fn record_all(shared: &Arc<Shared>, records: Vec<engram::db::audit::Access
 /// Whether a command's record must be durable before its reply: it changed data, users, roles
 /// or policies.
 fn durable(name: &str, args: &[Vec<u8>]) -> bool {
-    writes(args) || matches!(name, "ENGRAM.USER" | "ENGRAM.ROLE" | "ENGRAM.POLICY")
+    writes(args) || matches!(name, "ENGRAM.USER" | "ENGRAM.ROLE" | "ENGRAM.POLICY" | "ENGRAM.TAG")
 }
 
 /// Runs one command now, and records it in the access history.
