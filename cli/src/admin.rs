@@ -157,24 +157,26 @@ pub fn audit(dir: &Path, jsonl: bool, since: Option<&str>, user: Option<String>,
     let since = since.map(engram::Timestamp::parse).transpose().map_err(|e| Failure::from(format!("--since: {e}")))?;
     let filter = engram::db::audit::AuditFilter { since, user, op, limit };
     let records = engram::db::audit::read_access_history(dir, &filter).map_err(fail)?;
-    let mut text = String::new();
-    for r in &records {
-        if jsonl {
-            text.push_str(&r.to_json().to_string());
-        } else {
-            text.push_str(&format!(
-                "{} {} {} {} {} rows={} {} {}",
-                r.at.to_rfc3339(),
-                r.user,
-                r.interface,
-                r.op,
-                r.workspace.as_deref().unwrap_or("-"),
-                r.rows,
-                r.outcome,
-                r.text.replace('\n', " ")
-            ));
-        }
-        text.push('\n');
-    }
+    let lines: Vec<String> = records
+        .iter()
+        .map(|r| {
+            if jsonl {
+                r.to_json().to_string()
+            } else {
+                format!(
+                    "{} {} {} {} {} rows={} {} {}",
+                    r.at.to_rfc3339(),
+                    r.user,
+                    r.interface,
+                    r.op,
+                    r.workspace.as_deref().unwrap_or("-"),
+                    r.rows,
+                    r.outcome,
+                    r.text.replace('\n', " ")
+                )
+            }
+        })
+        .collect();
+    let text: String = lines.iter().flat_map(|l| [l.as_str(), "\n"]).collect();
     crate::out::print(&text)
 }

@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     let (at, started) = (engram::Clock::now(&engram::SystemClock), std::time::Instant::now());
     let mut result = run(&cli);
     let op = std::env::args().nth(1).unwrap_or_default();
-    if let Err(e) = audit::finish(&op, at, started, result.as_ref().map(|_| ()).map_err(|f| f.message.as_str())) {
+    if let Err(e) = audit::finish(&op, at, started, result.as_ref().copied().map_err(|f| f.message.as_str())) {
         // An answered write is in the access history, or the command fails.
         result = result.and(Err(fail::fail(e)));
     }
@@ -145,7 +145,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::User(u) => serve::user(u),
         Command::Role(r) => serve::role(r),
         Command::Tag { dir, workspace, words } => serve::tag(dir, workspace, words),
-        Command::Audit { dir, jsonl, since, user, op, limit } => admin::audit(dir, *jsonl, since.as_deref(), user.clone(), op.clone(), *limit),
+        Command::Audit { dir, jsonl, since, user, op, limit } => {
+            admin::audit(dir, *jsonl, since.as_deref(), user.clone(), op.clone(), *limit)
+        }
         Command::Policy(p) => serve::policy(p),
         Command::Replay { file, budgets, k, json, keep, embedding: EmbedArgs { embedder, model_dir } } => {
             replay::run(&replay::ReplayArgs {

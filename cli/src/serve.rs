@@ -121,7 +121,11 @@ fn open(dir: &Path, command: &str) -> Result<engram::Database, Failure> {
 }
 
 /// Prints a governance command's outcome; "nothing to change" is an error naming what.
-fn governance(db: &engram::Database, words: &[String], f: fn(&engram::Database, &[String]) -> Result<Outcome, String>) -> Result<(), Failure> {
+fn governance(
+    db: &engram::Database,
+    words: &[String],
+    f: fn(&engram::Database, &[String]) -> Result<Outcome, String>,
+) -> Result<(), Failure> {
     print_outcome(f(db, words).map_err(Failure::from)?, words)
 }
 
@@ -131,7 +135,7 @@ fn print_outcome(outcome: Outcome, words: &[String]) -> Result<(), Failure> {
         Outcome::Ok | Outcome::Changed(true) => Ok(()),
         Outcome::Changed(false) => Err(Failure::from(format!("nothing to change: {}", words.join(" ")))),
         Outcome::Lines(lines) => out::print(&lines.into_iter().map(|l| l + "\n").collect::<String>()),
-        Outcome::Tags(tags) => out::print(&tags.into_iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>()),
+        Outcome::Tags(tags) => out::print(&tags.iter().flat_map(|(k, v)| [k.as_str(), "=", v.as_str(), "\n"]).collect::<String>()),
     }
 }
 
@@ -168,7 +172,9 @@ pub fn tag(dir: &Path, workspace: &str, words: &[String]) -> Result<(), Failure>
 pub fn policy(cmd: &PolicyCommand) -> Result<(), Failure> {
     let w = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
     let (dir, words) = match cmd {
-        PolicyCommand::Set { dir, workspace, name, predicate, on, roles } => (dir, w(&["SET", workspace, name, on, &roles.join(","), predicate])),
+        PolicyCommand::Set { dir, workspace, name, predicate, on, roles } => {
+            (dir, w(&["SET", workspace, name, on, &roles.join(","), predicate]))
+        }
         PolicyCommand::Del { dir, workspace, name } => (dir, w(&["DEL", workspace, name])),
         PolicyCommand::List { dir, workspace } => (dir, w(&["LIST"]).into_iter().chain(workspace.clone()).collect()),
         PolicyCommand::Explain { dir, user, query, workspace } => {

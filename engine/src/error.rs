@@ -369,9 +369,13 @@ impl Error {
                 ErrorClass::Conflict
             }
             Error::Read(ReadError::Limit { .. } | ReadError::Interrupted(_)) => ErrorClass::Limit,
-            Error::Settings(_) | Error::Policy(_) | Error::ReadOnly | Error::Read(_) | Error::Workspace(_) | Error::Ingest(_) | Error::Denied { .. } => {
-                ErrorClass::Caller
-            }
+            Error::Settings(_)
+            | Error::Policy(_)
+            | Error::ReadOnly
+            | Error::Read(_)
+            | Error::Workspace(_)
+            | Error::Ingest(_)
+            | Error::Denied { .. } => ErrorClass::Caller,
             Error::Storage(e) => storage_class(e),
             Error::Embed(engram_embed::EmbedError::Unknown(_)) => ErrorClass::Caller,
             Error::EmbedderMismatch { .. } | Error::Embed(_) => ErrorClass::Operator,

@@ -443,10 +443,12 @@ impl Settings {
                 *(if key == "audit" { &mut self.audit } else { &mut self.audit_root }) = Some(value.to_owned());
             }
             "audit_flush_ms" => {
-                self.audit_flush_ms = Some(value.parse::<u64>().ok().filter(|v| (1..=60_000).contains(v)).ok_or_else(|| bad("an integer in 1..=60000"))?);
+                self.audit_flush_ms =
+                    Some(value.parse::<u64>().ok().filter(|v| (1..=60_000).contains(v)).ok_or_else(|| bad("an integer in 1..=60000"))?);
             }
             "audit_retention_days" => {
-                self.audit_retention_days = Some(value.parse::<u32>().ok().filter(|d| *d >= 1).ok_or_else(|| bad("a whole number of days ≥ 1"))?);
+                self.audit_retention_days =
+                    Some(value.parse::<u32>().ok().filter(|d| *d >= 1).ok_or_else(|| bad("a whole number of days ≥ 1"))?);
             }
             _ => return Err(SettingsError::UnknownKey(key.to_owned())),
         }

@@ -31,6 +31,11 @@ pub const TAGS_MAX: usize = 32;
 /// Longest tag key or value, in bytes.
 pub const TAG_BYTES_MAX: usize = 128;
 
+/// The tags of a claim marked sensitive: `sensitivity=sensitive`.
+pub fn sensitive() -> Arc<Tags> {
+    Arc::new(Tags::from([(Arc::from(SENSITIVITY), Arc::from(SENSITIVE_LEVEL))]))
+}
+
 /// The rank of a sensitivity value (`None`: not a level).
 pub fn level(value: &str) -> Option<usize> {
     SENSITIVITY_LEVELS.iter().position(|l| *l == value)
@@ -49,7 +54,10 @@ pub fn stricter<'a>(a: Option<&'a str>, b: Option<&'a str>) -> Option<&'a str> {
 pub fn check(key: &str, value: &str) -> Result<(), String> {
     for (what, s) in [("key", key), ("value", value)] {
         if s.is_empty() || s.len() > TAG_BYTES_MAX || crate::normalize::has_control_chars(s) {
-            return Err(format!("tag {what} `{}`: 1 to {TAG_BYTES_MAX} bytes without control characters", s.chars().take(40).collect::<String>()));
+            return Err(format!(
+                "tag {what} `{}`: 1 to {TAG_BYTES_MAX} bytes without control characters",
+                s.chars().take(40).collect::<String>()
+            ));
         }
     }
     if key.contains('=') {

@@ -80,9 +80,9 @@ fn workspace(name: &str, args: &[Vec<u8>]) -> Option<String> {
             "EXPLAIN" => 3,
             _ => return None,
         },
-        "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" | "ENGRAM.RECALL" | "ENGRAM.TRANSACTION" | "ENGRAM.NEIGHBORS"
-        | "ENGRAM.STATS" | "ENGRAM.ENTITY" | "ENGRAM.SEARCH" | "ENGRAM.CLAIM" | "ENGRAM.CLAIMS" | "ENGRAM.INGEST" | "ENGRAM.DELETE"
-        | "ENGRAM.RESTORE" | "ENGRAM.FORGET" | "ENGRAM.TAG" => 1,
+        "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" | "ENGRAM.RECALL" | "ENGRAM.TRANSACTION"
+        | "ENGRAM.NEIGHBORS" | "ENGRAM.STATS" | "ENGRAM.ENTITY" | "ENGRAM.SEARCH" | "ENGRAM.CLAIM" | "ENGRAM.CLAIMS" | "ENGRAM.INGEST"
+        | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" | "ENGRAM.TAG" => 1,
         _ => return None,
     };
     args.get(at).map(|a| String::from_utf8_lossy(a).into_owned())
@@ -107,11 +107,11 @@ fn words(name: &str, args: &[Vec<u8>]) -> (String, Option<String>) {
         "HELLO" => {
             if let Some(i) = out.iter().position(|w| w.eq_ignore_ascii_case("AUTH")) {
                 if let Some(p) = out.get_mut(i + 2) {
-                    *p = "[password]".to_owned();
+                    "[password]".clone_into(p);
                 }
             }
         }
-        "ENGRAM.USER" if out.get(1).is_some_and(|w| w.eq_ignore_ascii_case("ADD")) && out.len() > 3 => out[3] = "[password]".to_owned(),
+        "ENGRAM.USER" if out.get(1).is_some_and(|w| w.eq_ignore_ascii_case("ADD")) && out.len() > 3 => "[password]".clone_into(&mut out[3]),
         "ENGRAM.INGEST" => {
             if let Some(doc) = out.get_mut(2) {
                 *doc = format!("[a document of {} bytes]", doc.len());
@@ -156,7 +156,11 @@ impl Command<'_> {
             Some(p) => p.name().to_owned(),
             None => match self.name {
                 "AUTH" if self.args.len() >= 3 => text_of(self.args, 1),
-                "HELLO" => self.args.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")).map_or_else(|| "default".to_owned(), |i| text_of(self.args, i + 1)),
+                "HELLO" => self
+                    .args
+                    .iter()
+                    .position(|a| a.eq_ignore_ascii_case(b"AUTH"))
+                    .map_or_else(|| "default".to_owned(), |i| text_of(self.args, i + 1)),
                 _ => "default".to_owned(),
             },
         };

@@ -105,7 +105,14 @@ pub fn explain(db: &Database, user: &str, ws: &str) -> Result<Vec<String>, Strin
         lines.push(format!("no policy of `{ws}` applies to `{user}`"));
     }
     let roles: Vec<&str> = principal.roles().collect();
-    lines.insert(0, format!("user {user} roles={} grant={}", roles.join(","), principal.grant_on(ws).map_or("none".to_owned(), |g| g.access.as_str().to_owned())));
+    lines.insert(
+        0,
+        format!(
+            "user {user} roles={} grant={}",
+            roles.join(","),
+            principal.grant_on(ws).map_or("none".to_owned(), |g| g.access.as_str().to_owned())
+        ),
+    );
     let scope = db.scope(std::sync::Arc::new(principal.grant(ws, engram::Access::Read, true))).audited_by_caller();
     let root = db.snapshot();
     if let (Ok(mine), Ok(all)) = (scope.workspace(ws), root.workspace(ws)) {

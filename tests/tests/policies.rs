@@ -319,7 +319,12 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
     }
     let ws = scope.workspace(WS).unwrap();
     let cat = ws.catalog();
-    out.push(format!("catalog: {} {} {:?}", cat.entities, cat.claims, cat.predicates.iter().map(|p| (&p.name, p.claims)).collect::<Vec<_>>()));
+    out.push(format!(
+        "catalog: {} {} {:?}",
+        cat.entities,
+        cat.claims,
+        cat.predicates.iter().map(|p| (&p.name, p.claims)).collect::<Vec<_>>()
+    ));
     for word in WORDS {
         let hits = ws.search_claim_text(word, 20, &Visibility::default()).unwrap();
         let mut named: Vec<String> = hits.iter().map(|(c, s)| format!("{} {:.4}", ws.claim_text(*c).unwrap_or_default(), s)).collect();

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 const WS: &str = "default";
 
-fn ingest(db: &Database, doc: serde_json::Value) {
+fn ingest(db: &Database, doc: &serde_json::Value) {
     db.ingest(&doc.to_string(), &IngestOptions::default()).unwrap();
 }
 
@@ -40,8 +40,22 @@ fn seeded(db: &Database) {
             "claims": claims,
         })
     };
-    ingest(db, doc("m1", "confidential", json!([{"subject": "Ann", "predicate": "works_at", "object": "Acme", "confidence": 0.95, "id": "job", "text": "Ann works at Acme"}])));
-    ingest(db, doc("m2", "sensitive", json!([{"subject": "Ann", "predicate": "earns", "object": "Acme", "confidence": 0.95, "id": "pay", "text": "Ann earns zebrapay at Acme", "tags": {"team": "hr"}}])));
+    ingest(
+        db,
+        &doc(
+            "m1",
+            "confidential",
+            json!([{"subject": "Ann", "predicate": "works_at", "object": "Acme", "confidence": 0.95, "id": "job", "text": "Ann works at Acme"}]),
+        ),
+    );
+    ingest(
+        db,
+        &doc(
+            "m2",
+            "sensitive",
+            json!([{"subject": "Ann", "predicate": "earns", "object": "Acme", "confidence": 0.95, "id": "pay", "text": "Ann earns zebrapay at Acme", "tags": {"team": "hr"}}]),
+        ),
+    );
 }
 
 #[test]
@@ -72,7 +86,7 @@ fn a_tag_changed_on_the_message_reaches_its_claims_and_forgetting_evidence_recom
     // The same fact from a public message: the claim keeps the strictest of its sources.
     ingest(
         &db,
-        json!({
+        &json!({
             "source": {"conversation_id": "conv-2", "message_id": "m9", "tags": {"sensitivity": "public"}},
             "entities": [{"name": "Ann", "type": "person"}, {"name": "Acme", "type": "company"}],
             "claims": [{"subject": "Ann", "predicate": "earns", "object": "Acme", "confidence": 0.9, "text": "Ann earns zebrapay at Acme"}],
@@ -116,7 +130,7 @@ fn a_claim_that_supersedes_a_confidential_one_stays_confidential() {
     seeded(&db);
     ingest(
         &db,
-        json!({
+        &json!({
             "source": {"conversation_id": "conv-3", "message_id": "m1", "tags": {"sensitivity": "public"}},
             "entities": [{"name": "Ann", "type": "person"}, {"name": "Globex", "type": "company"}],
             "claims": [{"subject": "Ann", "predicate": "works_at", "object": "Globex", "confidence": 0.95, "id": "job2",
@@ -173,7 +187,9 @@ fn tags_survive_checkpoint_restart_and_export_import() {
     assert!(exported.iter().any(|l| l.contains("\"kind\":\"message\"") && l.contains("confidential")), "{exported:?}");
     let copy = Database::in_memory();
     engram::jsonl::import(&copy, &exported.join("\n"), "export.jsonl").unwrap();
-    for (c, k, v) in [("job", "sensitivity", "confidential"), ("job", "reviewed", "yes"), ("pay", "sensitivity", "sensitive"), ("pay", "team", "hr")] {
+    for (c, k, v) in
+        [("job", "sensitivity", "confidential"), ("job", "reviewed", "yes"), ("pay", "sensitivity", "sensitive"), ("pay", "team", "hr")]
+    {
         assert_eq!(tag(&copy, c, k).as_deref(), Some(v), "{c} {k}");
     }
     assert_eq!(engram::jsonl::export(&copy.snapshot()), exported, "export → import → export gives the same lines");

@@ -132,6 +132,9 @@ impl AuditFilter {
     }
 }
 
+/// A segment file to fsync outside the lock, and its path for errors.
+type SyncHandle = (Arc<dyn VfsFile>, PathBuf);
+
 /// The log's writer side.
 struct Log {
     wal: Option<WalWriter>,
@@ -253,7 +256,7 @@ impl AuditLog {
         if self.synced.load(Ordering::Acquire) >= seq {
             return Ok(());
         }
-        let (target, handle): (u64, Option<(Arc<dyn VfsFile>, PathBuf)>) = {
+        let (target, handle): (u64, Option<SyncHandle>) = {
             let log = self.log.lock();
             (log.written, log.wal.as_ref().map(WalWriter::sync_handle))
         };
@@ -347,8 +350,10 @@ pub fn read_access_history(dir: &Path, filter: &AuditFilter) -> Result<Vec<Acces
 /// Hex SHA-256 of `text` (parameters are recorded by digest, never stored).
 pub fn sha256_hex(text: &str) -> String {
     use sha2::Digest as _;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     sha2::Sha256::digest(text.as_bytes()).iter().fold(String::with_capacity(64), |mut s, b| {
-        s.push_str(&format!("{b:02x}"));
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 15)]));
         s
     })
 }

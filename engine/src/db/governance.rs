@@ -108,7 +108,12 @@ impl super::Database {
             return Ok(false);
         }
         if held.is_some_and(|h| h.len() >= ROLES_PER_USER_MAX) {
-            return Err(SettingsError::BadValue { key: "role".to_owned(), value: role.to_owned(), expected: "at most ROLES_PER_USER_MAX = 64 roles per user" }.into());
+            return Err(SettingsError::BadValue {
+                key: "role".to_owned(),
+                value: role.to_owned(),
+                expected: "at most ROLES_PER_USER_MAX = 64 roles per user",
+            }
+            .into());
         }
         self.update_settings(|s| {
             s.memberships.entry(user.to_owned()).or_default().push(role.to_owned());
@@ -139,8 +144,11 @@ impl super::Database {
     pub fn put_policy(&self, workspace: &str, name: &str, p: StoredPolicy) -> Result<(), Error> {
         check_name("policy", name)?;
         check_name("workspace", workspace)?;
-        let target = Target::parse(&p.target)
-            .ok_or_else(|| PolicyError { message: format!("unknown target `{}`; expected `claims` or `entities`", p.target), line: 1, column: 1 })?;
+        let target = Target::parse(&p.target).ok_or_else(|| PolicyError {
+            message: format!("unknown target `{}`; expected `claims` or `entities`", p.target),
+            line: 1,
+            column: 1,
+        })?;
         if p.roles.is_empty() {
             return Err(PolicyError { message: "a policy applies to at least one role".to_owned(), line: 1, column: 1 }.into());
         }
@@ -218,5 +226,10 @@ impl super::Database {
 }
 
 fn unknown(what: &'static str, name: &str) -> Error {
-    SettingsError::BadValue { key: what.to_owned(), value: name.chars().take(64).collect(), expected: if what == "role" { "an existing role" } else { "an existing user" } }.into()
+    SettingsError::BadValue {
+        key: what.to_owned(),
+        value: name.chars().take(64).collect(),
+        expected: if what == "role" { "an existing role" } else { "an existing user" },
+    }
+    .into()
 }

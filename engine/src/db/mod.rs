@@ -29,10 +29,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-pub(crate) mod commit;
 pub mod audit;
-mod governance;
+pub(crate) mod commit;
 mod files;
+mod governance;
 mod jobs;
 mod recovery;
 pub mod scope;
@@ -159,6 +159,8 @@ struct Inner {
     classifier: RwLock<Option<Arc<dyn crate::write::classifier::ClaimClassifier>>>,
     /// The access history (`audit.rs`).
     audit: Arc<audit::AuditLog>,
+    /// The rows row policies hid on recent states (`scope.rs`, `hidden_for`).
+    hidden_cache: Mutex<Vec<scope::CachedHidden>>,
 }
 
 impl Inner {
@@ -173,6 +175,7 @@ impl Inner {
             embedder: RwLock::new(None),
             classifier: RwLock::new(None),
             audit: audit::AuditLog::in_memory(),
+            hidden_cache: Mutex::new(Vec::new()),
             published: RwLock::new(st.clone()),
             writer: Mutex::new(Writer { wal, latest: st, lsn: 0, wal_bytes: 0 }),
             group: Mutex::new(commit::Group::default()),

@@ -74,10 +74,41 @@ impl super::Database {
 struct PolicyFilter {
     workspace: String,
     rules: Vec<RowRule>,
-    /// On the scope's own snapshot.
-    own: OnceLock<Hidden>,
+    /// On the scope's own snapshot (shared with other scopes through the database's cache).
+    own: OnceLock<Arc<Hidden>>,
     /// On the one derived snapshot an export reads.
-    derived: OnceLock<Hidden>,
+    derived: OnceLock<Arc<Hidden>>,
+}
+
+/// Hidden rows computed for a state version, a workspace and a set of rules.
+pub(crate) struct CachedHidden {
+    version: u64,
+    ws: crate::ids::WorkspaceId,
+    rules: Vec<RowRule>,
+    hidden: Arc<Hidden>,
+}
+
+/// States × rule sets `hidden_for` remembers (a few principals over the newest states).
+const HIDDEN_CACHE_MAX: usize = 16;
+
+impl super::Database {
+    /// The rows `rules` hide in workspace `ws` of `st`, computed once per state version, workspace
+    /// and rule set: requests between two commits share it (a scope per request is what a server
+    /// opens).
+    fn hidden_for(&self, st: &crate::state::State, ws: crate::ids::WorkspaceId, rules: &[RowRule]) -> Arc<Hidden> {
+        let cache = &self.inner.hidden_cache;
+        if let Some(c) = cache.lock().iter().find(|c| c.version == st.version && c.ws == ws && c.rules == rules) {
+            return c.hidden.clone();
+        }
+        let hidden = Arc::new(Hidden::compute(st, ws, rules));
+        let mut c = cache.lock();
+        c.retain(|c| c.version + 1 >= st.version);
+        if c.len() >= HIDDEN_CACHE_MAX {
+            c.remove(0);
+        }
+        c.push(CachedHidden { version: st.version, ws, rules: rules.to_vec(), hidden: hidden.clone() });
+        hidden
+    }
 }
 
 /// The policies of `settings` that apply to `principal`, compiled with `$user` bound to its
@@ -197,9 +228,12 @@ impl Scope {
         view.cx = &self.cx;
         view.sees_sensitive = grant.see_sensitive;
         if let Some(f) = self.filters.iter().find(|f| f.workspace == name) {
-            let cell = if std::ptr::eq(snapshot, &self.snapshot) { &f.own } else { &f.derived };
-            let hidden = cell.get_or_init(|| Hidden::compute(st, view.ws, &f.rules));
-            view.policy = (!hidden.is_empty()).then_some(hidden);
+            let hidden = if std::ptr::eq(snapshot, &raw const self.snapshot) {
+                f.own.get_or_init(|| self.db.hidden_for(st, view.ws, &f.rules))
+            } else {
+                f.derived.get_or_init(|| Arc::new(Hidden::compute(st, view.ws, &f.rules)))
+            };
+            view.policy = (!hidden.is_empty()).then_some(&**hidden);
         }
         Ok(view)
     }
@@ -278,7 +312,17 @@ impl Scope {
             Ok(_) => "ok".to_owned(),
             Err(e) => format!("error: {}: {e}", e.class().name()),
         };
-        let note = AccessNote { at, started, op, workspace, text, params_sha256: None, rows: if result.is_ok() { rows } else { 0 }, claims: Vec::new(), outcome };
+        let note = AccessNote {
+            at,
+            started,
+            op,
+            workspace,
+            text,
+            params_sha256: None,
+            rows: if result.is_ok() { rows } else { 0 },
+            claims: Vec::new(),
+            outcome,
+        };
         self.note_access(note, true)
     }
 }

@@ -396,7 +396,13 @@ impl WorkspaceView<'_> {
     }
 
     /// `query_embedding`, with the access history's reader for `engram.audit.history`.
-    fn query_services(&self, text: &str, params: &Params, embed: Option<&Embed<'_>>, audit: &AuditFn<'_>) -> Result<QueryResult, QueryError> {
+    fn query_services(
+        &self,
+        text: &str,
+        params: &Params,
+        embed: Option<&Embed<'_>>,
+        audit: &AuditFn<'_>,
+    ) -> Result<QueryResult, QueryError> {
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
             return self.query_embedding(text, params, embed);
@@ -643,8 +649,10 @@ impl crate::db::scope::Scope {
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
-        let result =
-            self.workspace(workspace).map_err(crate::error::Error::from).and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
+        let result = self
+            .workspace(workspace)
+            .map_err(crate::error::Error::from)
+            .and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
         self.audit_query("query", workspace, text, params, (at, started), &result, false)?;
         result
     }

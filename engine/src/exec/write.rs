@@ -11,13 +11,13 @@ use engram_query::{Detail, ErrorType, QueryError};
 
 use crate::ids::{ClaimId, EntityId, WorkspaceId};
 use crate::limits::Limits;
+use crate::read::policy::{Hidden, RowRule};
 use crate::read::scope::ReadContext;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use crate::state::State;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::read::policy::{Hidden, RowRule};
 use crate::write::apply::{apply_batch, Created};
 use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
 

@@ -40,7 +40,9 @@ use crate::read::view::{Snapshot, WorkspaceView};
 use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::batch::{AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, TagTarget, UpsertEntity, WriteBatch};
+use crate::write::batch::{
+    AddClaim, AddEvidence, CreateNode, CreateRelationship, DeclarePredicate, Element, Op, TagTarget, UpsertEntity, WriteBatch,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -126,9 +128,39 @@ pub enum Line {
     },
 }
 
+/// The `message` lines of the messages (and conversations) the exported evidence came from.
+fn message_lines<'e>(ws: &WorkspaceView<'_>, workspace: &str, evidence: impl Iterator<Item = &'e crate::model::Evidence>) -> Vec<Line> {
+    let mut messages: std::collections::BTreeSet<(String, Option<String>)> = std::collections::BTreeSet::new();
+    for v in evidence {
+        if let Some(conv) = &v.conversation_id {
+            messages.insert((conv.to_string(), None));
+            if let Some(m) = &v.message_id {
+                messages.insert((conv.to_string(), Some(m.to_string())));
+            }
+        }
+    }
+    messages
+        .into_iter()
+        .filter_map(|(conv, msg)| {
+            let tags = ws.message_tags(&conv, msg.as_deref())?;
+            Some(Line::Message { workspace: workspace.to_owned(), conversation_id: conv, message_id: msg, tags: tag_map(Some(tags)) })
+        })
+        .collect()
+}
+
 /// The operation that gives `target` the exported `tags`.
 fn set_tags(target: TagTarget, tags: BTreeMap<String, String>) -> Op {
     Op::SetTags { target, set: tags, remove: Vec::new(), inherit: false }
+}
+
+/// A claim's own tags as exported: the flag is written as `sensitive`, the tag it stands for is
+/// implied.
+fn own_tags(ws: &WorkspaceView<'_>, c: ClaimId, sensitive: bool) -> BTreeMap<String, String> {
+    let mut t = tag_map(ws.claim_own_tags(c));
+    if sensitive && t.get(crate::tags::SENSITIVITY).map(String::as_str) == Some(crate::tags::SENSITIVE_LEVEL) {
+        t.remove(crate::tags::SENSITIVITY);
+    }
+    t
 }
 
 /// Tags as an export writes them.
@@ -298,33 +330,12 @@ fn export_views<'s>(
                     (!props.is_empty()).then_some(props)
                 },
                 bare: ws.claim_bare(ClaimId(*c)),
-                tags: {
-                    // The flag is written as `sensitive`; the tag it stands for is implied.
-                    let mut t = tag_map(ws.claim_own_tags(ClaimId(*c)));
-                    if claim.sensitive && t.get(crate::tags::SENSITIVITY).map(String::as_str) == Some(crate::tags::SENSITIVE_LEVEL) {
-                        t.remove(crate::tags::SENSITIVITY);
-                    }
-                    t
-                },
+                tags: own_tags(&ws, ClaimId(*c), claim.sensitive),
             }));
             evidence.extend(ws.evidence_of(ClaimId(*c)).unwrap_or_default().into_iter().map(|v| (v.id, claim.ext_id.to_string(), v)));
         }
         evidence.sort_by_key(|x| x.0);
-        // The tags of the messages (and conversations) the exported evidence came from.
-        let mut messages: std::collections::BTreeSet<(String, Option<String>)> = std::collections::BTreeSet::new();
-        for (_, _, v) in &evidence {
-            if let Some(conv) = &v.conversation_id {
-                messages.insert((conv.to_string(), None));
-                if let Some(m) = &v.message_id {
-                    messages.insert((conv.to_string(), Some(m.to_string())));
-                }
-            }
-        }
-        for (conv, msg) in messages {
-            if let Some(t) = ws.message_tags(&conv, msg.as_deref()) {
-                out.push(line(Line::Message { workspace: w.name.to_string(), conversation_id: conv, message_id: msg, tags: tag_map(Some(t)) }));
-            }
-        }
+        out.extend(message_lines(&ws, &w.name, evidence.iter().map(|x| &x.2)).into_iter().map(line));
         for (_, claim, v) in evidence {
             out.push(line(Line::Evidence {
                 workspace: w.name.to_string(),

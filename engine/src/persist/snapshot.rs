@@ -137,9 +137,9 @@ type TagPairs = Vec<(String, String)>;
 /// What format 7 added: tags (sparse, ascending by row; messages by their key).
 #[derive(rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct AddedV7 {
-    c_tags: Vec<(u32, TagPairs)>,
-    e_tags: Vec<(u32, TagPairs)>,
-    m_tags: Vec<(String, TagPairs)>,
+    claims: Vec<(u32, TagPairs)>,
+    entities: Vec<(u32, TagPairs)>,
+    messages: Vec<(String, TagPairs)>,
 }
 
 /// The archived state, format 7: format 3 (whose layout formats 4 to 6 kept) and the tags.
@@ -246,7 +246,6 @@ fn opt(s: Option<&Arc<str>>) -> Option<String> {
 }
 
 /// Captures `st` (covering the WAL before `wal_from`) as the columns an archive body holds.
-#[allow(clippy::too_many_lines)] // Reason: one field after another; splitting would only move the list.
 pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV7 {
     let pairs = |t: &crate::tags::Tags| -> TagPairs { t.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
     let mut c_tags: Vec<(u32, TagPairs)> = st.claims.tags.iter().map(|(c, t)| (*c, pairs(t))).collect();
@@ -255,9 +254,10 @@ pub fn capture(st: &State, wal_from: (u64, u64)) -> SnapshotV7 {
     e_tags.sort_unstable_by_key(|r| r.0);
     let mut m_tags: Vec<(String, TagPairs)> = st.evidence.message_tags.iter().map(|(k, t)| (k.to_string(), pairs(t))).collect();
     m_tags.sort_unstable();
-    SnapshotV7 { v3: capture_v3(st, wal_from), added: AddedV7 { c_tags, e_tags, m_tags } }
+    SnapshotV7 { v3: capture_v3(st, wal_from), added: AddedV7 { claims: c_tags, entities: e_tags, messages: m_tags } }
 }
 
+#[allow(clippy::too_many_lines)] // Reason: one field after another; splitting would only move the list.
 fn capture_v3(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
     let c = &st.catalog;
     let (e, cl) = (&st.entities, &st.claims);
@@ -477,7 +477,7 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
 
 /// Before tags, a sensitive claim had only its flag: it gets the tag the flag stands for.
 fn tags_of_sensitive_claims(st: &mut State) {
-    let tag = Arc::new(crate::tags::Tags::from([(Arc::from(crate::tags::SENSITIVITY), Arc::from(crate::tags::SENSITIVE_LEVEL))]));
+    let tag = crate::tags::sensitive();
     for c in 0..st.claims.len() as u32 {
         if *st.claims.flags.get(c as usize) & crate::state::SENSITIVE != 0 {
             st.claims.tags.insert(c, tag.clone());
@@ -490,21 +490,21 @@ fn decode_tags(st: &mut State, a: &ArchivedAddedV7) -> Result<(), DecodeError> {
     let tags = |pairs: &rkyv::vec::ArchivedVec<rkyv::tuple::ArchivedTuple2<rkyv::string::ArchivedString, rkyv::string::ArchivedString>>| {
         Arc::new(pairs.iter().map(|p| (Arc::from(p.0.as_str()), Arc::from(p.1.as_str()))).collect::<crate::tags::Tags>())
     };
-    for row in a.c_tags.iter() {
+    for row in a.claims.iter() {
         let c = row.0.to_native();
         if c as usize >= st.claims.len() {
             return Err(DecodeError("claim tags name a missing claim"));
         }
         st.claims.tags.insert(c, tags(&row.1));
     }
-    for row in a.e_tags.iter() {
+    for row in a.entities.iter() {
         let e = row.0.to_native();
         if e as usize >= st.entities.len() {
             return Err(DecodeError("entity tags name a missing entity"));
         }
         st.entities.tags.insert(e, tags(&row.1));
     }
-    for row in a.m_tags.iter() {
+    for row in a.messages.iter() {
         st.evidence.message_tags.insert(Arc::from(row.0.as_str()), tags(&row.1));
     }
     Ok(())
@@ -862,17 +862,17 @@ mod tests {
         let st = db.snapshot().state;
         let encode = |corrupt: &dyn Fn(&mut SnapshotV1)| {
             let mut snap = capture(&st, (0, 0));
-            corrupt(&mut snap.v2.base);
+            corrupt(&mut snap.v3.v2.base);
             let mut body = Vec::new();
             write_body(&snap, &mut body).unwrap();
             body
         };
-        assert!(decode(&encode(&|_| {}), 3).is_ok());
+        assert!(decode(&encode(&|_| {}), 7).is_ok());
         let predicate = |s: &mut SnapshotV1| s.c_pred[0] = 999;
         let ty = |s: &mut SnapshotV1| s.e_ty[0] = 999;
         let workspace = |s: &mut SnapshotV1| s.e_ws[0] = 999;
         for (what, corrupt) in [("predicate", &predicate as &dyn Fn(&mut SnapshotV1)), ("type", &ty), ("workspace", &workspace)] {
-            let err = decode(&encode(corrupt), 3).err().unwrap_or_else(|| panic!("a bad {what} id decoded"));
+            let err = decode(&encode(corrupt), 7).err().unwrap_or_else(|| panic!("a bad {what} id decoded"));
             assert_eq!(err.0, "a row names an unknown predicate, type or workspace", "{what}");
         }
     }

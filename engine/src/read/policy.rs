@@ -5,7 +5,7 @@
 //! and `o` (its subject and object) for claims, `e` for entities — with `$user` the asking
 //! principal's name. A principal holding any of a policy's roles sees only the rows for which the
 //! predicate is true (null counts as false); every policy that applies must pass (they are
-//! restrictive, like PostgreSQL's). An entity hidden by a policy hides every claim it is an end of:
+//! restrictive, like `PostgreSQL`'s). An entity hidden by a policy hides every claim it is an end of:
 //! a hidden row is not a hop.
 //!
 //! Enforcement: a scope compiles the policies that apply to its principal once, and the first view
@@ -22,6 +22,7 @@
 //! Operators: `AND OR XOR NOT`, `= <> < <= > >=`, `IN [..]`, `IS [NOT] NULL`, `STARTS WITH`,
 //! `ENDS WITH`, `CONTAINS`; literals, lists of literals, `$user`.
 
+pub use crate::error::PolicyError;
 use crate::ids::WorkspaceId;
 use crate::index::bitmap::IdSet;
 use crate::model::ClaimState;
@@ -29,7 +30,6 @@ use crate::normalize::vocabulary_key;
 use crate::state::State;
 use crate::value::Value;
 use engram_query::ast::{BinaryOp, Expr, ExprKind, Literal, UnaryOp};
-pub use crate::error::PolicyError;
 use engram_query::{Position, QueryError};
 use std::sync::Arc;
 
@@ -155,7 +155,7 @@ pub const POLICY_TEXT_MAX: usize = 4096;
 /// Compiles `text` for `target`, with `$user` bound to `user`.
 pub fn compile(target: Target, text: &str, user: &str) -> Result<RowRule, PolicyError> {
     if text.len() > POLICY_TEXT_MAX {
-        return Err(PolicyError::at(text, 0, format!("longer than POLICY_TEXT_MAX = {}", POLICY_TEXT_MAX)));
+        return Err(PolicyError::at(text, 0, format!("longer than POLICY_TEXT_MAX = {POLICY_TEXT_MAX}")));
     }
     let expr = engram_query::parse_expression(text).map_err(|e| PolicyError::of_query(&e))?;
     let c = Compiler { text, target, user };
@@ -388,14 +388,14 @@ fn read(st: &State, row: Row, f: &Field) -> Lit {
         Field::Conversation => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.conversation_id.as_ref())),
         Field::Message => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.message_id.as_ref())),
         Field::Model => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.model.as_ref())),
-        Field::ClaimProp(k) => {
-            claim(row).map_or(Lit::Null, |c| of_value(st.claims.props.get(&(c as u32)).and_then(|p| p.get(k.as_ref()))))
-        }
+        Field::ClaimProp(k) => claim(row).map_or(Lit::Null, |c| of_value(st.claims.props.get(&(c as u32)).and_then(|p| p.get(k.as_ref())))),
         Field::ClaimTag(k) => claim(row).map_or(Lit::Null, |c| opt_str(st.claim_tags(c as u32).get(k.as_ref()))),
         Field::EntityTag(end, k) => {
             row.entity(st, *end).map_or(Lit::Null, |e| opt_str(st.entities.tags.get(&e).and_then(|t| t.get(k.as_ref()))))
         }
-        Field::EntityType(end) => row.entity(st, *end).map_or(Lit::Null, |e| name_lit(st.catalog.types.name(st.entities.ty.get(e as usize).0))),
+        Field::EntityType(end) => {
+            row.entity(st, *end).map_or(Lit::Null, |e| name_lit(st.catalog.types.name(st.entities.ty.get(e as usize).0)))
+        }
         Field::EntityName(end) => row.entity(st, *end).map_or(Lit::Null, |e| Lit::Str(Arc::from(st.entities.name.get(e as usize)))),
         Field::EntityId(end) => row.entity(st, *end).map_or(Lit::Null, |e| Lit::Str(Arc::from(st.entities.ext_id.get(e as usize)))),
         Field::EntityProp(end, k) => {

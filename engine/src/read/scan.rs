@@ -219,7 +219,8 @@ impl WorkspaceView<'_> {
         let mine = |e: u32| st.entities.ws.try_get(e as usize).is_some_and(|w| *w == self.ws);
         let shown = |e: u32| mine(e) && !self.hidden_entity(e);
         let mut entities: Vec<u32> = (mark.entities..st.entities.len() as u32).filter(|&e| shown(e)).collect();
-        entities.extend(st.entities.updated_at.iter().filter(|(e, t)| **t >= mark.at && **e < mark.entities && shown(**e)).map(|(e, _)| *e));
+        entities
+            .extend(st.entities.updated_at.iter().filter(|(e, t)| **t >= mark.at && **e < mark.entities && shown(**e)).map(|(e, _)| *e));
         entities.sort_unstable();
         // A claim's workspace is its subject's; erased claims keep their columns.
         let ours = |c: u32| mine(*st.claims.subject.get(c as usize)) && !self.hidden(c);

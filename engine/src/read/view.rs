@@ -257,7 +257,8 @@ impl<'a> WorkspaceView<'a> {
         let mut v = Vec::new();
         ents.by_name.candidates(key_hash(self.ws, &key), |e| {
             let i = e as usize;
-            if *ents.ws.get(i) == self.ws && *ents.flags.get(i) & (DELETED | ERASED) == 0 && !self.hidden_entity(e) && ents.has_key(e, &key) {
+            if *ents.ws.get(i) == self.ws && *ents.flags.get(i) & (DELETED | ERASED) == 0 && !self.hidden_entity(e) && ents.has_key(e, &key)
+            {
                 v.push(EntityId(e));
             }
         });

@@ -47,7 +47,9 @@ impl WorkspaceView<'_> {
         let st = self.st;
         st.text
             .entities
-            .search_until(query, self.ws, k, &self.hidden_entities(), |e| (e as usize) < st.entities.len() && vis.entity(st, e), &|| stop.now())
+            .search_until(query, self.ws, k, &self.hidden_entities(), |e| (e as usize) < st.entities.len() && vis.entity(st, e), &|| {
+                stop.now()
+            })
             .into_iter()
             .map(|h| (EntityId(h.doc), h.score))
             .collect()

@@ -16,8 +16,8 @@ use crate::index::strvec::StrVec;
 use crate::index::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
 use crate::normalize::name_key;
-use crate::time::Timestamp;
 use crate::tags::Tags;
+use crate::time::Timestamp;
 use crate::value::Properties;
 use std::sync::{Arc, OnceLock};
 

@@ -13,12 +13,12 @@ use crate::normalize::{is_plain_vocabulary_key, name_key, vocabulary_key, vocabu
 use crate::state::{
     claim_visibility, ClaimEvent, EntityEvent, EvidenceRow, MergeRecord, State, ALIAS_SEP, BARE, DELETED, ERASED, LIVE, SENSITIVE, TIMED,
 };
+use crate::tags::Tags;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
 use crate::write::batch::{
     AddClaim, AddEvidence, ClaimRef, DeclarePredicate, EntityRef, ForgetTarget, Op, TagTarget, UpsertEntity, VectorTarget, WriteBatch,
 };
-use crate::tags::Tags;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -257,6 +257,10 @@ impl Writer<'_> {
             }
             Op::AddClaim(c) => {
                 let id = self.add_claim(c, false)?;
+                if c.sensitive {
+                    // The flag is the tag `sensitivity=sensitive`.
+                    self.st.claims.tags.insert(id, crate::tags::sensitive());
+                }
                 self.created.claims.push(ClaimId(id));
                 Ok(())
             }
@@ -876,10 +880,6 @@ impl Writer<'_> {
         }
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
-        if c.sensitive {
-            // The flag is the tag `sensitivity=sensitive`.
-            cl.tags.insert(id, Arc::new(Tags::from([(Arc::from(crate::tags::SENSITIVITY), Arc::from(crate::tags::SENSITIVE_LEVEL))])));
-        }
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }
@@ -1096,7 +1096,11 @@ impl Writer<'_> {
             let text = !self.st.claims.text.get(i).is_empty();
             let cat = &mut self.st.catalog;
             cat.note_type(self.ws, pred, false);
-            cat.note_keys(self.ws, keys.iter().map(|k| &**k).chain(["text"].into_iter().filter(|_| text)).chain(["confidence", "state"]), false);
+            cat.note_keys(
+                self.ws,
+                keys.iter().map(|k| &**k).chain(["text"].into_iter().filter(|_| text)).chain(["confidence", "state"]),
+                false,
+            );
         }
     }
 

@@ -117,9 +117,10 @@ impl WalRecord {
     /// Decodes a WAL payload.
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
-            Some((&(RECORD_FORMAT_VERSION | RECORD_FORMAT_6 | RECORD_FORMAT_5 | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2), body)) => {
-                postcard::from_bytes(body).map_err(|_| DecodeError::Malformed)
-            }
+            Some((
+                &(RECORD_FORMAT_VERSION | RECORD_FORMAT_6 | RECORD_FORMAT_5 | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2),
+                body,
+            )) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
             Some((&RECORD_FORMAT_OLDEST, body)) => {
                 DECODING_V1.with(|f| f.set(true));
                 let record = postcard::from_bytes(body).map_err(|_| DecodeError::Malformed);

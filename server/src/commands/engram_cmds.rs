@@ -41,32 +41,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             Ok(()) => user(shared, args).await,
             Err(r) => r,
         },
-        "ENGRAM.TAG" => {
-            let Some(ws) = arg(args, 1).map(ToOwned::to_owned) else { return arity(name) };
-            let words: Vec<String> = args.iter().skip(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
-            engine(shared, move |db| {
-                let scope = db.scope(who).audited_by_caller();
-                outcome_reply("ENGRAM.TAG", crate::governance::tag(&scope, &ws, &words))
-            })
-            .await
-            .unwrap_or_else(|r| r)
-        }
-        "ENGRAM.AUDIT" => match require(&who, "*", engram::Access::Admin) {
-            Ok(()) => audit_history(shared, args).await,
-            Err(r) => r,
-        },
-        "ENGRAM.ROLE" => match require(&who, "*", engram::Access::Admin) {
-            Ok(()) => governance(shared, args, crate::governance::role).await,
-            Err(r) => r,
-        },
-        "ENGRAM.POLICY" => {
-            // Policies are a workspace's: its admins manage them; a listing of all needs `*`.
-            let ws = if args.len() > 2 { arg(args, if arg(args, 1).is_some_and(|s| s.eq_ignore_ascii_case("EXPLAIN")) { 3 } else { 2 }) } else { None };
-            match require(&who, ws.unwrap_or("*"), engram::Access::Admin) {
-                Ok(()) => governance(shared, args, crate::governance::policy).await,
-                Err(r) => r,
-            }
-        }
+        "ENGRAM.TAG" | "ENGRAM.AUDIT" | "ENGRAM.ROLE" | "ENGRAM.POLICY" => governance_command(shared, who, name, args).await,
         "ENGRAM.WHOAMI" => Reply::Map(vec![
             ("user".to_owned(), Reply::text(who.name().to_owned())),
             (
@@ -307,6 +282,43 @@ async fn user(shared: &Arc<Shared>, args: &[Vec<u8>]) -> Reply {
     })
     .await
     .unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.TAG`, `ENGRAM.AUDIT`, `ENGRAM.ROLE` and `ENGRAM.POLICY`, each with the grant it needs.
+async fn governance_command(shared: &Arc<Shared>, who: Arc<engram::Principal>, name: &str, args: &[Vec<u8>]) -> Reply {
+    match name {
+        "ENGRAM.TAG" => {
+            let Some(ws) = arg(args, 1).map(ToOwned::to_owned) else { return arity(name) };
+            let words: Vec<String> = args.iter().skip(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            engine(shared, move |db| {
+                let scope = db.scope(who).audited_by_caller();
+                outcome_reply("ENGRAM.TAG", crate::governance::tag(&scope, &ws, &words))
+            })
+            .await
+            .unwrap_or_else(|r| r)
+        }
+        "ENGRAM.AUDIT" => match require(&who, "*", engram::Access::Admin) {
+            Ok(()) => audit_history(shared, args).await,
+            Err(r) => r,
+        },
+        "ENGRAM.ROLE" => match require(&who, "*", engram::Access::Admin) {
+            Ok(()) => governance(shared, args, crate::governance::role).await,
+            Err(r) => r,
+        },
+        "ENGRAM.POLICY" => {
+            // Policies are a workspace's: its admins manage them; a listing of all needs `*`.
+            let ws = if args.len() > 2 {
+                arg(args, if arg(args, 1).is_some_and(|s| s.eq_ignore_ascii_case("EXPLAIN")) { 3 } else { 2 })
+            } else {
+                None
+            };
+            match require(&who, ws.unwrap_or("*"), engram::Access::Admin) {
+                Ok(()) => governance(shared, args, crate::governance::policy).await,
+                Err(r) => r,
+            }
+        }
+        _ => Reply::err(format!("unknown command '{name}'")),
+    }
 }
 
 /// `ENGRAM.AUDIT [SINCE t] [USER u] [OP o] [LIMIT n]`: the access history, oldest first, one

@@ -242,7 +242,9 @@ fn now() -> engram::Timestamp {
 async fn record(shared: &Arc<Shared>, record: engram::db::audit::AccessRecord, durable: bool) {
     let db = shared.db.clone();
     let done = if durable {
-        tokio::task::spawn_blocking(move || db.record_access(record, true)).await.unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())))
+        tokio::task::spawn_blocking(move || db.record_access(record, true))
+            .await
+            .unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())))
     } else {
         db.record_access(record, false)
     };
@@ -256,11 +258,9 @@ async fn record(shared: &Arc<Shared>, record: engram::db::audit::AccessRecord, d
 async fn record_all(shared: &Arc<Shared>, records: Vec<engram::db::audit::AccessRecord>) {
     let db = shared.db.clone();
     let n = records.len();
-    let done = tokio::task::spawn_blocking(move || {
-        records.into_iter().enumerate().try_for_each(|(i, r)| db.record_access(r, i + 1 == n))
-    })
-    .await
-    .unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())));
+    let done = tokio::task::spawn_blocking(move || records.into_iter().enumerate().try_for_each(|(i, r)| db.record_access(r, i + 1 == n)))
+        .await
+        .unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())));
     if let Err(e) = done {
         shared.stats.errors.fetch_add(1, Ordering::Relaxed);
         tracing::error!(error = %e, "could not record a request in the access history");

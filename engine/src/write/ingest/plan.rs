@@ -139,7 +139,12 @@ pub(crate) fn plan(
         }
         if !e.properties.is_empty() && !doc.source.tags.is_empty() {
             // What it is said to be came from this message: it inherits the message's tags.
-            b.push(Op::SetTags { target: TagTarget::Entity(reference.clone()), set: doc.source.tags.clone(), remove: Vec::new(), inherit: true });
+            b.push(Op::SetTags {
+                target: TagTarget::Entity(reference.clone()),
+                set: doc.source.tags.clone(),
+                remove: Vec::new(),
+                inherit: true,
+            });
         }
         report.entities.push(Resolution { name: e.name.clone(), entity: ext_of(view, &reference), how });
         names.insert(key.clone(), (reference.clone(), existing));
@@ -253,10 +258,20 @@ pub(crate) fn plan(
             b.push(Op::SetProperties { target: Element::Claim(ClaimRef::Ext(ext.clone())), properties, replace: false });
         }
         if !c.tags.is_empty() {
-            b.push(Op::SetTags { target: TagTarget::Claim(ClaimRef::Ext(ext.clone())), set: c.tags.clone(), remove: Vec::new(), inherit: false });
+            b.push(Op::SetTags {
+                target: TagTarget::Claim(ClaimRef::Ext(ext.clone())),
+                set: c.tags.clone(),
+                remove: Vec::new(),
+                inherit: false,
+            });
         }
         if source_key.is_none() && !doc.source.tags.is_empty() {
-            b.push(Op::SetTags { target: TagTarget::Claim(ClaimRef::Ext(ext.clone())), set: doc.source.tags.clone(), remove: Vec::new(), inherit: true });
+            b.push(Op::SetTags {
+                target: TagTarget::Claim(ClaimRef::Ext(ext.clone())),
+                set: doc.source.tags.clone(),
+                remove: Vec::new(),
+                inherit: true,
+            });
         }
         b.push(evidence(ClaimRef::Ext(ext.clone())));
         if let Some(v) = &c.vector {
