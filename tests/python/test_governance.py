@@ -164,6 +164,26 @@ def test_the_http_api_enforces_the_same_policies(governed):
         assert c["sensitive"] not in post(f"/v1/workspaces/{ws}/recall", recall, "eddie")
 
 
+def test_mcp_tools_enforce_the_same_policies(governed):
+    from test_mcp import everything_visible, over_http, run
+
+    async def go():
+        for ws in WORKSPACES:
+            c = canaries(ws)
+            url = governed.http + f"/mcp?workspace={ws}"
+            async with over_http(url, "olga", PASSWORDS["olga"]) as m:
+                owner = (await everything_visible(m)).lower()
+            async with over_http(url, "ann", PASSWORDS["ann"]) as m:
+                ann = (await everything_visible(m)).lower()
+            async with over_http(url, "eddie", PASSWORDS["eddie"]) as m:
+                eddie = (await everything_visible(m)).lower()
+            assert c["bob"] in owner and c["sensitive"] in owner
+            assert c["bob"] not in ann and "bobproject" not in ann and c["sensitive"] in ann
+            assert c["sensitive"] not in eddie and c["property"].lower() not in eddie and c["bob"] in eddie
+
+    run(go())
+
+
 def test_policies_are_managed_by_admins_and_explained(governed):
     olga, ann = as_user(governed, "olga"), as_user(governed, "ann")
     with pytest.raises(redis.exceptions.ResponseError, match="has no admin access"):
