@@ -15,6 +15,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cp -r "$db" "$work/on"; cp -r "$db" "$work/off"
 rm -rf "$work/on/audit" "$work/off/audit"
 "$engram" config "$work/on" audit on > /dev/null
+[ -n "${AUDIT_FLUSH_MS:-}" ] && "$engram" config "$work/on" audit_flush_ms "$AUDIT_FLUSH_MS" > /dev/null
 "$engram" config "$work/off" audit off > /dev/null
 start() {
     "$engram" serve "$work/$1" --port 0 > "$work/$1.out" 2> "$work/$1.log" &

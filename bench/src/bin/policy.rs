@@ -42,7 +42,7 @@ fn main() -> Result<(), String> {
     let args = Args::parse();
     let q: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(args.data.join("queries.json")).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
-    let seeds: Vec<String> = q["seeds"].as_array().ok_or("no seeds")?.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect();
+    let seeds: Vec<String> = q["seeds"].as_array().ok_or("no seeds")?.iter().map(|s| s.to_string().trim_matches('"').to_owned()).collect();
     let db = Database::open(&args.db).map_err(|e| e.to_string())?;
     let policy =
         |roles: &str, predicate: &str| StoredPolicy { target: "claims".into(), roles: vec![roles.into()], predicate: predicate.into() };

@@ -4,9 +4,11 @@
 //! segments, checksums and torn-tail cut), one record per request: a version byte, then the
 //! `AccessRecord` in postcard. It is not part of the state: snapshots, exports and the query
 //! language's graph never hold it, and checkpoints do not touch it. A write's record is made
-//! durable before the write is answered (`durable`); a read's is written at once and synced by the
-//! flusher within `audit_flush_ms` (default 10), so a kill -9 may lose the reads of the last few
-//! milliseconds, never an answered write. Retention (`audit_retention_days`) drops whole segments
+//! durable before the write is answered (`durable`); a read's is kept in memory and written to the
+//! file (with the records before it, one write call) by the next write's record or by the flusher
+//! within `audit_flush_ms` (default 10), so a process killed (kill -9) may lose the reads of the
+//! last few milliseconds, never an answered write; the flusher syncs them to the disk every second
+//! (`FSYNC_EVERY`), so a machine that stops may lose up to a second of reads. Retention (`audit_retention_days`) drops whole segments
 //! whose newest record is older. An in-memory database keeps the records in memory, bounded by
 //! `AUDIT_MEMORY_MAX` (oldest dropped first).
 
@@ -31,6 +33,9 @@ pub const AUDIT_CLAIMS_MAX: usize = 64;
 pub const AUDIT_TEXT_MAX: usize = 4096;
 /// The format byte of a record.
 const RECORD_VERSION: u8 = 1;
+/// The flusher syncs the reads' records to the disk at least this often (it writes them to the
+/// file every `audit_flush_ms`).
+const FSYNC_EVERY: Duration = Duration::from_secs(1);
 /// Audit segments roll at this size.
 const SEGMENT_BYTES: u64 = 16 << 20;
 
@@ -139,7 +144,9 @@ type SyncHandle = (Arc<dyn VfsFile>, PathBuf);
 struct Log {
     wal: Option<WalWriter>,
     memory: VecDeque<AccessRecord>,
-    /// Records written (a sequence number for the syncs).
+    /// Encoded records not written to the file yet (the next sync writes them with one call).
+    pending: Vec<Vec<u8>>,
+    /// Records appended (a sequence number for the syncs).
     written: u64,
 }
 
@@ -166,7 +173,7 @@ impl AuditLog {
     /// An in-memory history.
     pub fn in_memory() -> Arc<AuditLog> {
         Arc::new(AuditLog {
-            log: Mutex::new(Log { wal: None, memory: VecDeque::new(), written: 0 }),
+            log: Mutex::new(Log { wal: None, memory: VecDeque::new(), pending: Vec::new(), written: 0 }),
             synced: AtomicU64::new(0),
             syncing: Mutex::new(()),
             home: None,
@@ -185,7 +192,7 @@ impl AuditLog {
         let report = engram_storage::wal::replay_from(vfs.as_ref(), &home, (last, 0), |_, _| Ok(()))?;
         let wal = WalWriter::open(vfs.clone(), &home, &report, FsyncPolicy::Never, SEGMENT_BYTES, 0)?;
         let log = Arc::new(AuditLog {
-            log: Mutex::new(Log { wal: Some(wal), memory: VecDeque::new(), written: 0 }),
+            log: Mutex::new(Log { wal: Some(wal), memory: VecDeque::new(), pending: Vec::new(), written: 0 }),
             synced: AtomicU64::new(0),
             syncing: Mutex::new(()),
             home: Some((vfs, home)),
@@ -197,23 +204,32 @@ impl AuditLog {
         let stop = log.stop.clone();
         let handle = std::thread::Builder::new()
             .name("engram-audit".to_owned())
-            .spawn(move || loop {
-                {
-                    let mut stopped = stop.0.lock();
-                    if *stopped {
-                        return;
+            .spawn(move || {
+                let mut last_sync = std::time::Instant::now();
+                loop {
+                    {
+                        let mut stopped = stop.0.lock();
+                        if *stopped {
+                            return;
+                        }
+                        stop.1.wait_for(&mut stopped, flush);
+                        if *stopped {
+                            return;
+                        }
                     }
-                    stop.1.wait_for(&mut stopped, flush);
-                    if *stopped {
-                        return;
+                    let Some(log) = weak.upgrade() else { return };
+                    // Reads' records reach the file (a process killed from now on keeps them) every
+                    // tick, and the disk (a machine that stops keeps them) every `FSYNC_EVERY`; a
+                    // failed write or fsync poisons the log: later durable records fail, as writes do.
+                    let written = log.log.lock().written;
+                    if log.synced.load(Ordering::Acquire) < written {
+                        if last_sync.elapsed() >= FSYNC_EVERY {
+                            drop(log.sync_through(written));
+                            last_sync = std::time::Instant::now();
+                        } else {
+                            drop(log.write_pending());
+                        }
                     }
-                }
-                let Some(log) = weak.upgrade() else { return };
-                // Only what was written since the last sync; a failed fsync poisons the log:
-                // later durable records fail, as writes do.
-                let written = log.log.lock().written;
-                if log.synced.load(Ordering::Acquire) < written {
-                    drop(log.sync_through(written));
                 }
             })
             .map_err(|e| Error::Internal(format!("could not start the audit flusher: {e}")))?;
@@ -224,10 +240,11 @@ impl AuditLog {
     /// Appends `record`; with `durable`, returns once it is on disk.
     pub fn append(&self, record: AccessRecord, durable: bool) -> Result<(), Error> {
         let record = record.bounded();
+        let encoded = self.home.is_some().then(|| record.encode());
         let seq = {
             let mut log = self.log.lock();
-            match log.wal.as_mut() {
-                Some(wal) => wal.write(&record.encode())?,
+            match encoded {
+                Some(bytes) => log.pending.push(bytes),
                 None => {
                     if log.memory.len() >= AUDIT_MEMORY_MAX {
                         log.memory.pop_front();
@@ -240,6 +257,23 @@ impl AuditLog {
         };
         if durable {
             self.sync_through(seq)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the pending records to the file, without an fsync.
+    fn write_pending(&self) -> Result<(), Error> {
+        let mut log = self.log.lock();
+        if log.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut log.pending);
+        if let Some(wal) = log.wal.as_mut() {
+            let payloads: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+            if let Err(e) = wal.write_many(&payloads) {
+                self.poisoned.store(true, Ordering::Release);
+                return Err(e.into());
+            }
         }
         Ok(())
     }
@@ -257,8 +291,20 @@ impl AuditLog {
             return Ok(());
         }
         let (target, handle): (u64, Option<SyncHandle>) = {
-            let log = self.log.lock();
-            (log.written, log.wal.as_ref().map(WalWriter::sync_handle))
+            let mut log = self.log.lock();
+            let pending = std::mem::take(&mut log.pending);
+            let written = log.written;
+            match log.wal.as_mut() {
+                Some(wal) => {
+                    let payloads: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+                    if let Err(e) = wal.write_many(&payloads) {
+                        self.poisoned.store(true, Ordering::Release);
+                        return Err(e.into());
+                    }
+                    (written, Some(wal.sync_handle()))
+                }
+                None => (written, None),
+            }
         };
         if let Some((file, path)) = handle {
             if let Err(e) = file.sync() {
@@ -272,6 +318,9 @@ impl AuditLog {
 
     /// The records `filter` keeps, oldest first.
     pub fn history(&self, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
+        // What was appended is read back, the last few milliseconds of reads included.
+        let written = self.log.lock().written;
+        self.sync_through(written)?;
         let mut out: Vec<AccessRecord> = match &self.home {
             None => self.log.lock().memory.iter().filter(|r| filter.keeps(r)).cloned().collect(),
             Some((vfs, home)) => read_dir(vfs.as_ref(), home, filter)?,
@@ -314,8 +363,11 @@ impl Drop for AuditLog {
                 drop(h.join());
             }
         }
-        if let Some(wal) = self.log.get_mut().wal.as_mut() {
-            drop(wal.sync());
+        let log = self.log.get_mut();
+        let pending = std::mem::take(&mut log.pending);
+        if let Some(wal) = log.wal.as_mut() {
+            let payloads: Vec<&[u8]> = pending.iter().map(Vec::as_slice).collect();
+            drop(wal.write_many(&payloads).and_then(|()| wal.sync()));
         }
     }
 }

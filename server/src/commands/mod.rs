@@ -276,23 +276,22 @@ fn durable(name: &str, args: &[Vec<u8>]) -> bool {
 /// Runs one command now, and records it in the access history.
 async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<Vec<u8>>) -> (Reply, Flow) {
     if !audit::recorded(&name) {
-        return execute_unrecorded(shared, conn, name, args).await;
+        return execute_unrecorded(shared, conn, name, &args).await;
     }
-    let command_args = args.clone();
     let (at, started) = (now(), Instant::now());
     let claims = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (reply, flow) = audit::CLAIMS.scope(claims.clone(), execute_unrecorded(shared, conn, name.clone(), args)).await;
-    let command = audit::Command { name: &name, args: &command_args, at, started, interface: conn.interface };
+    let (reply, flow) = audit::CLAIMS.scope(claims.clone(), execute_unrecorded(shared, conn, name.clone(), &args)).await;
+    let command = audit::Command { name: &name, args: &args, at, started, interface: conn.interface };
     let who = match name.as_str() {
         "AUTH" | "HELLO" if reply.is_error() => None,
         _ => conn.principal.clone(),
     };
     let read = claims.lock().map(|c| c.clone()).unwrap_or_default();
-    record(shared, command.record(who.as_deref(), &reply, read), durable(&name, &command_args)).await;
+    record(shared, command.record(who.as_deref(), &reply, read), durable(&name, &args)).await;
     (reply, flow)
 }
 
-async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<Vec<u8>>) -> (Reply, Flow) {
+async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: &[Vec<u8>]) -> (Reply, Flow) {
     let started = Instant::now();
     if let Ok(mut clients) = shared.clients.lock() {
         if let Some(c) = clients.get_mut(&conn.id) {
@@ -300,15 +299,15 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
         }
     }
     let (reply, flow) = match name.as_str() {
-        "AUTH" => (connection::auth(shared, conn, &args).await, Flow::Continue),
-        "HELLO" => (connection::hello(shared, conn, &args).await, Flow::Continue),
-        n if n.starts_with("GRAPH.") => (graph::run(shared, conn, &name, &args).await, Flow::Continue),
-        n if n.starts_with("ENGRAM.") => (engram_cmds::run(shared, conn, &name, &args).await, Flow::Continue),
-        "INFO" => (info::info(shared, conn, &args), Flow::Continue),
-        "SLOWLOG" => (info::slowlog(shared, conn, &args), Flow::Continue),
-        "COMMAND" => (info::command(&args), Flow::Continue),
-        "CONFIG" => (info::config(shared, conn, &args), Flow::Continue),
-        _ => connection::run(shared, conn, &name, &args),
+        "AUTH" => (connection::auth(shared, conn, args).await, Flow::Continue),
+        "HELLO" => (connection::hello(shared, conn, args).await, Flow::Continue),
+        n if n.starts_with("GRAPH.") => (graph::run(shared, conn, &name, args).await, Flow::Continue),
+        n if n.starts_with("ENGRAM.") => (engram_cmds::run(shared, conn, &name, args).await, Flow::Continue),
+        "INFO" => (info::info(shared, conn, args), Flow::Continue),
+        "SLOWLOG" => (info::slowlog(shared, conn, args), Flow::Continue),
+        "COMMAND" => (info::command(args), Flow::Continue),
+        "CONFIG" => (info::config(shared, conn, args), Flow::Continue),
+        _ => connection::run(shared, conn, &name, args),
     };
     shared.stats.commands.fetch_add(1, Ordering::Relaxed);
     if reply.is_error() {
