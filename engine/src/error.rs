@@ -375,9 +375,9 @@ impl Error {
             | Error::Read(_)
             | Error::Workspace(_)
             | Error::Ingest(_)
-            | Error::Denied { .. } => ErrorClass::Caller,
+            | Error::Denied { .. }
+            | Error::Embed(engram_embed::EmbedError::Unknown(_)) => ErrorClass::Caller,
             Error::Storage(e) => storage_class(e),
-            Error::Embed(engram_embed::EmbedError::Unknown(_)) => ErrorClass::Caller,
             Error::EmbedderMismatch { .. } | Error::Embed(_) => ErrorClass::Operator,
             Error::Internal(_) => ErrorClass::Bug,
             Error::Query(q) => match q.kind {
