@@ -317,7 +317,7 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
     if micros >= shared.limits().slowlog_slower_than_micros {
         let (addr, client_name) =
             shared.clients.lock().ok().and_then(|c| c.get(&conn.id).map(|i| (i.addr.to_string(), i.name.clone()))).unwrap_or_default();
-        shared.note_slow(micros, &args, addr, client_name);
+        shared.note_slow(micros, args, addr, client_name);
     }
     let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
     shared.metrics.request(conn.interface, if known { &name } else { "unknown" }, micros as f64 / 1e6, reply.error_class());
