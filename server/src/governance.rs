@@ -50,7 +50,7 @@ pub fn role(db: &Database, words: &[String]) -> Result<Outcome, String> {
                 .roles()
                 .iter()
                 .map(|(name, r)| {
-                    let grants: Vec<String> = r.grants.iter().map(|(ws, g)| grant_text(ws, *g)).collect();
+                    let grants: Vec<String> = r.grants.iter().map(|(ws, g)| crate::users::grant_text(ws, *g)).collect();
                     let users: Vec<&str> =
                         members.iter().filter(|(_, held)| held.iter().any(|h| h == name)).map(|(u, _)| u.as_str()).collect();
                     format!("{name} {} users={}", grants.join(" "), users.join(",")).replace("  ", " ")
@@ -62,10 +62,6 @@ pub fn role(db: &Database, words: &[String]) -> Result<Outcome, String> {
     }
 }
 
-/// `ws=level[+sensitive]`.
-pub fn grant_text(ws: &str, g: StoredGrant) -> String {
-    format!("{ws}={}{}", g.access().as_str(), if g.see_sensitive { "+sensitive" } else { "" })
-}
 
 /// `SET ws name target roles predicate | DEL ws name | LIST [ws] | EXPLAIN user ws`.
 pub fn policy(db: &Database, words: &[String]) -> Result<Outcome, String> {

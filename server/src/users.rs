@@ -192,8 +192,13 @@ pub fn list(db: &Database) -> Vec<String> {
     db.users().iter().map(|(name, u)| line(name, u, members.get(name).map(Vec::as_slice).unwrap_or_default())).collect()
 }
 
+/// `ws=level[+sensitive]`.
+pub fn grant_text(ws: &str, g: StoredGrant) -> String {
+    format!("{ws}={}{}", g.access().as_str(), if g.see_sensitive { "+sensitive" } else { "" })
+}
+
 fn line(name: &str, u: &StoredUser, roles: &[String]) -> String {
-    let mut words: Vec<String> = u.grants.iter().map(|(ws, g)| crate::governance::grant_text(ws, *g)).collect();
+    let mut words: Vec<String> = u.grants.iter().map(|(ws, g)| grant_text(ws, *g)).collect();
     if !roles.is_empty() {
         words.push(format!("roles={}", roles.join(",")));
     }
