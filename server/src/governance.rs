@@ -62,7 +62,6 @@ pub fn role(db: &Database, words: &[String]) -> Result<Outcome, String> {
     }
 }
 
-
 /// `SET ws name target roles predicate | DEL ws name | LIST [ws] | EXPLAIN user ws`.
 pub fn policy(db: &Database, words: &[String]) -> Result<Outcome, String> {
     let sub = words.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
