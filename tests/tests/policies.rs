@@ -370,3 +370,30 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+/// A user's embedded requests through a scope are in the access history, once each, with the
+/// user and the outcome; the embedded root's reads are not, until `audit_root` is on.
+#[test]
+fn scoped_embedded_requests_are_recorded_and_root_reads_only_with_audit_root() {
+    let db = tenants();
+    let history = |user: &str| {
+        let f = engram::db::audit::AuditFilter { user: Some(user.to_owned()), ..Default::default() };
+        db.access_history(&f).unwrap()
+    };
+    let scope = db.scope(agent("ann"));
+    scope.query(WS, "MATCH (n) RETURN count(n)", &Params::new()).unwrap();
+    let params: Params = [("x".to_owned(), QueryValue::String("hunter2".into()))].into();
+    assert!(scope.query_read(WS, "MATCH (n) WHERE n.name = $x RETURN n", &params).is_ok());
+    assert!(scope.query("elsewhere", "MATCH (n) RETURN n", &Params::new()).is_err());
+    let ann = history("ann");
+    assert_eq!(ann.len(), 3, "{ann:?}");
+    assert!(ann.iter().all(|r| r.interface == "embedded" && r.roles == ["agent"]));
+    assert_eq!((ann[0].rows, ann[0].outcome.as_str()), (1, "ok"));
+    assert!(ann[1].params_sha256.is_some() && !format!("{:?}", ann[1]).contains("hunter2"));
+    assert!(ann[2].outcome.starts_with("error: caller"), "{}", ann[2].outcome);
+    db.query(WS, "MATCH (n) RETURN n", &Params::new()).unwrap();
+    assert!(history("root").is_empty());
+    db.set_setting("audit_root", "on").unwrap();
+    db.query(WS, "MATCH (n) RETURN n", &Params::new()).unwrap();
+    assert_eq!(history("root").len(), 1);
+}

@@ -59,11 +59,8 @@ impl AccessNote<'_> {
 }
 
 impl super::Database {
-    /// Records a request of the embedded full-access principal, only with `audit_root = on`.
+    /// Records a request of the embedded full-access principal (the caller checked `audit_root`).
     pub(crate) fn note_root_access(&self, note: AccessNote<'_>, durable: bool) -> Result<(), Error> {
-        if !self.snapshot().state.settings.audit_root_on() {
-            return Ok(());
-        }
         self.record_access(note.record("root", Vec::new(), "embedded"), durable)
     }
 }
@@ -146,6 +143,11 @@ impl Scope {
     pub fn audited_by_caller(mut self) -> Scope {
         self.audit_as = None;
         self
+    }
+
+    /// Whether this scope records its requests (see `audit_as`).
+    pub(crate) fn audited(&self) -> bool {
+        self.audit_as.is_some()
     }
 
     /// Records one request made through this scope (see `audit_as`); with `durable` (a write),

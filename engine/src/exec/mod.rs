@@ -475,36 +475,10 @@ impl crate::db::Database {
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let (at, started) = (crate::time::Clock::now(&*self.config().clock), std::time::Instant::now());
         let result = self.query_unaudited(workspace, text, params);
-        let writes = writes(text).unwrap_or(false) || is_index_statement(text);
-        self.audit_query("query", workspace, text, params, (at, started), &result, writes)?;
+        if self.snapshot().state.settings.audit_root_on() {
+            self.note_root_access(query_note(workspace, text, params, (at, started), &result), writes_or_ddl(text))?;
+        }
         result
-    }
-
-    /// Records a query of the embedded full-access principal in the access history (only
-    /// with `audit_root = on`).
-    #[allow(clippy::too_many_arguments)] // Reason: one record's fields, named once here.
-    fn audit_query(
-        &self,
-        op: &str,
-        workspace: &str,
-        text: &str,
-        params: &Params,
-        (at, started): (Timestamp, std::time::Instant),
-        result: &Result<QueryResult, crate::error::Error>,
-        durable: bool,
-    ) -> Result<(), crate::error::Error> {
-        let note = crate::db::scope::AccessNote {
-            at,
-            started,
-            op,
-            workspace: Some(workspace),
-            text,
-            params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
-            rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
-            claims: result.as_ref().map(claims_read).unwrap_or_default(),
-            outcome: outcome(result),
-        };
-        self.note_root_access(note, durable)
     }
 
     fn query_unaudited(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
@@ -530,35 +504,10 @@ impl crate::db::scope::Scope {
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
         let result = self.query_unaudited(workspace, text, params);
-        let writes = writes(text).unwrap_or(false) || is_index_statement(text);
-        self.audit_query("query", workspace, text, params, (at, started), &result, writes)?;
+        if self.audited() {
+            self.note_access(query_note(workspace, text, params, (at, started), &result), writes_or_ddl(text))?;
+        }
         result
-    }
-
-    /// Records a query of this scope in the access history (see `Scope::note_access`).
-    #[allow(clippy::too_many_arguments)] // Reason: one record's fields, named once here.
-    fn audit_query(
-        &self,
-        op: &str,
-        workspace: &str,
-        text: &str,
-        params: &Params,
-        (at, started): (Timestamp, std::time::Instant),
-        result: &Result<QueryResult, crate::error::Error>,
-        durable: bool,
-    ) -> Result<(), crate::error::Error> {
-        let note = crate::db::scope::AccessNote {
-            at,
-            started,
-            op,
-            workspace: Some(workspace),
-            text,
-            params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
-            rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
-            claims: result.as_ref().map(claims_read).unwrap_or_default(),
-            outcome: outcome(result),
-        };
-        self.note_access(note, durable)
     }
 
     fn query_unaudited(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
@@ -595,10 +544,13 @@ impl crate::db::scope::Scope {
     pub fn query_group(&self, queries: &[(&str, &str, &Params)]) -> Vec<Result<QueryResult, crate::error::Error>> {
         let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
         let mut results = self.query_group_unaudited(queries);
+        if !self.audited() {
+            return results;
+        }
         // One sync for the group: every record but the last is written, the last one syncs all.
         let n = results.len();
         for (i, ((workspace, text, params), result)) in queries.iter().zip(results.iter_mut()).enumerate() {
-            if let Err(e) = self.audit_query("query", workspace, text, params, (at, started), result, i + 1 == n) {
+            if let Err(e) = self.note_access(query_note(workspace, text, params, (at, started), result), i + 1 == n) {
                 *result = Err(e);
             }
         }
@@ -653,7 +605,9 @@ impl crate::db::scope::Scope {
             .workspace(workspace)
             .map_err(crate::error::Error::from)
             .and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
-        self.audit_query("query", workspace, text, params, (at, started), &result, false)?;
+        if self.audited() {
+            self.note_access(query_note(workspace, text, params, (at, started), &result), false)?;
+        }
         result
     }
 }
@@ -677,6 +631,37 @@ pub fn claims_read(r: &QueryResult) -> Vec<u64> {
     r.rows.iter().flatten().for_each(|v| walk(v, &mut out));
     out.truncate(crate::db::audit::AUDIT_CLAIMS_MAX);
     out
+}
+
+/// Whether a query's record must be durable: it writes (data, or an index declaration).
+fn writes_or_ddl(text: &str) -> bool {
+    writes(text).unwrap_or(false) || is_index_statement(text)
+}
+
+/// What the access history records of one query.
+fn query_note<'a>(
+    workspace: &'a str,
+    text: &'a str,
+    params: &Params,
+    (at, started): (Timestamp, std::time::Instant),
+    result: &Result<QueryResult, crate::error::Error>,
+) -> crate::db::scope::AccessNote<'a> {
+    crate::db::scope::AccessNote {
+        at,
+        started,
+        op: "query",
+        workspace: Some(workspace),
+        text,
+        params_sha256: params_digest(params),
+        rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
+        claims: result.as_ref().map(claims_read).unwrap_or_default(),
+        outcome: outcome(result),
+    }
+}
+
+/// The digest the access history keeps of parameters (none when there are none).
+fn params_digest(params: &Params) -> Option<String> {
+    (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}")))
 }
 
 /// `ok`, or `error: CLASS: message`.
