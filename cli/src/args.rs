@@ -609,6 +609,32 @@ pub enum PolicyCommand {
         #[arg(long = "role", required = true)]
         roles: Vec<String>,
     },
+    /// Store (or replace) masking policy NAME of WORKSPACE: the roles given see what ON names
+    /// masked by MODE.
+    Mask {
+        /// Database folder.
+        dir: PathBuf,
+        /// The workspace.
+        workspace: String,
+        /// The policy's name.
+        name: String,
+        /// What it masks: `pii:email|phone|card|ip|*`, `tag:KEY[=VALUE]` or `property:KEY`.
+        on: String,
+        /// How: `redact` (`[REDACTED:email]`), `hash` (a keyed HMAC) or `hide`.
+        mode: String,
+        /// A role (or user) it applies to; repeatable, at least one.
+        #[arg(long = "role", required = true)]
+        roles: Vec<String>,
+    },
+    /// Delete masking policy NAME of WORKSPACE.
+    Unmask {
+        /// Database folder.
+        dir: PathBuf,
+        /// The workspace.
+        workspace: String,
+        /// The policy's name.
+        name: String,
+    },
     /// Delete policy NAME of WORKSPACE.
     Del {
         /// Database folder.

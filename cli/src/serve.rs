@@ -176,6 +176,8 @@ pub fn policy(cmd: &PolicyCommand) -> Result<(), Failure> {
             (dir, w(&["SET", workspace, name, on, &roles.join(","), predicate]))
         }
         PolicyCommand::Del { dir, workspace, name } => (dir, w(&["DEL", workspace, name])),
+        PolicyCommand::Mask { dir, workspace, name, on, mode, roles } => (dir, w(&["MASK", workspace, name, on, mode, &roles.join(",")])),
+        PolicyCommand::Unmask { dir, workspace, name } => (dir, w(&["UNMASK", workspace, name])),
         PolicyCommand::List { dir, workspace } => (dir, w(&["LIST"]).into_iter().chain(workspace.clone()).collect()),
         PolicyCommand::Explain { dir, user, query, workspace } => {
             let db = open(dir, "ENGRAM.POLICY")?;

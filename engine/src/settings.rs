@@ -50,6 +50,86 @@ pub struct Settings {
     pub audit_flush_ms: Option<u64>,
     /// Records older than this many days are dropped, a segment at a time (default: kept).
     pub audit_retention_days: Option<u32>,
+    /// Masking policies: workspace name → policy name → policy (see `read::mask`).
+    pub masks: std::collections::BTreeMap<String, std::collections::BTreeMap<String, StoredMask>>,
+    /// The key of the masks' keyed hashes (hex of 32 random bytes), made with the first masking
+    /// policy. Never listed, printed or exported: a dictionary of phone numbers cannot be hashed
+    /// without it.
+    pub mask_secret: Option<String>,
+}
+
+/// A masking policy of one workspace: what it masks (`pii:KIND`, `pii:*`, `tag:KEY=VALUE`,
+/// `property:KEY`), how (`redact`, `hash`, `hide`), and the roles (or user names) it applies to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredMask {
+    /// What it masks.
+    pub on: String,
+    /// How.
+    pub mode: String,
+    /// The roles and users it applies to.
+    pub roles: Vec<String>,
+}
+
+/// The settings as stored before masking policies (record format 6 and 7, snapshot format 6
+/// and 7).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsV5 {
+    /// See `Settings`.
+    pub fsync: Option<String>,
+    /// See `Settings`.
+    pub checkpoint_wal_bytes: Option<u64>,
+    /// See `Settings`.
+    pub wal_segment_bytes_max: Option<u64>,
+    /// See `Settings`.
+    pub merge_delta_edges_min: Option<u64>,
+    /// See `Settings`.
+    pub vector_dim: Option<u32>,
+    /// See `Settings`.
+    pub embedder: Option<String>,
+    /// See `Settings`.
+    pub workspaces: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// See `Settings`.
+    pub users: std::collections::BTreeMap<String, StoredUser>,
+    /// See `Settings`.
+    pub tokens: std::collections::BTreeMap<String, StoredToken>,
+    /// See `Settings`.
+    pub roles: std::collections::BTreeMap<String, StoredRole>,
+    /// See `Settings`.
+    pub memberships: std::collections::BTreeMap<String, Vec<String>>,
+    /// See `Settings`.
+    pub policies: std::collections::BTreeMap<String, std::collections::BTreeMap<String, StoredPolicy>>,
+    /// See `Settings`.
+    pub audit: Option<String>,
+    /// See `Settings`.
+    pub audit_root: Option<String>,
+    /// See `Settings`.
+    pub audit_flush_ms: Option<u64>,
+    /// See `Settings`.
+    pub audit_retention_days: Option<u32>,
+}
+
+impl From<SettingsV5> for Settings {
+    fn from(v: SettingsV5) -> Settings {
+        Settings {
+            fsync: v.fsync,
+            checkpoint_wal_bytes: v.checkpoint_wal_bytes,
+            wal_segment_bytes_max: v.wal_segment_bytes_max,
+            merge_delta_edges_min: v.merge_delta_edges_min,
+            vector_dim: v.vector_dim,
+            embedder: v.embedder,
+            workspaces: v.workspaces,
+            users: v.users,
+            tokens: v.tokens,
+            roles: v.roles,
+            memberships: v.memberships,
+            policies: v.policies,
+            audit: v.audit,
+            audit_root: v.audit_root,
+            audit_flush_ms: v.audit_flush_ms,
+            audit_retention_days: v.audit_retention_days,
+            ..Settings::default()
+        }
+    }
 }
 
 /// A role: grants by workspace name (`*`: every workspace).
@@ -331,6 +411,7 @@ impl Settings {
     pub fn decode(bytes: &[u8]) -> Option<Settings> {
         postcard::from_bytes::<Settings>(bytes)
             .ok()
+            .or_else(|| postcard::from_bytes::<SettingsV5>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV4>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV3>(bytes).ok().map(Settings::from))
             .or_else(|| postcard::from_bytes::<SettingsV2>(bytes).ok().map(Settings::from))

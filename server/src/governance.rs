@@ -1,7 +1,7 @@
-//! Roles and row policies as words: the one implementation of `ENGRAM.ROLE` / `ENGRAM.POLICY`
+//! Roles, row and masking policies as words: the one implementation of `ENGRAM.ROLE` / `ENGRAM.POLICY`
 //! and of `engram role` / `engram policy` (the CLI passes its arguments as the same words).
 
-use engram::{Database, Principal, StoredGrant, StoredPolicy};
+use engram::{Database, Principal, StoredGrant, StoredMask, StoredPolicy};
 
 /// What a governance command answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub const TAG_USAGE: &str =
     "SET CLAIM|ENTITY id key=value... | SET MESSAGE conversation message|* key=value... | DEL CLAIM|ENTITY id key... | DEL MESSAGE conversation message|* key... | GET CLAIM|ENTITY id | GET MESSAGE conversation message|*";
 
 /// The syntax of `ENGRAM.POLICY`.
-pub const POLICY_USAGE: &str = "SET ws name claims|entities role[,role...] predicate | DEL ws name | LIST [ws] | EXPLAIN user ws";
+pub const POLICY_USAGE: &str = "SET ws name claims|entities role[,role...] predicate | DEL ws name | MASK ws name pii:KIND|tag:KEY[=VALUE]|property:KEY redact|hash|hide role[,role...] | UNMASK ws name | LIST [ws] | EXPLAIN user ws";
 
 /// `ADD name | DEL name | GRANT … | REVOKE … | ASSIGN user role | UNASSIGN user role | LIST`.
 pub fn role(db: &Database, words: &[String]) -> Result<Outcome, String> {
@@ -72,13 +72,23 @@ pub fn policy(db: &Database, words: &[String]) -> Result<Outcome, String> {
             db.put_policy(&words[1], &words[2], p).map(|()| Outcome::Ok).map_err(|e| e.to_string())
         }
         ("DEL", 3) => db.remove_policy(&words[1], &words[2]).map(Outcome::Changed).map_err(|e| e.to_string()),
+        ("MASK", 6) => {
+            let roles = words[5].split(',').filter(|r| !r.is_empty()).map(str::to_owned).collect();
+            let m = StoredMask { on: words[3].clone(), mode: words[4].to_ascii_lowercase(), roles };
+            db.put_mask(&words[1], &words[2], m).map(|()| Outcome::Ok).map_err(|e| e.to_string())
+        }
+        ("UNMASK", 3) => db.remove_mask(&words[1], &words[2]).map(Outcome::Changed).map_err(|e| e.to_string()),
         ("LIST", 1 | 2) => {
-            let lines = db
+            let of_ws = |ws: &String| words.get(1).is_none_or(|w| w == ws);
+            let mut lines: Vec<String> = db
                 .policies()
                 .iter()
-                .filter(|(ws, _)| words.get(1).is_none_or(|w| w == *ws))
+                .filter(|(ws, _)| of_ws(ws))
                 .flat_map(|(ws, ps)| ps.iter().map(move |(name, p)| policy_line(ws, name, p)))
                 .collect();
+            lines.extend(
+                db.masks().iter().filter(|(ws, _)| of_ws(ws)).flat_map(|(ws, ms)| ms.iter().map(move |(name, m)| mask_line(ws, name, m))),
+            );
             Ok(Outcome::Lines(lines))
         }
         ("EXPLAIN", 3) => explain(db, &words[1], &words[2]).map(Outcome::Lines),
@@ -91,11 +101,17 @@ fn policy_line(ws: &str, name: &str, p: &StoredPolicy) -> String {
     format!("{ws} {name} {} roles={} {}", p.target, p.roles.join(","), p.predicate)
 }
 
+/// `ws name mask ON MODE roles=a,b`.
+fn mask_line(ws: &str, name: &str, m: &StoredMask) -> String {
+    format!("{ws} {name} mask {} {} roles={}", m.on, m.mode, m.roles.join(","))
+}
+
 /// Which policies apply to `user` on `ws`, one line each, then what they hide from it there:
 /// `hidden: N claims, M entities` (for the admin asking; the user never sees these counts).
 pub fn explain(db: &Database, user: &str, ws: &str) -> Result<Vec<String>, String> {
     let principal: Principal = db.user_principal(user).ok_or_else(|| format!("no user `{user}`"))?;
     let mut lines: Vec<String> = db.policies_applying(&principal, ws).iter().map(|(name, p)| policy_line(ws, name, p)).collect();
+    lines.extend(db.masks_applying(&principal, ws).iter().map(|(name, m)| mask_line(ws, name, m)));
     if lines.is_empty() {
         lines.push(format!("no policy of `{ws}` applies to `{user}`"));
     }

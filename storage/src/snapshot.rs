@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 /// labels and claim properties (the query language's elements); format 4 the server's users inside
 /// the stored settings (same archive layout as 3); format 5 the HTTP API's bearer tokens inside
 /// them (likewise); format 6 roles and row policies inside them (likewise); format 7 the tags of
-/// claims, entities and messages after format 3's archive.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 7;
+/// claims, entities and messages after format 3's archive; format 8 masking policies inside the
+/// settings (same archive layout as 7; a format-7 body gets its claims' `pii` tags when read).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 8;
 /// The oldest snapshot format this engram reads.
 pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMSNP";

@@ -1,13 +1,13 @@
-//! Roles, memberships and row policies: stored in the settings (a logged commit each, in every
+//! Roles, memberships, row and masking policies: stored in the settings (a logged commit each, in every
 //! snapshot), so every process opening the folder enforces the same ones.
 
 use crate::error::{Error, PolicyError};
 use crate::read::policy::{self, Target};
 use crate::read::scope::Principal;
-use crate::settings::{SettingsError, StoredGrant, StoredPolicy, StoredRole};
+use crate::settings::{SettingsError, StoredGrant, StoredMask, StoredPolicy, StoredRole};
 use std::collections::BTreeMap;
 
-/// Most row policies one workspace may hold.
+/// Most row policies one workspace may hold (and, apart, most masking policies).
 pub const POLICIES_MAX: usize = 64;
 /// Most roles one user may hold.
 pub const ROLES_PER_USER_MAX: usize = 64;
@@ -189,6 +189,81 @@ impl super::Database {
         Ok(true)
     }
 
+    /// The masking policies by workspace, then name.
+    pub fn masks(&self) -> BTreeMap<String, BTreeMap<String, StoredMask>> {
+        self.snapshot().state.settings.masks.clone()
+    }
+
+    /// Stores masking policy `name` of `workspace` (replacing one of that name). Its target and
+    /// mode are checked first (`read::mask::compile`); nothing is stored when they are refused.
+    /// The first one makes the database's hashing secret.
+    pub fn put_mask(&self, workspace: &str, name: &str, m: StoredMask) -> Result<(), Error> {
+        check_name("mask", name)?;
+        check_name("workspace", workspace)?;
+        if crate::read::mask::Mode::parse(&m.mode).is_none() {
+            return Err(SettingsError::BadValue { key: "mode".to_owned(), value: m.mode.clone(), expected: "redact, hash or hide" }.into());
+        }
+        let rule = crate::read::mask::compile(&m.on, &m.mode).map_err(|_| SettingsError::BadValue {
+            key: "on".to_owned(),
+            value: m.on.chars().take(64).collect(),
+            expected: "pii:KIND (email, phone, card, ip or *), tag:KEY[=VALUE] or property:KEY",
+        })?;
+        if m.roles.is_empty() {
+            return Err(SettingsError::BadValue { key: "roles".to_owned(), value: String::new(), expected: "at least one role" }.into());
+        }
+        for r in &m.roles {
+            check_name("role", r)?;
+        }
+        let stored = StoredMask { mode: rule.mode.name().to_owned(), ..m };
+        let secret = if self.snapshot().state.settings.mask_secret.is_none() { Some(new_secret()?) } else { None };
+        self.update_settings(|s| {
+            let of_ws = s.masks.entry(workspace.to_owned()).or_default();
+            if !of_ws.contains_key(name) && of_ws.len() >= POLICIES_MAX {
+                return Err(SettingsError::BadValue {
+                    key: "mask".to_owned(),
+                    value: name.to_owned(),
+                    expected: "at most POLICIES_MAX = 64 masking policies per workspace",
+                }
+                .into());
+            }
+            of_ws.insert(name.to_owned(), stored);
+            if s.mask_secret.is_none() {
+                s.mask_secret.clone_from(&secret);
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes masking policy `name` of `workspace`; `false` when there was none.
+    pub fn remove_mask(&self, workspace: &str, name: &str) -> Result<bool, Error> {
+        if !self.snapshot().state.settings.masks.get(workspace).is_some_and(|m| m.contains_key(name)) {
+            return Ok(false);
+        }
+        self.update_settings(|s| {
+            if let Some(m) = s.masks.get_mut(workspace) {
+                m.remove(name);
+                if m.is_empty() {
+                    s.masks.remove(workspace);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// The masking policies of `workspace` that apply to `principal`, by name.
+    pub fn masks_applying(&self, principal: &Principal, workspace: &str) -> Vec<(String, StoredMask)> {
+        let st = self.snapshot().state;
+        st.settings
+            .masks
+            .get(workspace)
+            .into_iter()
+            .flatten()
+            .filter(|(_, m)| m.roles.iter().any(|r| principal.holds(r)))
+            .map(|(n, m)| (n.clone(), m.clone()))
+            .collect()
+    }
+
     /// The policies of `workspace` that apply to `principal`, by name: what `engram policy
     /// explain` shows.
     pub fn policies_applying(&self, principal: &Principal, workspace: &str) -> Vec<(String, StoredPolicy)> {
@@ -223,6 +298,14 @@ impl super::Database {
         let p = grants.into_iter().fold(Principal::named(name), |p, (w, g)| p.grant(w, g.access(), g.see_sensitive));
         Some(held.iter().fold(p, |p, r| p.with_role(r)))
     }
+}
+
+/// 32 random bytes from the operating system, in hex: the key of the masks' hashes.
+fn new_secret() -> Result<String, Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes)
+        .map_err(|e| engram_storage::StorageError::io("getrandom", std::io::Error::other(format!("no random bytes for the mask secret: {e}"))))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn unknown(what: &'static str, name: &str) -> Error {

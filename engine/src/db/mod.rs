@@ -623,7 +623,7 @@ impl Database {
         // and never dropped by a group published after it.
         let settings: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV5(s).encode()).unwrap_or_default(),
+            || settings.borrow().as_ref().map(|s| MutationRef::SettingsV6(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 if st.entities.len() != rows {
                     return Err(Error::from(bad("vectors", format!("{rows} rows"), "one row per entity")));
@@ -765,7 +765,7 @@ impl Database {
     pub(crate) fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
         let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
-            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV5(s).encode()).unwrap_or_default(),
+            || changed.borrow().as_ref().map(|s| MutationRef::SettingsV6(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 let mut settings = (*st.settings).clone();
                 change(&mut settings)?;
@@ -1071,6 +1071,7 @@ fn ingest_job(
             cx: &crate::read::scope::ROOT_CONTEXT,
             sees_sensitive: true,
             policy: None,
+            masked: None,
         };
         let Some((batch, mut report)) = plan(&view, &doc, opts, cx.now, &hints)? else {
             return Ok(Applied::nothing(IngestReport { duplicate: true, ..Default::default() }));

@@ -44,7 +44,8 @@ pub(super) fn replay_record(st: &mut State, record: &WalRecord, deferred: crate:
         Mutation::SettingsV2(s) => st.settings = Arc::new(crate::settings::Settings::from(s.clone())),
         Mutation::SettingsV3(s) => st.settings = Arc::new(crate::settings::Settings::from(s.clone())),
         Mutation::SettingsV4(s) => st.settings = Arc::new(s.clone().into()),
-        Mutation::SettingsV5(s) => st.settings = Arc::new(s.clone()),
+        Mutation::SettingsV5(s) => st.settings = Arc::new(s.clone().into()),
+        Mutation::SettingsV6(s) => st.settings = Arc::new(s.clone()),
     }
     if !batch {
         // A bulk load sets its rows' bitmaps itself: deferral starts again after them.

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, ReadError};
 use crate::model::WorkspaceInfo;
-use crate::read::policy::{self, Hidden, RowRule};
+use crate::read::policy::{self, Hidden, RowRule, Rules};
 use crate::read::scope::{Access, CancelToken, Principal, ReadContext, ReadLimits};
 use crate::read::view::{Snapshot, WorkspaceView};
 use crate::time::{Clock, Timestamp};
@@ -70,7 +70,7 @@ impl super::Database {
 #[derive(Debug)]
 struct PolicyFilter {
     workspace: String,
-    rules: Vec<RowRule>,
+    rules: Rules,
     /// On the scope's own snapshot (shared with other scopes through the database's cache).
     own: OnceLock<Arc<Hidden>>,
     /// On the one derived snapshot an export reads.
@@ -81,9 +81,12 @@ struct PolicyFilter {
 pub(crate) struct CachedHidden {
     version: u64,
     ws: crate::ids::WorkspaceId,
-    rules: Vec<RowRule>,
+    rules: Rules,
     hidden: Arc<Hidden>,
 }
+
+/// The rules of a workspace no policy applies to.
+static NO_RULES: Rules = Rules::NONE;
 
 /// States × rule sets `hidden_for` remembers (a few principals over the newest states).
 const HIDDEN_CACHE_MAX: usize = 16;
@@ -92,9 +95,9 @@ impl super::Database {
     /// The rows `rules` hide in workspace `ws` of `st`, computed once per state version, workspace
     /// and rule set: requests between two commits share it (a scope per request is what a server
     /// opens).
-    fn hidden_for(&self, st: &crate::state::State, ws: crate::ids::WorkspaceId, rules: &[RowRule]) -> Arc<Hidden> {
+    fn hidden_for(&self, st: &crate::state::State, ws: crate::ids::WorkspaceId, rules: &Rules) -> Arc<Hidden> {
         let cache = &self.inner.hidden_cache;
-        if let Some(c) = cache.lock().iter().find(|c| c.version == st.version && c.ws == ws && c.rules == rules) {
+        if let Some(c) = cache.lock().iter().find(|c| c.version == st.version && c.ws == ws && c.rules == *rules) {
             return c.hidden.clone();
         }
         let hidden = Arc::new(Hidden::compute(st, ws, rules));
@@ -103,7 +106,7 @@ impl super::Database {
         if c.len() >= HIDDEN_CACHE_MAX {
             c.remove(0);
         }
-        c.push(CachedHidden { version: st.version, ws, rules: rules.to_vec(), hidden: hidden.clone() });
+        c.push(CachedHidden { version: st.version, ws, rules: rules.clone(), hidden: hidden.clone() });
         hidden
     }
 }
@@ -113,15 +116,31 @@ impl super::Database {
 /// hides every row of its target: a policy fails closed.
 fn filters_for(settings: &crate::settings::Settings, principal: &Principal) -> Vec<PolicyFilter> {
     let mut out = Vec::new();
-    for (ws, policies) in &settings.policies {
-        let rules: Vec<RowRule> = policies
-            .values()
+    let names: std::collections::BTreeSet<&String> = settings.policies.keys().chain(settings.masks.keys()).collect();
+    for ws in names {
+        let rows: Vec<RowRule> = settings
+            .policies
+            .get(ws)
+            .into_iter()
+            .flat_map(|p| p.values())
             .filter(|p| p.roles.iter().any(|r| principal.holds(r)))
             .map(|p| {
                 let target = policy::Target::parse(&p.target).unwrap_or(policy::Target::Claims);
                 policy::compile(target, &p.predicate, principal.name()).unwrap_or_else(|_| RowRule::deny_all(target))
             })
             .collect();
+        // A stored mask that no longer compiles (it was checked when stored) hides every PII
+        // span: it fails closed too.
+        let masks: Vec<crate::read::mask::MaskRule> = settings
+            .masks
+            .get(ws)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .filter(|m| m.roles.iter().any(|r| principal.holds(r)))
+            .map(|m| crate::read::mask::compile(&m.on, &m.mode).unwrap_or_else(|_| crate::read::mask::MaskRule::hide_all()))
+            .collect();
+        let masks = (!masks.is_empty()).then(|| crate::read::mask::Masker::new(masks, settings.mask_secret.as_deref()));
+        let rules = Rules { rows, masks };
         if !rules.is_empty() {
             out.push(PolicyFilter { workspace: ws.clone(), rules, own: OnceLock::new(), derived: OnceLock::new() });
         }
@@ -159,8 +178,8 @@ impl Scope {
     }
 
     /// The compiled row policies that apply to the principal on `workspace` (empty: none).
-    pub(crate) fn policy_rules(&self, workspace: &str) -> &[RowRule] {
-        self.filters.iter().find(|f| f.workspace == workspace).map_or(&[], |f| &f.rules)
+    pub(crate) fn policy_rules(&self, workspace: &str) -> &Rules {
+        self.filters.iter().find(|f| f.workspace == workspace).map_or(&NO_RULES, |f| &f.rules)
     }
 
     /// This scope with other read limits.
@@ -235,7 +254,8 @@ impl Scope {
             } else {
                 f.derived.get_or_init(|| Arc::new(Hidden::compute(st, view.ws, &f.rules)))
             };
-            view.policy = (!hidden.is_empty()).then_some(&**hidden);
+            view.policy = hidden.hides_rows().then_some(&**hidden);
+            view.masked = hidden.masked.as_ref().filter(|m| !m.is_empty());
         }
         Ok(view)
     }

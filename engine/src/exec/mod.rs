@@ -213,7 +213,7 @@ struct Writer<'a> {
     cx: &'a crate::read::scope::ReadContext,
     see_sensitive: bool,
     /// The row policies that apply to them here: what they hide, the query's reads do not see.
-    rules: &'a [crate::read::policy::RowRule],
+    rules: &'a crate::read::policy::Rules,
 }
 
 impl crate::db::Database {
@@ -226,7 +226,7 @@ impl crate::db::Database {
         workspace: &str,
         cx: crate::read::scope::ReadContext,
         see_sensitive: bool,
-        rules: Vec<crate::read::policy::RowRule>,
+        rules: crate::read::policy::Rules,
         compiled: Arc<Compiled>,
         vals: BTreeMap<Arc<str>, value::Val>,
     ) -> Result<QueryResult, crate::error::Error> {
@@ -487,7 +487,7 @@ impl crate::db::Database {
         }
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
-            return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, Vec::new(), compiled, vals);
+            return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, crate::read::policy::Rules::NONE, compiled, vals);
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f).map_err(|e| e.to_string());
@@ -520,7 +520,7 @@ impl crate::db::scope::Scope {
         if compiled.writes {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
-            let rules = self.policy_rules(workspace).to_vec();
+            let rules = self.policy_rules(workspace).clone();
             return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
@@ -679,7 +679,7 @@ impl crate::db::Database {
     /// Runs `statements` on `workspace` as one transaction with full access (the embedded
     /// shorthand for [`crate::Scope::transaction`]).
     pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
-        run_transaction(self, workspace, crate::read::scope::ROOT_CONTEXT.fork(), (true, Vec::new()), statements)
+        run_transaction(self, workspace, crate::read::scope::ROOT_CONTEXT.fork(), (true, crate::read::policy::Rules::NONE), statements)
     }
 }
 
@@ -692,7 +692,7 @@ impl crate::db::scope::Scope {
         let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
         let result = self.require(workspace, crate::model::Access::Write).and_then(|()| {
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
-            let rules = self.policy_rules(workspace).to_vec();
+            let rules = self.policy_rules(workspace).clone();
             run_transaction(self.database(), workspace, self.context().fork(), (see_sensitive, rules), statements)
         });
         let text: Vec<&str> = statements.iter().map(|(t, _)| *t).collect();
@@ -723,7 +723,7 @@ fn run_transaction(
     db: &crate::db::Database,
     workspace: &str,
     cx: crate::read::scope::ReadContext,
-    (see_sensitive, rules): (bool, Vec<crate::read::policy::RowRule>),
+    (see_sensitive, rules): (bool, crate::read::policy::Rules),
     statements: &Statements<'_>,
 ) -> Result<Vec<QueryResult>, crate::error::Error> {
     let mut bound = Vec::with_capacity(statements.len());

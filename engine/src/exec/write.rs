@@ -11,7 +11,7 @@ use engram_query::{Detail, ErrorType, QueryError};
 
 use crate::ids::{ClaimId, EntityId, WorkspaceId};
 use crate::limits::Limits;
-use crate::read::policy::{Hidden, RowRule};
+use crate::read::policy::{Hidden, Rules};
 use crate::read::scope::ReadContext;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
@@ -39,8 +39,10 @@ pub(crate) struct Tx<'s> {
     /// Whether the principal sees sensitive claims and properties.
     see_sensitive: bool,
     /// The rows the principal's row policies hide, as the transaction began (rows it creates
-    /// are its own and seen).
+    /// are its own and seen), and the values its masking policies mask, as the state stands.
     policy: Option<Hidden>,
+    /// The masking policies that apply (their values are masked again after each change).
+    masker: Option<crate::read::mask::Masker>,
     params: &'s BTreeMap<Arc<str>, Val>,
     embed: Option<&'s Embed<'s>>,
     /// Every operation applied, in order: the transaction's record.
@@ -95,14 +97,16 @@ impl<'s> Tx<'s> {
         now: Timestamp,
         limits: &'s Limits,
         cx: &'s ReadContext,
-        (see_sensitive, rules): (bool, &[RowRule]),
+        (see_sensitive, rules): (bool, &Rules),
         params: &'s BTreeMap<Arc<str>, Val>,
         embed: Option<&'s Embed<'s>>,
     ) -> Result<Tx<'s>, crate::error::Error> {
         let ws = st.workspace_id(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;
         let policy = (!rules.is_empty()).then(|| Hidden::compute(st, ws, rules)).filter(|h| !h.is_empty());
+        let masker = rules.masks.clone();
         Ok(Tx {
             policy,
+            masker,
             st,
             ws,
             workspace: workspace.to_owned(),
@@ -130,7 +134,8 @@ impl<'s> Tx<'s> {
             hidden_keys,
             cx: self.cx,
             sees_sensitive: self.see_sensitive,
-            policy: self.policy.as_ref(),
+            policy: self.policy.as_ref().filter(|h| h.hides_rows()),
+            masked: self.policy.as_ref().and_then(|h| h.masked.as_ref()),
         }
     }
 
@@ -160,6 +165,11 @@ impl<'s> Tx<'s> {
         let created = apply_batch(self.st, &batch, self.now, self.limits).map_err(|e| write_error(&e))?;
         self.st.reset_caches();
         self.applied.extend(batch.ops);
+        if let (Some(m), Some(h)) = (&self.masker, &mut self.policy) {
+            // What is read next sees the changed rows masked (a full pass: masked principals'
+            // writes pay it, no one else's).
+            h.masked = Some(crate::read::mask::Masked::compute(self.st, self.ws, m));
+        }
         Ok(created)
     }
 

@@ -558,7 +558,37 @@ impl TextIndex {
         accept: impl Fn(u32) -> bool,
         stop: &dyn Fn() -> bool,
     ) -> Vec<Hit> {
+        self.search_replaced(query, ws, k, hidden, &[], accept, stop)
+    }
+
+    /// `search_until` for a reader that sees the documents of `replaced` (ascending by doc) with
+    /// other texts (masked claims): the index is read as if it held those texts instead, in its
+    /// statistics as in its scores. A replaced document that is also hidden stays hidden.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_replaced(
+        &self,
+        query: &str,
+        ws: WorkspaceId,
+        k: usize,
+        hidden: &[u32],
+        replaced: &[Replaced],
+        accept: impl Fn(u32) -> bool,
+        stop: &dyn Fn() -> bool,
+    ) -> Vec<Hit> {
         let terms: Vec<String> = term_counts(query).into_iter().map(|(t, _)| t).collect();
+        // The replaced documents the index holds here, not hidden: their clear text leaves, their
+        // replacement enters.
+        let replaced: Vec<&Replaced> = replaced
+            .iter()
+            .filter(|r| hidden.binary_search(&r.doc).is_err() && self.doc_len(r.doc).is_some_and(|(w, _)| w == ws))
+            .collect();
+        let mut gone: Vec<u32> = hidden.to_vec();
+        if !replaced.is_empty() {
+            gone.extend(replaced.iter().map(|r| r.doc));
+            gone.sort_unstable();
+            gone.dedup();
+        }
+        let hidden = &gone[..];
         let (mut n, mut total) = self.stats(ws);
         for &d in hidden {
             if let Some((w, len)) = self.doc_len(d) {
@@ -567,6 +597,10 @@ impl TextIndex {
                     total -= u64::from(len);
                 }
             }
+        }
+        for r in replaced.iter().filter(|r| r.len > 0) {
+            n += 1;
+            total += u64::from(r.len);
         }
         if n == 0 || terms.is_empty() || k == 0 {
             return Vec::new();
@@ -579,6 +613,11 @@ impl TextIndex {
                 let mut post = self.postings(t, ws);
                 if !hidden.is_empty() {
                     post.retain(|p| hidden.binary_search(&p.0).is_err());
+                }
+                let before = post.len();
+                post.extend(replaced.iter().filter_map(|r| r.tf(t).map(|tf| (r.doc, tf, r.len))));
+                if post.len() > before {
+                    post.sort_unstable_by_key(|p| p.0);
                 }
                 if post.is_empty() {
                     return None;
@@ -655,6 +694,31 @@ impl TextIndex {
             }
         }
         top
+    }
+}
+
+/// A document as one reader sees it with another text (a masked claim: `read::mask`).
+#[derive(Clone, Debug)]
+pub struct Replaced {
+    /// The document.
+    pub doc: u32,
+    /// Its terms with their frequencies, ascending by term.
+    terms: Vec<(String, u32)>,
+    /// Its length in terms.
+    len: u32,
+}
+
+impl Replaced {
+    /// Document `doc` read as `text`.
+    pub fn of(doc: u32, text: &str) -> Replaced {
+        let mut terms = term_counts(text);
+        terms.sort_unstable();
+        let len = terms.iter().map(|t| t.1).sum();
+        Replaced { doc, terms, len }
+    }
+
+    fn tf(&self, term: &str) -> Option<u32> {
+        self.terms.binary_search_by(|t| t.0.as_str().cmp(term)).ok().map(|i| self.terms[i].1)
     }
 }
 

@@ -154,9 +154,10 @@ fn set_tags(target: TagTarget, tags: BTreeMap<String, String>) -> Op {
 }
 
 /// A claim's own tags as exported: the flag is written as `sensitive`, the tag it stands for is
-/// implied.
+/// implied; the `pii` tag is the detector's, made again from the text on import.
 fn own_tags(ws: &WorkspaceView<'_>, c: ClaimId, sensitive: bool) -> BTreeMap<String, String> {
     let mut t = tag_map(ws.claim_own_tags(c));
+    t.remove(crate::pii::TAG);
     if sensitive && t.get(crate::tags::SENSITIVITY).map(String::as_str) == Some(crate::tags::SENSITIVE_LEVEL) {
         t.remove(crate::tags::SENSITIVITY);
     }

@@ -453,12 +453,14 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
         let a = rkyv::access::<ArchivedSnapshotV1, rkyv::rancor::Error>(body).map_err(invalid)?;
         let (mut st, wal_from) = decode_columns(a, None)?;
         derive_vocabularies(&mut st);
+        pii_tags(&mut st);
         return Ok((st, wal_from));
     }
     if format == 2 {
         let a = rkyv::access::<ArchivedSnapshotV2, rkyv::rancor::Error>(body).map_err(invalid)?;
         let (mut st, wal_from) = decode_columns(&a.base, Some(&a.added))?;
         derive_vocabularies(&mut st);
+        pii_tags(&mut st);
         return Ok((st, wal_from));
     }
     if format < 7 {
@@ -466,13 +468,27 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
         let (mut st, wal_from) = decode_columns(&a.v2.base, Some(&a.v2.added))?;
         decode_elements(&mut st, &a.added)?;
         tags_of_sensitive_claims(&mut st);
+        pii_tags(&mut st);
         return Ok((st, wal_from));
     }
     let a = rkyv::access::<ArchivedSnapshotV7, rkyv::rancor::Error>(body).map_err(invalid)?;
     let (mut st, wal_from) = decode_columns(&a.v3.v2.base, Some(&a.v3.v2.added))?;
     decode_elements(&mut st, &a.v3.added)?;
     decode_tags(&mut st, &a.added)?;
+    if format < 8 {
+        pii_tags(&mut st);
+    }
     Ok((st, wal_from))
+}
+
+/// Before format 8 no claim had its `pii` tag: the detector runs over every text once.
+fn pii_tags(st: &mut State) {
+    for c in 0..st.claims.len() as u32 {
+        let text = st.claims.text.get(c as usize).to_owned();
+        if !text.is_empty() {
+            st.note_pii(c, &text);
+        }
+    }
 }
 
 /// Before tags, a sensitive claim had only its flag: it gets the tag the flag stands for.

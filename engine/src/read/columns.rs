@@ -53,8 +53,12 @@ impl<'a> WorkspaceView<'a> {
     /// The entity's properties this view may see, by key (none when it is not of this view; a
     /// key the workspace marks sensitive is absent for a principal without `see_sensitive`).
     pub fn entity_properties(&self, e: EntityId) -> impl Iterator<Item = (&'a Arc<str>, &'a Value)> + '_ {
-        let props: Option<&'a Properties> =
-            if self.check_entity(e).is_ok() { self.st.entities.props.get(&e.0).map(AsRef::as_ref) } else { None };
+        let props: Option<&'a Properties> = if self.check_entity(e).is_ok() {
+            let masked: Option<&'a crate::read::mask::Masked> = self.masked;
+            masked.and_then(|m| m.entity_props.get(&e.0)).or_else(|| self.st.entities.props.get(&e.0).map(AsRef::as_ref))
+        } else {
+            None
+        };
         props.into_iter().flatten().filter(|(k, _)| !self.hidden_key(k))
     }
 
@@ -64,6 +68,9 @@ impl<'a> WorkspaceView<'a> {
             return None;
         }
         self.check_entity(e).ok()?;
+        if let Some(p) = self.masked.and_then(|m| m.entity_props.get(&e.0)) {
+            return p.get(key);
+        }
         self.st.entities.props.get(&e.0)?.get(key)
     }
 
@@ -98,8 +105,12 @@ impl<'a> WorkspaceView<'a> {
 
     /// The claim's typed properties this view may see (see `entity_properties`).
     pub fn claim_properties(&self, c: ClaimId) -> impl Iterator<Item = (&'a Arc<str>, &'a Value)> + '_ {
-        let props: Option<&'a Properties> =
-            if self.check_claim(c).is_ok() { self.st.claims.props.get(&c.0).map(AsRef::as_ref) } else { None };
+        let props: Option<&'a Properties> = if self.check_claim(c).is_ok() {
+            let masked: Option<&'a crate::read::mask::Masked> = self.masked;
+            masked.and_then(|m| m.claim_props.get(&c.0)).or_else(|| self.st.claims.props.get(&c.0).map(AsRef::as_ref))
+        } else {
+            None
+        };
         props.into_iter().flatten().filter(|(k, _)| !self.hidden_key(k))
     }
 
@@ -109,6 +120,9 @@ impl<'a> WorkspaceView<'a> {
             return None;
         }
         self.check_claim(c).ok()?;
+        if let Some(p) = self.masked.and_then(|m| m.claim_props.get(&c.0)) {
+            return p.get(key);
+        }
         self.st.claims.props.get(&c.0)?.get(key)
     }
 
@@ -140,6 +154,10 @@ impl<'a> WorkspaceView<'a> {
     /// The claim's text (`None` when it has none or is not of this view).
     pub fn claim_text(&self, c: ClaimId) -> Option<&'a str> {
         self.check_claim(c).ok()?;
+        let masked: Option<&'a crate::read::mask::Masked> = self.masked;
+        if let Some(t) = masked.and_then(|m| m.claim_text.get(&c.0)) {
+            return Some(&**t).filter(|t| !t.is_empty());
+        }
         Some(self.st.claims.text.get(c.index())).filter(|t| !t.is_empty())
     }
 

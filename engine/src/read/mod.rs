@@ -8,6 +8,7 @@ pub mod columns;
 pub mod expand;
 pub mod filter;
 pub mod khop;
+pub mod mask;
 pub mod neighbors;
 pub mod pathview;
 pub mod policy;

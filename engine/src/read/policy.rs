@@ -494,20 +494,48 @@ impl RowRule {
     }
 }
 
-/// The rows of one workspace hidden from one principal by its policies, on one snapshot.
+/// The policies of one workspace that apply to one principal, compiled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rules {
+    /// Its row policies.
+    pub rows: Vec<RowRule>,
+    /// Its masking policies (`None`: none).
+    pub masks: Option<crate::read::mask::Masker>,
+}
+
+impl Rules {
+    /// No policy.
+    pub const NONE: Rules = Rules { rows: Vec::new(), masks: None };
+
+    /// Whether no policy applies.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.masks.is_none()
+    }
+}
+
+/// The rows of one workspace hidden from one principal by its policies, and the values masked,
+/// on one snapshot.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Hidden {
     /// Claims hidden: failing a claims policy, or with an end hidden.
     pub claims: IdSet,
     /// Entities hidden: failing an entities policy.
     pub entities: IdSet,
+    /// The values masked (`None`: no masking policy applies).
+    pub masked: Option<crate::read::mask::Masked>,
 }
 
 impl Hidden {
     /// The rows of workspace `ws` of `st` that fail `rules` (all rules must pass). Costs one
     /// evaluation per entity and claim of the workspace (erased and deleted ones included: a
     /// restore must not reveal a row).
-    pub fn compute(st: &State, ws: WorkspaceId, rules: &[RowRule]) -> Hidden {
+    pub fn compute(st: &State, ws: WorkspaceId, rules: &Rules) -> Hidden {
+        let mut h = Hidden::rows(st, ws, &rules.rows);
+        h.masked = rules.masks.as_ref().map(|m| crate::read::mask::Masked::compute(st, ws, m));
+        h
+    }
+
+    fn rows(st: &State, ws: WorkspaceId, rules: &[RowRule]) -> Hidden {
         let bm = &st.bitmaps;
         let entity_rules: Vec<&RowRule> = rules.iter().filter(|r| r.target == Target::Entities).collect();
         let claim_rules: Vec<&RowRule> = rules.iter().filter(|r| r.target == Target::Claims).collect();
@@ -528,12 +556,17 @@ impl Hidden {
                     || !passes(&claim_rules, Row::Claim(c))
             }));
         }
-        Hidden { claims: IdSet::from_sorted(&claims), entities }
+        Hidden { claims: IdSet::from_sorted(&claims), entities, masked: None }
     }
 
-    /// Whether nothing is hidden.
+    /// Whether some row is hidden.
+    pub fn hides_rows(&self) -> bool {
+        !(self.claims.is_empty() && self.entities.is_empty())
+    }
+
+    /// Whether nothing is hidden or masked.
     pub fn is_empty(&self) -> bool {
-        self.claims.is_empty() && self.entities.is_empty()
+        !self.hides_rows() && self.masked.as_ref().is_none_or(crate::read::mask::Masked::is_empty)
     }
 }
 

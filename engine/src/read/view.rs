@@ -58,6 +58,7 @@ impl Snapshot {
             cx: &ROOT_CONTEXT,
             sees_sensitive: true,
             policy: None,
+            masked: None,
         })
     }
 
@@ -98,6 +99,8 @@ pub struct WorkspaceView<'a> {
     /// The rows the principal's row policies hide here (`None`: no policy applies, or it hides
     /// nothing).
     pub(crate) policy: Option<&'a Hidden>,
+    /// The values the principal's masking policies mask here (`None`: none).
+    pub(crate) masked: Option<&'a crate::read::mask::Masked>,
 }
 
 impl<'a> WorkspaceView<'a> {
@@ -211,11 +214,7 @@ impl<'a> WorkspaceView<'a> {
             entity_type: self.st.catalog.types.name(ents.ty.get(i).0).clone(),
             name: Arc::from(ents.name.get(i)),
             aliases: ents.aliases_of(e.0).map(Arc::from).collect(),
-            properties: ents
-                .props
-                .get(&e.0)
-                .map(|p| p.iter().filter(|(k, _)| !self.hidden_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect())
-                .unwrap_or_default(),
+            properties: self.entity_properties(e).map(|(k, v)| (k.clone(), v.clone())).collect(),
             created_at: ents.created.at(e.0),
             updated_at: ents.updated_at(e.0),
             deleted: *ents.flags.get(i) & DELETED != 0,
@@ -273,7 +272,7 @@ impl<'a> WorkspaceView<'a> {
         let i = c.index();
         let cl = &self.st.claims;
         let flags = *cl.flags.get(i);
-        let text = cl.text.get(i);
+        let text = self.masked.and_then(|m| m.claim_text.get(&c.0)).map_or_else(|| cl.text.get(i), |t| &**t);
         Some(Claim {
             id: c,
             ext_id: Arc::from(cl.ext_id.get(i)),
@@ -318,8 +317,8 @@ impl<'a> WorkspaceView<'a> {
             model: row.model.clone(),
             model_version: row.model_version.clone(),
             raw_confidence: row.raw_confidence,
-            snippet: row.snippet.clone(),
-            reasoning: row.reasoning.clone(),
+            snippet: row.snippet.as_ref().and_then(|t| self.masked.map_or_else(|| Some(t.clone()), |m| m.evidence_text(row.claim.0, t))),
+            reasoning: row.reasoning.as_ref().and_then(|t| self.masked.map_or_else(|| Some(t.clone()), |m| m.evidence_text(row.claim.0, t))),
             observed_at: row.observed_at,
             recorded_at: row.recorded_at,
         })

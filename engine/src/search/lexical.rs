@@ -24,9 +24,10 @@ impl WorkspaceView<'_> {
         let vis = self.vis(visibility);
         let st = self.st;
         let hidden = self.hidden_claims();
+        let replaced = self.masked.map_or(&[][..], |m| &m.lexical[..]);
         st.text
             .claims
-            .search_until(query, self.ws, k, &hidden, |c| (c as usize) < st.claims.len() && vis.claim(st, c), &|| stop.now())
+            .search_replaced(query, self.ws, k, &hidden, replaced, |c| (c as usize) < st.claims.len() && vis.claim(st, c), &|| stop.now())
             .into_iter()
             .map(|h| (ClaimId(h.doc), h.score))
             .collect()

@@ -119,7 +119,11 @@ impl WorkspaceView<'_> {
         let vis = self.vis(&opts.visibility);
         let st = self.st;
         let ws = self.ws;
-        let accept = |c: u32| (c as usize) < st.claims.len() && st.claim_ws(c) == ws && vis.claim(st, c);
+        // A claim whose text is masked here takes no part: its vector is of the clear text.
+        let masked = self.masked.map(|m| &m.claim_text);
+        let accept = |c: u32| {
+            (c as usize) < st.claims.len() && st.claim_ws(c) == ws && vis.claim(st, c) && masked.is_none_or(|m| !m.contains_key(&c))
+        };
         let members = st.bitmaps.claims_by_ws.get(&ws);
         let stop = || self.cx.check().is_err();
         let size = (st.claims.len(), members.map(crate::index::bitmap::IdSet::len));

@@ -862,6 +862,25 @@ impl State {
         out
     }
 
+    /// Keeps claim `c`'s `pii` tag equal to the kinds `crate::pii` finds in its text `text`.
+    pub(crate) fn note_pii(&mut self, c: u32, text: &str) {
+        let found = crate::pii::tag_value(text);
+        let had = self.claims.tags.get(&c);
+        if had.and_then(|t| t.get(crate::pii::TAG)).map(|v| &**v) == found.as_deref() {
+            return;
+        }
+        let mut t: Tags = had.map(|t| (**t).clone()).unwrap_or_default();
+        match found {
+            Some(v) => drop(t.insert(Arc::from(crate::pii::TAG), Arc::from(v))),
+            None => drop(t.remove(crate::pii::TAG)),
+        }
+        if t.is_empty() {
+            self.claims.tags.remove(&c);
+        } else {
+            self.claims.tags.insert(c, Arc::new(t));
+        }
+    }
+
     /// Whether claim `c`'s tags make it sensitive (`sensitivity=sensitive`).
     pub fn claim_tagged_sensitive(&self, c: u32) -> bool {
         self.claim_tags(c).get(crate::tags::SENSITIVITY).is_some_and(|v| &**v == crate::tags::SENSITIVE_LEVEL)

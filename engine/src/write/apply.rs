@@ -259,7 +259,9 @@ impl Writer<'_> {
                 let id = self.add_claim(c, false)?;
                 if c.sensitive {
                     // The flag is the tag `sensitivity=sensitive`.
-                    self.st.claims.tags.insert(id, crate::tags::sensitive());
+                    let mut t: Tags = self.st.claims.tags.get(&id).map(|t| (**t).clone()).unwrap_or_default();
+                    t.extend(crate::tags::sensitive().iter().map(|(k, v)| (k.clone(), v.clone())));
+                    self.st.claims.tags.insert(id, Arc::new(t));
                 }
                 self.created.claims.push(ClaimId(id));
                 Ok(())
@@ -880,6 +882,10 @@ impl Writer<'_> {
         }
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
+        if let Some(t) = &c.text {
+            self.st.note_pii(id, t);
+        }
+        let cl = &mut self.st.claims;
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }
@@ -1005,6 +1011,9 @@ impl Writer<'_> {
     fn set_tags(&mut self, target: &TagTarget, set: &BTreeMap<String, String>, remove: &[String], inherit: bool) -> OpResult<()> {
         for (k, v) in set {
             crate::tags::check(k, v).map_err(|e| ("set", WriteErrorKind::BadTag(e)))?;
+        }
+        if set.keys().chain(remove).any(|k| k == crate::pii::TAG) {
+            return Err(("set", WriteErrorKind::BadTag(format!("tag key `{}` is kept by the PII detector", crate::pii::TAG))));
         }
         let new: Tags = set.iter().map(|(k, v)| (Arc::from(k.as_str()), Arc::from(v.as_str()))).collect();
         let merge = |had: Option<&Arc<Tags>>| -> Result<Option<Arc<Tags>>, (&'static str, WriteErrorKind)> {

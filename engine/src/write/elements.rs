@@ -222,6 +222,7 @@ impl Writer<'_> {
                         crate::write::apply::check_text(text, self.limits)?;
                         let text = text.to_owned();
                         self.st.claims.text.set(c as usize, &text);
+                        self.st.note_pii(c, &text);
                         if self.index_text {
                             let ws = self.ws;
                             self.st.text.claims.index(c, ws, &text);

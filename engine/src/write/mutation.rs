@@ -17,8 +17,11 @@ use std::cell::Cell;
 /// read (see `field_since_v2`); format 4 the settings with the server's users
 /// (`Mutation::SettingsV3`), appended likewise; format 5 the settings with the HTTP API's bearer
 /// tokens (`Mutation::SettingsV4`), appended likewise; format 6 the settings with roles and row
-/// policies (`Mutation::SettingsV5`), appended likewise; format 7 `Op::SetTags`, appended last.
-pub const RECORD_FORMAT_VERSION: u8 = 7;
+/// policies (`Mutation::SettingsV5`), appended likewise; format 7 `Op::SetTags`, appended last;
+/// format 8 the settings with masking policies (`Mutation::SettingsV6`), appended last.
+pub const RECORD_FORMAT_VERSION: u8 = 8;
+/// The format before masking policies: the same encoding, without them.
+const RECORD_FORMAT_7: u8 = 7;
 /// The format before tags: the same encoding, without `Op::SetTags`.
 const RECORD_FORMAT_6: u8 = 6;
 /// The format before roles and policies: the same encoding, without them.
@@ -73,8 +76,11 @@ pub enum Mutation {
     /// The stored settings with the server's users and tokens, replaced whole (the layout
     /// before roles and policies; read only).
     SettingsV4(crate::settings::SettingsV4),
-    /// The stored settings with users, tokens, roles and row policies, replaced whole.
-    SettingsV5(crate::settings::Settings),
+    /// The stored settings with users, tokens, roles and row policies, replaced whole (the
+    /// layout before masking policies; read only).
+    SettingsV5(crate::settings::SettingsV5),
+    /// The stored settings with masking policies, replaced whole.
+    SettingsV6(crate::settings::Settings),
 }
 
 /// A WAL record: the change and the transaction time it was committed at.
@@ -118,7 +124,10 @@ impl WalRecord {
     pub fn decode(payload: &[u8]) -> Result<WalRecord, DecodeError> {
         match payload.split_first() {
             Some((
-                &(RECORD_FORMAT_VERSION | RECORD_FORMAT_6 | RECORD_FORMAT_5 | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2),
+                &(RECORD_FORMAT_VERSION
+                | RECORD_FORMAT_7
+                | RECORD_FORMAT_6
+                | RECORD_FORMAT_5 | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2),
                 body,
             )) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
             Some((&RECORD_FORMAT_OLDEST, body)) => {
@@ -164,7 +173,9 @@ pub enum MutationRef<'a> {
     /// `Mutation::SettingsV4`.
     SettingsV4(&'a crate::settings::SettingsV4),
     /// `Mutation::SettingsV5`.
-    SettingsV5(&'a crate::settings::Settings),
+    SettingsV5(&'a crate::settings::SettingsV5),
+    /// `Mutation::SettingsV6`.
+    SettingsV6(&'a crate::settings::Settings),
 }
 
 impl MutationRef<'_> {
@@ -200,7 +211,11 @@ mod tests {
         let mut settings = crate::settings::Settings::from(old);
         settings.set_for("default", "retention_days", "30").unwrap();
         settings.tokens.insert("t1".into(), crate::settings::StoredToken { user: "u".into(), sha256: "00".into(), created_at: 1 });
-        assert_eq!(MutationRef::SettingsV5(&settings).encode(), encode_mutation(&Mutation::SettingsV5(settings.clone())));
+        assert_eq!(MutationRef::SettingsV6(&settings).encode(), encode_mutation(&Mutation::SettingsV6(settings.clone())));
+        let v5 = crate::settings::SettingsV5 { audit_flush_ms: Some(5), ..Default::default() };
+        assert_eq!(MutationRef::SettingsV5(&v5).encode(), encode_mutation(&Mutation::SettingsV5(v5.clone())));
+        let bytes = postcard::to_allocvec(&v5).unwrap();
+        assert_eq!(crate::settings::Settings::decode(&bytes), Some(crate::settings::Settings::from(v5)));
         let v4 = crate::settings::SettingsV4 { vector_dim: Some(8), ..Default::default() };
         assert_eq!(MutationRef::SettingsV4(&v4).encode(), encode_mutation(&Mutation::SettingsV4(v4.clone())));
         let bytes = postcard::to_allocvec(&v4).unwrap();
@@ -264,7 +279,10 @@ mod tests {
         v2[0] = 6;
         let Mutation::Batch(as_six) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
         assert_eq!(as_six, batch);
-        v2[0] = 8;
-        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(8));
+        v2[0] = 7;
+        let Mutation::Batch(as_seven) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_seven, batch);
+        v2[0] = 9;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(9));
     }
 }
