@@ -1,7 +1,8 @@
 """Governance over the wire: three workspaces, three roles (owner, agent, debugging engineer), canary
 words in rows a role may not see (another customer's claims behind a row policy, sensitive claims,
-a sensitive property) — no canary, count or name reaches a role that should not see it through any
-read command, over RESP and HTTP; and the access history records every request once, with its user
+a sensitive property) and values it sees masked (PII in claim text, a confidential message's
+claim) — no canary, count or name reaches a role that should not see it through any read command,
+over RESP, HTTP and MCP; and the access history records every request once, with its user
 and outcome, failed logins and refused writes included, answered writes surviving kill -9."""
 
 import base64
@@ -28,8 +29,14 @@ def engram(*args, stdin=None, check=True):
 
 def canaries(ws):
     """What only some roles may see in workspace `ws`: bob's claim (row policy), a sensitive
-    claim (no see_sensitive), a sensitive property (sensitive_properties)."""
-    return {"bob": f"zebra{ws}bob", "sensitive": f"secret{ws}vault", "property": f"{ws}-ssn-991"}
+    claim (no see_sensitive), a sensitive property (sensitive_properties), ann's email in a claim
+    text (masked for the engineer) and a codename from a confidential message (likewise)."""
+    return {"bob": f"zebra{ws}bob", "sensitive": f"secret{ws}vault", "property": f"{ws}-ssn-991",
+            "email": f"ann.{ws}@example.com", "codename": f"codename{ws}x"}
+
+
+# What the engineer sees of the masked canaries instead.
+MASKED = ["[redacted:email]", "[redacted:confidential]"]
 
 
 def seed(folder):
@@ -45,8 +52,16 @@ def seed(folder):
             "CREATE (a)-[:OWNS {text: 'ann owns a router with flaky wifi', user_id: 'ann', state: 'accepted'}]->(r:Product {name: 'Router'}), "
             "(b:Customer {name: 'Bob', tenant: 'bob'})-[:OWNS {text: 'bob owns the " + c["bob"] + " modem', user_id: 'bob', state: 'accepted'}]->(m:Product {name: 'Modem'}), "
             "(b)-[:FUNDS {text: 'bob funds " + c["bob"] + " research', user_id: 'bob', state: 'accepted'}]->(:Project {name: 'Bobproject', tenant: 'bob'}), "
-            "(r)-[:PAIRS_WITH {text: 'the router pairs with the modem', state: 'accepted'}]->(m)",
+            "(r)-[:PAIRS_WITH {text: 'the router pairs with the modem', state: 'accepted'}]->(m), "
+            "(a)-[:WRITES_FROM {text: 'ann writes from " + c["email"] + " about the router', user_id: 'ann', state: 'accepted'}]->(r)",
         )
+        confidential = {
+            "source": {"conversation_id": f"c-{ws}", "message_id": "m0", "tags": {"sensitivity": "confidential"}},
+            "entities": [{"name": "Router", "type": "product"}, {"name": "Roadmap", "type": "document"}],
+            "claims": [{"subject": "Router", "predicate": "planned_in", "object": "Roadmap", "confidence": 0.9,
+                        "text": f"the router firmware {c['codename']} ships next quarter"}],
+        }
+        r.execute_command("ENGRAM.INGEST", ws, json.dumps(confidential))
         doc = {
             "source": {"conversation_id": f"c-{ws}", "message_id": "m1"},
             "entities": [{"name": "Router", "type": "product"}, {"name": "Vault", "type": "system"}],
@@ -59,6 +74,8 @@ def seed(folder):
         engram("config", str(folder), "sensitive_properties", "ssn", "--workspace", ws)
         engram("policy", "set", str(folder), ws, "own-claims", "c.user_id IS NULL OR c.user_id = $user", "--role", "agent")
         engram("policy", "set", str(folder), ws, "own-entities", "e.tenant IS NULL OR e.tenant = $user", "--on", "entities", "--role", "agent")
+        engram("policy", "mask", str(folder), ws, "pii", "pii:*", "redact", "--role", "engineer")
+        engram("policy", "mask", str(folder), ws, "confidential", "tag:sensitivity=confidential", "redact", "--role", "engineer")
     for user, pw in PASSWORDS.items():
         engram("user", "add", str(folder), user, "--password-stdin", stdin=pw + "\n")
     for role in ["owner", "agent", "engineer"]:
@@ -124,22 +141,25 @@ def test_each_role_sees_exactly_what_it_may_in_every_workspace(governed):
                 # The owner sees every canary: the checks below are not vacuous.
                 assert all(v.lower() in seen for v in c.values()), (ws, seen[:2000])
             elif user == "ann":
-                # The agent: her own and shared rows, sensitive ones included, never bob's.
+                # The agent: her own and shared rows, sensitive ones included, never bob's; PII
+                # and confidential texts in clear.
                 assert c["bob"] not in seen and "bobproject" not in seen and "funds" not in seen, (ws, seen)
-                assert c["sensitive"] in seen and "router" in seen
+                assert c["sensitive"] in seen and "router" in seen and c["email"] in seen and c["codename"] in seen
             else:
-                # The engineer: every customer's ordinary rows, nothing sensitive.
+                # The engineer: every customer's ordinary rows, nothing sensitive, PII and the
+                # confidential claim masked.
                 assert c["sensitive"] not in seen and c["property"].lower() not in seen and "stores_keys_in" not in seen, (ws, seen)
-                assert c["bob"] in seen
+                assert c["email"] not in seen and "example.com" not in seen and c["codename"] not in seen, (ws, seen)
+                assert c["bob"] in seen and all(m in seen for m in MASKED), (ws, seen)
     # Counts: each role counts what it sees.
     counts = {u: as_user(governed, u).execute_command("ENGRAM.QUERY", "acme", "MATCH ()-[c]->() RETURN count(c)") for u in PASSWORDS}
-    assert [row[0] for row in counts["olga"]["rows"]] == [5]
-    assert [row[0] for row in counts["ann"]["rows"]] == [3]
-    assert [row[0] for row in counts["eddie"]["rows"]] == [4]
+    assert [row[0] for row in counts["olga"]["rows"]] == [7]
+    assert [row[0] for row in counts["ann"]["rows"]] == [5]
+    assert [row[0] for row in counts["eddie"]["rows"]] == [6]
     mine = {w["name"]: w for w in as_user(governed, "ann").execute_command("ENGRAM.WORKSPACES")}
     everyone = {w["name"]: w for w in as_user(governed, "olga").execute_command("ENGRAM.WORKSPACES")}
     # Bob and his project do not exist for ann, nor do bob's two claims.
-    assert mine["acme"]["claims"] == 3 and mine["acme"]["entities"] == everyone["acme"]["entities"] - 2
+    assert mine["acme"]["claims"] == 5 and mine["acme"]["entities"] == everyone["acme"]["entities"] - 2
 
 
 def test_the_http_api_enforces_the_same_policies(governed):
@@ -159,9 +179,12 @@ def test_the_http_api_enforces_the_same_policies(governed):
         assert c["bob"] in owner and c["sensitive"] in owner
         assert c["bob"] not in ann and c["sensitive"] in ann
         assert c["sensitive"] not in eddie and c["property"].lower() not in eddie and c["bob"] in eddie
+        assert c["email"] in ann and c["codename"] in ann
+        assert c["email"] not in eddie and c["codename"] not in eddie and all(m in eddie for m in MASKED), eddie
         recall = {"text": "what does bob fund and what is in the vault", "budget": 2048}
         assert c["bob"] not in post(f"/v1/workspaces/{ws}/recall", recall, "ann")
-        assert c["sensitive"] not in post(f"/v1/workspaces/{ws}/recall", recall, "eddie")
+        eddie_recall = post(f"/v1/workspaces/{ws}/recall", {"text": "how do I reach ann about the router firmware", "budget": 2048}, "eddie")
+        assert c["sensitive"] not in eddie_recall and c["email"] not in eddie_recall and c["codename"] not in eddie_recall
 
 
 def test_mcp_tools_enforce_the_same_policies(governed):
@@ -180,6 +203,8 @@ def test_mcp_tools_enforce_the_same_policies(governed):
             assert c["bob"] in owner and c["sensitive"] in owner
             assert c["bob"] not in ann and "bobproject" not in ann and c["sensitive"] in ann
             assert c["sensitive"] not in eddie and c["property"].lower() not in eddie and c["bob"] in eddie
+            assert c["email"] in owner and c["email"] not in eddie and c["codename"] not in eddie, eddie
+            assert "[redacted:email]" in eddie
 
     run(go())
 
@@ -196,6 +221,21 @@ def test_policies_are_managed_by_admins_and_explained(governed):
     assert any("own-claims claims roles=agent" in l for l in listed), listed
     explained = [l.decode() if isinstance(l, bytes) else l for l in olga.execute_command("ENGRAM.POLICY", "EXPLAIN", "ann", "acme")]
     assert any("own-entities" in l for l in explained) and any(l.startswith("hidden: 2 claims, 2 entities") for l in explained), explained
+    assert any(l == "acme pii mask pii:* redact roles=engineer" for l in listed), listed
+    with pytest.raises(redis.exceptions.ResponseError, match="pii:KIND"):
+        olga.execute_command("ENGRAM.POLICY", "MASK", "acme", "bad", "pii:ssn", "redact", "engineer")
+    with pytest.raises(redis.exceptions.ResponseError, match="has no admin access"):
+        ann.execute_command("ENGRAM.POLICY", "UNMASK", "acme", "pii")
+    masks = [l for l in olga.execute_command("ENGRAM.POLICY", "EXPLAIN", "eddie", "acme") if " mask " in l]
+    assert len(masks) == 2, masks
+    # A mask on a property, hashed: equal values give equal tokens, the clear value never shows.
+    assert olga.execute_command("ENGRAM.POLICY", "MASK", "globex", "tenants", "property:tenant", "hash", "engineer") == "OK"
+    eddie = as_user(governed, "eddie")
+    seen = eddie.execute_command("ENGRAM.QUERY", "globex", "MATCH (n:Customer) RETURN n.name, n.tenant ORDER BY n.name")["rows"]
+    assert [r[0] for r in seen] == ["Ann", "Bob"] and all(r[1].startswith("[HMAC:") for r in seen) and seen[0][1] != seen[1][1], seen
+    assert olga.execute_command("ENGRAM.POLICY", "UNMASK", "globex", "tenants") == 1
+    seen = eddie.execute_command("ENGRAM.QUERY", "globex", "MATCH (n:Customer) RETURN n.tenant ORDER BY n.tenant")["rows"]
+    assert seen == [["ann"], ["bob"]], seen
     roles = [l.decode() if isinstance(l, bytes) else l for l in olga.execute_command("ENGRAM.ROLE", "LIST")]
     assert any(l.startswith("agent ") and "users=ann" in l for l in roles), roles
 
