@@ -97,7 +97,9 @@ pub fn detect(text: &str) -> Vec<Span> {
             let ok = match kind {
                 Kind::Card => luhn(s),
                 Kind::Ip => s.contains(':') || s.split('.').all(|o| o.parse::<u16>().is_ok_and(|n| n <= 255)),
-                Kind::Phone => (8..=15).contains(&s.bytes().filter(u8::is_ascii_digit).count()) && !in_longer_number(text, m.start(), m.end()),
+                Kind::Phone => {
+                    (8..=15).contains(&s.bytes().filter(u8::is_ascii_digit).count()) && !in_longer_number(text, m.start(), m.end())
+                }
                 Kind::Email => true,
             };
             if ok && !found.iter().any(|f| f.start < m.end() && m.start() < f.end) {
@@ -112,15 +114,56 @@ pub fn detect(text: &str) -> Vec<Span> {
 /// The kinds found in `text`, as the `pii` tag's value (`email,phone`, in `Kind::ALL` order), or
 /// `None` when there are none.
 pub fn tag_value(text: &str) -> Option<String> {
-    let spans = detect(text);
-    let names: Vec<&str> = Kind::ALL.into_iter().filter(|k| spans.iter().any(|s| s.kind == *k)).map(Kind::name).collect();
+    tag_value_of([text])
+}
+
+/// The kinds found in any of `texts`, as `tag_value`.
+pub fn tag_value_of<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<String> {
+    let mut found = [false; Kind::ALL.len()];
+    for t in texts {
+        for s in detect(t) {
+            found[Kind::ALL.iter().position(|k| *k == s.kind).unwrap_or_default()] = true;
+        }
+    }
+    let names: Vec<&str> = Kind::ALL.into_iter().zip(found).filter(|(_, f)| *f).map(|(k, _)| k.name()).collect();
     (!names.is_empty()).then(|| names.join(","))
+}
+
+/// The strings of a row's property values (top level, and inside lists and maps): what the
+/// detector reads besides a claim's text.
+pub fn strings(props: &crate::value::Properties) -> Vec<&str> {
+    fn walk<'v>(v: &'v crate::value::Value, out: &mut Vec<&'v str>) {
+        match v {
+            crate::value::Value::Str(s) => out.push(s),
+            crate::value::Value::List(items) => items.iter().for_each(|i| walk(i, out)),
+            crate::value::Value::Map(m) => m.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for v in props.values() {
+        walk(v, &mut out);
+    }
+    out
+}
+
+/// `tags` with its `pii` key set to `found` (removed when `None`); `None` when nothing changes.
+pub fn retag(tags: Option<&crate::tags::Tags>, found: Option<String>) -> Option<crate::tags::Tags> {
+    if tags.and_then(|t| t.get(TAG)).map(|v| &**v) == found.as_deref() {
+        return None;
+    }
+    let mut t = tags.cloned().unwrap_or_default();
+    match found {
+        Some(v) => drop(t.insert(std::sync::Arc::from(TAG), std::sync::Arc::from(v))),
+        None => drop(t.remove(TAG)),
+    }
+    Some(t)
 }
 
 /// Whether `start..end` of `text` is part of a longer run of digit groups (`4111 1111 1111 1112`
 /// is not a phone number followed by ` 1112`).
 fn in_longer_number(text: &str, start: usize, end: usize) -> bool {
-    let (before, after) = (text[..start].as_bytes(), text[end..].as_bytes());
+    let (before, after) = (&text.as_bytes()[..start], &text.as_bytes()[end..]);
     let sep = |b: u8| matches!(b, b' ' | b'-' | b'.');
     let digit_after = matches!(after, [s, d, ..] if sep(*s) && d.is_ascii_digit()) || after.first().is_some_and(u8::is_ascii_digit);
     let digit_before = matches!(before, [.., d, s] if sep(*s) && d.is_ascii_digit()) || before.last().is_some_and(u8::is_ascii_digit);
@@ -140,7 +183,11 @@ fn luhn(s: &str) -> bool {
         .map(|(i, &d)| {
             if i % 2 == 1 {
                 let x = d * 2;
-                if x > 9 { x - 9 } else { x }
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
             } else {
                 d
             }

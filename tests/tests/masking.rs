@@ -16,8 +16,7 @@ use std::sync::Arc;
 
 const WS: &str = "support";
 /// What the engineer must never see: the clear PII and the confidential codename.
-const SECRETS: [&str; 8] =
-    ["zebracanary", "example.com", "7946", "4111", "10.1.2.3", "2671", "zebrastripe", "merger"];
+const SECRETS: [&str; 8] = ["zebracanary", "example.com", "7946", "4111", "10.1.2.3", "2671", "zebrastripe", "merger"];
 
 fn mask(on: &str, mode: &str, roles: &[&str]) -> StoredMask {
     StoredMask { on: on.to_owned(), mode: mode.to_owned(), roles: roles.iter().map(|r| (*r).to_owned()).collect() }
@@ -55,11 +54,8 @@ fn seeded() -> Database {
     // Only the first message sets Ann's properties (an entity takes the tags of the messages that
     // set its properties: the confidential one must not).
     let doc = |msg: &str, level: &str, snippet: &str, claims: serde_json::Value| {
-        let props = if msg == "m1" {
-            json!({"phone": "+1 415 555 2671", "email": "zebracanary@example.com", "team": "ops"})
-        } else {
-            json!({})
-        };
+        let props =
+            if msg == "m1" { json!({"phone": "+1 415 555 2671", "email": "zebracanary@example.com", "team": "ops"}) } else { json!({}) };
         json!({
             "workspace": WS,
             "source": {"conversation_id": "conv-1", "message_id": msg, "snippet": snippet, "tags": {"sensitivity": level}},
@@ -248,7 +244,7 @@ fn hashes_are_keyed_stable_and_survive_restart() {
         assert!(token(0).starts_with("[HMAC:") && token(0).len() == "[HMAC:]".len() + 16, "{seen:?}");
         let plain: String = {
             use sha2::Digest as _;
-            sha2::Sha256::digest(b"+1 415 555 2671")[..8].iter().map(|b| format!("{b:02x}")).collect()
+            sha2::Sha256::digest(b"+1 415 555 2671")[..8].iter().fold(String::new(), |s, b| s + format!("{b:02x}").as_str())
         };
         assert!(!token(0).contains(&plain));
         db.checkpoint().unwrap();
@@ -330,7 +326,7 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
         let hits = ws.search_claim_text(word, 20, &Visibility::default()).unwrap();
         let named: Vec<String> = hits
             .iter()
-            .map(|(c, s)| format!("{} {:.4}", ws.claim_triple(*c).map(|t| ws.predicate_name(t.1).unwrap_or_default().to_owned()).unwrap_or_default(), s))
+            .map(|(c, s)| format!("{} {:.4}", ws.claim_triple(*c).and_then(|t| ws.predicate_name(t.1)).unwrap_or_default(), s))
             .collect();
         out.push(format!("{word}: {named:?}"));
     }
@@ -360,4 +356,43 @@ proptest! {
         let want = answers(&reference.scope(owner()));
         prop_assert_eq!(got, want);
     }
+}
+
+#[test]
+fn policies_and_masks_travel_with_an_admins_export_only() {
+    let db = seeded();
+    db.put_policy(
+        WS,
+        "own",
+        engram::StoredPolicy {
+            target: "claims".into(),
+            roles: vec!["agent".into()],
+            predicate: "c.user_id IS NULL OR c.user_id = $user".into(),
+        },
+    )
+    .unwrap();
+    let lines = engram::jsonl::export(&db.snapshot());
+    let governance: Vec<&String> = lines.iter().filter(|l| l.contains(r#""kind":"policy""#) || l.contains(r#""kind":"mask""#)).collect();
+    assert_eq!(governance.len(), 4, "{governance:?}");
+    // Neither the secret nor the detector's tag travels.
+    let text = lines.join("\n");
+    assert!(!text.contains(db.settings().mask_secret.as_deref().unwrap()) && !text.contains(r#""pii":""#), "{text}");
+    // A reader's export holds no policy; an admin's does.
+    let reader = db.scope(Arc::new(Principal::named("r").grant(WS, Access::Read, true)));
+    assert!(!engram::jsonl::export_scope(&reader).unwrap().join("\n").contains(r#""kind":"mask""#));
+    let admin = db.scope(Arc::new(Principal::named("a").grant(WS, Access::Admin, true)));
+    assert!(engram::jsonl::export_scope(&admin).unwrap().join("\n").contains(r#""kind":"mask""#));
+    // Export → import → export: the same lines, the same policies, the masks enforced.
+    let copy = Database::in_memory();
+    engram::jsonl::import(&copy, &text, "x.jsonl").unwrap();
+    assert_eq!(copy.masks(), db.masks());
+    assert_eq!(copy.policies(), db.policies());
+    assert_eq!(engram::jsonl::export(&copy.snapshot()), lines);
+    assert_clean("imported", &rows(&copy.scope(engineer()), "MATCH ()-[c]->() RETURN c.text").join("\n"));
+    // A bad policy line is refused by line, and nothing is written.
+    let bad = text.replace(r#""on":"pii:*""#, r#""on":"pii:ssn""#);
+    let empty = Database::in_memory();
+    let e = engram::jsonl::import(&empty, &bad, "bad.jsonl").unwrap_err().to_string();
+    assert!(e.contains("bad.jsonl:") && e.contains("pii:ssn"), "{e}");
+    assert!(empty.snapshot().workspace(WS).is_err() && empty.masks().is_empty(), "nothing written");
 }

@@ -303,9 +303,10 @@ impl super::Database {
 /// 32 random bytes from the operating system, in hex: the key of the masks' hashes.
 fn new_secret() -> Result<String, Error> {
     let mut bytes = [0u8; 32];
-    getrandom::getrandom(&mut bytes)
-        .map_err(|e| engram_storage::StorageError::io("getrandom", std::io::Error::other(format!("no random bytes for the mask secret: {e}"))))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    getrandom::getrandom(&mut bytes).map_err(|e| {
+        engram_storage::StorageError::io("getrandom", std::io::Error::other(format!("no random bytes for the mask secret: {e}")))
+    })?;
+    Ok(crate::read::mask::hex(&bytes))
 }
 
 fn unknown(what: &'static str, name: &str) -> Error {

@@ -487,7 +487,14 @@ impl crate::db::Database {
         }
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
-            return self.run_write(workspace, crate::read::scope::ROOT_CONTEXT.fork(), true, crate::read::policy::Rules::NONE, compiled, vals);
+            return self.run_write(
+                workspace,
+                crate::read::scope::ROOT_CONTEXT.fork(),
+                true,
+                crate::read::policy::Rules::NONE,
+                compiled,
+                vals,
+            );
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f).map_err(|e| e.to_string());

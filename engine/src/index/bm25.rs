@@ -532,6 +532,37 @@ impl TextIndex {
         out
     }
 
+    /// What a reader with `hidden` documents and `replaced` ones sees of workspace `ws`: the
+    /// documents whose indexed postings it must skip (hidden and replaced, ascending), the replaced
+    /// documents the index holds there and not hidden (their replacement enters; the others' clear
+    /// text leaves), and its document count and total length.
+    fn reader_stats<'r>(&self, ws: WorkspaceId, hidden: &[u32], replaced: &'r [Replaced]) -> (Vec<u32>, Vec<&'r Replaced>, u64, u64) {
+        let replaced: Vec<&Replaced> = replaced
+            .iter()
+            .filter(|r| hidden.binary_search(&r.doc).is_err() && self.doc_len(r.doc).is_some_and(|(w, _)| w == ws))
+            .collect();
+        let mut gone: Vec<u32> = hidden.to_vec();
+        if !replaced.is_empty() {
+            gone.extend(replaced.iter().map(|r| r.doc));
+            gone.sort_unstable();
+            gone.dedup();
+        }
+        let (mut n, mut total) = self.stats(ws);
+        for &d in &gone {
+            if let Some((w, len)) = self.doc_len(d) {
+                if w == ws {
+                    n -= 1;
+                    total -= u64::from(len);
+                }
+            }
+        }
+        for r in replaced.iter().filter(|r| r.len > 0) {
+            n += 1;
+            total += u64::from(r.len);
+        }
+        (gone, replaced, n, total)
+    }
+
     /// The best `k` documents of workspace `ws` for `query` that pass `accept`, by BM25
     /// (ties: lower id first).
     ///
@@ -576,32 +607,8 @@ impl TextIndex {
         stop: &dyn Fn() -> bool,
     ) -> Vec<Hit> {
         let terms: Vec<String> = term_counts(query).into_iter().map(|(t, _)| t).collect();
-        // The replaced documents the index holds here, not hidden: their clear text leaves, their
-        // replacement enters.
-        let replaced: Vec<&Replaced> = replaced
-            .iter()
-            .filter(|r| hidden.binary_search(&r.doc).is_err() && self.doc_len(r.doc).is_some_and(|(w, _)| w == ws))
-            .collect();
-        let mut gone: Vec<u32> = hidden.to_vec();
-        if !replaced.is_empty() {
-            gone.extend(replaced.iter().map(|r| r.doc));
-            gone.sort_unstable();
-            gone.dedup();
-        }
+        let (gone, replaced, n, total) = self.reader_stats(ws, hidden, replaced);
         let hidden = &gone[..];
-        let (mut n, mut total) = self.stats(ws);
-        for &d in hidden {
-            if let Some((w, len)) = self.doc_len(d) {
-                if w == ws {
-                    n -= 1;
-                    total -= u64::from(len);
-                }
-            }
-        }
-        for r in replaced.iter().filter(|r| r.len > 0) {
-            n += 1;
-            total += u64::from(r.len);
-        }
         if n == 0 || terms.is_empty() || k == 0 {
             return Vec::new();
         }

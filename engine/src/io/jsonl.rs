@@ -20,8 +20,13 @@
 //! its `sensitivity: sensitive`), and a `message` line gives the tags of a message (or, with a
 //! null `message_id`, of a conversation) that exported evidence came from:
 //! `{"kind":"message","workspace":"default","conversation_id":"conv-3","message_id":"m1","tags":{"sensitivity":"confidential"}}`.
-//! Lines of a workspace come after its `workspace` line; within it, predicates, entities,
-//! claims, messages, evidence, merges.
+//! A workspace's row and masking policies (`docs/security.md`) follow its `workspace` line when
+//! the exporter is an admin of it (the database's users, roles and the masks' hashing secret are
+//! never exported: an import hashes with its own secret):
+//! `{"kind":"policy","workspace":"default","name":"own","target":"claims","roles":["agent"],"predicate":"c.user_id = $user"}`,
+//! `{"kind":"mask","workspace":"default","name":"pii","on":"pii:*","mode":"redact","roles":["engineer"]}`.
+//! Lines of a workspace come after its `workspace` line; within it, policies, masks, predicates,
+//! entities, claims, messages, evidence, merges.
 //!
 //! Entity merges that stand are exported as they happened, so an import can undo them too: the
 //! other lines show the workspace as it was before its standing merges (claims at their original
@@ -126,6 +131,20 @@ pub enum Line {
         message_id: Option<String>,
         tags: BTreeMap<String, String>,
     },
+    Policy {
+        workspace: String,
+        name: String,
+        target: String,
+        roles: Vec<String>,
+        predicate: String,
+    },
+    Mask {
+        workspace: String,
+        name: String,
+        on: String,
+        mode: String,
+        roles: Vec<String>,
+    },
 }
 
 /// The `message` lines of the messages (and conversations) the exported evidence came from.
@@ -226,7 +245,7 @@ fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, St
 /// Every line of `snap`'s export, in order.
 pub fn export(snap: &Snapshot) -> Vec<String> {
     let (copy, merges) = before_merges(snap);
-    match export_views(&copy, &merges, copy.workspaces(), |name| copy.workspace(name).ok(), &ROOT_CONTEXT, None) {
+    match export_views(&copy, &merges, copy.workspaces(), |name| copy.workspace(name).ok(), &|_| true, &ROOT_CONTEXT, None) {
         Ok(lines) => lines,
         Err(_) => unreachable!("the root context is never interrupted"),
     }
@@ -237,7 +256,8 @@ pub fn export(snap: &Snapshot) -> Vec<String> {
 /// `CHECK_EVERY` rows; an interrupted export returns nothing).
 pub fn export_scope(scope: &Scope) -> Result<Vec<String>, ReadError> {
     let (copy, merges) = before_merges(scope.snapshot());
-    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), scope.context(), None)
+    let admin = |ws: &str| scope.principal().may(ws, crate::read::scope::Access::Admin);
+    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), &admin, scope.context(), None)
 }
 
 /// `export_scope` of only what `at` sees (a moved valid or transaction time: the memory as it
@@ -245,15 +265,59 @@ pub fn export_scope(scope: &Scope) -> Result<Vec<String>, ReadError> {
 /// is a report of a past view, not a copy of the database.
 pub fn export_scope_at(scope: &Scope, at: &Visibility) -> Result<Vec<String>, ReadError> {
     let (copy, merges) = before_merges(scope.snapshot());
-    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), scope.context(), Some(at))
+    let admin = |ws: &str| scope.principal().may(ws, crate::read::scope::Access::Admin);
+    export_views(&copy, &merges, scope.workspaces(), |name| scope.view_on(&copy, name).ok(), &admin, scope.context(), Some(at))
 }
 
-/// The lines of `workspaces`, each read through the view `open` gives for it.
+/// The `predicate` lines of workspace `w`, by name.
+fn predicate_lines(st: &crate::state::State, w: &crate::model::WorkspaceInfo) -> Vec<Line> {
+    let mut preds: Vec<_> = st.catalog.predicate_defs.iter().filter(|((wid, _), _)| *wid == w.id).map(|(_, d)| d.clone()).collect();
+    preds.sort_by(|a, b| a.name.cmp(&b.name));
+    preds
+        .into_iter()
+        .map(|d| Line::Predicate {
+            workspace: w.name.to_string(),
+            name: d.name.to_string(),
+            cardinality: if d.cardinality == Cardinality::One { "one" } else { "many" }.to_owned(),
+            inverse: d.inverse.as_deref().map(str::to_owned),
+            transitive: d.transitive,
+            half_life_days: d.half_life_days,
+        })
+        .collect()
+}
+
+/// The `policy` and `mask` lines of workspace `ws`.
+fn policy_lines(settings: &crate::settings::Settings, ws: &str) -> Vec<Line> {
+    let mut out = Vec::new();
+    for (name, p) in settings.policies.get(ws).into_iter().flatten() {
+        out.push(Line::Policy {
+            workspace: ws.to_owned(),
+            name: name.clone(),
+            target: p.target.clone(),
+            roles: p.roles.clone(),
+            predicate: p.predicate.clone(),
+        });
+    }
+    for (name, m) in settings.masks.get(ws).into_iter().flatten() {
+        out.push(Line::Mask {
+            workspace: ws.to_owned(),
+            name: name.clone(),
+            on: m.on.clone(),
+            mode: m.mode.clone(),
+            roles: m.roles.clone(),
+        });
+    }
+    out
+}
+
+/// The lines of `workspaces`, each read through the view `open` gives for it; the policies of
+/// those `governs` says the exporter administers.
 fn export_views<'s>(
     snap: &'s Snapshot,
     merges: &[(crate::ids::WorkspaceId, String, String)],
     workspaces: Vec<crate::model::WorkspaceInfo>,
     open: impl Fn(&str) -> Option<WorkspaceView<'s>>,
+    governs: &dyn Fn(&str) -> bool,
     cx: &ReadContext,
     at: Option<&Visibility>,
 ) -> Result<Vec<String>, ReadError> {
@@ -264,19 +328,10 @@ fn export_views<'s>(
     for w in workspaces {
         let Some(ws) = open(&w.name) else { continue };
         out.push(line(Line::Workspace { name: w.name.to_string() }));
-        let mut preds: Vec<_> =
-            st.catalog.predicate_defs.iter().filter(|((wid, _), _)| *wid == w.id).map(|((_, p), d)| (*p, d.clone())).collect();
-        preds.sort_by(|a, b| a.1.name.cmp(&b.1.name));
-        for (_, d) in preds {
-            out.push(line(Line::Predicate {
-                workspace: w.name.to_string(),
-                name: d.name.to_string(),
-                cardinality: if d.cardinality == Cardinality::One { "one" } else { "many" }.to_owned(),
-                inverse: d.inverse.as_deref().map(str::to_owned),
-                transitive: d.transitive,
-                half_life_days: d.half_life_days,
-            }));
+        if governs(&w.name) {
+            out.extend(policy_lines(&st.settings, &w.name).into_iter().map(line));
         }
+        out.extend(predicate_lines(st, &w).into_iter().map(line));
         let ents = st.bitmaps.entities_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
         for e in ents {
             ticker.tick(1).map_err(ReadError::Interrupted)?;
@@ -298,7 +353,10 @@ fn export_views<'s>(
                 deleted: ent.deleted,
                 labels,
                 bare,
-                tags: tag_map(ws.entity_tags(EntityId(e))),
+                tags: tag_map(ws.entity_tags(EntityId(e)).map(|mut t| {
+                    t.remove(crate::pii::TAG);
+                    t
+                })),
             }));
         }
         let claims = st.bitmaps.claims_by_ws.get(&w.id).map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default();
@@ -416,6 +474,7 @@ impl Plan {
 /// everything before the first write.
 pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportError> {
     let mut plan = Plan::default();
+    let mut policies: Vec<(usize, String, String, Governance)> = Vec::new();
     let mut count = 0;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -599,7 +658,25 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 ws_of(&mut plan, &workspace)?;
                 plan.push(&workspace, Phase::Main, n, set_tags(TagTarget::Message { conversation_id, message_id }, tags));
             }
+            Line::Policy { workspace, name, target, roles, predicate } => {
+                ws_of(&mut plan, &workspace)?;
+                policies.push((n, workspace, name, Governance::Row(crate::settings::StoredPolicy { target, roles, predicate })));
+            }
+            Line::Mask { workspace, name, on, mode, roles } => {
+                ws_of(&mut plan, &workspace)?;
+                policies.push((n, workspace, name, Governance::Mask(crate::settings::StoredMask { on, mode, roles })));
+            }
         }
+    }
+    // Policies are checked before anything is written: a refused one writes nothing.
+    for (n, _, _, g) in &policies {
+        let checked = match g {
+            Governance::Row(p) => crate::read::policy::Target::parse(&p.target)
+                .ok_or_else(|| format!("unknown target `{}`", p.target))
+                .and_then(|t| crate::read::policy::compile(t, &p.predicate, "user").map(drop).map_err(|e| e.to_string())),
+            Governance::Mask(m) => crate::read::mask::compile(&m.on, &m.mode).map(drop),
+        };
+        checked.map_err(|message| JsonlError { file: file.to_owned(), line: *n, column: 1, message })?;
     }
     for ws in &plan.order {
         if db.snapshot().workspace(ws).is_err() {
@@ -621,7 +698,20 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
             })?;
         }
     }
+    for (n, ws, name, g) in policies {
+        match g {
+            Governance::Row(p) => db.put_policy(&ws, &name, p),
+            Governance::Mask(m) => db.put_mask(&ws, &name, m),
+        }
+        .map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
+    }
     Ok(count)
+}
+
+/// A policy line of an import, stored after the rows.
+enum Governance {
+    Row(crate::settings::StoredPolicy),
+    Mask(crate::settings::StoredMask),
 }
 
 /// A failed JSON-lines import.

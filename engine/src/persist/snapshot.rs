@@ -481,13 +481,17 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
     Ok((st, wal_from))
 }
 
-/// Before format 8 no claim had its `pii` tag: the detector runs over every text once.
+/// Before format 8 no row had its `pii` tag: the detector runs over every claim text and
+/// property value once.
 fn pii_tags(st: &mut State) {
     for c in 0..st.claims.len() as u32 {
-        let text = st.claims.text.get(c as usize).to_owned();
-        if !text.is_empty() {
-            st.note_pii(c, &text);
+        if !st.claims.text.get(c as usize).is_empty() || st.claims.props.contains_key(&c) {
+            st.note_pii(c);
         }
+    }
+    let with_props: Vec<(u32, crate::value::Properties)> = st.entities.props.iter().map(|(e, p)| (*e, (**p).clone())).collect();
+    for (e, p) in with_props {
+        st.entities.set_props(e, Some(p));
     }
 }
 

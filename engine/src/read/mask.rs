@@ -137,6 +137,14 @@ impl Masker {
         self.rules.iter().any(|r| matches!(r.on, On::Pii(_)))
     }
 
+    fn masks_tags(&self) -> bool {
+        self.rules.iter().any(|r| matches!(r.on, On::Tag(..)))
+    }
+
+    fn masks_keys(&self) -> bool {
+        self.rules.iter().any(|r| matches!(r.on, On::Property(_)))
+    }
+
     /// The strictest mode for PII of `kind`.
     fn for_kind(&self, kind: Kind) -> Option<Mode> {
         self.rules.iter().filter(|r| matches!(r.on, On::Pii(k) if k.is_none_or(|k| k == kind))).map(|r| r.mode).max()
@@ -169,7 +177,7 @@ impl Masker {
                 let mut mac = Hmac::<sha2::Sha256>::new_from_slice(key).ok()?;
                 mac.update(clear.as_bytes());
                 let tag = mac.finalize().into_bytes();
-                Some(format!("[HMAC:{}]", tag[..8].iter().map(|b| format!("{b:02x}")).collect::<String>()))
+                Some(format!("[HMAC:{}]", hex(&tag[..8])))
             }
             (Mode::Redact | Mode::Hash, _) => Some(format!("[REDACTED:{label}]")),
         }
@@ -197,23 +205,28 @@ impl Masker {
         Cow::Owned(out)
     }
 
-    /// A free text as this principal sees it, under the row's mask `whole` if any.
-    fn text<'t>(&self, text: &'t str, whole: Option<&Whole>) -> Cow<'t, str> {
+    /// A free text as this principal sees it, under the row's mask `whole` if any; PII spans
+    /// are looked for when `spans` (the row's `pii` tag says there are some).
+    fn text<'t>(&self, text: &'t str, whole: Option<&Whole>, spans: bool) -> Cow<'t, str> {
         match whole {
             Some((mode, label)) => Cow::Owned(self.token(*mode, label, text).unwrap_or_default()),
-            None => self.spans(text),
+            None if spans => self.spans(text),
+            None => Cow::Borrowed(text),
         }
     }
 
     /// A property value as this principal sees it (`None`: left out).
-    fn value<'v>(&self, key: &str, v: &'v Value, whole: Option<&Whole>) -> Option<Cow<'v, Value>> {
+    fn value<'v>(&self, key: &str, v: &'v Value, whole: Option<&Whole>, spans: bool) -> Option<Cow<'v, Value>> {
         let clear = || match v {
             Value::Str(s) => s.to_string(),
             other => serde_json::to_string(other).unwrap_or_default(),
         };
         let mode = match (whole, self.for_key(key)) {
-            (Some((m, label)), k) if k.is_none_or(|k| k <= *m) => return self.token(*m, label, &clear()).map(|t| Cow::Owned(Value::Str(t.into()))),
+            (Some((m, label)), k) if k.is_none_or(|k| k <= *m) => {
+                return self.token(*m, label, &clear()).map(|t| Cow::Owned(Value::Str(t.into())))
+            }
             (_, Some(m)) => m,
+            (_, None) if !spans => return Some(Cow::Borrowed(v)),
             (_, None) => {
                 return match v {
                     Value::Str(s) => match self.spans(s) {
@@ -228,11 +241,14 @@ impl Masker {
     }
 
     /// `props` as this principal sees them, or `None` when nothing changes.
-    fn properties(&self, props: &Properties, whole: Option<&Whole>) -> Option<Properties> {
+    fn properties(&self, props: &Properties, whole: Option<&Whole>, spans: bool) -> Option<Properties> {
+        if whole.is_none() && !spans && !props.keys().any(|k| self.for_key(k).is_some()) {
+            return None;
+        }
         let mut changed = false;
         let mut out = Properties::new();
         for (k, v) in props {
-            match self.value(k, v, whole) {
+            match self.value(k, v, whole, spans) {
                 Some(Cow::Borrowed(v)) => drop(out.insert(k.clone(), v.clone())),
                 Some(Cow::Owned(v)) => {
                     changed = true;
@@ -243,6 +259,16 @@ impl Masker {
         }
         changed.then_some(out)
     }
+}
+
+/// Bytes as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 15)]));
+        s
+    })
 }
 
 /// Hex text to bytes.
@@ -265,48 +291,87 @@ pub(crate) struct Masked {
     pub entity_props: HashMap<u32, Properties>,
     /// Claims under a row-wide (tag) mask, which their evidence's texts take.
     claim_whole: HashMap<u32, Whole>,
-    /// The keyword index's view of the claims whose text differs, ascending by claim.
-    pub lexical: Vec<crate::index::bm25::Replaced>,
+    /// The keyword index's view of the claims whose text differs, ascending by claim: made by
+    /// the first keyword search that needs it.
+    lexical: std::sync::OnceLock<Vec<crate::index::bm25::Replaced>>,
 }
 
 impl Masked {
     /// Masks every claim and entity of workspace `ws` of `st` (deleted and erased ones too: a
     /// restore must not reveal a value).
+    ///
+    /// Only the rows a mask can change are visited: rows with tags of their own (the detector's
+    /// `pii` tag among them), rows with properties when a property mask applies, and — when a tag
+    /// mask applies and some message has tags — claims with evidence. PII spans are looked for
+    /// only in rows the detector tagged.
     pub fn compute(st: &State, ws: WorkspaceId, masker: &Masker) -> Masked {
         let mut m = Masked { masker: Some(masker.clone()), ..Masked::default() };
-        let bm = &st.bitmaps;
-        if let Some(set) = bm.claims_by_ws.get(&ws) {
-            for c in set.iter() {
-                let tags = st.claim_tags(c);
-                let whole = masker.whole(&tags);
-                let text = st.claims.text.get(c as usize);
-                // Without a tag mask, only a text with detected PII can change; no text stays none.
-                if !text.is_empty() && (whole.is_some() || tags.contains_key(crate::pii::TAG)) {
-                    if let Cow::Owned(t) = masker.text(text, whole.as_ref()) {
-                        if t != text {
-                            m.lexical.push(crate::index::bm25::Replaced::of(c, &t));
-                            m.claim_text.insert(c, t.into());
-                        }
+        let (by_tag, by_key) = (masker.masks_tags() || masker.masks_pii(), masker.masks_keys());
+        let mut claims: Vec<u32> = Vec::new();
+        if by_tag {
+            claims.extend(st.claims.tags.keys());
+        }
+        if by_key {
+            claims.extend(st.claims.props.keys());
+        }
+        if masker.masks_tags() && !st.evidence.message_tags.is_empty() {
+            let all = st.bitmaps.claims_by_ws.get(&ws);
+            claims.extend(
+                all.into_iter()
+                    .flat_map(crate::index::bitmap::IdSet::iter)
+                    .filter(|&c| *st.claims.evidence_head.get(c as usize) != crate::ids::NONE),
+            );
+        }
+        claims.sort_unstable();
+        claims.dedup();
+        for c in claims.into_iter().filter(|&c| st.claim_ws(c) == ws) {
+            let tags = st.claim_tags(c);
+            let whole = masker.whole(&tags);
+            let spans = tags.contains_key(crate::pii::TAG);
+            let text = st.claims.text.get(c as usize);
+            // No text stays none.
+            if !text.is_empty() {
+                if let Cow::Owned(t) = masker.text(text, whole.as_ref(), spans) {
+                    if t != text {
+                        m.claim_text.insert(c, t.into());
                     }
                 }
-                if let Some(p) = st.claims.props.get(&c).and_then(|p| masker.properties(p, whole.as_ref())) {
-                    m.claim_props.insert(c, p);
-                }
-                if let Some(w) = whole {
-                    m.claim_whole.insert(c, w);
-                }
+            }
+            if let Some(p) = st.claims.props.get(&c).and_then(|p| masker.properties(p, whole.as_ref(), spans)) {
+                m.claim_props.insert(c, p);
+            }
+            if let Some(w) = whole {
+                m.claim_whole.insert(c, w);
             }
         }
-        if let Some(set) = bm.entities_by_ws.get(&ws) {
-            for e in set.iter() {
-                let Some(props) = st.entities.props.get(&e) else { continue };
-                let whole = st.entities.tags.get(&e).and_then(|t| masker.whole(t));
-                if let Some(p) = masker.properties(props, whole.as_ref()) {
-                    m.entity_props.insert(e, p);
-                }
+        let mut entities: Vec<u32> = Vec::new();
+        if by_tag {
+            entities.extend(st.entities.tags.keys());
+        }
+        if by_key {
+            entities.extend(st.entities.props.keys());
+        }
+        entities.sort_unstable();
+        entities.dedup();
+        for e in entities.into_iter().filter(|&e| *st.entities.ws.get(e as usize) == ws) {
+            let Some(props) = st.entities.props.get(&e) else { continue };
+            let tags = st.entities.tags.get(&e);
+            let whole = tags.and_then(|t| masker.whole(t));
+            let spans = tags.is_some_and(|t| t.contains_key(crate::pii::TAG));
+            if let Some(p) = masker.properties(props, whole.as_ref(), spans) {
+                m.entity_props.insert(e, p);
             }
         }
         m
+    }
+
+    /// The keyword index's view of the claims whose text is masked, ascending by claim.
+    pub fn lexical(&self) -> &[crate::index::bm25::Replaced] {
+        self.lexical.get_or_init(|| {
+            let mut v: Vec<_> = self.claim_text.iter().map(|(c, t)| crate::index::bm25::Replaced::of(*c, t)).collect();
+            v.sort_unstable_by_key(|r| r.doc);
+            v
+        })
     }
 
     /// Whether nothing is masked.
@@ -317,7 +382,7 @@ impl Masked {
     /// An evidence text of claim `claim` as this principal sees it (`None`: left out).
     pub fn evidence_text(&self, claim: u32, text: &Arc<str>) -> Option<Arc<str>> {
         let Some(masker) = &self.masker else { return Some(text.clone()) };
-        match masker.text(text, self.claim_whole.get(&claim)) {
+        match masker.text(text, self.claim_whole.get(&claim), true) {
             Cow::Borrowed(_) => Some(text.clone()),
             Cow::Owned(t) => (!t.is_empty()).then(|| Arc::from(t)),
         }
@@ -364,12 +429,12 @@ mod tests {
         let m = masker(&[("tag:sensitivity=confidential", "redact"), ("property:phone", "hide")]);
         let tags = Tags::from([(Arc::from("sensitivity"), Arc::from("confidential"))]);
         let whole = m.whole(&tags);
-        assert_eq!(m.text("secret plan", whole.as_ref()), "[REDACTED:confidential]");
+        assert_eq!(m.text("secret plan", whole.as_ref(), false), "[REDACTED:confidential]");
         assert_eq!(m.whole(&Tags::new()), None);
         let props = Properties::from([(Arc::from("phone"), Value::Int(5_551_234)), (Arc::from("team"), Value::Str("ops".into()))]);
-        let seen = m.properties(&props, None).unwrap();
+        let seen = m.properties(&props, None, false).unwrap();
         assert_eq!(seen.len(), 1, "phone is hidden: {seen:?}");
-        let seen = m.properties(&props, whole.as_ref()).unwrap();
+        let seen = m.properties(&props, whole.as_ref(), false).unwrap();
         assert_eq!(seen.get("team"), Some(&Value::Str("[REDACTED:confidential]".into())));
         // The key's `hide` is stricter than the row's `redact`.
         assert!(!seen.contains_key("phone"));

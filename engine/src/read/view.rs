@@ -318,7 +318,10 @@ impl<'a> WorkspaceView<'a> {
             model_version: row.model_version.clone(),
             raw_confidence: row.raw_confidence,
             snippet: row.snippet.as_ref().and_then(|t| self.masked.map_or_else(|| Some(t.clone()), |m| m.evidence_text(row.claim.0, t))),
-            reasoning: row.reasoning.as_ref().and_then(|t| self.masked.map_or_else(|| Some(t.clone()), |m| m.evidence_text(row.claim.0, t))),
+            reasoning: row
+                .reasoning
+                .as_ref()
+                .and_then(|t| self.masked.map_or_else(|| Some(t.clone()), |m| m.evidence_text(row.claim.0, t))),
             observed_at: row.observed_at,
             recorded_at: row.recorded_at,
         })

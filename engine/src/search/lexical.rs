@@ -24,7 +24,7 @@ impl WorkspaceView<'_> {
         let vis = self.vis(visibility);
         let st = self.st;
         let hidden = self.hidden_claims();
-        let replaced = self.masked.map_or(&[][..], |m| &m.lexical[..]);
+        let replaced = self.masked.map_or(&[][..], |m| m.lexical());
         st.text
             .claims
             .search_replaced(query, self.ws, k, &hidden, replaced, |c| (c as usize) < st.claims.len() && vis.claim(st, c), &|| stop.now())

@@ -235,10 +235,19 @@ pub struct MergeRecord {
 }
 
 impl Entities {
-    /// Replaces entity `e`'s properties (`None` or empty: none), keeping `id_props` in step.
+    /// Replaces entity `e`'s properties (`None` or empty: none), keeping `id_props` and the
+    /// detector's `pii` tag (`crate::pii`) in step.
     pub fn set_props(&mut self, e: u32, props: Option<Properties>) {
         let props = props.filter(|p| !p.is_empty());
         self.id_props.set(e, props.as_ref().is_some_and(|p| p.contains_key("id")));
+        let found = props.as_ref().and_then(|p| crate::pii::tag_value_of(crate::pii::strings(p)));
+        if let Some(t) = crate::pii::retag(self.tags.get(&e).map(AsRef::as_ref), found) {
+            if t.is_empty() {
+                self.tags.remove(&e);
+            } else {
+                self.tags.insert(e, Arc::new(t));
+            }
+        }
         match props {
             Some(p) => {
                 self.props.insert(e, Arc::new(p));
@@ -862,18 +871,13 @@ impl State {
         out
     }
 
-    /// Keeps claim `c`'s `pii` tag equal to the kinds `crate::pii` finds in its text `text`.
-    pub(crate) fn note_pii(&mut self, c: u32, text: &str) {
-        let found = crate::pii::tag_value(text);
-        let had = self.claims.tags.get(&c);
-        if had.and_then(|t| t.get(crate::pii::TAG)).map(|v| &**v) == found.as_deref() {
-            return;
-        }
-        let mut t: Tags = had.map(|t| (**t).clone()).unwrap_or_default();
-        match found {
-            Some(v) => drop(t.insert(Arc::from(crate::pii::TAG), Arc::from(v))),
-            None => drop(t.remove(crate::pii::TAG)),
-        }
+    /// Keeps claim `c`'s `pii` tag equal to the kinds `crate::pii` finds in its text and its
+    /// string property values.
+    pub(crate) fn note_pii(&mut self, c: u32) {
+        let text = self.claims.text.get(c as usize);
+        let props = self.claims.props.get(&c);
+        let found = crate::pii::tag_value_of(std::iter::once(text).chain(props.map(|p| crate::pii::strings(p)).unwrap_or_default()));
+        let Some(t) = crate::pii::retag(self.claims.tags.get(&c).map(AsRef::as_ref), found) else { return };
         if t.is_empty() {
             self.claims.tags.remove(&c);
         } else {

@@ -257,6 +257,9 @@ impl Writer<'_> {
             }
             Op::AddClaim(c) => {
                 let id = self.add_claim(c, false)?;
+                if c.text.is_some() {
+                    self.st.note_pii(id);
+                }
                 if c.sensitive {
                     // The flag is the tag `sensitivity=sensitive`.
                     let mut t: Tags = self.st.claims.tags.get(&id).map(|t| (**t).clone()).unwrap_or_default();
@@ -882,10 +885,6 @@ impl Writer<'_> {
         }
         cl.evidence_head.push(NONE);
         cl.recorded.note(id, self.now);
-        if let Some(t) = &c.text {
-            self.st.note_pii(id, t);
-        }
-        let cl = &mut self.st.claims;
         if expires_at != Timestamp::MAX {
             cl.expires_at.insert(id, expires_at);
         }

@@ -778,6 +778,14 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
     }
     c.by_ext = claim_ext;
 
+    // The PII detector tags the loaded texts (`crate::pii`; the new claims have no tags yet).
+    let texts = &st.claims.text;
+    let found: Vec<(u32, String)> =
+        (c0..c0 + m as u32).into_par_iter().filter_map(|id| crate::pii::tag_value(texts.get(id as usize)).map(|v| (id, v))).collect();
+    for (id, v) in found {
+        st.claims.tags.insert(id, Arc::new(crate::tags::Tags::from([(Arc::from(crate::pii::TAG), Arc::from(v))])));
+    }
+
     let bm = &mut st.bitmaps;
     bm.entities_by_ws.insert(ws, IdSet::from_range(e0, e0 + n as u32));
     for (global, ids) in type_map.iter().zip(entity_part.type_sets) {

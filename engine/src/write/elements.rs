@@ -168,6 +168,7 @@ impl Writer<'_> {
         self.st.catalog.note_keys(self.ws, props.keys().map(AsRef::as_ref), false);
         if !props.is_empty() {
             self.st.claims.props.insert(c, Arc::new(props));
+            self.st.note_pii(c);
         }
         self.created.claims.push(ClaimId(c));
         Ok(())
@@ -222,7 +223,6 @@ impl Writer<'_> {
                         crate::write::apply::check_text(text, self.limits)?;
                         let text = text.to_owned();
                         self.st.claims.text.set(c as usize, &text);
-                        self.st.note_pii(c, &text);
                         if self.index_text {
                             let ws = self.ws;
                             self.st.text.claims.index(c, ws, &text);
@@ -234,6 +234,7 @@ impl Writer<'_> {
                 } else {
                     self.st.claims.props.insert(c, Arc::new(props));
                 }
+                self.st.note_pii(c);
                 self.st.claims.updated_at.insert(c, self.now);
             }
         }

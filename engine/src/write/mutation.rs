@@ -127,7 +127,10 @@ impl WalRecord {
                 &(RECORD_FORMAT_VERSION
                 | RECORD_FORMAT_7
                 | RECORD_FORMAT_6
-                | RECORD_FORMAT_5 | RECORD_FORMAT_4 | RECORD_FORMAT_3 | RECORD_FORMAT_2),
+                | RECORD_FORMAT_5
+                | RECORD_FORMAT_4
+                | RECORD_FORMAT_3
+                | RECORD_FORMAT_2),
                 body,
             )) => postcard::from_bytes(body).map_err(|_| DecodeError::Malformed),
             Some((&RECORD_FORMAT_OLDEST, body)) => {
