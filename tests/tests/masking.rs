@@ -371,7 +371,10 @@ fn policies_and_masks_travel_with_an_admins_export_only() {
         },
     )
     .unwrap();
+    db.add_role("engineer").unwrap();
+    db.grant_role("engineer", WS, engram::StoredGrant::of(Access::Read, false)).unwrap();
     let lines = engram::jsonl::export(&db.snapshot());
+    assert_eq!(lines[0], r#"{"kind":"role","name":"engineer","grants":{"support":{"access":"read","see_sensitive":false}}}"#);
     let governance: Vec<&String> = lines.iter().filter(|l| l.contains(r#""kind":"policy""#) || l.contains(r#""kind":"mask""#)).collect();
     assert_eq!(governance.len(), 4, "{governance:?}");
     // Neither the secret nor the detector's tag travels.
@@ -381,12 +384,14 @@ fn policies_and_masks_travel_with_an_admins_export_only() {
     let reader = db.scope(Arc::new(Principal::named("r").grant(WS, Access::Read, true)));
     assert!(!engram::jsonl::export_scope(&reader).unwrap().join("\n").contains(r#""kind":"mask""#));
     let admin = db.scope(Arc::new(Principal::named("a").grant(WS, Access::Admin, true)));
-    assert!(engram::jsonl::export_scope(&admin).unwrap().join("\n").contains(r#""kind":"mask""#));
+    let admins = engram::jsonl::export_scope(&admin).unwrap().join("\n");
+    assert!(admins.contains(r#""kind":"mask""#) && !admins.contains(r#""kind":"role""#), "roles need admin on *");
     // Export → import → export: the same lines, the same policies, the masks enforced.
     let copy = Database::in_memory();
     engram::jsonl::import(&copy, &text, "x.jsonl").unwrap();
     assert_eq!(copy.masks(), db.masks());
     assert_eq!(copy.policies(), db.policies());
+    assert_eq!(copy.roles(), db.roles());
     assert_eq!(engram::jsonl::export(&copy.snapshot()), lines);
     assert_clean("imported", &rows(&copy.scope(engineer()), "MATCH ()-[c]->() RETURN c.text").join("\n"));
     // A bad policy line is refused by line, and nothing is written.

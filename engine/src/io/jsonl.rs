@@ -21,8 +21,10 @@
 //! null `message_id`, of a conversation) that exported evidence came from:
 //! `{"kind":"message","workspace":"default","conversation_id":"conv-3","message_id":"m1","tags":{"sensitivity":"confidential"}}`.
 //! A workspace's row and masking policies (`docs/security.md`) follow its `workspace` line when
-//! the exporter is an admin of it (the database's users, roles and the masks' hashing secret are
-//! never exported: an import hashes with its own secret):
+//! the exporter is an admin of it, and the roles (their grants, not who holds them) come first
+//! when it is an admin of `*` (users, memberships and the masks' hashing secret are never
+//! exported: an import hashes with its own secret):
+//! `{"kind":"role","name":"agent","grants":{"support":{"access":"write","see_sensitive":true}}}`,
 //! `{"kind":"policy","workspace":"default","name":"own","target":"claims","roles":["agent"],"predicate":"c.user_id = $user"}`,
 //! `{"kind":"mask","workspace":"default","name":"pii","on":"pii:*","mode":"redact","roles":["engineer"]}`.
 //! Lines of a workspace come after its `workspace` line; within it, policies, masks, predicates,
@@ -130,6 +132,10 @@ pub enum Line {
         conversation_id: String,
         message_id: Option<String>,
         tags: BTreeMap<String, String>,
+    },
+    Role {
+        name: String,
+        grants: BTreeMap<String, RoleGrant>,
     },
     Policy {
         workspace: String,
@@ -324,6 +330,16 @@ fn export_views<'s>(
     let mut out = Vec::new();
     let line = |l: Line| serde_json::to_string(&l).expect("lines serialize");
     let st = &snap.state;
+    if governs("*") {
+        for (name, r) in &st.settings.roles {
+            let grants = r
+                .grants
+                .iter()
+                .map(|(ws, g)| (ws.clone(), RoleGrant { access: g.access().as_str().to_owned(), see_sensitive: g.see_sensitive }))
+                .collect();
+            out.push(line(Line::Role { name: name.clone(), grants }));
+        }
+    }
     let mut ticker = Ticker::new(cx);
     for w in workspaces {
         let Some(ws) = open(&w.name) else { continue };
@@ -475,6 +491,7 @@ impl Plan {
 pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportError> {
     let mut plan = Plan::default();
     let mut policies: Vec<(usize, String, String, Governance)> = Vec::new();
+    let mut roles: Vec<(usize, String, Vec<(String, crate::settings::StoredGrant)>)> = Vec::new();
     let mut count = 0;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -658,6 +675,15 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 ws_of(&mut plan, &workspace)?;
                 plan.push(&workspace, Phase::Main, n, set_tags(TagTarget::Message { conversation_id, message_id }, tags));
             }
+            Line::Role { name, grants } => {
+                let mut checked = Vec::new();
+                for (ws, g) in grants {
+                    let access = crate::model::Access::parse(&g.access)
+                        .ok_or_else(|| bad(format!("role `{name}`: access `{}` is not read, write or admin", g.access)))?;
+                    checked.push((ws, crate::settings::StoredGrant::of(access, g.see_sensitive)));
+                }
+                roles.push((n, name, checked));
+            }
             Line::Policy { workspace, name, target, roles, predicate } => {
                 ws_of(&mut plan, &workspace)?;
                 policies.push((n, workspace, name, Governance::Row(crate::settings::StoredPolicy { target, roles, predicate })));
@@ -698,6 +724,10 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
             })?;
         }
     }
+    for (n, name, grants) in roles {
+        let stored = db.add_role(&name).and_then(|_| grants.into_iter().try_for_each(|(ws, g)| db.grant_role(&name, &ws, g)));
+        stored.map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
+    }
     for (n, ws, name, g) in policies {
         match g {
             Governance::Row(p) => db.put_policy(&ws, &name, p),
@@ -706,6 +736,14 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
         .map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
     }
     Ok(count)
+}
+
+/// One grant of a `role` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleGrant {
+    access: String,
+    see_sensitive: bool,
 }
 
 /// A policy line of an import, stored after the rows.
