@@ -292,6 +292,16 @@ fn predicate_lines(st: &crate::state::State, w: &crate::model::WorkspaceInfo) ->
         .collect()
 }
 
+/// The `role` lines: each role's grants.
+fn role_lines(settings: &crate::settings::Settings) -> Vec<Line> {
+    let grant = |g: &crate::settings::StoredGrant| RoleGrant { access: g.access().as_str().to_owned(), see_sensitive: g.see_sensitive };
+    let lines = settings
+        .roles
+        .iter()
+        .map(|(name, r)| Line::Role { name: name.clone(), grants: r.grants.iter().map(|(ws, g)| (ws.clone(), grant(g))).collect() });
+    lines.collect()
+}
+
 /// The `policy` and `mask` lines of workspace `ws`.
 fn policy_lines(settings: &crate::settings::Settings, ws: &str) -> Vec<Line> {
     let mut out = Vec::new();
@@ -331,14 +341,7 @@ fn export_views<'s>(
     let line = |l: Line| serde_json::to_string(&l).expect("lines serialize");
     let st = &snap.state;
     if governs("*") {
-        for (name, r) in &st.settings.roles {
-            let grants = r
-                .grants
-                .iter()
-                .map(|(ws, g)| (ws.clone(), RoleGrant { access: g.access().as_str().to_owned(), see_sensitive: g.see_sensitive }))
-                .collect();
-            out.push(line(Line::Role { name: name.clone(), grants }));
-        }
+        out.extend(role_lines(&st.settings).into_iter().map(line));
     }
     let mut ticker = Ticker::new(cx);
     for w in workspaces {
@@ -491,7 +494,7 @@ impl Plan {
 pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportError> {
     let mut plan = Plan::default();
     let mut policies: Vec<(usize, String, String, Governance)> = Vec::new();
-    let mut roles: Vec<(usize, String, Vec<(String, crate::settings::StoredGrant)>)> = Vec::new();
+    let mut roles: Vec<RoleLine> = Vec::new();
     let mut count = 0;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -682,7 +685,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                         .ok_or_else(|| bad(format!("role `{name}`: access `{}` is not read, write or admin", g.access)))?;
                     checked.push((ws, crate::settings::StoredGrant::of(access, g.see_sensitive)));
                 }
-                roles.push((n, name, checked));
+                roles.push(RoleLine { line: n, name, grants: checked });
             }
             Line::Policy { workspace, name, target, roles, predicate } => {
                 ws_of(&mut plan, &workspace)?;
@@ -724,7 +727,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
             })?;
         }
     }
-    for (n, name, grants) in roles {
+    for RoleLine { line: n, name, grants } in roles {
         let stored = db.add_role(&name).and_then(|_| grants.into_iter().try_for_each(|(ws, g)| db.grant_role(&name, &ws, g)));
         stored.map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
     }
@@ -744,6 +747,13 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
 pub struct RoleGrant {
     access: String,
     see_sensitive: bool,
+}
+
+/// A role line of an import, stored after the rows.
+struct RoleLine {
+    line: usize,
+    name: String,
+    grants: Vec<(String, crate::settings::StoredGrant)>,
 }
 
 /// A policy line of an import, stored after the rows.
