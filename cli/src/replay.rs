@@ -4,7 +4,7 @@
 //! budget, per category and overall (categories 1–4), with ingest and recall timings.
 //!
 //! Each turn is one document: the speaker (a `person`) `said` the turn (a `turn` entity named by
-//! its conversation and `dia_id`), the claim's text the turn's text (and its image caption), its
+//! its `dia_id`: each conversation gets a database of its own), the claim's text the turn's text (and its image caption), its
 //! id the `dia_id`, its valid time the session's date (plus the turn's position in seconds, so
 //! turns keep their order). Documents commit in groups; texts are embedded in one call per group.
 
@@ -131,7 +131,8 @@ fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashSet<String
                 text = format!("{text} [image: {caption}]");
             }
             let at = base.map(|t| t.plus_seconds(i as i64).to_rfc3339());
-            let turn_entity = format!("{id} {dia}");
+            // Each conversation has a database of its own: the turn's id names it.
+            let turn_entity = dia.clone();
             docs.push(IngestDoc {
                 workspace: "default".into(),
                 source: Source {

@@ -78,20 +78,34 @@ pub struct Fact {
     pub tokens: usize,
 }
 
-/// Renders a fact's context line: claim id, subject, predicate, object, text, confidence, state,
-/// validity, and the sources of its evidence (conversation and message ids, not internal rows).
+/// Renders a fact's context line, spending its tokens on the fact: the claim id (what an answer
+/// cites), subject, predicate, object and text, then what an agent weighs it by — the valid time
+/// as days (`2023-05-08`, `2023-05-08..2023-06-01` once it ended), the confidence when below 1,
+/// the state when not `ACCEPTED`, and the sources of its evidence (conversation and message ids)
+/// unless the source is the claim id itself. The whole record is in the `Fact`.
 pub fn render(f: &Fact) -> String {
     use std::fmt::Write;
     let mut line = format!("[{}] {} {} {}", f.claim_id, f.subject.name, f.predicate.to_uppercase(), f.object.name);
     if let Some(t) = &f.text {
         let _ = write!(line, ": \"{}\"", t.replace(['\n', '\r'], " "));
     }
-    let until = f.valid_until.as_deref().unwrap_or("");
-    let _ = write!(line, " (conf {:.2}, {}, valid {}..{}", f.confidence, f.state, f.valid_from, until);
-    if !f.sources.is_empty() {
-        let _ = write!(line, ", source {}", f.sources.join(","));
+    let day = |t: &str| t.get(..10).unwrap_or(t).to_owned();
+    let mut meta = vec![match &f.valid_until {
+        Some(until) => format!("{}..{}", day(&f.valid_from), day(until)),
+        None => day(&f.valid_from),
+    }];
+    if f.confidence < 1.0 {
+        meta.push(format!("conf {}", (f64::from(f.confidence) * 100.0).round() / 100.0));
     }
-    line.push(')');
+    if f.state != "ACCEPTED" {
+        meta.push(f.state.to_lowercase());
+    }
+    let cites_itself = |s: &&String| **s == f.claim_id || s.strip_suffix(f.claim_id.as_str()).is_some_and(|p| p.ends_with('/'));
+    let sources: Vec<&str> = f.sources.iter().filter(|s| !cites_itself(s)).map(String::as_str).collect();
+    if !sources.is_empty() {
+        meta.push(format!("source {}", sources.join(",")));
+    }
+    let _ = write!(line, " ({})", meta.join(", "));
     line
 }
 
