@@ -469,6 +469,10 @@ pub enum Command {
         /// Keep each sample's database in `DIR/SAMPLE_ID` (created) instead of memory.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Recall's path weights `semantic,lexical,graph,recency` (default recall's own): what
+        /// each path adds, judged on the same questions.
+        #[arg(long, value_delimiter = ',')]
+        weights: Option<Vec<f64>>,
         /// Default embedder: minilm when its files are present, else static, else hash.
         #[command(flatten)]
         embedding: EmbedArgs,

@@ -28,6 +28,7 @@ pub struct ReplayArgs<'a> {
     pub ks: &'a [usize],
     pub json: bool,
     pub keep: Option<&'a Path>,
+    pub weights: Option<&'a [f64]>,
 }
 
 /// Sums of one group of questions (a category, or all of 1–4).
@@ -171,9 +172,18 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     }
     let samples = read_samples(a.file)?;
     let (ks, budgets) = (a.ks, a.budgets);
+    let weights = match a.weights {
+        None => engram::PathWeights::default(),
+        Some(&[semantic, lexical, graph, recency]) if [semantic, lexical, graph, recency].iter().all(|w| w.is_finite() && *w >= 0.0) => {
+            engram::PathWeights { semantic, lexical, graph, recency }
+        }
+        Some(_) => return Err("--weights: four non-negative numbers, semantic,lexical,graph,recency".into()),
+    };
     let mut by_category: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut turns_total, mut ingest_s, mut recall_ms) = (0usize, 0.0f64, Vec::new());
     let mut skipped = 0usize;
+    // What a context line costs against its text: tokens summed over each question's top 10.
+    let (mut line_tokens, mut text_tokens) = (0usize, 0usize);
     // One embedder for every sample: loading MiniLM once, not per conversation.
     let (embedder, embedder_why) = engram::embed::select(a.embedder, a.model_dir, 384).map_err(fail)?;
     // Speakers resolve by name; turns never resolve to one another by name similarity (their
@@ -215,10 +225,17 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
             }
             let t = Instant::now();
             let vector = db.embed_query(question).map_err(fail)?;
-            let r =
-                ws.recall(&engram::RecallQuery { budget: usize::MAX / 4, vector, ..engram::RecallQuery::new(question) }).map_err(fail)?;
+            let r = ws
+                .recall(&engram::RecallQuery { budget: usize::MAX / 4, vector, weights, ..engram::RecallQuery::new(question) })
+                .map_err(fail)?;
             recall_ms.push(t.elapsed().as_secs_f64() * 1e3);
             let ranked: Vec<(&str, usize)> = r.packed.facts.iter().map(|f| (f.claim_id.as_str(), f.tokens)).collect();
+            for f in r.packed.facts.iter().take(10) {
+                if let Some(t) = &f.text {
+                    line_tokens += f.tokens;
+                    text_tokens += engram::search::context::count_tokens(t);
+                }
+            }
             let tally = by_category.entry(category).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
             score(tally, &ranked, &evidence, ks, budgets);
         }
@@ -231,17 +248,19 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     }
     recall_ms.sort_by(f64::total_cmp);
     let p50 = recall_ms.get(recall_ms.len() / 2).copied().unwrap_or(0.0);
+    let line_cost = if text_tokens > 0 { (line_tokens as f64 / text_tokens as f64 * 1000.0).round() / 1000.0 } else { 0.0 };
+    let context = json!({"line_tokens_per_text_token": line_cost, "line_tokens_top10": line_tokens, "text_tokens_top10": text_tokens});
     let timings = json!({"ingest_s": (ingest_s * 1000.0).round() / 1000.0, "turns": turns_total,
         "turns_per_s": if ingest_s > 0.0 { (turns_total as f64 / ingest_s).round() as u64 } else { 0 }, "recall_p50_ms": (p50 * 100.0).round() / 100.0});
     if a.json {
         let cats: Map<String, Value> = by_category.iter().map(|(c, t)| (c.clone(), t.json(ks, budgets))).collect();
-        let out = json!({"overall": overall.json(ks, budgets), "by_category": cats, "timings": timings, "skipped_questions": skipped,
+        let out = json!({"overall": overall.json(ks, budgets), "by_category": cats, "timings": timings, "context": context, "skipped_questions": skipped,
             "embedder": embedder_why});
         return crate::out::print(&format!("{}\n", serde_json::to_string(&out).map_err(bug)?));
     }
     eprintln!("engram: {embedder_why}");
     crate::out::print(&table(&by_category, &overall, ks, budgets, &format!(
-        "ingest {turns_total} turns in {ingest_s:.2} s ({} turns/s); recall p50 {p50:.2} ms; {skipped} question(s) without a matching evidence turn skipped; overall = categories 1-4\n",
+        "ingest {turns_total} turns in {ingest_s:.2} s ({} turns/s); recall p50 {p50:.2} ms; a context line costs {line_cost} tokens per token of its text; {skipped} question(s) without a matching evidence turn skipped; overall = categories 1-4\n",
         timings["turns_per_s"]
     )))
 }

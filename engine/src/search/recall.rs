@@ -7,9 +7,12 @@
 //! min-max scaled (the best candidate 1, the weakest 0), BM25 over the best BM25, `1 / depth` for
 //! the graph, and position for recency. Scores, not ranks: a fact that is the clear answer of one
 //! path (1.0) is not beaten by one that sits in the middle of every list, as reciprocal-rank
-//! fusion let it be (four weak ranks summed past one strong one). The question-dependent paths
-//! weigh 1; the graph and recency, which rank facts near the question's entities or recent ones
-//! whatever was asked, weigh 0.25 and 0.1. Age is the time from the claim's `valid_from` to the
+//! fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
+//! candidates' mean instead (`scaled_above_mean`): they crowd together. The lexical path weighs 1,
+//! the semantic 0.5 (the embedders engram ships are small: on conversational recall, `engram
+//! replay` on the `LoCoMo` dev set, a full weight lets them outvote BM25 and ranks the evidence
+//! lower, `bench/README.md`); the graph and recency, which rank facts near the question's entities
+//! or recent ones whatever was asked, weigh 0.25 and 0.1. Age is the time from the claim's `valid_from` to the
 //! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
 //! reads through the same visibility, so a claim the query may not see is never scored, ranked or
 //! printed.
@@ -47,7 +50,7 @@ pub struct PathWeights {
 
 impl Default for PathWeights {
     fn default() -> Self {
-        PathWeights { semantic: 1.0, lexical: 1.0, graph: 0.25, recency: 0.1 }
+        PathWeights { semantic: 0.5, lexical: 1.0, graph: 0.25, recency: 0.1 }
     }
 }
 
@@ -149,6 +152,25 @@ type Scored = Vec<(ClaimId, f64)>;
 fn scaled(list: &Scored) -> Vec<(ClaimId, f64)> {
     let top = list.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
     list.iter().map(|&(c, s)| (c, if top > 1e-9 { (s / top).clamp(0.0, 1.0) } else { 1.0 })).collect()
+}
+
+/// Fewest candidates whose cosines are scaled above their mean.
+const ABOVE_MEAN_MIN: usize = 10;
+
+/// Cosine similarities scaled to `[0, 1]` above their candidates' mean (the best 1, the mean
+/// and below 0). Embedding similarities crowd together — with a small model every one of fifty
+/// candidates sits within a few hundredths of the best —, so over the best alone they would
+/// add nearly the same to every candidate and drown the other paths; above the mean only the
+/// candidates that stand out count. Below `ABOVE_MEAN_MIN` candidates their mean says little:
+/// they are scaled over the best.
+fn scaled_above_mean(list: &Scored) -> Vec<(ClaimId, f64)> {
+    if list.len() < ABOVE_MEAN_MIN {
+        return scaled(list);
+    }
+    let top = list.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+    let mean = list.iter().map(|x| x.1).sum::<f64>() / list.len() as f64;
+    let spread = top - mean;
+    list.iter().map(|&(c, s)| (c, if spread > 1e-9 { ((s - mean) / spread).clamp(0.0, 1.0) } else { 1.0 })).collect()
 }
 
 /// The scope's limits on a recall's size.
@@ -256,7 +278,8 @@ impl WorkspaceView<'_> {
             if weight <= 0.0 {
                 continue;
             }
-            for (i, (c, s)) in scaled(list).into_iter().enumerate() {
+            let scaled = if slot == 0 { scaled_above_mean(list) } else { scaled(list) };
+            for (i, (c, s)) in scaled.into_iter().enumerate() {
                 let (r, sum) = fused.entry(c).or_default();
                 *sum += weight * s;
                 let rank = Some(i as u32 + 1);
