@@ -132,6 +132,7 @@ async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Sock
                 since: Instant::now(),
                 last_command: String::new(),
                 killed: Arc::new(AtomicBool::new(false)),
+                kick: Arc::new(tokio::sync::Notify::new()),
             };
             clients.insert(id, info);
         }
@@ -144,9 +145,10 @@ async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Sock
     }
     shared.stats.connections.fetch_add(1, Ordering::Relaxed);
     tracing::info!(client = id, %peer, "connected");
-    let killed = shared.clients.lock().ok().and_then(|c| c.get(&id).map(|i| i.killed.clone())).unwrap_or_default();
+    let (killed, kick) =
+        shared.clients.lock().ok().and_then(|c| c.get(&id).map(|i| (i.killed.clone(), i.kick.clone()))).unwrap_or_default();
     let mut conn = Conn::new(id, crate::users::initial_principal(&shared.db));
-    let ended = connection_loop(&shared, &mut stream, &mut conn, &killed).await;
+    let ended = connection_loop(&shared, &mut stream, &mut conn, (&killed, &kick)).await;
     let user = conn.principal.as_ref().map(|p| p.name().to_owned()).unwrap_or_default();
     match ended {
         Ok(()) => tracing::info!(client = id, user, "disconnected"),
@@ -157,7 +159,12 @@ async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Sock
     }
 }
 
-async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mut Conn, killed: &AtomicBool) -> std::io::Result<()> {
+async fn connection_loop(
+    shared: &Arc<Shared>,
+    stream: &mut TcpStream,
+    conn: &mut Conn,
+    (killed, kick): (&AtomicBool, &tokio::sync::Notify),
+) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut decoder = Decoder::default();
@@ -183,16 +190,17 @@ async fn connection_loop(shared: &Arc<Shared>, stream: &mut TcpStream, conn: &mu
             }
         }
         if commands.is_empty() && failed.is_none() {
-            let read = if limits.idle_timeout_secs > 0 {
-                match tokio::time::timeout(Duration::from_secs(limits.idle_timeout_secs), stream.read(&mut chunk)).await {
+            let idle = if limits.idle_timeout_secs > 0 { Duration::from_secs(limits.idle_timeout_secs) } else { Duration::MAX };
+            let read = tokio::select! {
+                r = tokio::time::timeout(idle, stream.read(&mut chunk)) => match r {
                     Ok(r) => r?,
                     Err(_) => {
                         shared.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
                         return Ok(());
                     }
-                }
-            } else {
-                stream.read(&mut chunk).await?
+                },
+                // `CLIENT KILL`: closed at once, not at its next command.
+                () = kick.notified() => return Ok(()),
             };
             if read == 0 || killed.load(Ordering::SeqCst) {
                 return Ok(());

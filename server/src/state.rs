@@ -82,6 +82,9 @@ pub struct ClientInfo {
     pub last_command: String,
     /// Set by `CLIENT KILL`: the connection closes before its next command.
     pub killed: Arc<AtomicBool>,
+    /// Woken by `CLIENT KILL`: a connection waiting for its next command closes at once (a
+    /// permit is kept when it is busy, so the kill is never missed).
+    pub kick: Arc<Notify>,
 }
 
 /// What every connection shares.

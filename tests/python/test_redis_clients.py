@@ -60,6 +60,23 @@ def test_default_redis_py_speaks_resp3(server):
     assert r.info("server")["redis_mode"] == "standalone"
 
 
+def test_client_kill_closes_an_idle_connection_at_once(server):
+    victim = socket.create_connection((server.host, server.port), timeout=10)
+    victim.sendall(b"CLIENT ID\r\n")
+    reply = victim.recv(64)
+    assert reply.startswith(b":"), reply
+    victim_id = int(reply[1:].strip())
+    killer = connect(server, protocol=2)
+    assert killer.execute_command("CLIENT", "KILL", "ID", str(victim_id)) == 1
+    # The victim sends nothing more: its connection is closed by the server, not at its next command.
+    victim.settimeout(5)
+    assert victim.recv(64) == b""
+    victim.close()
+    assert all(c["id"] != str(victim_id) for c in killer.client_list())
+    # The filter form counts what it killed, as Redis does.
+    assert killer.execute_command("CLIENT", "KILL", "ID", str(victim_id)) == 0
+
+
 def test_errors_have_redis_texts(server):
     r = connect(server, protocol=2)
     with pytest.raises(redis.ResponseError, match="unknown command 'NOPE', with args beginning with: 'a'"):

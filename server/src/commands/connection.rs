@@ -192,6 +192,7 @@ fn client(shared: &Shared, conn: &mut Conn, args: &[Vec<u8>]) -> Reply {
             for id in &target {
                 if let Some(c) = clients.get(id) {
                     c.killed.store(true, Ordering::SeqCst);
+                    c.kick.notify_one();
                 }
             }
             if args.len() == 3 {
