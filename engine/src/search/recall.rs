@@ -12,7 +12,9 @@
 //! the semantic 0.5 (the embedders engram ships are small: on conversational recall, `engram
 //! replay` on the `LoCoMo` dev set, a full weight lets them outvote BM25 and ranks the evidence
 //! lower, `bench/README.md`); the graph and recency, which rank facts near the question's entities
-//! or recent ones whatever was asked, weigh 0.25 and 0.1. Age is the time from the claim's `valid_from` to the
+//! or recent ones whatever was asked, weigh 0.25 and 0.1. Among claims as near to the question's
+//! entities, the graph path keeps first those the lexical or semantic path found, so the entities a
+//! question names lift the relevant facts about them rather than an arbitrary few. Age is the time from the claim's `valid_from` to the
 //! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
 //! reads through the same visibility, so a claim the query may not see is never scored, ranked or
 //! printed.
@@ -244,7 +246,10 @@ impl WorkspaceView<'_> {
         // Graph: from the caller's seeds and the entities the other paths found.
         graph_seeds.sort_unstable();
         graph_seeds.dedup();
-        let graph = self.graph_path(&graph_seeds, q.hops, q.graph_visited_max, &[], vis, per)?;
+        // Among claims as near, those the question's words or meaning also found come first: the
+        // graph then says which of them are about the entities it names.
+        let found: std::collections::HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
+        let graph = self.graph_path(&graph_seeds, q.hops, (q.graph_visited_max, &[]), vis, per, &found)?;
         // Nearer is better: 1 at depth 1, ½ at depth 2, …
         let graph: Scored = graph.into_iter().map(|(c, depth)| (c, 1.0 / f64::from(depth.max(1)))).collect();
         paths_run.push("graph");
@@ -476,17 +481,18 @@ impl WorkspaceView<'_> {
     }
 
     /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
-    /// confidence (descending), then id; at most `limit`. Depths are expanded one more at a time
-    /// and only while fewer than `limit` claims were found: nearer claims always rank first, so a
-    /// hub's second hop is never walked when its first already fills the list.
+    /// whether they are in `prefer`, then confidence (descending), then id; at most `limit`.
+    /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
+    /// nearer claims always rank first, so a hub's second hop is never walked when its first
+    /// already fills the list.
     fn graph_path(
         &self,
         seeds: &[EntityId],
         hops: u32,
-        visited_max: usize,
-        filters: &[EdgeFilter],
+        (visited_max, filters): (usize, &[EdgeFilter]),
         vis: &Visibility,
         limit: usize,
+        prefer: &std::collections::HashSet<ClaimId>,
     ) -> Result<Vec<(ClaimId, u32)>, ReadError> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -495,10 +501,10 @@ impl WorkspaceView<'_> {
         loop {
             let (found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
             if found.len() >= limit || depth >= hops || exhausted {
-                let mut out: Vec<(u32, f32, ClaimId)> =
-                    found.into_iter().map(|(d, c)| (d, self.claim_confidence(c).unwrap_or(0.0), c)).collect();
-                out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-                return Ok(out.into_iter().take(limit).map(|x| (x.2, x.0)).collect());
+                let mut out: Vec<(u32, bool, f32, ClaimId)> =
+                    found.into_iter().map(|(d, c)| (d, !prefer.contains(&c), self.claim_confidence(c).unwrap_or(0.0), c)).collect();
+                out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.total_cmp(&a.2)).then(a.3.cmp(&b.3)));
+                return Ok(out.into_iter().take(limit).map(|x| (x.3, x.0)).collect());
             }
             depth += 1;
         }
