@@ -227,17 +227,37 @@ impl Masker {
             }
             (_, Some(m)) => m,
             (_, None) if !spans => return Some(Cow::Borrowed(v)),
-            (_, None) => {
-                return match v {
-                    Value::Str(s) => match self.spans(s) {
-                        Cow::Borrowed(_) => Some(Cow::Borrowed(v)),
-                        Cow::Owned(t) => Some(Cow::Owned(Value::Str(t.into()))),
-                    },
-                    _ => Some(Cow::Borrowed(v)),
-                };
-            }
+            (_, None) => return Some(self.value_spans(v)),
         };
         self.token(mode, key, &clear()).map(|t| Cow::Owned(Value::Str(t.into())))
+    }
+
+    /// `v` with the PII spans of every string in it masked (inside lists and maps too: the
+    /// detector read those).
+    fn value_spans<'v>(&self, v: &'v Value) -> Cow<'v, Value> {
+        match v {
+            Value::Str(s) => match self.spans(s) {
+                Cow::Borrowed(_) => Cow::Borrowed(v),
+                Cow::Owned(t) => Cow::Owned(Value::Str(t.into())),
+            },
+            Value::List(items) => {
+                let masked: Vec<Cow<'_, Value>> = items.iter().map(|i| self.value_spans(i)).collect();
+                if masked.iter().all(|m| matches!(m, Cow::Borrowed(_))) {
+                    Cow::Borrowed(v)
+                } else {
+                    Cow::Owned(Value::List(masked.into_iter().map(Cow::into_owned).collect()))
+                }
+            }
+            Value::Map(m) => {
+                let masked: Vec<(&Arc<str>, Cow<'_, Value>)> = m.iter().map(|(k, i)| (k, self.value_spans(i))).collect();
+                if masked.iter().all(|(_, m)| matches!(m, Cow::Borrowed(_))) {
+                    Cow::Borrowed(v)
+                } else {
+                    Cow::Owned(Value::Map(masked.into_iter().map(|(k, m)| (k.clone(), m.into_owned())).collect()))
+                }
+            }
+            _ => Cow::Borrowed(v),
+        }
     }
 
     /// `props` as this principal sees them, or `None` when nothing changes.
@@ -435,6 +455,20 @@ mod tests {
         let seen = m.properties(&props, None, false).unwrap();
         assert_eq!(seen.len(), 1, "phone is hidden: {seen:?}");
         let seen = m.properties(&props, whole.as_ref(), false).unwrap();
+        // PII inside lists and maps is masked like PII at the top.
+        let pii = masker(&[("pii:email", "redact")]);
+        let nested = Properties::from([(
+            Arc::from("contacts"),
+            Value::List(vec![Value::Str("a@b.io".into()), Value::Map([(Arc::from("m"), Value::Str("write c@d.org".into()))].into())]),
+        )]);
+        let got = pii.properties(&nested, None, true).unwrap();
+        assert_eq!(
+            got["contacts"],
+            Value::List(vec![
+                Value::Str("[REDACTED:email]".into()),
+                Value::Map([(Arc::from("m"), Value::Str("write [REDACTED:email]".into()))].into())
+            ])
+        );
         assert_eq!(seen.get("team"), Some(&Value::Str("[REDACTED:confidential]".into())));
         // The key's `hide` is stricter than the row's `redact`.
         assert!(!seen.contains_key("phone"));
