@@ -70,6 +70,21 @@ pub struct StoredMask {
     pub roles: Vec<String>,
 }
 
+/// The `property_tags` setting's value parsed and checked (`None`: not valid).
+fn property_tags(value: &str) -> Option<std::collections::BTreeMap<String, crate::tags::Tags>> {
+    let parsed: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> = serde_json::from_str(value).ok()?;
+    let ok = parsed.len() <= SENSITIVE_PROPERTIES_MAX
+        && parsed.iter().all(|(k, tags)| {
+            !k.is_empty() && tags.len() <= crate::tags::TAGS_MAX && tags.iter().all(|(t, v)| crate::tags::check(t, v).is_ok())
+        });
+    ok.then(|| {
+        parsed
+            .into_iter()
+            .map(|(k, tags)| (k, tags.into_iter().map(|(t, v)| (std::sync::Arc::from(t), std::sync::Arc::from(v))).collect()))
+            .collect()
+    })
+}
+
 /// The settings as stored before masking policies (record format 6 and 7, snapshot format 6
 /// and 7).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -352,7 +367,8 @@ impl From<SettingsV1> for Settings {
 pub const INDEXES_KEY: &str = "indexes";
 
 /// Per-workspace setting names.
-pub const WORKSPACE_SETTING_KEYS: [&str; 4] = ["accept_confidence", "resolve_similarity", "retention_days", "sensitive_properties"];
+pub const WORKSPACE_SETTING_KEYS: [&str; 5] =
+    ["accept_confidence", "resolve_similarity", "retention_days", "sensitive_properties", "property_tags"];
 
 /// Most property keys one workspace may mark sensitive.
 pub const SENSITIVE_PROPERTIES_MAX: usize = 64;
@@ -443,6 +459,8 @@ impl Settings {
                         return Err(bad("property keys separated by commas (at most 64, none empty)"));
                     }
                 }
+                // Tags of property keys, as JSON: `{"phone": {"pii": "phone"}}` (`read::mask`).
+                "property_tags" => drop(property_tags(value).ok_or_else(|| bad("a JSON object: property key → {tag key: tag value}"))?),
                 // The declared indexes (`exec::ddl`), kept as JSON: written by index statements.
                 INDEXES_KEY => {
                     drop(serde_json::from_str::<Vec<serde_json::Value>>(value).map_err(|_| bad("a JSON array of index declarations"))?);
@@ -462,6 +480,11 @@ impl Settings {
             self.workspaces.remove(ws);
         }
         Ok(())
+    }
+
+    /// The tags workspace `ws` gives its property keys (`property_tags`), by key.
+    pub fn property_tags(&self, ws: &str) -> std::collections::BTreeMap<String, crate::tags::Tags> {
+        self.workspaces.get(ws).and_then(|m| m.get("property_tags")).and_then(|v| property_tags(v)).unwrap_or_default()
     }
 
     /// The property keys workspace `ws` marks sensitive (`sensitive_properties`, comma-separated):

@@ -401,3 +401,19 @@ fn policies_and_masks_travel_with_an_admins_export_only() {
     assert!(e.contains("bad.jsonl:") && e.contains("pii:ssn"), "{e}");
     assert!(empty.snapshot().workspace(WS).is_err() && empty.masks().is_empty(), "nothing written");
 }
+
+#[test]
+fn tags_on_property_keys_mask_their_values_like_column_tags() {
+    let db = Database::in_memory();
+    db.create_workspace(WS).unwrap();
+    db.query(WS, "CREATE (:P {name: 'a', badge: 'B-1234', team: 'ops'})", &Params::new()).unwrap();
+    let e = db.set_workspace_setting(WS, "property_tags", r#"{"badge": {"pii": "not a tag value\u0001"}}"#).unwrap_err();
+    assert!(e.to_string().contains("property_tags"), "{e}");
+    db.set_workspace_setting(WS, "property_tags", r#"{"badge": {"classification": "badge"}}"#).unwrap();
+    db.put_mask(WS, "badges", mask("tag:classification", "redact", &["engineer"])).unwrap();
+    assert_eq!(rows(&db.scope(engineer()), "MATCH (n:P) RETURN n.badge, n.team"), ["[REDACTED:badge]|ops"]);
+    assert_eq!(rows(&db.scope(owner()), "MATCH (n:P) RETURN n.badge, n.team"), ["B-1234|ops"]);
+    // A stricter mask on the key itself wins.
+    db.put_mask(WS, "no-badges", mask("property:badge", "hide", &["engineer"])).unwrap();
+    assert_eq!(rows(&db.scope(engineer()), "MATCH (n:P) RETURN keys(n)"), ["List([String(\"name\"), String(\"team\")])"]);
+}

@@ -139,7 +139,8 @@ fn filters_for(settings: &crate::settings::Settings, principal: &Principal) -> V
             .filter(|m| m.roles.iter().any(|r| principal.holds(r)))
             .map(|m| crate::read::mask::compile(&m.on, &m.mode).unwrap_or_else(|_| crate::read::mask::MaskRule::hide_all()))
             .collect();
-        let masks = (!masks.is_empty()).then(|| crate::read::mask::Masker::new(masks, settings.mask_secret.as_deref()));
+        let masks = (!masks.is_empty())
+            .then(|| crate::read::mask::Masker::new(masks, settings.mask_secret.as_deref()).with_property_tags(settings.property_tags(ws)));
         let rules = Rules { rows, masks };
         if !rules.is_empty() {
             out.push(PolicyFilter { workspace: ws.clone(), rules, own: OnceLock::new(), derived: OnceLock::new() });

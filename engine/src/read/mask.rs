@@ -7,7 +7,9 @@
 //! - `tag:KEY=VALUE` (or `tag:KEY`, any value): the whole text, every property value and the
 //!   evidence text of a claim carrying that tag (its own or its evidence's messages':
 //!   `crate::tags`), and every property value of an entity carrying it;
-//! - `property:KEY`: that property's value on claims and entities.
+//! - `property:KEY`: that property's value on claims and entities; a `tag:` mask also masks the
+//!   values of the property keys the workspace tags (the `property_tags` setting, the analogue of
+//!   a warehouse's column tags: `{"phone": {"pii": "phone"}}`).
 //!
 //! Modes, from the least to the most strict: `hash` (`[HMAC:…]`, the first 8 bytes of an
 //! HMAC-SHA256 under the database's secret: equal values give equal tokens, and without the
@@ -116,6 +118,8 @@ pub fn compile(on: &str, mode: &str) -> Result<MaskRule, String> {
 pub struct Masker {
     rules: Vec<MaskRule>,
     secret: Option<Arc<[u8]>>,
+    /// The workspace's property keys' tags.
+    property_tags: std::collections::BTreeMap<String, Tags>,
 }
 
 /// A row-wide mask: how, and the label a redaction shows.
@@ -125,7 +129,14 @@ impl Masker {
     /// `rules` hashed under `secret` (hex; without one, hashes are shown as redactions).
     pub fn new(rules: Vec<MaskRule>, secret: Option<&str>) -> Masker {
         let secret = secret.and_then(hex_bytes).map(Arc::from);
-        Masker { rules, secret }
+        Masker { rules, secret, property_tags: std::collections::BTreeMap::new() }
+    }
+
+    /// This masker with the workspace's property keys' tags (`Settings::property_tags`).
+    #[must_use]
+    pub fn with_property_tags(mut self, tags: std::collections::BTreeMap<String, Tags>) -> Masker {
+        self.property_tags = tags;
+        self
     }
 
     /// Whether no rule applies.
@@ -142,7 +153,7 @@ impl Masker {
     }
 
     fn masks_keys(&self) -> bool {
-        self.rules.iter().any(|r| matches!(r.on, On::Property(_)))
+        self.rules.iter().any(|r| matches!(r.on, On::Property(_))) || (self.masks_tags() && !self.property_tags.is_empty())
     }
 
     /// The strictest mode for PII of `kind`.
@@ -150,9 +161,11 @@ impl Masker {
         self.rules.iter().filter(|r| matches!(r.on, On::Pii(k) if k.is_none_or(|k| k == kind))).map(|r| r.mode).max()
     }
 
-    /// The strictest mode for property `key`.
+    /// The strictest mode for property `key`: a mask naming it, or a tag mask its tags fall under.
     fn for_key(&self, key: &str) -> Option<Mode> {
-        self.rules.iter().filter(|r| matches!(&r.on, On::Property(k) if &**k == key)).map(|r| r.mode).max()
+        let named = self.rules.iter().filter(|r| matches!(&r.on, On::Property(k) if &**k == key)).map(|r| r.mode).max();
+        let tagged = self.property_tags.get(key).and_then(|t| self.whole(t)).map(|w| w.0);
+        named.max(tagged)
     }
 
     /// The strictest tag mask a row with `tags` falls under.
