@@ -579,7 +579,10 @@ fn workspace_settings_and_retention_from_the_command_line() {
     assert!(engram(&["config", &db, "retention_days", "30", "--workspace", "default"]).status.success());
     assert!(engram(&["config", &db, "accept_confidence", "0.8", "--workspace", "default"]).status.success());
     let out = engram(&["config", &db, "--workspace", "default"]);
-    assert_eq!(text(&out.stdout), "accept_confidence 0.8\nresolve_similarity -\nretention_days 30\nsensitive_properties -\nproperty_tags -\n");
+    assert_eq!(
+        text(&out.stdout),
+        "accept_confidence 0.8\nresolve_similarity -\nretention_days 30\nsensitive_properties -\nproperty_tags -\n"
+    );
     let out = engram(&["config", &db, "retention_days", "none", "--workspace", "default"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("retention_days"), "{}", text(&out.stderr));
