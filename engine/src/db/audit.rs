@@ -402,12 +402,7 @@ pub fn read_access_history(dir: &Path, filter: &AuditFilter) -> Result<Vec<Acces
 /// Hex SHA-256 of `text` (parameters are recorded by digest, never stored).
 pub fn sha256_hex(text: &str) -> String {
     use sha2::Digest as _;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    sha2::Sha256::digest(text.as_bytes()).iter().fold(String::with_capacity(64), |mut s, b| {
-        s.push(char::from(HEX[usize::from(b >> 4)]));
-        s.push(char::from(HEX[usize::from(b & 15)]));
-        s
-    })
+    crate::read::mask::hex(&sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// Reads the history in `home` (another process may be appending: a record being written is
