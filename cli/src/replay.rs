@@ -229,7 +229,12 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
                 .recall(&engram::RecallQuery { budget: usize::MAX / 4, vector, weights, ..engram::RecallQuery::new(question) })
                 .map_err(fail)?;
             recall_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let ranked: Vec<(&str, usize)> = r.packed.facts.iter().map(|f| (f.claim_id.as_str(), f.tokens)).collect();
+            let ranked: Vec<&str> = r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect();
+            // What the context block of each budget holds: the packing recall does at that budget.
+            let packed: Vec<Vec<String>> = budgets
+                .iter()
+                .map(|b| engram::search::context::pack(r.packed.facts.iter().cloned(), *b).facts.into_iter().map(|f| f.claim_id).collect())
+                .collect();
             for f in r.packed.facts.iter().take(10) {
                 if let Some(t) = &f.text {
                     line_tokens += f.tokens;
@@ -237,7 +242,7 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
                 }
             }
             let tally = by_category.entry(category).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
-            score(tally, &ranked, &evidence, ks, budgets);
+            score(tally, &ranked, &packed, &evidence, ks);
         }
     }
     let mut overall = Tally::new(ks.len(), budgets.len());
@@ -294,31 +299,23 @@ fn table(by_category: &BTreeMap<String, Tally>, overall: &Tally, ks: &[usize], b
     out + footer
 }
 
-/// Adds one question's scores: `ranked` is recall's whole ordering (claim id, tokens of its line).
-fn score(t: &mut Tally, ranked: &[(&str, usize)], evidence: &[String], ks: &[usize], budgets: &[usize]) {
+/// Adds one question's scores: `ranked` is recall's whole ordering (claim ids), `packed` the
+/// claims in the context block of each budget.
+fn score(t: &mut Tally, ranked: &[&str], packed: &[Vec<String>], evidence: &[String], ks: &[usize]) {
     let want: HashSet<&str> = evidence.iter().map(String::as_str).collect();
     let found_in =
         |ids: &mut dyn Iterator<Item = &str>| ids.filter(|id| want.contains(id)).collect::<HashSet<_>>().len() as f64 / want.len() as f64;
     t.n += 1;
     for (i, k) in ks.iter().enumerate() {
-        let share = found_in(&mut ranked.iter().take(*k).map(|x| x.0));
+        let share = found_in(&mut ranked.iter().take(*k).copied());
         t.recall_at[i] += share;
         t.all_at[i] += if share >= 1.0 { 1.0 } else { 0.0 };
     }
-    if let Some(pos) = ranked.iter().position(|x| want.contains(x.0)) {
+    if let Some(pos) = ranked.iter().position(|x| want.contains(x)) {
         t.mrr += 1.0 / (pos + 1) as f64;
     }
-    // What the context block of each budget holds: the greedy packing recall does.
-    for (i, b) in budgets.iter().enumerate() {
-        let mut used = 0;
-        let packed = ranked.iter().filter(|(_, tokens)| {
-            let fits = used + tokens <= *b;
-            if fits {
-                used += tokens;
-            }
-            fits
-        });
-        t.recall_budget[i] += found_in(&mut packed.map(|x| x.0));
+    for (i, ids) in packed.iter().enumerate() {
+        t.recall_budget[i] += found_in(&mut ids.iter().map(String::as_str));
     }
 }
 
@@ -337,8 +334,9 @@ mod tests {
     #[test]
     fn scores_count_evidence_by_rank_and_budget() {
         let mut t = Tally::new(2, 2);
-        let ranked = [("a", 10), ("x", 10), ("b", 50)];
-        score(&mut t, &ranked, &["a".into(), "b".into()], &[1, 3], &[25, 100]);
+        let ranked = ["a", "x", "b"];
+        let packed = vec![vec!["a".to_owned(), "x".to_owned()], vec!["a".to_owned(), "x".to_owned(), "b".to_owned()]];
+        score(&mut t, &ranked, &packed, &["a".into(), "b".into()], &[1, 3]);
         assert_eq!((t.recall_at.clone(), t.all_at.clone()), (vec![0.5, 1.0], vec![0.0, 1.0]));
         assert!((t.mrr - 1.0).abs() < 1e-9);
         assert_eq!(t.recall_budget, vec![0.5, 1.0]);

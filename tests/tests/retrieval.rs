@@ -296,7 +296,12 @@ fn the_budget_is_never_exceeded() {
         let r = ws.recall(&RecallQuery { budget, ..RecallQuery::new("kafka latency outage refund") }).unwrap();
         assert!(r.packed.tokens_used <= budget, "budget {budget}: {}", r.packed.tokens_used);
         assert_eq!(r.packed.tokens_used, count_tokens(&r.packed.context));
-        assert_eq!(r.packed.context.lines().count(), r.packed.facts.len());
+        // Each fact has its line; the other lines are the heads of groups of two or more.
+        let lines: Vec<&str> = r.packed.context.lines().collect();
+        assert!(r.packed.facts.iter().all(|f| lines.contains(&f.line.as_str())), "{}", r.packed.context);
+        let heads = lines.iter().filter(|l| !r.packed.facts.iter().any(|f| f.line == **l)).count();
+        assert!(lines.iter().filter(|l| !l.starts_with('[')).all(|l| l.ends_with("):")), "{}", r.packed.context);
+        assert_eq!(lines.len(), r.packed.facts.len() + heads);
         assert!(r.packed.facts.windows(2).all(|w| w[0].score >= w[1].score));
         if budget == 100_000 {
             assert_eq!(r.packed.cut, 0);

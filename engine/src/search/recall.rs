@@ -424,9 +424,38 @@ impl WorkspaceView<'_> {
 
     /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
     fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>), ReadError> {
-        let claims = self.search_claim_text(&q.text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
-        let entities = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
+        let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
+        let text = self.without_names(&q.text, &entities);
+        let claims = self.search_claim_text(&text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
         Ok((claims, entities))
+    }
+
+    /// `text` without the words of the names of `entities` that it spells out whole (`Caroline`
+    /// in "What did Caroline's group do?"): the graph path, seeded from those entities, answers
+    /// for them; as keywords they would rank every text that names them (in a conversation, every
+    /// turn addressed to a speaker) above those about what was asked.
+    fn without_names(&self, text: &str, entities: &[EntityId]) -> String {
+        let split =
+            |s: &str| -> Vec<String> { s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect() };
+        let words = split(text);
+        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let mut keep = vec![true; words.len()];
+        for x in entities.iter().filter_map(|e| self.entity(*e)) {
+            let name: Vec<String> = split(&x.name).iter().map(|w| w.to_lowercase()).collect();
+            if name.is_empty() || name.len() > lower.len() {
+                continue;
+            }
+            for start in 0..=lower.len() - name.len() {
+                if lower[start..start + name.len()] == name[..] {
+                    keep[start..start + name.len()].iter_mut().for_each(|k| *k = false);
+                }
+            }
+        }
+        if keep.iter().all(|k| !k) {
+            // Nothing but names: they are the keywords.
+            return text.to_owned();
+        }
+        words.into_iter().zip(keep).filter_map(|(w, k)| k.then_some(w)).collect::<Vec<_>>().join(" ")
     }
 
     /// The scope's limits on a context query's size, and its deadline.
