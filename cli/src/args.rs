@@ -329,6 +329,12 @@ pub enum Command {
         /// (default: the workspace's stored setting, else 0.92).
         #[arg(long)]
         resolve_similarity: Option<f32>,
+        /// The file holds conversations, not extraction documents: `{"id", "workspace"?,
+        /// "turns": [{"id", "speaker", "text", "at"?, "image_caption"?}]}` (an array of them in a
+        /// `.json` file, one per line in `.jsonl`). Each turn becomes a claim `speaker SAID turn`
+        /// with its text, valid from its time, linked to the names it mentions; no extractor.
+        #[arg(long)]
+        conversation: bool,
         /// Names and claim texts without vectors are embedded (default embedder: the one the
         /// database records, if any).
         #[command(flatten)]

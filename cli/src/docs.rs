@@ -21,6 +21,23 @@ pub struct Located {
 
 /// Parses every document of `file`'s `text`; the errors of all bad documents, one per line.
 pub fn parse_file(file: &Path, text: &str) -> Result<Vec<Located>, String> {
+    parse_with(file, text, false, |piece| engram::ingest::parse(piece).map(|doc| vec![doc]))
+}
+
+/// Parses every conversation of `file`'s `text` into its documents, one per turn (located by the
+/// conversation and the turn's id).
+pub fn parse_conversations(file: &Path, text: &str) -> Result<Vec<Located>, String> {
+    parse_with(file, text, true, |piece| engram::ingest::parse_conversation(piece).and_then(|c| engram::ingest::conversation_documents(&c)))
+}
+
+/// The pieces of `file` (documents of a `.json` value, lines of a `.jsonl` file), each parsed
+/// into documents by `parse`; `by_turn`: each located by its message id too.
+fn parse_with(
+    file: &Path,
+    text: &str,
+    by_turn: bool,
+    parse: impl Fn(&str) -> Result<Vec<IngestDoc>, engram::ingest::IngestError>,
+) -> Result<Vec<Located>, String> {
     let name = file.display();
     let text = text.strip_prefix(BOM).unwrap_or(text);
     let pieces: Vec<(String, &str)> = if file.extension().is_some_and(|e| e == "jsonl") {
@@ -31,8 +48,11 @@ pub fn parse_file(file: &Path, text: &str) -> Result<Vec<Located>, String> {
     let mut docs = Vec::with_capacity(pieces.len());
     let mut errors = Vec::new();
     for (at, piece) in pieces {
-        match engram::ingest::parse(piece) {
-            Ok(doc) => docs.push(Located { at, doc }),
+        match parse(piece) {
+            Ok(parsed) => docs.extend(parsed.into_iter().map(|doc| match (by_turn, &doc.source.message_id) {
+                (true, Some(turn)) => Located { at: format!("{at}, turn {turn}"), doc },
+                _ => Located { at: at.clone(), doc },
+            })),
             Err(e) => errors.push(format!("{name}: {at}: {e}")),
         }
     }

@@ -87,9 +87,16 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             write::lifecycle(dir, workspace, op, &what)
         }
         Command::Unmerge { dir, entity, workspace } => write::merge(dir, workspace, None, Some(entity)),
-        Command::Ingest { dir, file, accept_confidence, resolve_similarity, embedding: EmbedArgs { embedder, model_dir } } => {
+        Command::Ingest {
+            dir,
+            file,
+            accept_confidence,
+            resolve_similarity,
+            conversation,
+            embedding: EmbedArgs { embedder, model_dir },
+        } => {
             let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
-            write::ingest(dir, file, opts, embedder.as_deref(), model_dir.as_deref())
+            write::ingest(dir, file, *conversation, opts, (embedder.as_deref(), model_dir.as_deref()))
         }
         Command::ImportOntology { dir, file, format, workspace, json } => {
             ontology::import(dir, file, format.as_deref(), workspace, *json).and_then(|text| out::print(&text))

@@ -9,7 +9,7 @@
 //! turns keep their order). Documents commit in groups; texts are embedded in one call per group.
 
 use crate::fail::{bug, fail, Failure};
-use engram::ingest::{ClaimIn, EntityIn, IngestDoc, IngestOptions, Source};
+use engram::ingest::{Conversation, IngestDoc, IngestOptions, Turn};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -111,58 +111,30 @@ fn session_time(text: &str) -> Option<String> {
     Some(format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:00Z"))
 }
 
-/// One sample's documents (one per turn) and the set of its turn ids.
+/// One sample's documents (the conversation ingest's, one per turn) and the set of its turn ids.
 fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashSet<String>), Failure> {
     let conv = sample.get("conversation").and_then(Value::as_object).ok_or_else(|| format!("sample {id}: no `conversation` object"))?;
     let mut sessions: Vec<(u32, &Vec<Value>)> =
         conv.iter().filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse::<u32>().ok()?, v.as_array()?))).collect();
     sessions.sort_by_key(|s| s.0);
-    let (mut docs, mut turns) = (Vec::new(), HashSet::new());
+    // Each conversation has a database of its own: a turn's `dia_id` names it.
+    let mut conversation = Conversation { workspace: "default".into(), id: id.to_owned(), turns: Vec::new() };
     for (n, items) in sessions {
         let when = conv.get(&format!("session_{n}_date_time")).and_then(Value::as_str).and_then(session_time);
         let base = when.as_deref().and_then(|t| engram::Timestamp::parse(t).ok());
         for (i, turn) in items.iter().enumerate() {
             let field = |k: &str| turn.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
-            let (speaker, dia, mut text) = (field("speaker"), field("dia_id"), field("text"));
-            if speaker.is_empty() || dia.is_empty() {
-                return Err(format!("sample {id}, session_{n}[{i}]: a turn needs `speaker` and `dia_id`").into());
-            }
-            let caption = field("blip_caption");
-            if !caption.is_empty() {
-                text = format!("{text} [image: {caption}]");
-            }
-            let at = base.map(|t| t.plus_seconds(i as i64).to_rfc3339());
-            // Each conversation has a database of its own: the turn's id names it.
-            let turn_entity = dia.clone();
-            docs.push(IngestDoc {
-                workspace: "default".into(),
-                source: Source {
-                    conversation_id: Some(id.to_owned()),
-                    message_id: Some(dia.clone()),
-                    model: Some("replay".into()),
-                    extracted_at: at.clone(),
-                    ..Source::default()
-                },
-                entities: vec![
-                    EntityIn { name: speaker.clone(), entity_type: "person".into(), ..EntityIn::default() },
-                    EntityIn { name: turn_entity.clone(), entity_type: "turn".into(), ..EntityIn::default() },
-                ],
-                claims: vec![ClaimIn {
-                    subject: speaker,
-                    predicate: "said".into(),
-                    object: turn_entity,
-                    confidence: 1.0,
-                    text: (!text.is_empty()).then_some(text),
-                    valid_from: at,
-                    id: Some(dia.clone()),
-                    ..ClaimIn::default()
-                }],
-                ..IngestDoc::default()
+            conversation.turns.push(Turn {
+                id: field("dia_id"),
+                speaker: field("speaker"),
+                text: field("text"),
+                at: base.map(|t| t.plus_seconds(i as i64).to_rfc3339()),
+                image_caption: Some(field("blip_caption")).filter(|c| !c.is_empty()),
             });
-            turns.insert(dia);
         }
     }
-    Ok((docs, turns))
+    let docs = engram::ingest::conversation_documents(&conversation).map_err(|e| format!("sample {id}: conversation.{e}"))?;
+    Ok((docs, conversation.turns.into_iter().map(|t| t.id).collect()))
 }
 
 /// `engram replay`.

@@ -45,13 +45,13 @@ const INGEST_GROUP_DOCS: usize = 256;
 pub fn ingest(
     dir: &Path,
     file: &Path,
+    conversation: bool,
     opts: engram::ingest::IngestOptions,
-    embedder: Option<&str>,
-    model_dir: Option<&Path>,
+    (embedder, model_dir): (Option<&str>, Option<&Path>),
 ) -> Result<(), Failure> {
     let text =
         String::from_utf8(read(file)?).map_err(|e| format!("{}: not UTF-8 at byte {}", file.display(), e.utf8_error().valid_up_to()))?;
-    let docs = crate::docs::parse_file(file, &text)?;
+    let docs = if conversation { crate::docs::parse_conversations(file, &text)? } else { crate::docs::parse_file(file, &text)? };
     let db = crate::audit::open(dir).map_err(fail)?;
     embed::attach(&db, embedder, model_dir)?;
     let (total, mut durable, mut rejected) = (docs.len(), 0usize, 0usize);

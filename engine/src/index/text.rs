@@ -19,7 +19,7 @@ fn stemmer() -> &'static Stemmer {
 pub const TOKENIZER_VERSION: u32 = 2;
 
 /// NLTK's English stop words (the `stop-words` crate), as a set.
-fn stop_words() -> &'static std::collections::HashSet<&'static str> {
+pub(crate) fn stop_words() -> &'static std::collections::HashSet<&'static str> {
     static S: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
     S.get_or_init(|| stop_words::get("en").iter().copied().collect())
 }

@@ -334,7 +334,8 @@ mod tests {
         let ids: Vec<&str> = p.facts.iter().map(|f| f.claim_id.as_str()).collect();
         assert_eq!(ids, ["D1:3", "D2:1", "D1:5", "c-9"], "the facts stay by score");
         let summed: usize = p.facts.iter().map(|f| f.tokens).sum();
-        assert_eq!(summed, p.tokens_used + 1, "every line's newline but the last");
+        // Counted apart, a line's closing quote and its newline are two tokens; in the block often one.
+        assert!(summed > p.tokens_used && summed <= p.tokens_used + 1 + p.facts.len(), "{summed} against {}", p.tokens_used);
         let inline: usize = facts.iter().map(|f| count_tokens(&render(f)) + 1).sum();
         assert!(p.tokens_used + 1 < inline, "grouping saves tokens: {} against {inline}", p.tokens_used + 1);
         // Every budget: never over, and what fits is a prefix-by-greed of the same order.

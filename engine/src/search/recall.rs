@@ -14,7 +14,11 @@
 //! lower, `bench/README.md`); the graph and recency, which rank facts near the question's entities
 //! or recent ones whatever was asked, weigh 0.25 and 0.1. Among claims as near to the question's
 //! entities, the graph path keeps first those the lexical or semantic path found, so the entities a
-//! question names lift the relevant facts about them rather than an arbitrary few. Age is the time from the claim's `valid_from` to the
+//! question names lift the relevant facts about them rather than an arbitrary few; the names it
+//! spells out that have facts of their own are left to the graph, not the keywords
+//! (`without_names`), and a name only texts mention leads the graph to those texts (a
+//! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never
+//! returns. Age is the time from the claim's `valid_from` to the
 //! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
 //! reads through the same visibility, so a claim the query may not see is never scored, ranked or
 //! printed.
@@ -175,6 +179,11 @@ fn scaled_above_mean(list: &Scored) -> Vec<(ClaimId, f64)> {
     list.iter().map(|&(c, s)| (c, if spread > 1e-9 { ((s - mean) / spread).clamp(0.0, 1.0) } else { 1.0 })).collect()
 }
 
+/// The words of `s`, lower case (letters and digits; the rest separates them).
+fn lower_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
 /// The scope's limits on a recall's size.
 fn check_limits(limits: &ReadLimits, q: &RecallQuery) -> Result<(), ReadError> {
     ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the recall's token budget")?;
@@ -243,13 +252,21 @@ impl WorkspaceView<'_> {
         timings.push(("semantic", semantic_us));
         timings.push(("lexical", lexical_us));
 
-        // Graph: from the caller's seeds and the entities the other paths found.
+        // Graph: from the caller's seeds and the entities the other paths found, and from the texts
+        // that mention the names the question spells out (a link is not a hop; names with facts of
+        // their own, such as a speaker, reach their facts directly).
+        let named: Vec<EntityId> = graph_seeds
+            .iter()
+            .copied()
+            .filter(|e| (q.seeds.contains(e) || self.spelled_out(&q.text, *e)) && !self.has_facts(*e, vis))
+            .collect();
+        let mentioning = self.mentioning(&named, vis, q.graph_visited_max);
         graph_seeds.sort_unstable();
         graph_seeds.dedup();
         // Among claims as near, those the question's words or meaning also found come first: the
         // graph then says which of them are about the entities it names.
         let found: std::collections::HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
-        let graph = self.graph_path(&graph_seeds, q.hops, (q.graph_visited_max, &[]), vis, per, &found)?;
+        let graph = self.graph_path(&graph_seeds, q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning))?;
         // Nearer is better: 1 at depth 1, ½ at depth 2, …
         let graph: Scored = graph.into_iter().map(|(c, depth)| (c, 1.0 / f64::from(depth.max(1)))).collect();
         paths_run.push("graph");
@@ -258,7 +275,8 @@ impl WorkspaceView<'_> {
         // Recency.
         let until = vis.as_of.unwrap_or(self.now);
         let after = until.plus_seconds(-i64::from(q.recency_days) * 86_400);
-        let recent = self.recent_claims(after, until, per, vis);
+        let mut recent = self.recent_claims(after, until, per, vis);
+        recent.retain(|(c, _)| !self.is_link(*c));
         let n = recent.len() as f64;
         let recency: Scored = recent.into_iter().enumerate().map(|(i, (c, _))| (c, (n - i as f64) / n)).collect();
         paths_run.push("recency");
@@ -425,28 +443,27 @@ impl WorkspaceView<'_> {
     /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
     fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>), ReadError> {
         let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
-        let text = self.without_names(&q.text, &entities);
+        let text = self.without_names(&q.text, &entities, vis);
         let claims = self.search_claim_text(&text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
         Ok((claims, entities))
     }
 
     /// `text` without the words of the names of `entities` that it spells out whole (`Caroline`
-    /// in "What did Caroline's group do?"): the graph path, seeded from those entities, answers
-    /// for them; as keywords they would rank every text that names them (in a conversation, every
-    /// turn addressed to a speaker) above those about what was asked.
-    fn without_names(&self, text: &str, entities: &[EntityId]) -> String {
-        let split =
-            |s: &str| -> Vec<String> { s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_owned).collect() };
-        let words = split(text);
-        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    /// in "What did Caroline's group do?") and that have facts of their own: the graph path,
+    /// seeded from those entities, answers for them; as keywords they would rank every text that
+    /// names them (in a conversation, every turn addressed to a speaker) above those about what
+    /// was asked. A name only texts mention stays a keyword: the texts that use it are what the
+    /// question is after.
+    fn without_names(&self, text: &str, entities: &[EntityId], vis: &Visibility) -> String {
+        let words = lower_words(text);
         let mut keep = vec![true; words.len()];
-        for x in entities.iter().filter_map(|e| self.entity(*e)) {
-            let name: Vec<String> = split(&x.name).iter().map(|w| w.to_lowercase()).collect();
-            if name.is_empty() || name.len() > lower.len() {
+        for x in entities.iter().filter(|e| self.has_facts(**e, vis)).filter_map(|e| self.entity(*e)) {
+            let name = lower_words(&x.name);
+            if name.is_empty() || name.len() > words.len() {
                 continue;
             }
-            for start in 0..=lower.len() - name.len() {
-                if lower[start..start + name.len()] == name[..] {
+            for start in 0..=words.len() - name.len() {
+                if words[start..start + name.len()] == name[..] {
                     keep[start..start + name.len()].iter_mut().for_each(|k| *k = false);
                 }
             }
@@ -509,8 +526,9 @@ impl WorkspaceView<'_> {
         Ok((out, exhausted))
     }
 
-    /// Claims reached from `seeds` within `hops`, by the depth of the entity they reach, then
-    /// whether they are in `prefer`, then confidence (descending), then id; at most `limit`.
+    /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at depth 1),
+    /// by the depth of the entity they reach, then whether they are in `prefer`, then confidence
+    /// (descending), then id; at most `limit`. Links are walked, not returned.
     /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
     /// nearer claims always rank first, so a hub's second hop is never walked when its first
     /// already fills the list.
@@ -521,14 +539,17 @@ impl WorkspaceView<'_> {
         (visited_max, filters): (usize, &[EdgeFilter]),
         vis: &Visibility,
         limit: usize,
-        prefer: &std::collections::HashSet<ClaimId>,
+        (prefer, mentioning): (&std::collections::HashSet<ClaimId>, &[ClaimId]),
     ) -> Result<Vec<(ClaimId, u32)>, ReadError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
         let mut depth = 1.min(hops);
         loop {
-            let (found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
+            let (mut found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
+            found.retain(|(_, c)| !self.is_link(*c));
+            let mut seen: std::collections::HashSet<ClaimId> = found.iter().map(|x| x.1).collect();
+            found.extend(mentioning.iter().filter(|c| seen.insert(**c)).map(|c| (1, *c)));
             if found.len() >= limit || depth >= hops || exhausted {
                 let mut out: Vec<(u32, bool, f32, ClaimId)> =
                     found.into_iter().map(|(d, c)| (d, !prefer.contains(&c), self.claim_confidence(c).unwrap_or(0.0), c)).collect();
@@ -537,6 +558,41 @@ impl WorkspaceView<'_> {
             }
             depth += 1;
         }
+    }
+
+    /// Whether entity `e` has a claim of its own, not only texts that mention it.
+    fn has_facts(&self, e: EntityId, vis: &Visibility) -> bool {
+        self.expander(crate::Direction::Both, None, vis).edges(e).any(|r| !self.is_link(r.claim))
+    }
+
+    /// Whether `text` spells out the name of `e` whole, as words.
+    fn spelled_out(&self, text: &str, e: EntityId) -> bool {
+        let Some(x) = self.entity(e) else { return false };
+        let name = lower_words(&x.name);
+        !name.is_empty() && lower_words(text).windows(name.len()).any(|w| w == &name[..])
+    }
+
+    /// The claims of the texts that mention one of `names` (over `ingest::is_link` claims: a
+    /// conversation's turns, with what their speakers said), at most `max`.
+    fn mentioning(&self, names: &[EntityId], vis: &Visibility, max: usize) -> Vec<ClaimId> {
+        let Some(p) = self.predicate_id(crate::write::ingest::MENTIONS) else { return Vec::new() };
+        let (links, any) = (self.expander(crate::Direction::In, Some(&[p]), vis), self.expander(crate::Direction::Both, None, vis));
+        let mut out = Vec::new();
+        for text in names.iter().flat_map(|e| links.edges(*e).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor)) {
+            out.extend(any.edges(text).filter(|r| !self.is_link(r.claim)).map(|r| r.claim));
+            if out.len() >= max {
+                out.truncate(max);
+                break;
+            }
+        }
+        out
+    }
+
+    /// Whether claim `c` only links a text to a name it mentions (`ingest::is_link`): the graph
+    /// path walks it, recall never returns it.
+    fn is_link(&self, c: ClaimId) -> bool {
+        self.claim_text(c).is_none()
+            && self.claim_triple(c).and_then(|(_, p, _)| self.predicate_name(p)).is_some_and(|p| crate::write::ingest::is_link(&p, None))
     }
 
     /// A claim's score from its relevance: `(relevance × confidence × decay, decay)`.

@@ -15,10 +15,12 @@
 //! `mod.rs` holds the document and its parsing; `resolve` maps mentions to entities, `plan` turns
 //! a document into a batch, `report` says what happened to each mention and claim.
 
+mod conversation;
 mod plan;
 mod report;
 mod resolve;
 
+pub use conversation::{documents as conversation_documents, is_link, mentions, parse_conversation, Conversation, Turn, MENTIONS, SAID};
 pub use plan::noisy_or;
 pub(crate) use plan::plan;
 pub use report::{ClaimResult, IngestReport, Outcome, Resolution, ResolvedBy};

@@ -1,0 +1,94 @@
+//! Conversations ingested without an extractor (`ingest::conversation_documents`): each turn a
+//! claim with its text and valid time, speakers as entities, the names a turn mentions linked to
+//! it. Recall never returns the links, and the graph knows what they say: a seed or a speaker the
+//! question names visibly changes the ranking.
+
+#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
+
+use engram::ingest::{conversation_documents, parse_conversation, IngestOptions};
+use engram::{Database, RecallQuery};
+
+const TRIP: &str = r#"{"id": "trip", "turns": [
+    {"id": "t1", "speaker": "Caroline", "text": "I moved here from Sweden four years ago.", "at": "2023-05-08T13:56:00Z"},
+    {"id": "t2", "speaker": "Melanie", "text": "Wow, Caroline! Do you miss Sweden?", "at": "2023-05-08T13:57:00Z"},
+    {"id": "t3", "speaker": "Caroline", "text": "Sometimes. The lakes near Uppsala were my favourite.", "at": "2023-05-08T13:58:00Z",
+     "image_caption": "a photo of a lake at dusk"},
+    {"id": "t4", "speaker": "Melanie", "text": "My kids painted a sunset last weekend.", "at": "2023-06-01T09:00:00Z"},
+    {"id": "t5", "speaker": "Caroline", "text": "Painting together sounds lovely.", "at": "2023-06-01T09:01:00Z"}]}"#;
+
+fn trip() -> Database {
+    let db = Database::in_memory();
+    let docs = conversation_documents(&parse_conversation(TRIP).unwrap()).unwrap();
+    for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
+        r.unwrap();
+    }
+    db
+}
+
+fn ids(r: &engram::Recall) -> Vec<&str> {
+    r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect()
+}
+
+#[test]
+fn turns_are_claims_with_time_and_evidence() {
+    let db = trip();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("lakes") }).unwrap();
+    let t3 = r.packed.facts.iter().find(|f| f.claim_id == "t3").expect("the turn about lakes");
+    assert_eq!((t3.subject.name.as_str(), t3.predicate.as_str()), ("Caroline", "said"));
+    assert_eq!(t3.text.as_deref(), Some("Sometimes. The lakes near Uppsala were my favourite. [image: a photo of a lake at dusk]"));
+    assert_eq!(t3.valid_from, "2023-05-08T13:58:00Z");
+    assert_eq!(t3.sources, ["trip/t3"]);
+    // The names were linked: Uppsala and Sweden are entities, each mentioned by its turns.
+    for name in ["Uppsala", "Sweden"] {
+        assert!(ws.entity_id(&format!("name:{}", name.to_lowercase())).is_some(), "{name}");
+    }
+}
+
+/// Whatever is asked, no fact recall returns is a text-less `MENTIONS` link.
+#[test]
+fn links_are_walked_never_returned() {
+    let db = trip();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let uppsala = ws.entity_id("name:uppsala").unwrap();
+    for question in ["Uppsala", "Sweden", "What did Caroline say?", "kids painting", "Tell me everything"] {
+        let r = ws.recall(&RecallQuery { budget: 10_000, seeds: vec![uppsala], ..RecallQuery::new(question) }).unwrap();
+        assert!(!r.packed.facts.is_empty(), "{question}");
+        assert!(r.packed.facts.iter().all(|f| f.predicate == "said"), "{question}: {}", r.packed.context);
+    }
+}
+
+/// A seed the question's words do not reach leads, over the links, to the turn that mentions it;
+/// without the seed that turn is not first.
+#[test]
+fn a_seed_reaches_the_turns_that_mention_it() {
+    let db = trip();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let q = RecallQuery { budget: 10_000, ..RecallQuery::new("what do you remember about it") };
+    let without = ws.recall(&q).unwrap();
+    let sweden = ws.entity_id("name:sweden").unwrap();
+    let with = ws.recall(&RecallQuery { seeds: vec![sweden], ..q.clone() }).unwrap();
+    let (with_top, without_top): (Vec<&str>, Vec<&str>) =
+        (ids(&with).into_iter().take(2).collect(), ids(&without).into_iter().take(2).collect());
+    assert!(with_top.contains(&"t1") && with_top.contains(&"t2"), "{:?}", ids(&with));
+    assert!(!without_top.contains(&"t1"), "{:?}", ids(&without));
+    let t1 = with.packed.facts.iter().find(|f| f.claim_id == "t1").unwrap();
+    assert!(t1.ranks.graph.is_some() && t1.ranks.lexical.is_none(), "{:?}", t1.ranks);
+}
+
+/// A speaker the question names is answered by the graph, not by keywords: her own turn about
+/// Sweden ranks above the turn that only addresses her by name.
+#[test]
+fn a_named_speaker_lifts_her_own_turns() {
+    let db = trip();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("Did Caroline live in Sweden?") }).unwrap();
+    let order = ids(&r);
+    let pos = |id: &str| order.iter().position(|x| *x == id).unwrap();
+    assert!(pos("t1") < pos("t2"), "{order:?}\n{}", r.packed.context);
+    assert_eq!(order[0], "t1", "{}", r.packed.context);
+}
