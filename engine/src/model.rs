@@ -267,3 +267,12 @@ impl Access {
         }
     }
 }
+
+/// The predicate linking a text (a conversation's turn) to a name it mentions.
+pub const MENTIONS: &str = "mentions";
+
+/// Whether a claim only links a text to a name it mentions: a `MENTIONS` claim without text.
+/// Recall walks such links and never returns them as facts.
+pub fn is_link(predicate: &str, text: Option<&str>) -> bool {
+    text.is_none() && predicate.eq_ignore_ascii_case(MENTIONS)
+}

@@ -562,7 +562,7 @@ impl WorkspaceView<'_> {
 
     /// Whether entity `e` has a claim of its own, not only texts that mention it.
     fn has_facts(&self, e: EntityId, vis: &Visibility) -> bool {
-        self.expander(crate::Direction::Both, None, vis).edges(e).any(|r| !self.is_link(r.claim))
+        self.expander(crate::index::graph::Direction::Both, None, vis).edges(e).any(|r| !self.is_link(r.claim))
     }
 
     /// Whether `text` spells out the name of `e` whole, as words.
@@ -572,11 +572,14 @@ impl WorkspaceView<'_> {
         !name.is_empty() && lower_words(text).windows(name.len()).any(|w| w == &name[..])
     }
 
-    /// The claims of the texts that mention one of `names` (over `ingest::is_link` claims: a
+    /// The claims of the texts that mention one of `names` (over `model::is_link` claims: a
     /// conversation's turns, with what their speakers said), at most `max`.
     fn mentioning(&self, names: &[EntityId], vis: &Visibility, max: usize) -> Vec<ClaimId> {
-        let Some(p) = self.predicate_id(crate::write::ingest::MENTIONS) else { return Vec::new() };
-        let (links, any) = (self.expander(crate::Direction::In, Some(&[p]), vis), self.expander(crate::Direction::Both, None, vis));
+        let Some(p) = self.predicate_id(crate::model::MENTIONS) else { return Vec::new() };
+        let (links, any) = (
+            self.expander(crate::index::graph::Direction::In, Some(&[p]), vis),
+            self.expander(crate::index::graph::Direction::Both, None, vis),
+        );
         let mut out = Vec::new();
         for text in names.iter().flat_map(|e| links.edges(*e).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor)) {
             out.extend(any.edges(text).filter(|r| !self.is_link(r.claim)).map(|r| r.claim));
@@ -588,11 +591,11 @@ impl WorkspaceView<'_> {
         out
     }
 
-    /// Whether claim `c` only links a text to a name it mentions (`ingest::is_link`): the graph
+    /// Whether claim `c` only links a text to a name it mentions (`model::is_link`): the graph
     /// path walks it, recall never returns it.
     fn is_link(&self, c: ClaimId) -> bool {
         self.claim_text(c).is_none()
-            && self.claim_triple(c).and_then(|(_, p, _)| self.predicate_name(p)).is_some_and(|p| crate::write::ingest::is_link(&p, None))
+            && self.claim_triple(c).and_then(|(_, p, _)| self.predicate_name(p)).is_some_and(|p| crate::model::is_link(&p, None))
     }
 
     /// A claim's score from its relevance: `(relevance × confidence × decay, decay)`.

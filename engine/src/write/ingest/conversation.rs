@@ -18,8 +18,7 @@ use std::collections::{BTreeSet, HashSet};
 
 /// The predicate of a turn's claim.
 pub const SAID: &str = "said";
-/// The predicate linking a turn to a name it mentions.
-pub const MENTIONS: &str = "mentions";
+pub use crate::model::{is_link, MENTIONS};
 /// Words in a name, at most.
 const NAME_WORDS_MAX: usize = 5;
 
@@ -218,11 +217,6 @@ pub fn mentions(texts: &[&str]) -> Vec<Vec<String>> {
             out
         })
         .collect()
-}
-
-/// Whether a claim only links a text to a name it mentions: a `MENTIONS` claim without text.
-pub fn is_link(predicate: &str, text: Option<&str>) -> bool {
-    text.is_none() && predicate.eq_ignore_ascii_case(MENTIONS)
 }
 
 #[cfg(test)]
