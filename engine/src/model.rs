@@ -271,8 +271,11 @@ impl Access {
 /// The predicate linking a text (a conversation's turn) to a name it mentions.
 pub const MENTIONS: &str = "mentions";
 
-/// Whether a claim only links a text to a name it mentions: a `MENTIONS` claim without text.
-/// Recall walks such links and never returns them as facts.
+/// The predicate linking a text (a conversation's turn) to the one before it.
+pub const FOLLOWS: &str = "follows";
+
+/// Whether a claim only links two texts or a text and a name: a `MENTIONS` or `FOLLOWS` claim
+/// without text. Recall walks such links and never returns them as facts.
 pub fn is_link(predicate: &str, text: Option<&str>) -> bool {
-    text.is_none() && predicate.eq_ignore_ascii_case(MENTIONS)
+    text.is_none() && (predicate.eq_ignore_ascii_case(MENTIONS) || predicate.eq_ignore_ascii_case(FOLLOWS))
 }

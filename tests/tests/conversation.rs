@@ -92,3 +92,27 @@ fn a_named_speaker_lifts_her_own_turns() {
     assert!(pos("t1") < pos("t2"), "{order:?}\n{}", r.packed.context);
     assert_eq!(order[0], "t1", "{}", r.packed.context);
 }
+
+/// The turn after a matching one is lifted: a question's best keyword match is often the turn that
+/// asked, and the answer the turn after it, which shares none of its words.
+#[test]
+fn the_reply_to_a_matching_turn_is_lifted() {
+    let db = Database::in_memory();
+    let conv = r#"{"id": "c", "turns": [
+        {"id": "a1", "speaker": "Melanie", "text": "What kind of research have you been doing lately?", "at": "2023-05-08T13:56:00Z"},
+        {"id": "a2", "speaker": "Caroline", "text": "Adoption agencies! It has been a dream to give kids a loving home.", "at": "2023-05-08T13:57:00Z"},
+        {"id": "a3", "speaker": "Melanie", "text": "We went camping by the lake with the dog.", "at": "2023-05-08T13:58:00Z"},
+        {"id": "a4", "speaker": "Caroline", "text": "Camping sounds fun, I love a loving dog.", "at": "2023-05-08T13:59:00Z"}]}"#;
+    let docs = conversation_documents(&parse_conversation(conv).unwrap()).unwrap();
+    for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
+        r.unwrap();
+    }
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("research lately") }).unwrap();
+    let order = ids(&r);
+    assert_eq!(order[..2], ["a1", "a2"], "{}", r.packed.context);
+    let a2 = &r.packed.facts[1];
+    assert!(a2.ranks.lexical.is_none() && a2.ranks.semantic.is_none(), "found only as the reply: {:?}", a2.ranks);
+    assert!(!order.contains(&"a4") || order.iter().position(|x| *x == "a4") > Some(1), "{order:?}");
+}

@@ -18,13 +18,15 @@
 //! spells out that have facts of their own are left to the graph, not the keywords
 //! (`without_names`), and a name only texts mention leads the graph to those texts (a
 //! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never
-//! returns. Age is the time from the claim's `valid_from` to the
+//! returns. The texts that follow the best candidates (`FOLLOWS` links: a conversation's next
+//! turn) gain part of their score (`lift_replies`). Age is the time from the claim's `valid_from` to the
 //! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
 //! reads through the same visibility, so a claim the query may not see is never scored, ranked or
 //! printed.
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
+use crate::index::graph::Direction;
 use crate::index::kernels::cosine_f32;
 use crate::index::vectors::VectorMode;
 use crate::read::filter::EdgeFilter;
@@ -37,6 +39,13 @@ use crate::search::semantic::VectorOptions;
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::HashMap;
+
+/// What a reply gains of the score of the text it follows (`lift_replies`).
+const REPLY_SHARE: f64 = 0.35;
+/// A lifted reply's score stays below this share of the text it follows.
+const REPLY_CAP: f64 = 0.999;
+/// How many of the best candidates lift their replies.
+const REPLIES_FROM: usize = 5;
 
 /// The reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
@@ -285,6 +294,7 @@ impl WorkspaceView<'_> {
         let [semantic, lexical, graph, recency] = [semantic, lexical, graph, recency].map(|list| self.in_sub_scope(q, list));
         let mut scored = self.fuse(q.weights, [&semantic, &lexical, &graph, &recency], until);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        self.lift_replies(&mut scored, vis);
         lap!("fuse");
         let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
         lap!("pack");
@@ -321,6 +331,39 @@ impl WorkspaceView<'_> {
                 (score, decay, c, r)
             })
             .collect()
+    }
+
+    /// The texts that follow the best candidates (a conversation's next turn, over `FOLLOWS`
+    /// links) gain `REPLY_SHARE` of their score, up to just below it: a question's best match is
+    /// often the turn that asked, and the answer the turn after it. Re-sorts `scored`.
+    fn lift_replies(&self, scored: &mut Vec<(f64, f64, ClaimId, PathRanks)>, vis: &Visibility) {
+        let Some(p) = self.predicate_id(crate::model::FOLLOWS) else { return };
+        let (next, any) = (self.expander(Direction::In, Some(&[p]), vis), self.expander(Direction::Both, None, vis));
+        let mut lifts: Vec<(ClaimId, f64)> = Vec::new();
+        for &(score, _, c, _) in scored.iter().take(REPLIES_FROM) {
+            let Some((s, _, o)) = self.claim_triple(c) else { continue };
+            for text in [s, o] {
+                for reply in next.edges(text).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor) {
+                    lifts.extend(any.edges(reply).filter(|r| !self.is_link(r.claim)).map(|r| (r.claim, score)));
+                }
+            }
+        }
+        if lifts.is_empty() {
+            return;
+        }
+        let at: HashMap<ClaimId, usize> = scored.iter().enumerate().map(|(i, x)| (x.2, i)).collect();
+        for (c, followed) in lifts {
+            // A reply gains a share of the score of the text it follows, and never passes it.
+            let cap = followed * REPLY_CAP;
+            match at.get(&c) {
+                Some(&i) => scored[i].0 = scored[i].0.max((scored[i].0 + REPLY_SHARE * followed).min(cap)),
+                None => {
+                    let decay = self.claim_decay(c, vis.as_of.unwrap_or(self.now)).unwrap_or(0.0);
+                    scored.push(((REPLY_SHARE * followed).min(cap), decay, c, PathRanks::default()));
+                }
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
     }
 
     /// A path's candidates in the query's sub-scope (claims holding its properties), at most
@@ -562,7 +605,7 @@ impl WorkspaceView<'_> {
 
     /// Whether entity `e` has a claim of its own, not only texts that mention it.
     fn has_facts(&self, e: EntityId, vis: &Visibility) -> bool {
-        self.expander(crate::index::graph::Direction::Both, None, vis).edges(e).any(|r| !self.is_link(r.claim))
+        self.expander(Direction::Both, None, vis).edges(e).any(|r| !self.is_link(r.claim))
     }
 
     /// Whether `text` spells out the name of `e` whole, as words.
@@ -576,10 +619,7 @@ impl WorkspaceView<'_> {
     /// conversation's turns, with what their speakers said), at most `max`.
     fn mentioning(&self, names: &[EntityId], vis: &Visibility, max: usize) -> Vec<ClaimId> {
         let Some(p) = self.predicate_id(crate::model::MENTIONS) else { return Vec::new() };
-        let (links, any) = (
-            self.expander(crate::index::graph::Direction::In, Some(&[p]), vis),
-            self.expander(crate::index::graph::Direction::Both, None, vis),
-        );
+        let (links, any) = (self.expander(Direction::In, Some(&[p]), vis), self.expander(Direction::Both, None, vis));
         let mut out = Vec::new();
         for text in names.iter().flat_map(|e| links.edges(*e).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor)) {
             out.extend(any.edges(text).filter(|r| !self.is_link(r.claim)).map(|r| r.claim));

@@ -6,7 +6,9 @@
 //! by its id. The names a turn mentions (people, places, organisations, products, days and
 //! months: `mentions`) become entities too, each linked to the turn by a text-less `MENTIONS`
 //! claim, so the graph path of recall reaches, from a name the question uses, the turns that
-//! used it. Recall walks these links and never returns them as facts (`is_link`).
+//! used it; each turn after the first is linked to the one before by a text-less `FOLLOWS` claim,
+//! so recall lifts the reply to a turn that matches. Recall walks these links and never returns
+//! them as facts (`is_link`).
 //!
 //! Names are found without a model: runs of capitalised words, where a word that opens a
 //! sentence counts only if the conversation also capitalises it mid-sentence and never writes it
@@ -18,7 +20,7 @@ use std::collections::{BTreeSet, HashSet};
 
 /// The predicate of a turn's claim.
 pub const SAID: &str = "said";
-pub use crate::model::{is_link, MENTIONS};
+pub use crate::model::{is_link, FOLLOWS, MENTIONS};
 /// Words in a name, at most.
 const NAME_WORDS_MAX: usize = 5;
 
@@ -90,7 +92,8 @@ pub fn documents(c: &Conversation) -> Result<Vec<IngestDoc>, IngestError> {
         .iter()
         .zip(texts)
         .zip(names)
-        .map(|((t, text), names)| {
+        .enumerate()
+        .map(|(i, ((t, text), names))| {
             let (speaker, turn) = (t.speaker.trim().to_owned(), t.id.trim().to_owned());
             let mut entities = vec![
                 EntityIn { name: speaker.clone(), entity_type: "person".into(), ..EntityIn::default() },
@@ -106,6 +109,17 @@ pub fn documents(c: &Conversation) -> Result<Vec<IngestDoc>, IngestError> {
                 id: Some(turn.clone()),
                 ..ClaimIn::default()
             }];
+            if let Some(before) = i.checked_sub(1).map(|b| c.turns[b].id.trim().to_owned()) {
+                entities.push(EntityIn { name: before.clone(), entity_type: "turn".into(), ..EntityIn::default() });
+                claims.push(ClaimIn {
+                    subject: turn.clone(),
+                    predicate: FOLLOWS.into(),
+                    object: before,
+                    confidence: 1.0,
+                    valid_from: t.at.clone(),
+                    ..ClaimIn::default()
+                });
+            }
             for name in names {
                 let kind = if speakers.contains(&name.to_lowercase()) { "person" } else { "name" };
                 entities.push(EntityIn { name: name.clone(), entity_type: kind.into(), ..EntityIn::default() });
@@ -260,6 +274,9 @@ mod tests {
         // A speaker named in a turn is the speaker's entity (a person), not a new name.
         assert!(docs[0].entities.iter().any(|e| e.name == "Melanie" && e.entity_type == "person"));
         assert_eq!(docs[1].claims[0].text.as_deref(), Some("Nice! [image: a photo of a lake]"));
+        let follows = &docs[1].claims[1];
+        assert_eq!((follows.subject.as_str(), follows.predicate.as_str(), follows.object.as_str()), ("D1:2", "follows", "D1:1"));
+        assert!(is_link(&follows.predicate, follows.text.as_deref()));
         assert_eq!((docs[1].source.conversation_id.as_deref(), docs[1].source.message_id.as_deref()), (Some("c1"), Some("D1:2")));
     }
 

@@ -20,7 +20,9 @@ mod plan;
 mod report;
 mod resolve;
 
-pub use conversation::{documents as conversation_documents, is_link, mentions, parse_conversation, Conversation, Turn, MENTIONS, SAID};
+pub use conversation::{
+    documents as conversation_documents, is_link, mentions, parse_conversation, Conversation, Turn, FOLLOWS, MENTIONS, SAID,
+};
 pub use plan::noisy_or;
 pub(crate) use plan::plan;
 pub use report::{ClaimResult, IngestReport, Outcome, Resolution, ResolvedBy};
