@@ -87,16 +87,9 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             write::lifecycle(dir, workspace, op, &what)
         }
         Command::Unmerge { dir, entity, workspace } => write::merge(dir, workspace, None, Some(entity)),
-        Command::Ingest {
-            dir,
-            file,
-            accept_confidence,
-            resolve_similarity,
-            conversation,
-            embedding: EmbedArgs { embedder, model_dir },
-        } => {
-            let opts = engram::ingest::IngestOptions { accept_confidence: *accept_confidence, resolve_similarity: *resolve_similarity };
-            write::ingest(dir, file, *conversation, opts, (embedder.as_deref(), model_dir.as_deref()))
+        Command::Ingest { dir, file, accept_confidence: accept, resolve_similarity: resolve, conversation, embedding: e } => {
+            let opts = engram::ingest::IngestOptions { accept_confidence: *accept, resolve_similarity: *resolve };
+            write::ingest(dir, file, *conversation, opts, (e.embedder.as_deref(), e.model_dir.as_deref()))
         }
         Command::ImportOntology { dir, file, format, workspace, json } => {
             ontology::import(dir, file, format.as_deref(), workspace, *json).and_then(|text| out::print(&text))

@@ -60,6 +60,19 @@ fn links_are_walked_never_returned() {
     }
 }
 
+/// A name's entity context lists the turns that mention it, not the links.
+#[test]
+fn a_names_context_is_the_turns_that_mention_it() {
+    let db = trip();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let sweden = ws.entity_id("name:sweden").unwrap();
+    let ctx = ws.entity_context(sweden, &engram::ContextQuery::default()).unwrap();
+    let mut order = ids(&ctx);
+    order.sort_unstable();
+    assert_eq!(order, ["t1", "t2"], "{}", ctx.packed.context);
+}
+
 /// A seed the question's words do not reach leads, over the links, to the turn that mentions it;
 /// without the seed that turn is not first.
 #[test]

@@ -404,6 +404,7 @@ impl WorkspaceView<'_> {
         let until = q.visibility.as_of.unwrap_or(self.now);
         let mut items: Vec<(u32, f64, Timestamp, f64, ClaimId)> = found
             .into_iter()
+            .filter(|(_, c)| !self.is_link(*c))
             .map(|(depth, c)| {
                 let (weight, decay) = self.weigh(c, 1.0, until);
                 let activity = self.last_activity(c);
