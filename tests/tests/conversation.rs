@@ -129,3 +129,25 @@ fn the_reply_to_a_matching_turn_is_lifted() {
     assert!(a2.ranks.lexical.is_none() && a2.ranks.semantic.is_none(), "found only as the reply: {:?}", a2.ranks);
     assert!(!order.contains(&"a4") || order.iter().position(|x| *x == "a4") > Some(1), "{order:?}");
 }
+
+/// A reply outside the query's sub-scope (another user's turn) is not lifted into it.
+#[test]
+fn replies_stay_inside_the_sub_scope() {
+    let db = Database::in_memory();
+    let conv = r#"{"id": "c", "turns": [
+        {"id": "b1", "speaker": "Ann", "text": "Where did you park the research van?", "at": "2023-05-08T13:56:00Z"},
+        {"id": "b2", "speaker": "Bob", "text": "Behind the old mill.", "at": "2023-05-08T13:57:00Z"}]}"#;
+    let mut docs = conversation_documents(&parse_conversation(conv).unwrap()).unwrap();
+    for (doc, user) in docs.iter_mut().zip(["ann", "bob"]) {
+        doc.claims[0].properties.insert("user_id".into(), serde_json::json!(user));
+    }
+    for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
+        r.unwrap();
+    }
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let q = RecallQuery { budget: 10_000, ..RecallQuery::new("research van") };
+    assert_eq!(ids(&ws.recall(&q).unwrap()), ["b1", "b2"], "the reply is lifted");
+    let ann = RecallQuery { properties: vec![("user_id".into(), engram::Value::Str("ann".into()))], ..q };
+    assert_eq!(ids(&ws.recall(&ann).unwrap()), ["b1"], "not into Ann's sub-scope");
+}

@@ -294,7 +294,7 @@ impl WorkspaceView<'_> {
         let [semantic, lexical, graph, recency] = [semantic, lexical, graph, recency].map(|list| self.in_sub_scope(q, list));
         let mut scored = self.fuse(q.weights, [&semantic, &lexical, &graph, &recency], until);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        self.lift_replies(&mut scored, vis);
+        self.lift_replies(&mut scored, q);
         lap!("fuse");
         let packed = pack(scored.into_iter().filter_map(|(score, decay, c, r)| self.fact(c, r, score, decay)), q.budget);
         lap!("pack");
@@ -335,8 +335,10 @@ impl WorkspaceView<'_> {
 
     /// The texts that follow the best candidates (a conversation's next turn, over `FOLLOWS`
     /// links) gain `REPLY_SHARE` of their score, up to just below it: a question's best match is
-    /// often the turn that asked, and the answer the turn after it. Re-sorts `scored`.
-    fn lift_replies(&self, scored: &mut Vec<(f64, f64, ClaimId, PathRanks)>, vis: &Visibility) {
+    /// often the turn that asked, and the answer the turn after it. Only replies in the query's
+    /// sub-scope are lifted. Re-sorts `scored`.
+    fn lift_replies(&self, scored: &mut Vec<(f64, f64, ClaimId, PathRanks)>, q: &RecallQuery) {
+        let vis = &q.visibility;
         let Some(p) = self.predicate_id(crate::model::FOLLOWS) else { return };
         let (next, any) = (self.expander(Direction::In, Some(&[p]), vis), self.expander(Direction::Both, None, vis));
         let mut lifts: Vec<(ClaimId, f64)> = Vec::new();
@@ -348,6 +350,7 @@ impl WorkspaceView<'_> {
                 }
             }
         }
+        lifts.retain(|(c, _)| self.holds_properties(q, *c));
         if lifts.is_empty() {
             return;
         }
@@ -372,7 +375,12 @@ impl WorkspaceView<'_> {
         if q.properties.is_empty() {
             return list;
         }
-        list.into_iter().filter(|(c, _)| q.properties.iter().all(|(k, v)| self.claim_property(*c, k) == Some(v))).take(q.per_path).collect()
+        list.into_iter().filter(|(c, _)| self.holds_properties(q, *c)).take(q.per_path).collect()
+    }
+
+    /// Whether claim `c` holds the query's sub-scope properties (true when it sets none).
+    fn holds_properties(&self, q: &RecallQuery, c: ClaimId) -> bool {
+        q.properties.iter().all(|(k, v)| self.claim_property(c, k) == Some(v))
     }
 
     /// The semantic path: claims by text vector, and entities by name vector for the graph
