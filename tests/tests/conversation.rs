@@ -16,13 +16,21 @@ const TRIP: &str = r#"{"id": "trip", "turns": [
     {"id": "t4", "speaker": "Melanie", "text": "My kids painted a sunset last weekend.", "at": "2023-06-01T09:00:00Z"},
     {"id": "t5", "speaker": "Caroline", "text": "Painting together sounds lovely.", "at": "2023-06-01T09:01:00Z"}]}"#;
 
-fn trip() -> Database {
+/// A fresh database holding the documents of a conversation.
+fn ingested(docs: Vec<engram::ingest::IngestDoc>) -> Database {
     let db = Database::in_memory();
-    let docs = conversation_documents(&parse_conversation(TRIP).unwrap()).unwrap();
     for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
         r.unwrap();
     }
     db
+}
+
+fn conversation(json: &str) -> Database {
+    ingested(conversation_documents(&parse_conversation(json).unwrap()).unwrap())
+}
+
+fn trip() -> Database {
+    conversation(TRIP)
 }
 
 fn ids(r: &engram::Recall) -> Vec<&str> {
@@ -110,16 +118,12 @@ fn a_named_speaker_lifts_her_own_turns() {
 /// asked, and the answer the turn after it, which shares none of its words.
 #[test]
 fn the_reply_to_a_matching_turn_is_lifted() {
-    let db = Database::in_memory();
     let conv = r#"{"id": "c", "turns": [
         {"id": "a1", "speaker": "Melanie", "text": "What kind of research have you been doing lately?", "at": "2023-05-08T13:56:00Z"},
         {"id": "a2", "speaker": "Caroline", "text": "Adoption agencies! It has been a dream to give kids a loving home.", "at": "2023-05-08T13:57:00Z"},
         {"id": "a3", "speaker": "Melanie", "text": "We went camping by the lake with the dog.", "at": "2023-05-08T13:58:00Z"},
         {"id": "a4", "speaker": "Caroline", "text": "Camping sounds fun, I love a loving dog.", "at": "2023-05-08T13:59:00Z"}]}"#;
-    let docs = conversation_documents(&parse_conversation(conv).unwrap()).unwrap();
-    for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
-        r.unwrap();
-    }
+    let db = conversation(conv);
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
     let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("research lately") }).unwrap();
@@ -133,7 +137,6 @@ fn the_reply_to_a_matching_turn_is_lifted() {
 /// A reply outside the query's sub-scope (another user's turn) is not lifted into it.
 #[test]
 fn replies_stay_inside_the_sub_scope() {
-    let db = Database::in_memory();
     let conv = r#"{"id": "c", "turns": [
         {"id": "b1", "speaker": "Ann", "text": "Where did you park the research van?", "at": "2023-05-08T13:56:00Z"},
         {"id": "b2", "speaker": "Bob", "text": "Behind the old mill.", "at": "2023-05-08T13:57:00Z"}]}"#;
@@ -141,9 +144,7 @@ fn replies_stay_inside_the_sub_scope() {
     for (doc, user) in docs.iter_mut().zip(["ann", "bob"]) {
         doc.claims[0].properties.insert("user_id".into(), serde_json::json!(user));
     }
-    for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
-        r.unwrap();
-    }
+    let db = ingested(docs);
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
     let q = RecallQuery { budget: 10_000, ..RecallQuery::new("research van") };

@@ -296,12 +296,16 @@ fn the_budget_is_never_exceeded() {
         let r = ws.recall(&RecallQuery { budget, ..RecallQuery::new("kafka latency outage refund") }).unwrap();
         assert!(r.packed.tokens_used <= budget, "budget {budget}: {}", r.packed.tokens_used);
         assert_eq!(r.packed.tokens_used, count_tokens(&r.packed.context));
-        // Each fact has its line; the other lines are the heads of groups of two or more.
+        // Each fact has its line; every other line is the head of a group of two or more facts.
         let lines: Vec<&str> = r.packed.context.lines().collect();
         assert!(r.packed.facts.iter().all(|f| lines.contains(&f.line.as_str())), "{}", r.packed.context);
-        let heads = lines.iter().filter(|l| !r.packed.facts.iter().any(|f| f.line == **l)).count();
-        assert!(lines.iter().filter(|l| !l.starts_with('[')).all(|l| l.ends_with("):")), "{}", r.packed.context);
-        assert_eq!(lines.len(), r.packed.facts.len() + heads);
+        for (i, head) in lines.iter().enumerate().filter(|(_, l)| !l.starts_with('[')) {
+            assert!(head.ends_with("):"), "{}", r.packed.context);
+            let members = lines[i + 1..].iter().take_while(|l| l.starts_with('[')).count();
+            assert!(members >= 2, "a head over {members} fact(s): {}", r.packed.context);
+        }
+        let facts_lines = lines.iter().filter(|l| l.starts_with('[')).count();
+        assert_eq!(facts_lines, r.packed.facts.len(), "{}", r.packed.context);
         assert!(r.packed.facts.windows(2).all(|w| w[0].score >= w[1].score));
         if budget == 100_000 {
             assert_eq!(r.packed.cut, 0);

@@ -58,12 +58,7 @@ pub struct Turn {
 
 /// Parses a conversation, naming the JSON path of the first bad value.
 pub fn parse_conversation(text: &str) -> Result<Conversation, IngestError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let c: Conversation = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        err(if path.is_empty() || path == "." { ".".to_owned() } else { path }, e.into_inner().to_string())
-    })?;
-    Ok(c)
+    super::from_json(text)
 }
 
 /// The conversation's ingest documents, one per turn (see the module documentation).

@@ -212,15 +212,20 @@ fn err(path: impl Into<String>, message: impl Into<String>) -> IngestError {
     IngestError { path: path.into(), message: message.into() }
 }
 
-/// Parses a document, naming the JSON path of the first bad value.
-pub fn parse(text: &str) -> Result<IngestDoc, IngestError> {
+/// Deserializes `text`, naming the JSON path of the first bad value.
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, IngestError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let doc: IngestDoc = serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         // serde_json appends "at line L column C": keep it, it locates the value in the text.
         err(if path.is_empty() || path == "." { ".".to_owned() } else { path }, inner.to_string())
-    })?;
+    })
+}
+
+/// Parses a document, naming the JSON path of the first bad value.
+pub fn parse(text: &str) -> Result<IngestDoc, IngestError> {
+    let doc: IngestDoc = from_json(text)?;
     validate(&doc)?;
     Ok(doc)
 }
