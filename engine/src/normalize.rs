@@ -90,11 +90,36 @@ pub fn vocabulary_key_of(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Calls `f` with `vocabulary_key_of(name)`, folding a short printable-ASCII name on the stack
+/// (a read that resolves a name per query allocates nothing).
+pub fn with_vocabulary_key<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
+    let trimmed = name.trim();
+    let b = trimmed.as_bytes();
+    if trimmed.len() == name.len() && b.len() <= 64 && b.iter().all(|&c| (0x20..0x7f).contains(&c)) {
+        let mut buf = [0u8; 64];
+        for (o, c) in buf.iter_mut().zip(b) {
+            *o = c.to_ascii_lowercase();
+        }
+        if let Ok(key) = std::str::from_utf8(&buf[..b.len()]) {
+            return f(key);
+        }
+    }
+    f(&vocabulary_key_of(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The stack-folded key is the key.
+        #[test]
+        fn the_stack_folded_key_is_the_key(s in "(\\PC|[ -~]|[A-Z]| ){0,70}") {
+            let folded = with_vocabulary_key(&s, str::to_owned);
+            proptest::prop_assert_eq!(folded, vocabulary_key_of(&s).into_owned());
+        }
+
+
         /// A plain name passes every name check and is its own key; the key is always the
         /// trimmed lower-case name.
         #[test]

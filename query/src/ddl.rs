@@ -80,6 +80,9 @@ pub enum Ddl {
 /// Whether `text` is an index statement: `None` when it is not (it is an ordinary query); the
 /// statement, or a syntax error naming its place, when it is.
 pub fn parse(text: &str) -> Option<Result<Ddl, QueryError>> {
+    if !may_be_index_statement(text) {
+        return None;
+    }
     let tokens = lex(text).ok()?;
     let first = tokens.first()?;
     let is = |i: usize, kw: &str| tokens.get(i).is_some_and(|t| t.tok.is_keyword(kw));
@@ -95,6 +98,17 @@ pub fn parse(text: &str) -> Option<Result<Ddl, QueryError>> {
         return p.fulltext_procedure();
     }
     None
+}
+
+/// Whether `text` can start an index statement (`CREATE`, `DROP` or `CALL` first, or a comment
+/// before it): the check every query pays, so it looks at the first word, not the tokens.
+fn may_be_index_statement(text: &str) -> bool {
+    let t = text.trim_start();
+    if t.starts_with('/') {
+        return true;
+    }
+    let word = t.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    ["CREATE", "DROP", "CALL"].iter().any(|k| word.eq_ignore_ascii_case(k))
 }
 
 struct Parser<'a> {
@@ -398,6 +412,17 @@ mod tests {
             Some(Ok(d)) => d,
             other => panic!("{text}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_first_word_decides_without_lexing_and_comments_still_count() {
+        assert!(matches!(ok("  create index for (n:A) on (n.x)"), Ddl::Create { .. }));
+        assert!(matches!(ok("/* why */ DROP INDEX FOR (n:A) ON (n.x)"), Ddl::Drop(_)));
+        assert!(matches!(ok("// line\nCREATE INDEX FOR (n:A) ON (n.x)"), Ddl::Create { .. }));
+        for query in ["MATCH (n) RETURN n", "CREATE (n:A)", "CALL db.labels()", "RETURN 1", "", "CREATED", "callx"] {
+            assert!(!matches!(parse(query), Some(Ok(_))), "{query}");
+        }
+        assert!(parse("MATCH (n) RETURN n").is_none());
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub(crate) trait Matcher {
 /// What evaluation reads besides the row.
 pub(crate) struct Env<'e, 'v, 'a> {
     pub graph: &'e Graph<'v, 'a>,
-    pub params: &'e BTreeMap<Arc<str>, Val>,
+    pub params: &'e super::value::Bound,
     pub matcher: &'e dyn Matcher,
 }
 

@@ -79,14 +79,18 @@ impl<'a> Graph<'_, 'a> {
     /// query language gave it an `id` property, which then holds.
     pub fn nodes_with_id(&self, id: &Val) -> Vec<EntityId> {
         let mut out = Vec::new();
+        let id_properties = self.view.has_id_properties();
         if let Val::Str(s) = id {
             if let Some(e) = self.view.entity_id(s) {
-                if !self.view.entity_bare(e) && self.view.entity_property(e, "id").is_none() && self.view.entity_visible(e, &self.vis) {
+                if !self.view.entity_bare(e)
+                    && !(id_properties && self.view.entity_property(e, "id").is_some())
+                    && self.view.entity_visible(e, &self.vis)
+                {
                     out.push(e);
                 }
             }
         }
-        if !self.view.has_id_properties() {
+        if !id_properties {
             // The common case (no `id` property anywhere): the external id alone answers.
             return out;
         }

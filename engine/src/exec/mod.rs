@@ -160,8 +160,7 @@ fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryErr
     }
 }
 
-/// Parameters bound to query values.
-type Bound = BTreeMap<Arc<str>, value::Val>;
+use value::Bound;
 
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
 fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
@@ -190,11 +189,13 @@ fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryErro
         }
         e
     })?;
-    let mut vals = BTreeMap::new();
+    let mut vals = Bound::default();
     for (k, v) in params {
         let v = output::parameter(v)
             .map_err(|e| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}")))?;
-        vals.insert(Arc::from(k.as_str()), v);
+        // The plan's own name when it uses the parameter (no allocation for the key).
+        let key = compiled.plan.params.iter().find(|p| ***p == **k).cloned().unwrap_or_else(|| Arc::from(k.as_str()));
+        vals.insert(key, v);
     }
     for p in &compiled.plan.params {
         if !vals.contains_key(p) {
@@ -228,7 +229,7 @@ impl crate::db::Database {
         see_sensitive: bool,
         rules: crate::read::policy::Rules,
         compiled: Arc<Compiled>,
-        vals: BTreeMap<Arc<str>, value::Val>,
+        vals: Bound,
     ) -> Result<QueryResult, crate::error::Error> {
         if !matches!(compiled.when, When::Now) {
             return Err(QueryError {
@@ -268,7 +269,7 @@ fn write_job<'a>(
     workspace: &'a str,
     who: &'a Writer<'a>,
     compiled: &'a Compiled,
-    vals: &'a BTreeMap<Arc<str>, value::Val>,
+    vals: &'a Bound,
     embed: Option<&'a Embed<'a>>,
 ) -> impl FnMut(&mut crate::state::State, &crate::db::commit::JobContext<'_>) -> Result<crate::db::commit::Applied, crate::error::Error> + 'a
 {
@@ -302,7 +303,7 @@ fn run_on_state(
     workspace: &str,
     who: &Writer<'_>,
     compiled: &Compiled,
-    vals: &BTreeMap<Arc<str>, value::Val>,
+    vals: &Bound,
     embed: Option<&Embed<'_>>,
 ) -> Result<(Vec<crate::write::batch::Op>, QueryResult), crate::error::Error> {
     let profile = compiled.mode == Mode::Profile;
@@ -413,7 +414,7 @@ impl WorkspaceView<'_> {
     fn run_read(
         &self,
         compiled: &Compiled,
-        vals: &BTreeMap<Arc<str>, value::Val>,
+        vals: &Bound,
         embed: Option<&Embed<'_>>,
         audit: Option<&AuditFn<'_>>,
     ) -> Result<QueryResult, QueryError> {
@@ -436,6 +437,8 @@ impl WorkspaceView<'_> {
             return Ok(explained(compiled, Some(self)));
         }
         let mut all_rows: Vec<Vec<value::Val>> = Vec::new();
+        // Without UNION's duplicate removal a row is materialized as it comes.
+        let mut done: Vec<Vec<QueryValue>> = Vec::new();
         let mut profiles = Vec::new();
         let mut chosen = Vec::new();
         for part in &compiled.plan.parts {
@@ -451,17 +454,25 @@ impl WorkspaceView<'_> {
             let ops = physical::choose(&part.ops, self);
             let rows = runner.run_ops(&ops, vec![vec![value::Val::Null; part.width]], true)?;
             for r in rows {
-                all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
+                if compiled.plan.distinct {
+                    all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());
+                } else {
+                    done.push(
+                        part.columns.iter().map(|(_, s)| r.get(*s).map_or(QueryValue::Null, |v| output::materialize(&graph, v))).collect(),
+                    );
+                }
             }
             if let Some(p) = runner.profile {
                 profiles.push(p.into_inner().unwrap_or_default());
                 chosen.push(ops.into_owned());
             }
         }
-        let rows = finish_rows(compiled, all_rows, &graph);
+        if compiled.plan.distinct {
+            done = finish_rows(compiled, all_rows, &graph);
+        }
         Ok(QueryResult {
             columns: compiled.plan.columns.clone(),
-            rows,
+            rows: done,
             stats: QueryStats::default(),
             plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
         })

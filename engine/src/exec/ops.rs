@@ -5,7 +5,7 @@
 //! Every loop ticks the scope's read context (deadline, cancel token) at least every
 //! `CHECK_EVERY` units of work.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,7 +35,7 @@ const PARALLEL_AGGREGATE_ROWS: usize = 4096;
 /// What the operators read: the graph, the parameters, the read context and its limits.
 pub(crate) struct Runner<'e, 'v, 'a> {
     pub graph: &'e Graph<'v, 'a>,
-    pub params: &'e BTreeMap<Arc<str>, Val>,
+    pub params: &'e super::value::Bound,
     pub cx: &'e ReadContext,
     /// The width of the part's rows (every slot it uses).
     pub width: usize,
@@ -522,9 +522,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     /// An unbounded directed walk over one transitive type is the engine's closure
-    /// (`ancestors` / `descendants`, its hierarchy index). The closure leaves out the start; the
-    /// walk includes it when a cycle leads back, that is when one of the start's predecessors
-    /// (or the start itself) was reached. `None` when the closure does not apply.
+    /// (`ancestors` / `descendants`, its hierarchy index), the start included when a cycle leads
+    /// back to it. `None` when the closure does not apply.
     fn closure(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<Vec<EntityId>> {
         let [ty] = hop.types.as_slice() else { return None };
         if max.is_some() || engine_dir(hop.direction) == Direction::Both {
@@ -535,22 +534,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let ([Some(pid), None] | [None, Some(pid)]) = view.rel_type_ids(ty) else { return None };
         // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
         // reports the limit).
-        let found = view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis).ok()??;
-        let mut reached: Vec<EntityId> = found.into_iter().map(|(e, _)| e).collect();
-        if !hop.exclude_start {
-            let back = if engine_dir(hop.direction) == Direction::Out { Direction::In } else { Direction::Out };
-            let preds: Vec<EntityId> = view.expander(back, Some(&[pid]), &self.graph.vis).edges(from).map(|e| e.neighbor).collect();
-            // Few predecessors (the usual hierarchy): scan the result; many: hash it.
-            let back_again = if preds.len() <= 8 {
-                preds.contains(&from) || reached.iter().any(|r| preds.contains(r))
-            } else {
-                let set: foldhash::HashSet<u32> = reached.iter().map(|e| e.0).collect();
-                preds.iter().any(|p| *p == from || set.contains(&p.0))
-            };
-            if back_again {
-                reached.push(from);
-            }
-        }
+        // The start is in when a cycle leads back to it, unless the pattern rules it out.
+        let found = view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis, !hop.exclude_start).ok()??;
+        let reached: Vec<EntityId> = found.into_iter().map(|(e, _)| e).collect();
         Some(reached)
     }
 
@@ -610,6 +596,23 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         }
         let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(0) };
         let mut n = 0;
+        if hop.distinct_from.is_empty() && hop.to_test.labels.is_empty() && hop.to_test.props.is_empty() {
+            // Nothing to test per edge: the expander's internal iteration counts (one tight loop
+            // per stored run instead of its state machine per edge).
+            for row in rows {
+                let Val::Node(from) = row[hop.from] else { continue };
+                let (mut seen, mut stop) = (0usize, Ok(()));
+                n += expander.edges(from).fold(0usize, |acc, edge| {
+                    seen += 1;
+                    if seen % CHECK_EVERY as usize == 0 && stop.is_ok() {
+                        stop = self.check();
+                    }
+                    acc + usize::from(!second_sight(hop, from, &edge))
+                });
+                stop?;
+            }
+            return Ok(n);
+        }
         for row in rows {
             let Val::Node(from) = row[hop.from] else { continue };
             let used = Self::used_rels(hop, &row);

@@ -25,6 +25,29 @@ pub(crate) enum Val {
     Path(Arc<PathVal>),
 }
 
+/// A query's parameters bound to values: a handful, so a list searched by name (no tree nodes
+/// to allocate and free per query).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bound(Vec<(Arc<str>, Val)>);
+
+impl Bound {
+    pub fn get(&self, name: &str) -> Option<&Val> {
+        self.0.iter().find(|(k, _)| **k == *name).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Binds `name`, replacing an earlier value.
+    pub fn insert(&mut self, name: Arc<str>, v: Val) {
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((name, v)),
+        }
+    }
+}
+
 /// A path: the start node and each hop's relationship and the node it reaches.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct PathVal {

@@ -4,7 +4,6 @@
 //! the transaction's WAL record. A failing query leaves the copy to be dropped: nothing is
 //! published.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use engram_query::{Detail, ErrorType, QueryError};
@@ -43,7 +42,7 @@ pub(crate) struct Tx<'s> {
     policy: Option<Hidden>,
     /// The masking policies that apply (their values are masked again after each change).
     masker: Option<crate::read::mask::Masker>,
-    params: &'s BTreeMap<Arc<str>, Val>,
+    params: &'s super::value::Bound,
     embed: Option<&'s Embed<'s>>,
     /// Every operation applied, in order: the transaction's record.
     pub applied: Vec<BatchOp>,
@@ -98,7 +97,7 @@ impl<'s> Tx<'s> {
         limits: &'s Limits,
         cx: &'s ReadContext,
         (see_sensitive, rules): (bool, &Rules),
-        params: &'s BTreeMap<Arc<str>, Val>,
+        params: &'s super::value::Bound,
         embed: Option<&'s Embed<'s>>,
     ) -> Result<Tx<'s>, crate::error::Error> {
         let ws = st.workspace_id(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;

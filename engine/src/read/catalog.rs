@@ -7,7 +7,7 @@
 //! is (a planner's estimate, not a visibility answer).
 
 use crate::ids::{PredicateId, TypeId};
-use crate::normalize::vocabulary_key_of;
+use crate::normalize::with_vocabulary_key;
 use crate::read::view::WorkspaceView;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -65,19 +65,19 @@ impl WorkspaceView<'_> {
     /// The id of entity type `name`, if any write ever used it. The vocabulary is database-wide:
     /// an id says nothing about this workspace (its count here may be 0, and scans then find none).
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
-        self.st.catalog.types.get(&vocabulary_key_of(name)).map(TypeId)
+        with_vocabulary_key(name, |key| self.st.catalog.types.get(key)).map(TypeId)
     }
 
     /// The id of predicate `name`, if any write ever used it.
     pub fn predicate_id(&self, name: &str) -> Option<PredicateId> {
-        self.st.catalog.predicates.get(&vocabulary_key_of(name)).map(PredicateId)
+        with_vocabulary_key(name, |key| self.st.catalog.predicates.get(key)).map(PredicateId)
     }
 
     /// The types a label of the query language names: the one written with exactly this case,
     /// and the one ingest's case-insensitive resolution finds (its names have no case).
     pub fn label_ids(&self, name: &str) -> [Option<TypeId>; 2] {
         let exact = self.st.catalog.types.get(name).map(TypeId);
-        let folded = self.st.catalog.types.get(&vocabulary_key_of(name)).map(TypeId);
+        let folded = with_vocabulary_key(name, |key| self.st.catalog.types.get(key)).map(TypeId);
         [exact, folded.filter(|f| Some(*f) != exact)]
     }
 
@@ -94,7 +94,7 @@ impl WorkspaceView<'_> {
     /// The predicates a relationship type of the query language names (as `label_ids`).
     pub fn rel_type_ids(&self, name: &str) -> [Option<PredicateId>; 2] {
         let exact = self.st.catalog.predicates.get(name).map(PredicateId);
-        let folded = self.st.catalog.predicates.get(&vocabulary_key_of(name)).map(PredicateId);
+        let folded = with_vocabulary_key(name, |key| self.st.catalog.predicates.get(key)).map(PredicateId);
         [exact, folded.filter(|f| Some(*f) != exact)]
     }
 

@@ -40,26 +40,28 @@ impl WorkspaceView<'_> {
         self.check_entity(entity)?;
         let pred = self.transitive_pred(predicate)?;
         let dir = usize::from(direction == Direction::In);
-        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, pred)])
+        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, pred)], false)
     }
 
     /// The closure over predicate `p` in `direction` (`Out`: ancestors, `In`: descendants) with
     /// the predicate already resolved (what an executor holds): every entity reached with its
-    /// minimum distance, nearest first, the start excluded. `None` when `p` is not declared
-    /// transitive in this workspace.
+    /// minimum distance, nearest first. The start is left out, or, with `start_on_cycle`, is in
+    /// when a cycle leads back to it (a walk in Cypher may end where it began). `None` when `p`
+    /// is not declared transitive in this workspace.
     pub fn closure_by_id(
         &self,
         entity: EntityId,
         p: PredicateId,
         direction: Direction,
         v: &Visibility,
+        start_on_cycle: bool,
     ) -> Result<Option<Vec<(EntityId, u32)>>, ReadError> {
         self.check_entity(entity)?;
         if !self.st.catalog.predicate_defs.get(&(self.ws, p)).is_some_and(|d| d.transitive) {
             return Ok(None);
         }
         let dir = usize::from(direction == Direction::In);
-        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)]).map(Some)
+        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)], start_on_cycle).map(Some)
     }
 
     /// Breadth-first closure from `entity` over the predicates `preds` in direction `dir` (0 out,
@@ -74,12 +76,18 @@ impl WorkspaceView<'_> {
     ) -> Result<Vec<(EntityId, u32)>, ReadError> {
         let vis = self.vis(v);
         let edges: Vec<PredEdges<'_>> = preds.iter().map(|&p| PredEdges::new(self.st, vis, dir, p)).collect();
-        self.closure_over_edges(entity, &edges)
+        self.closure_over_edges(entity, &edges, false)
     }
 
     /// `closure_over_preds` over edges already resolved. Stops with an error naming the limit
-    /// past the scope's `visited_max`, and when the scope's deadline or token says so.
-    fn closure_over_edges(&self, entity: EntityId, edges: &[PredEdges<'_>]) -> Result<Vec<(EntityId, u32)>, ReadError> {
+    /// past the scope's `visited_max`, and when the scope's deadline or token says so. The start
+    /// is reached like any entity when `start_on_cycle` (it is not marked visited first).
+    fn closure_over_edges(
+        &self,
+        entity: EntityId,
+        edges: &[PredEdges<'_>],
+        start_on_cycle: bool,
+    ) -> Result<Vec<(EntityId, u32)>, ReadError> {
         let st = self.st;
         let mut walk = Bounds { ticker: Ticker::new(self.cx), visited_max: self.cx.limits.visited_max, stop: None };
         SCRATCH.with(|scratch| {
@@ -89,12 +97,16 @@ impl WorkspaceView<'_> {
             let mut out: Vec<(EntityId, u32)> = Vec::with_capacity(16);
             // With one predicate the stored neighbours say which nodes are leaves: they join the
             // result without being expanded. The expansion order, hence the result, is the same.
+            let bits = scratch.bits_mut();
+            if !start_on_cycle {
+                bits[(entity.0 >> 6) as usize] |= 1 << (entity.0 & 63);
+            }
             match edges {
                 [pe] => match pe.dense_walk() {
-                    Some(dense) => (todo, out) = breadth_first_dense(pe, dense, entity.0, scratch.bits_mut(), todo, out, &mut walk),
-                    None => breadth_first(edges, true, entity.0, scratch.bits_mut(), &mut todo, &mut out, &mut walk),
+                    Some(dense) => (todo, out) = breadth_first_dense(pe, dense, entity.0, bits, todo, out, &mut walk),
+                    None => breadth_first(edges, true, entity.0, bits, &mut todo, &mut out, &mut walk),
                 },
-                _ => breadth_first(edges, false, entity.0, scratch.bits_mut(), &mut todo, &mut out, &mut walk),
+                _ => breadth_first(edges, false, entity.0, bits, &mut todo, &mut out, &mut walk),
             }
             todo.clear();
             scratch.todo = todo;
@@ -199,7 +211,8 @@ impl WorkspaceView<'_> {
     }
 }
 
-/// The closure's walk from `start`, marking `bits` (one per entity; `start` is marked too): each
+/// The closure's walk from `start`, marking `bits` (one per entity; the caller marks `start`
+/// first unless a cycle back to it belongs in the result): each
 /// entity reached goes to `out` with its depth, and to `todo` unless `trust_marks` (one predicate)
 /// and its mark says it is a leaf.
 fn breadth_first(
@@ -211,7 +224,6 @@ fn breadth_first(
     out: &mut Vec<(EntityId, u32)>,
     walk: &mut Bounds<'_>,
 ) {
-    bits[(start >> 6) as usize] |= 1 << (start & 63);
     let (mut e, mut d) = (start, 0);
     let mut head = 0;
     loop {
@@ -243,7 +255,6 @@ fn breadth_first_dense(
     mut out: Vec<(EntityId, u32)>,
     walk: &mut Bounds<'_>,
 ) -> WalkQueues {
-    bits[(start >> 6) as usize] |= 1 << (start & 63);
     let (mut e, mut d) = (start, 0);
     let mut head = 0;
     loop {
