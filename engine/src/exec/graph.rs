@@ -82,10 +82,9 @@ impl<'a> Graph<'_, 'a> {
         let id_properties = self.view.has_id_properties();
         if let Val::Str(s) = id {
             if let Some(e) = self.view.entity_id(s) {
-                if !self.view.entity_bare(e)
-                    && !(id_properties && self.view.entity_property(e, "id").is_some())
-                    && self.view.entity_visible(e, &self.vis)
-                {
+                // An `id` written in Cypher shadows the external id (checked only when one exists).
+                let shadowed = id_properties && self.view.entity_property(e, "id").is_some();
+                if !self.view.entity_bare(e) && !shadowed && self.view.entity_visible(e, &self.vis) {
                     out.push(e);
                 }
             }
