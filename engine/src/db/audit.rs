@@ -376,10 +376,16 @@ impl super::Database {
     /// Records one request in the access history (nothing while the `audit` setting is `off`).
     /// With `durable` (a write's record), returns once the record is on disk.
     pub fn record_access(&self, record: AccessRecord, durable: bool) -> Result<(), Error> {
-        if !self.inner.published.read().settings.audit_on() {
+        if !self.access_history_on() {
             return Ok(());
         }
         self.inner.audit.append(record, durable)
+    }
+
+    /// Whether requests are recorded (the `audit` setting): a caller skips building a record,
+    /// or a thread hop to make it durable, when not.
+    pub fn access_history_on(&self) -> bool {
+        self.inner.published.read().settings.audit_on()
     }
 
     /// The records of the access history `filter` keeps, oldest first (admins only: callers

@@ -240,6 +240,9 @@ fn now() -> engram::Timestamp {
 /// Appends `record` to the access history; a write's (`durable`) is on disk before this returns
 /// (on the blocking pool: an fsync). A failure to record is logged, and counted as an error.
 async fn record(shared: &Arc<Shared>, record: engram::db::audit::AccessRecord, durable: bool) {
+    if !shared.db.access_history_on() {
+        return;
+    }
     let db = shared.db.clone();
     let done = if durable {
         tokio::task::spawn_blocking(move || db.record_access(record, true))
@@ -256,6 +259,9 @@ async fn record(shared: &Arc<Shared>, record: engram::db::audit::AccessRecord, d
 
 /// Appends the records of a commit group's commands, all durable (one fsync, the last).
 async fn record_all(shared: &Arc<Shared>, records: Vec<engram::db::audit::AccessRecord>) {
+    if !shared.db.access_history_on() {
+        return;
+    }
     let db = shared.db.clone();
     let n = records.len();
     let done = tokio::task::spawn_blocking(move || records.into_iter().enumerate().try_for_each(|(i, r)| db.record_access(r, i + 1 == n)))
