@@ -155,8 +155,10 @@ pub(crate) struct AuditLog {
     log: Mutex<Log>,
     /// The last record number an fsync covered.
     synced: AtomicU64,
-    /// One fsync at a time; followers whose record it covered return.
-    syncing: Mutex<()>,
+    /// One fsync at a time (true while one runs); the others wait on `synced_cv` and return as
+    /// soon as an fsync covered their record, all woken together.
+    syncing: Mutex<bool>,
+    synced_cv: Condvar,
     home: Option<(Arc<dyn Vfs>, PathBuf)>,
     stop: Arc<(Mutex<bool>, Condvar)>,
     flusher: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -175,7 +177,8 @@ impl AuditLog {
         Arc::new(AuditLog {
             log: Mutex::new(Log { wal: None, memory: VecDeque::new(), pending: Vec::new(), written: 0 }),
             synced: AtomicU64::new(0),
-            syncing: Mutex::new(()),
+            syncing: Mutex::new(false),
+            synced_cv: Condvar::new(),
             home: None,
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             flusher: Mutex::new(None),
@@ -194,7 +197,8 @@ impl AuditLog {
         let log = Arc::new(AuditLog {
             log: Mutex::new(Log { wal: Some(wal), memory: VecDeque::new(), pending: Vec::new(), written: 0 }),
             synced: AtomicU64::new(0),
-            syncing: Mutex::new(()),
+            syncing: Mutex::new(false),
+            synced_cv: Condvar::new(),
             home: Some((vfs, home)),
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             flusher: Mutex::new(None),
@@ -286,10 +290,31 @@ impl AuditLog {
         if self.synced.load(Ordering::Acquire) >= seq {
             return Ok(());
         }
-        let _one = self.syncing.lock();
-        if self.synced.load(Ordering::Acquire) >= seq {
-            return Ok(());
+        {
+            let mut busy = self.syncing.lock();
+            loop {
+                if self.synced.load(Ordering::Acquire) >= seq {
+                    return Ok(());
+                }
+                if self.poisoned.load(Ordering::Acquire) {
+                    return Err(StorageError::Poisoned("an fsync of the access history failed".to_owned()).into());
+                }
+                if !*busy {
+                    *busy = true;
+                    break;
+                }
+                self.synced_cv.wait(&mut busy);
+            }
         }
+        let result = self.write_and_sync();
+        *self.syncing.lock() = false;
+        self.synced_cv.notify_all();
+        result
+    }
+
+    /// Writes the pending records and fsyncs them with everything before: the leader's part of
+    /// `sync_through`.
+    fn write_and_sync(&self) -> Result<(), Error> {
         let (target, handle): (u64, Option<SyncHandle>) = {
             let mut log = self.log.lock();
             let pending = std::mem::take(&mut log.pending);
@@ -443,5 +468,34 @@ mod tests {
         assert_eq!(r.claims.len(), AUDIT_CLAIMS_MAX);
         assert_eq!(AccessRecord::decode(&r.encode()), Some(r));
         assert_eq!(AccessRecord::decode(b"\x09junk"), None);
+    }
+
+    /// Writers syncing their records at once: each returns only once its record is durable
+    /// (`synced` covers it), none waits forever, and the file holds every record.
+    #[test]
+    fn concurrent_durable_records_all_reach_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = AuditLog::open(Arc::new(engram_storage::OsVfs), dir.path(), Duration::from_secs(60)).expect("opens");
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let log = &log;
+                s.spawn(move || {
+                    for i in 0..40 {
+                        let r = AccessRecord { user: format!("u{t}"), op: format!("w{i}"), ..AccessRecord::default() };
+                        // This record's number is above every number given before the call.
+                        let before = log.log.lock().written;
+                        log.append(r, true).expect("durable");
+                        assert!(log.synced.load(Ordering::Acquire) > before, "returned before its record was synced");
+                    }
+                });
+            }
+        });
+        assert_eq!(log.synced.load(Ordering::Acquire), 320);
+        assert!(!*log.syncing.lock(), "no fsync left running");
+        let read = read_dir(&engram_storage::OsVfs, &dir.path().join(AUDIT_DIR), &AuditFilter::default()).expect("reads");
+        assert_eq!(read.len(), 320);
+        for t in 0..8 {
+            assert_eq!(read.iter().filter(|r| r.user == format!("u{t}")).count(), 40);
+        }
     }
 }
