@@ -64,12 +64,15 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
             }
             None => None,
         };
+        // The handlers are installed before `ready` announces the address: a SIGTERM sent as soon
+        // as "listening" is read must shut down cleanly, not kill the process.
+        let signal = shutdown_signal();
         ready(addr, http.as_ref().map(|(a, _)| *a));
         tracing::info!(%addr, http = ?http.as_ref().map(|(a, _)| *a), "listening");
         let signals = {
             let shared = shared.clone();
             tokio::spawn(async move {
-                wait_for_signal().await;
+                signal.await;
                 tracing::info!("signal: shutting down");
                 shared.shutdown();
             })
@@ -102,19 +105,23 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
     })
 }
 
-async fn wait_for_signal() {
+/// Installs the SIGTERM and SIGINT handlers now and returns a future that ends at the first signal.
+fn shutdown_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
         if let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            return;
+            return Box::pin(async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            });
         }
     }
-    let _ = tokio::signal::ctrl_c().await;
+    Box::pin(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 /// Serves one connection until it closes, errs or is killed.

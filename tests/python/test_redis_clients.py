@@ -250,6 +250,16 @@ def test_shutdown_stops_the_server_and_keeps_answered_writes(tmp_path):
         s.stop()
 
 
+def test_sigterm_right_after_listening_is_a_clean_shutdown(tmp_path):
+    """The signal handlers are installed before the address is announced: a SIGTERM sent the moment
+    "listening" is read (as a supervisor may) stops the server cleanly (exit 0), never kills it."""
+    from conftest import Server
+
+    for i in range(10):
+        s = Server(tmp_path / f"db{i}", "--http-port", "0")
+        assert s.stop() == 0, (tmp_path / f"db{i}.log").read_text()
+
+
 SLOW_WRITE = "UNWIND range(1, 3000) AS a UNWIND range(1, 300) AS b WITH count(*) AS n CREATE (:R {n: n})"
 
 
