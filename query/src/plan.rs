@@ -430,6 +430,22 @@ pub struct Plan {
     pub params: Vec<Arc<str>>,
 }
 
+impl Plan {
+    /// True when some part calls a procedure (`CALL`, in a subquery too): work the executor's
+    /// deadline checks do not bound (an embedder, a search).
+    pub fn calls_procedure(&self) -> bool {
+        fn any_call(ops: &[Op]) -> bool {
+            ops.iter().any(|op| match op {
+                Op::Call(_) => true,
+                Op::Optional { ops, .. } => any_call(ops),
+                Op::Subquery { branches, .. } => branches.iter().any(|b| any_call(b)),
+                _ => false,
+            })
+        }
+        self.parts.iter().any(|p| any_call(&p.ops))
+    }
+}
+
 impl Op {
     /// The operator's name in a plan.
     pub fn name(&self) -> &'static str {

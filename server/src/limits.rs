@@ -30,6 +30,11 @@ pub struct Limits {
     pub query_timeout_default_ms: u64,
     /// `query-timeout-max`: the longest deadline a query may ask for, in ms.
     pub query_timeout_max_ms: u64,
+    /// `inline-query-budget`: a read that calls no procedure first runs on the connection's own
+    /// thread under this deadline (µs), sparing the hop to the worker pool; past it the read is
+    /// run again on the pool under its own deadline, and its text goes to the pool from then on.
+    /// 0: every query on the pool.
+    pub inline_query_budget_micros: u64,
     /// `max-pending-queries`: engine calls queued or running at once; past it a command gets a
     /// clean error (connection commands such as PING stay answered).
     pub max_pending_queries: usize,
@@ -56,6 +61,7 @@ impl Default for Limits {
             stall_timeout_secs: 30,
             query_timeout_default_ms: 4_000,
             query_timeout_max_ms: 300_000,
+            inline_query_budget_micros: 200,
             max_pending_queries: 1_024,
             multi_queued_max: 10_000,
             slowlog_slower_than_micros: 10_000,
@@ -78,6 +84,7 @@ impl Limits {
             ("client-stall-timeout", self.stall_timeout_secs.to_string()),
             ("query-timeout-default", self.query_timeout_default_ms.to_string()),
             ("query-timeout-max", self.query_timeout_max_ms.to_string()),
+            ("inline-query-budget", self.inline_query_budget_micros.to_string()),
             ("max-pending-queries", self.max_pending_queries.to_string()),
             ("multi-queued-max", self.multi_queued_max.to_string()),
             ("slowlog-log-slower-than", self.slowlog_slower_than_micros.to_string()),
@@ -100,6 +107,7 @@ impl Limits {
             "client-stall-timeout" => self.stall_timeout_secs = n()?.max(1),
             "query-timeout-default" => self.query_timeout_default_ms = n()?,
             "query-timeout-max" => self.query_timeout_max_ms = n()?,
+            "inline-query-budget" => self.inline_query_budget_micros = n()?,
             "max-pending-queries" => self.max_pending_queries = u()?,
             "multi-queued-max" => self.multi_queued_max = u()?,
             "slowlog-log-slower-than" => self.slowlog_slower_than_micros = n()?,

@@ -35,6 +35,10 @@ pub struct Stats {
     pub idle_closed: AtomicU64,
     /// Pipelined write groups committed together.
     pub group_commits: AtomicU64,
+    /// Reads answered on the connection's thread (`inline-query-budget`).
+    pub inline_queries: AtomicU64,
+    /// Reads that passed the inline budget and were run again on the pool.
+    pub inline_overruns: AtomicU64,
     /// Per command: calls and total microseconds.
     pub per_command: Mutex<BTreeMap<String, (u64, u64)>>,
 }
@@ -115,6 +119,8 @@ pub struct Shared {
     pub metrics: crate::metrics::Metrics,
     /// Becomes `true` on shutdown (the HTTP server and MCP sessions wait on it).
     pub stopped: tokio::sync::watch::Sender<bool>,
+    /// Query texts that once passed `inline-query-budget`: they go straight to the pool.
+    pub pool_only: Mutex<std::collections::HashSet<String>>,
     next_id: AtomicU64,
     next_slow_id: AtomicU64,
 }
@@ -136,6 +142,7 @@ impl Shared {
             idempotency: Mutex::new(Idempotency::default()),
             metrics: crate::metrics::Metrics::new(),
             stopped: tokio::sync::watch::Sender::new(false),
+            pool_only: Mutex::new(std::collections::HashSet::new()),
             next_id: AtomicU64::new(1),
             next_slow_id: AtomicU64::new(0),
         }

@@ -1140,3 +1140,35 @@ fn vector_index_procedures_give_the_exact_nearest() {
         .expect_err("dims");
     assert!(e.to_string().contains("dimension mismatch"), "{e}");
 }
+
+/// `bounded_read` says which texts a server may run on its I/O thread under a short deadline:
+/// reads without procedure calls (in a subquery too), never a write, an index statement, a
+/// procedure or a text that does not compile.
+#[test]
+fn bounded_reads_are_reads_without_procedures() {
+    use engram::exec::bounded_read;
+    for text in [
+        "MATCH (a {id: $s})-[r]-() RETURN count(r)",
+        "MATCH (c {id: $s})-[:SUBCLASS_OF*]->(a) RETURN count(DISTINCT a)",
+        "CYPHER s=\"x\" MATCH (n) WHERE n.name = $s RETURN n",
+        "OPTIONAL MATCH (n:X) RETURN n",
+        "RETURN 1",
+    ] {
+        assert!(bounded_read(text), "{text}");
+    }
+    for text in [
+        "CREATE (:X)",
+        "MATCH (n) SET n.x = 1",
+        "MATCH (n) DETACH DELETE n",
+        "CALL db.labels() YIELD label RETURN label",
+        "MATCH (n) CALL { WITH n CALL db.labels() YIELD label RETURN label } RETURN n, label",
+        "CALL engram.recall('x', {budget: 10}) YIELD rank, text RETURN rank, text",
+        "CREATE INDEX ON :X(y)",
+    ] {
+        assert!(engram::exec::writes(text).is_ok(), "compiles: {text}");
+        assert!(!bounded_read(text), "{text}");
+    }
+    for text in ["MATCH (n RETURN n", ""] {
+        assert!(!bounded_read(text), "{text}");
+    }
+}

@@ -128,6 +128,17 @@ pub fn writes(text: &str) -> Result<bool, QueryError> {
     Ok(plan_for(body)?.writes)
 }
 
+/// Whether `text` is a read whose work the deadline bounds: it compiles, writes nothing and
+/// calls no procedure. A server may run such a query on its I/O thread under a short deadline
+/// (and on its worker pool if that passes) instead of paying a thread hop for a quick read.
+pub fn bounded_read(text: &str) -> bool {
+    let Ok((_, body)) = engram_query::header::split(text) else { return false };
+    if engram_query::ddl::parse(body).is_some() {
+        return false;
+    }
+    plan_for(body).is_ok_and(|c| !c.writes && !c.plan.calls_procedure())
+}
+
 /// Looks `text` up in the plan cache, planning it on a miss (what a query pays before running).
 pub fn cached_plan(text: &str) -> Result<(), QueryError> {
     plan_for(text).map(|_| ())

@@ -146,7 +146,7 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
     let s = shared.clone();
     let command = name.to_owned();
     let (user, workspace) = (call.principal.name().to_owned(), call.workspace.clone());
-    let run = engine(shared, move |db| match call.run(db, &command) {
+    let run = super::run_query(shared, call, command, move |_, _, outcome, _| match outcome {
         Ok(r) => engram_result(&r),
         Err(Ok(e)) => error_reply(&s, &e),
         Err(Err(r)) => r,

@@ -2,7 +2,6 @@
 //! format (`--compact`, what its clients send) or its verbose one (redis-cli users).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::values::{compact, falkor_stats, has_elements, verbose, Vocab};
 use super::{arg, arity, deadline, engine, error_reply, require, Conn, QueryCall};
@@ -127,9 +126,8 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
     let command = name.replace("GRAPH.", "graph.");
     let s = shared.clone();
     let explain_or_profile = call.mode.is_some();
-    let reply = engine(shared, move |db| {
-        let started = Instant::now();
-        let result = match call.run(db, &command) {
+    let reply = super::run_query(shared, call, command, move |db, call, outcome, started| {
+        let result = match outcome {
             Ok(r) => r,
             Err(Ok(e)) => return error_reply(&s, &e),
             Err(Err(r)) => return r,

@@ -54,7 +54,7 @@ pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
     if want("stats") {
         let _ = write!(
             out,
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_error_replies:{}\r\nrejected_connections:{}\r\nrejected_queue_full:{}\r\nquery_timeouts:{}\r\nprotocol_errors:{}\r\nclient_buffer_overflows:{}\r\nidle_timeouts:{}\r\npipelined_write_groups:{}\r\n\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_error_replies:{}\r\nrejected_connections:{}\r\nrejected_queue_full:{}\r\nquery_timeouts:{}\r\nprotocol_errors:{}\r\nclient_buffer_overflows:{}\r\nidle_timeouts:{}\r\npipelined_write_groups:{}\r\ninline_queries:{}\r\ninline_overruns:{}\r\n\r\n",
             st.connections.load(Ordering::Relaxed),
             st.commands.load(Ordering::Relaxed),
             st.errors.load(Ordering::Relaxed),
@@ -65,6 +65,8 @@ pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
             st.buffer_overflows.load(Ordering::Relaxed),
             st.idle_closed.load(Ordering::Relaxed),
             st.group_commits.load(Ordering::Relaxed),
+            st.inline_queries.load(Ordering::Relaxed),
+            st.inline_overruns.load(Ordering::Relaxed),
         );
     }
     if want("persistence") && who.sees_all() {

@@ -420,6 +420,67 @@ pub(crate) struct QueryCall {
     pub principal: Arc<engram::Principal>,
 }
 
+/// Whether a workspace of exactly this name exists.
+fn workspace_exists(db: &Database, name: &str) -> bool {
+    db.workspaces().iter().any(|w| *w.name == *name)
+}
+
+/// Runs a query call and turns its outcome into `T` with `finish`. A read that calls no
+/// procedure (`engram::exec::bounded_read`) on an existing workspace runs first on this task's
+/// own thread under `inline-query-budget`: most reads take microseconds, and the hop to the pool
+/// and back costs more than they do. One that passes the budget is stopped by it (the executor
+/// checks its deadline as it goes) and run again on the pool under its own deadline; when it takes
+/// longer than the budget there too, its text goes to the pool from then on (until a run there is
+/// quick again), so a slow read holds this thread for the budget at most, once.
+pub(crate) async fn run_query<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    call: QueryCall,
+    command: String,
+    finish: impl FnOnce(&Database, &QueryCall, QueryOutcome, Instant) -> T + Send + 'static,
+) -> Result<T, Reply> {
+    let budget = Duration::from_micros(shared.limits().inline_query_budget_micros);
+    let eligible = !budget.is_zero()
+        && budget < call.timeout
+        && engram::exec::bounded_read(&call.text)
+        && (call.read_only || workspace_exists(&shared.db, &call.workspace));
+    let pool_only = eligible && shared.pool_only.lock().is_ok_and(|p| p.contains(&call.text));
+    if eligible && !pool_only {
+        let started = Instant::now();
+        let claims = audit::CLAIMS.try_with(Arc::clone).ok();
+        let outcome = audit::with_claims(claims, || call.run_within(&shared.db, &command, budget));
+        if outcome.is_ok() || started.elapsed() < budget {
+            shared.stats.inline_queries.fetch_add(1, Ordering::Relaxed);
+            return Ok(finish(&shared.db, &call, outcome, started));
+        }
+        shared.stats.inline_overruns.fetch_add(1, Ordering::Relaxed);
+    }
+    let text = eligible.then(|| call.text.clone());
+    let (out, took) = engine(shared, move |db| {
+        let started = Instant::now();
+        let outcome = call.run(db, &command);
+        let took = started.elapsed();
+        (finish(db, &call, outcome, started), took)
+    })
+    .await?;
+    if let (Some(text), Ok(mut p)) = (text, shared.pool_only.lock()) {
+        if took >= budget {
+            if p.len() >= POOL_ONLY_TEXTS {
+                p.clear();
+            }
+            p.insert(text);
+        } else if pool_only {
+            p.remove(&text);
+        }
+    }
+    Ok(out)
+}
+
+/// Query texts remembered as too slow to run inline (the set is emptied when full).
+const POOL_ONLY_TEXTS: usize = 4096;
+
+/// What running a query call gives: its result, an engine error, or a reply (a refusal).
+pub(crate) type QueryOutcome = Result<engram::QueryResult, Result<engram::Error, Reply>>;
+
 /// `NOPERM` unless `principal` holds `access` on `workspace` (`*`: every workspace).
 pub(crate) fn require(principal: &engram::Principal, workspace: &str, access: engram::Access) -> Result<(), Reply> {
     if principal.may(workspace, access) {
@@ -448,6 +509,11 @@ impl QueryCall {
     /// write, refuses a write on a read-only one before anything runs, and runs the query as the
     /// full-access principal under the call's deadline.
     pub(crate) fn run(&self, db: &Database, command: &str) -> Result<engram::QueryResult, Result<engram::Error, Reply>> {
+        self.run_within(db, command, self.timeout)
+    }
+
+    /// `run` with a deadline `timeout` from now instead of the call's own.
+    fn run_within(&self, db: &Database, command: &str, timeout: Duration) -> Result<engram::QueryResult, Result<engram::Error, Reply>> {
         if self.text.trim().is_empty() {
             return Err(Ok(engram::Error::Query(engram::query::QueryError {
                 kind: engram::query::ErrorType::SyntaxError,
@@ -459,8 +525,7 @@ impl QueryCall {
         }
         // A workspace the principal may not read does not exist for it: the same answers whether
         // it exists or not, so a caller cannot probe for names.
-        let visible =
-            self.principal.may(&self.workspace, engram::Access::Read) && db.workspaces().iter().any(|w| *w.name == *self.workspace);
+        let visible = self.principal.may(&self.workspace, engram::Access::Read) && workspace_exists(db, &self.workspace);
         if self.read_only {
             if engram::exec::writes(&self.text).map_err(|e| Ok(engram::Error::Query(e)))? {
                 return Err(Err(Reply::err(format!("{command} {READ_ONLY_WRITE}"))));
@@ -482,7 +547,7 @@ impl QueryCall {
             None => (self.text.clone(), None),
         };
         let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
-        let micros = i64::try_from(self.timeout.as_micros()).unwrap_or(i64::MAX);
+        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         let at = engram::Timestamp(clock.now().0.saturating_add(micros));
         let scope = db.scope(self.principal.clone()).audited_by_caller().with_deadline(at, clock);
         let result = if self.read_only {
