@@ -31,4 +31,4 @@ done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 me="$(median "${e[@]}")"; mr="$(median "${r[@]}")"
 echo "median: engram $me rps, redis $mr rps, ratio $(awk -v a="$me" -v b="$mr" 'BEGIN {printf "%.2f", a/b}')"
-redis-cli -p "$eport" INFO persistence | tr -d '\r' | grep -E 'commit|fsync' || true
+redis-cli -p "$eport" INFO persistence | tr -d '\r' | grep -E 'wal_' || true

@@ -5,13 +5,14 @@ import json
 import shutil
 import socket
 import subprocess
+import time
 
 import pytest
 import redis
 
 
 def connect(server, **kw):
-    return redis.Redis(host=server.host, port=server.port, socket_timeout=10, **kw)
+    return redis.Redis(host=server.host, port=server.port, **{"socket_timeout": 10, **kw})
 
 
 def norm(v):
@@ -333,3 +334,37 @@ def test_interactive_redis_cli_under_tmux(server, tmp_path):
         assert "ERR" not in screen, screen
     finally:
         tmux("kill-server")
+
+
+def test_writes_of_many_connections_share_a_commit(server):
+    """Single writes of different connections queued while the write lane is busy are committed
+    together: one WAL write and one fsync for the lot, each still its own transaction."""
+    import threading
+
+    admin = connect(server, protocol=3)
+    admin.execute_command("ENGRAM.QUERY", "lane", "CREATE (:Seed)")
+    persistence = lambda: admin.info("persistence")
+    before = persistence()
+    # About a second in a debug build (`SLOW_WRITE` with a string test per row).
+    slower = SLOW_WRITE.replace("WITH count(*)", "WITH a, b WHERE toString(a * b) STARTS WITH '1' WITH count(*)")
+    slow = threading.Thread(target=lambda: connect(server, socket_timeout=60).execute_command("ENGRAM.QUERY", "lane", slower))
+    slow.start()
+    time.sleep(0.2)  # the slow write is being applied
+    replies = [None] * 8
+
+    def write(i):
+        replies[i] = connect(server, protocol=3, socket_timeout=60).execute_command("ENGRAM.QUERY", "lane", f"CREATE (:L {{i: {i}}}) RETURN {i} AS i")
+
+    writers = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in writers:
+        t.start()
+    for t in writers + [slow]:
+        t.join(timeout=120)
+    assert [r[b"rows"] for r in replies] == [[[i]] for i in range(8)]
+    after = persistence()
+    commits = after["wal_commits"] - before["wal_commits"]
+    fsyncs = after["wal_fsyncs"] - before["wal_fsyncs"]
+    assert commits == 9
+    assert fsyncs <= 4, f"{commits} commits took {fsyncs} fsyncs"
+    got = admin.execute_command("ENGRAM.QUERY", "lane", "MATCH (l:L) RETURN count(l)")[b"rows"]
+    assert got == [[8]]

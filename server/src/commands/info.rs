@@ -73,8 +73,14 @@ pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
         let c = shared.db.commit_stats();
         let _ = write!(
             out,
-            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nwal_commits:{}\r\nwal_groups:{}\r\nwal_fsyncs:{}\r\n\r\n",
-            c.commits, c.groups, c.fsyncs
+            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nwal_commits:{}\r\nwal_groups:{}\r\nwal_fsyncs:{}\r\nwal_apply_usec:{}\r\nwal_write_usec:{}\r\nwal_fsync_usec:{}\r\nwal_ack_usec:{}\r\n\r\n",
+            c.commits,
+            c.groups,
+            c.fsyncs,
+            c.apply_ns / 1000,
+            c.wal_write_ns / 1000,
+            c.fsync_ns / 1000,
+            c.ack_ns / 1000
         );
     }
     if want("keyspace") {

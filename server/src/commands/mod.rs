@@ -1,11 +1,13 @@
 //! Commands: the dispatch by name, the per-connection state, and the engine call that every
-//! family shares (the blocking pool behind the `max-pending-queries` queue).
+//! family shares (the blocking pool behind the `max-pending-queries` queue; the write lane for
+//! write queries).
 
 mod connection;
 mod engram_cmds;
 mod entities;
 mod graph;
 mod info;
+pub(crate) mod lane;
 mod pipeline;
 mod values;
 
@@ -257,17 +259,14 @@ async fn record(shared: &Arc<Shared>, record: engram::db::audit::AccessRecord, d
     }
 }
 
-/// Appends the records of a commit group's commands, all durable (one fsync, the last).
-async fn record_all(shared: &Arc<Shared>, records: Vec<engram::db::audit::AccessRecord>) {
+/// Appends the records of a commit group's commands, all durable (one fsync, the last), on
+/// this thread (a write lane's).
+fn record_all_now(shared: &Shared, records: Vec<engram::db::audit::AccessRecord>) {
     if !shared.db.access_history_on() {
         return;
     }
-    let db = shared.db.clone();
     let n = records.len();
-    let done = tokio::task::spawn_blocking(move || records.into_iter().enumerate().try_for_each(|(i, r)| db.record_access(r, i + 1 == n)))
-        .await
-        .unwrap_or_else(|e| Err(engram::Error::Internal(e.to_string())));
-    if let Err(e) = done {
+    if let Err(e) = records.into_iter().enumerate().try_for_each(|(i, r)| shared.db.record_access(r, i + 1 == n)) {
         shared.stats.errors.fetch_add(1, Ordering::Relaxed);
         tracing::error!(error = %e, "could not record a request in the access history");
     }
@@ -315,6 +314,13 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
         "CONFIG" => (info::config(shared, conn, args), Flow::Continue),
         _ => connection::run(shared, conn, &name, args),
     };
+    account(shared, conn, &name, args, started, &reply);
+    (reply, flow)
+}
+
+/// Counts a command that ran since `started` with `reply`: the counters, the slow log, the
+/// metrics and `INFO commandstats`.
+fn account(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[Vec<u8>], started: Instant, reply: &Reply) {
     shared.stats.commands.fetch_add(1, Ordering::Relaxed);
     if reply.is_error() {
         shared.stats.errors.fetch_add(1, Ordering::Relaxed);
@@ -326,13 +332,12 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
         shared.note_slow(micros, args, addr, client_name);
     }
     let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
-    shared.metrics.request(conn.interface, if known { &name } else { "unknown" }, micros as f64 / 1e6, reply.error_class());
+    shared.metrics.request(conn.interface, if known { name } else { "unknown" }, micros as f64 / 1e6, reply.error_class());
     if let Ok(mut per) = shared.stats.per_command.lock() {
         let e = per.entry(if known { name.to_ascii_lowercase() } else { "unknown".to_owned() }).or_insert((0, 0));
         e.0 += 1;
         e.1 += micros;
     }
-    (reply, flow)
 }
 
 /// Runs `f` on the database on the blocking pool, holding one place of the queue; a full queue

@@ -1,15 +1,17 @@
-//! Pipelined writes: consecutive write queries of one connection that arrived together run as
-//! one commit group (one WAL write, one fsync), each still its own atomic transaction, applied in
-//! order, and each reply sent only once the group is durable. So a `redis-cli --pipe` load is
-//! not one fsync per command.
+//! Write queries go to the write lane (`lane`): a connection's consecutive write queries that
+//! arrived together travel as one unit, and the lane commits the units of every connection queued
+//! at once as one group (one WAL write, one fsync), each query still its own atomic transaction,
+//! applied in order, and each reply sent only once the group is durable. So neither a `redis-cli
+//! --pipe` load nor many single writers pay one fsync per command.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::graph::falkor_reply;
-use super::values::engram_result;
-use super::{arg, dispatch, engine, error_reply, Conn, Flow};
+use engram::ErrorClass;
+
+use super::lane::{LaneQuery, Unit};
+use super::{account, arg, dispatch, Conn, Flow};
 use crate::resp::Reply;
 use crate::state::Shared;
 
@@ -60,7 +62,7 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: V
                 group.push(g);
             }
         }
-        if group.len() < 2 {
+        if group.is_empty() {
             let args = std::mem::take(&mut commands[i]);
             out.push(dispatch(shared, conn, args).await);
             i += 1;
@@ -72,51 +74,47 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: V
     out
 }
 
+/// Queues a connection's writes that arrived together on the write lane and waits for their
+/// replies (each sent once its group is durable).
 async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Vec<Reply> {
     let n = group.len();
-    let who = conn.who();
-    let s = shared.clone();
     let started = Instant::now();
-    let at = engram::Clock::now(&engram::SystemClock);
+    let Ok(permit) = shared.pending.clone().try_acquire_owned() else {
+        shared.stats.rejected_queue.fetch_add(1, Ordering::Relaxed);
+        let max = shared.limits().max_pending_queries;
+        let refused = Reply::failed(ErrorClass::Limit, format!("ERR too many pending queries (max-pending-queries is {max}); retry later"));
+        return vec![refused; n];
+    };
+    if let Ok(mut clients) = shared.clients.lock() {
+        if let Some(c) = clients.get_mut(&conn.id) {
+            c.last_command = String::from_utf8_lossy(&group[n - 1].args[0]).to_ascii_uppercase();
+        }
+    }
     let sent: Vec<Vec<Vec<u8>>> = group.iter().map(|g| g.args.clone()).collect();
-    let answered = engine(shared, move |db| {
-        let scope = db.scope(who).audited_by_caller();
-        let queries: Vec<(&str, &str, &engram::Params)> =
-            group.iter().map(|g| (g.workspace.as_str(), g.text.as_str(), &g.params)).collect();
-        let results = scope.query_group(&queries);
-        let millis = started.elapsed().as_secs_f64() * 1000.0;
-        group
-            .iter()
-            .zip(results)
-            .map(|(g, r)| {
-                let claims = r.as_ref().map(engram::exec::claims_read).unwrap_or_default();
-                let reply = match (r, g.graph) {
-                    (Ok(r), None) => engram_result(&r),
-                    (Ok(r), Some(compact)) => falkor_reply(db, &g.workspace, &r, compact, millis),
-                    (Err(e), _) => error_reply(&s, &e),
-                };
-                (reply, claims)
-            })
-            .collect::<Vec<(Reply, Vec<u64>)>>()
-    })
-    .await;
-    let answered = answered.unwrap_or_else(|r| vec![(r, Vec::new()); n]);
-    // One record per command; the last one's sync makes them all durable before any reply.
-    let principal = conn.principal.clone();
-    let records: Vec<_> = sent
-        .iter()
-        .zip(&answered)
-        .map(|(args, (reply, claims))| {
-            let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
-            let command = crate::audit::Command { name: &name, args, at, started, interface: conn.interface };
-            command.record(principal.as_deref(), reply, claims.clone())
-        })
-        .collect();
-    super::record_all(shared, records).await;
-    let replies: Vec<Reply> = answered.into_iter().map(|(r, _)| r).collect();
-    shared.stats.commands.fetch_add(n as u64, Ordering::Relaxed);
-    shared.stats.group_commits.fetch_add(1, Ordering::Relaxed);
-    let errors = replies.iter().filter(|r| r.is_error()).count();
-    shared.stats.errors.fetch_add(errors as u64, Ordering::Relaxed);
+    let (done, answer) = tokio::sync::oneshot::channel();
+    let unit = Unit {
+        who: conn.who(),
+        interface: conn.interface,
+        queries: group
+            .into_iter()
+            .map(|g| LaneQuery { args: g.args, graph: g.graph, workspace: g.workspace, text: g.text, params: g.params })
+            .collect(),
+        at: engram::Clock::now(&engram::SystemClock),
+        started,
+        done,
+        permit,
+    };
+    let replies = match shared.lane().send(unit) {
+        Ok(()) => answer.await.ok(),
+        Err(_) => None,
+    };
+    let replies = replies.unwrap_or_else(|| vec![Reply::err("internal error: the write lane stopped"); n]);
+    for (args, reply) in sent.iter().zip(&replies) {
+        let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        account(shared, conn, &name, args, started, reply);
+    }
+    if n > 1 {
+        shared.stats.group_commits.fetch_add(1, Ordering::Relaxed);
+    }
     replies
 }

@@ -1,0 +1,157 @@
+//! The write lane: the write queries of every connection, committed together. A connection's
+//! write (or its pipelined run of writes) is queued here instead of taking a thread of the pool
+//! that would sleep until its commit is durable; a lane thread takes everything queued, runs it
+//! as commit groups (each query its own atomic transaction, one WAL write and one fsync per group),
+//! writes the access records (one sync) and hands each connection its replies. So a durable write
+//! costs the connection's task no thread hop of its own, and many connections share each fsync,
+//! as in Redis's `appendfsync always`. Two lane threads: one commits while the other gathers the
+//! writes that arrive meanwhile.
+
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
+
+use super::graph::falkor_reply;
+use super::values::engram_result;
+use super::{error_reply, record_all_now};
+use crate::resp::Reply;
+use crate::state::Shared;
+
+/// Lane threads.
+const THREADS: usize = 2;
+
+/// Units one lane thread takes at most in one round (the rest wait for the next round).
+const UNITS_PER_ROUND: usize = 1024;
+
+/// One write query of a unit.
+pub(crate) struct LaneQuery {
+    /// The command as sent (for its record in the access history).
+    pub args: Vec<Vec<u8>>,
+    /// `None`: `ENGRAM.QUERY`'s reply; `Some(compact)`: FalkorDB's.
+    pub graph: Option<bool>,
+    pub workspace: String,
+    pub text: String,
+    pub params: engram::Params,
+}
+
+/// One connection's writes that arrived together, in order.
+pub(crate) struct Unit {
+    pub who: Arc<engram::Principal>,
+    pub interface: &'static str,
+    pub queries: Vec<LaneQuery>,
+    /// When the connection queued it (the records' time).
+    pub at: engram::Timestamp,
+    pub started: Instant,
+    /// Its replies, in order.
+    pub done: oneshot::Sender<Vec<Reply>>,
+    /// Its place in the `max-pending-queries` queue, held until it is answered.
+    pub permit: OwnedSemaphorePermit,
+}
+
+/// The queue into the lane threads.
+pub(crate) struct Lane {
+    tx: Mutex<Sender<Unit>>,
+}
+
+impl Lane {
+    /// Starts the lane threads of `shared` (they hold it weakly, and end with the lane).
+    pub(crate) fn start(shared: &Weak<Shared>) -> Lane {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..THREADS {
+            let (rx, shared) = (rx.clone(), shared.clone());
+            let spawned = std::thread::Builder::new().name(format!("engram-lane-{i}")).spawn(move || lane_loop(&rx, &shared));
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "could not start a write lane thread");
+            }
+        }
+        Lane { tx: Mutex::new(tx) }
+    }
+
+    /// Queues `unit`; gives it back when no lane thread is left to take it.
+    pub(crate) fn send(&self, unit: Unit) -> Result<(), Unit> {
+        match self.tx.lock() {
+            Ok(tx) => tx.send(unit).map_err(|e| e.0),
+            Err(_) => Err(unit),
+        }
+    }
+}
+
+fn lane_loop(rx: &Mutex<Receiver<Unit>>, shared: &Weak<Shared>) {
+    loop {
+        let units = {
+            let Ok(rx) = rx.lock() else { return };
+            let Ok(first) = rx.recv() else { return };
+            let mut units = vec![first];
+            while units.len() < UNITS_PER_ROUND {
+                match rx.try_recv() {
+                    Ok(u) => units.push(u),
+                    Err(_) => break,
+                }
+            }
+            units
+        };
+        let Some(shared) = shared.upgrade() else { return };
+        let mut units = units.into_iter().peekable();
+        while let Some(first) = units.next() {
+            // Consecutive units of the same principal share one commit group.
+            let mut run = vec![first];
+            while let Some(next) = units.next_if(|u| Arc::ptr_eq(&u.who, &run[0].who) || *u.who == *run[0].who) {
+                run.push(next);
+            }
+            commit(&shared, run);
+        }
+    }
+}
+
+/// Commits a run of units of one principal as one group, records them, and answers each.
+fn commit(shared: &Arc<Shared>, run: Vec<Unit>) {
+    let db = &shared.db;
+    let timeout = Duration::from_millis(shared.limits().query_timeout_default_ms);
+    let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+    let deadline = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
+    let scope = db.scope(run[0].who.clone()).audited_by_caller().with_deadline(deadline, clock);
+    let queries: Vec<(&str, &str, &engram::Params)> =
+        run.iter().flat_map(|u| u.queries.iter().map(|q| (q.workspace.as_str(), q.text.as_str(), &q.params))).collect();
+    let mut results = scope.query_group(&queries).into_iter();
+    let mut answered: Vec<Vec<(Reply, Vec<u64>)>> = Vec::with_capacity(run.len());
+    for unit in &run {
+        let millis = unit.started.elapsed().as_secs_f64() * 1000.0;
+        let replies = unit
+            .queries
+            .iter()
+            .map(|q| {
+                let r = results.next().unwrap_or_else(|| Err(engram::Error::Internal("no result".to_owned())));
+                let claims = r.as_ref().map(engram::exec::claims_read).unwrap_or_default();
+                let reply = match (r, q.graph) {
+                    (Ok(r), None) => engram_result(&r),
+                    (Ok(r), Some(compact)) => falkor_reply(db, &q.workspace, &r, compact, millis),
+                    (Err(e), _) => error_reply(shared, &e),
+                };
+                (reply, claims)
+            })
+            .collect();
+        answered.push(replies);
+    }
+    // One record per command; the last one's sync makes them all durable before any reply.
+    let records = run
+        .iter()
+        .zip(&answered)
+        .flat_map(|(unit, replies)| {
+            unit.queries.iter().zip(replies).map(|(q, (reply, claims))| {
+                let name = String::from_utf8_lossy(&q.args[0]).to_ascii_uppercase();
+                let command =
+                    crate::audit::Command { name: &name, args: &q.args, at: unit.at, started: unit.started, interface: unit.interface };
+                command.record(Some(&unit.who), reply, claims.clone())
+            })
+        })
+        .collect();
+    record_all_now(shared, records);
+    for (unit, replies) in run.into_iter().zip(answered) {
+        // A connection that went away meanwhile does not wait for its replies.
+        let _ = unit.done.send(replies.into_iter().map(|(r, _)| r).collect());
+        drop(unit.permit);
+    }
+}
