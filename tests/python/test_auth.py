@@ -43,7 +43,7 @@ def secured(tmp_path_factory):
 
 
 def client(s, user=None, pw=None, **kw):
-    return redis.Redis(host=s.host, port=s.port, username=user, password=pw, socket_timeout=10, **kw)
+    return redis.Redis(host=s.host, port=s.port, username=user, password=pw, **{"socket_timeout": 10, **kw})
 
 
 def test_no_password_and_wrong_password_are_refused(secured):
@@ -137,3 +137,61 @@ def test_requirepass_protects_default(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_concurrent_writes_of_two_users_are_each_checked_and_recorded_as_theirs(tmp_path):
+    """The write lane commits the queued writes of every connection together, one group per user:
+    writes of two users that wait in the same round each run with their own grants and are
+    recorded under their own name; one without a grant is refused and writes nothing."""
+    import threading
+    import time
+
+    folder = tmp_path / "db"
+    engram("init", str(folder))
+    for name, pw in [("admin", "adm-pw"), ("w", "w-pw")]:
+        engram("user", "add", str(folder), name, "--password-stdin", stdin=pw + "\n")
+    engram("user", "grant", str(folder), "admin", "*", "admin")
+    engram("user", "grant", str(folder), "w", "mine", "write")
+    s = Server(folder)
+    try:
+        adm = client(s, "admin", "adm-pw", protocol=3, decode_responses=True)
+        for ws in ("mine", "theirs"):
+            adm.execute_command("ENGRAM.QUERY", ws, "CREATE (:Seed)")
+        # A write of about a second (debug build) holds the commit path while the others queue.
+        slow = "UNWIND range(1, 3000) AS a UNWIND range(1, 300) AS b WITH a, b WHERE toString(a * b) STARTS WITH '1' WITH count(*) AS n CREATE (:Slow {n: n})"
+        blocker = threading.Thread(target=lambda: client(s, "admin", "adm-pw", socket_timeout=60).execute_command("ENGRAM.QUERY", "theirs", slow))
+        blocker.start()
+        time.sleep(0.2)
+        results = {}
+
+        def write(user, pw, ws, i):
+            c = client(s, user, pw, protocol=3, socket_timeout=60, decode_responses=True)
+            try:
+                results[(user, ws, i)] = c.execute_command("ENGRAM.QUERY", ws, f"CREATE (:Lane {{by: '{user}', i: {i}}})")
+            except redis.ResponseError as e:
+                results[(user, ws, i)] = e
+
+        jobs = [("w", "w-pw", "mine", i) for i in range(6)] + [("admin", "adm-pw", "theirs", i) for i in range(6)]
+        jobs += [("w", "w-pw", "theirs", i) for i in range(2)]
+        threads = [threading.Thread(target=write, args=j) for j in jobs]
+        for t in threads:
+            t.start()
+        for t in threads + [blocker]:
+            t.join(timeout=60)
+        assert len(results) == len(jobs)
+        for (user, ws, _), r in results.items():
+            if (user, ws) == ("w", "theirs"):
+                assert isinstance(r, redis.exceptions.NoPermissionError) and "no write access" in str(r), r
+            else:
+                assert r["stats"]["nodes_created"] == 1, r
+        by = lambda ws: adm.execute_command("ENGRAM.QUERY", ws, "MATCH (n:Lane) RETURN n.by AS by, count(*) AS n ORDER BY by")["rows"]
+        assert by("mine") == [["w", 6]]
+        assert by("theirs") == [["admin", 6]]
+        history = [r for r in adm.execute_command("ENGRAM.AUDIT", "LIMIT", "1000") if "CREATE (:Lane" in r["text"]]
+        assert len(history) == len(jobs)
+        for r in history:
+            assert r["user"] == ("w" if "by: 'w'" in r["text"] else "admin"), r
+            assert r["workspace"] in ("mine", "theirs")
+            assert r["outcome"] == "ok" or (r["user"] == "w" and r["workspace"] == "theirs" and "NOPERM" in r["outcome"]), r
+    finally:
+        s.stop()
