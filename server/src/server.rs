@@ -69,6 +69,7 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
         let signal = shutdown_signal();
         ready(addr, http.as_ref().map(|(a, _)| *a));
         tracing::info!(%addr, http = ?http.as_ref().map(|(a, _)| *a), "listening");
+        let lane = Arc::new(commands::Lane::start(&Arc::downgrade(&shared)));
         let signals = {
             let shared = shared.clone();
             tokio::spawn(async move {
@@ -85,8 +86,8 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
                     if shared.stopping.load(Ordering::SeqCst) {
                         break;
                     }
-                    let shared = shared.clone();
-                    tokio::spawn(async move { serve_connection(shared, stream, peer).await });
+                    let (shared, lane) = (shared.clone(), lane.clone());
+                    tokio::spawn(async move { serve_connection(shared, lane, stream, peer).await });
                 }
             }
         }
@@ -125,7 +126,7 @@ fn shutdown_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> +
 }
 
 /// Serves one connection until it closes, errs or is killed.
-async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+async fn serve_connection(shared: Arc<Shared>, lane: Arc<commands::Lane>, mut stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
     let limits = shared.limits();
     let id = shared.next_client_id();
@@ -155,6 +156,7 @@ async fn serve_connection(shared: Arc<Shared>, mut stream: TcpStream, peer: Sock
     let (killed, kick) =
         shared.clients.lock().ok().and_then(|c| c.get(&id).map(|i| (i.killed.clone(), i.kick.clone()))).unwrap_or_default();
     let mut conn = Conn::new(id, crate::users::initial_principal(&shared.db));
+    conn.lane = Some(lane);
     let ended = connection_loop(&shared, &mut stream, &mut conn, (&killed, &kick)).await;
     let user = conn.principal.as_ref().map(|p| p.name().to_owned()).unwrap_or_default();
     match ended {

@@ -121,8 +121,6 @@ pub struct Shared {
     pub stopped: tokio::sync::watch::Sender<bool>,
     /// Query texts that once passed `inline-query-budget`: they go straight to the pool.
     pub pool_only: Mutex<std::collections::HashSet<String>>,
-    /// The write lane, started on the first write (`Shared::lane`).
-    lane: std::sync::OnceLock<crate::commands::lane::Lane>,
     next_id: AtomicU64,
     next_slow_id: AtomicU64,
 }
@@ -145,15 +143,9 @@ impl Shared {
             metrics: crate::metrics::Metrics::new(),
             stopped: tokio::sync::watch::Sender::new(false),
             pool_only: Mutex::new(std::collections::HashSet::new()),
-            lane: std::sync::OnceLock::new(),
             next_id: AtomicU64::new(1),
             next_slow_id: AtomicU64::new(0),
         }
-    }
-
-    /// The write lane (its threads start on the first call).
-    pub(crate) fn lane(self: &Arc<Self>) -> &crate::commands::lane::Lane {
-        self.lane.get_or_init(|| crate::commands::lane::Lane::start(&Arc::downgrade(self)))
     }
 
     /// A new client id.

@@ -51,13 +51,14 @@ pub(crate) struct Unit {
 }
 
 /// The queue into the lane threads.
-pub(crate) struct Lane {
+#[derive(Debug)]
+pub struct Lane {
     tx: Mutex<Sender<Unit>>,
 }
 
 impl Lane {
     /// Starts the lane threads of `shared` (they hold it weakly, and end with the lane).
-    pub(crate) fn start(shared: &Weak<Shared>) -> Lane {
+    pub fn start(shared: &Weak<Shared>) -> Lane {
         let (tx, rx) = std::sync::mpsc::channel();
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..THREADS {

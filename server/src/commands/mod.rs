@@ -7,10 +7,11 @@ mod engram_cmds;
 mod entities;
 mod graph;
 mod info;
-pub(crate) mod lane;
+mod lane;
 mod pipeline;
 mod values;
 
+pub use lane::Lane;
 pub use pipeline::dispatch_all;
 
 use std::sync::atomic::Ordering;
@@ -40,12 +41,14 @@ pub struct Conn {
     pub multi_aborted: Option<String>,
     /// Where the command came from, for the metrics: `resp`, `http` or `mcp`.
     pub interface: &'static str,
+    /// The write lane its write queries go to (RESP connections); without one they run on the pool.
+    pub lane: Option<Arc<Lane>>,
 }
 
 impl Conn {
     /// A new connection as `principal` (see `users::initial_principal`): RESP2 until `HELLO 3`.
     pub fn new(id: u64, principal: Option<Arc<engram::Principal>>) -> Conn {
-        Conn { id, proto: 2, principal, name: None, multi: None, multi_aborted: None, interface: "resp" }
+        Conn { id, proto: 2, principal, name: None, multi: None, multi_aborted: None, interface: "resp", lane: None }
     }
 
     /// Whether the client has authenticated (or needed not to).

@@ -57,7 +57,7 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: V
     let mut i = 0;
     while i < commands.len() {
         let mut group = Vec::new();
-        if conn.multi.is_none() && conn.authenticated() {
+        if conn.multi.is_none() && conn.authenticated() && conn.lane.is_some() {
             while let Some(g) = commands.get(i + group.len()).and_then(|c| groupable(shared, conn, c)) {
                 group.push(g);
             }
@@ -104,9 +104,9 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
         done,
         permit,
     };
-    let replies = match shared.lane().send(unit) {
-        Ok(()) => answer.await.ok(),
-        Err(_) => None,
+    let replies = match conn.lane.as_ref().map(|lane| lane.send(unit)) {
+        Some(Ok(())) => answer.await.ok(),
+        _ => None,
     };
     let replies = replies.unwrap_or_else(|| vec![Reply::err("internal error: the write lane stopped"); n]);
     for (args, reply) in sent.iter().zip(&replies) {
