@@ -50,7 +50,8 @@ struct Args {
     /// Send the ids as integers (`CYPHER s=42`): the FalkorDB load stores them as integers.
     #[arg(long)]
     int_ids: bool,
-    /// Only these workloads (comma-separated names, e.g. `W1_one_hop`); default all.
+    /// Only these workloads (comma-separated names, e.g. `W1_one_hop`); default all. `PING` (asked
+    /// for by name only) measures the tool's floor on the server: the same connections, no query.
     #[arg(long)]
     only: Option<String>,
 }
@@ -179,6 +180,17 @@ fn main() -> Result<(), String> {
     let args = Args::parse();
     let text = std::fs::read_to_string(args.data.join("queries.json")).map_err(|e| format!("queries.json: {e}"))?;
     let q: Value = serde_json::from_str(&text).map_err(|e| format!("queries.json: {e}"))?;
+    if args.only.as_ref().is_some_and(|only| only.split(',').any(|w| w == "PING")) {
+        // The floor of this tool on this server: the same connections and threads, no query.
+        let (lat, errors, wall) = run(&args.addr, &[frame(&["PING"])], args.connections, args.requests, false)?;
+        let line = json!({
+            "peer": "engram-wire", "workload": "PING", "command": "PING",
+            "connections": args.connections, "requests": lat.len(), "errors": errors,
+            "p50_us": pct(&lat, 0.5), "p95_us": pct(&lat, 0.95),
+            "throughput_rps": (lat.len() as f64 / wall).round(),
+        });
+        println!("{line}");
+    }
     for (name, key, query) in WORKLOADS {
         if args.only.as_ref().is_some_and(|only| !only.split(',').any(|w| w == name)) {
             continue;

@@ -41,11 +41,12 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
         ("GRAPH.QUERY", 4) if arg(args, 3)?.eq_ignore_ascii_case("--compact") => Some(true),
         _ => return None,
     };
-    let who = conn.principal.as_ref()?;
-    if !who.may(workspace, engram::Access::Write) || !shared.db.workspaces().iter().any(|w| *w.name == *workspace) {
+    // A read (most commands) is told apart by its cached plan before anything else is looked at.
+    if !engram::exec::writes(text).ok()? || engram::exec::is_index_statement(text) {
         return None;
     }
-    if !engram::exec::writes(text).ok()? || engram::exec::is_index_statement(text) {
+    let who = conn.principal.as_ref()?;
+    if !who.may(workspace, engram::Access::Write) || !shared.db.workspaces().iter().any(|w| *w.name == *workspace) {
         return None;
     }
     Some(Grouped { args: args.to_vec(), graph, workspace: workspace.to_owned(), text: text.to_owned(), params })
