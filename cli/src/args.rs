@@ -176,27 +176,7 @@ pub enum Command {
     },
     /// Serve DIR over the network: RESP2/RESP3 for any Redis client, FalkorDB's GRAPH.* and
     /// engram's ENGRAM.* commands. Prints `listening on ADDR:PORT` first. Creates DIR if absent.
-    Serve {
-        /// Database folder.
-        dir: PathBuf,
-        /// The address to listen on (only loopback until users exist: protected mode).
-        #[arg(long, default_value = "127.0.0.1")]
-        bind: std::net::IpAddr,
-        /// The RESP port (0: a free one).
-        #[arg(long, default_value_t = 6379)]
-        port: u16,
-        /// Also serve HTTP on this port (same address): the JSON API, /metrics, /openapi.json,
-        /// MCP at /mcp and the Explorer at / (0: a free one).
-        #[arg(long)]
-        http_port: Option<u16>,
-        /// Read a password for the built-in user `default` from stdin (one line) and store it
-        /// (argon2id): every connection must then AUTH, and the server may listen beyond loopback.
-        #[arg(long)]
-        requirepass_stdin: bool,
-        /// The embedder for recall and ingest (default: the one the database records, else none).
-        #[command(flatten)]
-        embedding: EmbedArgs,
-    },
+    Serve(ServeArgs),
     /// Serve MCP on stdin/stdout for a desktop agent or IDE (trusted local: who can run it can
     /// read the files). Creates DIR if absent; fails while a server holds DIR.
     Mcp {
@@ -798,4 +778,35 @@ impl TimeArgs {
         }
         Ok(v)
     }
+}
+
+/// `engram serve`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Database folder.
+    pub dir: PathBuf,
+    /// The address to listen on (only loopback until users exist: protected mode).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// The RESP port (0: a free one).
+    #[arg(long, default_value_t = 6379)]
+    pub port: u16,
+    /// Also serve HTTP on this port (same address): the JSON API, /metrics, /openapi.json,
+    /// MCP at /mcp and the Explorer at / (0: a free one).
+    #[arg(long)]
+    pub http_port: Option<u16>,
+    /// Read a password for the built-in user `default` from stdin (one line) and store it
+    /// (argon2id): every connection must then AUTH, and the server may listen beyond loopback.
+    #[arg(long)]
+    pub requirepass_stdin: bool,
+    /// Speak TLS on the RESP port with this certificate (PEM: the certificate, then its chain);
+    /// needs --tls-key. Clients connect with `rediss://` (redis-cli --tls).
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1); needs --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// The embedder for recall and ingest (default: the one the database records, else none).
+    #[command(flatten)]
+    pub embedding: EmbedArgs,
 }

@@ -135,9 +135,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Recall { .. } => read::recall_command(&cli.command),
         Command::Query { dir, query, workspace, params, json } => query::run(dir, workspace, query, params, *json),
         Command::Shell { dir, workspace } => query::shell(dir, workspace),
-        Command::Serve { dir, bind, port, http_port, requirepass_stdin, embedding: EmbedArgs { embedder, model_dir } } => {
-            serve::run(dir, *bind, *port, *http_port, *requirepass_stdin, embedder.as_deref(), model_dir.as_deref())
-        }
+        Command::Serve(args) => serve::run(args),
         Command::Mcp { dir, workspace, user, connect, embedding: EmbedArgs { embedder, model_dir } } => match connect {
             Some(url) => serve::mcp_connect(url, workspace),
             None => serve::mcp(dir, workspace, user.as_deref(), embedder.as_deref(), model_dir.as_deref()),

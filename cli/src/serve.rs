@@ -2,7 +2,6 @@
 //! (the server's users and grants, stored in the database).
 
 use std::io::BufRead as _;
-use std::net::IpAddr;
 use std::path::Path;
 
 use crate::args::{PolicyCommand, RoleCommand, UserCommand};
@@ -23,25 +22,22 @@ fn password_from_stdin() -> Result<String, Failure> {
 }
 
 /// Opens (or creates) DIR and serves it until SHUTDOWN, SIGTERM or SIGINT.
-pub fn run(
-    dir: &Path,
-    bind: IpAddr,
-    port: u16,
-    http_port: Option<u16>,
-    requirepass_stdin: bool,
-    embedder: Option<&str>,
-    model_dir: Option<&Path>,
-) -> Result<(), Failure> {
-    let password = requirepass_stdin.then(password_from_stdin).transpose()?;
+pub fn run(args: &crate::args::ServeArgs) -> Result<(), Failure> {
+    let password = args.requirepass_stdin.then(password_from_stdin).transpose()?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(engram_server::tls::load(cert, key).map_err(Failure::from)?),
+        _ => None,
+    };
     // Structured logs on stderr: connections, authentications (the user, never a password),
     // protocol errors, shutdown. stdout keeps only the `listening on` line.
     let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_target(false).try_init();
-    let db = engram::Database::open(dir).map_err(fail)?;
-    crate::embed::attach(&db, embedder, model_dir)?;
+    let db = engram::Database::open(&args.dir).map_err(fail)?;
+    crate::embed::attach(&db, args.embedding.embedder.as_deref(), args.embedding.model_dir.as_deref())?;
     if let Some(pw) = password {
         users::require_pass(&db, &pw).map_err(Failure::operator)?;
     }
-    let config = engram_server::Config { bind, port, http_port, ..engram_server::Config::default() };
+    let config =
+        engram_server::Config { bind: args.bind, port: args.port, http_port: args.http_port, tls, ..engram_server::Config::default() };
     let mut printed = Ok(());
     engram_server::run(db, &config, |addr, http| {
         let lines = match http {

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod resp;
 pub mod server;
 pub mod state;
+pub mod tls;
 pub mod users;
 
 pub use limits::Limits;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engram::Database;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 use crate::commands::{self, Conn, Flow};
 use crate::limits::Limits;
@@ -27,11 +27,13 @@ pub struct Config {
     pub http_port: Option<u16>,
     /// The limits.
     pub limits: Limits,
+    /// TLS on the RESP port (`tls::load`); `None`: plain TCP.
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, http_port: None, limits: Limits::default() }
+        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, http_port: None, limits: Limits::default(), tls: None }
     }
 }
 
@@ -70,6 +72,7 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
         ready(addr, http.as_ref().map(|(a, _)| *a));
         tracing::info!(%addr, http = ?http.as_ref().map(|(a, _)| *a), "listening");
         let lane = Arc::new(commands::Lane::start(&Arc::downgrade(&shared)));
+        let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         let signals = {
             let shared = shared.clone();
             tokio::spawn(async move {
@@ -86,8 +89,18 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
                     if shared.stopping.load(Ordering::SeqCst) {
                         break;
                     }
-                    let (shared, lane) = (shared.clone(), lane.clone());
-                    tokio::spawn(async move { serve_connection(shared, lane, stream, peer).await });
+                    let (shared, lane, tls) = (shared.clone(), lane.clone(), tls.clone());
+                    tokio::spawn(async move {
+                        let _ = stream.set_nodelay(true);
+                        match tls {
+                            None => serve_connection(shared, lane, stream, peer).await,
+                            Some(acceptor) => match tokio::time::timeout(crate::tls::HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                                Ok(Ok(stream)) => serve_connection(shared, lane, stream, peer).await,
+                                Ok(Err(e)) => tracing::info!(%peer, error = %e, "TLS handshake failed"),
+                                Err(_) => tracing::info!(%peer, "TLS handshake timed out"),
+                            },
+                        }
+                    });
                 }
             }
         }
@@ -126,8 +139,12 @@ fn shutdown_signal() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> +
 }
 
 /// Serves one connection until it closes, errs or is killed.
-async fn serve_connection(shared: Arc<Shared>, lane: Arc<commands::Lane>, mut stream: TcpStream, peer: SocketAddr) {
-    let _ = stream.set_nodelay(true);
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    shared: Arc<Shared>,
+    lane: Arc<commands::Lane>,
+    mut stream: S,
+    peer: SocketAddr,
+) {
     let limits = shared.limits();
     let id = shared.next_client_id();
     let admitted = {
@@ -168,9 +185,9 @@ async fn serve_connection(shared: Arc<Shared>, lane: Arc<commands::Lane>, mut st
     }
 }
 
-async fn connection_loop(
+async fn connection_loop<S: AsyncRead + AsyncWrite + Unpin>(
     shared: &Arc<Shared>,
-    stream: &mut TcpStream,
+    stream: &mut S,
     conn: &mut Conn,
     (killed, kick): (&AtomicBool, &tokio::sync::Notify),
 ) -> std::io::Result<()> {
@@ -257,7 +274,7 @@ async fn connection_loop(
 
 /// Writes replies; a client that does not read them within `client-stall-timeout` seconds is
 /// dropped rather than buffered for.
-async fn write_out(stream: &mut TcpStream, out: &[u8], limits: &Limits) -> std::io::Result<()> {
+async fn write_out<S: AsyncWrite + Unpin>(stream: &mut S, out: &[u8], limits: &Limits) -> std::io::Result<()> {
     match tokio::time::timeout(Duration::from_secs(limits.stall_timeout_secs), stream.write_all(out)).await {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "client does not read its replies")),
