@@ -38,10 +38,11 @@ pub fn run(args: &crate::args::ServeArgs) -> Result<(), Failure> {
     }
     let config =
         engram_server::Config { bind: args.bind, port: args.port, http_port: args.http_port, tls, ..engram_server::Config::default() };
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
     let mut printed = Ok(());
     engram_server::run(db, &config, |addr, http| {
         let lines = match http {
-            Some(h) => format!("listening on {addr}\nlistening on http://{h}\n"),
+            Some(h) => format!("listening on {addr}\nlistening on {scheme}://{h}\n"),
             None => format!("listening on {addr}\n"),
         };
         printed = out::print(&lines);

@@ -61,7 +61,13 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
                 let http_addr = http_listener.local_addr()?;
                 let state = crate::http::AppState { shared: shared.clone(), verified: Arc::default() };
                 let app = crate::http::router(state);
-                let task = tokio::spawn(crate::http::serve(http_listener, app, shared.clone()));
+                let task = match &config.tls {
+                    None => tokio::spawn(crate::http::serve(http_listener, app, shared.clone())),
+                    Some(tls) => {
+                        let listener = crate::tls::TlsListener::new(http_listener, tls.clone())?;
+                        tokio::spawn(crate::http::serve(listener, app, shared.clone()))
+                    }
+                };
                 Some((http_addr, task))
             }
             None => None,

@@ -31,3 +31,65 @@ pub fn load(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
         .map_err(|e| format!("{}: the key does not fit the certificate ({e})", cert.display()))?;
     Ok(Arc::new(config))
 }
+
+/// An HTTPS listener for axum: a task accepts TCP connections and runs each handshake in a task
+/// of its own (under `HANDSHAKE_TIMEOUT`), so a slow client never holds up the others; `accept`
+/// hands out the connections whose handshake is done.
+pub struct TlsListener {
+    done: tokio::sync::mpsc::Receiver<(tokio_rustls::server::TlsStream<tokio::net::TcpStream>, std::net::SocketAddr)>,
+    addr: std::net::SocketAddr,
+}
+
+impl TlsListener {
+    /// Serves TLS with `config` on the connections `tcp` accepts.
+    pub fn new(tcp: tokio::net::TcpListener, config: Arc<ServerConfig>) -> std::io::Result<TlsListener> {
+        let addr = tcp.local_addr()?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(config);
+        let (tx, done) = tokio::sync::mpsc::channel(64);
+        tokio::spawn(async move {
+            loop {
+                let (stream, peer) = match tcp.accept().await {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of descriptors and the like: wait a little rather than spin.
+                        tracing::warn!(error = %e, "accepting an HTTPS connection failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                if tx.is_closed() {
+                    return;
+                }
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let _ = stream.set_nodelay(true);
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => {
+                            let _ = tx.send((tls, peer)).await;
+                        }
+                        Ok(Err(e)) => tracing::info!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::info!(%peer, "TLS handshake timed out"),
+                    }
+                });
+            }
+        });
+        Ok(TlsListener { done, addr })
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.done.recv().await {
+            Some(connection) => connection,
+            // The accepting task ended (it does not while the server runs): nothing more comes.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.addr)
+    }
+}

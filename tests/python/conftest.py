@@ -34,7 +34,7 @@ class Server:
         self.http = None
         if "--http-port" in extra:
             line = self.proc.stdout.readline()
-            if not line.startswith("listening on http://"):
+            if not line.startswith(("listening on http://", "listening on https://")):
                 self.proc.kill()
                 raise RuntimeError(f"engram serve did not start HTTP: {line!r}")
             self.http = line.split()[-1]

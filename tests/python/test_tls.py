@@ -75,6 +75,35 @@ def test_redis_py_over_tls_and_plain_text_gets_nothing(tmp_path):
         assert s.stop() == 0
 
 
+def test_the_http_api_over_tls(tmp_path):
+    import http.client
+    import json
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    cert, key = self_signed(tmp_path)
+    s = Server(tmp_path / "db", "--http-port", "0", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        assert s.http.startswith("https://")
+        trusted = ssl.create_default_context(cafile=str(cert))
+        body = json.dumps({"query": "CREATE (:H {name: 'https'}) RETURN 1 AS one"}).encode()
+        req = urllib.request.Request(f"{s.http}/v1/workspaces/h/query", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, context=trusted, timeout=30) as resp:
+            assert json.loads(resp.read())["rows"] == [[1]]
+        with urllib.request.urlopen(f"{s.http}/healthz", context=trusted, timeout=30) as resp:
+            assert resp.status == 200
+        # Not trusted: refused by the client; plain HTTP to the port: no HTTP answer.
+        with pytest.raises(urllib.error.URLError):
+            urllib.request.urlopen(f"{s.http}/healthz", context=ssl.create_default_context(), timeout=30)
+        with pytest.raises((urllib.error.URLError, OSError, http.client.HTTPException)):
+            urllib.request.urlopen(s.http.replace("https://", "http://") + "/healthz", timeout=30).read()
+        r = redis.Redis(host=s.host, port=s.port, ssl=True, ssl_ca_certs=str(cert), protocol=3, socket_timeout=10)
+        assert r.execute_command("ENGRAM.QUERY", "h", "MATCH (n:H) RETURN n.name")[b"rows"] == [[b"https"]]
+    finally:
+        assert s.stop() == 0
+
+
 def test_a_bad_certificate_or_key_is_refused_at_start_naming_the_file(tmp_path):
     cert, key = self_signed(tmp_path)
     junk = tmp_path / "junk.pem"

@@ -260,7 +260,10 @@ pub async fn openapi() -> Response {
 }
 
 /// Serves `router` on `listener` until `shared` stops.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router, shared: Arc<Shared>) -> std::io::Result<()> {
+pub async fn serve<L>(listener: L, router: Router, shared: Arc<Shared>) -> std::io::Result<()>
+where
+    L: axum::serve::Listener<Addr = std::net::SocketAddr>,
+{
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             let _ = shared.stopped.subscribe().wait_for(|stopped| *stopped).await;
