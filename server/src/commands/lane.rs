@@ -53,7 +53,7 @@ pub(crate) struct Unit {
 /// The queue into the lane threads.
 #[derive(Debug)]
 pub struct Lane {
-    tx: Mutex<Sender<Unit>>,
+    tx: Sender<Unit>,
 }
 
 impl Lane {
@@ -68,15 +68,12 @@ impl Lane {
                 tracing::error!(error = %e, "could not start a write lane thread");
             }
         }
-        Lane { tx: Mutex::new(tx) }
+        Lane { tx }
     }
 
     /// Queues `unit`; gives it back when no lane thread is left to take it.
     pub(crate) fn send(&self, unit: Unit) -> Result<(), Unit> {
-        match self.tx.lock() {
-            Ok(tx) => tx.send(unit).map_err(|e| e.0),
-            Err(_) => Err(unit),
-        }
+        self.tx.send(unit).map_err(|e| e.0)
     }
 }
 
@@ -102,7 +99,11 @@ fn lane_loop(rx: &Mutex<Receiver<Unit>>, shared: &Weak<Shared>) {
             while let Some(next) = units.next_if(|u| Arc::ptr_eq(&u.who, &run[0].who) || *u.who == *run[0].who) {
                 run.push(next);
             }
-            commit(&shared, run);
+            // A bug that panics fails this run's writes (their connections get an internal
+            // error), not the lane: the thread goes on with the next run.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commit(&shared, run))).is_err() {
+                tracing::error!("a write lane run panicked; its writes were answered with an error");
+            }
         }
     }
 }

@@ -109,7 +109,8 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
         Some(Ok(())) => answer.await.ok(),
         _ => None,
     };
-    let replies = replies.unwrap_or_else(|| vec![Reply::err("internal error: the write lane stopped"); n]);
+    let replies =
+        replies.unwrap_or_else(|| vec![Reply::err("internal error: the write lane failed on this write (see the server log)"); n]);
     for (args, reply) in sent.iter().zip(&replies) {
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
         account(shared, conn, &name, args, started, reply);
