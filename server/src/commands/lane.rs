@@ -22,8 +22,10 @@ use crate::state::Shared;
 /// Lane threads.
 const THREADS: usize = 2;
 
-/// Units one lane thread takes at most in one round (the rest wait for the next round).
-const UNITS_PER_ROUND: usize = 1024;
+/// Write queries one lane thread takes at most in one round (the units past it wait for the
+/// next round): a round shares one deadline (`query-timeout-default` from its start), so it is kept
+/// to what runs well within it.
+const QUERIES_PER_ROUND: usize = 4096;
 
 /// One write query of a unit.
 pub(crate) struct LaneQuery {
@@ -82,10 +84,14 @@ fn lane_loop(rx: &Mutex<Receiver<Unit>>, shared: &Weak<Shared>) {
         let units = {
             let Ok(rx) = rx.lock() else { return };
             let Ok(first) = rx.recv() else { return };
+            let mut queries = first.queries.len();
             let mut units = vec![first];
-            while units.len() < UNITS_PER_ROUND {
+            while queries < QUERIES_PER_ROUND {
                 match rx.try_recv() {
-                    Ok(u) => units.push(u),
+                    Ok(u) => {
+                        queries += u.queries.len();
+                        units.push(u);
+                    }
                     Err(_) => break,
                 }
             }
