@@ -27,7 +27,7 @@ pub struct Config {
     pub http_port: Option<u16>,
     /// The limits.
     pub limits: Limits,
-    /// TLS on the RESP port (`tls::load`); `None`: plain TCP.
+    /// TLS on the RESP port and the HTTP port (`tls::load`); `None`: plain TCP and HTTP.
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
 
@@ -100,11 +100,11 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
                         let _ = stream.set_nodelay(true);
                         match tls {
                             None => serve_connection(shared, lane, stream, peer).await,
-                            Some(acceptor) => match tokio::time::timeout(crate::tls::HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                                Ok(Ok(stream)) => serve_connection(shared, lane, stream, peer).await,
-                                Ok(Err(e)) => tracing::info!(%peer, error = %e, "TLS handshake failed"),
-                                Err(_) => tracing::info!(%peer, "TLS handshake timed out"),
-                            },
+                            Some(acceptor) => {
+                                if let Some(stream) = crate::tls::handshake(&acceptor, stream, peer).await {
+                                    serve_connection(shared, lane, stream, peer).await;
+                                }
+                            }
                         }
                     });
                 }

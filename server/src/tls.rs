@@ -1,5 +1,5 @@
-//! TLS for the RESP port (rustls, the `aws-lc-rs` provider): a certificate chain and its private key,
-//! both PEM files. Errors name the file and what is wrong with it.
+//! TLS for the RESP and HTTP ports (rustls, the `aws-lc-rs` provider): a certificate chain and
+//! its private key, both PEM files. Errors name the file and what is wrong with it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -30,6 +30,26 @@ pub fn load(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
         .with_single_cert(chain, key)
         .map_err(|e| format!("{}: the key does not fit the certificate ({e})", cert.display()))?;
     Ok(Arc::new(config))
+}
+
+/// Completes the TLS handshake of `stream` from `peer` within `HANDSHAKE_TIMEOUT`; `None` (and a
+/// log line) when it fails or times out.
+pub async fn handshake(
+    acceptor: &tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => Some(tls),
+        Ok(Err(e)) => {
+            tracing::info!(%peer, error = %e, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::info!(%peer, "TLS handshake timed out");
+            None
+        }
+    }
 }
 
 /// An HTTPS listener for axum: a task accepts TCP connections and runs each handshake in a task
@@ -63,12 +83,8 @@ impl TlsListener {
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
                 tokio::spawn(async move {
                     let _ = stream.set_nodelay(true);
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            let _ = tx.send((tls, peer)).await;
-                        }
-                        Ok(Err(e)) => tracing::info!(%peer, error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::info!(%peer, "TLS handshake timed out"),
+                    if let Some(tls) = handshake(&acceptor, stream, peer).await {
+                        let _ = tx.send((tls, peer)).await;
                     }
                 });
             }

@@ -428,9 +428,9 @@ pub(crate) struct QueryCall {
     pub principal: Arc<engram::Principal>,
 }
 
-/// Whether a workspace of exactly this name exists.
-fn workspace_exists(db: &Database, name: &str) -> bool {
-    db.workspaces().iter().any(|w| *w.name == *name)
+/// Whether a live workspace of exactly this name exists (one lookup in the catalog).
+pub(crate) fn workspace_exists(db: &Database, name: &str) -> bool {
+    db.snapshot().workspace(name).is_ok()
 }
 
 /// Runs a query call and turns its outcome into `T` with `finish`. A read that calls no
