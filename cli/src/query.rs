@@ -47,7 +47,7 @@ pub fn result_json(r: &QueryResult) -> serde_json::Value {
     let stats: serde_json::Map<String, serde_json::Value> =
         r.stats.counters().iter().map(|(k, v)| ((*k).to_owned(), serde_json::json!(v))).collect();
     let mut out = serde_json::json!({
-        "columns": r.columns,
+        "columns": &*r.columns,
         "rows": r.rows.iter().map(|row| row.iter().map(QueryValue::to_json).collect::<Vec<_>>()).collect::<Vec<_>>(),
         "stats": stats,
     });

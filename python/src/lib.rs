@@ -227,7 +227,7 @@ fn result<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, PyTuple>
     let plan: Option<Vec<String>> = r.plan.as_ref().map(|p| p.lines().map(str::to_owned).collect());
     PyTuple::new(
         py,
-        [r.columns.clone().into_pyobject(py)?.into_any(), rows.into_any(), stats.into_any(), plan.into_pyobject(py)?.into_any()],
+        [r.columns.to_vec().into_pyobject(py)?.into_any(), rows.into_any(), stats.into_any(), plan.into_pyobject(py)?.into_any()],
     )
 }
 

@@ -425,7 +425,7 @@ pub struct Plan {
     /// Plain `UNION` (not `UNION ALL`).
     pub distinct: bool,
     /// The output columns.
-    pub columns: Vec<String>,
+    pub columns: Arc<[String]>,
     /// The parameters the query reads.
     pub params: Vec<Arc<str>>,
 }

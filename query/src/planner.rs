@@ -81,7 +81,7 @@ pub fn compile(text: &str) -> Result<Compiled, QueryError> {
         parts.push(part);
     }
     let distinct = statement.query.unions.first().is_some_and(|(all, _)| !all);
-    let plan = Plan { parts, distinct, columns: checked.columns, params: params.into_iter().collect() };
+    let plan = Plan { parts, distinct, columns: checked.columns.into(), params: params.into_iter().collect() };
     Ok(Compiled { plan, when, slot_names, writes: checked.writes, mode: statement.mode })
 }
 

@@ -73,7 +73,7 @@ impl Graph for Engine {
             engram::Error::Query(q) => failure(&q),
             other => Failure { kind: "Error".into(), phase: "runtime".into(), detail: "Harness".into(), message: other.to_string() },
         })?;
-        Ok(Outcome { columns: result.columns, rows: result.rows.iter().map(|r| r.iter().map(to_tck).collect()).collect() })
+        Ok(Outcome { columns: result.columns.to_vec(), rows: result.rows.iter().map(|r| r.iter().map(to_tck).collect()).collect() })
     }
 
     fn census(&self) -> Census {

@@ -165,5 +165,5 @@ pub(crate) fn run(db: &crate::db::Database, workspace: &str, ddl: &Ddl) -> Resul
         let value = if next.is_empty() { "-".to_owned() } else { stored(&next) };
         s.set_for(workspace, INDEXES_KEY, &value).map_err(crate::error::Error::from)
     })?;
-    Ok(QueryResult { columns: Vec::new(), rows: Vec::new(), stats: QueryStats::default(), plan: None })
+    Ok(QueryResult { columns: std::sync::Arc::from([]), rows: Vec::new(), stats: QueryStats::default(), plan: None })
 }

@@ -78,19 +78,8 @@ impl<'a> Graph<'_, 'a> {
     /// The visible nodes whose `id` is `id`: an entity's external id (a string), unless the
     /// query language gave it an `id` property, which then holds.
     pub fn nodes_with_id(&self, id: &Val) -> Vec<EntityId> {
-        let mut out = Vec::new();
-        let id_properties = self.view.has_id_properties();
-        if let Val::Str(s) = id {
-            if let Some(e) = self.view.entity_id(s) {
-                // An `id` written in Cypher shadows the external id (checked only when one exists).
-                let shadowed = id_properties && self.view.entity_property(e, "id").is_some();
-                if !self.view.entity_bare(e) && !shadowed && self.view.entity_visible(e, &self.vis) {
-                    out.push(e);
-                }
-            }
-        }
-        if !id_properties {
-            // The common case (no `id` property anywhere): the external id alone answers.
+        let mut out: Vec<EntityId> = self.node_with_ext_id(id).into_iter().collect();
+        if !self.view.has_id_properties() {
             return out;
         }
         for e in self.view.entities_with_id_property() {
@@ -103,6 +92,16 @@ impl<'a> Graph<'_, 'a> {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The visible node `{id: id}` matches by its external id: all of them when no entity has
+    /// an `id` property (the common case, which `nodes_with_id` adds to otherwise).
+    pub fn node_with_ext_id(&self, id: &Val) -> Option<EntityId> {
+        let Val::Str(s) = id else { return None };
+        let e = self.view.entity_id(s)?;
+        // An `id` written in Cypher shadows the external id (checked only when one exists).
+        let shadowed = self.view.has_id_properties() && self.view.entity_property(e, "id").is_some();
+        (!self.view.entity_bare(e) && !shadowed && self.view.entity_visible(e, &self.vis)).then_some(e)
     }
 
     /// The visible node whose external id is `id` (procedures name entities so).

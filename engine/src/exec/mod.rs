@@ -76,8 +76,8 @@ impl QueryStats {
 /// A query's answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueryResult {
-    /// Column names, in order.
-    pub columns: Vec<String>,
+    /// Column names, in order (shared with the cached plan: a result does not copy them).
+    pub columns: Arc<[String]>,
     /// Rows, each with one value per column.
     pub rows: Vec<Vec<QueryValue>>,
     /// What the query wrote.
@@ -96,18 +96,62 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(HashMap::with_hasher(foldhash::fast::RandomState::default())))
 }
 
+/// How many plans each thread keeps in front of the shared cache.
+const RECENT_PLANS: usize = 4;
+
+thread_local! {
+    /// The plans this thread ran last, most recent first: a connection or an agent loop repeats
+    /// a few texts, and a hit here takes neither the shared cache's lock nor a hash of the text.
+    /// Plans depend on their text alone, so an entry never goes stale.
+    static RECENT: std::cell::RefCell<Vec<(Box<str>, Arc<Compiled>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The cached plan of `text`, if any (this thread's recent plans, then the shared cache).
+fn cached(text: &str) -> Option<Arc<Compiled>> {
+    let recent = RECENT.with(|r| {
+        let mut r = r.try_borrow_mut().ok()?;
+        let i = r.iter().position(|(t, _)| **t == *text)?;
+        let hit = r[i].1.clone();
+        if i > 0 {
+            let entry = r.remove(i);
+            r.insert(0, entry);
+        }
+        Some(hit)
+    });
+    if recent.is_some() {
+        return recent;
+    }
+    let hit = cache().lock().ok().and_then(|c| c.get(text).cloned())?;
+    remember(text, &hit);
+    Some(hit)
+}
+
+fn remember(text: &str, plan: &Arc<Compiled>) {
+    RECENT.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.truncate(RECENT_PLANS - 1);
+            r.insert(0, (Box::from(text), plan.clone()));
+        }
+    });
+}
+
 /// The compiled plan of `text`, from the cache or compiled now.
 fn plan_for(text: &str) -> Result<Arc<Compiled>, QueryError> {
-    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(text).cloned()) {
+    if let Some(hit) = cached(text) {
         return Ok(hit);
     }
     let compiled = Arc::new(compile(text)?);
+    if engram_query::ddl::parse(text).is_some() {
+        // Never cached: a cache hit is how `bind` knows a text is no index statement.
+        return Ok(compiled);
+    }
     if let Ok(mut c) = cache().lock() {
         if c.len() >= PLAN_CACHE_ENTRIES {
             c.clear();
         }
         c.insert(text.to_owned(), compiled.clone());
     }
+    remember(text, &compiled);
     Ok(compiled)
 }
 
@@ -176,7 +220,9 @@ use value::Bound;
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
 fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
     let (header, body) = engram_query::header::split(text)?;
-    if engram_query::ddl::parse(body).is_some() {
+    // A cached text compiled, so it is no index statement (those do not compile).
+    let hit = cached(body);
+    if hit.is_none() && engram_query::ddl::parse(body).is_some() {
         return Err(QueryError::runtime(
             ErrorType::SemanticError,
             Detail::Unsupported,
@@ -194,12 +240,15 @@ fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryErro
     };
     // Positions in errors count from the start of the whole text, header included.
     let header_len = text.len() - body.len();
-    let compiled = plan_for(body).map_err(|mut e| {
-        if let Some(at) = e.at {
-            e.at = Some(engram_query::Position::of(text, header_len + at.offset));
-        }
-        e
-    })?;
+    let compiled = match hit {
+        Some(c) => c,
+        None => plan_for(body).map_err(|mut e| {
+            if let Some(at) = e.at {
+                e.at = Some(engram_query::Position::of(text, header_len + at.offset));
+            }
+            e
+        })?,
+    };
     let mut vals = Bound::default();
     for (k, v) in params {
         let v = output::parameter(v)
@@ -449,7 +498,7 @@ impl WorkspaceView<'_> {
         }
         let mut all_rows: Vec<Vec<value::Val>> = Vec::new();
         // Without UNION's duplicate removal a row is materialized as it comes.
-        let mut done: Vec<Vec<QueryValue>> = Vec::new();
+        let mut done: Vec<Vec<QueryValue>> = Vec::with_capacity(1);
         let mut profiles = Vec::new();
         let mut chosen = Vec::new();
         for part in &compiled.plan.parts {

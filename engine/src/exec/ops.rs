@@ -47,6 +47,20 @@ pub(crate) struct Runner<'e, 'v, 'a> {
     pub profile: Option<std::sync::Mutex<Vec<(u64, u64)>>>,
 }
 
+/// Keeps the rows `keep` says yes to, in order and in place (it may also change them); the
+/// first error stops it.
+fn retain_rows(mut rows: Vec<Row>, mut keep: impl FnMut(&mut Row) -> Result<bool, QueryError>) -> Result<Vec<Row>, QueryError> {
+    let mut failed = None;
+    rows.retain_mut(|row| {
+        failed.is_none()
+            && keep(row).unwrap_or_else(|e| {
+                failed = Some(e);
+                false
+            })
+    });
+    failed.map_or(Ok(rows), Err)
+}
+
 fn interrupted(e: crate::error::Interrupted) -> QueryError {
     QueryError::runtime(ErrorType::LimitError, Detail::Deadline, format!("the query stopped: {e}"))
 }
@@ -130,36 +144,57 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 }
                 out
             }
+            Op::SeekNode { slot, id, test } if !self.graph.view.has_id_properties() => {
+                // The common case: the external id alone answers, one node at most per row, so
+                // the rows are kept or dropped in place.
+                retain_rows(rows, |row| {
+                    let id = self.eval(id, row)?;
+                    match self.graph.node_with_ext_id(&id) {
+                        Some(n) if self.node_passes(n, test, row)? => {
+                            row[*slot] = Val::Node(n);
+                            Ok(true)
+                        }
+                        _ => Ok(false),
+                    }
+                })?
+            }
             Op::SeekNode { slot, id, test } => {
                 let mut out = Vec::new();
                 for mut row in rows {
                     let id = self.eval(id, &row)?;
+                    // The row itself goes to the last match (one clone per match before it).
+                    let mut pending = None;
                     for n in self.graph.nodes_with_id(&id) {
                         if self.node_passes(n, test, &row)? {
-                            row[*slot] = Val::Node(n);
-                            out.push(row.clone());
+                            if let Some(p) = pending.replace(n) {
+                                row[*slot] = Val::Node(p);
+                                out.push(row.clone());
+                            }
                         }
+                    }
+                    if let Some(p) = pending {
+                        row[*slot] = Val::Node(p);
+                        out.push(row);
                     }
                 }
                 out
             }
-            Op::CheckNode { slot, test } => {
-                let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    if let Val::Node(n) = row[*slot] {
-                        if self.node_passes(n, test, &row)? {
-                            out.push(row);
-                        }
-                    }
-                }
-                out
-            }
+            Op::CheckNode { slot, test } => retain_rows(rows, |row| match row[*slot] {
+                Val::Node(n) => self.node_passes(n, test, row),
+                _ => Ok(false),
+            })?,
             Op::Expand(hop) => self.expand(hop, rows)?,
             Op::CountExpand { hop, slot } => {
-                let n = self.count_expand(hop, rows)?;
-                let mut row = vec![Val::Null; self.width];
-                row[*slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
-                vec![row]
+                let n = self.count_expand(hop, &rows)?;
+                // One row with the count alone (the input's first row's storage, when there is one).
+                let mut rows = rows;
+                rows.truncate(1);
+                match rows.first_mut() {
+                    Some(row) => row.fill(Val::Null),
+                    None => rows.push(vec![Val::Null; self.width]),
+                }
+                rows[0][*slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
+                rows
             }
             Op::BindPath(spec) => {
                 let mut out = Vec::with_capacity(rows.len());
@@ -170,15 +205,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 }
                 out
             }
-            Op::Filter(e) => {
-                let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    if self.keep(e, &row)? {
-                        out.push(row);
-                    }
-                }
-                out
-            }
+            Op::Filter(e) => retain_rows(rows, |row| self.keep(e, row))?,
             Op::Optional { ops, slots } => {
                 let mut out = Vec::with_capacity(rows.len());
                 for row in rows {
@@ -218,18 +245,22 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 out
             }
             Op::Project(items) => {
-                let mut out = Vec::with_capacity(rows.len());
-                for mut row in rows {
+                let mut rows = rows;
+                for row in &mut rows {
+                    if let [(slot, e)] = items.as_slice() {
+                        // One item: nothing it reads can change under it.
+                        row[*slot] = self.eval(e, row)?;
+                        continue;
+                    }
                     let mut values = Vec::with_capacity(items.len());
                     for (_, e) in items {
-                        values.push(self.eval(e, &row)?);
+                        values.push(self.eval(e, row)?);
                     }
                     for ((slot, _), v) in items.iter().zip(values) {
                         row[*slot] = v;
                     }
-                    out.push(row);
                 }
-                out
+                rows
             }
             Op::Aggregate { keys, aggregates } => self.aggregate(keys, aggregates, &rows)?,
             Op::Distinct(slots) => {
@@ -503,7 +534,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// its k-hop otherwise.
     fn reach(&self, hop: &Hop, from: EntityId, row: &Row, min: u64, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
         let mut reached = match self.closure(hop, from, max) {
-            Some(found) => found,
+            Some(found) => found.into_iter().map(|(e, _)| e).collect(),
             None => self.khop(hop, from, max)?,
         };
         if min == 0 && !reached.contains(&from) {
@@ -524,7 +555,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// An unbounded directed walk over one transitive type is the engine's closure
     /// (`ancestors` / `descendants`, its hierarchy index), the start included when a cycle leads
     /// back to it. `None` when the closure does not apply.
-    fn closure(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<Vec<EntityId>> {
+    fn closure(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<Vec<(EntityId, u32)>> {
         let [ty] = hop.types.as_slice() else { return None };
         if max.is_some() || engine_dir(hop.direction) == Direction::Both {
             return None;
@@ -535,9 +566,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
         // reports the limit).
         // The start is in when a cycle leads back to it, unless the pattern rules it out.
-        let found = view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis, !hop.exclude_start).ok()??;
-        let reached: Vec<EntityId> = found.into_iter().map(|(e, _)| e).collect();
-        Some(reached)
+        view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis, !hop.exclude_start).ok()?
     }
 
     /// The walk as the engine's k-hop (its bitset visited set and parallel frontiers): the nodes
@@ -578,13 +607,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 
     /// How many matches `hop` has over `rows`: edges for a one-hop expand, distinct nodes (over
     /// all rows) for a breadth-first reach.
-    fn count_expand(&self, hop: &Hop, rows: Vec<Row>) -> Result<usize, QueryError> {
+    fn count_expand(&self, hop: &Hop, rows: &[Row]) -> Result<usize, QueryError> {
         if let Some((min, max)) = hop.length {
             let mut all: foldhash::HashSet<u32> = foldhash::HashSet::default();
             let one_row = rows.len() == 1;
             let mut n = 0;
             for row in rows {
                 let Val::Node(from) = row[hop.from] else { continue };
+                if one_row && hop.to_test.is_empty() {
+                    // One start and nothing to test per node: the closure's own count.
+                    if let Some(found) = self.closure(hop, from, max) {
+                        return Ok(found.len() + usize::from(min == 0 && !found.iter().any(|(e, _)| *e == from)));
+                    }
+                }
                 let reached = self.reach(hop, from, &row, min, max)?;
                 if one_row {
                     n = reached.len();

@@ -116,8 +116,8 @@ fn measure(scale: &str, workload: &str, inputs: &[u32], mut query: impl FnMut(u3
     rows.sort_by(f64::total_cmp);
     json!({
         "peer": "engram", "scale": scale, "workload": workload, "n": inputs.len(), "of": inputs.len(),
-        "p50_us": (pct(&lat, 0.5) * 10.0).round() / 10.0, "p95_us": (pct(&lat, 0.95) * 10.0).round() / 10.0,
-        "p99_us": (pct(&lat, 0.99) * 10.0).round() / 10.0, "total_s": (total * 1e4).round() / 1e4,
+        "p50_us": (pct(&lat, 0.5) * 100.0).round() / 100.0, "p95_us": (pct(&lat, 0.95) * 100.0).round() / 100.0,
+        "p99_us": (pct(&lat, 0.99) * 100.0).round() / 100.0, "total_s": (total * 1e4).round() / 1e4,
         "result_rows": result_rows as u64, "rows_p50": pct(&rows, 0.5), "rows_p95": pct(&rows, 0.95),
         "rows_max": rows.last().copied().unwrap_or(0.0) as u64,
     })
