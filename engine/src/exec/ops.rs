@@ -620,7 +620,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                         return Ok(found.len() + usize::from(min == 0 && !found.iter().any(|(e, _)| *e == from)));
                     }
                 }
-                let reached = self.reach(hop, from, &row, min, max)?;
+                let reached = self.reach(hop, from, row, min, max)?;
                 if one_row {
                     n = reached.len();
                 } else {
@@ -650,7 +650,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         }
         for row in rows {
             let Val::Node(from) = row[hop.from] else { continue };
-            let used = Self::used_rels(hop, &row);
+            let used = Self::used_rels(hop, row);
             for (i, edge) in expander.edges(from).enumerate() {
                 if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
                     self.check()?;
@@ -658,7 +658,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 if second_sight(hop, from, &edge) {
                     continue;
                 }
-                if used.contains(&edge.claim) || !self.node_passes(edge.neighbor, &hop.to_test, &row)? {
+                if used.contains(&edge.claim) || !self.node_passes(edge.neighbor, &hop.to_test, row)? {
                     continue;
                 }
                 n += 1;
