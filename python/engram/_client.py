@@ -13,7 +13,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from . import _errors
-from ._types import Node, Path, Relationship
+from ._types import Node, Path, Relationship, Result
 
 # Above the server's default query deadline (4 s) with room for the reply.
 DEFAULT_SOCKET_TIMEOUT = 30.0
@@ -71,11 +71,13 @@ class Client:
     def query(self, ws, text, params):
         args = ["ENGRAM.QUERY", ws, text]
         if params is not None:
+            if not isinstance(params, dict):
+                raise _errors.CallerError("params: expected a dict of parameters")
             try:
                 args += ["PARAMS", json.dumps(params)]
             except (TypeError, ValueError) as e:
                 raise _errors.CallerError(f"params: {e}") from None
-        return _result(self._call(*args))
+        return Result(*_result(self._call(*args)))
 
     def transaction(self, ws, statements):
         payload = [{"query": t, "params": json.loads(p) if p else None} for t, p in statements]

@@ -1,7 +1,21 @@
 """Type stubs of the extension module (the embedded database); use it through `engram`."""
 
 from os import PathLike
-from typing import Any
+from typing import Any, Iterator
+
+class Result:
+    """A query's result: `columns`, `rows` (tuples of values), `stats` (what it wrote, counted)
+    and `plan` (the plan's lines, for EXPLAIN and PROFILE; else `None`)."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    stats: dict[str, int]
+    plan: list[str] | None
+    def __init__(
+        self, columns: list[str], rows: list[tuple[Any, ...]], stats: dict[str, int] | tuple[int, ...] | None = None, plan: list[str] | None = None
+    ) -> None: ...
+    def __iter__(self) -> Iterator[tuple[Any, ...]]: ...
+    def __len__(self) -> int: ...
 
 DEFAULT_WORKSPACE: str
 
@@ -20,8 +34,9 @@ class BugError(EngramError): ...
 
 class Database:
     def use_embedder(self, name: str | None = None, model_dir: str | PathLike[str] | None = None) -> str | None: ...
-    def query(self, workspace: str, text: str, params: dict[str, Any] | str | None = None) -> tuple[list[str], list[tuple[Any, ...]], dict[str, int], list[str] | None]: ...
-    def transaction(self, workspace: str, statements: list[tuple[str, str | None]]) -> list[tuple[list[str], list[tuple[Any, ...]], dict[str, int], list[str] | None]]: ...
+    # The third item: the write counters in `engram.STATS` order, or None when all are zero.
+    def query(self, workspace: str, text: str, params: dict[str, Any] | None = None) -> Result: ...
+    def transaction(self, workspace: str, statements: list[tuple[str, str | None]]) -> list[tuple[list[str], list[tuple[Any, ...]], tuple[int, ...] | None, list[str] | None]]: ...
     def ingest(self, docs: str) -> str: ...
     def recall(
         self,

@@ -26,7 +26,8 @@ class Memory:
 
     def query(self, cypher: str, params: dict | None = None, *, workspace: str | None = None) -> Result:
         """Runs one query; a query that writes is one atomic transaction."""
-        return Result(*self._b.query(workspace or self.workspace, cypher, _params(params)))
+        # The back end checks `params` (a dict or None): no Python call more on the hot path.
+        return self._b.query(workspace or self.workspace, cypher, params)
 
     def transaction(self, *, workspace: str | None = None) -> "Transaction":
         """A write transaction as a context manager: the statements given to `tx.query` run

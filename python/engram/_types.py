@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import _engram
+
 
 @dataclass(frozen=True)
 class Node:
@@ -35,32 +37,9 @@ class Path:
     relationships: list[Relationship]
 
 
-class Result:
-    """A query's result: `columns`, `rows` (tuples of values), `stats` (what it wrote,
-    counted) and `plan` (the plan's lines, for EXPLAIN and PROFILE; else `None`). A plain slotted
-    class, not a dataclass: it is made once per query, on the hot path."""
-
-    __slots__ = ("columns", "rows", "stats", "plan")
-
-    def __init__(self, columns: list[str], rows: list[tuple], stats: dict[str, int], plan: list[str] | None = None):
-        self.columns = columns
-        self.rows = rows
-        self.stats = stats
-        self.plan = plan
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Result):
-            return NotImplemented
-        return (self.columns, self.rows, self.stats, self.plan) == (other.columns, other.rows, other.stats, other.plan)
-
-    def __repr__(self) -> str:
-        return f"Result(columns={self.columns!r}, rows={self.rows!r}, stats={self.stats!r}, plan={self.plan!r})"
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __len__(self) -> int:
-        return len(self.rows)
+# A query's result (`columns`, `rows`, `stats`, `plan`, iterable over its rows): made by the
+# extension, so a query runs no Python code to build it.
+Result = _engram.Result
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@
 // Reason: PyO3 converts a Python argument into an owned value (`Vec`, `String`, `PathBuf`).
 #![allow(clippy::needless_pass_by_value)]
 
+mod result;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -133,9 +135,6 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
 /// Parameters: a dict of Python values, or a JSON object's text (as the server's `PARAMS`).
 fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
     let Some(p) = params.filter(|p| !p.is_none()) else { return Ok(Params::new()) };
-    if let Ok(text) = p.extract::<String>() {
-        return params_of(Some(&text));
-    }
     let d = p.cast::<PyDict>().map_err(|_| caller("params: expected a dict of parameters"))?;
     let mut out = Params::new();
     for (k, v) in d.iter() {
@@ -214,21 +213,33 @@ impl<'py> Types<'py> {
 /// A result as `(columns, rows, stats, plan)`: rows are tuples; `plan` is `None` unless
 /// EXPLAIN or PROFILE made one.
 fn result<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, result_parts(py, r)?)
+}
+
+/// `result`'s four parts.
+fn result_parts<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<[Bound<'py, PyAny>; 4]> {
     let types = Types { py, module: std::cell::OnceCell::new() };
-    let rows = PyList::empty(py);
-    for row in &r.rows {
-        let cells = row.iter().map(|v| value(py, &types, v)).collect::<PyResult<Vec<_>>>()?;
-        rows.append(PyTuple::new(py, cells)?)?;
-    }
-    let stats = PyDict::new(py);
-    for (k, n) in r.stats.counters() {
-        stats.set_item(k, n)?;
-    }
-    let plan: Option<Vec<String>> = r.plan.as_ref().map(|p| p.lines().map(str::to_owned).collect());
-    PyTuple::new(
-        py,
-        [r.columns.to_vec().into_pyobject(py)?.into_any(), rows.into_any(), stats.into_any(), plan.into_pyobject(py)?.into_any()],
-    )
+    let rows = r
+        .rows
+        .iter()
+        .map(|row| PyTuple::new(py, row.iter().map(|v| value(py, &types, v)).collect::<PyResult<Vec<_>>>()?))
+        .collect::<PyResult<Vec<_>>>()?;
+    // The counters in their documented order, or `None` when all are zero (a read): the Python
+    // `Result` makes its `stats` dict from them when asked, not on every call.
+    let counters = r.stats.counters();
+    let stats = if counters.iter().all(|(_, n)| *n == 0) {
+        py.None().into_bound(py)
+    } else {
+        PyTuple::new(py, counters.iter().map(|(_, n)| *n))?.into_any()
+    };
+    let plan: Option<Vec<&str>> = r.plan.as_ref().map(|p| p.lines().collect());
+    Ok([PyList::new(py, r.columns.iter())?.into_any(), PyList::new(py, rows)?.into_any(), stats, plan.into_pyobject(py)?.into_any()])
+}
+
+/// A result as an `engram.Result`.
+fn result_object<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, result::QueryResultObject>> {
+    let [columns, rows, stats, plan] = result_parts(py, r)?;
+    Bound::new(py, result::QueryResultObject::from_parts(columns.unbind(), rows.unbind(), stats.unbind(), plan.unbind()))
 }
 
 fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
@@ -245,7 +256,7 @@ impl PyDatabase {
         engine(py, &db, |db| Ok(db.use_embedder(name.as_deref(), model_dir.as_deref())?))
     }
 
-    /// Runs one query: `(columns, rows, stats, plan)`.
+    /// Runs one query: an `engram.Result`.
     #[pyo3(signature = (workspace, text, params=None))]
     fn query<'py>(
         &self,
@@ -253,7 +264,7 @@ impl PyDatabase {
         workspace: &str,
         text: &str,
         params: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<Bound<'py, result::QueryResultObject>> {
         let db = self.db()?;
         let params = params_from(params)?;
         let r = engine(py, &db, |db| {
@@ -261,7 +272,7 @@ impl PyDatabase {
             db.ensure_workspace(workspace)?;
             Ok(db.query(workspace, text, &params)?)
         })?;
-        result(py, &r)
+        result_object(py, &r)
     }
 
     /// Runs `(text, params_json)` statements as one atomic transaction: one result each.
@@ -495,6 +506,7 @@ fn memory() -> PyDatabase {
 fn _engram(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyDatabase>()?;
+    m.add_class::<result::QueryResultObject>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(memory, m)?)?;
     m.add("EngramError", py.get_type::<EngramError>())?;

@@ -38,6 +38,35 @@ def test_query_values_are_python_values(mem):
     assert plan and any("Service" in line for line in plan)
 
 
+def test_a_result_is_one_type_with_all_its_counters(mem):
+    zero = dict.fromkeys(
+        [
+            "nodes_created",
+            "nodes_deleted",
+            "relationships_created",
+            "relationships_deleted",
+            "properties_set",
+            "properties_removed",
+            "labels_added",
+            "labels_removed",
+        ],
+        0,
+    )
+    w = mem.query("CREATE (:T {a: 1})-[:R]->(:T)")
+    assert isinstance(w, engram.Result) and w.columns == [] and w.rows == [] and len(w) == 0
+    assert w.stats == {**zero, "nodes_created": 2, "relationships_created": 1, "properties_set": 1, "labels_added": 2}
+    r = mem.query("MATCH (t:T) RETURN t.a AS a ORDER BY a")
+    # A read's counters are all there, all zero; the same dict each time it is read.
+    assert r.stats == zero and r.stats is r.stats
+    assert list(r) == [(1,), (None,)] and len(r) == 2 and r.plan is None
+    assert r == mem.query("MATCH (t:T) RETURN t.a AS a ORDER BY a") and r != w and r != "x"
+    assert repr(r) == f"Result(columns=['a'], rows=[(1,), (None,)], stats={zero!r}, plan=None)"
+    made = engram.Result(["a"], [(1,), (None,)], dict(zero))
+    assert made == r and made.plan is None
+    with pytest.raises(TypeError):
+        engram.Result()
+
+
 def test_errors_are_typed_and_name_where(mem):
     with pytest.raises(engram.CallerError) as e:
         mem.query("MATCH (n RETURN n")

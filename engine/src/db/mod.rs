@@ -330,6 +330,12 @@ impl Database {
         &self.inner.config
     }
 
+    /// Whether the access history records the embedded (root) caller's calls, read from the
+    /// published state in place (no snapshot taken: every embedded query asks).
+    pub(crate) fn audit_root_on(&self) -> bool {
+        self.inner.published.read().settings.audit_root_on()
+    }
+
     /// A consistent snapshot of the latest commit, evaluating validity at the clock's "now"
     /// (never earlier than the snapshot's own last commit, should the clock lag behind it).
     pub fn snapshot(&self) -> Snapshot {
@@ -832,7 +838,9 @@ impl Database {
     /// commit, at most `ENSURE_WAIT`, then tries once more.
     pub fn ensure_workspace(&self, name: &str) -> Result<(), Error> {
         const ENSURE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-        let visible = |db: &Database| db.snapshot().state.catalog.workspace(name).is_some();
+        // The published state's catalog, read in place (no snapshot taken: this runs before
+        // every query of a caller that creates workspaces on first use).
+        let visible = |db: &Database| db.inner.published.read().catalog.workspace(name).is_some();
         if visible(self) {
             return Ok(());
         }

@@ -210,8 +210,9 @@ pub fn is_index_statement(text: &str) -> bool {
 /// The index statement `text` holds (after its parameter header), if it is one.
 fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryError>> {
     match engram_query::header::split(text) {
-        Ok((_, body)) => engram_query::ddl::parse(body),
-        Err(_) => None,
+        // A text in the plan cache compiled: it is no index statement.
+        Ok((_, body)) if cached(body).is_none() => engram_query::ddl::parse(body),
+        _ => None,
     }
 }
 
@@ -546,7 +547,7 @@ impl crate::db::Database {
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
         let (at, started) = (crate::time::Clock::now(&*self.config().clock), std::time::Instant::now());
         let result = self.query_unaudited(workspace, text, params);
-        if self.snapshot().state.settings.audit_root_on() {
+        if self.audit_root_on() {
             self.note_root_access(query_note(workspace, text, params, (at, started), &result), writes_or_ddl(text))?;
         }
         result
