@@ -166,6 +166,9 @@ pub fn prepare(text: &str) -> Result<(), QueryError> {
 /// command's own rule before anything runs.
 pub fn writes(text: &str) -> Result<bool, QueryError> {
     let (_, body) = engram_query::header::split(text)?;
+    if let Some(hit) = cached(body) {
+        return Ok(hit.writes);
+    }
     if let Some(ddl) = engram_query::ddl::parse(body) {
         return ddl.map(|_| true);
     }
@@ -177,10 +180,15 @@ pub fn writes(text: &str) -> Result<bool, QueryError> {
 /// (and on its worker pool if that passes) instead of paying a thread hop for a quick read.
 pub fn bounded_read(text: &str) -> bool {
     let Ok((_, body)) = engram_query::header::split(text) else { return false };
-    if engram_query::ddl::parse(body).is_some() {
-        return false;
-    }
-    plan_for(body).is_ok_and(|c| !c.writes && !c.plan.calls_procedure())
+    let plan = match cached(body) {
+        Some(hit) => hit,
+        None if engram_query::ddl::parse(body).is_some() => return false,
+        None => match plan_for(body) {
+            Ok(c) => c,
+            Err(_) => return false,
+        },
+    };
+    !plan.writes && !plan.plan.calls_procedure()
 }
 
 /// Looks `text` up in the plan cache, planning it on a miss (what a query pays before running).
