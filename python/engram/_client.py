@@ -121,6 +121,9 @@ class Client:
         texts = list(texts)
         return [list(v) for v in self._call("ENGRAM.EMBED", *texts)] if texts else []
 
+    def use_workspace(self, ws):
+        """Nothing to do: each command names its workspace."""
+
     def close(self):
         if self.r is not None:
             self.r.close()

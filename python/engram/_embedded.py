@@ -11,8 +11,13 @@ from ._errors import of_class
 class Embedded:
     def __init__(self, db: "_engram.Database"):
         self.db = db
-        # The extension's method itself: no Python frame between the caller and the engine.
+        # The extension's methods themselves: no Python frame between the caller and the engine.
         self.query = db.query
+        # `Memory.query`, with the workspace `use_workspace` sets.
+        self.bound_query = db.run
+
+    def use_workspace(self, ws):
+        self.db.set_workspace(ws)
 
     def transaction(self, ws, statements):
         return self.db.transaction(ws, statements)

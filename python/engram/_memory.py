@@ -21,6 +21,21 @@ class Memory:
     def __init__(self, backend, workspace: str = DEFAULT_WORKSPACE):
         self._b = backend
         self.workspace = workspace
+        bound = getattr(backend, "bound_query", None)
+        if bound is not None:
+            # The embedded back end's own method takes `query`'s place on this object: the
+            # same signature and result, without a Python frame per query.
+            self.query = bound
+
+    @property
+    def workspace(self) -> str:
+        """The workspace methods use when not given `workspace=`."""
+        return self._workspace
+
+    @workspace.setter
+    def workspace(self, workspace: str) -> None:
+        self._workspace = workspace
+        self._b.use_workspace(workspace)
 
     # -- queries --------------------------------------------------------------------------
 

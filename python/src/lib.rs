@@ -59,9 +59,15 @@ fn caller(message: impl Into<String>) -> PyErr {
 #[pyclass(module = "engram._engram", name = "Database")]
 struct PyDatabase {
     db: Option<Arc<Database>>,
+    /// The workspace `run` uses when not given one (its `Memory`'s).
+    workspace: std::sync::Mutex<Arc<str>>,
 }
 
 impl PyDatabase {
+    fn new(db: Database) -> PyDatabase {
+        PyDatabase { db: Some(Arc::new(db)), workspace: std::sync::Mutex::new(Arc::from(engram::DEFAULT_WORKSPACE)) }
+    }
+
     fn db(&self) -> PyResult<Arc<Database>> {
         self.db.clone().ok_or_else(|| caller("the database is closed"))
     }
@@ -273,6 +279,31 @@ impl PyDatabase {
             Ok(db.query(workspace, text, &params)?)
         })?;
         result_object(py, &r)
+    }
+
+    /// `Memory.query` itself for the embedded back end, bound to the `Memory` so a query runs no
+    /// Python frame: the workspace given, else the one `set_workspace` last set.
+    #[pyo3(signature = (cypher, params=None, *, workspace=None))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        cypher: &str,
+        params: Option<&Bound<'py, PyAny>>,
+        workspace: Option<&str>,
+    ) -> PyResult<Bound<'py, result::QueryResultObject>> {
+        match workspace.filter(|w| !w.is_empty()) {
+            Some(w) => self.query(py, w, cypher, params),
+            None => {
+                let w = self.workspace.lock().map_err(|_| BugError::new_err("the workspace lock is poisoned"))?.clone();
+                self.query(py, &w, cypher, params)
+            }
+        }
+    }
+
+    /// The workspace `run` uses when not given one.
+    fn set_workspace(&self, workspace: &str) -> PyResult<()> {
+        *self.workspace.lock().map_err(|_| BugError::new_err("the workspace lock is poisoned"))? = Arc::from(workspace);
+        Ok(())
     }
 
     /// Runs `(text, params_json)` statements as one atomic transaction: one result each.
@@ -492,13 +523,13 @@ impl PyDatabase {
 #[pyo3(signature = (path, read_only=false))]
 fn open(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<PyDatabase> {
     let db = py.detach(|| if read_only { Database::open_read_only(&path) } else { Database::open(&path) }).map_err(|e| py_err(py, &e))?;
-    Ok(PyDatabase { db: Some(Arc::new(db)) })
+    Ok(PyDatabase::new(db))
 }
 
 /// A database in memory only.
 #[pyfunction]
 fn memory() -> PyDatabase {
-    PyDatabase { db: Some(Arc::new(Database::in_memory())) }
+    PyDatabase::new(Database::in_memory())
 }
 
 /// The module `engram._engram`.

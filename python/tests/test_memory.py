@@ -67,6 +67,19 @@ def test_a_result_is_one_type_with_all_its_counters(mem):
         engram.Result()
 
 
+def test_the_default_workspace_follows_the_attribute(mem):
+    home = mem.workspace
+    mem.query("CREATE (:Here)")
+    mem.workspace = "elsewhere"
+    mem.query("CREATE (:There)")
+    assert mem.query("MATCH (n) RETURN labels(n)").rows == [(["There"],)]
+    assert mem.query("MATCH (n) RETURN labels(n)", workspace=home).rows == [(["Here"],)]
+    assert mem.query("MATCH (n) RETURN labels(n)", None, workspace="").rows == [(["There"],)]
+    mem.workspace = home
+    assert mem.query("MATCH (n) RETURN labels(n)").rows == [(["Here"],)]
+    assert mem.stats(workspace="elsewhere")["entities"] == 1
+
+
 def test_errors_are_typed_and_name_where(mem):
     with pytest.raises(engram.CallerError) as e:
         mem.query("MATCH (n RETURN n")
