@@ -138,7 +138,7 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
     })
 }
 
-/// Parameters: a dict of Python values, or a JSON object's text (as the server's `PARAMS`).
+/// Parameters: a dict of Python values (or `None`).
 fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
     let Some(p) = params.filter(|p| !p.is_none()) else { return Ok(Params::new()) };
     let d = p.cast::<PyDict>().map_err(|_| caller("params: expected a dict of parameters"))?;
