@@ -58,7 +58,7 @@ pub use engram_embed as embed;
 pub use engram_query as query;
 pub use engram_storage::{FsyncPolicy, OsVfs, StorageError};
 pub use error::{Error, ErrorClass, Interrupted, PolicyError, ReadError, WorkspaceError, WriteError, WriteErrorKind};
-pub use exec::{Params, QueryResult, QueryStats, QueryValue, Statements};
+pub use exec::{Bindings, Params, QueryResult, QueryStats, QueryValue, Statements};
 pub use ids::{ClaimId, EntityId, EvidenceId, PredicateId, TypeId, WorkspaceId};
 pub use index::graph::Direction;
 pub use index::vectors::VectorMode;

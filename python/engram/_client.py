@@ -73,6 +73,9 @@ class Client:
         if params is not None:
             if not isinstance(params, dict):
                 raise _errors.CallerError("params: expected a dict of parameters")
+            # As embedded (JSON would turn a number into a string silently).
+            if not all(isinstance(k, str) for k in params):
+                raise _errors.CallerError("params: names must be strings")
             try:
                 args += ["PARAMS", json.dumps(params)]
             except (TypeError, ValueError) as e:

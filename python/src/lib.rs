@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use engram::exec::{Node, Path, Relationship};
-use engram::{Database, ErrorClass, Params, QueryResult, QueryValue};
+use engram::{Bindings, Database, ErrorClass, Params, QueryResult, QueryValue};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -138,14 +138,21 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
     })
 }
 
-/// Parameters: a dict of Python values (or `None`).
-fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Params> {
-    let Some(p) = params.filter(|p| !p.is_none()) else { return Ok(Params::new()) };
+/// Parameters: a dict of Python values (or `None`), bound straight into the engine's values (a
+/// string is copied once, from Python's own UTF-8).
+fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Bindings> {
+    use pyo3::types::PyString;
+    let mut out = Bindings::new();
+    let Some(p) = params.filter(|p| !p.is_none()) else { return Ok(out) };
     let d = p.cast::<PyDict>().map_err(|_| caller("params: expected a dict of parameters"))?;
-    let mut out = Params::new();
     for (k, v) in d.iter() {
-        let k: String = k.extract().map_err(|_| caller("params: names must be strings"))?;
-        out.insert(k, param_value(&v, 0)?);
+        let k = k.cast::<PyString>().map_err(|_| caller("params: names must be strings"))?;
+        let k = k.to_str()?;
+        // Strings first: the usual parameter (an id, a name) and no `QueryValue` on the way.
+        match v.cast::<PyString>() {
+            Ok(s) => out.set_str(k, s.to_str()?),
+            Err(_) => out.set(k, &param_value(&v, 0)?).map_err(caller)?,
+        }
     }
     Ok(out)
 }
@@ -219,11 +226,12 @@ impl<'py> Types<'py> {
 /// A result as `(columns, rows, stats, plan)`: rows are tuples; `plan` is `None` unless
 /// EXPLAIN or PROFILE made one.
 fn result<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, result_parts(py, r)?)
+    let [rows, stats, plan] = result_parts(py, r)?;
+    PyTuple::new(py, [PyList::new(py, r.columns.iter())?.into_any(), rows, stats, plan])
 }
 
-/// `result`'s four parts.
-fn result_parts<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<[Bound<'py, PyAny>; 4]> {
+/// `result`'s parts but the columns: rows, counters, plan.
+fn result_parts<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<[Bound<'py, PyAny>; 3]> {
     let types = Types { py, module: std::cell::OnceCell::new() };
     let rows = r
         .rows
@@ -239,13 +247,13 @@ fn result_parts<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<[Bound<'py, P
         PyTuple::new(py, counters.iter().map(|(_, n)| *n))?.into_any()
     };
     let plan: Option<Vec<&str>> = r.plan.as_ref().map(|p| p.lines().collect());
-    Ok([PyList::new(py, r.columns.iter())?.into_any(), PyList::new(py, rows)?.into_any(), stats, plan.into_pyobject(py)?.into_any()])
+    Ok([PyList::new(py, rows)?.into_any(), stats, plan.into_pyobject(py)?.into_any()])
 }
 
 /// A result as an `engram.Result`.
 fn result_object<'py>(py: Python<'py>, r: &QueryResult) -> PyResult<Bound<'py, result::QueryResultObject>> {
-    let [columns, rows, stats, plan] = result_parts(py, r)?;
-    Bound::new(py, result::QueryResultObject::from_parts(columns.unbind(), rows.unbind(), stats.unbind(), plan.unbind()))
+    let [rows, stats, plan] = result_parts(py, r)?;
+    Bound::new(py, result::QueryResultObject::from_parts(r.columns.clone(), rows.unbind(), stats.unbind(), plan.unbind()))
 }
 
 fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
@@ -276,7 +284,7 @@ impl PyDatabase {
         let r = engine(py, &db, |db| {
             // As the server's ENGRAM.QUERY: an unknown workspace is created.
             db.ensure_workspace(workspace)?;
-            Ok(db.query(workspace, text, &params)?)
+            Ok(db.query_bound(workspace, text, &params)?)
         })?;
         result_object(py, &r)
     }
@@ -477,18 +485,32 @@ impl PyDatabase {
     }
 
     /// Benchmarking aid: runs `text` once per parameter set (JSON) through the engine's own
-    /// `Database::query` (plan cache included) and returns each call's microseconds, timed in
-    /// Rust, so a caller can set what Python adds beside what the engine takes.
-    fn _time_query(&self, py: Python<'_>, workspace: &str, text: &str, params: Vec<String>) -> PyResult<Vec<f64>> {
+    /// `Database::query` (plan cache included; with `bound`, `Database::query_bound` with the
+    /// same values bound ahead, as `run` calls it) and returns each call's microseconds, timed
+    /// in Rust, so a caller can set what Python adds beside what the engine takes.
+    #[pyo3(signature = (workspace, text, params, bound=false))]
+    fn _time_query(&self, py: Python<'_>, workspace: &str, text: &str, params: Vec<String>, bound: bool) -> PyResult<Vec<f64>> {
         let db = self.db()?;
-        let bound = params.iter().map(|p| params_of(Some(p))).collect::<PyResult<Vec<_>>>()?;
+        let maps = params.iter().map(|p| params_of(Some(p))).collect::<PyResult<Vec<_>>>()?;
+        let mut bindings = Vec::with_capacity(maps.len());
+        for map in &maps {
+            let mut b = Bindings::new();
+            for (k, v) in map {
+                b.set(k, v).map_err(caller)?;
+            }
+            bindings.push(b);
+        }
         engine(py, &db, |db| {
-            let mut out = Vec::with_capacity(bound.len());
-            for p in &bound {
+            let mut out = Vec::with_capacity(maps.len());
+            for (map, b) in maps.iter().zip(&bindings) {
                 let t = std::time::Instant::now();
-                let r = db.query(workspace, text, p)?;
+                // The result is released inside the timing, as `db.query`'s is on the Python side.
+                if bound {
+                    drop(std::hint::black_box(db.query_bound(workspace, text, b)?));
+                } else {
+                    drop(std::hint::black_box(db.query(workspace, text, map)?));
+                }
                 out.push(t.elapsed().as_secs_f64() * 1e6);
-                std::hint::black_box(r);
             }
             Ok(out)
         })

@@ -1,8 +1,11 @@
 //! `engram.Result`, a query's result: made in Rust, so a query costs no Python frame for it, and
-//! its `stats` dict is made only when read (a read query's counters are all zero).
+//! its `columns` list and `stats` dict are made only when read (a caller mostly reads the rows,
+//! and a read query's counters are all zero).
+
+use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 /// The write counters' names, in the engine's order (`QueryStats::counters`).
 const STATS: [&str; 8] = [
@@ -20,8 +23,7 @@ const STATS: [&str; 8] = [
 /// `plan` (the plan's lines, for EXPLAIN and PROFILE; else `None`).
 #[pyclass(module = "engram", name = "Result")]
 pub struct QueryResultObject {
-    #[pyo3(get, set)]
-    columns: Py<PyAny>,
+    columns: Columns,
     #[pyo3(get, set)]
     rows: Py<PyAny>,
     /// `None` (all zero), the counters in `STATS` order, or the dict once made.
@@ -30,15 +32,22 @@ pub struct QueryResultObject {
     plan: Py<PyAny>,
 }
 
+/// The column names: the plan's own until `columns` is first read, then that Python list (a
+/// caller may change it, so each result has its own).
+enum Columns {
+    Plan(Arc<[String]>),
+    Python(Py<PyAny>),
+}
+
 impl QueryResultObject {
     /// A result from the engine's: `counters` `None` when all are zero.
-    pub fn from_parts(columns: Py<PyAny>, rows: Py<PyAny>, counters: Py<PyAny>, plan: Py<PyAny>) -> QueryResultObject {
-        QueryResultObject { columns, rows, stats: counters, plan }
+    pub fn from_parts(columns: Arc<[String]>, rows: Py<PyAny>, counters: Py<PyAny>, plan: Py<PyAny>) -> QueryResultObject {
+        QueryResultObject { columns: Columns::Plan(columns), rows, stats: counters, plan }
     }
 
     fn parts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let stats = self.stats(py)?;
-        PyTuple::new(py, [self.columns.bind(py).clone(), self.rows.bind(py).clone(), stats.into_any(), self.plan.bind(py).clone()])
+        PyTuple::new(py, [self.columns(py)?, self.rows.bind(py).clone(), stats.into_any(), self.plan.bind(py).clone()])
     }
 }
 
@@ -47,7 +56,27 @@ impl QueryResultObject {
     #[new]
     #[pyo3(signature = (columns, rows, stats=None, plan=None))]
     fn new(columns: Py<PyAny>, rows: Py<PyAny>, stats: Option<Py<PyAny>>, plan: Option<Py<PyAny>>, py: Python<'_>) -> Self {
-        QueryResultObject { columns, rows, stats: stats.unwrap_or_else(|| py.None()), plan: plan.unwrap_or_else(|| py.None()) }
+        QueryResultObject {
+            columns: Columns::Python(columns),
+            rows,
+            stats: stats.unwrap_or_else(|| py.None()),
+            plan: plan.unwrap_or_else(|| py.None()),
+        }
+    }
+
+    #[getter]
+    fn columns<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let list = match &self.columns {
+            Columns::Python(held) => return Ok(held.bind(py).clone()),
+            Columns::Plan(names) => PyList::new(py, names.iter())?.into_any(),
+        };
+        self.columns = Columns::Python(list.clone().unbind());
+        Ok(list)
+    }
+
+    #[setter(columns)]
+    fn set_columns(&mut self, columns: Py<PyAny>) {
+        self.columns = Columns::Python(columns);
     }
 
     /// What the query wrote: a dict of the eight counters.
@@ -91,7 +120,7 @@ impl QueryResultObject {
         let stats = self.stats(py)?;
         Ok(format!(
             "Result(columns={}, rows={}, stats={}, plan={})",
-            self.columns.bind(py).repr()?,
+            self.columns(py)?.repr()?,
             self.rows.bind(py).repr()?,
             stats.repr()?,
             self.plan.bind(py).repr()?

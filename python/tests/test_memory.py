@@ -61,6 +61,13 @@ def test_a_result_is_one_type_with_all_its_counters(mem):
     assert list(r) == [(1,), (None,)] and len(r) == 2 and r.plan is None
     assert r == mem.query("MATCH (t:T) RETURN t.a AS a ORDER BY a") and r != w and r != "x"
     assert repr(r) == f"Result(columns=['a'], rows=[(1,), (None,)], stats={zero!r}, plan=None)"
+    # The column list is made when first read, then kept; each result has its own.
+    again = mem.query("MATCH (t:T) RETURN t.a AS a ORDER BY a")
+    assert again.columns is again.columns
+    again.columns.append("b")
+    assert r.columns == ["a"] and again.columns == ["a", "b"] and mem.query("RETURN 1 AS a").columns == ["a"]
+    again.columns = ["z"]
+    assert again.columns == ["z"]
     made = engram.Result(["a"], [(1,), (None,)], dict(zero))
     assert made == r and made.plan is None
     with pytest.raises(TypeError):
@@ -91,6 +98,8 @@ def test_errors_are_typed_and_name_where(mem):
         mem.query("RETURN 1", params=[1])
     with pytest.raises(engram.CallerError, match="params"):
         mem.query("RETURN $x", params={"x": object()})
+    with pytest.raises(engram.CallerError, match="names must be strings"):
+        mem.query("RETURN 1", params={1: "x"})
     # Parameters of every JSON kind arrive as the same values either way.
     p = {"i": 7, "f": 2.5, "b": True, "n": None, "s": "é", "l": [1, "two", [3.0]], "m": {"k": {"z": False}}}
     assert mem.query("RETURN $i, $f, $b, $n, $s, $l, $m", p).rows == [(7, 2.5, True, None, "é", [1, "two", [3.0]], {"k": {"z": False}})]

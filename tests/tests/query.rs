@@ -145,6 +145,51 @@ fn parameters_procedures_and_errors() {
     assert!(profile.plan.expect("a plan").contains("rows 3"));
 }
 
+/// Parameters bound ahead (`Bindings`, what the Python extension builds) give the results,
+/// errors and access records `Params` give, on reads, writes, headers and index statements.
+#[test]
+fn bindings_answer_as_params_do() {
+    let db = db();
+    let params: Params =
+        [("s".to_owned(), s("auth")), ("n".to_owned(), i(2)), ("l".to_owned(), QueryValue::List(vec![i(1), s("x")]))].into();
+    let mut bound = engram::Bindings::new();
+    bound.set_str("s", "auth");
+    bound.set("n", &i(2)).expect("an integer binds");
+    bound.set("l", &QueryValue::List(vec![i(1), s("x")])).expect("a list binds");
+    assert_eq!((bound.len(), bound.to_params()), (3, params.clone()));
+    for text in [
+        "MATCH (a {id: $s})--(b) RETURN count(DISTINCT b) + $n, $l",
+        "CYPHER n=5 MATCH (a {id: $s})--(b) RETURN count(DISTINCT b) + $n, $l",
+        "CYPHER m=5 MATCH (a {id: $s})--(b) RETURN count(DISTINCT b) + $m, $l",
+        "MATCH (a {id: $s}) RETURN a.name, size($l) AS k",
+    ] {
+        assert_eq!(db.query_bound("default", text, &bound).expect(text), db.query("default", text, &params).expect(text), "{text}");
+    }
+    // The caller's value wins over the header's, as with `Params`.
+    let got = db.query_bound("default", "CYPHER n=5 RETURN $n", &bound).expect("runs");
+    assert_eq!(got.rows, vec![vec![i(2)]]);
+    let err = db.query_bound("default", "RETURN $missing", &bound).expect_err("missing");
+    assert!(err.to_string().contains("$missing"), "{err}");
+    let node = db.query("default", "MATCH (a {id: 'auth'}) RETURN a", &Params::new()).expect("runs").rows[0][0].clone();
+    let err = engram::Bindings::new().set("a", &node).expect_err("a node is no parameter");
+    assert!(err.contains("$a") && err.contains("pass its id"), "{err}");
+    // Writes and index statements go through it too.
+    let mut name = engram::Bindings::new();
+    name.set_str("name", "Mallory");
+    let wrote = db.query_bound("default", "CREATE (p:person {name: $name}) RETURN p.name", &name).expect("writes");
+    assert_eq!((wrote.rows.clone(), wrote.stats.nodes_created), (vec![vec![s("Mallory")]], 1));
+    db.query_bound("default", "CREATE INDEX FOR (p:person) ON (p.name)", &engram::Bindings::new()).expect("an index statement");
+    let found = db.query_bound("default", "MATCH (p:person {name: $name}) RETURN count(p)", &name).expect("reads");
+    assert_eq!(found.rows, vec![vec![i(1)]]);
+    // A recorded call keeps the digest `Params` would give it.
+    db.set_setting("audit_root", "on").expect("audit on");
+    db.query("default", "RETURN $n", &params).expect("runs");
+    db.query_bound("default", "RETURN $n", &bound).expect("runs");
+    let history = db.access_history(&engram::db::audit::AuditFilter::default()).expect("history");
+    let digests: Vec<_> = history.iter().rev().take(2).map(|r| r.params_sha256.clone()).collect();
+    assert!(digests[0].is_some() && digests[0] == digests[1], "{digests:?}");
+}
+
 #[test]
 fn results_carry_graph_values() {
     let db = db();

@@ -226,27 +226,91 @@ fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryErr
 
 use value::Bound;
 
+/// Where a query's parameter values come from: a caller's `Params`, or `Bindings` it built.
+#[derive(Clone, Copy)]
+enum Args<'a> {
+    Params(&'a Params),
+    Bound(&'a Bindings),
+}
+
+impl Args<'_> {
+    /// The digest the access history keeps of them: the same for the same values either way.
+    fn digest(self) -> Option<String> {
+        match self {
+            Args::Params(p) => params_digest(p),
+            Args::Bound(b) => params_digest(&b.to_params()),
+        }
+    }
+}
+
+/// Query parameters already in the executor's values: what a caller converting another
+/// language's values builds directly (the Python extension), instead of a `Params` map that
+/// each query converts again. A string costs one allocation; nothing is sorted or copied twice.
+#[derive(Clone, Debug, Default)]
+pub struct Bindings(Bound);
+
+impl Bindings {
+    /// No parameters.
+    pub fn new() -> Bindings {
+        Bindings::default()
+    }
+
+    /// Binds `$name` to the string `value`, replacing an earlier value.
+    pub fn set_str(&mut self, name: &str, value: &str) {
+        self.0.insert(Arc::from(name), value::Val::str(value));
+    }
+
+    /// Binds `$name` to `value`, replacing an earlier value. Nodes, relationships and paths
+    /// cannot be parameters (the error says so).
+    pub fn set(&mut self, name: &str, value: &QueryValue) -> Result<(), String> {
+        self.0.insert(Arc::from(name), output::parameter(value).map_err(|e| format!("parameter ${name}: {e}"))?);
+        Ok(())
+    }
+
+    /// How many parameters are bound.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.len() == 0
+    }
+
+    /// The same values as `Params`.
+    pub fn to_params(&self) -> Params {
+        self.0.iter().map(|(k, v)| (k.to_string(), output::plain(v))).collect()
+    }
+}
+
+/// A text compiled and bound, or an index statement (which is not compiled).
+enum Ready<'a> {
+    Query(Arc<Compiled>, std::borrow::Cow<'a, Bound>),
+    Index(Result<engram_query::ddl::Ddl, QueryError>),
+}
+
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
 fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
-    let (header, body) = engram_query::header::split(text)?;
-    // A cached text compiled, so it is no index statement (those do not compile).
-    let hit = cached(body);
-    if hit.is_none() && engram_query::ddl::parse(body).is_some() {
-        return Err(QueryError::runtime(
+    match ready(text, Args::Params(params))? {
+        Ready::Query(compiled, vals) => Ok((compiled, vals.into_owned())),
+        Ready::Index(_) => Err(QueryError::runtime(
             ErrorType::SemanticError,
             Detail::Unsupported,
             "an index statement runs alone (not in a read-only call, a transaction or a pipeline group)",
-        ));
+        )),
     }
-    let merged;
-    let params = if header.is_empty() {
-        params
-    } else {
-        let mut all: Params = header.into_iter().map(|(k, v)| (k, output::from_header(v))).collect();
-        all.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
-        merged = all;
-        &merged
-    };
+}
+
+/// `bind`, or the index statement `text` is: one header split and one plan-cache lookup.
+fn ready<'a>(text: &str, args: Args<'a>) -> Result<Ready<'a>, QueryError> {
+    let (header, body) = engram_query::header::split(text)?;
+    // A cached text compiled, so it is no index statement (those do not compile).
+    let hit = cached(body);
+    if hit.is_none() {
+        if let Some(ddl) = engram_query::ddl::parse(body) {
+            return Ok(Ready::Index(ddl));
+        }
+    }
     // Positions in errors count from the start of the whole text, header included.
     let header_len = text.len() - body.len();
     let compiled = match hit {
@@ -258,14 +322,31 @@ fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryErro
             e
         })?,
     };
+    let runtime =
+        |k: &str, e: String| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}"));
     let mut vals = Bound::default();
-    for (k, v) in params {
-        let v = output::parameter(v)
-            .map_err(|e| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}")))?;
-        // The plan's own name when it uses the parameter (no allocation for the key).
-        let key = compiled.plan.params.iter().find(|p| ***p == **k).cloned().unwrap_or_else(|| Arc::from(k.as_str()));
-        vals.insert(key, v);
+    for (k, v) in header {
+        vals.insert(Arc::from(k.as_str()), output::parameter(&output::from_header(v)).map_err(|e| runtime(&k, e))?);
     }
+    let vals = match args {
+        // Given bindings and no header: the caller's, as they are.
+        Args::Bound(b) if vals.len() == 0 => std::borrow::Cow::Borrowed(&b.0),
+        Args::Bound(b) => {
+            for (k, v) in b.0.iter() {
+                vals.insert(k.clone(), v.clone());
+            }
+            std::borrow::Cow::Owned(vals)
+        }
+        Args::Params(params) => {
+            for (k, v) in params {
+                let v = output::parameter(v).map_err(|e| runtime(k, e))?;
+                // The plan's own name when it uses the parameter (no allocation for the key).
+                let key = compiled.plan.params.iter().find(|p| ***p == **k).cloned().unwrap_or_else(|| Arc::from(k.as_str()));
+                vals.insert(key, v);
+            }
+            std::borrow::Cow::Owned(vals)
+        }
+    };
     for p in &compiled.plan.params {
         if !vals.contains_key(p) {
             return Err(QueryError::runtime(
@@ -275,7 +356,7 @@ fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryErro
             ));
         }
     }
-    Ok((compiled, vals))
+    Ok(Ready::Query(compiled, vals))
 }
 
 /// Who runs a write query: the read context and whether sensitive content exists for them.
@@ -553,22 +634,31 @@ impl crate::db::Database {
     /// current snapshot, a write as one transaction. A query error or an unknown workspace is an
     /// `Error`.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        self.query_args(workspace, text, Args::Params(params))
+    }
+
+    /// `query` with parameters bound ahead (`Bindings`).
+    pub fn query_bound(&self, workspace: &str, text: &str, params: &Bindings) -> Result<QueryResult, crate::error::Error> {
+        self.query_args(workspace, text, Args::Bound(params))
+    }
+
+    fn query_args(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
         // The clocks are read only for a record (two reads are a tenth of a quick query).
         let now = || (crate::time::Clock::now(&*self.config().clock), std::time::Instant::now());
         let timing = self.audit_root_on().then(now);
-        let result = self.query_unaudited(workspace, text, params);
+        let result = self.query_unaudited(workspace, text, args);
         if self.audit_root_on() {
             let timing = timing.unwrap_or_else(now);
-            self.note_root_access(query_note(workspace, text, params, timing, &result), writes_or_ddl(text))?;
+            self.note_root_access(query_note(workspace, text, args, timing, &result), writes_or_ddl(text))?;
         }
         result
     }
 
-    fn query_unaudited(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
-        if let Some(ddl) = index_statement(text) {
-            return ddl::run(self, workspace, &ddl?);
-        }
-        let (compiled, vals) = bind(text, params)?;
+    fn query_unaudited(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
+        let (compiled, vals) = match ready(text, args)? {
+            Ready::Index(ddl) => return ddl::run(self, workspace, &ddl?),
+            Ready::Query(compiled, vals) => (compiled, vals),
+        };
         if compiled.writes {
             return self.run_write(
                 workspace,
@@ -576,7 +666,7 @@ impl crate::db::Database {
                 true,
                 crate::read::policy::Rules::NONE,
                 compiled,
-                vals,
+                vals.into_owned(),
             );
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
@@ -592,26 +682,37 @@ impl crate::db::scope::Scope {
     /// its limits, deadline and cancel token hold. A query that writes needs write access and
     /// runs as one transaction on the database's current state.
     pub fn query(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
+        self.query_args(workspace, text, Args::Params(params))
+    }
+
+    /// `query` with parameters bound ahead (`Bindings`).
+    pub fn query_bound(&self, workspace: &str, text: &str, params: &Bindings) -> Result<QueryResult, crate::error::Error> {
+        self.query_args(workspace, text, Args::Bound(params))
+    }
+
+    fn query_args(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
         let timing = self.audited().then(|| (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now()));
-        let result = self.query_unaudited(workspace, text, params);
+        let result = self.query_unaudited(workspace, text, args);
         if let Some(timing) = timing {
-            self.note_access(query_note(workspace, text, params, timing, &result), writes_or_ddl(text))?;
+            self.note_access(query_note(workspace, text, args, timing, &result), writes_or_ddl(text))?;
         }
         result
     }
 
-    fn query_unaudited(&self, workspace: &str, text: &str, params: &Params) -> Result<QueryResult, crate::error::Error> {
-        if let Some(ddl) = index_statement(text) {
-            self.require(workspace, crate::model::Access::Write)?;
-            return ddl::run(self.database(), workspace, &ddl?);
-        }
-        let (compiled, vals) = bind(text, params)?;
+    fn query_unaudited(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
+        let (compiled, vals) = match ready(text, args)? {
+            Ready::Index(ddl) => {
+                self.require(workspace, crate::model::Access::Write)?;
+                return ddl::run(self.database(), workspace, &ddl?);
+            }
+            Ready::Query(compiled, vals) => (compiled, vals),
+        };
         let db = self.database();
         if compiled.writes {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
             let rules = self.policy_rules(workspace).clone();
-            return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals);
+            return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals.into_owned());
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
@@ -640,7 +741,7 @@ impl crate::db::scope::Scope {
         // One sync for the group: every record but the last is written, the last one syncs all.
         let n = results.len();
         for (i, ((workspace, text, params), result)) in queries.iter().zip(results.iter_mut()).enumerate() {
-            if let Err(e) = self.note_access(query_note(workspace, text, params, (at, started), result), i + 1 == n) {
+            if let Err(e) = self.note_access(query_note(workspace, text, Args::Params(params), (at, started), result), i + 1 == n) {
                 *result = Err(e);
             }
         }
@@ -696,7 +797,7 @@ impl crate::db::scope::Scope {
             .map_err(crate::error::Error::from)
             .and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
         if self.audited() {
-            self.note_access(query_note(workspace, text, params, (at, started), &result), false)?;
+            self.note_access(query_note(workspace, text, Args::Params(params), (at, started), &result), false)?;
         }
         result
     }
@@ -732,7 +833,7 @@ fn writes_or_ddl(text: &str) -> bool {
 fn query_note<'a>(
     workspace: &'a str,
     text: &'a str,
-    params: &Params,
+    args: Args<'_>,
     (at, started): (Timestamp, std::time::Instant),
     result: &Result<QueryResult, crate::error::Error>,
 ) -> crate::db::scope::AccessNote<'a> {
@@ -742,7 +843,7 @@ fn query_note<'a>(
         op: "query",
         workspace: Some(workspace),
         text,
-        params_sha256: params_digest(params),
+        params_sha256: args.digest(),
         rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
         claims: result.as_ref().map(claims_read).unwrap_or_default(),
         outcome: outcome(result),

@@ -104,6 +104,20 @@ pub(crate) fn materialize(g: &Graph<'_, '_>, v: &Val) -> QueryValue {
     }
 }
 
+/// A parameter's value back as the caller gave it (parameters hold no nodes, relationships or
+/// paths: `parameter` refuses them, so they come out as null here).
+pub(crate) fn plain(v: &Val) -> QueryValue {
+    match v {
+        Val::Null | Val::Node(_) | Val::Rel(_) | Val::Path(_) => QueryValue::Null,
+        Val::Bool(b) => QueryValue::Bool(*b),
+        Val::Int(i) => QueryValue::Int(*i),
+        Val::Float(f) => QueryValue::Float(*f),
+        Val::Str(s) => QueryValue::String(s.to_string()),
+        Val::List(items) => QueryValue::List(items.iter().map(plain).collect()),
+        Val::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), plain(v))).collect()),
+    }
+}
+
 /// A parameter from a `FalkorDB` header.
 pub(crate) fn from_header(v: engram_query::header::HeaderValue) -> QueryValue {
     use engram_query::header::HeaderValue as H;

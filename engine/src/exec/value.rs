@@ -39,6 +39,14 @@ impl Bound {
         self.get(name).is_some()
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(Arc<str>, Val)> {
+        self.0.iter()
+    }
+
     /// Binds `name`, replacing an earlier value.
     pub fn insert(&mut self, name: Arc<str>, v: Val) {
         match self.0.iter_mut().find(|(k, _)| *k == name) {
