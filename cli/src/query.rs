@@ -113,7 +113,7 @@ fn cell(v: &QueryValue) -> String {
 
 /// Whether `text` asks for the plan only (`EXPLAIN …`, after any parameter header).
 fn explains(text: &str) -> bool {
-    let body = engram::query::header::split(text).map_or(text, |(_, body)| body).trim_start();
+    let body = engram::query::header::body(text).unwrap_or(text).trim_start();
     body.get(..7).is_some_and(|w| w.eq_ignore_ascii_case("EXPLAIN"))
 }
 

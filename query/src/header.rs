@@ -31,14 +31,26 @@ pub type HeaderParams = Vec<(String, HeaderValue)>;
 /// Splits a leading `CYPHER k=v …` header off `text`: the parameters and the query after them.
 /// Text without the header comes back whole with no parameters.
 pub fn split(text: &str) -> Result<(HeaderParams, &str), QueryError> {
+    parse(text, true)
+}
+
+/// The query after the header (`split`'s second half, with the same errors), its values read
+/// but not kept: nothing is allocated. For callers that only look at the query (whether it
+/// writes, its plan), as a server does several times per request.
+pub fn body(text: &str) -> Result<&str, QueryError> {
+    parse(text, false).map(|(_, body)| body)
+}
+
+fn parse(text: &str, keep: bool) -> Result<(HeaderParams, &str), QueryError> {
     let trimmed = text.trim_start();
     let offset = text.len() - trimmed.len();
+    // `get`, not indexing: the sixth byte may fall inside a character (`x1nané`).
     let is_header =
-        trimmed.len() >= 6 && trimmed[..6].eq_ignore_ascii_case("CYPHER") && trimmed[6..].chars().next().is_none_or(char::is_whitespace);
+        trimmed.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("CYPHER")) && trimmed[6..].chars().next().is_none_or(char::is_whitespace);
     if !is_header {
         return Ok((Vec::new(), text));
     }
-    let mut p = Cursor { text, pos: offset + 6 };
+    let mut p = Cursor { text, pos: offset + 6, keep };
     let mut params = Vec::new();
     loop {
         p.skip_space();
@@ -51,7 +63,9 @@ pub fn split(text: &str) -> Result<(HeaderParams, &str), QueryError> {
         }
         p.skip_space();
         let value = p.value(0)?;
-        params.push((name, value));
+        if keep {
+            params.push((name.to_owned(), value));
+        }
     }
     Ok((params, &text[p.pos..]))
 }
@@ -59,12 +73,14 @@ pub fn split(text: &str) -> Result<(HeaderParams, &str), QueryError> {
 struct Cursor<'a> {
     text: &'a str,
     pos: usize,
+    /// Build the values (else only read past them, `HeaderValue::Null` standing in).
+    keep: bool,
 }
 
 /// How deeply header lists and maps may nest (`query.max_nesting`).
 const MAX_DEPTH: usize = crate::limits::MAX_NESTING;
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn peek(&self) -> Option<char> {
         self.text[self.pos..].chars().next()
     }
@@ -89,19 +105,19 @@ impl Cursor<'_> {
     }
 
     /// A parameter or key name: backquoted, or letters, digits and `_`.
-    fn name(&mut self) -> Option<String> {
+    fn name(&mut self) -> Option<&'a str> {
+        let text = self.text;
         if self.eat('`') {
-            let rest = &self.text[self.pos..];
+            let rest = &text[self.pos..];
             let end = rest.find('`')?;
-            let name = rest[..end].to_owned();
             self.pos += end + 1;
-            return Some(name);
+            return Some(&rest[..end]);
         }
         let start = self.pos;
         while let Some(c) = self.peek().filter(|c| c.is_alphanumeric() || *c == '_') {
             self.pos += c.len_utf8();
         }
-        (self.pos > start).then(|| self.text[start..self.pos].to_owned())
+        (self.pos > start).then(|| &text[start..self.pos])
     }
 
     fn value(&mut self, depth: usize) -> Result<HeaderValue, QueryError> {
@@ -117,7 +133,10 @@ impl Cursor<'_> {
                 self.skip_space();
                 if !self.eat(']') {
                     loop {
-                        items.push(self.value(depth + 1)?);
+                        let item = self.value(depth + 1)?;
+                        if self.keep {
+                            items.push(item);
+                        }
                         self.skip_space();
                         if self.eat(']') {
                             break;
@@ -141,7 +160,10 @@ impl Cursor<'_> {
                         if !self.eat(':') {
                             return Err(self.error("expected ':' after a header map key"));
                         }
-                        items.push((key, self.value(depth + 1)?));
+                        let item = self.value(depth + 1)?;
+                        if self.keep {
+                            items.push((key.to_owned(), item));
+                        }
                         self.skip_space();
                         if self.eat('}') {
                             break;
@@ -170,17 +192,16 @@ impl Cursor<'_> {
             };
             self.pos += c.len_utf8();
             if c == quote {
-                return Ok(HeaderValue::Str(out));
+                return Ok(if self.keep { HeaderValue::Str(out) } else { HeaderValue::Null });
             }
-            if c == '\\' {
-                match self.peek() {
-                    Some(e @ ('\\' | '"' | '\'')) => {
-                        out.push(e);
-                        self.pos += 1;
-                    }
-                    _ => out.push('\\'),
+            let c = match (c, self.peek()) {
+                ('\\', Some(e @ ('\\' | '"' | '\''))) => {
+                    self.pos += 1;
+                    e
                 }
-            } else {
+                _ => c,
+            };
+            if self.keep {
                 out.push(c);
             }
         }
@@ -192,24 +213,26 @@ impl Cursor<'_> {
             self.pos += c.len_utf8();
         }
         let word = &self.text[start..self.pos];
-        let lower = word.to_ascii_lowercase();
-        Ok(match lower.as_str() {
-            "null" | "none" => HeaderValue::Null,
-            "true" => HeaderValue::Bool(true),
-            "false" => HeaderValue::Bool(false),
-            "inf" | "+inf" | "infinity" => HeaderValue::Float(f64::INFINITY),
-            "-inf" | "-infinity" => HeaderValue::Float(f64::NEG_INFINITY),
-            "nan" => HeaderValue::Float(f64::NAN),
-            _ => {
-                if let Ok(i) = word.parse::<i64>() {
-                    HeaderValue::Int(i)
-                } else if let Ok(f) = word.parse::<f64>() {
-                    HeaderValue::Float(f)
-                } else {
-                    self.pos = start;
-                    return Err(self.error(format!("expected a parameter value, found {word:?}")));
-                }
-            }
+        let is = |names: &[&str]| names.iter().any(|n| word.eq_ignore_ascii_case(n));
+        Ok(if is(&["null", "none"]) {
+            HeaderValue::Null
+        } else if is(&["true"]) {
+            HeaderValue::Bool(true)
+        } else if is(&["false"]) {
+            HeaderValue::Bool(false)
+        } else if is(&["inf", "+inf", "infinity"]) {
+            HeaderValue::Float(f64::INFINITY)
+        } else if is(&["-inf", "-infinity"]) {
+            HeaderValue::Float(f64::NEG_INFINITY)
+        } else if is(&["nan"]) {
+            HeaderValue::Float(f64::NAN)
+        } else if let Ok(i) = word.parse::<i64>() {
+            HeaderValue::Int(i)
+        } else if let Ok(f) = word.parse::<f64>() {
+            HeaderValue::Float(f)
+        } else {
+            self.pos = start;
+            return Err(self.error(format!("expected a parameter value, found {word:?}")));
         })
     }
 }
@@ -243,9 +266,25 @@ mod tests {
         assert_eq!(split("MATCH (n) RETURN n").expect("splits"), (vec![], "MATCH (n) RETURN n"));
         // A query that merely starts with the word is not a header.
         assert_eq!(split("CYPHERX").expect("splits"), (vec![], "CYPHERX"));
+        // A character across the sixth byte is no header either (this once panicked).
+        assert_eq!(split("x1nané RETURN 1").expect("splits"), (vec![], "x1nané RETURN 1"));
         let err = split("CYPHER a=\"open MATCH (n) RETURN n").expect_err("unterminated");
         assert_eq!((err.detail, err.column()), (Detail::UnexpectedSyntax, Some(10)));
         assert!(split("CYPHER a=[1, 2 MATCH (n) RETURN n").is_err());
         assert!(split(&format!("CYPHER a={}", "[".repeat(100_000))).is_err());
+    }
+
+    proptest::proptest! {
+        /// `body` reads exactly what `split` reads: the same query after the header, the same
+        /// error (message and place) for a bad one, on texts made of header-like pieces.
+        #[test]
+        fn body_agrees_with_split(pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "CYPHER", "cypher", " ", "s", "`k y`", "=", "\"a\\\"b\"", "'x'", "\"", "[", "]", "{", "}", ":", ",",
+            "1", "-2.5e3", "True", "none", "nan", "x1", "é", "\\", "MATCH (n) RETURN n",
+        ]), 0..14)) {
+            let text: String = pieces.concat();
+            let whole = split(&text).map(|(_, b)| b);
+            proptest::prop_assert_eq!(body(&text), whole);
+        }
     }
 }

@@ -93,8 +93,8 @@ fn workspace(name: &str, args: &[Vec<u8>]) -> Option<String> {
 fn words(name: &str, args: &[Vec<u8>]) -> (String, Option<String>) {
     if is_query(name) {
         let query = text(args, 2);
-        let (header, body) = match engram::query::header::split(&query) {
-            Ok((_, body)) => (query[..query.len() - body.len()].trim().to_owned(), body.to_owned()),
+        let (header, body) = match engram::query::header::body(&query) {
+            Ok(body) => (query[..query.len() - body.len()].trim().to_owned(), body.to_owned()),
             Err(_) => (String::new(), query.clone()),
         };
         let params = args.iter().position(|a| a.eq_ignore_ascii_case(b"PARAMS")).map(|i| text(args, i + 1)).unwrap_or_default();

@@ -5,7 +5,11 @@
 //! HTTP side, which knows the server's state). Every family is registered at start-up, so a
 //! scrape before any traffic lists them all.
 
-use metrics::{Key, Label, Level, Metadata, Recorder as _};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use metrics::{Counter, Histogram, Key, Label, Level, Metadata, Recorder as _};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
 /// Latency buckets in seconds: 50 µs to 10 s.
@@ -44,10 +48,29 @@ fn key(name: &'static str, labels: &[(&'static str, &str)]) -> Key {
     Key::from_parts(name, labels.iter().map(|(k, v)| Label::new(*k, (*v).to_owned())).collect::<Vec<_>>())
 }
 
+/// How often the histograms' samples are folded into their buckets when nothing scrapes: the
+/// recorder keeps every sample until then, so without it memory grows with each request.
+pub const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Each recorder's id: a thread's cached handles say which recorder they belong to.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A request's counter and latency histogram.
+type RequestHandles = (Counter, Histogram);
+
+thread_local! {
+    /// This thread's handles by recorder, interface and command: recording a request builds no
+    /// label strings and looks nothing up in the recorder's registry. Bounded: the commands are
+    /// the server's own names (`unknown` for the rest).
+    static HANDLES: RefCell<HashMap<(u64, &'static str, &'static str), RequestHandles, foldhash::fast::FixedState>> =
+        RefCell::new(HashMap::with_hasher(foldhash::fast::FixedState::default()));
+}
+
 /// A server's metrics.
 pub struct Metrics {
     recorder: PrometheusRecorder,
     handle: PrometheusHandle,
+    id: u64,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -72,7 +95,7 @@ impl Metrics {
         };
         let recorder = builder.build_recorder();
         let handle = recorder.handle();
-        let m = Metrics { recorder, handle };
+        let m = Metrics { recorder, handle, id: NEXT_ID.fetch_add(1, Ordering::Relaxed) };
         for (name, help) in FAMILIES {
             let kind = if name.ends_with("_total") {
                 "counter"
@@ -109,18 +132,30 @@ impl Metrics {
         m
     }
 
-    /// Records one finished request.
-    pub fn request(&self, interface: &'static str, command: &str, seconds: f64, error_class: Option<&str>) {
-        let command = command.to_ascii_lowercase();
-        self.recorder
-            .register_counter(&key("engram_requests_total", &[("interface", interface), ("command", &command)]), &META)
-            .increment(1);
-        self.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META).record(seconds);
+    /// Records one finished request: `command` is one of the server's own names, or `unknown`.
+    pub fn request(&self, interface: &'static str, command: &'static str, seconds: f64, error_class: Option<&str>) {
+        HANDLES.with(|h| {
+            let mut h = h.borrow_mut();
+            let (requests, duration) = h.entry((self.id, interface, command)).or_insert_with(|| {
+                let labels = [("interface", interface), ("command", &command.to_ascii_lowercase())];
+                (
+                    self.recorder.register_counter(&key("engram_requests_total", &labels), &META),
+                    self.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META),
+                )
+            });
+            requests.increment(1);
+            duration.record(seconds);
+        });
         if let Some(class) = error_class {
             self.recorder
                 .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", class)]), &META)
                 .increment(1);
         }
+    }
+
+    /// Folds the histograms' samples into their buckets (every `UPKEEP_EVERY`; a scrape does too).
+    pub fn upkeep(&self) {
+        self.handle.run_upkeep();
     }
 
     /// Counts a refusal by `limit` (one of `REFUSALS`) that the server's `INFO` counters do not.

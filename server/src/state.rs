@@ -40,7 +40,7 @@ pub struct Stats {
     /// Reads that passed the inline budget and were run again on the pool.
     pub inline_overruns: AtomicU64,
     /// Per command: calls and total microseconds.
-    pub per_command: Mutex<BTreeMap<String, (u64, u64)>>,
+    pub per_command: Mutex<BTreeMap<&'static str, (u64, u64)>>,
 }
 
 /// One `SLOWLOG` entry.
@@ -120,9 +120,43 @@ pub struct Shared {
     /// Becomes `true` on shutdown (the HTTP server and MCP sessions wait on it).
     pub stopped: tokio::sync::watch::Sender<bool>,
     /// Query texts that once passed `inline-query-budget`: they go straight to the pool.
-    pub pool_only: Mutex<std::collections::HashSet<String>>,
+    pub pool_only: SlowTexts,
     next_id: AtomicU64,
     next_slow_id: AtomicU64,
+}
+
+/// Query texts remembered as too slow to run inline (the set is emptied when full).
+#[derive(Debug, Default)]
+pub struct SlowTexts {
+    texts: Mutex<std::collections::HashSet<String>>,
+    /// Whether any is remembered: the usual answer, no, costs no lock and no hash of the text.
+    any: AtomicBool,
+}
+
+impl SlowTexts {
+    /// Texts kept at most.
+    pub const MAX: usize = 4096;
+
+    /// Whether `text` is remembered as slow.
+    pub fn contains(&self, text: &str) -> bool {
+        // A stale `false` runs a slow text inline once more; the budget stops it.
+        self.any.load(Ordering::Relaxed) && self.texts.lock().is_ok_and(|t| t.contains(text))
+    }
+
+    /// Remembers `text` as slow, or forgets it when it ran quickly.
+    pub fn note(&self, text: String, slow: bool) {
+        if let Ok(mut t) = self.texts.lock() {
+            if slow {
+                if t.len() >= Self::MAX {
+                    t.clear();
+                }
+                t.insert(text);
+            } else {
+                t.remove(&text);
+            }
+            self.any.store(!t.is_empty(), Ordering::Relaxed);
+        }
+    }
 }
 
 impl Shared {
@@ -142,7 +176,7 @@ impl Shared {
             idempotency: Mutex::new(Idempotency::default()),
             metrics: crate::metrics::Metrics::new(),
             stopped: tokio::sync::watch::Sender::new(false),
-            pool_only: Mutex::new(std::collections::HashSet::new()),
+            pool_only: SlowTexts::default(),
             next_id: AtomicU64::new(1),
             next_slow_id: AtomicU64::new(0),
         }

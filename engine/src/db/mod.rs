@@ -833,14 +833,18 @@ impl Database {
         Ok(id)
     }
 
+    /// Whether a live workspace of exactly this name exists: the published catalog, read in
+    /// place (no snapshot taken: a server asks before every query).
+    pub fn workspace_exists(&self, name: &str) -> bool {
+        self.inner.published.read().catalog.workspace(name).is_some()
+    }
+
     /// Creates workspace `name` unless it exists; returns once it is visible to reads. When a
     /// concurrent call created it a moment before (its commit not yet published), waits for that
     /// commit, at most `ENSURE_WAIT`, then tries once more.
     pub fn ensure_workspace(&self, name: &str) -> Result<(), Error> {
         const ENSURE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-        // The published state's catalog, read in place (no snapshot taken: this runs before
-        // every query of a caller that creates workspaces on first use).
-        let visible = |db: &Database| db.inner.published.read().catalog.workspace(name).is_some();
+        let visible = |db: &Database| db.workspace_exists(name);
         if visible(self) {
             return Ok(());
         }

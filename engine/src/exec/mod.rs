@@ -165,7 +165,7 @@ pub fn prepare(text: &str) -> Result<(), QueryError> {
 /// compile is its error. Servers use it to refuse a write on a read-only command by the
 /// command's own rule before anything runs.
 pub fn writes(text: &str) -> Result<bool, QueryError> {
-    let (_, body) = engram_query::header::split(text)?;
+    let body = engram_query::header::body(text)?;
     if let Some(hit) = cached(body) {
         return Ok(hit.writes);
     }
@@ -179,7 +179,7 @@ pub fn writes(text: &str) -> Result<bool, QueryError> {
 /// calls no procedure. A server may run such a query on its I/O thread under a short deadline
 /// (and on its worker pool if that passes) instead of paying a thread hop for a quick read.
 pub fn bounded_read(text: &str) -> bool {
-    let Ok((_, body)) = engram_query::header::split(text) else { return false };
+    let Ok(body) = engram_query::header::body(text) else { return false };
     let plan = match cached(body) {
         Some(hit) => hit,
         None if engram_query::ddl::parse(body).is_some() => return false,
@@ -217,9 +217,9 @@ pub fn is_index_statement(text: &str) -> bool {
 
 /// The index statement `text` holds (after its parameter header), if it is one.
 fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryError>> {
-    match engram_query::header::split(text) {
+    match engram_query::header::body(text) {
         // A text in the plan cache compiled: it is no index statement.
-        Ok((_, body)) if cached(body).is_none() => engram_query::ddl::parse(body),
+        Ok(body) if cached(body).is_none() => engram_query::ddl::parse(body),
         _ => None,
     }
 }

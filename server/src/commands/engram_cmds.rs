@@ -206,7 +206,7 @@ async fn transaction(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[
         if let Err(e) = db.ensure_workspace(&ws) {
             return error_reply(&s, &e);
         }
-        let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+        let clock = super::system_clock();
         let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
         let refs: Vec<(&str, &engram::Params)> = statements.iter().map(|(t, p)| (t.as_str(), p)).collect();
         match db.scope(who).audited_by_caller().with_deadline(at, clock).transaction(&ws, &refs) {
@@ -411,7 +411,7 @@ pub(super) async fn read_with<T: Send + 'static>(
     let timeout = deadline(shared, None)?;
     let s = shared.clone();
     engine(shared, move |db| {
-        let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+        let clock = super::system_clock();
         let at = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
         let scope = db.scope(who).audited_by_caller().with_deadline(at, clock);
         let view = scope.workspace(&ws).map_err(|e| error_reply(&s, &e.into()))?;

@@ -99,7 +99,7 @@ pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
         if let Ok(per) = st.per_command.lock() {
             for (name, (calls, micros)) in per.iter() {
                 let per_call = if *calls == 0 { 0.0 } else { *micros as f64 / *calls as f64 };
-                let _ = write!(out, "cmdstat_{name}:calls={calls},usec={micros},usec_per_call={per_call:.2}\r\n");
+                let _ = write!(out, "cmdstat_{}:calls={calls},usec={micros},usec_per_call={per_call:.2}\r\n", name.to_ascii_lowercase());
             }
         }
         out.push_str("\r\n");

@@ -118,7 +118,7 @@ fn lane_loop(rx: &Mutex<Receiver<Unit>>, shared: &Weak<Shared>) {
 fn commit(shared: &Arc<Shared>, run: Vec<Unit>) {
     let db = &shared.db;
     let timeout = Duration::from_millis(shared.limits().query_timeout_default_ms);
-    let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+    let clock = super::system_clock();
     let deadline = engram::Timestamp(clock.now().0.saturating_add(i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX)));
     let scope = db.scope(run[0].who.clone()).audited_by_caller().with_deadline(deadline, clock);
     let queries: Vec<(&str, &str, &engram::Params)> =

@@ -334,13 +334,25 @@ fn account(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[Vec<u8>], star
             shared.clients.lock().ok().and_then(|c| c.get(&conn.id).map(|i| (i.addr.to_string(), i.name.clone()))).unwrap_or_default();
         shared.note_slow(micros, args, addr, client_name);
     }
-    let known = COMMANDS.iter().any(|(n, _, _)| *n == name);
-    shared.metrics.request(conn.interface, if known { name } else { "unknown" }, micros as f64 / 1e6, reply.error_class());
+    let name = known_command(name).unwrap_or("unknown");
+    shared.metrics.request(conn.interface, name, micros as f64 / 1e6, reply.error_class());
     if let Ok(mut per) = shared.stats.per_command.lock() {
-        let e = per.entry(if known { name.to_ascii_lowercase() } else { "unknown".to_owned() }).or_insert((0, 0));
+        let e = per.entry(name).or_insert((0, 0));
         e.0 += 1;
         e.1 += micros;
     }
+}
+
+/// The system clock, shared: a deadline per request then costs no allocation.
+pub(crate) fn system_clock() -> Arc<dyn engram::Clock> {
+    static CLOCK: std::sync::OnceLock<Arc<dyn engram::Clock>> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(|| Arc::new(engram::SystemClock)).clone()
+}
+
+/// `name`'s entry in `COMMANDS` (the name as it is written there), if it is one.
+fn known_command(name: &str) -> Option<&'static str> {
+    static BY_NAME: std::sync::OnceLock<std::collections::HashSet<&'static str, foldhash::fast::FixedState>> = std::sync::OnceLock::new();
+    BY_NAME.get_or_init(|| COMMANDS.iter().map(|(n, _, _)| *n).collect()).get(name).copied()
 }
 
 /// Runs `f` on the database on the blocking pool, holding one place of the queue; a full queue
@@ -428,11 +440,6 @@ pub(crate) struct QueryCall {
     pub principal: Arc<engram::Principal>,
 }
 
-/// Whether a live workspace of exactly this name exists (one lookup in the catalog).
-pub(crate) fn workspace_exists(db: &Database, name: &str) -> bool {
-    db.snapshot().workspace(name).is_ok()
-}
-
 /// Runs a query call and turns its outcome into `T` with `finish`. A read that calls no
 /// procedure (`engram::exec::bounded_read`) on an existing workspace runs first on this task's
 /// own thread under `inline-query-budget`: most reads take microseconds, and the hop to the pool
@@ -450,8 +457,8 @@ pub(crate) async fn run_query<T: Send + 'static>(
     let eligible = !budget.is_zero()
         && budget < call.timeout
         && engram::exec::bounded_read(&call.text)
-        && (call.read_only || workspace_exists(&shared.db, &call.workspace));
-    let pool_only = eligible && shared.pool_only.lock().is_ok_and(|p| p.contains(&call.text));
+        && (call.read_only || shared.db.workspace_exists(&call.workspace));
+    let pool_only = eligible && shared.pool_only.contains(&call.text);
     if eligible && !pool_only {
         let started = Instant::now();
         let claims = audit::CLAIMS.try_with(Arc::clone).ok();
@@ -470,21 +477,15 @@ pub(crate) async fn run_query<T: Send + 'static>(
         (finish(db, &call, outcome, started), took)
     })
     .await?;
-    if let (Some(text), Ok(mut p)) = (text, shared.pool_only.lock()) {
+    if let Some(text) = text {
         if took >= budget {
-            if p.len() >= POOL_ONLY_TEXTS {
-                p.clear();
-            }
-            p.insert(text);
+            shared.pool_only.note(text, true);
         } else if pool_only {
-            p.remove(&text);
+            shared.pool_only.note(text, false);
         }
     }
     Ok(out)
 }
-
-/// Query texts remembered as too slow to run inline (the set is emptied when full).
-const POOL_ONLY_TEXTS: usize = 4096;
 
 /// What running a query call gives: its result, an engine error, or a reply (a refusal).
 pub(crate) type QueryOutcome = Result<engram::QueryResult, Result<engram::Error, Reply>>;
@@ -533,7 +534,7 @@ impl QueryCall {
         }
         // A workspace the principal may not read does not exist for it: the same answers whether
         // it exists or not, so a caller cannot probe for names.
-        let visible = self.principal.may(&self.workspace, engram::Access::Read) && workspace_exists(db, &self.workspace);
+        let visible = self.principal.may(&self.workspace, engram::Access::Read) && db.workspace_exists(&self.workspace);
         if self.read_only {
             if engram::exec::writes(&self.text).map_err(|e| Ok(engram::Error::Query(e)))? {
                 return Err(Err(Reply::err(format!("{command} {READ_ONLY_WRITE}"))));
@@ -548,13 +549,13 @@ impl QueryCall {
         }
         let (text, inserted) = match self.mode {
             Some(mode) => {
-                let (_, body) = engram::query::header::split(&self.text).map_err(|e| Ok(engram::Error::Query(e)))?;
+                let body = engram::query::header::body(&self.text).map_err(|e| Ok(engram::Error::Query(e)))?;
                 let at = self.text.len() - body.len();
-                (format!("{}{mode} {body}", &self.text[..at]), Some((at, mode.len() + 1)))
+                (std::borrow::Cow::Owned(format!("{}{mode} {body}", &self.text[..at])), Some((at, mode.len() + 1)))
             }
-            None => (self.text.clone(), None),
+            None => (std::borrow::Cow::Borrowed(self.text.as_str()), None),
         };
-        let clock: Arc<dyn engram::Clock> = Arc::new(engram::SystemClock);
+        let clock = system_clock();
         let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         let at = engram::Timestamp(clock.now().0.saturating_add(micros));
         let scope = db.scope(self.principal.clone()).audited_by_caller().with_deadline(at, clock);

@@ -11,7 +11,7 @@ use std::time::Instant;
 use engram::ErrorClass;
 
 use super::lane::{LaneQuery, Unit};
-use super::{account, arg, dispatch, workspace_exists, Conn, Flow};
+use super::{account, arg, dispatch, Conn, Flow};
 use crate::resp::Reply;
 use crate::state::Shared;
 
@@ -46,7 +46,7 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
         return None;
     }
     let who = conn.principal.as_ref()?;
-    if !who.may(workspace, engram::Access::Write) || !workspace_exists(&shared.db, workspace) {
+    if !who.may(workspace, engram::Access::Write) || !shared.db.workspace_exists(workspace) {
         return None;
     }
     Some(Grouped { args: args.to_vec(), graph, workspace: workspace.to_owned(), text: text.to_owned(), params })

@@ -202,7 +202,10 @@ async fn errors_as_json(State(state): State<AppState>, req: Request, next: Next)
     if !path.starts_with("/v1/") {
         // `/v1` requests are recorded per command where they run; the service routes here.
         let class = response.status().is_client_error().then_some("caller");
-        state.shared.metrics.request("http", path.trim_start_matches('/'), started.elapsed().as_secs_f64(), class);
+        // The service routes by name; any other path is `unknown` (a label per path a client
+        // makes up would grow the metrics without bound).
+        let route = ["healthz", "readyz", "metrics", "openapi.json", ""].into_iter().find(|r| path.trim_start_matches('/') == *r);
+        state.shared.metrics.request("http", route.unwrap_or("unknown"), started.elapsed().as_secs_f64(), class);
     }
     response
 }
