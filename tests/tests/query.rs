@@ -453,6 +453,45 @@ proptest! {
     }
 }
 
+/// Parameter values of every kind a caller can bind (finite floats: NaN is compared below by
+/// its printed form, and a map or list holding one would not equal itself).
+fn param_strategy() -> impl Strategy<Value = QueryValue> {
+    let leaf = prop_oneof![
+        Just(QueryValue::Null),
+        any::<bool>().prop_map(QueryValue::Bool),
+        any::<i64>().prop_map(QueryValue::Int),
+        (-1e300f64..1e300).prop_map(QueryValue::Float),
+        "[a-zé\"\\\\]{0,6}".prop_map(QueryValue::String),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(QueryValue::List),
+            prop::collection::btree_map("[a-c]{1,2}", inner, 0..3).prop_map(QueryValue::Map),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// `Bindings` against `Params` on random values and expressions: the same values back, the
+    /// same rows or the same error, with and without a header naming one of them too.
+    #[test]
+    fn bindings_equal_params_on_random_values(p in param_strategy(), q in param_strategy(), e in expr_strategy(), header in any::<bool>()) {
+        let params: Params = [("p".to_owned(), p.clone()), ("q".to_owned(), q.clone())].into();
+        let mut bound = engram::Bindings::new();
+        bound.set("p", &p).expect("binds");
+        bound.set("q", &q).expect("binds");
+        prop_assert_eq!(bound.to_params(), params.clone());
+        let db = db();
+        let head = if header { "CYPHER q=1 x='h' " } else { "" };
+        let text = format!("{head}MATCH (n)-[r]->() RETURN $p AS p, {e} AS v, $q = $p AS same ORDER BY v LIMIT 3");
+        let by_params = format!("{:?}", db.query("default", &text, &params));
+        let by_bindings = format!("{:?}", db.query_bound("default", &text, &bound));
+        prop_assert_eq!(by_params, by_bindings, "{}", text);
+    }
+}
+
 #[test]
 fn the_temporal_prefix_applies_to_nodes_too() {
     let db = db();
