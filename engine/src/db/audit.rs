@@ -38,6 +38,9 @@ const RECORD_VERSION: u8 = 1;
 const FSYNC_EVERY: Duration = Duration::from_secs(1);
 /// Audit segments roll at this size.
 const SEGMENT_BYTES: u64 = 16 << 20;
+/// The file is kept this far ahead of the records in zeros, as the data WAL is: appending then
+/// leaves its size alone, so a write's durable record costs a data flush, not a metadata commit.
+const PREALLOCATE_BYTES: u64 = 1 << 20;
 
 /// One audited request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,7 +196,7 @@ impl AuditLog {
         vfs.create_dir_all(&home).map_err(|e| StorageError::io(&home, e))?;
         let last = engram_storage::wal::segments(vfs.as_ref(), &home)?.last().copied().unwrap_or(0);
         let report = engram_storage::wal::replay_from(vfs.as_ref(), &home, (last, 0), |_, _| Ok(()))?;
-        let wal = WalWriter::open(vfs.clone(), &home, &report, FsyncPolicy::Never, SEGMENT_BYTES, 0)?;
+        let wal = WalWriter::open(vfs.clone(), &home, &report, FsyncPolicy::Never, SEGMENT_BYTES, PREALLOCATE_BYTES)?;
         let log = Arc::new(AuditLog {
             log: Mutex::new(Log { wal: Some(wal), memory: VecDeque::new(), pending: Vec::new(), written: 0 }),
             synced: AtomicU64::new(0),
@@ -497,5 +500,32 @@ mod tests {
         for t in 0..8 {
             assert_eq!(read.iter().filter(|r| r.user == format!("u{t}")).count(), 40);
         }
+    }
+
+    /// The file stays ahead of the records in zeros (a durable record then leaves the file's size
+    /// alone); a reopened history reads every record and appends after the last one, not after
+    /// the zeros, across a reopen and a new durable record.
+    #[test]
+    fn a_preallocated_history_reopens_whole() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let vfs: Arc<dyn Vfs> = Arc::new(engram_storage::OsVfs);
+        let record = |i: usize| AccessRecord { user: "ann".to_owned(), op: format!("w{i}"), ..AccessRecord::default() };
+        let home = dir.path().join(AUDIT_DIR);
+        let segment_len = || {
+            let seg = std::fs::read_dir(&home).expect("lists").filter_map(Result::ok).map(|e| e.path()).max().expect("a segment");
+            std::fs::metadata(seg).expect("stat").len()
+        };
+        {
+            let log = AuditLog::open(vfs.clone(), dir.path(), Duration::from_secs(60)).expect("opens");
+            for i in 0..3 {
+                log.append(record(i), true).expect("durable");
+            }
+            assert_eq!(segment_len(), PREALLOCATE_BYTES, "the segment is kept ahead in zeros");
+        }
+        let log = AuditLog::open(vfs.clone(), dir.path(), Duration::from_secs(60)).expect("reopens");
+        log.append(record(3), true).expect("durable");
+        let read = read_dir(vfs.as_ref(), &home, &AuditFilter::default()).expect("reads");
+        assert_eq!(read.iter().map(|r| r.op.as_str()).collect::<Vec<_>>(), ["w0", "w1", "w2", "w3"]);
+        assert_eq!(segment_len(), PREALLOCATE_BYTES);
     }
 }
