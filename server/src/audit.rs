@@ -151,6 +151,15 @@ impl Command<'_> {
     /// The record of this command run by `who` (for a failed `AUTH`, the user it named) with
     /// `reply`, having read `claims`.
     pub fn record(&self, who: Option<&engram::Principal>, reply: &Reply, claims: Vec<u64>) -> AccessRecord {
+        let error = match reply {
+            Reply::Error(e) | Reply::Failed(_, e) => Some(e.as_str()),
+            _ => None,
+        };
+        self.record_parts(who, (rows(reply), error), claims)
+    }
+
+    /// `record`, from what the reply would say: its rows and its error text, if any.
+    pub fn record_parts(&self, who: Option<&engram::Principal>, (rows, error): (u64, Option<&str>), claims: Vec<u64>) -> AccessRecord {
         let (text, params_sha256) = words(self.name, self.args);
         let user = match who {
             Some(p) => p.name().to_owned(),
@@ -164,9 +173,9 @@ impl Command<'_> {
                 _ => "default".to_owned(),
             },
         };
-        let outcome = match reply {
-            Reply::Error(e) | Reply::Failed(_, e) => format!("error: {}", e.chars().take(300).collect::<String>()),
-            _ => "ok".to_owned(),
+        let outcome = match error {
+            Some(e) => format!("error: {}", e.chars().take(300).collect::<String>()),
+            None => "ok".to_owned(),
         };
         AccessRecord {
             at: self.at,
@@ -177,7 +186,7 @@ impl Command<'_> {
             op: self.name.to_owned(),
             text,
             params_sha256,
-            rows: rows(reply),
+            rows,
             claims,
             duration_us: u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX),
             outcome,

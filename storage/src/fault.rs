@@ -121,6 +121,12 @@ impl FaultyVfs {
         self.state.crashed.load(Ordering::SeqCst)
     }
 
+    /// Crashes now: every operation from here on fails, as after a planned crash (the process
+    /// is gone; `MemVfs::crash` then takes what was not synced).
+    pub fn crash_now(&self) {
+        self.state.crashed.store(true, Ordering::SeqCst);
+    }
+
     /// Space returns: writes succeed again.
     pub fn clear_disk_full(&self) {
         self.state.plan.lock().disk_full_at = None;

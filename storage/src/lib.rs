@@ -24,6 +24,6 @@ pub use snapshot::{read_snapshot, write_snapshot, write_snapshot_streamed, Snaps
 pub use vectors::{VectorFile, VECTOR_FILE_HEADER, VECTOR_FORMAT_VERSION};
 pub use vfs::{OsVfs, Vfs, VfsFile, VfsLock};
 pub use wal::{
-    remove_segments_before, replay, replay_from, replay_from_pipelined, FsyncPolicy, RecordPos, ReplayReport, WalWriter, RECORD_BYTES_MAX,
-    WAL_FORMAT_VERSION,
+    remove_segments_before, replay, replay_from, replay_from_pipelined, replay_segment, FsyncPolicy, RecordPos, ReplayReport, WalWriter,
+    RECORD_BYTES_MAX, WAL_FORMAT_VERSION,
 };

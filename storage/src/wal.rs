@@ -183,17 +183,30 @@ pub fn replay_from(
     from: (u64, u64),
     on_record: impl FnMut(&RecordPos, &[u8]) -> Result<(), StorageError>,
 ) -> Result<ReplayReport, StorageError> {
-    replay_inner(vfs, dir, from, on_record)
+    replay_inner(vfs, dir, from, None, on_record)
 }
 
-/// `replay_from` for callbacks with an error type of their own (the log's errors convert to it).
+/// The records of segment `seq` alone (a reader looking back from the newest segment without
+/// reading the later ones again), its end read as the log's end.
+pub fn replay_segment(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    seq: u64,
+    on_record: impl FnMut(&RecordPos, &[u8]) -> Result<(), StorageError>,
+) -> Result<ReplayReport, StorageError> {
+    replay_inner(vfs, dir, (seq, 0), Some(seq), on_record)
+}
+
+/// `replay_from` (up to segment `until`, when given) for callbacks with an error type of their
+/// own (the log's errors convert to it).
 fn replay_inner<E: From<StorageError>>(
     vfs: &dyn Vfs,
     dir: &Path,
     from: (u64, u64),
+    until: Option<u64>,
     mut on_record: impl FnMut(&RecordPos, &[u8]) -> Result<(), E>,
 ) -> Result<ReplayReport, E> {
-    let seqs: Vec<u64> = segments(vfs, dir)?.into_iter().filter(|s| *s >= from.0).collect();
+    let seqs: Vec<u64> = segments(vfs, dir)?.into_iter().filter(|s| *s >= from.0 && until.is_none_or(|u| *s <= u)).collect();
     // What must exist: every segment from the one the snapshot names (0 without one) on.
     for (expected, &seq) in (from.0..).zip(&seqs) {
         if seq != expected {
@@ -340,7 +353,7 @@ pub fn replay_from_pipelined<T: Send>(
                 }
                 Err(_) => Decoded { path: path.to_path_buf(), items: Vec::with_capacity(PIPELINE_BATCH) },
             };
-            let read = replay_inner(vfs, dir, from, |pos, payload| {
+            let read = replay_inner(vfs, dir, from, None, |pos, payload| {
                 if batch.as_ref().is_some_and(|b| b.path != pos.path) {
                     batch.take().map(send).transpose()?;
                 }

@@ -900,3 +900,66 @@ fn a_full_disk_fails_an_ingest_group_whole() {
     drop(db);
     assert_eq!(Database::open_with(dir(), config(&c), Arc::new(mem)).unwrap().snapshot().counts().1, 5);
 }
+
+/// A write group's access records ride in its WAL write (one fsync for both, none of the
+/// history's own). A power loss that takes the history's unsynced tail loses none of them:
+/// reopening puts back exactly the ones missing, each once, in order; a clean reopen adds none;
+/// a checkpoint makes them durable in the history before the WAL that carried them goes.
+#[test]
+fn access_records_ride_with_their_writes_through_a_crash() {
+    use engram::db::audit::AuditFilter;
+    use engram::{Access, Params, Principal};
+    let c = clock();
+    let mem = MemVfs::new();
+    let ann = Arc::new(Principal::named("ann").grant("default", Access::Write, false));
+    let ops = |db: &Database| -> Vec<String> {
+        db.access_history(&AuditFilter::default()).unwrap().into_iter().filter(|r| r.user == "ann").map(|r| r.text).collect()
+    };
+    let group = |db: &Database, from: usize| {
+        let texts: Vec<String> = (from..from + 3).map(|i| format!("CREATE (:W {{n: {i}}})")).collect();
+        let p = Params::new();
+        let queries: Vec<(&str, &str, &Params)> = texts.iter().map(|t| ("default", t.as_str(), &p)).collect();
+        for r in db.scope(ann.clone()).query_group(&queries) {
+            r.unwrap();
+        }
+    };
+    let want = |n: usize| -> Vec<String> { (0..n).map(|i| format!("CREATE (:W {{n: {i}}})")).collect() };
+    // The process dies (every file operation fails from then on), then the power goes (the
+    // files lose what was not synced).
+    let crash = |db: Database, vfs: &FaultyVfs| {
+        vfs.crash_now();
+        drop(db);
+        mem.crash();
+    };
+    // A flush interval long enough that the history writes nothing of its own before the crash.
+    let vfs = FaultyVfs::new(mem.clone(), FaultPlan::default());
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    db.set_setting("audit_flush_ms", "60000").unwrap();
+    drop(db);
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    let before = db.commit_stats().fsyncs;
+    group(&db, 0);
+    group(&db, 3);
+    assert_eq!(db.commit_stats().fsyncs - before, 2, "one fsync per group, none of the history's");
+    crash(db, &vfs);
+    let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
+    assert_eq!(ops(&db), want(6), "the WAL put back the records the history lost, once each");
+    let count = db.query("default", "MATCH (w:W) RETURN count(w)", &Params::new()).unwrap().rows;
+    assert_eq!(count, vec![vec![engram::QueryValue::Int(6)]]);
+    group(&db, 6);
+    drop(db);
+    // A clean close wrote everything: reopening (the WAL still carries all nine) adds nothing.
+    let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
+    assert_eq!(ops(&db), want(9));
+    group(&db, 9);
+    // The checkpoint removes the WAL that carried them: the history holds them durably first.
+    db.checkpoint().unwrap();
+    drop(db);
+    let vfs = FaultyVfs::new(mem.clone(), FaultPlan::default());
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    group(&db, 12);
+    db.checkpoint().unwrap();
+    crash(db, &vfs);
+    let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
+    assert_eq!(ops(&db), want(15));
+}

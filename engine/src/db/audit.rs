@@ -33,6 +33,12 @@ pub const AUDIT_CLAIMS_MAX: usize = 64;
 pub const AUDIT_TEXT_MAX: usize = 4096;
 /// The format byte of a record.
 const RECORD_VERSION: u8 = 1;
+/// The format byte of a record that rode in the data WAL (`Carried`): its number, then the
+/// record.
+const CARRIED_VERSION: u8 = 2;
+/// The first byte of a data WAL payload holding access records (`encode_carried`), apart from
+/// every data record format (those count up from 1).
+pub(crate) const CARRIED_TAG: u8 = 0xA5;
 /// The flusher syncs the reads' records to the disk at least this often (it writes them to the
 /// file every `audit_flush_ms`).
 const FSYNC_EVERY: Duration = Duration::from_secs(1);
@@ -112,10 +118,40 @@ impl AccessRecord {
     }
 
     fn decode(bytes: &[u8]) -> Option<AccessRecord> {
+        Self::decode_numbered(bytes).map(|(_, r)| r)
+    }
+
+    /// A record and, for one that rode in the data WAL, its number.
+    fn decode_numbered(bytes: &[u8]) -> Option<(Option<Carried>, AccessRecord)> {
         match bytes.split_first() {
-            Some((&RECORD_VERSION, body)) => postcard::from_bytes(body).ok(),
+            Some((&RECORD_VERSION, body)) => postcard::from_bytes(body).ok().map(|r| (None, r)),
+            Some((&CARRIED_VERSION, body)) => postcard::from_bytes::<(Carried, AccessRecord)>(body).ok().map(|(n, r)| (Some(n), r)),
             _ => None,
         }
+    }
+}
+
+/// The number of a record that rode in the data WAL: the transaction time of the last commit of
+/// its group (commit times only grow, across restarts too) and its place among the group's
+/// records. The history holds such records in number order, so after a crash the ones the data
+/// WAL holds past the history's last are the ones it lost.
+pub(crate) type Carried = (Timestamp, u32);
+
+/// A group's access records riding in the data WAL: made durable by the fsync of the group's
+/// writes instead of one of their own. The data WAL payload: `CARRIED_TAG`, then the group's
+/// time and its records in postcard.
+pub(crate) fn encode_carried(at: Timestamp, records: &[AccessRecord]) -> Vec<u8> {
+    let mut out = vec![CARRIED_TAG];
+    postcard::to_io(&(at, records), &mut out).expect("encoding to a Vec cannot fail");
+    out
+}
+
+/// The group time and records of a data WAL payload, if it holds access records (`None`:
+/// another payload; `Some(Err)`: one that does not decode).
+pub(crate) fn decode_carried(payload: &[u8]) -> Option<Result<(Timestamp, Vec<AccessRecord>), ()>> {
+    match payload.split_first() {
+        Some((&CARRIED_TAG, body)) => Some(postcard::from_bytes(body).map_err(|_| ())),
+        _ => None,
     }
 }
 
@@ -266,6 +302,56 @@ impl AuditLog {
             self.sync_through(seq)?;
         }
         Ok(())
+    }
+
+    /// Appends the records of the group at `at` that rode in the data WAL (durable there
+    /// already: the file gets them with the next flush, the disk within a second), those from
+    /// place `from` on. Callers append in group order.
+    pub(crate) fn append_carried(&self, at: Timestamp, records: Vec<AccessRecord>, from: u32) {
+        let mut log = self.log.lock();
+        for (i, record) in (0u32..).zip(records).skip(from as usize) {
+            if self.home.is_some() {
+                let mut bytes = vec![CARRIED_VERSION];
+                postcard::to_io(&((at, i), &record), &mut bytes).expect("encoding to a Vec cannot fail");
+                log.pending.push(bytes);
+            } else {
+                if log.memory.len() >= AUDIT_MEMORY_MAX {
+                    log.memory.pop_front();
+                }
+                log.memory.push_back(record);
+            }
+            log.written += 1;
+        }
+    }
+
+    /// After a crash: appends the access records the data WAL carried past this history's last
+    /// carried one (those it lost with its unsynced tail), and syncs them.
+    pub(crate) fn recover_carried(&self, carried: Vec<(Timestamp, Vec<AccessRecord>)>) -> Result<(), Error> {
+        if carried.is_empty() {
+            return Ok(());
+        }
+        let last = self.last_carried()?;
+        let mut appended = false;
+        for (at, records) in carried {
+            let from = match last {
+                Some((t, _)) if at < t => continue,
+                Some((t, i)) if at == t => i.saturating_add(1),
+                _ => 0,
+            };
+            appended |= (from as usize) < records.len();
+            self.append_carried(at, records, from);
+        }
+        if appended {
+            self.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Makes every record appended so far durable (before the data WAL that carried some of them
+    /// is removed by a checkpoint).
+    pub(crate) fn sync_all(&self) -> Result<(), Error> {
+        let written = self.log.lock().written;
+        self.sync_through(written)
     }
 
     /// Writes the pending records to the file, without an fsync.
@@ -439,6 +525,28 @@ pub fn sha256_hex(text: &str) -> String {
     crate::read::mask::hex(&sha2::Sha256::digest(text.as_bytes()))
 }
 
+impl AuditLog {
+    /// The number of the newest record in this history that rode in the data WAL, reading the
+    /// segments from the newest back until one holds such a record (`None`: none does).
+    pub(crate) fn last_carried(&self) -> Result<Option<Carried>, Error> {
+        let Some((vfs, home)) = &self.home else { return Ok(None) };
+        self.write_pending()?;
+        for seq in engram_storage::wal::segments(vfs.as_ref(), home)?.into_iter().rev() {
+            let mut last = None;
+            engram_storage::wal::replay_segment(vfs.as_ref(), home, seq, |_, payload| {
+                if let Some((Some(n), _)) = AccessRecord::decode_numbered(payload) {
+                    last = last.max(Some(n));
+                }
+                Ok(())
+            })?;
+            if last.is_some() {
+                return Ok(last);
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// Reads the history in `home` (another process may be appending: a record being written is
 /// left out).
 pub fn read_dir(vfs: &dyn Vfs, home: &Path, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
@@ -500,6 +608,33 @@ mod tests {
         for t in 0..8 {
             assert_eq!(read.iter().filter(|r| r.user == format!("u{t}")).count(), 40);
         }
+    }
+
+    /// After a crash the data WAL's carried records past the history's last one are appended:
+    /// the rest of a group it holds part of, and the groups after it; none before it, none twice.
+    #[test]
+    fn recovery_appends_exactly_the_carried_records_the_history_lost() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let vfs: Arc<dyn Vfs> = Arc::new(engram_storage::OsVfs);
+        let r = |op: &str| AccessRecord { user: "ann".to_owned(), op: op.to_owned(), ..AccessRecord::default() };
+        let (t0, t1, t2) = (Timestamp(10), Timestamp(20), Timestamp(30));
+        let log = AuditLog::open(vfs.clone(), dir.path(), Duration::from_secs(60)).expect("opens");
+        log.append(r("read"), false).expect("appends");
+        // Group t1 reached the file only in part (its first two records).
+        log.append_carried(t1, vec![r("a"), r("b")], 0);
+        log.append(r("read2"), true).expect("durable");
+        assert_eq!(log.last_carried().expect("reads"), Some((t1, 1)));
+        let wal = vec![(t0, vec![r("x")]), (t1, vec![r("a"), r("b"), r("c"), r("d")]), (t2, vec![r("e")])];
+        log.recover_carried(wal.clone()).expect("recovers");
+        let ops =
+            |log: &AuditLog| -> Vec<String> { log.history(&AuditFilter::default()).expect("reads").into_iter().map(|r| r.op).collect() };
+        assert_eq!(ops(&log), ["read", "a", "b", "read2", "c", "d", "e"]);
+        drop(log);
+        // Again on the next open (the data WAL still carries them): nothing is added.
+        let log = AuditLog::open(vfs, dir.path(), Duration::from_secs(60)).expect("reopens");
+        assert_eq!(log.last_carried().expect("reads"), Some((t2, 0)));
+        log.recover_carried(wal).expect("recovers");
+        assert_eq!(ops(&log), ["read", "a", "b", "read2", "c", "d", "e"]);
     }
 
     /// The file stays ahead of the records in zeros (a durable record then leaves the file's size

@@ -269,7 +269,17 @@ struct GroupOutcome {
     lead: bool,
     /// A replaced state, dropped outside every lock (freeing copied pages takes time).
     garbage: Option<Arc<State>>,
+    /// The group's access records rode in its WAL write (see `Recorder`).
+    carried: bool,
 }
+
+/// Builds the access records of a group's jobs from their results, once they are applied and
+/// before they are logged: the records ride in the group's WAL write (`audit::encode_carried`),
+/// made durable by its fsync instead of one of their own, and reach the access history's file
+/// right after the write (replayed into it after a crash that lost them there). A group that
+/// writes nothing, or whose WAL write fails, carries none: its caller records them itself.
+/// A group whose fsync then fails keeps its records (what reached the disk is unknown).
+pub(crate) type Recorder<'a> = dyn FnMut(&[Result<Done, Error>]) -> Vec<crate::db::audit::AccessRecord> + 'a;
 
 impl Database {
     /// Commits a small write by combining: queues `job` and returns once it is committed (and,
@@ -302,7 +312,7 @@ impl Database {
         let slot = Slot::new();
         let outcome = {
             let mut writer = self.inner.writer.lock();
-            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot), false)
+            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot), false, None)
         };
         self.settle(outcome, false);
         self.finish(&slot)
@@ -312,16 +322,27 @@ impl Database {
     /// atomic on its own (a failing job is rolled back alone), one WAL write and one fsync for
     /// all. For a client's pipelined writes, so that they share the disk's flush.
     pub(crate) fn commit_group(&self, jobs: &mut [&mut JobFn<'_>]) -> Vec<Result<Done, Error>> {
+        self.commit_group_recorded(jobs, None).0
+    }
+
+    /// `commit_group`, with `record` building the jobs' access records to ride in the group's
+    /// WAL write (see `Recorder`); true when they did.
+    pub(crate) fn commit_group_recorded(
+        &self,
+        jobs: &mut [&mut JobFn<'_>],
+        record: Option<&mut Recorder<'_>>,
+    ) -> (Vec<Result<Done, Error>>, bool) {
         if self.inner.read_only {
-            return jobs.iter().map(|_| Err(Error::ReadOnly)).collect();
+            return (jobs.iter().map(|_| Err(Error::ReadOnly)).collect(), false);
         }
         let slots: Vec<Arc<Slot>> = jobs.iter().map(|_| Slot::new()).collect();
         let outcome = {
             let mut writer = self.inner.writer.lock();
-            self.run_group(&mut writer, jobs, &slots, false)
+            self.run_group(&mut writer, jobs, &slots, false, record)
         };
+        let carried = outcome.carried;
         self.settle(outcome, false);
-        slots.iter().map(|s| self.finish(s)).collect()
+        (slots.iter().map(|s| self.finish(s)).collect(), carried)
     }
 
     /// Waits for `slot`'s result, taking the turns (combining, leading an fsync) it is handed.
@@ -346,7 +367,7 @@ impl Database {
             let outcome = {
                 let mut writer = self.inner.writer.lock();
                 let mut runs: Vec<&mut JobFn<'static>> = jobs.iter_mut().map(|j| &mut *j.run as &mut JobFn<'static>).collect();
-                self.run_group(&mut writer, &mut runs, &slots, true)
+                self.run_group(&mut writer, &mut runs, &slots, true, None)
             };
             drop(jobs);
             if outcome.lead {
@@ -480,13 +501,21 @@ impl Database {
     /// Applies `jobs` in order to one copy of the newest state (with `stream`, also the jobs
     /// queued meanwhile, see `more_jobs`), logs the records of those that succeeded with one
     /// write, and installs the copy as the newest state: published now, or, under policy
-    /// `always`, queued for the group's fsync with the results that wait for it.
-    fn run_group(&self, w: &mut Writer, jobs: &mut [&mut JobFn<'_>], slots: &[Arc<Slot>], stream: bool) -> GroupOutcome {
+    /// `always`, queued for the group's fsync with the results that wait for it. With `record`,
+    /// the jobs' access records ride in the same WAL write (`Recorder`).
+    fn run_group(
+        &self,
+        w: &mut Writer,
+        jobs: &mut [&mut JobFn<'_>],
+        slots: &[Arc<Slot>],
+        stream: bool,
+        record: Option<&mut Recorder<'_>>,
+    ) -> GroupOutcome {
         if let Some(wal) = w.wal.as_ref() {
             // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
             if let Err(e) = wal.check() {
                 let now = slots.iter().map(|s| (s.clone(), Err(Error::from(e.duplicate())))).collect();
-                return GroupOutcome { now, lead: false, garbage: None };
+                return GroupOutcome { now, lead: false, garbage: None, carried: false };
             }
         }
         let log = w.wal.is_some();
@@ -511,12 +540,23 @@ impl Database {
             now: slots.iter().cloned().zip(results).collect(),
             lead: false,
             garbage: None,
+            carried: false,
         };
         let Applying { next, results, written } = applying;
         let mut results: Vec<Result<Done, Error>> = results.into_iter().map(|r| r.expect("every job ran")).collect();
-        let records: Vec<&[u8]> = written.iter().flatten().map(|(_, r)| r.as_slice()).collect();
+        let mut records: Vec<&[u8]> = written.iter().flatten().map(|(_, r)| r.as_slice()).collect();
         if records.is_empty() {
             return deliver_now(results);
+        }
+        // The access records ride with the group (stamped with its last commit's time).
+        let access = match (record, log) {
+            (Some(f), true) => Some(f(&results)).filter(|a| !a.is_empty()),
+            _ => None,
+        };
+        let group_at = written.iter().flatten().last().map_or(Timestamp::MIN, |(t, _)| *t);
+        let carried_payload = access.as_ref().map(|a| crate::db::audit::encode_carried(group_at, a));
+        if let Some(p) = &carried_payload {
+            records.push(p);
         }
         let bytes: u64 = records.iter().map(|r| r.len() as u64).sum();
         let always = match w.wal.as_mut() {
@@ -538,10 +578,12 @@ impl Database {
                 always
             }
         };
+        // Appended under the writer lock: the history gets carried records in group order.
+        let carried = access.map(|a| self.inner.audit.append_carried(group_at, a, 0)).is_some();
         if !always {
             let garbage = self.install(w, next);
             self.maybe_checkpoint(w);
-            return GroupOutcome { garbage, ..deliver_now(results) };
+            return GroupOutcome { garbage, carried, ..deliver_now(results) };
         }
         w.lsn += 1;
         let lsn = w.lsn;
@@ -554,7 +596,7 @@ impl Database {
             for r in &mut results {
                 *r = Err(StorageError::Poisoned(why.clone()).into());
             }
-            return deliver_now(results);
+            return GroupOutcome { carried, ..deliver_now(results) };
         }
         let (mut now, mut acks) = (Vec::new(), Vec::new());
         for (slot, result) in slots.iter().cloned().zip(results) {
@@ -570,7 +612,7 @@ impl Database {
         drop(g);
         self.maybe_checkpoint(w);
         let lead = !std::mem::replace(&mut self.inner.group.lock().leader, true);
-        GroupOutcome { now, lead, garbage: None }
+        GroupOutcome { now, lead, garbage: None, carried }
     }
 
     /// Takes the jobs queued since, into `extra`. While results of an fsync are being delivered
@@ -797,7 +839,7 @@ mod tests {
         let slots: Vec<Arc<Slot>> = jobs.iter().map(|_| Slot::new()).collect();
         let outcome = {
             let mut w = db.inner.writer.lock();
-            db.run_group(&mut w, jobs, &slots, false)
+            db.run_group(&mut w, jobs, &slots, false, None)
         };
         outcome.now.into_iter().map(|(_, r)| r).collect()
     }

@@ -245,7 +245,7 @@ impl Database {
         let mut attempt = 0;
         let mut st = loop {
             match load(vfs.as_ref(), dir) {
-                Ok((st, _, _)) => break st,
+                Ok(loaded) => break loaded.state,
                 Err(Error::Storage(StorageError::Io { ref source, .. }))
                     if source.kind() == std::io::ErrorKind::NotFound && attempt < 5 =>
                 {
@@ -303,7 +303,7 @@ impl Database {
         for tmp in temp_files(vfs.as_ref(), dir)? {
             vfs.remove(&dir.join(&tmp)).map_err(|e| StorageError::io(dir.join(&tmp), e))?;
         }
-        let (mut st, report, newest) = load(vfs.as_ref(), dir)?;
+        let recovery::Loaded { state: mut st, report, snapshot: newest, carried } = load(vfs.as_ref(), dir)?;
         let fresh = report.records == 0 && newest.is_none();
         let mut config = config;
         apply_settings(&st.settings, &mut config);
@@ -313,6 +313,7 @@ impl Database {
         let retention = st.settings.audit_retention_days;
         let mut inner = Inner::new(st, Some(wal), config, Some(lock), Some((vfs.clone(), dir.to_path_buf())));
         inner.audit = audit::AuditLog::open(vfs, dir, flush)?;
+        inner.audit.recover_carried(carried)?;
         if let Some(days) = retention {
             let before = Timestamp(inner.config.clock.now().0.saturating_sub(i64::from(days) * 86_400_000_000));
             inner.audit.drop_before(before)?;
@@ -989,6 +990,8 @@ impl Database {
         // The snapshot drops the WAL that holds the vectors written since open: they go to the
         // vector files first.
         self.inner.vector_files.lock().flush(vfs.as_ref(), dir, &state)?;
+        // Access records the removed WAL carried must be durable in the history first.
+        self.inner.audit.sync_all()?;
         Ok(Some(write_checkpoint(vfs.as_ref(), dir, &state, seq)?))
     }
 
@@ -1019,6 +1022,7 @@ impl Database {
         apply_bulk(&mut next, Cow::Owned(load), now, &self.inner.config.limits)?;
         let seq = writer.wal.as_mut().expect("a durable database has a WAL").roll_now()?;
         self.inner.vector_files.lock().flush(vfs.as_ref(), dir, &next)?;
+        self.inner.audit.sync_all()?;
         write_checkpoint(vfs.as_ref(), dir, &next, seq)?;
         writer.wal_bytes = 0;
         let version = next.version;

@@ -1,11 +1,13 @@
 //! Opening a database folder: load the newest snapshot, replay the WAL after it, and `check`,
 //! which verifies a folder without changing it.
 
+use super::audit::{decode_carried, AccessRecord};
 use super::files::{install_text, install_vectors, read_text, text_file_of};
 use crate::error::Error;
 use crate::index::bm25;
 use crate::limits::Limits;
 use crate::state::State;
+use crate::time::Timestamp;
 use crate::write::bulk::apply_bulk;
 use crate::write::mutation::{DecodeError, Mutation, WalRecord, RECORD_FORMAT_VERSION};
 use crate::write::workspace;
@@ -64,8 +66,24 @@ pub(super) fn temp_files(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<String>, Stora
         .collect())
 }
 
+/// A data WAL payload: a commit, or access records that rode with a group's commits.
+enum Payload {
+    Commit(WalRecord),
+    Access(Timestamp, Vec<AccessRecord>),
+}
+
+/// What `load` recovered.
+pub(super) struct Loaded {
+    pub state: State,
+    pub report: engram_storage::ReplayReport,
+    /// The snapshot it started from.
+    pub snapshot: Option<String>,
+    /// The access records the replayed WAL carried, by group time, in log order.
+    pub carried: Vec<(Timestamp, Vec<AccessRecord>)>,
+}
+
 /// Loads the newest snapshot (verified) and replays the WAL after it, changing nothing on disk.
-pub(super) fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::ReplayReport, Option<String>), Error> {
+pub(super) fn load(vfs: &dyn Vfs, dir: &Path) -> Result<Loaded, Error> {
     let names = vfs.list(dir).map_err(|e| StorageError::io(dir, e))?;
     let newest = names.iter().filter(|n| Path::new(n).extension().is_some_and(|e| e == "snap")).max().cloned();
     // The snapshot and its keyword index (a file of its own) load side by side.
@@ -92,7 +110,14 @@ pub(super) fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::
     st.defer_bitmaps();
     // Records are checked and decoded on a second thread while this one applies them.
     let decode = |pos: &RecordPos, payload: &[u8]| {
-        WalRecord::decode(payload).map_err(|e| match e {
+        if let Some(access) = decode_carried(payload) {
+            return access.map(|(at, records)| Payload::Access(at, records)).map_err(|()| StorageError::Corruption {
+                path: pos.path.clone(),
+                offset: pos.offset,
+                what: "access records that do not decode",
+            });
+        }
+        WalRecord::decode(payload).map(Payload::Commit).map_err(|e| match e {
             DecodeError::Version(v) => StorageError::UnsupportedVersion {
                 path: pos.path.clone(),
                 found: u32::from(v),
@@ -103,12 +128,17 @@ pub(super) fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::
             }
         })
     };
-    let report = replay_from_pipelined(vfs, dir, from, decode, |pos, record| {
-        replay_record(&mut st, record, deferred).map_err(|e| StorageError::Replay {
+    let mut carried = Vec::new();
+    let report = replay_from_pipelined(vfs, dir, from, decode, |pos, payload| match payload {
+        Payload::Commit(record) => replay_record(&mut st, record, deferred).map_err(|e| StorageError::Replay {
             path: pos.path.clone(),
             offset: pos.offset,
             source: Box::new(e),
-        })
+        }),
+        Payload::Access(at, records) => {
+            carried.push((*at, records.clone()));
+            Ok(())
+        }
     })?;
     // The replayed rows' bitmaps and a fresh CSR read the same columns: built side by side.
     let fresh = report.records > 0 && st.claims.len() > 0;
@@ -121,7 +151,7 @@ pub(super) fn load(vfs: &dyn Vfs, dir: &Path) -> Result<(State, engram_storage::
         st.graph = graph;
     }
     st.unlinked_from = None;
-    Ok((st, report, newest))
+    Ok(Loaded { state: st, report, snapshot: newest, carried })
 }
 
 /// What `check` found in a database folder.
@@ -146,7 +176,7 @@ pub struct CheckReport {
 /// invariants. Anything else than a torn tail or leftover temporary files is an error.
 pub fn check(vfs: &dyn Vfs, dir: &Path) -> Result<CheckReport, Error> {
     let temp = temp_files(vfs, dir)?;
-    let (mut st, report, snapshot) = load(vfs, dir)?;
+    let Loaded { state: mut st, report, snapshot, .. } = load(vfs, dir)?;
     install_vectors(&mut st, vfs, dir, false)?;
     // The snapshot's keyword index, if written, must verify too (open would silently rebuild it).
     if let Some(snap) = &snapshot {

@@ -173,9 +173,16 @@ impl Scope {
     /// Records one request made through this scope (see `audit_as`); with `durable` (a write),
     /// once on disk. A failure to record fails the request: an answered write is in the log.
     pub(crate) fn note_access(&self, note: AccessNote<'_>, durable: bool) -> Result<(), Error> {
-        let Some(interface) = self.audit_as else { return Ok(()) };
-        let record = note.record(self.principal.name(), self.principal.roles().map(str::to_owned).collect(), interface);
-        self.db.record_access(record, durable)
+        match self.access_record(note) {
+            Some(record) => self.db.record_access(record, durable),
+            None => Ok(()),
+        }
+    }
+
+    /// The access record of `note` for this scope's principal (`None`: its caller records).
+    pub(crate) fn access_record(&self, note: AccessNote<'_>) -> Option<crate::db::audit::AccessRecord> {
+        let interface = self.audit_as?;
+        Some(note.record(self.principal.name(), self.principal.roles().map(str::to_owned).collect(), interface))
     }
 
     /// The compiled row policies that apply to the principal on `workspace` (empty: none).

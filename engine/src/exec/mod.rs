@@ -226,6 +226,10 @@ fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryErr
 
 use value::Bound;
 
+/// Builds the access records of a group of write queries from their results, in query order
+/// (`Scope::query_group_recorded`).
+pub type QueryRecorder<'a> = dyn FnMut(&[Result<&QueryResult, &crate::error::Error>]) -> Vec<crate::db::audit::AccessRecord> + 'a;
+
 /// Where a query's parameter values come from: a caller's `Params`, or `Bindings` it built.
 #[derive(Clone, Copy)]
 enum Args<'a> {
@@ -293,11 +297,27 @@ enum Ready<'a> {
 fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
     match ready(text, Args::Params(params))? {
         Ready::Query(compiled, vals) => Ok((compiled, vals.into_owned())),
-        Ready::Index(_) => Err(QueryError::runtime(
-            ErrorType::SemanticError,
-            Detail::Unsupported,
-            "an index statement runs alone (not in a read-only call, a transaction or a pipeline group)",
-        )),
+        Ready::Index(_) => Err(index_alone()),
+    }
+}
+
+/// The error of an index statement where only a query may run.
+fn index_alone() -> QueryError {
+    QueryError::runtime(
+        ErrorType::SemanticError,
+        Detail::Unsupported,
+        "an index statement runs alone (not in a read-only call, a transaction or a pipeline group)",
+    )
+}
+
+/// The error of a writing query on a view (one snapshot, read only).
+fn view_writes() -> QueryError {
+    QueryError {
+        kind: ErrorType::SemanticError,
+        detail: Detail::Unsupported,
+        phase: engram_query::Phase::Compile,
+        message: "this query writes; a view reads one snapshot (run it through Database::query or Scope::query)".to_owned(),
+        at: None,
     }
 }
 
@@ -535,15 +555,21 @@ impl WorkspaceView<'_> {
     pub fn query_embedding(&self, text: &str, params: &Params, embed: Option<&Embed<'_>>) -> Result<QueryResult, QueryError> {
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
-            return Err(QueryError {
-                kind: ErrorType::SemanticError,
-                detail: Detail::Unsupported,
-                phase: engram_query::Phase::Compile,
-                message: "this query writes; a view reads one snapshot (run it through Database::query or Scope::query)".to_owned(),
-                at: None,
-            });
+            return Err(view_writes());
         }
         self.run_read(&compiled, &vals, embed, None)
+    }
+
+    /// `query` with parameters bound ahead (`Bindings`): nothing is converted per call.
+    pub fn query_bound(&self, text: &str, params: &Bindings) -> Result<QueryResult, QueryError> {
+        let (compiled, vals) = match ready(text, Args::Bound(params))? {
+            Ready::Query(compiled, vals) => (compiled, vals),
+            Ready::Index(_) => return Err(index_alone()),
+        };
+        if compiled.writes {
+            return Err(view_writes());
+        }
+        self.run_read(&compiled, &vals, None, None)
     }
 
     /// `query_embedding`, with the access history's reader for `engram.audit.history`.
@@ -649,7 +675,7 @@ impl crate::db::Database {
         let result = self.query_unaudited(workspace, text, args);
         if self.audit_root_on() {
             let timing = timing.unwrap_or_else(now);
-            self.note_root_access(query_note(workspace, text, args, timing, &result), writes_or_ddl(text))?;
+            self.note_root_access(query_note(workspace, text, args, timing, result.as_ref()), writes_or_ddl(text))?;
         }
         result
     }
@@ -694,7 +720,7 @@ impl crate::db::scope::Scope {
         let timing = self.audited().then(|| (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now()));
         let result = self.query_unaudited(workspace, text, args);
         if let Some(timing) = timing {
-            self.note_access(query_note(workspace, text, args, timing, &result), writes_or_ddl(text))?;
+            self.note_access(query_note(workspace, text, args, timing, result.as_ref()), writes_or_ddl(text))?;
         }
         result
     }
@@ -734,21 +760,54 @@ impl crate::db::scope::Scope {
     /// write access to its workspace. Results in order. (A server's pipelined writes.)
     pub fn query_group(&self, queries: &[(&str, &str, &Params)]) -> Vec<Result<QueryResult, crate::error::Error>> {
         let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
-        let mut results = self.query_group_unaudited(queries);
-        if !self.audited() {
+        if !self.audited() || !self.database().access_history_on() {
+            return self.query_group_unaudited(queries, None).0;
+        }
+        // The records ride in the group's WAL write when it writes (one fsync for both).
+        let mut record = |results: &[Result<&QueryResult, &crate::error::Error>]| {
+            queries
+                .iter()
+                .zip(results)
+                .filter_map(|((workspace, text, params), r)| {
+                    self.access_record(query_note(workspace, text, Args::Params(params), (at, started), *r))
+                })
+                .collect()
+        };
+        let (mut results, carried) = self.query_group_unaudited(queries, Some(&mut record));
+        if carried {
             return results;
         }
         // One sync for the group: every record but the last is written, the last one syncs all.
         let n = results.len();
         for (i, ((workspace, text, params), result)) in queries.iter().zip(results.iter_mut()).enumerate() {
-            if let Err(e) = self.note_access(query_note(workspace, text, Args::Params(params), (at, started), result), i + 1 == n) {
+            if let Err(e) = self.note_access(query_note(workspace, text, Args::Params(params), (at, started), result.as_ref()), i + 1 == n)
+            {
                 *result = Err(e);
             }
         }
         results
     }
 
-    fn query_group_unaudited(&self, queries: &[(&str, &str, &Params)]) -> Vec<Result<QueryResult, crate::error::Error>> {
+    /// `query_group` for a caller that records the queries itself (a server, which records
+    /// commands): `record` builds their access records from the results (in query order) before
+    /// the group is logged, and they ride in its WAL write, made durable by its fsync; true when
+    /// they did (a group that wrote nothing carries none: the caller records them then).
+    pub fn query_group_recorded(
+        &self,
+        queries: &[(&str, &str, &Params)],
+        record: &mut QueryRecorder<'_>,
+    ) -> (Vec<Result<QueryResult, crate::error::Error>>, bool) {
+        if !self.database().access_history_on() {
+            return (self.query_group_unaudited(queries, None).0, false);
+        }
+        self.query_group_unaudited(queries, Some(record))
+    }
+
+    fn query_group_unaudited(
+        &self,
+        queries: &[(&str, &str, &Params)],
+        record: Option<&mut QueryRecorder<'_>>,
+    ) -> (Vec<Result<QueryResult, crate::error::Error>>, bool) {
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let mut results: Vec<Option<Result<QueryResult, crate::error::Error>>> = Vec::with_capacity(queries.len());
@@ -774,7 +833,28 @@ impl crate::db::scope::Scope {
             prepared.iter().map(|p| Writer { cx: self.context(), see_sensitive: p.4, rules: self.policy_rules(p.1) }).collect();
         let mut jobs: Vec<_> = prepared.iter().zip(&writers).map(|(p, w)| write_job(p.1, w, &p.2, &p.3, Some(&embed))).collect();
         let mut refs: Vec<&mut crate::db::commit::JobFn<'_>> = jobs.iter_mut().map(|j| j as &mut crate::db::commit::JobFn<'_>).collect();
-        let done = db.commit_group(&mut refs);
+        let (done, carried) = match record {
+            None => (db.commit_group(&mut refs), false),
+            Some(record) => {
+                let unbound = &results;
+                // The results in query order: the group's, and the errors of those that did not bind.
+                let mut by_query = |done: &[Result<crate::db::commit::Done, crate::error::Error>]| {
+                    let other = crate::error::Error::Internal("a query result of another type".to_owned());
+                    let mut view: Vec<Result<&QueryResult, &crate::error::Error>> =
+                        unbound.iter().map(|r| if let Some(Err(e)) = r { Err(e) } else { Err(&other) }).collect();
+                    for (p, d) in prepared.iter().zip(done) {
+                        view[p.0] = match d {
+                            Ok(d) => d.out.downcast_ref::<QueryResult>().ok_or(&other),
+                            Err(e) => Err(e),
+                        };
+                    }
+                    record(&view)
+                };
+                db.commit_group_recorded(&mut refs, Some(&mut by_query))
+            }
+        };
+        drop(refs);
+        drop(jobs);
         for (p, d) in prepared.iter().zip(done) {
             results[p.0] = Some(d.and_then(|d| {
                 d.out
@@ -783,7 +863,7 @@ impl crate::db::scope::Scope {
                     .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
             }));
         }
-        results.into_iter().map(|r| r.unwrap_or_else(|| Err(crate::error::Error::Internal("no result".to_owned())))).collect()
+        (results.into_iter().map(|r| r.unwrap_or_else(|| Err(crate::error::Error::Internal("no result".to_owned())))).collect(), carried)
     }
 
     /// Runs a read query on `workspace`; a query that writes is refused with nothing done.
@@ -797,7 +877,7 @@ impl crate::db::scope::Scope {
             .map_err(crate::error::Error::from)
             .and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
         if self.audited() {
-            self.note_access(query_note(workspace, text, Args::Params(params), (at, started), &result), false)?;
+            self.note_access(query_note(workspace, text, Args::Params(params), (at, started), result.as_ref()), false)?;
         }
         result
     }
@@ -835,7 +915,7 @@ fn query_note<'a>(
     text: &'a str,
     args: Args<'_>,
     (at, started): (Timestamp, std::time::Instant),
-    result: &Result<QueryResult, crate::error::Error>,
+    result: Result<&QueryResult, &crate::error::Error>,
 ) -> crate::db::scope::AccessNote<'a> {
     crate::db::scope::AccessNote {
         at,
@@ -844,8 +924,8 @@ fn query_note<'a>(
         workspace: Some(workspace),
         text,
         params_sha256: args.digest(),
-        rows: result.as_ref().map_or(0, |r| r.rows.len() as u64),
-        claims: result.as_ref().map(claims_read).unwrap_or_default(),
+        rows: result.map_or(0, |r| r.rows.len() as u64),
+        claims: result.map(claims_read).unwrap_or_default(),
         outcome: outcome(result),
     }
 }
@@ -856,7 +936,7 @@ fn params_digest(params: &Params) -> Option<String> {
 }
 
 /// `ok`, or `error: CLASS: message`.
-fn outcome<T>(result: &Result<T, crate::error::Error>) -> String {
+fn outcome<T>(result: Result<T, &crate::error::Error>) -> String {
     match result {
         Ok(_) => "ok".to_owned(),
         Err(e) => format!("error: {}: {e}", e.class().name()),
@@ -897,7 +977,7 @@ impl crate::db::scope::Scope {
             params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
             rows: result.as_ref().map_or(0, |rs| rs.iter().map(|r| r.rows.len() as u64).sum()),
             claims: result.as_ref().map(|rs| rs.iter().flat_map(claims_read).collect()).unwrap_or_default(),
-            outcome: outcome(&result),
+            outcome: outcome(result.as_ref()),
         };
         self.note_access(note, true)?;
         result

@@ -1,8 +1,8 @@
 //! The write lane: the write queries of every connection, committed together. A connection's
 //! write (or its pipelined run of writes) is queued here instead of taking a thread of the pool
 //! that would sleep until its commit is durable; a lane thread takes everything queued, runs it
-//! as commit groups (each query its own atomic transaction, one WAL write and one fsync per group),
-//! writes the access records (one sync) and hands each connection its replies. So a durable write
+//! as commit groups (each query its own atomic transaction, one WAL write and one fsync per group,
+//! the commands' access records riding in that write) and hands each connection its replies. So a durable write
 //! costs the connection's task no thread hop of its own, and many connections share each fsync,
 //! as in Redis's `appendfsync always`. Two lane threads: one commits while the other gathers the
 //! writes that arrive meanwhile.
@@ -15,7 +15,7 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use super::graph::falkor_reply;
 use super::values::engram_result;
-use super::{error_reply, record_all_now};
+use super::{error_reply, error_text, record_all_now};
 use crate::resp::Reply;
 use crate::state::Shared;
 
@@ -123,43 +123,55 @@ fn commit(shared: &Arc<Shared>, run: Vec<Unit>) {
     let scope = db.scope(run[0].who.clone()).audited_by_caller().with_deadline(deadline, clock);
     let queries: Vec<(&str, &str, &engram::Params)> =
         run.iter().flat_map(|u| u.queries.iter().map(|q| (q.workspace.as_str(), q.text.as_str(), &q.params))).collect();
-    let mut results = scope.query_group(&queries).into_iter();
-    let mut answered: Vec<Vec<(Reply, Vec<u64>)>> = Vec::with_capacity(run.len());
-    for unit in &run {
+    // The records are made once the group is applied, before it is logged: they ride in its WAL
+    // write, durable with the writes by one fsync.
+    let mut record = |results: &[Result<&engram::QueryResult, &engram::Error>]| records_of(&run, results);
+    let (results, carried) = scope.query_group_recorded(&queries, &mut record);
+    let results: Vec<Result<&engram::QueryResult, &engram::Error>> = results.iter().map(Result::as_ref).collect();
+    if !carried {
+        // One record per command; the last one's sync makes them all durable before any reply.
+        record_all_now(shared, records_of(&run, &results));
+    }
+    let mut results = results.into_iter();
+    for unit in run {
         let millis = unit.started.elapsed().as_secs_f64() * 1000.0;
         let replies = unit
             .queries
             .iter()
-            .map(|q| {
-                let r = results.next().unwrap_or_else(|| Err(engram::Error::Internal("no result".to_owned())));
-                let claims = r.as_ref().map(engram::exec::claims_read).unwrap_or_default();
-                let reply = match (r, q.graph) {
-                    (Ok(r), None) => engram_result(&r),
-                    (Ok(r), Some(compact)) => falkor_reply(db, &q.workspace, &r, compact, millis),
-                    (Err(e), _) => error_reply(shared, &e),
-                };
-                (reply, claims)
+            .map(|q| match (results.next(), q.graph) {
+                (Some(Ok(r)), None) => engram_result(r),
+                (Some(Ok(r)), Some(compact)) => falkor_reply(db, &q.workspace, r, compact, millis),
+                (Some(Err(e)), _) => error_reply(shared, e),
+                (None, _) => error_reply(shared, &engram::Error::Internal("no result".to_owned())),
             })
             .collect();
-        answered.push(replies);
-    }
-    // One record per command; the last one's sync makes them all durable before any reply.
-    let records = run
-        .iter()
-        .zip(&answered)
-        .flat_map(|(unit, replies)| {
-            unit.queries.iter().zip(replies).map(|(q, (reply, claims))| {
-                let name = String::from_utf8_lossy(&q.args[0]).to_ascii_uppercase();
-                let command =
-                    crate::audit::Command { name: &name, args: &q.args, at: unit.at, started: unit.started, interface: unit.interface };
-                command.record(Some(&unit.who), reply, claims.clone())
-            })
-        })
-        .collect();
-    record_all_now(shared, records);
-    for (unit, replies) in run.into_iter().zip(answered) {
         // A connection that went away meanwhile does not wait for its replies.
-        let _ = unit.done.send(replies.into_iter().map(|(r, _)| r).collect());
+        let _ = unit.done.send(replies);
         drop(unit.permit);
     }
+}
+
+/// The access records of a run's commands, given their results in order: what their replies
+/// say (rows, error text) without building them.
+fn records_of(run: &[Unit], results: &[Result<&engram::QueryResult, &engram::Error>]) -> Vec<engram::db::audit::AccessRecord> {
+    let mut results = results.iter();
+    let mut records = Vec::with_capacity(results.len());
+    for unit in run {
+        for q in &unit.queries {
+            let r = results.next().copied();
+            let (rows, error) = match r {
+                // FalkorDB's reply to a query without columns is its statistics alone (one row).
+                Some(Ok(r)) if q.graph.is_some() && r.columns.is_empty() => (1, None),
+                Some(Ok(r)) => (r.rows.len() as u64, None),
+                Some(Err(e)) => (0, Some(error_text(e))),
+                None => (0, Some("ERR no result".to_owned())),
+            };
+            let claims = r.and_then(Result::ok).map(engram::exec::claims_read).unwrap_or_default();
+            let name = String::from_utf8_lossy(&q.args[0]).to_ascii_uppercase();
+            let command =
+                crate::audit::Command { name: &name, args: &q.args, at: unit.at, started: unit.started, interface: unit.interface };
+            records.push(command.record_parts(Some(&unit.who), (rows, error.as_deref()), claims));
+        }
+    }
+    records
 }

@@ -382,21 +382,29 @@ pub(crate) fn error_reply(shared: &Shared, e: &engram::Error) -> Reply {
     if class == ErrorClass::Limit && e.to_string().contains("deadline") {
         shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
     }
+    match e {
+        engram::Error::Denied { .. } => Reply::Error(error_text(e)),
+        _ => Reply::failed(class, error_text(e)),
+    }
+}
+
+/// The text of `error_reply`.
+pub(crate) fn error_text(e: &engram::Error) -> String {
     if let engram::Error::Denied { principal, workspace, needed } = e {
-        return Reply::Error(format!("NOPERM User {principal} has no {} access to workspace '{workspace}'", needed.as_str()));
+        return format!("NOPERM User {principal} has no {} access to workspace '{workspace}'", needed.as_str());
     }
     if let engram::Error::Query(q) = e {
         let at = match (q.line(), q.column()) {
             (Some(l), Some(c)) => format!(" at {l}:{c}"),
             _ => String::new(),
         };
-        return Reply::failed(class, format!("ERR {}{at}: {} ({}: {})", q.kind.as_str(), q.message, q.phase.short(), q.detail.as_str()));
+        return format!("ERR {}{at}: {} ({}: {})", q.kind.as_str(), q.message, q.phase.short(), q.detail.as_str());
     }
-    let prefix = match class {
+    let prefix = match e.class() {
         ErrorClass::Limit if e.to_string().contains("memory") => "OOM",
         _ => "ERR",
     };
-    Reply::failed(class, format!("{prefix} {e}"))
+    format!("{prefix} {e}")
 }
 
 /// The text of argument `i`, if it is UTF-8.

@@ -166,12 +166,36 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             Err(_) => 0,
         }
     };
+    // The same with the parameters bound ahead in the engine's own values (`Bindings`).
+    let bound_of = |params: &[engram::Params]| -> Vec<engram::Bindings> {
+        params
+            .iter()
+            .map(|p| {
+                let mut b = engram::Bindings::new();
+                if let Some(engram::QueryValue::String(s)) = p.get("s") {
+                    b.set_str("s", s);
+                }
+                b
+            })
+            .collect()
+    };
+    let count_bound = |text: &str, b: &engram::Bindings| -> usize {
+        match ws.query_bound(text, b).map(|r| r.rows) {
+            Ok(rows) => match rows.first().and_then(|r| r.first()) {
+                Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0),
+                _ => 0,
+            },
+            Err(_) => 0,
+        }
+    };
     let seeds = ids(q, "seeds")?;
     let seed_params = params_of(&seeds);
     let index: Vec<u32> = (0..seeds.len() as u32).collect();
     let nq = NeighborQuery::default();
     run(scale, "W1_one_hop", &seeds, |s| ws.neighbors(EntityId(first + s), &nq).map_or(0, |p| p.items.len()));
     run(scale, "W1_one_hop_query", &index, |i| count(Q_W1, &seed_params[i as usize]));
+    let seed_bound = bound_of(&seed_params);
+    run(scale, "W1_one_hop_query_bound", &index, |i| count_bound(Q_W1, &seed_bound[i as usize]));
     // The direct call given what the query is given (the external id): resolving it is part of
     // both, so this is the like-for-like reference; the lines above take the internal id.
     let ext = |p: &engram::Params| match p.get("s") {
@@ -190,6 +214,8 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
     let index: Vec<u32> = (0..concepts.len() as u32).collect();
     run(scale, "W3_ancestors", &concepts, |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len()));
     run(scale, "W3_ancestors_query", &index, |i| count(Q_W3_UP, &concept_params[i as usize]));
+    let concept_bound = bound_of(&concept_params);
+    run(scale, "W3_ancestors_query_bound", &index, |i| count_bound(Q_W3_UP, &concept_bound[i as usize]));
     run(scale, "W3_ancestors_by_ext_id", &index, |i| {
         ext(&concept_params[i as usize]).map_or(0, |e| ws.ancestors(e, "SUBCLASS_OF", &v).map_or(0, |r| r.len()))
     });
