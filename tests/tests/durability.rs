@@ -963,3 +963,33 @@ fn access_records_ride_with_their_writes_through_a_crash() {
     let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
     assert_eq!(ops(&db), want(15));
 }
+
+/// The history read from the files alone (`engram audit DIR`, while a server holds the folder or
+/// after it was killed) includes the records the data WAL carried that the history's file has
+/// not got yet, once each.
+#[test]
+fn the_history_read_from_the_files_includes_what_the_wal_carries() {
+    use engram::db::audit::{read_access_history, AuditFilter};
+    use engram::{Access, Params, Principal};
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Database::open(tmp.path()).unwrap();
+    db.set_setting("audit_flush_ms", "60000").unwrap();
+    drop(db);
+    let db = Database::open(tmp.path()).unwrap();
+    let ann = Arc::new(Principal::named("ann").grant("default", Access::Write, false));
+    let texts: Vec<String> = (0..3).map(|i| format!("CREATE (:W {{n: {i}}})")).collect();
+    let p = Params::new();
+    let queries: Vec<(&str, &str, &Params)> = texts.iter().map(|t| ("default", t.as_str(), &p)).collect();
+    let ann_texts = || -> Vec<String> {
+        let all = read_access_history(tmp.path(), &AuditFilter::default()).unwrap();
+        all.into_iter().filter(|r| r.user == "ann").map(|r| r.text).collect()
+    };
+    for r in db.scope(ann.clone()).query_group(&queries) {
+        r.unwrap();
+    }
+    // The history's flusher has written nothing yet: the records are in the data WAL alone.
+    assert_eq!(ann_texts(), texts);
+    drop(db);
+    // Now in both: still once each.
+    assert_eq!(ann_texts(), texts);
+}

@@ -510,9 +510,28 @@ impl super::Database {
 }
 
 /// The access history of the database in `dir`, read without opening it (it works while a
-/// server holds the folder).
+/// server holds the folder): its file, and the records the data WAL carries past the file's
+/// newest (after a crash the file may lack them until the database is opened again).
 pub fn read_access_history(dir: &Path, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
-    let mut out = read_dir(&engram_storage::OsVfs, &dir.join(AUDIT_DIR), filter)?;
+    let vfs = engram_storage::OsVfs;
+    let (mut out, last) = read_numbered(&vfs, &dir.join(AUDIT_DIR), filter)?;
+    // The data WAL from its oldest segment (a checkpoint removed the ones before).
+    let segments = if vfs.exists(dir) { engram_storage::wal::segments(&vfs, dir)? } else { Vec::new() };
+    if let Some(first) = segments.first() {
+        let read = engram_storage::wal::replay_from(&vfs, dir, (*first, 0), |_, payload| {
+            if let Some(Ok((at, records))) = decode_carried(payload) {
+                let past = (0u32..).zip(records).filter(|(i, _)| last.is_none_or(|l| (at, *i) > l));
+                out.extend(past.map(|(_, r)| r).filter(|r| filter.keeps(r)));
+            }
+            Ok(())
+        });
+        match read {
+            // A running server's checkpoint removed a segment meanwhile: its records are in
+            // the history's file by then.
+            Err(StorageError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            other => drop(other?),
+        }
+    }
     if filter.limit > 0 && out.len() > filter.limit {
         out.drain(..out.len() - filter.limit);
     }
@@ -550,22 +569,28 @@ impl AuditLog {
 /// Reads the history in `home` (another process may be appending: a record being written is
 /// left out).
 pub fn read_dir(vfs: &dyn Vfs, home: &Path, filter: &AuditFilter) -> Result<Vec<AccessRecord>, Error> {
-    let mut out = Vec::new();
+    Ok(read_numbered(vfs, home, filter)?.0)
+}
+
+/// `read_dir`, and the number of the newest record that rode in the data WAL.
+fn read_numbered(vfs: &dyn Vfs, home: &Path, filter: &AuditFilter) -> Result<(Vec<AccessRecord>, Option<Carried>), Error> {
+    let (mut out, mut last) = (Vec::new(), None);
     if !vfs.exists(home) {
-        return Ok(out);
+        return Ok((out, last));
     }
     engram_storage::wal::replay(vfs, home, |pos, payload| {
-        let r = AccessRecord::decode(payload).ok_or_else(|| StorageError::Corruption {
+        let (n, r) = AccessRecord::decode_numbered(payload).ok_or_else(|| StorageError::Corruption {
             path: pos.path.clone(),
             offset: pos.offset,
             what: "an access record that does not decode",
         })?;
+        last = last.max(n);
         if filter.keeps(&r) {
             out.push(r);
         }
         Ok(())
     })?;
-    Ok(out)
+    Ok((out, last))
 }
 
 #[cfg(test)]
