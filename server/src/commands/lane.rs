@@ -2,10 +2,11 @@
 //! write (or its pipelined run of writes) is queued here instead of taking a thread of the pool
 //! that would sleep until its commit is durable; a lane thread takes everything queued, runs it
 //! as commit groups (each query its own atomic transaction, one WAL write and one fsync per group,
-//! the commands' access records riding in that write) and hands each connection its replies. So a durable write
-//! costs the connection's task no thread hop of its own, and many connections share each fsync,
-//! as in Redis's `appendfsync always`. Two lane threads: one commits while the other gathers the
-//! writes that arrive meanwhile.
+//! the commands' access records riding in that write) and hands each connection its replies. So a
+//! durable write costs the connection's task no thread hop of its own, and many connections share
+//! each fsync, as in Redis's `appendfsync always`. One lane thread, which runs each group's fsync
+//! itself while the next writes queue: a second one, overlapping a group's fsync with the next
+//! group's apply, cost more in thread wake-ups than it saved (`bench/README.md`).
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, Weak};
@@ -19,8 +20,8 @@ use super::{error_reply, error_text, record_all_now};
 use crate::resp::Reply;
 use crate::state::Shared;
 
-/// Lane threads.
-const THREADS: usize = 2;
+/// Lane threads (see the module's comment).
+const THREADS: usize = 1;
 
 /// Write queries one lane thread takes at most in one round (the units past it wait for the
 /// next round): a round shares one deadline (`query-timeout-default` from its start), so it is kept
