@@ -3,8 +3,8 @@
 # (fsync before each reply) beside `SET` on redis-server with `appendfsync always`, the same
 # redis-benchmark flags, alternating rounds; prints each round and the medians, and engram's
 # commits per fsync from INFO. Bench only (Debian's redis-server and redis-tools); never in CI.
-# The access history is on (engram's default: a write's record is fsynced before its reply, a
-# second sync); AUDIT=off runs engram with it off, like Redis, which keeps none.
+# The access history is on (engram's default: a write's record is durable before its reply, carried
+# in the same WAL write as the write); AUDIT=off runs engram with it off, like Redis, which keeps none.
 #   [AUDIT=off] bench/server/durable.sh [ROUNDS] [REQUESTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
