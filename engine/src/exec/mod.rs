@@ -926,7 +926,7 @@ fn query_note<'a>(
         params_sha256: args.digest(),
         rows: result.map_or(0, |r| r.rows.len() as u64),
         claims: result.map(claims_read).unwrap_or_default(),
-        outcome: outcome(result),
+        outcome: outcome(result.err()),
     }
 }
 
@@ -936,10 +936,10 @@ fn params_digest(params: &Params) -> Option<String> {
 }
 
 /// `ok`, or `error: CLASS: message`.
-fn outcome<T>(result: Result<T, &crate::error::Error>) -> String {
-    match result {
-        Ok(_) => "ok".to_owned(),
-        Err(e) => format!("error: {}: {e}", e.class().name()),
+fn outcome(error: Option<&crate::error::Error>) -> String {
+    match error {
+        None => "ok".to_owned(),
+        Some(e) => format!("error: {}: {e}", e.class().name()),
     }
 }
 
@@ -977,7 +977,7 @@ impl crate::db::scope::Scope {
             params_sha256: (!params.is_empty()).then(|| crate::db::audit::sha256_hex(&format!("{params:?}"))),
             rows: result.as_ref().map_or(0, |rs| rs.iter().map(|r| r.rows.len() as u64).sum()),
             claims: result.as_ref().map(|rs| rs.iter().flat_map(claims_read).collect()).unwrap_or_default(),
-            outcome: outcome(result.as_ref()),
+            outcome: outcome(result.as_ref().err()),
         };
         self.note_access(note, true)?;
         result

@@ -129,7 +129,7 @@ fn commit(shared: &Arc<Shared>, run: Vec<Unit>) {
     let mut record = |results: &[Result<&engram::QueryResult, &engram::Error>]| records_of(&run, results);
     let (results, carried) = scope.query_group_recorded(&queries, &mut record);
     let results: Vec<Result<&engram::QueryResult, &engram::Error>> = results.iter().map(Result::as_ref).collect();
-    if !carried {
+    if !carried && db.access_history_on() {
         // One record per command; the last one's sync makes them all durable before any reply.
         record_all_now(shared, records_of(&run, &results));
     }
