@@ -993,3 +993,54 @@ fn the_history_read_from_the_files_includes_what_the_wal_carries() {
     // Now in both: still once each.
     assert_eq!(ann_texts(), texts);
 }
+
+/// Writers committing groups at once, a checkpoint among them, then a crash: every answered
+/// write's access record is in the reopened history exactly once.
+#[test]
+fn concurrent_groups_keep_each_answered_record_once_through_a_crash() {
+    use engram::db::audit::AuditFilter;
+    use engram::{Access, Params, Principal};
+    let c = clock();
+    let mem = MemVfs::new();
+    let vfs = FaultyVfs::new(mem.clone(), FaultPlan::default());
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    db.set_setting("audit_flush_ms", "60000").unwrap();
+    drop(db);
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    let answered: Vec<String> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|t| {
+                let db = db.clone();
+                s.spawn(move || {
+                    let who = Arc::new(Principal::named(&format!("w{t}")).grant("default", Access::Write, false));
+                    let mut done = Vec::new();
+                    for g in 0..10 {
+                        let texts: Vec<String> = (0..3).map(|i| format!("CREATE (:W {{t: {t}, g: {g}, i: {i}}})")).collect();
+                        let p = Params::new();
+                        let queries: Vec<(&str, &str, &Params)> = texts.iter().map(|q| ("default", q.as_str(), &p)).collect();
+                        for (text, r) in texts.iter().zip(db.scope(who.clone()).query_group(&queries)) {
+                            r.unwrap();
+                            done.push(text.clone());
+                        }
+                        if t == 0 && g == 5 {
+                            db.checkpoint().unwrap();
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    });
+    vfs.crash_now();
+    drop(db);
+    mem.crash();
+    let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
+    let history: Vec<String> =
+        db.access_history(&AuditFilter::default()).unwrap().into_iter().filter(|r| r.user.starts_with('w')).map(|r| r.text).collect();
+    assert_eq!(answered.len(), 120);
+    for text in &answered {
+        assert_eq!(history.iter().filter(|h| *h == text).count(), 1, "{text}");
+    }
+    assert_eq!(history.len(), answered.len());
+}

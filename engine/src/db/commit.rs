@@ -278,7 +278,9 @@ struct GroupOutcome {
 /// made durable by its fsync instead of one of their own, and reach the access history's file
 /// right after the write (replayed into it after a crash that lost them there). A group that
 /// writes nothing, or whose WAL write fails, carries none: its caller records them itself.
-/// A group whose fsync then fails keeps its records (what reached the disk is unknown).
+/// The history gets them when the group is written, before its fsync, so that it holds them in
+/// group order: a group whose fsync fails, or a machine that stops before it, may leave records of
+/// writes whose callers were never told they succeeded (never an answered write without one).
 pub(crate) type Recorder<'a> = dyn FnMut(&[Result<Done, Error>]) -> Vec<crate::db::audit::AccessRecord> + 'a;
 
 impl Database {
