@@ -165,6 +165,14 @@ fn bindings_answer_as_params_do() {
     ] {
         assert_eq!(db.query_bound("default", text, &bound).expect(text), db.query("default", text, &params).expect(text), "{text}");
     }
+    // A view's read-only variant answers the same, and refuses a write and an index statement.
+    let snap = db.snapshot();
+    let view = snap.workspace("default").expect("default");
+    let text = "MATCH (a {id: $s})--(b) RETURN count(DISTINCT b) + $n, $l";
+    assert_eq!(view.query_bound(text, &bound).expect("reads"), view.query(text, &params).expect("reads"));
+    let err = view.query_bound("CREATE (:x)", &bound).expect_err("a view reads");
+    assert!(err.to_string().contains("writes"), "{err}");
+    assert!(view.query_bound("CREATE INDEX FOR (p:person) ON (p.name)", &bound).is_err());
     // The caller's value wins over the header's, as with `Params`.
     let got = db.query_bound("default", "CYPHER n=5 RETURN $n", &bound).expect("runs");
     assert_eq!(got.rows, vec![vec![i(2)]]);
