@@ -940,8 +940,10 @@ fn access_records_ride_with_their_writes_through_a_crash() {
     let before = db.commit_stats().fsyncs;
     group(&db, 0);
     group(&db, 3);
-    assert_eq!(db.commit_stats().fsyncs - before, 2, "one fsync per group, none of the history's");
+    assert_eq!(db.commit_stats().fsyncs - before, 2, "one fsync per group");
     crash(db, &vfs);
+    let on_disk = engram::db::audit::read_dir(&mem, &dir().join("audit"), &AuditFilter::default()).unwrap();
+    assert!(on_disk.iter().all(|r| r.user != "ann"), "the history synced nothing of its own");
     let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
     assert_eq!(ops(&db), want(6), "the WAL put back the records the history lost, once each");
     let count = db.query("default", "MATCH (w:W) RETURN count(w)", &Params::new()).unwrap().rows;
@@ -1043,4 +1045,52 @@ fn concurrent_groups_keep_each_answered_record_once_through_a_crash() {
         assert_eq!(history.iter().filter(|h| *h == text).count(), 1, "{text}");
     }
     assert_eq!(history.len(), answered.len());
+}
+
+/// A single write query through an audited scope (and the embedded root with `audit_root`):
+/// its record rides in its group's WAL write, one fsync for both, and survives a crash; a
+/// failed write's record is still synced on its own.
+#[test]
+fn an_audited_write_query_costs_one_fsync_and_keeps_its_record() {
+    use engram::db::audit::AuditFilter;
+    use engram::{Access, Params, Principal};
+    let c = clock();
+    let mem = MemVfs::new();
+    let vfs = FaultyVfs::new(mem.clone(), FaultPlan::default());
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    db.set_setting("audit_flush_ms", "60000").unwrap();
+    db.set_setting("audit_root", "on").unwrap();
+    drop(db);
+    let db = Database::open_with(dir(), config(&c), Arc::new(vfs.clone())).unwrap();
+    let ann = db.scope(Arc::new(Principal::named("ann").grant("default", Access::Write, false)));
+    let p = Params::new();
+    // A read, then a write that fails: its record is synced on its own (with the read's).
+    ann.query("default", "MATCH (w:W) RETURN count(w)", &p).unwrap();
+    assert!(ann.query("default", "CREATE (:W {n: 1/0})", &p).is_err());
+    let before = db.commit_stats().fsyncs;
+    ann.query("default", "CREATE (:W {n: 1})", &p).unwrap();
+    db.query("default", "CREATE (:W {n: 2})", &p).unwrap();
+    assert_eq!(db.commit_stats().fsyncs - before, 2, "one fsync per write");
+    let texts = |db: &Database| -> Vec<(String, String, String)> {
+        let all = db.access_history(&AuditFilter::default()).unwrap();
+        all.into_iter()
+            .filter(|r| r.op == "query")
+            .map(|r| (r.user, r.text, r.outcome.split(':').next().unwrap_or("").to_owned()))
+            .collect()
+    };
+    let want = vec![
+        ("ann".to_owned(), "MATCH (w:W) RETURN count(w)".to_owned(), "ok".to_owned()),
+        ("ann".to_owned(), "CREATE (:W {n: 1/0})".to_owned(), "error".to_owned()),
+        ("ann".to_owned(), "CREATE (:W {n: 1})".to_owned(), "ok".to_owned()),
+        ("root".to_owned(), "CREATE (:W {n: 2})".to_owned(), "ok".to_owned()),
+    ];
+    vfs.crash_now();
+    drop(db);
+    mem.crash();
+    // On disk in the history: the first two; the writes' records rode in the data WAL alone.
+    let on_disk: Vec<String> =
+        engram::db::audit::read_dir(&mem, &dir().join("audit"), &AuditFilter::default()).unwrap().into_iter().map(|r| r.text).collect();
+    assert_eq!(on_disk, ["MATCH (w:W) RETURN count(w)", "CREATE (:W {n: 1/0})"]);
+    let db = Database::open_with(dir(), config(&c), Arc::new(mem.clone())).unwrap();
+    assert_eq!(texts(&db), want);
 }

@@ -88,6 +88,8 @@ pub(crate) struct Done {
     pub version: u64,
     pub committed_at: Timestamp,
     pub out: Box<dyn Any + Send>,
+    /// Its access record (`JobRecorder`) rode in its group's WAL write.
+    pub carried: bool,
 }
 
 enum SlotState {
@@ -134,6 +136,7 @@ impl Slot {
 struct Job {
     run: QueuedJob,
     slot: Arc<Slot>,
+    record: Option<JobRecorder>,
 }
 
 /// Counters of the commit path since open.
@@ -283,6 +286,11 @@ struct GroupOutcome {
 /// writes whose callers were never told they succeeded (never an answered write without one).
 pub(crate) type Recorder<'a> = dyn FnMut(&[Result<Done, Error>]) -> Vec<crate::db::audit::AccessRecord> + 'a;
 
+/// The access record of one queued job, made from its output once it is applied: it rides in
+/// its group's WAL write as a `Recorder`'s do (`Done::carried` says it did; a job that fails
+/// carries none).
+pub(crate) type JobRecorder = Box<dyn FnOnce(&Done) -> crate::db::audit::AccessRecord + Send>;
+
 impl Database {
     /// Commits a small write by combining: queues `job` and returns once it is committed (and,
     /// per the fsync policy, durable), or failed without a trace.
@@ -290,13 +298,23 @@ impl Database {
         &self,
         job: impl FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> + Send + 'static,
     ) -> Result<Done, Error> {
+        self.commit_queued_recorded(job, None)
+    }
+
+    /// `commit_queued`, with `record` making the job's access record to ride in its group's WAL
+    /// write (see `JobRecorder`).
+    pub(crate) fn commit_queued_recorded(
+        &self,
+        job: impl FnMut(&mut State, &JobContext<'_>) -> Result<Applied, Error> + Send + 'static,
+        record: Option<JobRecorder>,
+    ) -> Result<Done, Error> {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
         }
         let slot = Slot::new();
         let combine = {
             let mut q = self.inner.queue.lock();
-            q.jobs.push(Job { run: Box::new(job), slot: slot.clone() });
+            q.jobs.push(Job { run: Box::new(job), slot: slot.clone(), record });
             !std::mem::replace(&mut q.combining, true)
         };
         if combine {
@@ -314,7 +332,7 @@ impl Database {
         let slot = Slot::new();
         let outcome = {
             let mut writer = self.inner.writer.lock();
-            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot), false, None)
+            self.run_group(&mut writer, &mut [job], std::slice::from_ref(&slot), false, None, Vec::new())
         };
         self.settle(outcome, false);
         self.finish(&slot)
@@ -340,7 +358,7 @@ impl Database {
         let slots: Vec<Arc<Slot>> = jobs.iter().map(|_| Slot::new()).collect();
         let outcome = {
             let mut writer = self.inner.writer.lock();
-            self.run_group(&mut writer, jobs, &slots, false, record)
+            self.run_group(&mut writer, jobs, &slots, false, record, Vec::new())
         };
         let carried = outcome.carried;
         self.settle(outcome, false);
@@ -366,10 +384,11 @@ impl Database {
         loop {
             let mut jobs = std::mem::take(&mut self.inner.queue.lock().jobs);
             let slots: Vec<Arc<Slot>> = jobs.iter().map(|j| j.slot.clone()).collect();
+            let records: Vec<Option<JobRecorder>> = jobs.iter_mut().map(|j| j.record.take()).collect();
             let outcome = {
                 let mut writer = self.inner.writer.lock();
                 let mut runs: Vec<&mut JobFn<'static>> = jobs.iter_mut().map(|j| &mut *j.run as &mut JobFn<'static>).collect();
-                self.run_group(&mut writer, &mut runs, &slots, true, None)
+                self.run_group(&mut writer, &mut runs, &slots, true, None, records)
             };
             drop(jobs);
             if outcome.lead {
@@ -504,7 +523,8 @@ impl Database {
     /// queued meanwhile, see `more_jobs`), logs the records of those that succeeded with one
     /// write, and installs the copy as the newest state: published now, or, under policy
     /// `always`, queued for the group's fsync with the results that wait for it. With `record`,
-    /// the jobs' access records ride in the same WAL write (`Recorder`).
+    /// or the jobs' own recorders (`job_records`, by job), the jobs' access records ride in the
+    /// same WAL write.
     fn run_group(
         &self,
         w: &mut Writer,
@@ -512,6 +532,7 @@ impl Database {
         slots: &[Arc<Slot>],
         stream: bool,
         record: Option<&mut Recorder<'_>>,
+        mut job_records: Vec<Option<JobRecorder>>,
     ) -> GroupOutcome {
         if let Some(wal) = w.wal.as_ref() {
             // Fail-stop: after a failed fsync nothing more is accepted, not even for validation.
@@ -535,6 +556,8 @@ impl Database {
         }
         add_elapsed(&self.inner.stats.apply_ns, started);
         let slots: Vec<Arc<Slot>> = slots.iter().cloned().chain(extra.iter().map(|j| j.slot.clone())).collect();
+        job_records.resize_with(jobs.len(), || None);
+        job_records.extend(extra.iter_mut().map(|j| j.record.take()));
         drop(extra);
         self.inner.stats.groups.fetch_add(1, Ordering::Relaxed);
         self.inner.stats.commits.fetch_add(slots.len() as u64, Ordering::Relaxed);
@@ -550,11 +573,24 @@ impl Database {
         if records.is_empty() {
             return deliver_now(results);
         }
-        // The access records ride with the group (stamped with its last commit's time).
+        // The access records ride with the group (stamped with its last commit's time): the
+        // group's, or those of the jobs that applied and have a recorder of their own.
+        let own: Vec<bool> = results.iter().zip(&job_records).map(|(r, f)| r.is_ok() && f.is_some()).collect();
         let access = match (record, log) {
-            (Some(f), true) => Some(f(&results)).filter(|a| !a.is_empty()),
+            (Some(f), true) => Some(f(&results)),
+            (None, true) if own.contains(&true) => Some(
+                results
+                    .iter()
+                    .zip(job_records)
+                    .filter_map(|(r, f)| match (r, f) {
+                        (Ok(done), Some(f)) => Some(f(done)),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
             _ => None,
-        };
+        }
+        .filter(|a: &Vec<_>| !a.is_empty());
         let group_at = written.iter().flatten().last().map_or(Timestamp::MIN, |(t, _)| *t);
         let carried_payload = access.as_ref().map(|a| crate::db::audit::encode_carried(group_at, a));
         if let Some(p) = &carried_payload {
@@ -582,6 +618,13 @@ impl Database {
         };
         // Appended under the writer lock: the history gets carried records in group order.
         let carried = access.map(|a| self.inner.audit.append_carried(group_at, a, 0)).is_some();
+        if carried {
+            for (r, own) in results.iter_mut().zip(own) {
+                if let (Ok(done), true) = (r, own) {
+                    done.carried = true;
+                }
+            }
+        }
         if !always {
             let garbage = self.install(w, next);
             self.maybe_checkpoint(w);
@@ -659,13 +702,13 @@ impl Database {
             });
             match outcome {
                 Ok((Some(record), out)) => {
-                    results.push(Some(Ok(Done { version: next.version, committed_at: now, out })));
+                    results.push(Some(Ok(Done { version: next.version, committed_at: now, out, carried: false })));
                     written.push(Some((now, record)));
                 }
                 Ok((None, out)) => {
                     (next.version, next.committed_at) = before;
                     next.reset_caches();
-                    results.push(Some(Ok(Done { version: before.0, committed_at: before.1, out })));
+                    results.push(Some(Ok(Done { version: before.0, committed_at: before.1, out, carried: false })));
                     written.push(None);
                 }
                 Err(e) => {
@@ -841,7 +884,7 @@ mod tests {
         let slots: Vec<Arc<Slot>> = jobs.iter().map(|_| Slot::new()).collect();
         let outcome = {
             let mut w = db.inner.writer.lock();
-            db.run_group(&mut w, jobs, &slots, false, None)
+            db.run_group(&mut w, jobs, &slots, false, None, Vec::new())
         };
         outcome.now.into_iter().map(|(_, r)| r).collect()
     }

@@ -165,6 +165,11 @@ impl Scope {
         self
     }
 
+    /// The interface this scope's requests are recorded as (`None`: its caller records them).
+    pub(crate) fn audit_interface(&self) -> Option<&'static str> {
+        self.audit_as
+    }
+
     /// Whether this scope records its requests (see `audit_as`).
     pub(crate) fn audited(&self) -> bool {
         self.audit_as.is_some()

@@ -400,7 +400,8 @@ impl crate::db::Database {
         rules: crate::read::policy::Rules,
         compiled: Arc<Compiled>,
         vals: Bound,
-    ) -> Result<QueryResult, crate::error::Error> {
+        record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
+    ) -> Result<(QueryResult, bool), crate::error::Error> {
         if !matches!(compiled.when, When::Now) {
             return Err(QueryError {
                 kind: ErrorType::SemanticError,
@@ -413,7 +414,7 @@ impl crate::db::Database {
         }
         if compiled.mode == Mode::Explain {
             let snap = self.snapshot();
-            return Ok(explained(&compiled, snap.workspace(workspace).ok().as_ref()));
+            return Ok((explained(&compiled, snap.workspace(workspace).ok().as_ref()), false));
         }
         let workspace = workspace.to_owned();
         let db = self.clone();
@@ -425,11 +426,15 @@ impl crate::db::Database {
             drop(run);
             result
         };
-        let done = self.commit_queued(job)?;
-        done.out
+        // Its access record rides in its group's WAL write when it writes (`JobRecorder`).
+        let done = self.commit_queued_recorded(job, record.map(|f| f()))?;
+        let carried = done.carried;
+        let result = done
+            .out
             .downcast::<QueryResult>()
             .map(|b| *b)
-            .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))
+            .map_err(|_| crate::error::Error::Internal("a query result of another type".to_owned()))?;
+        Ok((result, carried))
     }
 }
 
@@ -672,17 +677,27 @@ impl crate::db::Database {
         // The clocks are read only for a record (two reads are a tenth of a quick query).
         let now = || (crate::time::Clock::now(&*self.config().clock), std::time::Instant::now());
         let timing = self.audit_root_on().then(now);
-        let result = self.query_unaudited(workspace, text, args);
-        if self.audit_root_on() {
+        let record = timing
+            .filter(|_| self.access_history_on())
+            .map(|t| move || write_recorder(workspace, text, args.digest(), t, ("root".to_owned(), Vec::new(), "embedded")));
+        let result = self.query_unaudited(workspace, text, args, record.as_ref().map(|f| f as &dyn Fn() -> _));
+        // A write whose record rode in its WAL write is recorded already.
+        if self.audit_root_on() && !result.as_ref().is_ok_and(|r| r.1) {
             let timing = timing.unwrap_or_else(now);
-            self.note_root_access(query_note(workspace, text, args, timing, result.as_ref()), writes_or_ddl(text))?;
+            self.note_root_access(query_note(workspace, text, args.digest(), timing, result.as_ref().map(|r| &r.0)), writes_or_ddl(text))?;
         }
-        result
+        result.map(|r| r.0)
     }
 
-    fn query_unaudited(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
+    fn query_unaudited(
+        &self,
+        workspace: &str,
+        text: &str,
+        args: Args<'_>,
+        record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
+    ) -> Result<(QueryResult, bool), crate::error::Error> {
         let (compiled, vals) = match ready(text, args)? {
-            Ready::Index(ddl) => return ddl::run(self, workspace, &ddl?),
+            Ready::Index(ddl) => return ddl::run(self, workspace, &ddl?).map(|r| (r, false)),
             Ready::Query(compiled, vals) => (compiled, vals),
         };
         if compiled.writes {
@@ -693,13 +708,14 @@ impl crate::db::Database {
                 crate::read::policy::Rules::NONE,
                 compiled,
                 vals.into_owned(),
+                record,
             );
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f).map_err(|e| e.to_string());
         let snap = self.snapshot();
         let ws = snap.workspace(workspace)?;
-        Ok(ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?)
+        Ok((ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?, false))
     }
 }
 
@@ -718,18 +734,33 @@ impl crate::db::scope::Scope {
 
     fn query_args(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
         let timing = self.audited().then(|| (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now()));
-        let result = self.query_unaudited(workspace, text, args);
+        let record = timing.zip(self.audit_interface()).filter(|_| self.database().access_history_on()).map(|(t, interface)| {
+            move || {
+                let who = (self.principal().name().to_owned(), self.principal().roles().map(str::to_owned).collect(), interface);
+                write_recorder(workspace, text, args.digest(), t, who)
+            }
+        });
+        let result = self.query_unaudited(workspace, text, args, record.as_ref().map(|f| f as &dyn Fn() -> _));
+        // A write whose record rode in its WAL write is recorded already.
         if let Some(timing) = timing {
-            self.note_access(query_note(workspace, text, args, timing, result.as_ref()), writes_or_ddl(text))?;
+            if !result.as_ref().is_ok_and(|r| r.1) {
+                self.note_access(query_note(workspace, text, args.digest(), timing, result.as_ref().map(|r| &r.0)), writes_or_ddl(text))?;
+            }
         }
-        result
+        result.map(|r| r.0)
     }
 
-    fn query_unaudited(&self, workspace: &str, text: &str, args: Args<'_>) -> Result<QueryResult, crate::error::Error> {
+    fn query_unaudited(
+        &self,
+        workspace: &str,
+        text: &str,
+        args: Args<'_>,
+        record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
+    ) -> Result<(QueryResult, bool), crate::error::Error> {
         let (compiled, vals) = match ready(text, args)? {
             Ready::Index(ddl) => {
                 self.require(workspace, crate::model::Access::Write)?;
-                return ddl::run(self.database(), workspace, &ddl?);
+                return ddl::run(self.database(), workspace, &ddl?).map(|r| (r, false));
             }
             Ready::Query(compiled, vals) => (compiled, vals),
         };
@@ -738,12 +769,12 @@ impl crate::db::scope::Scope {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
             let rules = self.policy_rules(workspace).clone();
-            return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals.into_owned());
+            return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals.into_owned(), record);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
         let ws = self.workspace(workspace)?;
-        Ok(ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?)
+        Ok((ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?, false))
     }
 
     /// The access history, for a principal with admin on `*` (others: an error naming it).
@@ -769,7 +800,7 @@ impl crate::db::scope::Scope {
                 .iter()
                 .zip(results)
                 .filter_map(|((workspace, text, params), r)| {
-                    self.access_record(query_note(workspace, text, Args::Params(params), (at, started), *r))
+                    self.access_record(query_note(workspace, text, Args::Params(params).digest(), (at, started), *r))
                 })
                 .collect()
         };
@@ -780,7 +811,8 @@ impl crate::db::scope::Scope {
         // One sync for the group: every record but the last is written, the last one syncs all.
         let n = results.len();
         for (i, ((workspace, text, params), result)) in queries.iter().zip(results.iter_mut()).enumerate() {
-            if let Err(e) = self.note_access(query_note(workspace, text, Args::Params(params), (at, started), result.as_ref()), i + 1 == n)
+            if let Err(e) =
+                self.note_access(query_note(workspace, text, Args::Params(params).digest(), (at, started), result.as_ref()), i + 1 == n)
             {
                 *result = Err(e);
             }
@@ -877,7 +909,7 @@ impl crate::db::scope::Scope {
             .map_err(crate::error::Error::from)
             .and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
         if self.audited() {
-            self.note_access(query_note(workspace, text, Args::Params(params), (at, started), result.as_ref()), false)?;
+            self.note_access(query_note(workspace, text, Args::Params(params).digest(), (at, started), result.as_ref()), false)?;
         }
         result
     }
@@ -913,7 +945,7 @@ fn writes_or_ddl(text: &str) -> bool {
 fn query_note<'a>(
     workspace: &'a str,
     text: &'a str,
-    args: Args<'_>,
+    params_sha256: Option<String>,
     (at, started): (Timestamp, std::time::Instant),
     result: Result<&QueryResult, &crate::error::Error>,
 ) -> crate::db::scope::AccessNote<'a> {
@@ -923,11 +955,28 @@ fn query_note<'a>(
         op: "query",
         workspace: Some(workspace),
         text,
-        params_sha256: args.digest(),
+        params_sha256,
         rows: result.map_or(0, |r| r.rows.len() as u64),
         claims: result.map(claims_read).unwrap_or_default(),
         outcome: outcome(result.err()),
     }
+}
+
+/// The recorder of a write query's access record (`JobRecorder`): `who` (user, roles, interface)
+/// ran `text` on `workspace` with parameters `digest`, started at `timing`.
+fn write_recorder(
+    workspace: &str,
+    text: &str,
+    digest: Option<String>,
+    timing: (Timestamp, std::time::Instant),
+    (user, roles, interface): (String, Vec<String>, &'static str),
+) -> crate::db::commit::JobRecorder {
+    let (workspace, text) = (workspace.to_owned(), text.to_owned());
+    Box::new(move |done: &crate::db::commit::Done| {
+        let other = crate::error::Error::Internal("a query result of another type".to_owned());
+        let result = done.out.downcast_ref::<QueryResult>().ok_or(&other);
+        query_note(&workspace, &text, digest, timing, result).record(&user, roles, interface)
+    })
 }
 
 /// The digest the access history keeps of parameters (none when there are none).
