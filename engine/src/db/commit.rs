@@ -573,24 +573,8 @@ impl Database {
         if records.is_empty() {
             return deliver_now(results);
         }
-        // The access records ride with the group (stamped with its last commit's time): the
-        // group's, or those of the jobs that applied and have a recorder of their own.
-        let own: Vec<bool> = results.iter().zip(&job_records).map(|(r, f)| r.is_ok() && f.is_some()).collect();
-        let access = match (record, log) {
-            (Some(f), true) => Some(f(&results)),
-            (None, true) if own.contains(&true) => Some(
-                results
-                    .iter()
-                    .zip(job_records)
-                    .filter_map(|(r, f)| match (r, f) {
-                        (Ok(done), Some(f)) => Some(f(done)),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        }
-        .filter(|a: &Vec<_>| !a.is_empty());
+        // The access records ride with the group (stamped with its last commit's time).
+        let (access, own) = if log { group_access(&results, record, job_records) } else { (None, Vec::new()) };
         let group_at = written.iter().flatten().last().map_or(Timestamp::MIN, |(t, _)| *t);
         let carried_payload = access.as_ref().map(|a| crate::db::audit::encode_carried(group_at, a));
         if let Some(p) = &carried_payload {
@@ -618,12 +602,8 @@ impl Database {
         };
         // Appended under the writer lock: the history gets carried records in group order.
         let carried = access.map(|a| self.inner.audit.append_carried(group_at, a, 0)).is_some();
-        if carried {
-            for (r, own) in results.iter_mut().zip(own) {
-                if let (Ok(done), true) = (r, own) {
-                    done.carried = true;
-                }
-            }
+        for done in results.iter_mut().zip(own).filter(|(_, own)| carried && *own).filter_map(|(r, _)| r.as_mut().ok()) {
+            done.carried = true;
         }
         if !always {
             let garbage = self.install(w, next);
@@ -761,6 +741,29 @@ fn install_pending(w: &mut Writer, g: &mut Group, next: State, lsn: u64, acks: V
     let next = Arc::new(reset_derived(next));
     w.latest = next.clone();
     g.pending.push_back(Pending { lsn, state: next, acks });
+}
+
+/// The access records to carry in a group's WAL write: the group's (`record`), or those of the
+/// jobs that applied and have a recorder of their own; and, by job, whether its own record is
+/// among them.
+fn group_access(
+    results: &[Result<Done, Error>],
+    record: Option<&mut Recorder<'_>>,
+    job_records: Vec<Option<JobRecorder>>,
+) -> (Option<Vec<crate::db::audit::AccessRecord>>, Vec<bool>) {
+    let own: Vec<bool> = results.iter().zip(&job_records).map(|(r, f)| r.is_ok() && f.is_some()).collect();
+    let access = match record {
+        Some(f) => f(results),
+        None => results
+            .iter()
+            .zip(job_records)
+            .filter_map(|(r, f)| match (r, f) {
+                (Ok(done), Some(f)) => Some(f(done)),
+                _ => None,
+            })
+            .collect(),
+    };
+    ((!access.is_empty()).then_some(access), own)
 }
 
 /// After an fsync that covered the groups up to `lsn`: publishes the newest state they made

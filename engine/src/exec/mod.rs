@@ -396,8 +396,7 @@ impl crate::db::Database {
         &self,
         workspace: &str,
         cx: crate::read::scope::ReadContext,
-        see_sensitive: bool,
-        rules: crate::read::policy::Rules,
+        (see_sensitive, rules): (bool, crate::read::policy::Rules),
         compiled: Arc<Compiled>,
         vals: Bound,
         record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
@@ -704,8 +703,7 @@ impl crate::db::Database {
             return self.run_write(
                 workspace,
                 crate::read::scope::ROOT_CONTEXT.fork(),
-                true,
-                crate::read::policy::Rules::NONE,
+                (true, crate::read::policy::Rules::NONE),
                 compiled,
                 vals.into_owned(),
                 record,
@@ -769,7 +767,7 @@ impl crate::db::scope::Scope {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
             let rules = self.policy_rules(workspace).clone();
-            return db.run_write(workspace, self.context().fork(), see_sensitive, rules, compiled, vals.into_owned(), record);
+            return db.run_write(workspace, self.context().fork(), (see_sensitive, rules), compiled, vals.into_owned(), record);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
