@@ -226,6 +226,9 @@ fn index_statement(text: &str) -> Option<Result<engram_query::ddl::Ddl, QueryErr
 
 use value::Bound;
 
+/// Makes a write query's `JobRecorder`, called only once the query turns out to write.
+type MakeRecorder<'a> = &'a dyn Fn() -> crate::db::commit::JobRecorder;
+
 /// Builds the access records of a group of write queries from their results, in query order
 /// (`Scope::query_group_recorded`).
 pub type QueryRecorder<'a> = dyn FnMut(&[Result<&QueryResult, &crate::error::Error>]) -> Vec<crate::db::audit::AccessRecord> + 'a;
@@ -399,7 +402,7 @@ impl crate::db::Database {
         (see_sensitive, rules): (bool, crate::read::policy::Rules),
         compiled: Arc<Compiled>,
         vals: Bound,
-        record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
+        record: Option<MakeRecorder<'_>>,
     ) -> Result<(QueryResult, bool), crate::error::Error> {
         if !matches!(compiled.when, When::Now) {
             return Err(QueryError {
@@ -679,7 +682,7 @@ impl crate::db::Database {
         let record = timing
             .filter(|_| self.access_history_on())
             .map(|t| move || write_recorder(workspace, text, args.digest(), t, ("root".to_owned(), Vec::new(), "embedded")));
-        let result = self.query_unaudited(workspace, text, args, record.as_ref().map(|f| f as &dyn Fn() -> _));
+        let result = self.query_unaudited(workspace, text, args, record.as_ref().map(|f| f as MakeRecorder<'_>));
         // A write whose record rode in its WAL write is recorded already.
         if self.audit_root_on() && !result.as_ref().is_ok_and(|r| r.1) {
             let timing = timing.unwrap_or_else(now);
@@ -693,7 +696,7 @@ impl crate::db::Database {
         workspace: &str,
         text: &str,
         args: Args<'_>,
-        record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
+        record: Option<MakeRecorder<'_>>,
     ) -> Result<(QueryResult, bool), crate::error::Error> {
         let (compiled, vals) = match ready(text, args)? {
             Ready::Index(ddl) => return ddl::run(self, workspace, &ddl?).map(|r| (r, false)),
@@ -738,7 +741,7 @@ impl crate::db::scope::Scope {
                 write_recorder(workspace, text, args.digest(), t, who)
             }
         });
-        let result = self.query_unaudited(workspace, text, args, record.as_ref().map(|f| f as &dyn Fn() -> _));
+        let result = self.query_unaudited(workspace, text, args, record.as_ref().map(|f| f as MakeRecorder<'_>));
         // A write whose record rode in its WAL write is recorded already.
         if let Some(timing) = timing {
             if !result.as_ref().is_ok_and(|r| r.1) {
@@ -753,7 +756,7 @@ impl crate::db::scope::Scope {
         workspace: &str,
         text: &str,
         args: Args<'_>,
-        record: Option<&dyn Fn() -> crate::db::commit::JobRecorder>,
+        record: Option<MakeRecorder<'_>>,
     ) -> Result<(QueryResult, bool), crate::error::Error> {
         let (compiled, vals) = match ready(text, args)? {
             Ready::Index(ddl) => {

@@ -157,15 +157,14 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             })
             .collect()
     };
-    let count = |text: &str, p: &engram::Params| -> usize {
-        match ws.query(text, p).map(|r| r.rows) {
-            Ok(rows) => match rows.first().and_then(|r| r.first()) {
-                Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0),
-                _ => 0,
-            },
-            Err(_) => 0,
+    // The count a query returns in its one cell (0 on an error).
+    let counted = |r: Option<engram::QueryResult>| -> usize {
+        match r.as_ref().and_then(|r| r.rows.first()).and_then(|row| row.first()) {
+            Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
         }
     };
+    let count = |text: &str, p: &engram::Params| counted(ws.query(text, p).ok());
     // The same with the parameters bound ahead in the engine's own values (`Bindings`).
     let bound_of = |params: &[engram::Params]| -> Vec<engram::Bindings> {
         params
@@ -179,15 +178,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             })
             .collect()
     };
-    let count_bound = |text: &str, b: &engram::Bindings| -> usize {
-        match ws.query_bound(text, b).map(|r| r.rows) {
-            Ok(rows) => match rows.first().and_then(|r| r.first()) {
-                Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0),
-                _ => 0,
-            },
-            Err(_) => 0,
-        }
-    };
+    let count_bound = |text: &str, b: &engram::Bindings| counted(ws.query_bound(text, b).ok());
     let seeds = ids(q, "seeds")?;
     let seed_params = params_of(&seeds);
     let index: Vec<u32> = (0..seeds.len() as u32).collect();
