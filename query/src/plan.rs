@@ -240,6 +240,20 @@ pub enum Op {
         /// What it must pass besides.
         test: NodeTest,
     },
+    /// For each row, the node whose internal id (`id(n)`) equals `id`, or, with `many`, each
+    /// node whose internal id is in the list `id` (ascending, once each; every node when `id` is
+    /// no list, for the filter after it to refuse), when it passes `test`: what
+    /// `WHERE id(n) = …` and `WHERE id(n) IN …` ask, without a scan.
+    SeekNodeByIdentity {
+        /// The node's slot.
+        slot: usize,
+        /// The id, or the list of ids (`many`).
+        id: CExpr,
+        /// `IN` a list rather than `=`.
+        many: bool,
+        /// What it must pass besides.
+        test: NodeTest,
+    },
     /// Keeps the rows whose node in `slot` passes `test` (a bound variable in a pattern).
     CheckNode {
         /// The node's slot.
@@ -453,6 +467,7 @@ impl Op {
             Op::ScanNodes { test, .. } if test.labels.is_empty() => "AllNodesScan",
             Op::ScanNodes { .. } => "NodeByLabelScan",
             Op::SeekNode { .. } => "NodeByIdSeek",
+            Op::SeekNodeByIdentity { .. } => "NodeByInternalIdSeek",
             Op::CheckNode { .. } => "NodeFilter",
             Op::CountExpand { hop, .. } if hop.reach => "BreadthFirstReachCount",
             Op::CountExpand { .. } => "ExpandCount",
@@ -494,7 +509,10 @@ impl Op {
             s
         };
         match self {
-            Op::ScanNodes { slot, test: t } | Op::SeekNode { slot, test: t, .. } | Op::CheckNode { slot, test: t } => {
+            Op::ScanNodes { slot, test: t }
+            | Op::SeekNode { slot, test: t, .. }
+            | Op::SeekNodeByIdentity { slot, test: t, .. }
+            | Op::CheckNode { slot, test: t } => {
                 format!("({}{})", slots(*slot), test(t))
             }
             Op::Expand(h) | Op::CountExpand { hop: h, .. } => {

@@ -325,7 +325,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
     fn merge(&mut self, m: &crate::ast::Merge) -> Result<Op, QueryError> {
         let before: BTreeSet<usize> = self.scope.values().copied().collect();
         let mut matching = Vec::new();
-        let path = self.part_ops(&m.part, &mut matching, &mut Vec::new())?;
+        let path = self.part_ops(&m.part, &mut matching, &mut Vec::new(), &mut [])?;
         let part = &m.part;
         let mut create = NewPattern::default();
         for (i, n) in std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)).enumerate() {
@@ -360,10 +360,28 @@ impl<'t, 'p> Compiler<'t, 'p> {
     fn match_ops(&mut self, m: &Match) -> Result<Vec<Op>, QueryError> {
         let mut ops = Vec::new();
         let mut rels_here = Vec::new();
+        let conjuncts: Vec<&Expr> = m.predicate.as_ref().map(conjuncts).unwrap_or_default();
+        let mut seeks = self.identity_seeks(m, &conjuncts);
         for part in &m.pattern {
-            self.part_ops(part, &mut ops, &mut rels_here)?;
+            self.part_ops(part, &mut ops, &mut rels_here, &mut seeks)?;
         }
-        if let Some(w) = &m.predicate {
+        // An `=` a seek answers is true for every row it gives: the filter drops it. An `IN`
+        // stays: on a value that is no list it is the filter's type error that answers.
+        let answered = |i: usize| seeks.iter().any(|s| s.used && !s.many && s.conjunct == i);
+        let kept: Vec<&Expr> = conjuncts.iter().enumerate().filter(|(i, _)| !answered(*i)).map(|(_, c)| *c).collect();
+        let rebuilt;
+        let predicate = match &m.predicate {
+            Some(w) if kept.len() == conjuncts.len() => Some(w),
+            Some(w) => {
+                rebuilt = kept
+                    .into_iter()
+                    .cloned()
+                    .reduce(|a, b| Expr::new(ExprKind::Binary(crate::ast::BinaryOp::And, Box::new(a), Box::new(b)), w.span));
+                rebuilt.as_ref()
+            }
+            None => None,
+        };
+        if let Some(w) = predicate {
             // A breadth-first reach takes `WHERE b <> a` into the walk itself.
             let absorbed = match ops.last_mut() {
                 Some(Op::Expand(h))
@@ -379,6 +397,35 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
         }
         Ok(ops)
+    }
+
+    /// The seeks by internal id the conjuncts of a MATCH's WHERE allow: `id(v) = e`, `e = id(v)`
+    /// or `id(v) IN e`, with `v` a node of the pattern not bound before and `e` a literal or a
+    /// parameter; the first one per variable.
+    fn identity_seeks(&self, m: &Match, conjuncts: &[&Expr]) -> Vec<IdentitySeek> {
+        let in_pattern = |v: &str| {
+            m.pattern.iter().any(|p| {
+                std::iter::once(&p.start).chain(p.chain.iter().map(|(_, n)| n)).any(|n| n.var.as_ref().is_some_and(|x| x.name == v))
+            })
+        };
+        let mut seeks: Vec<IdentitySeek> = Vec::new();
+        for (i, c) in conjuncts.iter().enumerate() {
+            let ExprKind::Binary(op, x, y) = &c.kind else { continue };
+            let found = match op {
+                crate::ast::BinaryOp::Eq => identity_of(x)
+                    .filter(|_| is_constant(y))
+                    .map(|v| (v, y, false))
+                    .or_else(|| identity_of(y).filter(|_| is_constant(x)).map(|v| (v, x, false))),
+                crate::ast::BinaryOp::In => identity_of(x).filter(|_| is_constant_list(y)).map(|v| (v, y, true)),
+                _ => None,
+            };
+            if let Some((var, value, many)) = found {
+                if !self.scope.contains_key(var) && in_pattern(var) && !seeks.iter().any(|s| s.var == var) {
+                    seeks.push(IdentitySeek { var: var.to_owned(), value: (**value).clone(), many, conjunct: i, used: false });
+                }
+            }
+        }
+        seeks
     }
 
     fn node_test(&mut self, n: &NodePattern) -> Result<NodeTest, QueryError> {
@@ -426,13 +473,23 @@ impl<'t, 'p> Compiler<'t, 'p> {
 
     /// Compiles one pattern part into `ops`; gives the path it matches: the first node's slot
     /// and each hop's relationship slot (and whether it has a variable length).
-    fn part_ops(&mut self, part: &PatternPart, ops: &mut Vec<Op>, rels_here: &mut Vec<usize>) -> Result<PathSpec, QueryError> {
+    /// `seeks` are the seeks by internal id its MATCH's WHERE allows (see `identity_seeks`); the
+    /// one used is marked.
+    fn part_ops(
+        &mut self,
+        part: &PatternPart,
+        ops: &mut Vec<Op>,
+        rels_here: &mut Vec<usize>,
+        seeks: &mut [IdentitySeek],
+    ) -> Result<PathSpec, QueryError> {
         let nodes: Vec<&NodePattern> = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)).collect();
         let bound = |n: &NodePattern| n.var.as_ref().is_some_and(|v| self.scope.contains_key(&v.name));
         let has_id = |n: &NodePattern| matches!(&n.props, Some(Expr { kind: ExprKind::Map(items), .. }) if items.iter().any(|(k, v)| k.name == "id" && is_constant(v)));
+        let seek_of = |n: &NodePattern| n.var.as_ref().and_then(|v| seeks.iter().position(|s| s.var == v.name));
         let start = nodes
             .iter()
             .position(|n| bound(n))
+            .or_else(|| nodes.iter().position(|n| seek_of(n).is_some()))
             .or_else(|| nodes.iter().position(|n| has_id(n)))
             .or_else(|| nodes.iter().position(|n| !n.labels.is_empty()))
             .unwrap_or(0);
@@ -442,10 +499,15 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let (slot, was_bound) = self.node_slot(nodes[start]);
         node_slots[start] = slot;
         let test = self.node_test(nodes[start])?;
+        let seek = seek_of(nodes[start]);
         if was_bound {
             if !test.is_empty() {
                 ops.push(Op::CheckNode { slot, test });
             }
+        } else if let Some(k) = seek {
+            seeks[k].used = true;
+            let id = self.expr(&seeks[k].value)?;
+            ops.push(Op::SeekNodeByIdentity { slot, id, many: seeks[k].many, test });
         } else if let Some(at) = test.props.iter().position(|(k, _)| k.as_ref() == "id") {
             // The seek finds exactly the node with that id: the test need not check it again.
             let mut test = test;
@@ -890,7 +952,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let mut rels = Vec::new();
         let path_slot = self.slot("  path");
         let result = (|| -> Result<CExpr, QueryError> {
-            let spec = self.part_ops(part, &mut ops, &mut rels)?;
+            let spec = self.part_ops(part, &mut ops, &mut rels, &mut [])?;
             ops.push(Op::BindPath(PathSpec { slot: path_slot, ..spec }));
             let map = match comp {
                 Some((predicate, map)) => {
@@ -991,4 +1053,42 @@ fn excludes(w: &Expr, a: &str, b: &str) -> bool {
 /// Whether an expression is a constant or a parameter (usable for a seek before any row).
 fn is_constant(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Lit(_) | ExprKind::Param(_))
+}
+
+/// A literal, a parameter, or a list of those.
+fn is_constant_list(e: &Expr) -> bool {
+    is_constant(e) || matches!(&e.kind, ExprKind::List(items) if items.iter().all(is_constant))
+}
+
+/// `v` when `e` is `id(v)`.
+fn identity_of(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Call { name, distinct: false, args } if name.name.eq_ignore_ascii_case("id") => match args.as_slice() {
+            [Expr { kind: ExprKind::Var(v), .. }] => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The operands of `e`'s top-level `AND`s, left to right (`e` alone when it is no `AND`).
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(crate::ast::BinaryOp::And, a, b) => {
+            let mut out = conjuncts(a);
+            out.extend(conjuncts(b));
+            out
+        }
+        _ => vec![e],
+    }
+}
+
+/// A seek by internal id a MATCH's WHERE allows: `id(var) = value` or `id(var) IN value` (`many`),
+/// the `conjunct`-th of the WHERE's; `used` once a pattern part starts with it.
+struct IdentitySeek {
+    var: String,
+    value: Expr,
+    many: bool,
+    conjunct: usize,
+    used: bool,
 }

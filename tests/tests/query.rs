@@ -212,6 +212,26 @@ fn results_carry_graph_values() {
     assert_eq!(r.properties.get("state"), Some(&s("ACCEPTED")));
 }
 
+#[test]
+fn a_node_is_found_by_its_internal_id() {
+    let db = db();
+    let QueryValue::Int(auth) = rows(&db, "MATCH (a {id: 'auth'}) RETURN id(a)")[0][0] else { panic!("id(a) is an integer") };
+    let by_id = |text: &str| {
+        let mut p = Params::new();
+        p.insert("x".into(), i(auth));
+        run_with(&db, text, &p).unwrap_or_else(|e| panic!("{text}: {e}"))
+    };
+    assert_eq!(by_id("MATCH (n) WHERE id(n) = $x RETURN n.id").rows, [[s("auth")]]);
+    assert_eq!(by_id("MATCH (n)-[:DEPENDS_ON]->(m) WHERE id(n) = $x RETURN m.id ORDER BY m.id").rows, [[s("cache")], [s("db")]]);
+    // The seek takes the other end when that is the one named.
+    assert_eq!(by_id("MATCH (p)-[:OWNS]->(n) WHERE id(n) = $x RETURN p.id").rows, [[s("alice")]]);
+    assert_eq!(by_id("MATCH (n:person) WHERE id(n) = $x RETURN n").rows, Vec::<Vec<QueryValue>>::new());
+    assert_eq!(by_id("OPTIONAL MATCH (n) WHERE id(n) = 999999 RETURN n").rows, [[QueryValue::Null]]);
+    assert!(by_id("EXPLAIN OPTIONAL MATCH (n) WHERE id(n) = 999999 RETURN n").plan.unwrap_or_default().contains("NodeByInternalIdSeek"));
+    let plan = by_id("EXPLAIN MATCH (n)-[:DEPENDS_ON]->(m) WHERE id(n) = $x RETURN m").plan.unwrap_or_default();
+    assert!(plan.contains("NodeByInternalIdSeek") && !plan.contains("Filter") && !plan.contains("AllNodesScan"), "{plan}");
+}
+
 fn random_graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
     let db = Database::in_memory();
     let mut b = WriteBatch::new("default");
@@ -291,6 +311,18 @@ proptest! {
                 }
             }
             prop_assert_eq!(f, g, "{}", closure);
+        }
+
+        // The closure's count (a buffer the thread keeps, nothing handed over) equals the
+        // bounded walk's, the start counted once when the pattern allows zero hops.
+        for (l, r) in [("-", "->"), ("<-", "-")] {
+            for min in ["", "0.."] {
+                let counted = format!("MATCH (a {{id: $s}}){l}[:A*{min}]{r}(b) RETURN count(DISTINCT b)");
+                let bounded = format!("MATCH (a {{id: $s}}){l}[:A*{}30]{r}(b) RETURN count(DISTINCT b)", if min.is_empty() { "1.." } else { "0.." });
+                let plan = ws.query(&format!("EXPLAIN {counted}"), &params).expect("explains").plan.unwrap_or_default();
+                prop_assert!(plan.contains("BreadthFirstReachCount"), "{}", plan);
+                prop_assert_eq!(ws.query(&counted, &params).expect("runs").rows, ws.query(&bounded, &params).expect("runs").rows, "{}", counted);
+            }
         }
 
         // A counted expand (fused) equals the same count summed row by row.
@@ -1270,5 +1302,70 @@ fn bounded_reads_are_reads_without_procedures() {
     }
     for text in ["MATCH (n RETURN n", ""] {
         assert!(!bounded_read(text), "{text}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// A seek by internal id (`WHERE id(n) = …`, `IN …`) gives the rows the scan and filter give
+    /// (`id(n) + 0`, which no seek answers): the workspace's own nodes only, deleted ones only
+    /// under `ALL VERSIONS`, floats with an integer's value equal to it, null and other kinds
+    /// matching nothing, and a right side of `IN` that is no list the same error.
+    #[test]
+    fn seeks_by_internal_id_equal_the_scan(
+        n in 2usize..16,
+        edges in prop::collection::vec((0usize..16, 0usize..16, any::<bool>()), 0..30),
+        deleted in prop::collection::vec(0usize..16, 0..3),
+        picks in prop::collection::vec(-3i64..40, 1..5),
+        as_float in any::<bool>(),
+    ) {
+        let db = random_graph(n, &edges);
+        db.create_workspace("other").expect("workspace");
+        for i in 0..3 {
+            // Another workspace's nodes between this one's: their ids are never this one's rows.
+            db.query("other", &format!("CREATE (:node {{k: {i}}})"), &Params::new()).expect("creates");
+            db.query("default", &format!("CREATE (:bare {{k: {i}}})"), &Params::new()).expect("creates");
+        }
+        for d in &deleted {
+            db.query("default", &format!("MATCH (x {{id: 'e{}'}}) DETACH DELETE x", d % n), &Params::new()).expect("deletes");
+        }
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        #[allow(clippy::cast_precision_loss)] // Reason: small ids, exact as floats.
+        let value = |i: i64| if as_float { QueryValue::Float(i as f64) } else { QueryValue::Int(i) };
+        let mut list: Vec<QueryValue> = picks.iter().map(|&i| value(i)).collect();
+        list.extend([QueryValue::Null, QueryValue::String("e1".into()), QueryValue::Float(1.5), value(picks[0])]);
+        let mut params = Params::new();
+        params.insert("x".into(), value(picks[0]));
+        params.insert("xs".into(), QueryValue::List(list));
+        for (fast, slow) in [
+            ("MATCH (n) WHERE id(n) = $x RETURN id(n), n", "MATCH (n) WHERE id(n) + 0 = $x RETURN id(n), n"),
+            ("MATCH (n) WHERE id(n) IN $xs RETURN id(n), n.k", "MATCH (n) WHERE id(n) + 0 IN $xs RETURN id(n), n.k"),
+            (
+                "MATCH (a)-[r]->(b) WHERE id(b) = $x AND a.id <> 'e0' RETURN a.id, b.id, type(r)",
+                "MATCH (a)-[r]->(b) WHERE id(b) + 0 = $x AND a.id <> 'e0' RETURN a.id, b.id, type(r)",
+            ),
+            ("MATCH (n:node) WHERE $x = ID(n) RETURN n.id", "MATCH (n:node) WHERE $x = id(n) + 0 RETURN n.id"),
+            ("MATCH (n) WHERE id(n) IN [$x, 2, null] RETURN id(n)", "MATCH (n) WHERE id(n) + 0 IN [$x, 2, null] RETURN id(n)"),
+            ("ALL VERSIONS MATCH (n) WHERE id(n) IN $xs RETURN id(n)", "ALL VERSIONS MATCH (n) WHERE id(n) + 0 IN $xs RETURN id(n)"),
+            ("MATCH (n) WHERE id(n) = null RETURN n", "MATCH (n) WHERE id(n) + 0 = null RETURN n"),
+            // No list on the right of IN: the same type error, when a node reaches the filter.
+            ("MATCH (n) WHERE id(n) IN $x RETURN n", "MATCH (n) WHERE id(n) + 0 IN $x RETURN n"),
+        ] {
+            let plan = ws.query(&format!("EXPLAIN {fast}"), &params).expect("explains").plan.unwrap_or_default();
+            prop_assert!(plan.contains("NodeByInternalIdSeek"), "{}", plan);
+            let slow_plan = ws.query(&format!("EXPLAIN {slow}"), &params).expect("explains").plan.unwrap_or_default();
+            prop_assert!(!slow_plan.contains("NodeByInternalIdSeek"), "{}", slow_plan);
+            let outcome = |q: &str| match ws.query(q, &params) {
+                Ok(r) => {
+                    let mut rows: Vec<String> = r.rows.iter().map(|row| format!("{row:?}")).collect();
+                    rows.sort();
+                    Ok(rows)
+                }
+                Err(e) => Err((e.kind, e.detail)),
+            };
+            prop_assert_eq!(outcome(fast), outcome(slow), "{}", fast);
+        }
     }
 }

@@ -53,6 +53,12 @@ impl<'a> Graph<'_, 'a> {
         self.view.entities_under(&self.vis, None).iter().collect()
     }
 
+    /// Whether `e` is a node of this workspace visible under the query's visibility (`nodes`
+    /// holds it).
+    pub fn node_visible(&self, e: EntityId) -> bool {
+        self.view.entity_visible(e, &self.vis)
+    }
+
     /// The visible nodes carrying `label` (see `WorkspaceView::label_ids`).
     pub fn nodes_with_label(&self, label: &str) -> Vec<EntityId> {
         let mut out: Vec<EntityId> = Vec::new();

@@ -47,6 +47,19 @@ pub(crate) struct Runner<'e, 'v, 'a> {
     pub profile: Option<std::sync::Mutex<Vec<(u64, u64)>>>,
 }
 
+/// The node whose internal id (`id(n)`) equals `v` under Cypher's `=`: an integer, or a float
+/// with an integer's value, in the id range.
+fn identity(v: &Val) -> Option<EntityId> {
+    let i = match *v {
+        Val::Int(i) => i,
+        #[allow(clippy::cast_possible_truncation)] // Reason: checked below to be that integer exactly.
+        Val::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => f as i64,
+        _ => return None,
+    };
+    let n = u32::try_from(i).ok()?;
+    (Val::Int(i64::from(n)).equals(v) == Some(true)).then_some(EntityId(n))
+}
+
 /// Keeps the rows `keep` says yes to, in order and in place (it may also change them); the
 /// first error stops it.
 fn retain_rows(mut rows: Vec<Row>, mut keep: impl FnMut(&mut Row) -> Result<bool, QueryError>) -> Result<Vec<Row>, QueryError> {
@@ -175,6 +188,45 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     if let Some(p) = pending {
                         row[*slot] = Val::Node(p);
                         out.push(row);
+                    }
+                }
+                out
+            }
+            Op::SeekNodeByIdentity { slot, id, many: false, test } => retain_rows(rows, |row| {
+                let id = self.eval(id, row)?;
+                match identity(&id).filter(|&n| self.graph.node_visible(n)) {
+                    Some(n) if self.node_passes(n, test, row)? => {
+                        row[*slot] = Val::Node(n);
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?,
+            Op::SeekNodeByIdentity { slot, id, many: true, test } => {
+                let mut out = Vec::new();
+                for row in rows {
+                    let ids = match self.eval(id, &row)? {
+                        Val::Null => continue,
+                        Val::List(items) => {
+                            let mut ids: Vec<EntityId> =
+                                items.iter().filter_map(identity).filter(|&n| self.graph.node_visible(n)).collect();
+                            ids.sort_unstable();
+                            ids.dedup();
+                            ids
+                        }
+                        // Not a list: every node, so that the filter the planner kept fails on
+                        // the rows that reach it, as it would have without the seek.
+                        _ => self.graph.nodes(),
+                    };
+                    for n in ids {
+                        if self.node_passes(n, test, &row)? {
+                            let mut r = row.clone();
+                            r[*slot] = Val::Node(n);
+                            out.push(r);
+                            if out.len() > self.rows_max() {
+                                return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+                            }
+                        }
                     }
                 }
                 out
@@ -556,17 +608,28 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// (`ancestors` / `descendants`, its hierarchy index), the start included when a cycle leads
     /// back to it. `None` when the closure does not apply.
     fn closure(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<Vec<(EntityId, u32)>> {
+        let pid = self.closure_type(hop, max)?;
+        // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
+        // reports the limit).
+        // The start is in when a cycle leads back to it, unless the pattern rules it out.
+        self.graph.view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis, !hop.exclude_start).ok()?
+    }
+
+    /// The one predicate a hop the closure may walk names: unbounded, directed, one type.
+    fn closure_type(&self, hop: &Hop, max: Option<u64>) -> Option<crate::ids::PredicateId> {
         let [ty] = hop.types.as_slice() else { return None };
         if max.is_some() || engine_dir(hop.direction) == Direction::Both {
             return None;
         }
-        let view = self.graph.view;
         // One predicate only (a name written in two cases is two types: the k-hop walk takes both).
-        let ([Some(pid), None] | [None, Some(pid)]) = view.rel_type_ids(ty) else { return None };
-        // Not transitive here, or stopped on a limit or deadline: the k-hop walk takes over (and
-        // reports the limit).
-        // The start is in when a cycle leads back to it, unless the pattern rules it out.
-        view.closure_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis, !hop.exclude_start).ok()?
+        let ([Some(pid), None] | [None, Some(pid)]) = self.graph.view.rel_type_ids(ty) else { return None };
+        Some(pid)
+    }
+
+    /// `closure`'s count, and whether the start is among those reached.
+    fn closure_count(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Option<(usize, bool)> {
+        let pid = self.closure_type(hop, max)?;
+        self.graph.view.closure_count_by_id(from, pid, engine_dir(hop.direction), &self.graph.vis, !hop.exclude_start).ok()?
     }
 
     /// The walk as the engine's k-hop (its bitset visited set and parallel frontiers): the nodes
@@ -616,8 +679,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 let Val::Node(from) = row[hop.from] else { continue };
                 if one_row && hop.to_test.is_empty() {
                     // One start and nothing to test per node: the closure's own count.
-                    if let Some(found) = self.closure(hop, from, max) {
-                        return Ok(found.len() + usize::from(min == 0 && !found.iter().any(|(e, _)| *e == from)));
+                    if let Some((found, has_start)) = self.closure_count(hop, from, max) {
+                        return Ok(found + usize::from(min == 0 && !has_start));
                     }
                 }
                 let reached = self.reach(hop, from, row, min, max)?;

@@ -15,6 +15,11 @@ use crate::read::khop::{PredEdges, SCRATCH};
 use crate::read::scope::Ticker;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
+
+thread_local! {
+    /// The buffer `closure_count_by_id` walks into, kept between calls.
+    static COUNTED: std::cell::RefCell<Vec<(EntityId, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 use crate::state::FlatFilter;
 use std::collections::HashSet;
 
@@ -88,13 +93,47 @@ impl WorkspaceView<'_> {
         edges: &[PredEdges<'_>],
         start_on_cycle: bool,
     ) -> Result<Vec<(EntityId, u32)>, ReadError> {
+        self.closure_into(entity, edges, start_on_cycle, Vec::with_capacity(16))
+    }
+
+    /// `closure_by_id`'s count, and whether the start is among those reached, without handing
+    /// them over: the walk fills a buffer the thread keeps (a count pays no allocation).
+    pub fn closure_count_by_id(
+        &self,
+        entity: EntityId,
+        p: PredicateId,
+        direction: Direction,
+        v: &Visibility,
+        start_on_cycle: bool,
+    ) -> Result<Option<(usize, bool)>, ReadError> {
+        self.check_entity(entity)?;
+        if !self.st.catalog.predicate_defs.get(&(self.ws, p)).is_some_and(|d| d.transitive) {
+            return Ok(None);
+        }
+        let dir = usize::from(direction == Direction::In);
+        let buffer = COUNTED.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let mut out = self.closure_into(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)], start_on_cycle, buffer)?;
+        let counted = (out.len(), out.iter().any(|(e, _)| *e == entity));
+        out.clear();
+        COUNTED.with(|b| *b.borrow_mut() = out);
+        Ok(Some(counted))
+    }
+
+    /// The walk of `closure_over_edges`, into `out` (empty).
+    fn closure_into(
+        &self,
+        entity: EntityId,
+        edges: &[PredEdges<'_>],
+        start_on_cycle: bool,
+        out: Vec<(EntityId, u32)>,
+    ) -> Result<Vec<(EntityId, u32)>, ReadError> {
         let st = self.st;
         let mut walk = Bounds { ticker: Ticker::new(self.cx), visited_max: self.cx.limits.visited_max, stop: None };
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.begin(st.entities.len(), false);
             let mut todo = std::mem::take(&mut scratch.todo);
-            let mut out: Vec<(EntityId, u32)> = Vec::with_capacity(16);
+            let mut out = out;
             // With one predicate the stored neighbours say which nodes are leaves: they join the
             // result without being expanded. The expansion order, hence the result, is the same.
             let bits = scratch.bits_mut();

@@ -167,6 +167,9 @@ fn ids(q: &Value, key: &str) -> Result<Vec<u32>, String> {
 const Q_W1: &str = "MATCH (a {id: $s})-[r]-() RETURN count(r)";
 const Q_W2: &str = "MATCH (a {id: $s})-[*1..2]-(b) WHERE b <> a RETURN count(DISTINCT b)";
 const Q_W3_UP: &str = "MATCH (c {id: $s})-[:SUBCLASS_OF*]->(a) RETURN count(DISTINCT a)";
+/// W1 and W3 ancestors given the internal id (`id(n)`), as the plain direct calls are.
+const Q_W1_ID: &str = "MATCH (a)-[r]-() WHERE id(a) = $i RETURN count(r)";
+const Q_W3_UP_ID: &str = "MATCH (c)-[:SUBCLASS_OF*]->(a) WHERE id(c) = $i RETURN count(DISTINCT a)";
 const Q_W3_DOWN: &str = "MATCH (c {id: $s})<-[:SUBCLASS_OF*]-(d) RETURN count(DISTINCT d)";
 
 /// W1–W3 in the query language, each right after its direct call on the same inputs, and the
@@ -203,8 +206,13 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             .collect()
     };
     let count_bound = |text: &str, b: &engram::Bindings| counted(ws.query_bound(text, b).ok());
+    // The internal ids, as `id(n)` gives them.
+    let internal_of = |inputs: &[u32]| -> Vec<engram::Params> {
+        inputs.iter().map(|&i| engram::Params::from([("i".to_owned(), engram::QueryValue::Int(i64::from(first + i)))])).collect()
+    };
     let seeds = ids(q, "seeds")?;
     let seed_params = params_of(&seeds);
+    let seed_internal = internal_of(&seeds);
     let seed_bound = bound_of(&seed_params);
     let index: Vec<u32> = (0..seeds.len() as u32).collect();
     // The direct call given what the query is given (the external id): resolving it is part of
@@ -220,6 +228,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             ("W1_one_hop", &seeds, &mut |s| ws.neighbors(EntityId(first + s), &nq).map_or(0, |p| p.items.len())),
             ("W1_one_hop_query", &index, &mut |i| count(Q_W1, &seed_params[i as usize])),
             ("W1_one_hop_query_bound", &index, &mut |i| count_bound(Q_W1, &seed_bound[i as usize])),
+            ("W1_one_hop_query_by_internal_id", &index, &mut |i| count(Q_W1_ID, &seed_internal[i as usize])),
             ("W1_one_hop_by_ext_id", &index, &mut |i| {
                 ext(&seed_params[i as usize]).map_or(0, |e| ws.neighbors(e, &nq).map_or(0, |p| p.items.len()))
             }),
@@ -237,6 +246,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
     let concepts = ids(q, "w3_concepts")?;
     let concept_params = params_of(&concepts);
     let concept_bound = bound_of(&concept_params);
+    let concept_internal = internal_of(&concepts);
     let index: Vec<u32> = (0..concepts.len() as u32).collect();
     run_rounds(
         scale,
@@ -244,6 +254,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             ("W3_ancestors", &concepts, &mut |c| ws.ancestors(EntityId(first + c), "SUBCLASS_OF", &v).map_or(0, |r| r.len())),
             ("W3_ancestors_query", &index, &mut |i| count(Q_W3_UP, &concept_params[i as usize])),
             ("W3_ancestors_query_bound", &index, &mut |i| count_bound(Q_W3_UP, &concept_bound[i as usize])),
+            ("W3_ancestors_query_by_internal_id", &index, &mut |i| count(Q_W3_UP_ID, &concept_internal[i as usize])),
             ("W3_ancestors_by_ext_id", &index, &mut |i| {
                 ext(&concept_params[i as usize]).map_or(0, |e| ws.ancestors(e, "SUBCLASS_OF", &v).map_or(0, |r| r.len()))
             }),
