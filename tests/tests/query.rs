@@ -232,6 +232,29 @@ fn a_node_is_found_by_its_internal_id() {
     assert!(plan.contains("NodeByInternalIdSeek") && !plan.contains("Filter") && !plan.contains("AllNodesScan"), "{plan}");
 }
 
+#[test]
+fn a_type_resolved_before_a_new_name_is_resolved_again() {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("a", "node", "A").upsert_entity("b", "node", "B").add_claim(AddClaim::new("a", "KNOWS", "b"));
+    db.write(&b).expect("writes");
+    let count = |db: &Database| db.query("default", "MATCH ()-[:KNOWS]->() RETURN count(*)", &Params::new()).expect("runs").rows;
+    // Ingest keeps the name in its folded form: the query's `KNOWS` finds it so.
+    assert_eq!(count(&db), [[i(1)]]);
+    assert_eq!(count(&db), [[i(1)]]);
+    // The language keeps case: `KNOWS` as written is a second name, and the same text, resolved
+    // on this thread before, now finds both.
+    db.query("default", "CREATE (:x)-[:KNOWS]->(:y)", &Params::new()).expect("creates");
+    assert_eq!(count(&db), [[i(2)]]);
+    // An older snapshot still resolves as it did.
+    let snap = db.snapshot();
+    db.query("default", "CREATE (:x)-[:Knows]->(:y)", &Params::new()).expect("creates");
+    let old =
+        snap.workspace("default").expect("workspace").query("MATCH ()-[:Knows]->() RETURN count(*)", &Params::new()).expect("runs").rows;
+    assert_eq!(old, [[i(1)]]);
+    assert_eq!(db.query("default", "MATCH ()-[:Knows]->() RETURN count(*)", &Params::new()).expect("runs").rows, [[i(2)]]);
+}
+
 fn random_graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
     let db = Database::in_memory();
     let mut b = WriteBatch::new("default");

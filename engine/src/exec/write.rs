@@ -229,7 +229,7 @@ impl<'s> Tx<'s> {
                     }
                     out
                 }
-                read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true))?,
+                read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true).map_err(|e| *e))?,
             };
             if let (Some(started), Some(p)) = (started, profile.as_deref_mut()) {
                 p.push((rows.len() as u64, u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)));
@@ -332,7 +332,7 @@ impl<'s> Tx<'s> {
         for (i, row) in rows.into_iter().enumerate() {
             self.tick(i)?;
             self.no_null_in_merge(width, &m.create, &row)?;
-            let found = self.read(width, |r| r.run_ops(&m.matching, vec![row.clone()], false))?;
+            let found = self.read(width, |r| r.run_ops(&m.matching, vec![row.clone()], false).map_err(|e| *e))?;
             if found.is_empty() {
                 let mut row = row;
                 self.create(width, &m.create, &mut row)?;

@@ -12,6 +12,16 @@ use crate::read::view::WorkspaceView;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// How many relationship-type resolutions a thread remembers (`rel_type_ids`).
+const RESOLVED_MAX: usize = 16;
+
+/// A resolution: the predicate names it was made in (held, so they cannot change), the name, the ids.
+type Resolved = (Arc<Vec<Arc<str>>>, Box<str>, [Option<PredicateId>; 2]);
+
+thread_local! {
+    static RESOLVED: std::cell::RefCell<Vec<Resolved>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// One entity type and its entities here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeCount {
@@ -92,10 +102,28 @@ impl WorkspaceView<'_> {
     }
 
     /// The predicates a relationship type of the query language names (as `label_ids`).
+    /// Remembered per thread against the predicate names it was resolved in (a query resolves
+    /// its types on every run; two map lookups were a tenth of a short one's fixed cost).
     pub fn rel_type_ids(&self, name: &str) -> [Option<PredicateId>; 2] {
-        let exact = self.st.catalog.predicates.get(name).map(PredicateId);
-        let folded = with_vocabulary_key(name, |key| self.st.catalog.predicates.get(key)).map(PredicateId);
-        [exact, folded.filter(|f| Some(*f) != exact)]
+        let predicates = &self.st.catalog.predicates;
+        let names = predicates.names();
+        let remembered = RESOLVED.with(|r| {
+            let r = r.try_borrow().ok()?;
+            r.iter().find(|(n, k, _)| Arc::ptr_eq(n, names) && **k == *name).map(|(_, _, ids)| *ids)
+        });
+        if let Some(ids) = remembered {
+            return ids;
+        }
+        let exact = predicates.get(name).map(PredicateId);
+        let folded = with_vocabulary_key(name, |key| predicates.get(key)).map(PredicateId);
+        let ids = [exact, folded.filter(|f| Some(*f) != exact)];
+        RESOLVED.with(|r| {
+            if let Ok(mut r) = r.try_borrow_mut() {
+                r.truncate(RESOLVED_MAX - 1);
+                r.insert(0, (names.clone(), Box::from(name), ids));
+            }
+        });
+        ids
     }
 
     /// This workspace's labels, relationship types and property keys in first-use order: row `i`

@@ -72,6 +72,13 @@ impl Interner {
     pub fn len(&self) -> usize {
         self.names.len()
     }
+
+    /// The names as one shared value. Interning into a table whose names are shared copies them
+    /// first (`Arc::make_mut`), so while a caller holds this the names behind it never change:
+    /// what was looked up in it may be remembered against it (`Arc::ptr_eq`).
+    pub fn names(&self) -> &Arc<Vec<Arc<str>>> {
+        &self.names
+    }
 }
 
 /// A workspace's names in first-use order, append-only: the ids by which the language's
