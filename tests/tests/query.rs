@@ -228,6 +228,16 @@ fn a_node_is_found_by_its_internal_id() {
     assert_eq!(by_id("MATCH (n:person) WHERE id(n) = $x RETURN n").rows, Vec::<Vec<QueryValue>>::new());
     assert_eq!(by_id("OPTIONAL MATCH (n) WHERE id(n) = 999999 RETURN n").rows, [[QueryValue::Null]]);
     assert!(by_id("EXPLAIN OPTIONAL MATCH (n) WHERE id(n) = 999999 RETURN n").plan.unwrap_or_default().contains("NodeByInternalIdSeek"));
+    // In a write query too: the seek reads the transaction's own state.
+    let mut p = Params::new();
+    p.insert("x".into(), i(auth));
+    let set = db.query("default", "MATCH (n) WHERE id(n) = $x SET n.seen = true RETURN n.id, n.seen", &p).expect("writes");
+    assert_eq!(set.rows, [[s("auth"), QueryValue::Bool(true)]]);
+    let made =
+        db.query("default", "CREATE (m:made) WITH id(m) AS m MATCH (k) WHERE id(k) IN [m, $x] RETURN labels(k)", &p).expect("writes");
+    let mut labels: Vec<String> = made.rows.iter().map(|r| format!("{:?}", r[0])).collect();
+    labels.sort();
+    assert_eq!(labels, [format!("{:?}", QueryValue::List(vec![s("made")])), format!("{:?}", QueryValue::List(vec![s("service")]))]);
     let plan = by_id("EXPLAIN MATCH (n)-[:DEPENDS_ON]->(m) WHERE id(n) = $x RETURN m").plan.unwrap_or_default();
     assert!(plan.contains("NodeByInternalIdSeek") && !plan.contains("Filter") && !plan.contains("AllNodesScan"), "{plan}");
 }
