@@ -4,6 +4,13 @@
 pub mod reference;
 pub mod tck;
 
+/// How many cases a property test runs: `default` (what CI runs), or `$PROPTEST_CASES` for a long
+/// run (`PROPTEST_CASES=100000 cargo test --release -p engram-tests`). A config that names its cases
+/// overrides proptest's own reading of that variable, so the tests read it through this.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 /// The folder of real third-party data (`../shared/data` beside the repository), or
 /// `$ENGRAM_SHARED_DATA`. Tests that need it fail with this path in the message when it is absent.
 pub fn shared_data() -> std::path::PathBuf {

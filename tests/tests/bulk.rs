@@ -90,7 +90,7 @@ fn batched(d: &Data) -> Database {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn bulk_equals_batches(d in data()) {

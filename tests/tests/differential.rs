@@ -395,7 +395,7 @@ impl NowTs for ManualClock {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn engine_matches_reference(actions in proptest::collection::vec(action(), 1..120)) {

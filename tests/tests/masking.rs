@@ -335,7 +335,7 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(32), ..ProptestConfig::default() })]
 
     /// Keyword search and the texts under random masks equal a database written masked.
     #[test]

@@ -346,7 +346,7 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
 
     /// Every read path under random policies answers exactly what a database holding only the
     /// rows the policies keep answers.

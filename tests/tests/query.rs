@@ -280,7 +280,7 @@ fn random_graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
 
     /// `count(DISTINCT b)` over `*0..k` equals the direct k-hop's reach, and one hop equals the
     /// neighbour set, on random graphs.
@@ -402,7 +402,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
 
     /// Where a labelled one-hop pattern starts is chosen by the labels' counts: starting from the
     /// smaller side (walking the hop backwards) gives exactly the matches a naive reading of the
@@ -508,7 +508,7 @@ fn expr_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(256), ..ProptestConfig::default() })]
 
     /// Random expressions over nodes, relationships and values give a value or a typed error,
     /// never a panic (long runs: `PROPTEST_CASES=100000`).
@@ -545,7 +545,7 @@ fn param_strategy() -> impl Strategy<Value = QueryValue> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(128), ..ProptestConfig::default() })]
 
     /// `Bindings` against `Params` on random values and expressions: the same values back, the
     /// same rows or the same error, with and without a header naming one of them too.
@@ -667,7 +667,7 @@ fn pattern_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(256), ..ProptestConfig::default() })]
 
     /// Random patterns (directions, types, lengths, inline WHERE, reused and unbound variables)
     /// give rows or a typed error, never a panic (long runs: `PROPTEST_CASES=100000`).
@@ -874,7 +874,7 @@ fn vocabularies_are_dense_and_append_only() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(24), ..ProptestConfig::default() })]
 
     /// A write query's WAL record rebuilds exactly what it wrote: after random write queries
     /// (failing ones included), a reopened database (WAL replay) and one reopened from a
@@ -940,7 +940,7 @@ fn a_write_query_is_bounded_by_batch_ops_max() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(12), ..ProptestConfig::default() })]
 
     /// Grouped aggregation over many rows (its keys and arguments evaluated in parallel) equals a
     /// naive fold in Rust: counts, sums, extremes, distinct counts and `collect` in input order.
@@ -1339,7 +1339,7 @@ fn bounded_reads_are_reads_without_procedures() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
 
     /// A seek by internal id (`WHERE id(n) = …`, `IN …`) gives the rows the scan and filter give
     /// (`id(n) + 0`, which no seek answers): the workspace's own nodes only, deleted ones only
