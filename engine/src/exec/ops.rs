@@ -643,6 +643,24 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// it (a predecessor reached within `max - 1`). A truncated walk is a limit error, never a
     /// partial answer.
     fn khop(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
+        let (found, back_to_start) = self.khop_walk(hop, from, max)?;
+        let mut reached: Vec<EntityId> = found.entities.iter().filter(|r| r.depth >= 1).map(|r| r.entity).collect();
+        if back_to_start {
+            reached.push(from);
+        }
+        Ok(reached)
+    }
+
+    /// How many nodes `khop` gives besides the start, without collecting them, and whether it
+    /// gives the start.
+    fn khop_count(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<(usize, bool), QueryError> {
+        let (found, back_to_start) = self.khop_walk(hop, from, max)?;
+        Ok((found.entities.iter().filter(|r| r.depth >= 1).count(), back_to_start))
+    }
+
+    /// The k-hop walk of `khop`, and whether a directed cycle of at most `max` hops leads back to
+    /// the start (unless the pattern rules the start out).
+    fn khop_walk(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<(crate::read::khop::KHopResult, bool), QueryError> {
         let mut filter = crate::read::filter::EdgeFilter::new(engine_dir(hop.direction));
         filter.predicates = hop.types.iter().map(ToString::to_string).collect();
         let max_depth = max.map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX));
@@ -658,7 +676,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         if found.truncated {
             return Err(limit("visited_max", visited_max, "a variable-length pattern"));
         }
-        let mut reached: Vec<EntityId> = found.entities.iter().filter(|r| r.depth >= 1).map(|r| r.entity).collect();
+        let mut back_to_start = false;
         if engine_dir(hop.direction) != Direction::Both && !hop.exclude_start && max_depth >= 1 {
             let back = if engine_dir(hop.direction) == Direction::Out { Direction::In } else { Direction::Out };
             let preds: Vec<EntityId> =
@@ -666,12 +684,10 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             if !preds.is_empty() {
                 let depth: foldhash::HashMap<u32, u32> = found.entities.iter().map(|r| (r.entity.0, r.depth)).collect();
                 // A predecessor p closes a walk of depth(p) + 1 hops (p = the start: a self-loop).
-                if preds.iter().any(|p| depth.get(&p.0).is_some_and(|d| d.saturating_add(1) <= max_depth)) {
-                    reached.push(from);
-                }
+                back_to_start = preds.iter().any(|p| depth.get(&p.0).is_some_and(|d| d.saturating_add(1) <= max_depth));
             }
         }
-        Ok(reached)
+        Ok((found, back_to_start))
     }
 
     /// How many matches `hop` has over `rows`: edges for a one-hop expand, distinct nodes (over
@@ -684,10 +700,13 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             for row in rows {
                 let Val::Node(from) = row[hop.from] else { continue };
                 if one_row && hop.to_test.is_empty() {
-                    // One start and nothing to test per node: the closure's own count.
+                    // One start and nothing to test per node: the closure's own count, else the
+                    // k-hop walk's (neither collects the nodes it counts).
                     if let Some((found, has_start)) = self.closure_count(hop, from, max) {
                         return Ok(found + usize::from(min == 0 && !has_start));
                     }
+                    let (n, back_to_start) = self.khop_count(hop, from, max)?;
+                    return Ok(n + usize::from(back_to_start || min == 0));
                 }
                 let reached = self.reach(hop, from, row, min, max)?;
                 if one_row {
