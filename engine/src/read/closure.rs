@@ -15,13 +15,17 @@ use crate::read::khop::{PredEdges, SCRATCH};
 use crate::read::scope::Ticker;
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
+use crate::state::FlatFilter;
+use std::collections::HashSet;
+
+/// The most entries the buffer a thread keeps for counted closures may hold on to (a walk that
+/// reached more gives its buffer back to the allocator).
+const COUNTED_KEPT_MAX: usize = 1 << 16;
 
 thread_local! {
     /// The buffer `closure_count_by_id` walks into, kept between calls.
     static COUNTED: std::cell::RefCell<Vec<(EntityId, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-use crate::state::FlatFilter;
-use std::collections::HashSet;
 
 /// Longest hierarchy path followed by `hierarchy_paths`, in hops (the search is recursive).
 pub const HIERARCHY_PATH_HOPS_MAX: usize = 4096;
@@ -111,11 +115,17 @@ impl WorkspaceView<'_> {
             return Ok(None);
         }
         let dir = usize::from(direction == Direction::In);
-        let buffer = COUNTED.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let buffer = COUNTED.with(|b| b.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)).unwrap_or_default());
         let mut out = self.closure_into(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)], start_on_cycle, buffer)?;
         let counted = (out.len(), out.iter().any(|(e, _)| *e == entity));
-        out.clear();
-        COUNTED.with(|b| *b.borrow_mut() = out);
+        if out.capacity() <= COUNTED_KEPT_MAX {
+            out.clear();
+            COUNTED.with(|b| {
+                if let Ok(mut b) = b.try_borrow_mut() {
+                    *b = out;
+                }
+            });
+        }
         Ok(Some(counted))
     }
 
