@@ -120,6 +120,32 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(rows)
     }
 
+    /// One row per node of `candidates` passing `test`: `row` with the node in `slot`, into
+    /// `out` (checked against `rows_max`, and the deadline every `CHECK_EVERY` candidates).
+    fn bind_each(
+        &self,
+        candidates: &[EntityId],
+        slot: usize,
+        test: &NodeTest,
+        row: &Row,
+        out: &mut Vec<Row>,
+    ) -> Result<(), Box<QueryError>> {
+        for (i, &n) in candidates.iter().enumerate() {
+            if i % CHECK_EVERY as usize == 0 {
+                self.check()?;
+            }
+            if self.node_passes(n, test, row)? {
+                let mut r = row.clone();
+                r[slot] = Val::Node(n);
+                out.push(r);
+                if out.len() > self.rows_max() {
+                    return Err(Box::new(limit("rows_max", self.rows_max(), "an intermediate result")));
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn eval(&self, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
         self.env().eval(e, row, &mut Vec::new())
     }
@@ -147,19 +173,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 };
                 let mut out = Vec::new();
                 for row in rows {
-                    for (i, &n) in candidates.iter().enumerate() {
-                        if i % CHECK_EVERY as usize == 0 {
-                            self.check()?;
-                        }
-                        if self.node_passes(n, test, &row)? {
-                            let mut r = row.clone();
-                            r[*slot] = Val::Node(n);
-                            out.push(r);
-                            if out.len() > self.rows_max() {
-                                return Err(Box::new(limit("rows_max", self.rows_max(), "an intermediate result")));
-                            }
-                        }
-                    }
+                    self.bind_each(&candidates, *slot, test, &row, &mut out)?;
                 }
                 out
             }
@@ -224,16 +238,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                         // the rows that reach it, as it would have without the seek.
                         _ => self.graph.nodes(),
                     };
-                    for n in ids {
-                        if self.node_passes(n, test, &row)? {
-                            let mut r = row.clone();
-                            r[*slot] = Val::Node(n);
-                            out.push(r);
-                            if out.len() > self.rows_max() {
-                                return Err(Box::new(limit("rows_max", self.rows_max(), "an intermediate result")));
-                            }
-                        }
-                    }
+                    self.bind_each(&ids, *slot, test, &row, &mut out)?;
                 }
                 out
             }

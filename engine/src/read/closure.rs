@@ -65,12 +65,25 @@ impl WorkspaceView<'_> {
         v: &Visibility,
         start_on_cycle: bool,
     ) -> Result<Option<Vec<(EntityId, u32)>>, ReadError> {
+        let Some(edges) = self.transitive_edges(entity, p, direction, v)? else { return Ok(None) };
+        self.closure_over_edges(entity, &[edges], start_on_cycle).map(Some)
+    }
+
+    /// The edges `closure_by_id` walks: `p`'s in `direction` under `v`, once `entity` is known
+    /// here; `None` when `p` is not declared transitive in this workspace.
+    fn transitive_edges(
+        &self,
+        entity: EntityId,
+        p: PredicateId,
+        direction: Direction,
+        v: &Visibility,
+    ) -> Result<Option<PredEdges<'_>>, ReadError> {
         self.check_entity(entity)?;
         if !self.st.catalog.predicate_defs.get(&(self.ws, p)).is_some_and(|d| d.transitive) {
             return Ok(None);
         }
         let dir = usize::from(direction == Direction::In);
-        self.closure_over_edges(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)], start_on_cycle).map(Some)
+        Ok(Some(PredEdges::new(self.st, self.vis(v), dir, p.0)))
     }
 
     /// Breadth-first closure from `entity` over the predicates `preds` in direction `dir` (0 out,
@@ -110,13 +123,9 @@ impl WorkspaceView<'_> {
         v: &Visibility,
         start_on_cycle: bool,
     ) -> Result<Option<(usize, bool)>, ReadError> {
-        self.check_entity(entity)?;
-        if !self.st.catalog.predicate_defs.get(&(self.ws, p)).is_some_and(|d| d.transitive) {
-            return Ok(None);
-        }
-        let dir = usize::from(direction == Direction::In);
+        let Some(edges) = self.transitive_edges(entity, p, direction, v)? else { return Ok(None) };
         let buffer = COUNTED.with(|b| b.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)).unwrap_or_default());
-        let mut out = self.closure_into(entity, &[PredEdges::new(self.st, self.vis(v), dir, p.0)], start_on_cycle, buffer)?;
+        let mut out = self.closure_into(entity, &[edges], start_on_cycle, buffer)?;
         let counted = (out.len(), out.iter().any(|(e, _)| *e == entity));
         if out.capacity() <= COUNTED_KEPT_MAX {
             out.clear();
