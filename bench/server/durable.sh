@@ -18,11 +18,10 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 "$engram" serve "$work/db" --port 0 > "$work/engram.out" 2> "$work/engram.log" &
 for _ in $(seq 100); do grep -q listening "$work/engram.out" && break; sleep 0.1; done
 eport="$(sed -n 's/listening on .*:\([0-9]*\)/\1/p' "$work/engram.out")"
-rport=$(( eport + 1 ))
+. bench/server/redis.sh
 mkdir -p "$work/redis"
-redis-server --port "$rport" --dir "$work/redis" --save '' --appendonly yes --appendfsync always --daemonize no > "$work/redis.log" 2>&1 &
-for _ in $(seq 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
-rps() { redis-benchmark -p "$1" -c 16 -n "$n" -q "${@:2}" 2>/dev/null | tr '\r' '\n' | sed -n 's/.* \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
+start_redis $(( eport + 1 )) --dir "$work/redis" --save '' --appendonly yes --appendfsync always
+rps() { timeout "$BENCH_TIMEOUT" redis-benchmark -p "$1" -c 16 -n "$n" -q "${@:2}" 2>/dev/null | tr '\r' '\n' | sed -n 's/.* \([0-9.]*\) requests per second.*/\1/p' | tail -1; }
 e=(); r=()
 for i in $(seq "$rounds"); do
     e+=("$(rps "$eport" ENGRAM.QUERY dur "CREATE (:W)")"); r+=("$(rps "$rport" -t set)")

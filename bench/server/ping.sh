@@ -14,10 +14,9 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 "$engram" serve "$work/db" --port 0 > "$work/engram.out" 2> "$work/engram.log" &
 for _ in $(seq 100); do grep -q listening "$work/engram.out" && break; sleep 0.1; done
 eport="$(sed -n 's/listening on .*:\([0-9]*\)/\1/p' "$work/engram.out")"
-rport=$(( eport + 1 ))
-redis-server --port "$rport" --save '' --appendonly no --daemonize no > "$work/redis.log" 2>&1 &
-for _ in $(seq 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
-rps() { redis-benchmark -p "$1" "${flags[@]}" 2>/dev/null | tr '\r' '\n' | awk '/requests per second/ {v=$2} END {print v}'; }
+. bench/server/redis.sh
+start_redis $(( eport + 1 )) --save '' --appendonly no
+rps() { timeout "$BENCH_TIMEOUT" redis-benchmark -p "$1" "${flags[@]}" 2>/dev/null | tr '\r' '\n' | awk '/requests per second/ {v=$2} END {print v}'; }
 e=(); r=()
 for i in $(seq "$rounds"); do
     e+=("$(rps "$eport")"); r+=("$(rps "$rport")")

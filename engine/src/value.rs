@@ -78,8 +78,41 @@ pub type Properties = BTreeMap<Arc<str>, Value>;
 /// The f64 whose shortest decimal is the f32's (`0.9f32` reads as `0.9`, not `0.899999976`):
 /// how every interface prints a stored confidence.
 pub fn shortest_f64(f: f32) -> f64 {
-    let text = f.to_string();
-    text.parse().unwrap_or(f64::from(f))
+    use std::fmt::Write as _;
+    // Every confidence a result or an export shows comes through here: the digits go to the
+    // stack, not the heap (`Display`'s digits; Ryu's differ on ties, such as 0.0400390625).
+    let mut text = StackText::default();
+    if write!(text, "{f}").is_err() {
+        return f64::from(f);
+    }
+    text.as_str().parse().unwrap_or(f64::from(f))
+}
+
+/// A short text written on the stack (`Display` of any `f32` takes fewer than 64 bytes).
+struct StackText {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl Default for StackText {
+    fn default() -> StackText {
+        StackText { bytes: [0; 64], len: 0 }
+    }
+}
+
+impl StackText {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// Serializes an `f32` as the shortest decimal that reads back as it (`0.9`, not
@@ -87,4 +120,46 @@ pub fn shortest_f64(f: f32) -> f64 {
 #[allow(clippy::trivially_copy_pass_by_ref)] // Reason: serde hands `serialize_with` a reference.
 pub(crate) fn serialize_shortest<S: serde::Serializer>(f: &f32, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(shortest_f64(*f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shortest_f64;
+    use proptest::prelude::*;
+
+    /// What `shortest_f64` must equal: the f64 read back from the f32's `Display` digits.
+    fn through_display(f: f32) -> f64 {
+        f.to_string().parse().unwrap_or(f64::from(f))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn shortest_equals_display_for_any_bit_pattern(bits in any::<u32>()) {
+            let f = f32::from_bits(bits);
+            let (got, want) = (shortest_f64(f), through_display(f));
+            prop_assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{f:e}: {got} against {want}");
+        }
+
+        #[test]
+        fn shortest_equals_display_for_confidences(f in 0.0f32..=1.0) {
+            prop_assert_eq!(shortest_f64(f).to_bits(), through_display(f).to_bits());
+        }
+    }
+
+    #[test]
+    fn a_confidence_reads_as_written() {
+        let bits = |f: f32| shortest_f64(f).to_bits();
+        assert_eq!(bits(0.9), 0.9f64.to_bits());
+        assert_eq!(bits(1e-7), 1e-7f64.to_bits());
+        // 41/1024 lies exactly between two shortest decimals: `Display` takes the upper one.
+        assert_eq!(bits(41.0 / 1024.0), 0.040_039_063f64.to_bits());
+        // The longest `Display`s of an f32 fit the stack buffer.
+        for f in [-f32::MIN_POSITIVE / 3.0, -f32::from_bits(1), f32::MAX, f32::MIN] {
+            assert_eq!(bits(f), through_display(f).to_bits(), "{f:e}");
+        }
+        assert_eq!(bits(-0.0), (-0.0f64).to_bits());
+        assert_eq!(bits(f32::INFINITY), f64::INFINITY.to_bits());
+        assert!(shortest_f64(f32::NAN).is_nan());
+    }
 }

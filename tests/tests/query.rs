@@ -1402,3 +1402,66 @@ proptest! {
         }
     }
 }
+
+/// A value a random SET writes: every kind, and values a memory field would mirror (a state
+/// name, a confidence in [0, 1], a time).
+fn prop_value_strategy() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "'text written'",
+        "'ACCEPTED'",
+        "'nope'",
+        "0.25",
+        "7.5",
+        "3",
+        "true",
+        "null",
+        "['a', 'b']",
+        "[1, 2.5]",
+        "{k: 1}",
+        "'2024-01-02T03:04:05Z'",
+        "''",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+    /// A node or relationship in a result shows exactly what `properties()`, `keys()`,
+    /// `labels()` and `type()` read of it (the result's form is built straight from the snapshot,
+    /// the functions' through the executor's values), whatever was written over its memory
+    /// fields: ingested entities and claims, elements the language wrote, keys named as fields.
+    #[test]
+    fn results_show_what_the_functions_read(
+        sets in prop::collection::vec((0usize..5, prop::sample::select(vec!["id", "name", "aliases", "text", "state", "confidence", "valid_until", "age"]), prop_value_strategy(), any::<bool>()), 0..14),
+    ) {
+        let db = db();
+        write(&db, "CREATE (:Made {name: 'made'})-[:MADE {w: 1}]->(:Made)");
+        for (target, key, value, on_rel) in &sets {
+            let text = if *on_rel {
+                format!("MATCH ()-[r]->() WITH r ORDER BY id(r) SKIP {target} LIMIT 1 SET r.{key} = {value}")
+            } else {
+                format!("MATCH (n) WITH n ORDER BY id(n) SKIP {target} LIMIT 1 SET n.{key} = {value}")
+            };
+            // Some writes are refused (a list of mixed kinds, for one); a refused one writes nothing.
+            let _ = db.query("default", &text, &Params::new());
+        }
+        let map_keys = |m: &std::collections::BTreeMap<String, QueryValue>| QueryValue::List(m.keys().map(|k| s(k)).collect());
+        for row in rows(&db, "MATCH (n) RETURN n, properties(n), keys(n), labels(n)") {
+            let QueryValue::Node(n) = &row[0] else { panic!("a node: {:?}", row[0]) };
+            prop_assert_eq!(&row[1], &QueryValue::Map(n.properties.clone()));
+            let QueryValue::List(keys) = &row[2] else { panic!("keys: {:?}", row[2]) };
+            let mut keys = keys.clone();
+            keys.sort_by_key(|k| format!("{k:?}"));
+            prop_assert_eq!(QueryValue::List(keys), map_keys(&n.properties));
+            prop_assert_eq!(&row[3], &QueryValue::List(n.labels.iter().map(|l| s(l)).collect()));
+        }
+        for row in rows(&db, "MATCH ()-[r]->() RETURN r, properties(r), keys(r), type(r)") {
+            let QueryValue::Relationship(r) = &row[0] else { panic!("a relationship: {:?}", row[0]) };
+            prop_assert_eq!(&row[1], &QueryValue::Map(r.properties.clone()));
+            let QueryValue::List(keys) = &row[2] else { panic!("keys: {:?}", row[2]) };
+            let mut keys = keys.clone();
+            keys.sort_by_key(|k| format!("{k:?}"));
+            prop_assert_eq!(QueryValue::List(keys), map_keys(&r.properties));
+            prop_assert_eq!(&row[3], &s(&r.rel_type));
+        }
+    }
+}

@@ -26,6 +26,49 @@ pub(crate) struct Graph<'v, 'a> {
     pub vis: Visibility,
 }
 
+/// A listed property's name: a memory field's, or one written to the element.
+pub(crate) enum PropKey<'a> {
+    Field(&'static str),
+    Stored(&'a Arc<str>),
+}
+
+impl PropKey<'_> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            PropKey::Field(k) => k,
+            PropKey::Stored(k) => k,
+        }
+    }
+
+    fn to_arc(&self) -> Arc<str> {
+        match self {
+            PropKey::Field(k) => Arc::from(*k),
+            PropKey::Stored(k) => Arc::clone(k),
+        }
+    }
+}
+
+/// A listed property's value, its strings borrowed from the snapshot.
+pub(crate) enum Prop<'a> {
+    Str(&'a str),
+    Strs(Vec<&'a str>),
+    /// A value written to the element, as stored.
+    Stored(&'a Value),
+    /// A value computed from a field (a number, a time, a field a property mirrors).
+    Val(Val),
+}
+
+impl Prop<'_> {
+    fn to_val(&self) -> Val {
+        match self {
+            Prop::Str(s) => Val::str(s),
+            Prop::Strs(items) => Val::list(items.iter().map(|s| Val::str(s)).collect()),
+            Prop::Stored(v) => from_value(v),
+            Prop::Val(v) => v.clone(),
+        }
+    }
+}
+
 /// An engine property value as a query value.
 pub(crate) fn from_value(v: &Value) -> Val {
     match v {
@@ -120,6 +163,11 @@ impl<'a> Graph<'_, 'a> {
         self.view.entity_labels(e).into_iter().filter_map(|t| self.view.type_name(t)).collect()
     }
 
+    /// `labels`, borrowed from the snapshot.
+    pub fn label_names(&self, e: EntityId) -> impl Iterator<Item = &'a str> + '_ {
+        self.view.entity_labels(e).into_iter().filter_map(|t| self.view.type_name_ref(t))
+    }
+
     /// Whether the node carries `label`.
     pub fn has_label(&self, e: EntityId, label: &str) -> bool {
         self.view.label_ids(label).into_iter().flatten().any(|t| self.view.entity_carries(e, t))
@@ -178,18 +226,46 @@ impl<'a> Graph<'_, 'a> {
     /// The node's listed properties.
     pub fn node_props(&self, e: EntityId) -> BTreeMap<Arc<str>, Val> {
         let mut out = BTreeMap::new();
-        if !self.view.entity_bare(e) {
-            for key in ["id", "name", "aliases"] {
-                let v = self.node_prop(e, key);
-                if !v.is_null() {
-                    out.insert(Arc::from(key), v);
+        self.for_each_node_prop(e, |k, v| {
+            out.insert(k.to_arc(), v.to_val());
+        });
+        out
+    }
+
+    /// Calls `f` with each listed property of node `e`, each key once: what was written to it,
+    /// and its `id`, `name` and `aliases` fields where nothing of that name was (a node the
+    /// language wrote has only what was written). Strings come borrowed from the snapshot, so a
+    /// caller building its own form (a result's node) copies each once.
+    pub fn for_each_node_prop(&self, e: EntityId, mut f: impl FnMut(PropKey<'a>, Prop<'a>)) {
+        let v = self.view;
+        let stored: Vec<(&'a Arc<str>, &'a Value)> = v.entity_properties(e).collect();
+        if !v.entity_bare(e) {
+            let written = |key: &str| stored.iter().any(|(k, _)| &***k == key);
+            if !written("id") {
+                if let Some(id) = v.entity_ext_id(e) {
+                    f(PropKey::Field("id"), Prop::Str(id));
+                }
+            }
+            if !written("name") {
+                if let Some(name) = v.entity_name(e).filter(|n| !n.is_empty()) {
+                    f(PropKey::Field("name"), Prop::Str(name));
+                }
+            }
+            if !written("aliases") {
+                let aliases: Vec<&'a str> = v.entity_aliases(e).collect();
+                if !aliases.is_empty() {
+                    f(PropKey::Field("aliases"), Prop::Strs(aliases));
                 }
             }
         }
-        for (k, v) in self.view.entity_properties(e) {
-            out.insert(k.clone(), if matches!(v, Value::Str(_)) && &**k == "name" { self.node_prop(e, k) } else { from_value(v) });
+        for (k, value) in stored {
+            // A string `name` is the entity's name: read the field, which later renames keep.
+            let prop = match value {
+                Value::Str(_) if &**k == "name" => v.entity_name(e).map_or(Prop::Val(Val::Null), Prop::Str),
+                _ => Prop::Stored(value),
+            };
+            f(PropKey::Stored(k), prop);
         }
-        out
     }
 
     /// A relationship's type (its predicate).
@@ -228,19 +304,41 @@ impl<'a> Graph<'_, 'a> {
     /// property reads the field).
     pub fn rel_props(&self, c: ClaimId) -> BTreeMap<Arc<str>, Val> {
         let mut out = BTreeMap::new();
-        if !self.view.claim_bare(c) {
-            for key in ["text", "confidence", "state"] {
-                let v = self.rel_prop(c, key);
-                if !v.is_null() {
-                    out.insert(Arc::from(key), v);
+        self.for_each_rel_prop(c, |k, v| {
+            out.insert(k.to_arc(), v.to_val());
+        });
+        out
+    }
+
+    /// Calls `f` with each listed property of relationship `c`, each key once: what was written
+    /// to it (a memory field written as a property reads the field), and its `text`,
+    /// `confidence` and `state` fields where nothing of that name was (a relationship the
+    /// language wrote has only what was written). Strings borrowed, as `for_each_node_prop`.
+    pub fn for_each_rel_prop(&self, c: ClaimId, mut f: impl FnMut(PropKey<'a>, Prop<'a>)) {
+        let v = self.view;
+        let stored: Vec<(&'a Arc<str>, &'a Value)> = v.claim_properties(c).collect();
+        if !v.claim_bare(c) {
+            let written = |key: &str| stored.iter().any(|(k, _)| &***k == key);
+            if !written("text") {
+                if let Some(text) = v.claim_text(c) {
+                    f(PropKey::Field("text"), Prop::Str(text));
+                }
+            }
+            if !written("confidence") {
+                if let Some(confidence) = v.claim_confidence(c) {
+                    f(PropKey::Field("confidence"), Prop::Val(Val::Float(crate::value::shortest_f64(confidence))));
+                }
+            }
+            if !written("state") {
+                if let Some(state) = v.claim_state(c) {
+                    f(PropKey::Field("state"), Prop::Str(state.as_str()));
                 }
             }
         }
-        for (k, v) in self.view.claim_properties(c) {
-            let v = if mirrors(k, v) { self.rel_prop(c, k) } else { from_value(v) };
-            out.insert(k.clone(), v);
+        for (k, value) in stored {
+            let prop = if mirrors(k, value) { Prop::Val(self.rel_prop(c, k)) } else { Prop::Stored(value) };
+            f(PropKey::Stored(k), prop);
         }
-        out
     }
 
     /// An expander over `types` (any type when empty) in `direction`; `None` when none of the

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::graph::Graph;
+use super::graph::{Graph, Prop};
 use super::value::Val;
+use crate::value::Value;
 
 /// A value in a query result (and a parameter value).
 #[derive(Clone, Debug, PartialEq)]
@@ -66,12 +67,35 @@ pub struct Path {
     pub relationships: Vec<Relationship>,
 }
 
-fn props(g: &Graph<'_, '_>, m: BTreeMap<std::sync::Arc<str>, Val>) -> BTreeMap<String, QueryValue> {
-    m.into_iter().map(|(k, v)| (k.to_string(), materialize(g, &v))).collect()
+/// A listed property as a result value (strings copied once, from the snapshot).
+fn prop(g: &Graph<'_, '_>, v: Prop<'_>) -> QueryValue {
+    match v {
+        Prop::Str(s) => QueryValue::String(s.to_owned()),
+        Prop::Strs(items) => QueryValue::List(items.into_iter().map(|s| QueryValue::String(s.to_owned())).collect()),
+        Prop::Stored(v) => stored(v),
+        Prop::Val(v) => materialize(g, &v),
+    }
+}
+
+/// A stored property value as a result value.
+fn stored(v: &Value) -> QueryValue {
+    match v {
+        Value::Null => QueryValue::Null,
+        Value::Bool(b) => QueryValue::Bool(*b),
+        Value::Int(i) => QueryValue::Int(*i),
+        Value::Float(f) => QueryValue::Float(*f),
+        Value::Str(s) => QueryValue::String(s.to_string()),
+        Value::List(items) => QueryValue::List(items.iter().map(stored).collect()),
+        Value::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), stored(v))).collect()),
+    }
 }
 
 fn node(g: &Graph<'_, '_>, e: crate::ids::EntityId) -> Node {
-    Node { id: u64::from(e.0), labels: g.labels(e).iter().map(ToString::to_string).collect(), properties: props(g, g.node_props(e)) }
+    let mut properties = BTreeMap::new();
+    g.for_each_node_prop(e, |k, v| {
+        properties.insert(k.as_str().to_owned(), prop(g, v));
+    });
+    Node { id: u64::from(e.0), labels: g.label_names(e).map(str::to_owned).collect(), properties }
 }
 
 fn rel(g: &Graph<'_, '_>, c: crate::ids::ClaimId) -> Relationship {
@@ -81,7 +105,13 @@ fn rel(g: &Graph<'_, '_>, c: crate::ids::ClaimId) -> Relationship {
         rel_type: g.rel_type(c).map(|t| t.to_string()).unwrap_or_default(),
         start: u64::from(s.0),
         end: u64::from(o.0),
-        properties: props(g, g.rel_props(c)),
+        properties: {
+            let mut properties = BTreeMap::new();
+            g.for_each_rel_prop(c, |k, v| {
+                properties.insert(k.as_str().to_owned(), prop(g, v));
+            });
+            properties
+        },
     }
 }
 

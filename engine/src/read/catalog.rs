@@ -71,7 +71,7 @@ impl WorkspaceCatalog {
     }
 }
 
-impl WorkspaceView<'_> {
+impl<'a> WorkspaceView<'a> {
     /// The id of entity type `name`, if any write ever used it. The vocabulary is database-wide:
     /// an id says nothing about this workspace (its count here may be 0, and scans then find none).
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
@@ -191,6 +191,12 @@ impl WorkspaceView<'_> {
     /// The name of type `t` as interned (lowercase).
     pub fn type_name(&self, t: TypeId) -> Option<Arc<str>> {
         (usize::from(t.0) < self.st.catalog.types.len()).then(|| self.st.catalog.types.name(t.0).clone())
+    }
+
+    /// `type_name`, borrowed from the snapshot.
+    pub fn type_name_ref(&self, t: TypeId) -> Option<&'a str> {
+        let types = &self.st.catalog.types;
+        (usize::from(t.0) < types.len()).then(|| &**types.name(t.0))
     }
 
     /// The name of predicate `p` as interned (lowercase).

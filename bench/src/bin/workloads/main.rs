@@ -171,6 +171,30 @@ const Q_W3_UP: &str = "MATCH (c {id: $s})-[:SUBCLASS_OF*]->(a) RETURN count(DIST
 const Q_W1_ID: &str = "MATCH (a)-[r]-() WHERE id(a) = $i RETURN count(r)";
 const Q_W3_UP_ID: &str = "MATCH (c)-[:SUBCLASS_OF*]->(a) WHERE id(c) = $i RETURN count(DISTINCT a)";
 const Q_W3_DOWN: &str = "MATCH (c {id: $s})<-[:SUBCLASS_OF*]-(d) RETURN count(DISTINCT d)";
+/// W1 returning what it found, each claim and the entity at its other end, as a result shows them
+/// (type, ends and properties; labels and properties).
+const Q_W1_ROWS: &str = "MATCH (a {id: $s})-[r]-(b) RETURN r, b";
+
+/// W1 with its rows materialized: each claim's and its neighbour's record through the direct
+/// API (given the external id, as the query is), against the query returning them.
+fn w1_rows(ws: &engram::WorkspaceView<'_>, scale: &str, seed_params: &[engram::Params]) {
+    let nq = NeighborQuery::default();
+    let records = |p: &engram::Params| {
+        let Some(engram::QueryValue::String(s)) = p.get("s") else { return 0 };
+        ws.entity_id(s)
+            .and_then(|e| ws.neighbors(e, &nq).ok())
+            .map_or(0, |page| page.items.iter().filter(|n| ws.claim(n.claim).is_some() && ws.entity(n.neighbor).is_some()).count())
+    };
+    let rows = |p: &engram::Params| ws.query(Q_W1_ROWS, p).map_or(0, |r| r.rows.len());
+    let index: Vec<u32> = (0..seed_params.len() as u32).collect();
+    run_rounds(
+        scale,
+        &mut [
+            ("W1_one_hop_records", &index, &mut |i| records(&seed_params[i as usize])),
+            ("W1_one_hop_query_rows", &index, &mut |i| rows(&seed_params[i as usize])),
+        ],
+    );
+}
 
 /// W1–W3 in the query language, each right after its direct call on the same inputs, and the
 /// cost of an uncached parse + plan and of a plan-cache hit.
@@ -234,6 +258,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
             }),
         ],
     );
+    w1_rows(ws, scale, &seed_params);
     let kq = KHopQuery::depth(2);
     run_rounds(
         scale,
