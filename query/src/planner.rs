@@ -362,12 +362,14 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let mut rels_here = Vec::new();
         let conjuncts: Vec<&Expr> = m.predicate.as_ref().map(conjuncts).unwrap_or_default();
         let mut seeks = self.identity_seeks(m, &conjuncts);
-        for part in &m.pattern {
+        let (pattern, pushed) = self.pushed_properties(m, &conjuncts, &seeks);
+        for part in pattern.as_deref().unwrap_or(&m.pattern) {
             self.part_ops(part, &mut ops, &mut rels_here, &mut seeks)?;
         }
         // An `=` a seek answers is true for every row it gives: the filter drops it. An `IN`
-        // stays: on a value that is no list it is the filter's type error that answers.
-        let answered = |i: usize| seeks.iter().any(|s| s.used && !s.many && s.conjunct == i);
+        // stays: on a value that is no list it is the filter's type error that answers. A
+        // property equality the pattern took is answered by its node test.
+        let answered = |i: usize| seeks.iter().any(|s| s.used && !s.many && s.conjunct == i) || pushed.contains(&i);
         let kept: Vec<&Expr> = conjuncts.iter().enumerate().filter(|(i, _)| !answered(*i)).map(|(_, c)| *c).collect();
         let rebuilt;
         let predicate = match &m.predicate {
@@ -397,6 +399,61 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
         }
         Ok(ops)
+    }
+
+    /// The pattern with the WHERE's property equalities moved into its node patterns, and which
+    /// conjuncts moved (`None`: none did). `v.k = e` (or `e = v.k`), with `v` a node of the
+    /// pattern not bound before and `e` a literal or a parameter, means what `(v {k: e})` means;
+    /// as a node test it is checked on each candidate as it is found, before a row is built, and
+    /// `{id: e}` is a seek. Not for a node a seek by internal id starts from, nor one whose
+    /// property map is a parameter.
+    fn pushed_properties(&self, m: &Match, conjuncts: &[&Expr], seeks: &[IdentitySeek]) -> (Option<Vec<PatternPart>>, Vec<usize>) {
+        let prop_of = |e: &Expr| match &e.kind {
+            ExprKind::Prop(t, k) => match &t.kind {
+                ExprKind::Var(v) => Some((v.clone(), k.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut pattern: Option<Vec<PatternPart>> = None;
+        let mut pushed = Vec::new();
+        for (i, c) in conjuncts.iter().enumerate() {
+            let ExprKind::Binary(crate::ast::BinaryOp::Eq, x, y) = &c.kind else { continue };
+            let found =
+                prop_of(x).filter(|_| is_constant(y)).map(|p| (p, y)).or_else(|| prop_of(y).filter(|_| is_constant(x)).map(|p| (p, x)));
+            let Some(((var, key), value)) = found else { continue };
+            if self.scope.contains_key(&var) || seeks.iter().any(|s| s.var == var) {
+                continue;
+            }
+            let parts = pattern.get_or_insert_with(|| m.pattern.clone());
+            let mut took = false;
+            for part in parts.iter_mut() {
+                for node in std::iter::once(&mut part.start).chain(part.chain.iter_mut().map(|(_, n)| n)) {
+                    if node.var.as_ref().is_none_or(|v| v.name != var) {
+                        continue;
+                    }
+                    match &mut node.props {
+                        None => {
+                            node.props = Some(Expr::new(ExprKind::Map(vec![(key.clone(), (**value).clone())]), c.span));
+                            took = true;
+                        }
+                        Some(Expr { kind: ExprKind::Map(items), .. }) => {
+                            items.push((key.clone(), (**value).clone()));
+                            took = true;
+                        }
+                        // A parameter map: MATCH refuses it, with its own error.
+                        Some(_) => {}
+                    }
+                }
+            }
+            if took {
+                pushed.push(i);
+            }
+        }
+        if pushed.is_empty() {
+            return (None, pushed);
+        }
+        (pattern, pushed)
     }
 
     /// The seeks by internal id the conjuncts of a MATCH's WHERE allow: `id(v) = e`, `e = id(v)`

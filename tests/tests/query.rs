@@ -1465,3 +1465,74 @@ proptest! {
         }
     }
 }
+
+/// A query's rows as a sorted list (the order of unordered results is no contract).
+fn sorted_rows(ws: &engram::WorkspaceView<'_>, text: &str, params: &Params) -> Vec<String> {
+    let mut rows: Vec<String> =
+        ws.query(text, params).unwrap_or_else(|e| panic!("{text}: {e}")).rows.iter().map(|r| format!("{r:?}")).collect();
+    rows.sort();
+    rows
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+    /// `WHERE v.k = e` is checked in the pattern (as `(v {k: e})`: on each candidate as it is
+    /// found, and `v.id = e` as a seek); `NOT (v.k <> e)` means the same under three-valued logic
+    /// and stays a filter. Both give the same rows on random graphs and values, null and a
+    /// string id included, in MATCH, OPTIONAL MATCH, variable-length reaches and counts.
+    #[test]
+    fn where_equalities_in_the_pattern_equal_the_filter(
+        n in 2usize..20,
+        edges in prop::collection::vec((0usize..20, 0usize..20, any::<bool>()), 0..40),
+        k in prop::sample::select(vec![QueryValue::Int(0), QueryValue::Int(1), QueryValue::Int(2), QueryValue::Null, QueryValue::String("x".into())]),
+        w in 0i64..3,
+        seed in 0usize..20,
+    ) {
+        let db = random_graph(n, &edges);
+        db.query("default", "MATCH (n) SET n.k = id(n) % 3, n.s = CASE WHEN id(n) % 2 = 0 THEN 'x' ELSE null END", &Params::new()).expect("sets");
+        // Nodes the language wrote: their `name` and `id` are properties, not the memory fields.
+        db.query("default", "CREATE (:node {name: 'n1', id: 'e1'}), (:node {name: 1})", &Params::new()).expect("creates");
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        let mut params = Params::new();
+        params.insert("v".into(), k.clone());
+        params.insert("w".into(), QueryValue::Int(w));
+        params.insert("e".into(), QueryValue::String(format!("e{}", seed % n)));
+        params.insert("nm".into(), QueryValue::String(format!("n{}", seed % n)));
+        for (pushed, filtered) in [
+            ("MATCH (a)-[r]->(b) WHERE b.k = $v RETURN id(a), id(r), id(b)", "MATCH (a)-[r]->(b) WHERE NOT (b.k <> $v) RETURN id(a), id(r), id(b)"),
+            ("MATCH (a:node)-[r]-(b) WHERE $w = a.k AND b.s = 'x' RETURN id(a), id(b)", "MATCH (a:node)-[r]-(b) WHERE NOT ($w <> a.k) AND NOT (b.s <> 'x') RETURN id(a), id(b)"),
+            ("MATCH (a) WHERE a.id = $e RETURN id(a), a.k", "MATCH (a) WHERE NOT (a.id <> $e) RETURN id(a), a.k"),
+            ("MATCH (a) WHERE a.s = $v RETURN id(a)", "MATCH (a) WHERE NOT (a.s <> $v) RETURN id(a)"),
+            ("MATCH (a:node) WHERE a.name = $nm RETURN id(a)", "MATCH (a:node) WHERE NOT (a.name <> $nm) RETURN id(a)"),
+            ("MATCH (a:node) WHERE a.name = $v RETURN id(a)", "MATCH (a:node) WHERE NOT (a.name <> $v) RETURN id(a)"),
+            ("MATCH (a {id: $e})-[:A*]->(b) WHERE b.k = $w RETURN count(DISTINCT b)", "MATCH (a {id: $e})-[:A*]->(b) WHERE NOT (b.k <> $w) RETURN count(DISTINCT b)"),
+            ("MATCH (a)-[*1..2]-(b) WHERE a.k = $w AND b.k = $v RETURN count(DISTINCT b)", "MATCH (a)-[*1..2]-(b) WHERE NOT (a.k <> $w) AND NOT (b.k <> $v) RETURN count(DISTINCT b)"),
+            ("MATCH (a) OPTIONAL MATCH (a)-->(b) WHERE b.k = $w RETURN id(a), id(b)", "MATCH (a) OPTIONAL MATCH (a)-->(b) WHERE NOT (b.k <> $w) RETURN id(a), id(b)"),
+            ("MATCH (a)-->(b)-->(a) WHERE a.k = $w RETURN id(a), id(b)", "MATCH (a)-->(b)-->(a) WHERE NOT (a.k <> $w) RETURN id(a), id(b)"),
+        ] {
+            prop_assert_eq!(sorted_rows(&ws, pushed, &params), sorted_rows(&ws, filtered, &params), "{}", pushed);
+        }
+    }
+}
+
+/// The equalities a pattern takes from its WHERE show in the plan as node tests, and `v.id = e`
+/// as the external-id seek; a variable bound before, or compared with another variable, stays in
+/// the filter.
+#[test]
+fn where_equalities_move_into_the_pattern() {
+    let db = db();
+    let plan = |text: &str| db.query("default", &format!("EXPLAIN {text}"), &Params::new()).expect("explains").plan.unwrap_or_default();
+    let p = plan("MATCH (a:service) WHERE a.id = 'auth' RETURN a");
+    assert!(p.contains("NodeByIdSeek (a:service)") && !p.contains("Filter"), "{p}");
+    let p = plan("MATCH (a)-[:DEPENDS_ON]->(b) WHERE b.name = 'Redis' AND a.name = 'AuthService' RETURN b");
+    assert!(!p.contains("Filter"), "{p}");
+    let p = plan("MATCH (a), (b) WHERE a.name = b.name RETURN a");
+    assert!(p.contains("Filter"), "{p}");
+    let p = plan("MATCH (a) WITH a MATCH (a)-->(b) WHERE a.name = 'x' RETURN b");
+    assert!(p.contains("Filter"), "{p}");
+    assert_eq!(
+        rows(&db, "MATCH (a)-[:DEPENDS_ON]->(b) WHERE b.name = 'Redis' RETURN a.name ORDER BY a.name"),
+        vec![vec![s("AuthService")], vec![s("Postgres")]]
+    );
+}

@@ -223,6 +223,19 @@ impl<'a> Graph<'_, 'a> {
         }
     }
 
+    /// `node_prop(e, key).equals(want)`, without copying the field when a string is compared
+    /// with the node's external id or name (a scan's `{name: $n}` tests every candidate).
+    pub fn node_prop_equals(&self, e: EntityId, key: &str, want: &Val) -> Option<bool> {
+        let v = self.view;
+        if let (Val::Str(w), "id" | "name") = (want, key) {
+            if v.entity_property(e, key).is_none() && !v.entity_bare(e) {
+                let field = if key == "id" { v.entity_ext_id(e) } else { v.entity_name(e).filter(|n| !n.is_empty()) };
+                return field.map(|f| f == &**w);
+            }
+        }
+        self.node_prop(e, key).equals(want)
+    }
+
     /// The node's listed properties.
     pub fn node_props(&self, e: EntityId) -> BTreeMap<Arc<str>, Val> {
         let mut out = BTreeMap::new();

@@ -608,10 +608,11 @@ impl WorkspaceView<'_> {
             match &compiled.when {
                 When::Now => Visibility::current(),
                 When::AllVersions => Visibility::all_versions(),
-                When::AsOf(e) => Visibility::as_of(time_value(&env.eval(e, &[], &mut Vec::new())?)?),
-                When::KnownAsOf(e) => {
-                    Visibility { known_as_of: Some(time_value(&env.eval(e, &[], &mut Vec::new())?)?), ..Visibility::current() }
-                }
+                When::AsOf(e) => Visibility::as_of(time_value(&env.eval(e, &[], &mut Vec::new()).map_err(|e| *e)?)?),
+                When::KnownAsOf(e) => Visibility {
+                    known_as_of: Some(time_value(&env.eval(e, &[], &mut Vec::new()).map_err(|e| *e)?)?),
+                    ..Visibility::current()
+                },
             }
         };
         let graph = graph::Graph { view: self, vis };
@@ -1103,7 +1104,7 @@ fn run_transaction(
 struct NoMatch;
 
 impl eval::Matcher for NoMatch {
-    fn run(&self, _: &[Op], _: Vec<value::Val>) -> Result<Vec<Vec<value::Val>>, QueryError> {
+    fn run(&self, _: &[Op], _: Vec<value::Val>) -> eval::Fallible<Vec<Vec<value::Val>>> {
         Ok(Vec::new())
     }
 }

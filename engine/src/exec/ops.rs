@@ -16,7 +16,7 @@ use crate::ids::{ClaimId, EntityId};
 use crate::index::graph::Direction;
 use crate::read::scope::{ReadContext, CHECK_EVERY};
 
-use super::eval::{truth, type_error, Env, Matcher};
+use super::eval::{truth, type_error, Env, Fallible, Matcher};
 use super::graph::Graph;
 use super::procedures;
 use super::value::{Key, PathVal, Val};
@@ -62,7 +62,7 @@ fn identity(v: &Val) -> Option<EntityId> {
 
 /// Keeps the rows `keep` says yes to, in order and in place (it may also change them); the
 /// first error stops it.
-fn retain_rows(mut rows: Vec<Row>, mut keep: impl FnMut(&mut Row) -> Result<bool, QueryError>) -> Result<Vec<Row>, QueryError> {
+fn retain_rows(mut rows: Vec<Row>, mut keep: impl FnMut(&mut Row) -> Fallible<bool>) -> Fallible<Vec<Row>> {
     let mut failed = None;
     rows.retain_mut(|row| {
         failed.is_none()
@@ -83,8 +83,8 @@ fn limit(name: &str, limit: usize, what: &str) -> QueryError {
 }
 
 impl Matcher for Runner<'_, '_, '_> {
-    fn run(&self, ops: &[Op], row: Vec<Val>) -> Result<Vec<Vec<Val>>, QueryError> {
-        self.run_ops(ops, vec![row], false).map_err(|e| *e)
+    fn run(&self, ops: &[Op], row: Vec<Val>) -> Fallible<Vec<Vec<Val>>> {
+        self.run_ops(ops, vec![row], false)
     }
 }
 
@@ -93,8 +93,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Env { graph: self.graph, params: self.params, matcher: self }
     }
 
-    fn check(&self) -> Result<(), QueryError> {
-        self.cx.check().map_err(interrupted)
+    fn check(&self) -> Fallible<()> {
+        self.cx.check().map_err(|e| Box::new(interrupted(e)))
     }
 
     fn rows_max(&self) -> usize {
@@ -102,10 +102,23 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     /// Runs `ops` over `rows`; `top` records the profile of top-level operators.
-    pub fn run_ops(&self, ops: &[Op], mut rows: Vec<Row>, top: bool) -> Result<Vec<Row>, Box<QueryError>> {
-        for op in ops {
+    pub fn run_ops(&self, ops: &[Op], mut rows: Vec<Row>, top: bool) -> Fallible<Vec<Row>> {
+        let mut at = 0;
+        while let Some(op) = ops.get(at) {
             let started = self.profile.as_ref().filter(|_| top).map(|_| Instant::now());
-            rows = self.op(op, rows)?;
+            // A filter right after a label or all-node scan is applied to each candidate before
+            // its row is copied out, so a selective WHERE does not build and drop a row per node.
+            // Not under PROFILE, which counts each operator's rows.
+            match (op, ops.get(at + 1), &self.profile) {
+                (Op::ScanNodes { slot, test }, Some(Op::Filter(e)), None) => {
+                    rows = self.scan(*slot, test, Some(e), rows)?;
+                    at += 2;
+                }
+                _ => {
+                    rows = self.op(op, rows)?;
+                    at += 1;
+                }
+            }
             if rows.len() > self.rows_max() {
                 return Err(Box::new(limit("rows_max", self.rows_max(), "an intermediate result")));
             }
@@ -120,44 +133,67 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(rows)
     }
 
-    /// One row per node of `candidates` passing `test`: `row` with the node in `slot`, into
-    /// `out` (checked against `rows_max`, and the deadline every `CHECK_EVERY` candidates).
+    /// `ScanNodes`: each input row with each node carrying `test`'s first label (every node
+    /// when it has none) that passes `test` and `filter`.
+    fn scan(&self, slot: usize, test: &NodeTest, filter: Option<&CExpr>, rows: Vec<Row>) -> Fallible<Vec<Row>> {
+        let (candidates, rest) = match test.labels.split_first() {
+            // The label scanned for needs no test on its nodes.
+            Some((l, rest)) => (self.graph.nodes_with_label(l), NodeTest { labels: rest.to_vec(), props: test.props.clone() }),
+            None => (self.graph.nodes(), test.clone()),
+        };
+        let mut out = Vec::new();
+        for row in rows {
+            self.bind_each(&candidates, slot, &rest, filter, &row, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// One row per node of `candidates` passing `test` and `filter`: `row` with the node in
+    /// `slot`, into `out` (checked against `rows_max`, and the deadline every `CHECK_EVERY`
+    /// candidates). A row is copied only for a node that passes.
     fn bind_each(
         &self,
         candidates: &[EntityId],
         slot: usize,
         test: &NodeTest,
+        filter: Option<&CExpr>,
         row: &Row,
         out: &mut Vec<Row>,
-    ) -> Result<(), Box<QueryError>> {
+    ) -> Fallible<()> {
+        let mut candidate = row.clone();
         for (i, &n) in candidates.iter().enumerate() {
             if i % CHECK_EVERY as usize == 0 {
                 self.check()?;
             }
-            if self.node_passes(n, test, row)? {
-                let mut r = row.clone();
-                r[slot] = Val::Node(n);
-                out.push(r);
-                if out.len() > self.rows_max() {
-                    return Err(Box::new(limit("rows_max", self.rows_max(), "an intermediate result")));
+            if !self.node_passes(n, test, row)? {
+                continue;
+            }
+            candidate[slot] = Val::Node(n);
+            if let Some(f) = filter {
+                if !self.keep(f, &candidate)? {
+                    continue;
                 }
+            }
+            out.push(candidate.clone());
+            if out.len() > self.rows_max() {
+                return Err(Box::new(limit("rows_max", self.rows_max(), "an intermediate result")));
             }
         }
         Ok(())
     }
 
-    pub(super) fn eval(&self, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
+    pub(super) fn eval(&self, e: &CExpr, row: &[Val]) -> Fallible<Val> {
         self.env().eval(e, row, &mut Vec::new())
     }
 
-    fn keep(&self, e: &CExpr, row: &[Val]) -> Result<bool, QueryError> {
+    fn keep(&self, e: &CExpr, row: &[Val]) -> Fallible<bool> {
         Ok(truth(&self.eval(e, row)?)? == Some(true))
     }
 
     #[allow(clippy::too_many_lines)] // Reason: one arm per operator.
     /// The error boxed: the result moves through every operator of every query, and an error is
     /// rare (a `Result` as large as `QueryError` was a few percent of a short query).
-    fn op(&self, op: &Op, rows: Vec<Row>) -> Result<Vec<Row>, Box<QueryError>> {
+    fn op(&self, op: &Op, rows: Vec<Row>) -> Fallible<Vec<Row>> {
         Ok(match op {
             Op::Create(_) | Op::Merge(_) | Op::Set(_) | Op::Delete { .. } => {
                 return Err(Box::new(QueryError::runtime(
@@ -166,17 +202,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     "a write outside a write transaction",
                 )));
             }
-            Op::ScanNodes { slot, test } => {
-                let candidates = match test.labels.first() {
-                    Some(l) => self.graph.nodes_with_label(l),
-                    None => self.graph.nodes(),
-                };
-                let mut out = Vec::new();
-                for row in rows {
-                    self.bind_each(&candidates, *slot, test, &row, &mut out)?;
-                }
-                out
-            }
+            Op::ScanNodes { slot, test } => self.scan(*slot, test, None, rows)?,
             Op::SeekNode { slot, id, test } if !self.graph.view.has_id_properties() => {
                 // The common case: the external id alone answers, one node at most per row, so
                 // the rows are kept or dropped in place.
@@ -238,7 +264,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                         // the rows that reach it, as it would have without the seek.
                         _ => self.graph.nodes(),
                     };
-                    self.bind_each(&ids, *slot, test, &row, &mut out)?;
+                    self.bind_each(&ids, *slot, test, None, &row, &mut out)?;
                 }
                 out
             }
@@ -380,36 +406,36 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         })
     }
 
-    fn count_arg(&self, e: &CExpr, what: &str) -> Result<usize, QueryError> {
+    fn count_arg(&self, e: &CExpr, what: &str) -> Fallible<usize> {
         match self.eval(e, &[])? {
             Val::Int(i) if i >= 0 => Ok(usize::try_from(i).unwrap_or(usize::MAX)),
-            Val::Int(i) => Err(QueryError::runtime(
+            Val::Int(i) => Err(Box::new(QueryError::runtime(
                 ErrorType::ArgumentError,
                 Detail::NegativeIntegerArgument,
                 format!("{what} cannot be negative ({i})"),
-            )),
-            other => Err(QueryError::runtime(
+            ))),
+            other => Err(Box::new(QueryError::runtime(
                 ErrorType::ArgumentError,
                 Detail::InvalidArgumentType,
                 format!("{what} takes an integer, got {}", other.kind()),
-            )),
+            ))),
         }
     }
 
-    fn node_passes(&self, n: EntityId, test: &NodeTest, row: &[Val]) -> Result<bool, QueryError> {
+    fn node_passes(&self, n: EntityId, test: &NodeTest, row: &[Val]) -> Fallible<bool> {
         if !test.labels.iter().all(|l| self.graph.has_label(n, l)) {
             return Ok(false);
         }
         for (k, e) in &test.props {
             let want = self.eval(e, row)?;
-            if self.graph.node_prop(n, k).equals(&want) != Some(true) {
+            if self.graph.node_prop_equals(n, k, &want) != Some(true) {
                 return Ok(false);
             }
         }
         Ok(true)
     }
 
-    fn rel_passes(&self, c: ClaimId, hop: &Hop, row: &mut Row) -> Result<bool, QueryError> {
+    fn rel_passes(&self, c: ClaimId, hop: &Hop, row: &mut Row) -> Fallible<bool> {
         for (k, e) in &hop.rel_props {
             let want = self.eval(e, row)?;
             if self.graph.rel_prop(c, k).equals(&want) != Some(true) {
@@ -438,9 +464,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         used
     }
 
-    fn expand(&self, hop: &Hop, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+    fn expand(&self, hop: &Hop, rows: Vec<Row>) -> Fallible<Vec<Row>> {
         let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
-        let one = |row: Row| -> Result<Vec<Row>, QueryError> {
+        let one = |row: Row| -> Fallible<Vec<Row>> {
             let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
             let used = Self::used_rels(hop, &row);
             match hop.length {
@@ -458,12 +484,12 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
         };
         if rows.len() >= PARALLEL_ROWS {
-            let parts: Vec<Result<Vec<Row>, QueryError>> = rows.into_par_iter().map(one).collect();
+            let parts: Vec<Fallible<Vec<Row>>> = rows.into_par_iter().map(one).collect();
             let mut out = Vec::new();
             for p in parts {
                 out.extend(p?);
                 if out.len() > self.rows_max() {
-                    return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+                    return Err(limit("rows_max", self.rows_max(), "an intermediate result").into());
                 }
             }
             Ok(out)
@@ -472,14 +498,14 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             for row in rows {
                 out.extend(one(row)?);
                 if out.len() > self.rows_max() {
-                    return Err(limit("rows_max", self.rows_max(), "an intermediate result"));
+                    return Err(limit("rows_max", self.rows_max(), "an intermediate result").into());
                 }
             }
             Ok(out)
         }
     }
 
-    fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Result<bool, QueryError> {
+    fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Fallible<bool> {
         if hop.to_bound {
             return Ok(matches!(row[hop.to], Val::Node(b) if b == to) && self.node_passes(to, &hop.to_test, row)?);
         }
@@ -493,7 +519,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         from: EntityId,
         used: &[ClaimId],
         mut row: Row,
-    ) -> Result<Vec<Row>, QueryError> {
+    ) -> Fallible<Vec<Row>> {
         let mut out = Vec::new();
         for (i, edge) in expander.edges(from).enumerate() {
             if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
@@ -527,7 +553,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         mut row: Row,
         min: u64,
         max: Option<u64>,
-    ) -> Result<Vec<Row>, QueryError> {
+    ) -> Fallible<Vec<Row>> {
         let mut out = Vec::new();
         let mut trail: Vec<ClaimId> = Vec::new();
         // Each stack frame: the node reached and its remaining edges.
@@ -535,9 +561,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let visited_max = self.cx.limits.visited_max;
         let mut visited = 0usize;
         let rows_max = self.rows_max();
-        let emit = |node: EntityId, trail: &[ClaimId], row: &Row, out: &mut Vec<Row>| -> Result<(), QueryError> {
+        let emit = |node: EntityId, trail: &[ClaimId], row: &Row, out: &mut Vec<Row>| -> Fallible<()> {
             if out.len() >= rows_max {
-                return Err(limit("rows_max", rows_max, "a variable-length pattern's matches"));
+                return Err(limit("rows_max", rows_max, "a variable-length pattern's matches").into());
             }
             if (trail.len() as u64) >= min && self.target_ok(hop, node, row)? {
                 let mut r = row.clone();
@@ -551,7 +577,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         if max == Some(0) {
             return Ok(out);
         }
-        let edges_of = |node: EntityId, row: &mut Row, trail: &[ClaimId]| -> Result<Vec<(ClaimId, EntityId)>, QueryError> {
+        let edges_of = |node: EntityId, row: &mut Row, trail: &[ClaimId]| -> Fallible<Vec<(ClaimId, EntityId)>> {
             let mut next = Vec::new();
             for edge in expander.edges(node) {
                 if second_sight(hop, node, &edge) {
@@ -578,7 +604,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 self.check()?;
             }
             if visited > visited_max {
-                return Err(limit("visited_max", visited_max, "a variable-length pattern"));
+                return Err(limit("visited_max", visited_max, "a variable-length pattern").into());
             }
             trail.push(claim);
             emit(next, &trail, &row, &mut out)?;
@@ -595,7 +621,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// The distinct nodes within `min..=max` hops of `from` (`min` is 0 or 1) that pass the
     /// hop's node test: the engine's closure for an unbounded walk over one transitive type,
     /// its k-hop otherwise.
-    fn reach(&self, hop: &Hop, from: EntityId, row: &Row, min: u64, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
+    fn reach(&self, hop: &Hop, from: EntityId, row: &Row, min: u64, max: Option<u64>) -> Fallible<Vec<EntityId>> {
         let mut reached = match self.closure(hop, from, max) {
             Some(found) => found.into_iter().map(|(e, _)| e).collect(),
             None => self.khop(hop, from, max)?,
@@ -647,7 +673,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// at 1..=max hops, and the start when a directed cycle of at most `max` hops leads back to
     /// it (a predecessor reached within `max - 1`). A truncated walk is a limit error, never a
     /// partial answer.
-    fn khop(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<Vec<EntityId>, QueryError> {
+    fn khop(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Fallible<Vec<EntityId>> {
         let (found, back_to_start) = self.khop_walk(hop, from, max)?;
         let mut reached: Vec<EntityId> = found.entities.iter().filter(|r| r.depth >= 1).map(|r| r.entity).collect();
         if back_to_start {
@@ -658,14 +684,14 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 
     /// How many nodes `khop` gives besides the start, without collecting them, and whether it
     /// gives the start.
-    fn khop_count(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<(usize, bool), QueryError> {
+    fn khop_count(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Fallible<(usize, bool)> {
         let (found, back_to_start) = self.khop_walk(hop, from, max)?;
         Ok((found.entities.iter().filter(|r| r.depth >= 1).count(), back_to_start))
     }
 
     /// The k-hop walk of `khop`, and whether a directed cycle of at most `max` hops leads back to
     /// the start (unless the pattern rules the start out).
-    fn khop_walk(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Result<(crate::read::khop::KHopResult, bool), QueryError> {
+    fn khop_walk(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Fallible<(crate::read::khop::KHopResult, bool)> {
         let mut filter = crate::read::filter::EdgeFilter::new(engine_dir(hop.direction));
         filter.predicates = hop.types.iter().map(ToString::to_string).collect();
         let max_depth = max.map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX));
@@ -679,7 +705,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         };
         let found = self.graph.view.khop(&[from], &q).map_err(|e| super::eval::read_error(&e, ErrorType::SemanticError))?;
         if found.truncated {
-            return Err(limit("visited_max", visited_max, "a variable-length pattern"));
+            return Err(limit("visited_max", visited_max, "a variable-length pattern").into());
         }
         let mut back_to_start = false;
         if engine_dir(hop.direction) != Direction::Both && !hop.exclude_start && max_depth >= 1 {
@@ -697,7 +723,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 
     /// How many matches `hop` has over `rows`: edges for a one-hop expand, distinct nodes (over
     /// all rows) for a breadth-first reach.
-    fn count_expand(&self, hop: &Hop, rows: &[Row]) -> Result<usize, QueryError> {
+    fn count_expand(&self, hop: &Hop, rows: &[Row]) -> Fallible<usize> {
         if let Some((min, max)) = hop.length {
             let mut all: foldhash::HashSet<u32> = foldhash::HashSet::default();
             let one_row = rows.len() == 1;
@@ -760,7 +786,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(n)
     }
 
-    fn sort(&self, keys: &[SortKey], rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+    fn sort(&self, keys: &[SortKey], rows: Vec<Row>) -> Fallible<Vec<Row>> {
         let mut keyed = Vec::with_capacity(rows.len());
         for row in rows {
             let mut k = Vec::with_capacity(keys.len());
@@ -787,13 +813,13 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(keyed.into_iter().map(|(_, r)| r).collect())
     }
 
-    fn aggregate(&self, keys: &[(usize, CExpr)], aggregates: &[Aggregate], rows: &[Row]) -> Result<Vec<Row>, QueryError> {
+    fn aggregate(&self, keys: &[(usize, CExpr)], aggregates: &[Aggregate], rows: &[Row]) -> Fallible<Vec<Row>> {
         let mut groups: HashMap<Key, usize> = HashMap::new();
         let mut order: Vec<(Vec<Val>, Vec<Acc>)> = Vec::new();
         let no_rows = rows.is_empty();
         // Each row's grouping key and aggregate arguments: in parallel for many rows (in row order,
         // and the first failing row's error, as a sequential run); folded in row order below.
-        let evaluate = |row: &Row| -> Result<Evaluated, QueryError> {
+        let evaluate = |row: &Row| -> Fallible<Evaluated> {
             let mut k = Vec::with_capacity(keys.len());
             for (_, e) in keys {
                 k.push(self.eval(e, row)?);
@@ -807,7 +833,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             Ok((k, args))
         };
-        let evaluated: Vec<Result<Evaluated, QueryError>> = if rows.len() >= PARALLEL_AGGREGATE_ROWS {
+        let evaluated: Vec<Fallible<Evaluated>> = if rows.len() >= PARALLEL_AGGREGATE_ROWS {
             self.check()?;
             rows.par_iter().map(evaluate).collect()
         } else {
@@ -884,7 +910,7 @@ impl Acc {
         }
     }
 
-    fn add(&mut self, v: Val) -> Result<(), QueryError> {
+    fn add(&mut self, v: Val) -> Fallible<()> {
         if self.func == AggFn::CountStar {
             self.count += 1;
             return Ok(());
@@ -915,7 +941,7 @@ impl Acc {
                     self.float_sum += f;
                     self.values.push(Val::Float(f));
                 }
-                other => return Err(type_error(format!("{:?} needs numbers, got {}", self.func, other.kind()))),
+                other => return Err(type_error(format!("{:?} needs numbers, got {}", self.func, other.kind())).into()),
             },
             AggFn::Min | AggFn::Max => {
                 let better = match &self.best {

@@ -147,7 +147,7 @@ impl<'s> Tx<'s> {
     }
 
     fn eval(&self, width: usize, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
-        self.read(width, |r| r.eval(e, row))
+        self.read(width, |r| r.eval(e, row)).map_err(|e| *e)
     }
 
     /// Applies `ops` to the state now, as part of the transaction.

@@ -12,14 +12,40 @@ use crate::read::view::WorkspaceView;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// How many relationship-type resolutions a thread remembers (`rel_type_ids`).
+/// How many label and relationship-type resolutions a thread remembers (`resolve`).
 const RESOLVED_MAX: usize = 16;
 
-/// A resolution: the predicate names it was made in (held, so they cannot change), the name, the ids.
-type Resolved = (Arc<Vec<Arc<str>>>, Box<str>, [Option<PredicateId>; 2]);
+/// A resolution: the names it was made in (a type or predicate table's, held, so they cannot
+/// change), the name, the ids.
+type Resolved = (Arc<Vec<Arc<str>>>, Box<str>, [Option<u16>; 2]);
 
 thread_local! {
     static RESOLVED: std::cell::RefCell<Vec<Resolved>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The ids `name` resolves to in `table`: the exact name, and its case-folded form when that is
+/// another. Remembered per thread against the table's names it was resolved in (a query resolves
+/// its labels and types on every run, and a label test on every candidate node; two map
+/// lookups and a case fold each time were a tenth of a short query's fixed cost).
+fn resolve(table: &crate::state::Interner, name: &str) -> [Option<u16>; 2] {
+    let names = table.names();
+    let remembered = RESOLVED.with(|r| {
+        let r = r.try_borrow().ok()?;
+        r.iter().find(|(n, k, _)| Arc::ptr_eq(n, names) && **k == *name).map(|(_, _, ids)| *ids)
+    });
+    if let Some(ids) = remembered {
+        return ids;
+    }
+    let exact = table.get(name);
+    let folded = with_vocabulary_key(name, |key| table.get(key));
+    let ids = [exact, folded.filter(|f| Some(*f) != exact)];
+    RESOLVED.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.truncate(RESOLVED_MAX - 1);
+            r.insert(0, (names.clone(), Box::from(name), ids));
+        }
+    });
+    ids
 }
 
 /// One entity type and its entities here.
@@ -86,9 +112,7 @@ impl<'a> WorkspaceView<'a> {
     /// The types a label of the query language names: the one written with exactly this case,
     /// and the one ingest's case-insensitive resolution finds (its names have no case).
     pub fn label_ids(&self, name: &str) -> [Option<TypeId>; 2] {
-        let exact = self.st.catalog.types.get(name).map(TypeId);
-        let folded = with_vocabulary_key(name, |key| self.st.catalog.types.get(key)).map(TypeId);
-        [exact, folded.filter(|f| Some(*f) != exact)]
+        resolve(&self.st.catalog.types, name).map(|t| t.map(TypeId))
     }
 
     /// An upper bound on the entities carrying label `name`, in O(1): every workspace's entities
@@ -105,25 +129,7 @@ impl<'a> WorkspaceView<'a> {
     /// Remembered per thread against the predicate names it was resolved in (a query resolves
     /// its types on every run; two map lookups were a tenth of a short one's fixed cost).
     pub fn rel_type_ids(&self, name: &str) -> [Option<PredicateId>; 2] {
-        let predicates = &self.st.catalog.predicates;
-        let names = predicates.names();
-        let remembered = RESOLVED.with(|r| {
-            let r = r.try_borrow().ok()?;
-            r.iter().find(|(n, k, _)| Arc::ptr_eq(n, names) && **k == *name).map(|(_, _, ids)| *ids)
-        });
-        if let Some(ids) = remembered {
-            return ids;
-        }
-        let exact = predicates.get(name).map(PredicateId);
-        let folded = with_vocabulary_key(name, |key| predicates.get(key)).map(PredicateId);
-        let ids = [exact, folded.filter(|f| Some(*f) != exact)];
-        RESOLVED.with(|r| {
-            if let Ok(mut r) = r.try_borrow_mut() {
-                r.truncate(RESOLVED_MAX - 1);
-                r.insert(0, (names.clone(), Box::from(name), ids));
-            }
-        });
-        ids
+        resolve(&self.st.catalog.predicates, name).map(|p| p.map(PredicateId))
     }
 
     /// This workspace's labels, relationship types and property keys in first-use order: row `i`

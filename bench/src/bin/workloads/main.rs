@@ -196,6 +196,31 @@ fn w1_rows(ws: &engram::WorkspaceView<'_>, scale: &str, seed_params: &[engram::P
     );
 }
 
+/// A label scan with a WHERE equality and no index (`MATCH (n:concept) WHERE n.name = $n`, 50,000
+/// concepts at M), against the direct API doing the same: the type's entities, each name compared.
+fn scan_where(ws: &engram::WorkspaceView<'_>, scale: &str, concepts: &[u32], first: u32) {
+    let names: Vec<String> =
+        concepts.iter().take(100).map(|&s| ws.entity_name(EntityId(first + s)).unwrap_or_default().to_owned()).collect();
+    let params: Vec<engram::Params> =
+        names.iter().map(|n| engram::Params::from([("n".to_owned(), engram::QueryValue::String(n.clone()))])).collect();
+    let index: Vec<u32> = (0..names.len() as u32).collect();
+    let direct = |name: &str| ws.entities_of_type("concept").into_iter().filter(|&e| ws.entity_name(e) == Some(name)).count();
+    let query = |p: &engram::Params| match ws.query("MATCH (n:concept) WHERE n.name = $n RETURN count(n)", p) {
+        Ok(r) => match r.rows.first().and_then(|row| row.first()) {
+            Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        Err(_) => 0,
+    };
+    run_rounds(
+        scale,
+        &mut [
+            ("SCAN_where_name_direct", &index, &mut |i| direct(&names[i as usize])),
+            ("SCAN_where_name_query", &index, &mut |i| query(&params[i as usize])),
+        ],
+    );
+}
+
 /// W1–W3 in the query language, each right after its direct call on the same inputs, and the
 /// cost of an uncached parse + plan and of a plan-cache hit.
 fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &Value) -> Result<(), String> {
@@ -272,6 +297,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
     let concept_params = params_of(&concepts);
     let concept_bound = bound_of(&concept_params);
     let concept_internal = internal_of(&concepts);
+    scan_where(ws, scale, &concepts, first);
     let index: Vec<u32> = (0..concepts.len() as u32).collect();
     run_rounds(
         scale,
