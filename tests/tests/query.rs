@@ -265,6 +265,33 @@ fn a_type_resolved_before_a_new_name_is_resolved_again() {
     assert_eq!(db.query("default", "MATCH ()-[:Knows]->() RETURN count(*)", &Params::new()).expect("runs").rows, [[i(2)]]);
 }
 
+/// Labels resolve as types do (`a_type_resolved_before_a_new_name_is_resolved_again`), in a
+/// label scan and in a test on each node an expansion reaches.
+#[test]
+fn a_label_resolved_before_a_new_name_is_resolved_again() {
+    let db = Database::in_memory();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("a", "person", "A").upsert_entity("b", "person", "B").add_claim(AddClaim::new("a", "KNOWS", "b"));
+    db.write(&b).expect("writes");
+    let count = |db: &Database, text: &str| db.query("default", text, &Params::new()).expect("runs").rows;
+    let (scan, tested) = ("MATCH (n:Person) RETURN count(*)", "MATCH (a)-->(b:Person) RETURN count(*)");
+    for _ in 0..2 {
+        assert_eq!(count(&db, scan), [[i(2)]]);
+        assert_eq!(count(&db, tested), [[i(1)]]);
+    }
+    // `Person` as written is a second name; the same texts, resolved on this thread before, now
+    // find both.
+    db.query("default", "CREATE (:Person)-[:KNOWS]->(:Person)", &Params::new()).expect("creates");
+    assert_eq!(count(&db, scan), [[i(4)]]);
+    assert_eq!(count(&db, tested), [[i(2)]]);
+    // An older snapshot still resolves as it did.
+    let snap = db.snapshot();
+    db.query("default", "CREATE (:PERSON)-[:KNOWS]->(:PERSON)", &Params::new()).expect("creates");
+    let old = snap.workspace("default").expect("workspace");
+    assert_eq!(old.query("MATCH (a)-->(b:PERSON) RETURN count(*)", &Params::new()).expect("runs").rows, [[i(1)]]);
+    assert_eq!(count(&db, "MATCH (a)-->(b:PERSON) RETURN count(*)"), [[i(2)]]);
+}
+
 fn random_graph(n: usize, edges: &[(usize, usize, bool)]) -> Database {
     let db = Database::in_memory();
     let mut b = WriteBatch::new("default");

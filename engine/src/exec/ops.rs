@@ -161,11 +161,12 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         out: &mut Vec<Row>,
     ) -> Fallible<()> {
         let mut candidate = row.clone();
+        let mut wanted = Vec::with_capacity(test.props.len());
         for (i, &n) in candidates.iter().enumerate() {
             if i % CHECK_EVERY as usize == 0 {
                 self.check()?;
             }
-            if !self.node_passes(n, test, row)? {
+            if !self.node_passes_in(n, test, row, &mut wanted)? {
                 continue;
             }
             candidate[slot] = Val::Node(n);
@@ -423,12 +424,21 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     fn node_passes(&self, n: EntityId, test: &NodeTest, row: &[Val]) -> Fallible<bool> {
+        self.node_passes_in(n, test, row, &mut Vec::new())
+    }
+
+    /// `node_passes` for one of many candidates of `row`: a property's wanted value depends on
+    /// the row alone, so it is evaluated once, when a candidate first needs it, and kept in
+    /// `wanted` (one entry per property, in order) for the next.
+    fn node_passes_in(&self, n: EntityId, test: &NodeTest, row: &[Val], wanted: &mut Vec<Val>) -> Fallible<bool> {
         if !test.labels.iter().all(|l| self.graph.has_label(n, l)) {
             return Ok(false);
         }
-        for (k, e) in &test.props {
-            let want = self.eval(e, row)?;
-            if self.graph.node_prop_equals(n, k, &want) != Some(true) {
+        for (i, (k, e)) in test.props.iter().enumerate() {
+            if wanted.len() == i {
+                wanted.push(self.eval(e, row)?);
+            }
+            if self.graph.node_prop_equals(n, k, &wanted[i]) != Some(true) {
                 return Ok(false);
             }
         }
