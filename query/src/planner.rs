@@ -363,6 +363,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let conjuncts: Vec<&Expr> = m.predicate.as_ref().map(conjuncts).unwrap_or_default();
         let mut seeks = self.identity_seeks(m, &conjuncts);
         let (pattern, pushed) = self.pushed_properties(m, &conjuncts, &seeks);
+        let bound_before: BTreeSet<String> = self.scope.keys().cloned().collect();
         for part in pattern.as_deref().unwrap_or(&m.pattern) {
             self.part_ops(part, &mut ops, &mut rels_here, &mut seeks)?;
         }
@@ -371,6 +372,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         // property equality the pattern took is answered by its node test.
         let answered = |i: usize| seeks.iter().any(|s| s.used && !s.many && s.conjunct == i) || pushed.contains(&i);
         let kept: Vec<&Expr> = conjuncts.iter().enumerate().filter(|(i, _)| !answered(*i)).map(|(_, c)| *c).collect();
+        let kept = self.place_early(m, &bound_before, &mut ops, kept)?;
         let rebuilt;
         let predicate = match &m.predicate {
             Some(w) if kept.len() == conjuncts.len() => Some(w),
@@ -399,6 +401,77 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
         }
         Ok(ops)
+    }
+
+    /// Moves the WHERE's conjuncts that read only this pattern's new nodes and single-hop
+    /// relationships to right after the operator that binds the last of them (when that is not
+    /// the last one): a row is dropped before the expansions after it, and a filter right after a
+    /// scan is applied to each candidate. Only conjuncts that cannot fail move (comparisons, null
+    /// and label tests, and AND / OR / XOR / NOT of those, over properties, literals and
+    /// parameters), so no error appears on a row a later operator would have dropped. Gives the
+    /// conjuncts left for the end.
+    fn place_early<'e>(
+        &mut self,
+        m: &Match,
+        bound_before: &BTreeSet<String>,
+        ops: &mut Vec<Op>,
+        kept: Vec<&'e Expr>,
+    ) -> Result<Vec<&'e Expr>, QueryError> {
+        // The variables a moved conjunct may read, by slot: nodes and single-hop relationships
+        // this MATCH binds (graph elements, so reading their properties cannot fail).
+        let mut movable: HashMap<&str, (usize, bool)> = HashMap::new();
+        for part in &m.pattern {
+            let nodes =
+                std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)).filter_map(|n| n.var.as_ref()).map(|v| (v, true));
+            let rels = part.chain.iter().filter(|(r, _)| r.length.is_none()).filter_map(|(r, _)| r.var.as_ref()).map(|v| (v, false));
+            for (v, node) in nodes.chain(rels) {
+                if let (false, Some(&slot)) = (bound_before.contains(&v.name), self.scope.get(&v.name)) {
+                    movable.insert(v.name.as_str(), (slot, node));
+                }
+            }
+        }
+        if movable.is_empty() || ops.len() < 2 {
+            return Ok(kept);
+        }
+        // The slots bound once each operator has run.
+        let mut bound = std::collections::HashSet::new();
+        let bound_after: Vec<std::collections::HashSet<usize>> = ops
+            .iter()
+            .map(|op| {
+                match op {
+                    Op::ScanNodes { slot, .. } | Op::SeekNode { slot, .. } | Op::SeekNodeByIdentity { slot, .. } => {
+                        bound.insert(*slot);
+                    }
+                    Op::Expand(h) => {
+                        bound.insert(h.rel);
+                        bound.insert(h.to);
+                    }
+                    _ => {}
+                }
+                bound.clone()
+            })
+            .collect();
+        let mut early: Vec<(usize, &'e Expr)> = Vec::new();
+        let mut left = Vec::new();
+        for c in kept {
+            let mut slots = Vec::new();
+            let at = if infallible_test(c, &movable, &mut slots) && !slots.is_empty() {
+                bound_after.iter().position(|b| slots.iter().all(|s| b.contains(s))).filter(|&i| i + 1 < ops.len())
+            } else {
+                None
+            };
+            match at {
+                Some(i) => early.push((i, c)),
+                None => left.push(c),
+            }
+        }
+        // From the back, so the positions before stay valid; conjuncts after one operator keep
+        // their order.
+        for (i, c) in early.into_iter().rev() {
+            let e = self.expr(c)?;
+            ops.insert(i + 1, Op::Filter(e));
+        }
+        Ok(left)
     }
 
     /// The pattern with the WHERE's property equalities moved into its node patterns, and which
@@ -1103,6 +1176,35 @@ fn excludes(w: &Expr, a: &str, b: &str) -> bool {
             matches!(&inner.kind, ExprKind::Binary(crate::ast::BinaryOp::Eq, x, y) if pair(x, y))
         }
         ExprKind::Binary(crate::ast::BinaryOp::And, x, y) => excludes(x, a, b) || excludes(y, a, b),
+        _ => false,
+    }
+}
+
+/// Whether `e` is a test that cannot fail on any row: a comparison, null test or label test over
+/// properties of `vars` (graph elements), scalar literals and parameters, or AND / OR / XOR / NOT
+/// of such tests (each is true, false or null). The slots of the variables it reads go to `slots`.
+fn infallible_test(e: &Expr, vars: &HashMap<&str, (usize, bool)>, slots: &mut Vec<usize>) -> bool {
+    use crate::ast::BinaryOp as B;
+    let operand = |e: &Expr, slots: &mut Vec<usize>| match &e.kind {
+        ExprKind::Lit(_) | ExprKind::Param(_) => true,
+        ExprKind::Prop(t, _) => match &t.kind {
+            ExprKind::Var(v) => vars.get(v.as_str()).map(|(s, _)| slots.push(*s)).is_some(),
+            _ => false,
+        },
+        _ => false,
+    };
+    match &e.kind {
+        ExprKind::Binary(B::And | B::Or | B::Xor, a, b) => infallible_test(a, vars, slots) && infallible_test(b, vars, slots),
+        ExprKind::Unary(UnaryOp::Not, a) => infallible_test(a, vars, slots),
+        ExprKind::Binary(B::Eq | B::Neq | B::Lt | B::Le | B::Gt | B::Ge | B::StartsWith | B::EndsWith | B::Contains, a, b) => {
+            operand(a, slots) && operand(b, slots)
+        }
+        ExprKind::IsNull(a, _) => operand(a, slots),
+        ExprKind::HasLabels(t, _) => match &t.kind {
+            // On a node only (on anything else it is a type error).
+            ExprKind::Var(v) => vars.get(v.as_str()).filter(|(_, node)| *node).map(|(s, _)| slots.push(*s)).is_some(),
+            _ => false,
+        },
         _ => false,
     }
 }

@@ -1506,7 +1506,9 @@ proptest! {
     /// `WHERE v.k = e` is checked in the pattern (as `(v {k: e})`: on each candidate as it is
     /// found, and `v.id = e` as a seek); `NOT (v.k <> e)` means the same under three-valued logic
     /// and stays a filter. Both give the same rows on random graphs and values, null and a
-    /// string id included, in MATCH, OPTIONAL MATCH, variable-length reaches and counts.
+    /// string id included, in MATCH, OPTIONAL MATCH, variable-length reaches and counts. So do
+    /// tests moved to right after the operator binding what they read, against the same tests
+    /// compared with `true` (which stay at the end).
     #[test]
     fn where_equalities_in_the_pattern_equal_the_filter(
         n in 2usize..20,
@@ -1537,6 +1539,12 @@ proptest! {
             ("MATCH (a)-[*1..2]-(b) WHERE a.k = $w AND b.k = $v RETURN count(DISTINCT b)", "MATCH (a)-[*1..2]-(b) WHERE NOT (a.k <> $w) AND NOT (b.k <> $v) RETURN count(DISTINCT b)"),
             ("MATCH (a) OPTIONAL MATCH (a)-->(b) WHERE b.k = $w RETURN id(a), id(b)", "MATCH (a) OPTIONAL MATCH (a)-->(b) WHERE NOT (b.k <> $w) RETURN id(a), id(b)"),
             ("MATCH (a)-->(b)-->(a) WHERE a.k = $w RETURN id(a), id(b)", "MATCH (a)-->(b)-->(a) WHERE NOT (a.k <> $w) RETURN id(a), id(b)"),
+            // Tests that move to right after the operator binding what they read (`(x) = true`
+            // means `x` to a filter and moves nowhere).
+            ("MATCH (a)-[r]->(b)-->(c) WHERE a.k < $w AND r.w IS NULL RETURN id(a), id(b), id(c)", "MATCH (a)-[r]->(b)-->(c) WHERE (a.k < $w AND r.w IS NULL) = true RETURN id(a), id(b), id(c)"),
+            ("MATCH (a:node)-->(b) WHERE NOT a.s STARTS WITH 'x' OR a.k >= $v RETURN id(a), id(b)", "MATCH (a:node)-->(b) WHERE (NOT a.s STARTS WITH 'x' OR a.k >= $v) = true RETURN id(a), id(b)"),
+            ("MATCH (a), (b) WHERE a.k > $w AND b.k <= a.k AND a:node RETURN id(a), id(b)", "MATCH (a), (b) WHERE (a.k > $w AND b.k <= a.k AND a:node) = true RETURN id(a), id(b)"),
+            ("MATCH (a)-[*1..2]->(b)-->(c) WHERE b.k <> $w XOR c.s = 'x' RETURN id(a), id(c)", "MATCH (a)-[*1..2]->(b)-->(c) WHERE (b.k <> $w XOR c.s = 'x') = true RETURN id(a), id(c)"),
         ] {
             prop_assert_eq!(sorted_rows(&ws, pushed, &params), sorted_rows(&ws, filtered, &params), "{}", pushed);
         }
@@ -1545,7 +1553,7 @@ proptest! {
 
 /// The equalities a pattern takes from its WHERE show in the plan as node tests, and `v.id = e`
 /// as the external-id seek; a variable bound before, or compared with another variable, stays in
-/// the filter.
+/// the filter; a test that cannot fail moves to right after the scan.
 #[test]
 fn where_equalities_move_into_the_pattern() {
     let db = db();
@@ -1558,6 +1566,12 @@ fn where_equalities_move_into_the_pattern() {
     assert!(p.contains("Filter"), "{p}");
     let p = plan("MATCH (a) WITH a MATCH (a)-->(b) WHERE a.name = 'x' RETURN b");
     assert!(p.contains("Filter"), "{p}");
+    // A test that cannot fail runs right after the scan binding what it reads, before the
+    // expansions; one that can (a sum of a property) stays at the end.
+    let p = plan("MATCH (a:service)-[:DEPENDS_ON]->(b)-->(c) WHERE a.name < 'B' RETURN c");
+    assert!(p.ends_with("  Filter\n  NodeByLabelScan (a:service)\n"), "{p}");
+    let p = plan("MATCH (a:service)-[:DEPENDS_ON]->(b)-->(c) WHERE a.name + 1 < 'B' RETURN c");
+    assert!(p.ends_with("  Expand (a)-[:DEPENDS_ON]->(b)\n  NodeByLabelScan (a:service)\n"), "{p}");
     assert_eq!(
         rows(&db, "MATCH (a)-[:DEPENDS_ON]->(b) WHERE b.name = 'Redis' RETURN a.name ORDER BY a.name"),
         vec![vec![s("AuthService")], vec![s("Postgres")]]
