@@ -417,6 +417,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
         ops: &mut Vec<Op>,
         kept: Vec<&'e Expr>,
     ) -> Result<Vec<&'e Expr>, QueryError> {
+        if kept.is_empty() {
+            return Ok(kept);
+        }
         // The variables a moved conjunct may read, by slot: nodes and single-hop relationships
         // this MATCH binds (graph elements, so reading their properties cannot fail).
         let mut movable: HashMap<&str, (usize, bool)> = HashMap::new();
