@@ -253,23 +253,19 @@ impl<'a> Graph<'_, 'a> {
         let v = self.view;
         let stored: Vec<(&'a Arc<str>, &'a Value)> = v.entity_properties(e).collect();
         if !v.entity_bare(e) {
-            let written = |key: &str| stored.iter().any(|(k, _)| &***k == key);
-            if !written("id") {
-                if let Some(id) = v.entity_ext_id(e) {
-                    f(PropKey::Field("id"), Prop::Str(id));
-                }
-            }
-            if !written("name") {
-                if let Some(name) = v.entity_name(e).filter(|n| !n.is_empty()) {
-                    f(PropKey::Field("name"), Prop::Str(name));
-                }
-            }
-            if !written("aliases") {
+            let aliases = || {
                 let aliases: Vec<&'a str> = v.entity_aliases(e).collect();
-                if !aliases.is_empty() {
-                    f(PropKey::Field("aliases"), Prop::Strs(aliases));
-                }
-            }
+                (!aliases.is_empty()).then_some(Prop::Strs(aliases))
+            };
+            unwritten_fields(
+                &stored,
+                [
+                    ("id", &|| v.entity_ext_id(e).map(Prop::Str)),
+                    ("name", &|| v.entity_name(e).filter(|n| !n.is_empty()).map(Prop::Str)),
+                    ("aliases", &aliases),
+                ],
+                &mut f,
+            );
         }
         for (k, value) in stored {
             // A string `name` is the entity's name: read the field, which later renames keep.
@@ -331,22 +327,15 @@ impl<'a> Graph<'_, 'a> {
         let v = self.view;
         let stored: Vec<(&'a Arc<str>, &'a Value)> = v.claim_properties(c).collect();
         if !v.claim_bare(c) {
-            let written = |key: &str| stored.iter().any(|(k, _)| &***k == key);
-            if !written("text") {
-                if let Some(text) = v.claim_text(c) {
-                    f(PropKey::Field("text"), Prop::Str(text));
-                }
-            }
-            if !written("confidence") {
-                if let Some(confidence) = v.claim_confidence(c) {
-                    f(PropKey::Field("confidence"), Prop::Val(Val::Float(crate::value::shortest_f64(confidence))));
-                }
-            }
-            if !written("state") {
-                if let Some(state) = v.claim_state(c) {
-                    f(PropKey::Field("state"), Prop::Str(state.as_str()));
-                }
-            }
+            unwritten_fields(
+                &stored,
+                [
+                    ("text", &|| v.claim_text(c).map(Prop::Str)),
+                    ("confidence", &|| v.claim_confidence(c).map(|x| Prop::Val(Val::Float(crate::value::shortest_f64(x))))),
+                    ("state", &|| v.claim_state(c).map(|x| Prop::Str(x.as_str()))),
+                ],
+                &mut f,
+            );
         }
         for (k, value) in stored {
             let prop = if mirrors(k, value) { Prop::Val(self.rel_prop(c, k)) } else { Prop::Stored(value) };
@@ -367,6 +356,22 @@ impl<'a> Graph<'_, 'a> {
             return None;
         }
         Some(self.view.expander(direction, Some(&ids), &self.vis))
+    }
+}
+
+/// Calls `f` with each listed memory field over which no property of its name was written
+/// (`stored`), reading a field only then; a field that reads `None` is not listed.
+fn unwritten_fields<'a>(
+    stored: &[(&'a Arc<str>, &'a Value)],
+    fields: [(&'static str, &dyn Fn() -> Option<Prop<'a>>); 3],
+    f: &mut impl FnMut(PropKey<'a>, Prop<'a>),
+) {
+    for (key, read) in fields {
+        if !stored.iter().any(|(k, _)| &***k == key) {
+            if let Some(prop) = read() {
+                f(PropKey::Field(key), prop);
+            }
+        }
     }
 }
 

@@ -136,26 +136,26 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// `ScanNodes`: each input row with each node carrying `test`'s first label (every node
     /// when it has none) that passes `test` and `filter`.
     fn scan(&self, slot: usize, test: &NodeTest, filter: Option<&CExpr>, rows: Vec<Row>) -> Fallible<Vec<Row>> {
-        let (candidates, rest) = match test.labels.split_first() {
-            // The label scanned for needs no test on its nodes.
-            Some((l, rest)) => (self.graph.nodes_with_label(l), NodeTest { labels: rest.to_vec(), props: test.props.clone() }),
-            None => (self.graph.nodes(), test.clone()),
+        let candidates = match test.labels.first() {
+            Some(l) => self.graph.nodes_with_label(l),
+            None => self.graph.nodes(),
         };
         let mut out = Vec::new();
         for row in rows {
-            self.bind_each(&candidates, slot, &rest, filter, &row, &mut out)?;
+            // The label scanned for needs no test on its nodes.
+            self.bind_each(&candidates, slot, (test, 1), filter, &row, &mut out)?;
         }
         Ok(out)
     }
 
-    /// One row per node of `candidates` passing `test` and `filter`: `row` with the node in
-    /// `slot`, into `out` (checked against `rows_max`, and the deadline every `CHECK_EVERY`
-    /// candidates). A row is copied only for a node that passes.
+    /// One row per node of `candidates` passing `test` (its labels from the given one on) and
+    /// `filter`: `row` with the node in `slot`, into `out` (checked against `rows_max`, and the
+    /// deadline every `CHECK_EVERY` candidates). A row is copied only for a node that passes.
     fn bind_each(
         &self,
         candidates: &[EntityId],
         slot: usize,
-        test: &NodeTest,
+        (test, labels_from): (&NodeTest, usize),
         filter: Option<&CExpr>,
         row: &Row,
         out: &mut Vec<Row>,
@@ -166,7 +166,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             if i % CHECK_EVERY as usize == 0 {
                 self.check()?;
             }
-            if !self.node_passes_in(n, test, row, &mut wanted)? {
+            if !self.node_passes_in(n, (test, labels_from), row, Some(&mut wanted))? {
                 continue;
             }
             candidate[slot] = Val::Node(n);
@@ -265,7 +265,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                         // the rows that reach it, as it would have without the seek.
                         _ => self.graph.nodes(),
                     };
-                    self.bind_each(&ids, *slot, test, None, &row, &mut out)?;
+                    self.bind_each(&ids, *slot, (test, 0), None, &row, &mut out)?;
                 }
                 out
             }
@@ -424,21 +424,37 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     fn node_passes(&self, n: EntityId, test: &NodeTest, row: &[Val]) -> Fallible<bool> {
-        self.node_passes_in(n, test, row, &mut Vec::new())
+        self.node_passes_in(n, (test, 0), row, None)
     }
 
-    /// `node_passes` for one of many candidates of `row`: a property's wanted value depends on
-    /// the row alone, so it is evaluated once, when a candidate first needs it, and kept in
-    /// `wanted` (one entry per property, in order) for the next.
-    fn node_passes_in(&self, n: EntityId, test: &NodeTest, row: &[Val], wanted: &mut Vec<Val>) -> Fallible<bool> {
-        if !test.labels.iter().all(|l| self.graph.has_label(n, l)) {
+    /// Whether node `n` passes `test` (its labels from the given one on). For one of many candidates of `row`,
+    /// `wanted` keeps the properties' wanted values (they depend on the row alone): each is
+    /// evaluated when a candidate first needs it, in order.
+    fn node_passes_in(
+        &self,
+        n: EntityId,
+        (test, labels_from): (&NodeTest, usize),
+        row: &[Val],
+        mut wanted: Option<&mut Vec<Val>>,
+    ) -> Fallible<bool> {
+        if !test.labels.iter().skip(labels_from).all(|l| self.graph.has_label(n, l)) {
             return Ok(false);
         }
         for (i, (k, e)) in test.props.iter().enumerate() {
-            if wanted.len() == i {
-                wanted.push(self.eval(e, row)?);
-            }
-            if self.graph.node_prop_equals(n, k, &wanted[i]) != Some(true) {
+            let fresh;
+            let want = match &mut wanted {
+                Some(w) => {
+                    if w.len() == i {
+                        w.push(self.eval(e, row)?);
+                    }
+                    &w[i]
+                }
+                None => {
+                    fresh = self.eval(e, row)?;
+                    &fresh
+                }
+            };
+            if self.graph.node_prop_equals(n, k, want) != Some(true) {
                 return Ok(false);
             }
         }
