@@ -1577,3 +1577,31 @@ fn where_equalities_move_into_the_pattern() {
         vec![vec![s("AuthService")], vec![s("Postgres")]]
     );
 }
+
+/// An external-id seek's key, however it is given (a literal, a parameter, a variable bound
+/// before, an expression), finds what a scan filtered on the same key finds; a key that is not
+/// a string finds nothing, and a missing parameter is an error, not an empty result.
+#[test]
+fn seek_keys_from_every_source_equal_the_scan() {
+    let db = db();
+    let seek_plan = |text: &str, p: &Params| db.query("default", &format!("EXPLAIN {text}"), p).expect("explains").plan.unwrap_or_default();
+    let keys = ["auth", "db", "cache", "alice", "nobody"];
+    for key in keys {
+        let p = Params::from([("k".to_owned(), s(key))]);
+        let want = run_with(&db, "MATCH (n) WHERE n.id + '' = $k RETURN n.name", &p).expect("scan").rows;
+        for text in [
+            format!("MATCH (n {{id: '{key}'}}) RETURN n.name"),
+            "MATCH (n {id: $k}) RETURN n.name".to_owned(),
+            "WITH $k AS k MATCH (n {id: k}) RETURN n.name".to_owned(),
+            "UNWIND [$k] AS k MATCH (n {id: k}) RETURN n.name".to_owned(),
+            "MATCH (n {id: substring($k + '!', 0, size($k))}) RETURN n.name".to_owned(),
+        ] {
+            assert!(seek_plan(&text, &p).contains("NodeByIdSeek"), "{text}");
+            assert_eq!(run_with(&db, &text, &p).expect("seeks").rows, want, "{text} with {key}");
+        }
+    }
+    let p = Params::from([("k".to_owned(), i(1))]);
+    assert!(run_with(&db, "MATCH (n {id: $k}) RETURN n", &p).expect("runs").rows.is_empty());
+    let e = run_with(&db, "MATCH (n {id: $k}) RETURN n", &Params::new()).expect_err("a missing parameter");
+    assert_eq!(e.kind, ErrorType::ParameterMissing);
+}

@@ -187,6 +187,20 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         self.env().eval(e, row, &mut Vec::new())
     }
 
+    /// `eval`, borrowing a parameter's or a slot's value instead of cloning it (a seek's key is
+    /// usually one of them).
+    fn eval_ref<'r>(&'r self, e: &CExpr, row: &'r [Val]) -> Fallible<std::borrow::Cow<'r, Val>> {
+        use std::borrow::Cow;
+        match e {
+            CExpr::Param(p) => match self.params.get(p) {
+                Some(v) => Ok(Cow::Borrowed(v)),
+                None => self.eval(e, row).map(Cow::Owned),
+            },
+            CExpr::Slot(s) => Ok(row.get(*s).map_or(Cow::Owned(Val::Null), Cow::Borrowed)),
+            _ => self.eval(e, row).map(Cow::Owned),
+        }
+    }
+
     fn keep(&self, e: &CExpr, row: &[Val]) -> Fallible<bool> {
         Ok(truth(&self.eval(e, row)?)? == Some(true))
     }
@@ -208,8 +222,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 // The common case: the external id alone answers, one node at most per row, so
                 // the rows are kept or dropped in place.
                 retain_rows(rows, |row| {
-                    let id = self.eval(id, row)?;
-                    match self.graph.node_with_ext_id(&id) {
+                    let found = self.graph.node_with_ext_id(&*self.eval_ref(id, row)?);
+                    match found {
                         Some(n) if self.node_passes(n, test, row)? => {
                             row[*slot] = Val::Node(n);
                             Ok(true)
