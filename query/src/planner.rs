@@ -997,6 +997,11 @@ impl<'t, 'p> Compiler<'t, 'p> {
                         };
                         self.aggregate(func, *distinct, args.first(), e)?
                     }
+                    // `exists(pattern)` is the pattern predicate itself (whether the pattern
+                    // matches), not whether the predicate's value is null.
+                    _ if lower == "exists" && matches!(args.as_slice(), [a] if matches!(a.kind, ExprKind::Pattern(_))) => {
+                        self.expr(&args[0])?
+                    }
                     _ => {
                         let mut cargs = Vec::new();
                         for a in args {

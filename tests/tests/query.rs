@@ -1605,3 +1605,25 @@ fn seek_keys_from_every_source_equal_the_scan() {
     let e = run_with(&db, "MATCH (n {id: $k}) RETURN n", &Params::new()).expect_err("a missing parameter");
     assert_eq!(e.kind, ErrorType::ParameterMissing);
 }
+
+/// `exists(pattern)` is whether the pattern matches (the pattern predicate), in WHERE and in a
+/// result; `exists(property)` stays whether the property is there, whatever its value.
+#[test]
+fn exists_of_a_pattern_is_whether_it_matches() {
+    let db = db();
+    let ids = |text: &str| rows(&db, text).into_iter().map(|r| r[0].clone()).collect::<Vec<_>>();
+    let want = vec![s("alice"), s("auth"), s("db")];
+    assert_eq!(ids("MATCH (n) WHERE exists((n)-->()) RETURN n.id ORDER BY n.id"), want);
+    assert_eq!(ids("MATCH (n) WHERE (n)-->() RETURN n.id ORDER BY n.id"), want);
+    assert_eq!(ids("MATCH (n) WHERE NOT exists((n)-->()) RETURN n.id ORDER BY n.id"), vec![s("cache")]);
+    assert_eq!(ids("MATCH (n) WHERE exists((n)-[:OWNS]->(:service)) RETURN n.id"), vec![s("alice")]);
+    assert_eq!(
+        rows(&db, "MATCH (n {id: 'cache'}) RETURN exists((n)-->()) AS out, exists((n)<--()) AS inc"),
+        vec![vec![QueryValue::Bool(false), QueryValue::Bool(true)]]
+    );
+    db.query("default", "MATCH (n {id: 'cache'}) SET n.flag = false", &Params::new()).expect("sets");
+    assert_eq!(
+        rows(&db, "MATCH (n:service) RETURN n.id, exists(n.flag) ORDER BY n.id"),
+        vec![vec![s("auth"), QueryValue::Bool(false)], vec![s("cache"), QueryValue::Bool(true)], vec![s("db"), QueryValue::Bool(false)]]
+    );
+}
