@@ -319,12 +319,23 @@ pub struct SortItem {
 pub struct PatternPart {
     /// The path variable.
     pub var: Option<Var>,
+    /// `shortestPath(…)` or `allShortestPaths(…)` around the element.
+    pub shortest: Option<Shortest>,
     /// The first node.
     pub start: NodePattern,
     /// Each hop: the relationship and the node it reaches.
     pub chain: Vec<(RelPattern, NodePattern)>,
     /// The part.
     pub span: Span,
+}
+
+/// Which shortest paths a `shortestPath(…)` / `allShortestPaths(…)` part matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shortest {
+    /// One of the fewest-hop paths.
+    One,
+    /// Every fewest-hop path.
+    All,
 }
 
 /// `(n:A:B {k: v})`.

@@ -331,6 +331,9 @@ impl Checker<'_> {
 
     /// Binds a MATCH pattern's variables.
     fn bind_part<'p>(&self, part: &'p PatternPart, scope: &mut Scope, rels_here: &mut Vec<&'p str>) -> Result<(), QueryError> {
+        if part.shortest.is_some() {
+            self.shortest_part(part)?;
+        }
         if let Some(v) = &part.var {
             if scope.get(&v.name).is_some_and(|t| *t == Ty::Path) {
                 return Err(self.error(v.span, Detail::VariableAlreadyBound, format!("path variable `{}` is already defined", v.name)));
@@ -355,6 +358,28 @@ impl Checker<'_> {
                 }
                 rels_here.push(&v.name);
                 self.bind_kind(scope, v, ty)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A `shortestPath(…)` / `allShortestPaths(…)` part: one relationship, from a lower bound of
+    /// 0 or 1 (a breadth-first search finds the fewest hops; a longer lower bound is not that).
+    fn shortest_part(&self, part: &PatternPart) -> Result<(), QueryError> {
+        let [(rel, _)] = part.chain.as_slice() else {
+            return Err(self.error(
+                part.span,
+                Detail::InvalidRelationshipPattern,
+                "shortestPath and allShortestPaths take a pattern of one relationship, like (a)-[:KNOWS*]-(b)",
+            ));
+        };
+        if let Some((Some(min), _)) = rel.length {
+            if min > 1 {
+                return Err(self.error(
+                    rel.span,
+                    Detail::InvalidRelationshipPattern,
+                    format!("shortestPath and allShortestPaths take a lower bound of 0 or 1, not {min}"),
+                ));
             }
         }
         Ok(())
@@ -390,6 +415,13 @@ impl Checker<'_> {
     /// Binds and checks a CREATE (`merge` false) or MERGE pattern.
     fn write_pattern(&self, part: &PatternPart, scope: &mut Scope, merge: bool) -> Result<(), QueryError> {
         let clause = if merge { "MERGE" } else { "CREATE" };
+        if part.shortest.is_some() {
+            return Err(self.error(
+                part.span,
+                Detail::InvalidClauseComposition,
+                format!("{clause} cannot write a shortestPath or allShortestPaths pattern"),
+            ));
+        }
         let lone = part.chain.is_empty();
         let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
         // Property maps see the variables bound before this part, and earlier nodes of it.
@@ -951,6 +983,20 @@ impl Checker<'_> {
             "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" | "vec.cosinedistance" | "vec.euclideandistance" => Ty::Float,
             "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" => Ty::Str,
             "toboolean" | "exists" => Ty::Bool,
+            "shortestpath" | "allshortestpaths" => {
+                if !matches!(&args[0].kind, ExprKind::Pattern(p) if p.shortest.is_some()) {
+                    return Err(self.error(
+                        args[0].span,
+                        Detail::InvalidArgumentType,
+                        format!("{} takes a pattern of one relationship, like (a)-[:KNOWS*]-(b)", f.name),
+                    ));
+                }
+                if f.name == "shortestpath" {
+                    Ty::Path
+                } else {
+                    Ty::List
+                }
+            }
             "count" | "tointeger" | "timestamp" => Ty::Int,
             _ => Ty::Any,
         })

@@ -379,6 +379,16 @@ impl Parser<'_> {
             }
         }
         let end = self.expect_sym(Sym::RParen)?;
+        // `shortestPath(pattern)` / `allShortestPaths(pattern)` as a value (FalkorDB's form, in
+        // WITH or RETURN): the pattern is the shortest-path part the checker validates.
+        let shortest = match lower.as_str() {
+            "shortestpath" => Some(crate::ast::Shortest::One),
+            "allshortestpaths" => Some(crate::ast::Shortest::All),
+            _ => None,
+        };
+        if let (Some(which), [Expr { kind: ExprKind::Pattern(part), .. }]) = (shortest, args.as_mut_slice()) {
+            part.shortest = Some(which);
+        }
         Ok(Expr::new(ExprKind::Call { name, distinct, args }, start.to(end)))
     }
 

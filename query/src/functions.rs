@@ -89,6 +89,10 @@ pub const FUNCTIONS: &[Function] = &[
     scalar("replace", 3, 3),
     scalar("timestamp", 0, 0),
     scalar("exists", 1, 1),
+    // A pattern as the argument: the shortest path between its two bound ends (null when there
+    // is none), or the list of all of them.
+    scalar("shortestpath", 1, 1),
+    scalar("allshortestpaths", 1, 1),
 ];
 
 /// The function named `name` (any case).

@@ -6,7 +6,7 @@
 
 use crate::ast::{
     Call, Clause, Create, Delete, Direction, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection, ProjectionItem, Query,
-    RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, SingleQuery, SortItem, Statement, Temporal, Unwind, Var,
+    RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem, Statement, Temporal, Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
@@ -362,8 +362,28 @@ impl Parser<'_> {
         } else {
             None
         };
-        let (start_node, chain) = self.pattern_element()?;
-        Ok(PatternPart { var, start: start_node, chain, span: start.to(self.prev_span()) })
+        let shortest = match self.peek() {
+            Tok::Ident(name) if matches!(self.peek_at(1), Tok::Sym(Sym::LParen)) => {
+                if name.eq_ignore_ascii_case("shortestPath") {
+                    Some(Shortest::One)
+                } else if name.eq_ignore_ascii_case("allShortestPaths") {
+                    Some(Shortest::All)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let (start_node, chain) = if shortest.is_some() {
+            self.pos += 1;
+            self.expect_sym(Sym::LParen)?;
+            let element = self.pattern_element()?;
+            self.expect_sym(Sym::RParen)?;
+            element
+        } else {
+            self.pattern_element()?
+        };
+        Ok(PatternPart { var, shortest, start: start_node, chain, span: start.to(self.prev_span()) })
     }
 
     /// A node and its chain; a parenthesized element `((a)-->(b))` is accepted too.

@@ -6,7 +6,7 @@
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
-use crate::ast::{BinaryOp, Direction, Quantifier};
+use crate::ast::{BinaryOp, Direction, Quantifier, Shortest};
 
 /// A literal constant. Strings are shared so the executor turns one into a value without copying.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,6 +186,9 @@ pub struct Hop {
     pub reach: bool,
     /// With `reach`: the MATCH excludes the start node itself (`WHERE b <> a`, absorbed here).
     pub exclude_start: bool,
+    /// `shortestPath` / `allShortestPaths`: between `from` and the bound `to`, only the paths
+    /// of fewest hops (breadth first), one or all of them.
+    pub shortest: Option<Shortest>,
 }
 
 /// How a path variable is put together: its start node and hops.
@@ -471,6 +474,8 @@ impl Op {
             Op::CheckNode { .. } => "NodeFilter",
             Op::CountExpand { hop, .. } if hop.reach => "BreadthFirstReachCount",
             Op::CountExpand { .. } => "ExpandCount",
+            Op::Expand(h) if h.shortest == Some(Shortest::One) => "ShortestPath",
+            Op::Expand(h) if h.shortest == Some(Shortest::All) => "AllShortestPaths",
             Op::Expand(h) if h.reach => "BreadthFirstReach",
             Op::Expand(h) if h.length.is_some() => "VarLengthExpand",
             Op::Expand(h) if h.to_bound => "ExpandInto",

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::ast::{
     Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection, RemoveItem,
-    SetItem as AstSetItem, SingleQuery, Statement, Temporal, UnaryOp,
+    SetItem as AstSetItem, Shortest, SingleQuery, Statement, Temporal, UnaryOp,
 };
 use crate::functions::{function, procedure, FunctionKind};
 use crate::{Detail, ErrorType, QueryError};
@@ -615,6 +615,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
         rels_here: &mut Vec<usize>,
         seeks: &mut [IdentitySeek],
     ) -> Result<PathSpec, QueryError> {
+        if let Some(which) = part.shortest {
+            return self.shortest_ops(part, which, ops, rels_here, seeks);
+        }
         let nodes: Vec<&NodePattern> = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n)).collect();
         let bound = |n: &NodePattern| n.var.as_ref().is_some_and(|v| self.scope.contains_key(&v.name));
         let has_id = |n: &NodePattern| matches!(&n.props, Some(Expr { kind: ExprKind::Map(items), .. }) if items.iter().any(|(k, v)| k.name == "id" && is_constant(v)));
@@ -690,6 +693,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 distinct_from: rels_here.clone(),
                 reach: self.reach && length.is_some(),
                 exclude_start: false,
+                shortest: None,
             })));
             if rel_bound {
                 ops.push(Op::Filter(CExpr::Bin(crate::ast::BinaryOp::Eq, Box::new(CExpr::Slot(target)), Box::new(CExpr::Slot(rel_slot)))));
@@ -702,6 +706,60 @@ impl<'t, 'p> Compiler<'t, 'p> {
         }
         let hops = part.chain.iter().enumerate().map(|(i, (r, _))| (rel_slots[i], r.length.is_some())).collect();
         let mut path = PathSpec { slot: usize::MAX, start: node_slots[0], hops, nodes: node_slots };
+        if let Some(v) = &part.var {
+            path.slot = self.slot(&v.name);
+            self.scope.insert(v.name.clone(), path.slot);
+            ops.push(Op::BindPath(path.clone()));
+        }
+        Ok(path)
+    }
+
+    /// A `shortestPath(…)` / `allShortestPaths(…)` part (one relationship, checked): each end
+    /// is bound or found on its own, as in `(a), (b)`, then the search runs between the two.
+    fn shortest_ops(
+        &mut self,
+        part: &PatternPart,
+        which: Shortest,
+        ops: &mut Vec<Op>,
+        rels_here: &mut Vec<usize>,
+        seeks: &mut [IdentitySeek],
+    ) -> Result<PathSpec, QueryError> {
+        let [(rel, end)] = part.chain.as_slice() else {
+            return Err(unsupported(self.text, "a shortest path of more than one relationship", part.span));
+        };
+        let lone = |n: &NodePattern| PatternPart { var: None, shortest: None, start: n.clone(), chain: Vec::new(), span: n.span };
+        let from = self.part_ops(&lone(&part.start), ops, rels_here, seeks)?.start;
+        let to = self.part_ops(&lone(end), ops, rels_here, seeks)?.start;
+        let (rel_slot, rel_bound) = self.element_slot(rel.var.as_ref(), "  anon_rel");
+        if rel_bound {
+            return Err(unsupported(self.text, "a shortest path over a relationship variable bound before", rel.span));
+        }
+        let rel_props = match &rel.props {
+            Some(p) => self.prop_map(p)?,
+            None => Vec::new(),
+        };
+        let rel_predicate = match &rel.predicate {
+            Some(w) => Some(self.expr(w)?),
+            None => None,
+        };
+        ops.push(Op::Expand(Box::new(Hop {
+            from,
+            rel: rel_slot,
+            to,
+            to_bound: true,
+            direction: rel.direction,
+            types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
+            length: rel.length.map(|(min, max)| (min.unwrap_or(1), max)),
+            rel_props,
+            rel_predicate,
+            to_test: NodeTest::default(),
+            distinct_from: rels_here.clone(),
+            reach: false,
+            exclude_start: false,
+            shortest: Some(which),
+        })));
+        rels_here.push(rel_slot);
+        let mut path = PathSpec { slot: usize::MAX, start: from, hops: vec![(rel_slot, rel.length.is_some())], nodes: vec![from, to] };
         if let Some(v) = &part.var {
             path.slot = self.slot(&v.name);
             self.scope.insert(v.name.clone(), path.slot);
@@ -1001,6 +1059,19 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     // matches), not whether the predicate's value is null.
                     _ if lower == "exists" && matches!(args.as_slice(), [a] if matches!(a.kind, ExprKind::Pattern(_))) => {
                         self.expr(&args[0])?
+                    }
+                    // The list of shortest paths the pattern matches (the checker made sure it is
+                    // one): its first for `shortestPath`, null when there is none.
+                    _ if lower == "shortestpath" || lower == "allshortestpaths" => {
+                        let [Expr { kind: ExprKind::Pattern(part), .. }] = args.as_slice() else {
+                            return Err(unsupported(self.text, "shortestPath of anything but a pattern", e.span));
+                        };
+                        let paths = self.pattern_expr(part, None)?;
+                        if lower == "shortestpath" {
+                            CExpr::Func(Arc::from("head"), vec![paths])
+                        } else {
+                            paths
+                        }
                     }
                     _ => {
                         let mut cargs = Vec::new();

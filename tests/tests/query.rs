@@ -1627,3 +1627,163 @@ fn exists_of_a_pattern_is_whether_it_matches() {
         vec![vec![s("auth"), QueryValue::Bool(false)], vec![s("cache"), QueryValue::Bool(true)], vec![s("db"), QueryValue::Bool(false)]]
     );
 }
+
+/// Every simple path from `a` to `b` over `edges` (`(from, to, rel)`, walked as `dir` says: `>`
+/// along, `<` against, `-` either way) of `min..=max` hops, as relationship sequences, fewest
+/// hops only: the naive reference of `allShortestPaths`.
+fn naive_shortest(edges: &[(String, String, i64)], a: &str, b: &str, dir: char, (min, max): (usize, usize)) -> Vec<Vec<i64>> {
+    if a == b {
+        return if min == 0 { vec![Vec::new()] } else { Vec::new() };
+    }
+    let mut found: Vec<Vec<i64>> = Vec::new();
+    let mut stack: Vec<(String, Vec<i64>, Vec<String>)> = vec![(a.to_owned(), Vec::new(), vec![a.to_owned()])];
+    while let Some((at, rels, seen)) = stack.pop() {
+        if at == b {
+            found.push(rels);
+            continue;
+        }
+        if rels.len() >= max {
+            continue;
+        }
+        for (x, y, r) in edges {
+            let along = *x == at && dir != '<';
+            let against = *y == at && dir != '>';
+            let next = if along {
+                y
+            } else if against {
+                x
+            } else {
+                continue;
+            };
+            if seen.contains(next) {
+                continue;
+            }
+            let (mut rels, mut seen) = (rels.clone(), seen.clone());
+            rels.push(*r);
+            seen.push(next.clone());
+            stack.push((next.clone(), rels, seen));
+        }
+    }
+    let fewest = found.iter().map(Vec::len).filter(|l| *l >= min).min();
+    let mut out: Vec<Vec<i64>> = found.into_iter().filter(|p| Some(p.len()) == fewest).collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// `allShortestPaths` gives exactly the fewest-hop simple paths a naive search over the
+    /// graph's relationships finds, `shortestPath` one of them (none when there is none), and the
+    /// value forms in RETURN equal the MATCH forms, over directions, types and bounds.
+    #[test]
+    fn shortest_paths_equal_a_naive_search(
+        n in 2usize..9,
+        edges in prop::collection::vec((0usize..9, 0usize..9, any::<bool>()), 0..18),
+        ends in (0usize..9, 0usize..9),
+        dir in prop::sample::select(vec!['>', '<', '-']),
+        types in prop::sample::select(vec!["", ":A", ":B", ":A|B"]),
+        bounds in prop::sample::select(vec![(1usize, None), (0, None), (1, Some(2usize)), (0, Some(1))]),
+    ) {
+        let db = random_graph(n, &edges);
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        // The batch API's predicates resolve without regard to case (`b` is `:B`).
+        let typed = |t: &str| types.is_empty() || types.trim_start_matches(':').split('|').any(|x| x.eq_ignore_ascii_case(t));
+        let all: Vec<(String, String, i64)> = ws
+            .query("MATCH (x)-[r]->(y) RETURN x.id, y.id, id(r), type(r)", &Params::new())
+            .expect("runs")
+            .rows
+            .into_iter()
+            .filter_map(|r| match (&r[0], &r[1], &r[2], &r[3]) {
+                (QueryValue::String(x), QueryValue::String(y), QueryValue::Int(id), QueryValue::String(t)) if typed(t) => Some((x.clone(), y.clone(), *id)),
+                _ => None,
+            })
+            .collect();
+        let (a, b) = (format!("e{}", ends.0 % n), format!("e{}", ends.1 % n));
+        let (min, max) = bounds;
+        let want = naive_shortest(&all, &a, &b, dir, (min, max.unwrap_or(usize::MAX)));
+        let (l, r) = match dir { '>' => ("-", "->"), '<' => ("<-", "-"), _ => ("-", "-") };
+        let len = format!("*{min}..{}", max.map(|m| m.to_string()).unwrap_or_default());
+        let pattern = format!("(a){l}[{types}{len}]{r}(b)");
+        let params = Params::from([("a".to_owned(), s(&a)), ("b".to_owned(), s(&b))]);
+        let ids = |p: &QueryValue| -> Vec<i64> {
+            let QueryValue::Path(p) = p else { return vec![-1] };
+            p.relationships.iter().map(|r| r.id as i64).collect()
+        };
+        let run = |text: &str| ws.query(text, &params).unwrap_or_else(|e| panic!("{text}: {e}")).rows;
+        let mut got: Vec<Vec<i64>> = run(&format!("MATCH p = allShortestPaths({pattern}) WHERE a.id = $a AND b.id = $b RETURN p"))
+            .iter().map(|row| ids(&row[0])).collect();
+        got.sort();
+        prop_assert_eq!(&got, &want, "{}", pattern);
+        let one = run(&format!("MATCH p = shortestPath({pattern}) WHERE a.id = $a AND b.id = $b RETURN p"));
+        prop_assert_eq!(one.len(), usize::from(!want.is_empty()), "{}", pattern);
+        if let Some(row) = one.first() {
+            prop_assert!(want.contains(&ids(&row[0])), "{}: {:?}", pattern, row);
+        }
+        // The value forms, on the two ends bound before.
+        let value = run(&format!("MATCH (a {{id: $a}}), (b {{id: $b}}) RETURN shortestPath({pattern}), allShortestPaths({pattern})"));
+        prop_assert_eq!(value.len(), 1);
+        match &value[0][0] {
+            QueryValue::Null => prop_assert!(want.is_empty()),
+            p => prop_assert!(want.contains(&ids(p)), "{}: {:?}", pattern, p),
+        }
+        let QueryValue::List(paths) = &value[0][1] else { panic!("{:?}", value[0][1]) };
+        let mut listed: Vec<Vec<i64>> = paths.iter().map(ids).collect();
+        listed.sort();
+        prop_assert_eq!(listed, want);
+    }
+}
+
+/// The search honours the relationship's own tests (a longer path around an edge the inline
+/// WHERE refuses), a lower bound of 0 gives the empty path from a node to itself, OPTIONAL MATCH
+/// gives null where there is no path, and what the search cannot do is refused by name.
+#[test]
+fn shortest_paths_follow_the_pattern_and_refuse_what_they_cannot_do() {
+    let db = Database::in_memory();
+    db.query(
+        "default",
+        "CREATE (a:P {name: 'a'})-[:R {w: 1}]->(b:P {name: 'b'}), (a)-[:R {w: 9}]->(c:P {name: 'c'}), (c)-[:R {w: 1}]->(d:P {name: 'd'}), (d)-[:R {w: 1}]->(b)",
+        &Params::new(),
+    )
+    .expect("creates");
+    let names = |text: &str| -> Vec<Vec<QueryValue>> { rows(&db, text) };
+    let path_names = "[n IN nodes(p) | n.name]";
+    assert_eq!(
+        names(&format!("MATCH p = shortestPath((a:P {{name: 'a'}})-[:R*]->(b:P {{name: 'b'}})) RETURN {path_names}")),
+        vec![vec![QueryValue::List(vec![s("a"), s("b")])]]
+    );
+    assert_eq!(
+        names(&format!("MATCH p = shortestPath((a:P {{name: 'c'}})-[r:R* WHERE r.w = 1]-(b:P {{name: 'a'}})) RETURN {path_names}")),
+        vec![vec![QueryValue::List(vec![s("c"), s("d"), s("b"), s("a")])]]
+    );
+    assert_eq!(names("MATCH p = shortestPath((a:P {name: 'a'})-[:R*0..]->(b:P {name: 'a'})) RETURN length(p)"), vec![vec![i(0)]]);
+    assert!(names("MATCH p = shortestPath((a:P {name: 'a'})-[:R*]->(b:P {name: 'a'})) RETURN p").is_empty());
+    assert_eq!(
+        names("MATCH (b:P {name: 'b'}) OPTIONAL MATCH p = shortestPath((b)-[:R*]->(x:P {name: 'a'})) RETURN p"),
+        vec![vec![QueryValue::Null]]
+    );
+    let plan = db.query("default", "EXPLAIN MATCH p = allShortestPaths((a:P)-[:R*]->(b:P)) RETURN p", &Params::new()).expect("explains");
+    assert!(plan.plan.unwrap_or_default().contains("AllShortestPaths (a)-[:R*1..]->(b)"));
+    for (text, detail) in [
+        ("MATCH p = shortestPath((a)-[*2..]->(b)) RETURN p", Detail::InvalidRelationshipPattern),
+        ("MATCH p = shortestPath((a)-->()-->(b)) RETURN p", Detail::InvalidRelationshipPattern),
+        ("CREATE p = shortestPath((a)-[:R]->(b))", Detail::InvalidClauseComposition),
+        ("RETURN shortestPath(1)", Detail::InvalidArgumentType),
+    ] {
+        let e = run_with(&db, text, &Params::new()).expect_err(text);
+        assert_eq!(e.detail, detail, "{text}: {e}");
+    }
+}
+
+/// A `*0..` over a type no relationship has still matches its zero hops (the start itself),
+/// counted or not, and a `*1..` over it matches nothing.
+#[test]
+fn zero_hops_of_an_unknown_type_match_the_start() {
+    let db = db();
+    assert_eq!(rows(&db, "MATCH (a {id: 'auth'})-[:NOPE*0..]->(b) RETURN b.id"), vec![vec![s("auth")]]);
+    assert_eq!(rows(&db, "MATCH (a {id: 'auth'})-[r:NOPE*0..2]-(b) RETURN b.id, size(r)"), vec![vec![s("auth"), i(0)]]);
+    assert_eq!(rows(&db, "MATCH (a {id: 'auth'})-[:NOPE*0..]->(b) RETURN count(DISTINCT b)"), vec![vec![i(1)]]);
+    assert_eq!(rows(&db, "MATCH (a {id: 'auth'})-[:NOPE*1..]->(b) RETURN count(b)"), vec![vec![i(0)]]);
+    assert_eq!(rows(&db, "MATCH p = shortestPath((a {id: 'auth'})-[:NOPE*0..]->(b {id: 'auth'})) RETURN length(p)"), vec![vec![i(0)]]);
+}

@@ -357,6 +357,11 @@ impl<'a> Graph<'_, 'a> {
         }
         Some(self.view.expander(direction, Some(&ids), &self.vis))
     }
+
+    /// An expander that finds no edge (for types no relationship has).
+    pub fn no_edges(&self, direction: Direction) -> Expander<'a> {
+        self.view.expander(direction, Some(&[]), &self.vis)
+    }
 }
 
 /// Calls `f` with each listed memory field over which no property of its name was written

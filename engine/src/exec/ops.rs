@@ -22,6 +22,8 @@ use super::procedures;
 use super::value::{Key, PathVal, Val};
 use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
 
+mod shortest;
+
 pub(crate) type Row = Vec<Val>;
 
 /// Rows at or above which an expand runs in parallel.
@@ -505,8 +507,16 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     fn expand(&self, hop: &Hop, rows: Vec<Row>) -> Fallible<Vec<Row>> {
-        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
+        let expander = match self.graph.expander(engine_dir(hop.direction), &hop.types) {
+            Some(x) => x,
+            // No relationship has these types: a `*0..` still matches its zero hops.
+            None if hop.length.is_some_and(|(min, _)| min == 0) => self.graph.no_edges(engine_dir(hop.direction)),
+            None => return Ok(Vec::new()),
+        };
         let one = |row: Row| -> Fallible<Vec<Row>> {
+            if hop.shortest.is_some() {
+                return self.shortest(hop, &expander, row);
+            }
             let Val::Node(from) = row[hop.from] else { return Ok(Vec::new()) };
             let used = Self::used_rels(hop, &row);
             match hop.length {
