@@ -556,6 +556,19 @@ pub enum ExprKind {
         /// The projection.
         map: Option<Box<Expr>>,
     },
+    /// `reduce(acc = init, x IN list | e)`: `e` over each element in turn, with `acc` the value so far.
+    Reduce {
+        /// The accumulator.
+        acc: Var,
+        /// Its first value.
+        init: Box<Expr>,
+        /// The element variable.
+        var: Var,
+        /// The list.
+        list: Box<Expr>,
+        /// The next value of the accumulator.
+        step: Box<Expr>,
+    },
     /// `any(x IN list WHERE p)` and friends.
     Quantified {
         /// Which quantifier.
@@ -651,6 +664,11 @@ impl Expr {
             ExprKind::Quantified { list, predicate, .. } => {
                 f(list);
                 f(predicate);
+            }
+            ExprKind::Reduce { init, list, step, .. } => {
+                f(init);
+                f(list);
+                f(step);
             }
             ExprKind::PatternComprehension { predicate, map, .. } => {
                 if let Some(p) = predicate {

@@ -712,7 +712,10 @@ impl Checker<'_> {
         match &e.kind {
             ExprKind::Var(v) if !next.contains_key(v) => Some((v.as_str(), e.span)),
             // Their own variables are local; a full treatment is not needed for sorting keys.
-            ExprKind::ListComprehension { .. } | ExprKind::Quantified { .. } | ExprKind::PatternComprehension { .. } => None,
+            ExprKind::ListComprehension { .. }
+            | ExprKind::Quantified { .. }
+            | ExprKind::Reduce { .. }
+            | ExprKind::PatternComprehension { .. } => None,
             _ => {
                 let mut found = None;
                 e.for_each_child(|c| {
@@ -846,6 +849,23 @@ impl Checker<'_> {
                     self.expr(m, &inner, agg)?;
                 }
                 Ty::List
+            }
+            ExprKind::Reduce { acc, init, var, list, step } => {
+                if acc.name == var.name {
+                    return Err(self.error(
+                        var.span,
+                        Detail::VariableAlreadyBound,
+                        format!("variable `{}` is already the accumulator of this reduce", var.name),
+                    ));
+                }
+                self.expr(init, scope, agg)?;
+                let lty = self.expr(list, scope, agg)?;
+                self.want(list.span, lty, &[Ty::List, Ty::RelList], "reduce")?;
+                let mut inner = scope.clone();
+                inner.insert(acc.name.clone(), Ty::Any);
+                inner.insert(var.name.clone(), Ty::Any);
+                self.expr(step, &inner, Agg::Forbidden)?;
+                Ty::Any
             }
             ExprKind::Quantified { var, list, predicate, .. } => {
                 let lty = self.expr(list, scope, agg)?;

@@ -359,6 +359,19 @@ impl Parser<'_> {
             "single" => Some(Quantifier::Single),
             _ => None,
         };
+        if lower == "reduce" && self.at_var() && matches!(self.peek_at(1), Tok::Sym(Sym::Eq)) {
+            let acc = self.var()?;
+            self.pos += 1;
+            let init = Box::new(self.expr()?);
+            self.expect_sym(Sym::Comma)?;
+            let var = self.var()?;
+            self.expect_kw("IN")?;
+            let list = Box::new(self.expr()?);
+            self.expect_sym(Sym::Pipe)?;
+            let step = Box::new(self.expr()?);
+            let end = self.expect_sym(Sym::RParen)?;
+            return Ok(Expr::new(ExprKind::Reduce { acc, init, var, list, step }, start.to(end)));
+        }
         if let Some(quantifier) = quantifier {
             if self.at_var() && self.peek_at(1).is_keyword("IN") {
                 let var = self.var()?;

@@ -74,6 +74,15 @@ pub enum CExpr {
         /// The `| map`.
         map: Option<Box<CExpr>>,
     },
+    /// `reduce(acc = init, x IN list | step)`; `acc` is the next local, `x` the one after.
+    Reduce {
+        /// The accumulator's first value.
+        init: Box<CExpr>,
+        /// The list iterated.
+        list: Box<CExpr>,
+        /// The accumulator's next value.
+        step: Box<CExpr>,
+    },
     /// `all/any/none/single(x IN list WHERE p)`.
     Quant {
         /// Which quantifier.

@@ -1095,6 +1095,15 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 self.locals.pop();
                 CExpr::ListComp { list, predicate: predicate?, map: map? }
             }
+            ExprKind::Reduce { acc, init, var, list, step } => {
+                let init = self.boxed(init)?;
+                let list = self.boxed(list)?;
+                self.locals.push(acc.name.clone());
+                self.locals.push(var.name.clone());
+                let step = self.boxed(step);
+                self.locals.truncate(self.locals.len() - 2);
+                CExpr::Reduce { init, list, step: step? }
+            }
             ExprKind::Quantified { quantifier, var, list, predicate } => {
                 let list = self.boxed(list)?;
                 self.locals.push(var.name.clone());
@@ -1235,6 +1244,7 @@ fn only_mentions(e: &Expr, v: &str) -> bool {
         | ExprKind::PatternComprehension { .. }
         | ExprKind::MapProjection { .. }
         | ExprKind::ListComprehension { .. }
+        | ExprKind::Reduce { .. }
         | ExprKind::Quantified { .. } => false,
         _ => {
             let mut all = true;

@@ -1787,3 +1787,45 @@ fn zero_hops_of_an_unknown_type_match_the_start() {
     assert_eq!(rows(&db, "MATCH (a {id: 'auth'})-[:NOPE*1..]->(b) RETURN count(b)"), vec![vec![i(0)]]);
     assert_eq!(rows(&db, "MATCH p = shortestPath((a {id: 'auth'})-[:NOPE*0..]->(b {id: 'auth'})) RETURN length(p)"), vec![vec![i(0)]]);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// `reduce` folds left to right: a sum equals `sum` over the unwound list, a running string
+    /// equals the concatenation in order, a list built up equals the comprehension, and a null
+    /// list gives null.
+    #[test]
+    fn reduce_folds_left_to_right(xs in prop::collection::vec(-50i64..50, 0..12)) {
+        let db = Database::in_memory();
+        let p = Params::from([("xs".to_owned(), QueryValue::List(xs.iter().map(|x| QueryValue::Int(*x)).collect()))]);
+        let one = |text: &str| run_with(&db, text, &p).unwrap_or_else(|e| panic!("{text}: {e}")).rows.remove(0).remove(0);
+        prop_assert_eq!(one("RETURN reduce(s = 0, x IN $xs | s + x)"), QueryValue::Int(xs.iter().sum()));
+        let sum = one("UNWIND $xs AS x RETURN sum(x)");
+        prop_assert_eq!(one("RETURN reduce(s = 0, x IN $xs | s + x)"), sum);
+        let text: String = xs.iter().map(ToString::to_string).collect();
+        prop_assert_eq!(one("RETURN reduce(s = '', x IN $xs | s + toString(x))"), s(&text));
+        prop_assert_eq!(one("RETURN reduce(l = [], x IN $xs | l + [x * 2]) = [x IN $xs | x * 2]"), QueryValue::Bool(true));
+        prop_assert_eq!(one("RETURN reduce(s = 0, x IN null | s + x)"), QueryValue::Null);
+    }
+}
+
+/// `reduce` reads the row's variables and nests; its two variables are its own, must differ,
+/// and its list must be a list.
+#[test]
+fn reduce_reads_the_row_and_refuses_what_it_cannot_fold() {
+    let db = db();
+    assert_eq!(
+        rows(&db, "MATCH (a {id: 'auth'})-[r:DEPENDS_ON]->(b) WITH a, collect(r.confidence) AS cs RETURN reduce(m = 0.0, c IN cs | CASE WHEN c > m THEN c ELSE m END) AS best"),
+        vec![vec![QueryValue::Float(0.9)]]
+    );
+    assert_eq!(rows(&db, "RETURN reduce(a = 0, x IN [[1, 2], [3]] | a + reduce(b = 0, y IN x | b + y))"), vec![vec![i(6)]]);
+    for (text, detail) in [
+        ("RETURN reduce(s = 0, s IN [1, 2] | s + 1)", Detail::VariableAlreadyBound),
+        ("RETURN reduce(s = 0, x IN [1] | s + y)", Detail::UndefinedVariable),
+        ("RETURN reduce(s = 0, x IN 5 | s + x)", Detail::InvalidArgumentType),
+        ("RETURN reduce(s = 0, x IN [1] | count(x))", Detail::InvalidAggregation),
+    ] {
+        let e = run_with(&db, text, &Params::new()).expect_err(text);
+        assert_eq!(e.detail, detail, "{text}: {e}");
+    }
+}

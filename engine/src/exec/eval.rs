@@ -176,6 +176,22 @@ impl Env<'_, '_, '_> {
                 }
                 Val::list(out)
             }
+            CExpr::Reduce { init, list, step } => {
+                let mut acc = self.eval(init, row, locals)?;
+                let items = match self.eval(list, row, locals)? {
+                    Val::Null => return Ok(Val::Null),
+                    Val::List(items) => items,
+                    other => return Err(type_error(format!("reduce needs a list, got {}", other.kind())).into()),
+                };
+                for item in items.iter() {
+                    locals.push(acc);
+                    locals.push(item.clone());
+                    let next = self.eval(step, row, locals);
+                    locals.truncate(locals.len() - 2);
+                    acc = next?;
+                }
+                acc
+            }
             CExpr::Quant { quantifier, list, predicate } => {
                 let items = match self.eval(list, row, locals)? {
                     Val::Null => return Ok(Val::Null),

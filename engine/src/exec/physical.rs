@@ -92,6 +92,7 @@ fn reads_node(e: &CExpr, a: usize, b: usize) -> bool {
         CExpr::Case { subject, whens, otherwise } => ro(subject) || ro(otherwise) || whens.iter().any(|(w, t)| r(w) || r(t)),
         CExpr::ListComp { list, predicate, map } => r(list) || ro(predicate) || ro(map),
         CExpr::Quant { list, predicate, .. } => r(list) || r(predicate),
+        CExpr::Reduce { init, list, step } => r(init) || r(list) || r(step),
         CExpr::Pattern { .. } => true,
         CExpr::MapProjection { base, items, .. } => r(base) || items.iter().any(|(_, e)| r(e)),
     }
