@@ -283,6 +283,7 @@ impl Parser<'_> {
                 return Ok(Expr::new(ExprKind::Lit(Literal::Bool(upper == "TRUE")), start));
             }
             "CASE" => return self.case(),
+            "EXISTS" | "COUNT" if self.at_subquery_brace() => return self.pattern_subquery(upper == "EXISTS", start),
             _ => {}
         }
         // A call: `name(`, or dotted `a.b.c(`.
@@ -299,6 +300,41 @@ impl Parser<'_> {
         self.pos += 1;
         let var = Expr::new(ExprKind::Var(word.to_owned()), start);
         self.maybe_map_projection(var)
+    }
+
+    /// After `EXISTS` / `COUNT`: `{` opening a pattern (`{ (a)-->(b) … }` or `{ MATCH (a)… }`),
+    /// not a map projection of a variable so named.
+    fn at_subquery_brace(&self) -> bool {
+        matches!(self.peek_at(1), Tok::Sym(Sym::LBrace))
+            && match self.peek_at(2) {
+                Tok::Sym(Sym::LParen) => true,
+                Tok::Ident(w) => w.eq_ignore_ascii_case("MATCH") && matches!(self.peek_at(3), Tok::Sym(Sym::LParen) | Tok::Ident(_)),
+                _ => false,
+            }
+    }
+
+    /// `EXISTS { [MATCH] pattern [WHERE p] }` and `COUNT { … }`: whether the pattern matches from
+    /// this row, and how many times: the pattern comprehension `[pattern WHERE p | 1]`'s size
+    /// (above 0). One pattern part with at least one relationship; its new variables are its own.
+    fn pattern_subquery(&mut self, exists: bool, start: Span) -> Result<Expr, QueryError> {
+        self.pos += 2;
+        self.eat_kw("MATCH");
+        let pattern = self.pattern_part()?;
+        if pattern.chain.is_empty() {
+            return Err(QueryError::syntax(
+                self.text,
+                pattern.span,
+                Detail::InvalidRelationshipPattern,
+                "EXISTS { … } and COUNT { … } take a pattern with at least one relationship, like (a)-[:KNOWS]->(b)",
+            ));
+        }
+        let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+        let end = self.expect_sym(Sym::RBrace)?;
+        let span = start.to(end);
+        let one = |v: i64| Expr::new(ExprKind::Lit(Literal::Int(v)), span);
+        let comp = Expr::new(ExprKind::PatternComprehension { pattern: Box::new(pattern), predicate, map: Box::new(one(1)) }, span);
+        let size = Expr::new(ExprKind::Call { name: Name { name: "size".to_owned(), span }, distinct: false, args: vec![comp] }, span);
+        Ok(if exists { Expr::new(ExprKind::Binary(BinaryOp::Gt, Box::new(size), Box::new(one(0))), span) } else { size })
     }
 
     fn maybe_map_projection(&mut self, var: Expr) -> Result<Expr, QueryError> {

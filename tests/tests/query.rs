@@ -1829,3 +1829,43 @@ fn reduce_reads_the_row_and_refuses_what_it_cannot_fold() {
         assert_eq!(e.detail, detail, "{text}: {e}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+
+    /// `COUNT { pattern [WHERE p] }` per node equals what a MATCH of the same pattern counts for
+    /// it, and `EXISTS { … }` is that count above zero, on random graphs (with and without the
+    /// `MATCH` keyword, a WHERE reading the subquery's own variable, and a type).
+    #[test]
+    fn pattern_subqueries_equal_the_match_they_stand_for(n in 2usize..10, edges in prop::collection::vec((0usize..10, 0usize..10, any::<bool>()), 0..24)) {
+        let db = random_graph(n, &edges);
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        let run = |text: &str| ws.query(text, &Params::new()).unwrap_or_else(|e| panic!("{text}: {e}")).rows;
+        for (inner, pattern) in [
+            ("(n)-->()", "(n)-[r]->()"),
+            ("MATCH (n)-[:A]-(m) WHERE m <> n", "(n)-[r:A]-(m) WHERE m <> n"),
+            ("(n)<-[:B]-(m:node) WHERE m.id > n.id", "(n)<-[r:B]-(m:node) WHERE m.id > n.id"),
+        ] {
+            let got = run(&format!("MATCH (n) RETURN n.id, COUNT {{ {inner} }}, EXISTS {{ {inner} }} ORDER BY n.id"));
+            let want = run(&format!("MATCH (n) OPTIONAL MATCH {pattern} RETURN n.id, count(r), count(r) > 0 ORDER BY n.id"));
+            prop_assert_eq!(got, want, "{}", inner);
+        }
+    }
+}
+
+/// `EXISTS { … }` needs a relationship in its pattern and sees only its own and the row's
+/// variables; a variable named `count` still takes a map projection.
+#[test]
+fn pattern_subqueries_refuse_what_they_cannot_match() {
+    let db = db();
+    for (text, detail) in [
+        ("MATCH (a) WHERE EXISTS { (a) } RETURN a", Detail::InvalidRelationshipPattern),
+        ("MATCH (a) WHERE EXISTS { (a)-->(b) WHERE c.x = 1 } RETURN a", Detail::UndefinedVariable),
+        ("MATCH (a) RETURN COUNT { (a)-->(b) } + b.x", Detail::UndefinedVariable),
+    ] {
+        let e = run_with(&db, text, &Params::new()).expect_err(text);
+        assert_eq!(e.detail, detail, "{text}: {e}");
+    }
+    assert_eq!(rows(&db, "WITH {x: 1} AS count RETURN count {.x} AS m"), vec![vec![QueryValue::Map([("x".to_owned(), i(1))].into())]]);
+}
