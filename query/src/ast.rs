@@ -82,6 +82,21 @@ pub enum Clause {
     Call(Call),
     /// `CALL { query }`: the query run once per row, its rows joined to that row.
     Subquery(Subquery),
+    /// `FOREACH (x IN list | update …)`: the update clauses run once per element, per row.
+    Foreach(Foreach),
+}
+
+/// `FOREACH (var IN list | clause …)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Foreach {
+    /// The element variable, seen only by the clauses inside.
+    pub var: Var,
+    /// The list.
+    pub list: Expr,
+    /// The update clauses (CREATE, MERGE, SET, REMOVE, DELETE, FOREACH).
+    pub clauses: Vec<Clause>,
+    /// The clause.
+    pub span: Span,
 }
 
 /// `CALL { [WITH imported, …] … RETURN … [UNION [ALL] …] }`.
@@ -109,6 +124,7 @@ impl Clause {
             Clause::Delete(_) => "DELETE",
             Clause::Call(_) => "CALL",
             Clause::Subquery(_) => "CALL { … }",
+            Clause::Foreach(_) => "FOREACH",
         }
     }
 
@@ -120,6 +136,7 @@ impl Clause {
             Clause::Subquery(s) => {
                 std::iter::once(&s.query.first).chain(s.query.unions.iter().map(|(_, q)| q)).any(|q| q.clauses.iter().any(Clause::writes))
             }
+            Clause::Foreach(f) => f.clauses.iter().any(Clause::writes),
             _ => false,
         }
     }

@@ -264,6 +264,7 @@ impl Checker<'_> {
                         scope.insert(c, Ty::Any);
                     }
                 }
+                Clause::Foreach(f) => self.foreach(f, &scope)?,
                 Clause::Call(c) => {
                     let standalone = query.clauses.len() == 1;
                     let cols = self.call(c, &mut scope, standalone)?;
@@ -285,6 +286,26 @@ impl Checker<'_> {
             ));
         }
         Ok(Checked { columns, writes })
+    }
+
+    /// `FOREACH`: its list is a list, its clauses update (and see its variable and what the
+    /// query bound before; what they bind stays inside).
+    fn foreach(&self, f: &crate::ast::Foreach, scope: &Scope) -> Result<(), QueryError> {
+        let ty = self.expr(&f.list, scope, Agg::Forbidden)?;
+        self.want(f.list.span, ty, &[Ty::List, Ty::RelList], "FOREACH")?;
+        if let Some(c) = f.clauses.iter().find(|c| {
+            !matches!(c, Clause::Create(_) | Clause::Merge(_) | Clause::Set(_) | Clause::Remove(_) | Clause::Delete(_) | Clause::Foreach(_))
+        }) {
+            return Err(self.error(
+                c.span_start(),
+                Detail::InvalidClauseComposition,
+                format!("FOREACH runs update clauses only (CREATE, MERGE, SET, REMOVE, DELETE, FOREACH), not {}", c.name()),
+            ));
+        }
+        let mut inner = scope.clone();
+        self.bind_new(&mut inner, &f.var, Ty::Any)?;
+        self.single_from(&SingleQuery { clauses: f.clauses.clone(), span: f.span }, inner)?;
+        Ok(())
     }
 
     // ---- binding -------------------------------------------------------------------------
@@ -1073,6 +1094,7 @@ impl Clause {
             Clause::Delete(d) => d.span,
             Clause::Call(c) => c.span,
             Clause::Subquery(s) => s.span,
+            Clause::Foreach(f) => f.span,
         }
     }
 }

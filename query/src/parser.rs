@@ -5,8 +5,8 @@
 //! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
 
 use crate::ast::{
-    Call, Clause, Create, Delete, Direction, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection, ProjectionItem, Query,
-    RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem, Statement, Temporal, Unwind, Var,
+    Call, Clause, Create, Delete, Direction, Foreach, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection, ProjectionItem,
+    Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem, Statement, Temporal, Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
@@ -100,6 +100,21 @@ impl Parser<'_> {
         Ok(SingleQuery { clauses, span: start.to(self.prev_span()) })
     }
 
+    /// `FOREACH (x IN list | clause …)`, after its keyword.
+    fn foreach(&mut self, start: Span) -> Result<Clause, QueryError> {
+        self.expect_sym(Sym::LParen)?;
+        let var = self.var()?;
+        self.expect_kw("IN")?;
+        let list = self.expr()?;
+        self.expect_sym(Sym::Pipe)?;
+        let mut clauses = vec![self.clause()?];
+        while !self.at_sym(Sym::RParen) {
+            clauses.push(self.clause()?);
+        }
+        self.expect_sym(Sym::RParen)?;
+        Ok(Clause::Foreach(Foreach { var, list, clauses, span: start.to(self.prev_span()) }))
+    }
+
     fn clause(&mut self) -> Result<Clause, QueryError> {
         let start = self.span();
         if self.eat_kw("OPTIONAL") {
@@ -127,6 +142,9 @@ impl Parser<'_> {
         }
         if self.eat_kw("MERGE") {
             return self.merge(start);
+        }
+        if self.eat_kw("FOREACH") {
+            return self.foreach(start);
         }
         if self.eat_kw("SET") {
             let items = self.set_items()?;

@@ -287,6 +287,16 @@ pub enum Op {
     BindPath(PathSpec),
     /// Keeps the rows where the predicate is true.
     Filter(CExpr),
+    /// For each row, runs the update `ops` once per element of `list` (in `slot`); the rows go on
+    /// unchanged.
+    Foreach {
+        /// The list.
+        list: CExpr,
+        /// The element's slot.
+        slot: usize,
+        /// The updates.
+        ops: Vec<Op>,
+    },
     /// For each row, runs `ops`; a row with no match continues with `slots` null.
     Optional {
         /// The optional match's operators.
@@ -463,7 +473,7 @@ impl Plan {
         fn any_call(ops: &[Op]) -> bool {
             ops.iter().any(|op| match op {
                 Op::Call(_) => true,
-                Op::Optional { ops, .. } => any_call(ops),
+                Op::Optional { ops, .. } | Op::Foreach { ops, .. } => any_call(ops),
                 Op::Subquery { branches, .. } => branches.iter().any(|b| any_call(b)),
                 _ => false,
             })
@@ -492,6 +502,7 @@ impl Op {
             Op::BindPath(_) => "BindPath",
             Op::Filter(_) => "Filter",
             Op::Optional { .. } => "Optional",
+            Op::Foreach { .. } => "Foreach",
             Op::Subquery { .. } => "Subquery",
             Op::Project(_) => "Project",
             Op::Aggregate { .. } => "Aggregate",
@@ -552,7 +563,7 @@ impl Op {
                 format!("keys [{}], {}", k.join(", "), a.join(", "))
             }
             Op::Distinct(s) => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
-            Op::Unwind { slot, .. } => slots(*slot),
+            Op::Unwind { slot, .. } | Op::Foreach { slot, .. } => slots(*slot),
             Op::Call(c) => c.name.to_owned(),
             Op::Optional { slots: s, .. } => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
             Op::Subquery { columns, branches, distinct } => format!(
@@ -607,7 +618,7 @@ fn render_ops(out: &mut String, ops: &[Op], indent: usize, names: &dyn Fn(usize)
             let _ = write!(out, "  (rows {rows}, {micros} µs)");
         }
         out.push('\n');
-        if let Op::Optional { ops, .. } = op {
+        if let Op::Optional { ops, .. } | Op::Foreach { ops, .. } = op {
             render_ops(out, ops, indent + 2, names, None);
         }
         if let Op::Subquery { branches, .. } = op {

@@ -157,6 +157,15 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 Clause::Return(p) => columns = self.projection(p, &mut ops)?,
                 Clause::Call(c) => columns = self.call(c, &mut ops)?,
                 Clause::Subquery(sq) => ops.push(self.subquery(sq)?),
+                Clause::Foreach(f) => {
+                    let list = self.expr(&f.list)?;
+                    let outer = self.scope.clone();
+                    let slot = self.slot(&f.var.name);
+                    self.scope.insert(f.var.name.clone(), slot);
+                    let inner = self.single(&SingleQuery { clauses: f.clauses.clone(), span: f.span });
+                    self.scope = outer;
+                    ops.push(Op::Foreach { list, slot, ops: inner?.ops });
+                }
                 Clause::Create(c) => {
                     let mut pattern = NewPattern::default();
                     for part in &c.pattern {

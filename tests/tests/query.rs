@@ -1869,3 +1869,55 @@ fn pattern_subqueries_refuse_what_they_cannot_match() {
     }
     assert_eq!(rows(&db, "WITH {x: 1} AS count RETURN count {.x} AS m"), vec![vec![QueryValue::Map([("x".to_owned(), i(1))].into())]]);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(32), ..ProptestConfig::default() })]
+
+    /// FOREACH writes what UNWIND writes (the same nodes, properties and counters), nested ones
+    /// what nested UNWINDs write, a SET over a collected list what a SET over the rows does, and
+    /// the rows after it are the rows before.
+    #[test]
+    fn foreach_writes_what_unwind_writes(xs in prop::collection::vec(-5i64..5, 0..6), ys in prop::collection::vec(0i64..3, 0..3)) {
+        let db = Database::in_memory();
+        let p = Params::from([
+            ("xs".to_owned(), QueryValue::List(xs.iter().map(|x| QueryValue::Int(*x)).collect())),
+            ("ys".to_owned(), QueryValue::List(ys.iter().map(|y| QueryValue::Int(*y)).collect())),
+        ]);
+        let write = |text: &str| db.query("default", text, &p).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let read = |text: &str| run_with(&db, text, &p).unwrap_or_else(|e| panic!("{text}: {e}")).rows;
+        let a = write("FOREACH (x IN $xs | CREATE (:F {v: x}))");
+        let b = write("UNWIND $xs AS x CREATE (:U {v: x})");
+        prop_assert_eq!(a.stats, b.stats);
+        prop_assert_eq!(read("MATCH (n:F) RETURN n.v ORDER BY n.v"), read("MATCH (n:U) RETURN n.v ORDER BY n.v"));
+        let a = write("FOREACH (x IN $xs | FOREACH (y IN $ys | MERGE (:FP {s: x * 10 + y})))");
+        let b = write("UNWIND $xs AS x UNWIND $ys AS y MERGE (:UP {s: x * 10 + y})");
+        prop_assert_eq!(a.stats, b.stats);
+        prop_assert_eq!(read("MATCH (n:FP) RETURN n.s ORDER BY n.s"), read("MATCH (n:UP) RETURN n.s ORDER BY n.s"));
+        let a = write("MATCH (n:F) WITH collect(n) AS ns FOREACH (n IN ns | SET n.seen = true) RETURN size(ns)");
+        let b = write("MATCH (n:U) SET n.seen = true RETURN count(n)");
+        prop_assert_eq!(a.stats, b.stats);
+        prop_assert_eq!(a.rows, b.rows);
+        prop_assert_eq!(read("MATCH (n:F) WHERE n.seen RETURN count(n)"), read("MATCH (n:U) WHERE n.seen RETURN count(n)"));
+    }
+}
+
+/// A FOREACH that fails on one element writes nothing at all; its variable is its own; it runs
+/// update clauses only, over a list.
+#[test]
+fn foreach_is_atomic_and_refuses_what_it_cannot_run() {
+    let db = Database::in_memory();
+    let e = db.query("default", "FOREACH (n IN [2, 3, 1] | CREATE (:Y {v: 10 / (n - 1)}))", &Params::new()).expect_err("divides by zero");
+    assert!(e.to_string().contains("division by zero") || e.to_string().contains("DivisionByZero"), "{e}");
+    assert_eq!(rows(&db, "MATCH (y:Y) RETURN count(y)"), vec![vec![i(0)]]);
+    for (text, detail) in [
+        ("FOREACH (n IN [1] | MATCH (x) RETURN x)", Detail::InvalidClauseComposition),
+        ("FOREACH (n IN 5 | CREATE (:X))", Detail::InvalidArgumentType),
+        ("FOREACH (n IN [1] | CREATE (:X {v: n})) RETURN n", Detail::UndefinedVariable),
+        ("WITH 1 AS n FOREACH (n IN [1] | CREATE (:X))", Detail::VariableAlreadyBound),
+    ] {
+        let e = run_with(&db, text, &Params::new()).expect_err(text);
+        assert_eq!(e.detail, detail, "{text}: {e}");
+    }
+    let plan = db.query("default", "EXPLAIN FOREACH (n IN [1] | CREATE (:X {v: n}))", &Params::new()).expect("explains");
+    assert!(plan.plan.unwrap_or_default().contains("Foreach n\n    Create"));
+}

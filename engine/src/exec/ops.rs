@@ -212,7 +212,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// rare (a `Result` as large as `QueryError` was a few percent of a short query).
     fn op(&self, op: &Op, rows: Vec<Row>) -> Fallible<Vec<Row>> {
         Ok(match op {
-            Op::Create(_) | Op::Merge(_) | Op::Set(_) | Op::Delete { .. } => {
+            Op::Create(_) | Op::Merge(_) | Op::Set(_) | Op::Delete { .. } | Op::Foreach { .. } => {
                 return Err(Box::new(QueryError::runtime(
                     ErrorType::SemanticError,
                     Detail::Unsupported,

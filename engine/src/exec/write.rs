@@ -187,55 +187,85 @@ impl<'s> Tx<'s> {
         let mut rows = vec![vec![Val::Null; part.width]];
         for op in ops {
             let started = profile.is_some().then(std::time::Instant::now);
-            rows = match op {
-                Op::Create(p) => {
-                    let mut out = Vec::with_capacity(rows.len());
-                    for (i, mut row) in rows.into_iter().enumerate() {
-                        self.tick(i)?;
-                        self.create(part.width, p, &mut row)?;
-                        out.push(row);
-                    }
-                    out
-                }
-                Op::Merge(m) => self.merge(part.width, m, rows)?,
-                Op::Set(items) => {
-                    for (i, row) in rows.iter().enumerate() {
-                        self.tick(i)?;
-                        for item in items {
-                            self.set(part.width, item, row)?;
-                        }
-                    }
-                    rows
-                }
-                Op::Delete { exprs, detach } => {
-                    for (i, row) in rows.iter().enumerate() {
-                        self.tick(i)?;
-                        for e in exprs {
-                            let v = self.eval(part.width, e, row)?;
-                            self.delete(&v, *detach)?;
-                        }
-                    }
-                    rows
-                }
-                Op::Call(c) if c.name == "engram.forget" => {
-                    let mut out = Vec::with_capacity(rows.len());
-                    for (i, mut row) in rows.into_iter().enumerate() {
-                        self.tick(i)?;
-                        let claims = self.forget(part.width, &c.args, &row)?;
-                        for (_, slot) in &c.yields {
-                            row[*slot] = Val::Int(claims);
-                        }
-                        out.push(row);
-                    }
-                    out
-                }
-                read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true).map_err(|e| *e))?,
-            };
+            rows = self.run_op(part, op, rows)?;
             if let (Some(started), Some(p)) = (started, profile.as_deref_mut()) {
                 p.push((rows.len() as u64, u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)));
             }
         }
         Ok(rows)
+    }
+
+    /// Runs one operator over `rows`.
+    fn run_op(&mut self, part: &Part, op: &Op, rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        Ok(match op {
+            Op::Create(p) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for (i, mut row) in rows.into_iter().enumerate() {
+                    self.tick(i)?;
+                    self.create(part.width, p, &mut row)?;
+                    out.push(row);
+                }
+                out
+            }
+            Op::Merge(m) => self.merge(part.width, m, rows)?,
+            Op::Set(items) => {
+                for (i, row) in rows.iter().enumerate() {
+                    self.tick(i)?;
+                    for item in items {
+                        self.set(part.width, item, row)?;
+                    }
+                }
+                rows
+            }
+            Op::Delete { exprs, detach } => {
+                for (i, row) in rows.iter().enumerate() {
+                    self.tick(i)?;
+                    for e in exprs {
+                        let v = self.eval(part.width, e, row)?;
+                        self.delete(&v, *detach)?;
+                    }
+                }
+                rows
+            }
+            Op::Call(c) if c.name == "engram.forget" => {
+                let mut out = Vec::with_capacity(rows.len());
+                for (i, mut row) in rows.into_iter().enumerate() {
+                    self.tick(i)?;
+                    let claims = self.forget(part.width, &c.args, &row)?;
+                    for (_, slot) in &c.yields {
+                        row[*slot] = Val::Int(claims);
+                    }
+                    out.push(row);
+                }
+                out
+            }
+            Op::Foreach { list, slot, ops } => {
+                for (i, row) in rows.iter().enumerate() {
+                    self.tick(i)?;
+                    let items = match self.eval(part.width, list, row)? {
+                        Val::Null => continue,
+                        Val::List(items) => items,
+                        other => {
+                            return Err(QueryError::runtime(
+                                ErrorType::TypeError,
+                                Detail::InvalidArgumentType,
+                                format!("FOREACH needs a list, got {}", other.kind()),
+                            ))
+                        }
+                    };
+                    for item in items.iter() {
+                        let mut inner = row.clone();
+                        inner[*slot] = item.clone();
+                        let mut inner = vec![inner];
+                        for op in ops {
+                            inner = self.run_op(part, op, inner)?;
+                        }
+                    }
+                }
+                rows
+            }
+            read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true).map_err(|e| *e))?,
+        })
     }
 
     /// Refuses a node deleted without DETACH that still has a relationship the principal sees.
