@@ -1020,10 +1020,14 @@ impl Checker<'_> {
                 want(0, &[Ty::List, Ty::RelList, Ty::Str])?;
                 Ty::Int
             }
-            "collect" | "tail" | "range" | "split" | "vecf32" => Ty::List,
-            "tofloat" | "sqrt" | "exp" | "log" | "log10" | "rand" | "vec.cosinedistance" | "vec.euclideandistance" => Ty::Float,
-            "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" => Ty::Str,
-            "toboolean" | "exists" => Ty::Bool,
+            "isempty" => {
+                want(0, &[Ty::List, Ty::RelList, Ty::Str, Ty::Map])?;
+                Ty::Bool
+            }
+            "char_length" | "character_length" => {
+                want(0, &[Ty::Str])?;
+                Ty::Int
+            }
             "shortestpath" | "allshortestpaths" => {
                 if !matches!(&args[0].kind, ExprKind::Pattern(p) if p.shortest.is_some()) {
                     return Err(self.error(
@@ -1038,9 +1042,42 @@ impl Checker<'_> {
                     Ty::List
                 }
             }
-            "count" | "tointeger" | "timestamp" => Ty::Int,
-            _ => Ty::Any,
+            other => result_type(other),
         })
+    }
+}
+
+/// The result type of a function whose arguments are checked at run time.
+fn result_type(name: &str) -> Ty {
+    match name {
+        "collect" | "tail" | "range" | "split" | "vecf32" => Ty::List,
+        "tofloat"
+        | "sqrt"
+        | "exp"
+        | "log"
+        | "log10"
+        | "rand"
+        | "vec.cosinedistance"
+        | "vec.euclideandistance"
+        | "round"
+        | "pi"
+        | "e"
+        | "sin"
+        | "cos"
+        | "tan"
+        | "cot"
+        | "asin"
+        | "acos"
+        | "atan"
+        | "atan2"
+        | "degrees"
+        | "radians"
+        | "haversin" => Ty::Float,
+        "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" | "elementid"
+        | "randomuuid" => Ty::Str,
+        "toboolean" | "exists" => Ty::Bool,
+        "count" | "tointeger" | "timestamp" => Ty::Int,
+        _ => Ty::Any,
     }
 }
 

@@ -1921,3 +1921,56 @@ fn foreach_is_atomic_and_refuses_what_it_cannot_run() {
     let plan = db.query("default", "EXPLAIN FOREACH (n IN [1] | CREATE (:X {v: n}))", &Params::new()).expect("explains");
     assert!(plan.plan.unwrap_or_default().contains("Foreach n\n    Create"));
 }
+
+/// The functions agents' Cypher reaches for beyond the core set: conversions that give null,
+/// emptiness, lengths, element ids that find their element again, random UUIDs (version 4, each
+/// new), the constants and trigonometry, and `round` to a number of places with a mode.
+#[test]
+fn more_functions_answer_as_cypher_does() {
+    let db = db();
+    let one = |text: &str| rows(&db, text).remove(0);
+    assert_eq!(
+        one("RETURN toIntegerOrNull('x'), toIntegerOrNull([1]), toIntegerOrNull('42'), toStringOrNull(1.5), toFloatOrNull({}), toBooleanOrNull('true'), toStringOrNull(null)"),
+        vec![QueryValue::Null, QueryValue::Null, i(42), s("1.5"), QueryValue::Null, QueryValue::Bool(true), QueryValue::Null]
+    );
+    assert_eq!(
+        one("RETURN isEmpty([]), isEmpty('a'), isEmpty({}), isEmpty(null), char_length('héllo'), character_length('')"),
+        vec![QueryValue::Bool(true), QueryValue::Bool(false), QueryValue::Bool(true), QueryValue::Null, i(5), i(0)]
+    );
+    assert_eq!(
+        rows(&db, "MATCH (a {id: 'auth'})-[r:DEPENDS_ON]->(b {id: 'db'}) WITH elementId(a) AS ea, elementId(r) AS er MATCH (x)-[y]->() WHERE elementId(x) = ea AND elementId(y) = er RETURN x.id, toUpper(type(y))"),
+        vec![vec![s("auth"), s("DEPENDS_ON")]]
+    );
+    let uuids = rows(&db, "UNWIND range(1, 50) AS k RETURN randomUUID()");
+    let texts: BTreeSet<String> = uuids
+        .iter()
+        .map(|r| match &r[0] {
+            QueryValue::String(u) => u.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(texts.len(), 50, "each is new");
+    for u in &texts {
+        let parts: Vec<&str> = u.split('-').collect();
+        assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), [8, 4, 4, 4, 12], "{u}");
+        assert!(u.chars().all(|c| c == '-' || c.is_ascii_hexdigit()) && parts[2].starts_with('4'), "{u}");
+        assert!(matches!(parts[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'), "{u}");
+    }
+    assert_eq!(
+        one("RETURN pi() = 3.141592653589793, round(e(), 1), degrees(pi()), radians(180) = pi(), round(atan2(1, 1) * 4, 1), round(sin(0.0), 1), cos(0)"),
+        vec![QueryValue::Bool(true), QueryValue::Float(2.7), QueryValue::Float(180.0), QueryValue::Bool(true), QueryValue::Float(3.1), QueryValue::Float(0.0), QueryValue::Float(1.0)]
+    );
+    assert_eq!(
+        one("RETURN round(2.675, 2), round(-2.5, 0), round(2.5, 0, 'HALF_EVEN'), round(1234.5, -2), round(1.5), round(2.5, null), round(null, 2)"),
+        vec![QueryValue::Float(2.68), QueryValue::Float(-3.0), QueryValue::Float(2.0), QueryValue::Float(1200.0), QueryValue::Float(2.0), QueryValue::Null, QueryValue::Null]
+    );
+    for (text, detail) in [
+        ("RETURN round(1.5, 0, 'SIDEWAYS')", Detail::InvalidArgumentValue),
+        ("RETURN isEmpty(1)", Detail::InvalidArgumentType),
+        ("RETURN char_length(1)", Detail::InvalidArgumentType),
+        ("RETURN randomUUID(1)", Detail::InvalidNumberOfArguments),
+    ] {
+        let e = run_with(&db, text, &Params::new()).expect_err(text);
+        assert_eq!(e.detail, detail, "{text}: {e}");
+    }
+}

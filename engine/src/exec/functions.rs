@@ -1,6 +1,7 @@
 //! The scalar functions. Null in, null out, unless the function is about null (`coalesce`,
 //! `exists`); a wrong argument type is a `TypeError` naming the function.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use engram_query::{Detail, ErrorType, QueryError};
@@ -98,6 +99,13 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
             })
         }
         "rand" => return Ok(Val::Float(rand_unit())),
+        "randomuuid" => return Ok(Val::str(&random_uuid())),
+        "pi" => return Ok(Val::Float(std::f64::consts::PI)),
+        "e" => return Ok(Val::Float(std::f64::consts::E)),
+        // The plain conversion, with null where it refuses the argument.
+        "tostringornull" | "tointegerornull" | "tofloatornull" | "tobooleanornull" => {
+            return Ok(call(g, name.trim_end_matches("ornull"), vec![a]).unwrap_or(Val::Null));
+        }
         "timestamp" => {
             let micros = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -133,8 +141,10 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
     if a.is_null() {
         return Ok(Val::Null);
     }
-    if matches!(name, "split" | "left" | "right" | "replace" | "substring" | "vec.cosinedistance" | "vec.euclideandistance")
-        && b.as_ref().is_some_and(Val::is_null)
+    if matches!(
+        name,
+        "split" | "left" | "right" | "replace" | "substring" | "vec.cosinedistance" | "vec.euclideandistance" | "atan2" | "round"
+    ) && b.as_ref().is_some_and(Val::is_null)
     {
         return Ok(Val::Null);
     }
@@ -173,7 +183,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("nodes", Val::Path(p)) => Val::list(path_nodes(p)),
         ("relationships", Val::Path(p)) => Val::list(p.steps.iter().map(|(r, _)| Val::Rel(*r)).collect()),
         ("length", Val::Path(p)) => Val::Int(p.steps.len() as i64),
-        ("length" | "size", Val::Str(s)) => Val::Int(s.chars().count() as i64),
+        ("length" | "size" | "char_length" | "character_length", Val::Str(s)) => Val::Int(s.chars().count() as i64),
         ("size" | "length", Val::List(l)) => Val::Int(l.len() as i64),
         ("head", Val::List(l)) => l.first().cloned().unwrap_or(Val::Null),
         ("last", Val::List(l)) => l.last().cloned().unwrap_or(Val::Null),
@@ -216,7 +226,40 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         } else {
             0
         }),
-        ("round", Val::Int(_) | Val::Float(_)) => Val::Float(round_half_up(as_f64(&a))),
+        ("round", Val::Int(_) | Val::Float(_)) if b.is_none() => Val::Float(round_half_up(as_f64(&a))),
+        ("round", Val::Int(_) | Val::Float(_)) => {
+            let places = want_int(name, b.as_ref().unwrap_or(&Val::Null))?;
+            let mode = match &c {
+                None => Rounding::HalfUp,
+                Some(Val::Null) => return Ok(Val::Null),
+                Some(m) => Rounding::named(want_str(name, m)?)?,
+            };
+            Val::Float(round_places(as_f64(&a), places, mode))
+        }
+        ("isempty", Val::List(l)) => Val::Bool(l.is_empty()),
+        ("isempty", Val::Str(s)) => Val::Bool(s.is_empty()),
+        ("isempty", Val::Map(m)) => Val::Bool(m.is_empty()),
+        ("elementid", Val::Node(n)) => Val::str(&n.0.to_string()),
+        ("elementid", Val::Rel(r)) => Val::str(&r.0.to_string()),
+        ("sin" | "cos" | "tan" | "cot" | "asin" | "acos" | "atan" | "degrees" | "radians" | "haversin", Val::Int(_) | Val::Float(_)) => {
+            let x = as_f64(&a);
+            Val::Float(match name {
+                "sin" => x.sin(),
+                "cos" => x.cos(),
+                "tan" => x.tan(),
+                "cot" => 1.0 / x.tan(),
+                "asin" => x.asin(),
+                "acos" => x.acos(),
+                "atan" => x.atan(),
+                "degrees" => x.to_degrees(),
+                "radians" => x.to_radians(),
+                _ => (1.0 - x.cos()) / 2.0,
+            })
+        }
+        ("atan2", Val::Int(_) | Val::Float(_)) => match b.as_ref() {
+            Some(x @ (Val::Int(_) | Val::Float(_))) => Val::Float(as_f64(&a).atan2(as_f64(x))),
+            other => return Err(type_error(format!("atan2() expects two numbers, got {}", other.map_or("nothing", Val::kind)))),
+        },
         ("floor", Val::Int(_) | Val::Float(_)) => Val::Float(as_f64(&a).floor()),
         ("ceil", Val::Int(_) | Val::Float(_)) => Val::Float(as_f64(&a).ceil()),
         ("sqrt", Val::Int(_) | Val::Float(_)) => Val::Float(as_f64(&a).sqrt()),
@@ -280,10 +323,182 @@ fn round_half_up(f: f64) -> f64 {
     (f + 0.5).floor()
 }
 
+/// `round(x, places, mode)`'s rounding modes (Java's names, as Neo4j takes them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rounding {
+    Up,
+    Down,
+    Ceiling,
+    Floor,
+    HalfUp,
+    HalfDown,
+    HalfEven,
+}
+
+impl Rounding {
+    fn named(name: &str) -> Result<Rounding, QueryError> {
+        Ok(match name.to_ascii_uppercase().as_str() {
+            "UP" => Rounding::Up,
+            "DOWN" => Rounding::Down,
+            "CEILING" => Rounding::Ceiling,
+            "FLOOR" => Rounding::Floor,
+            "HALF_UP" => Rounding::HalfUp,
+            "HALF_DOWN" => Rounding::HalfDown,
+            "HALF_EVEN" => Rounding::HalfEven,
+            other => {
+                return Err(arg_error(
+                    Detail::InvalidArgumentValue,
+                    format!("round() takes the mode UP, DOWN, CEILING, FLOOR, HALF_UP, HALF_DOWN or HALF_EVEN, not {other:?}"),
+                ))
+            }
+        })
+    }
+}
+
+/// `x` rounded to `places` decimal places (negative: to tens, hundreds, …) by `mode`, on the
+/// shortest decimal that reads back as `x` (so `round(2.675, 2)` is 2.68, as the number is
+/// written, not 2.67 as its binary value lies).
+fn round_places(x: f64, places: i64, mode: Rounding) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    // The shortest digits and the power of ten of the first one: x = 0.d1d2… × 10^exp.
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).map(|d| d - b'0').collect();
+    let exp = exp.parse::<i64>().unwrap_or(0) + 1;
+    // How many of the digits are kept.
+    let keep = exp.saturating_add(places.clamp(-400, 400));
+    let negative = x < 0.0;
+    if keep < 0 {
+        let away = matches!((mode, negative), (Rounding::Up, _) | (Rounding::Ceiling, false) | (Rounding::Floor, true));
+        return if away && x != 0.0 { signed(10f64.powi(-(places.clamp(-308, 308) as i32)), negative) } else { 0.0 };
+    }
+    let keep = keep as usize;
+    let mut kept: Vec<u8> = digits.iter().copied().take(keep).collect();
+    kept.resize(keep, 0);
+    let rest = digits.get(keep..).unwrap_or(&[]);
+    let rest_zero = rest.iter().all(|d| *d == 0);
+    let half = match rest.first() {
+        Some(5) if rest[1..].iter().all(|d| *d == 0) => std::cmp::Ordering::Equal,
+        Some(d) if *d >= 5 => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Less,
+    };
+    let last_odd = kept.last().is_some_and(|d| d % 2 == 1);
+    let up = !rest_zero
+        && match mode {
+            Rounding::Up => true,
+            Rounding::Down => false,
+            Rounding::Ceiling => !negative,
+            Rounding::Floor => negative,
+            Rounding::HalfUp => half != std::cmp::Ordering::Less,
+            Rounding::HalfDown => half == std::cmp::Ordering::Greater,
+            Rounding::HalfEven => half == std::cmp::Ordering::Greater || (half == std::cmp::Ordering::Equal && last_odd),
+        };
+    // The kept digits as an integer count of units of 10^-places, plus one when rounding up.
+    let mut text: String = kept.iter().map(|d| char::from(b'0' + d)).collect();
+    if text.is_empty() {
+        text.push('0');
+    }
+    let mut units: f64 = text.parse().unwrap_or(0.0);
+    if up {
+        units += 1.0;
+    }
+    let value: f64 = format!("{units}e{}", -places.clamp(-400, 400)).parse().unwrap_or(f64::NAN);
+    signed(value, negative)
+}
+
+fn signed(v: f64, negative: bool) -> f64 {
+    if negative && v != 0.0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// A random (version 4) UUID, as text.
+fn random_uuid() -> String {
+    let mut b = [0u8; 16];
+    if getrandom::getrandom(&mut b).is_err() {
+        // No system randomness: the process's hash seeds, twice.
+        let (x, y) = ((rand_unit() * (1u64 << 53) as f64) as u64, (rand_unit() * (1u64 << 53) as f64) as u64);
+        b[..8].copy_from_slice(&x.to_le_bytes());
+        b[8..].copy_from_slice(&y.to_le_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex = b.iter().fold(String::with_capacity(32), |mut h, x| {
+        let _ = write!(h, "{x:02x}");
+        h
+    });
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
 /// A uniform number in [0, 1) from the process's random state.
 fn rand_unit() -> f64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos().into()));
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Values as Java's `BigDecimal.valueOf(x).setScale(places, mode)` gives them (Neo4j's
+    /// `round(x, places, mode)`).
+    #[test]
+    fn round_places_matches_the_decimal_modes() {
+        use Rounding::*;
+        for (x, places, mode, want) in [
+            (2.675, 2, HalfUp, 2.68),
+            (-2.5, 0, HalfUp, -3.0),
+            (2.5, 0, HalfDown, 2.0),
+            (2.5, 0, HalfEven, 2.0),
+            (3.5, 0, HalfEven, 4.0),
+            (-1.25, 1, HalfDown, -1.2),
+            (-1.25, 1, HalfEven, -1.2),
+            (-1.35, 1, HalfEven, -1.4),
+            (1234.5, -2, HalfUp, 1200.0),
+            (1250.0, -2, HalfEven, 1200.0),
+            (0.004, 1, Up, 0.1),
+            (0.004, 1, Down, 0.0),
+            (-0.004, 1, Ceiling, 0.0),
+            (-0.004, 1, Floor, -0.1),
+            (1.0 / 3.0, 3, HalfUp, 0.333),
+            (7.0, 1, HalfUp, 7.0),
+            (0.0, 2, Up, 0.0),
+            (9.995, 2, HalfUp, 10.0),
+            (1e-320, 2, HalfUp, 0.0),
+        ] {
+            let got = round_places(x, places, mode);
+            assert!(got.to_bits() == f64::to_bits(want), "round({x}, {places}, {mode:?}) = {got}, want {want}");
+        }
+        assert!(round_places(f64::NAN, 2, HalfUp).is_nan());
+        assert_eq!(round_places(f64::INFINITY, 2, HalfUp).to_bits(), f64::INFINITY.to_bits());
+    }
+
+    proptest! {
+        /// On random numbers and places: DOWN is at most and UP at least the number's size,
+        /// one unit apart unless exact; CEILING and FLOOR bracket it; the half modes agree
+        /// away from a tie and pick one of DOWN and UP.
+        #[test]
+        fn round_places_brackets_the_number(x in -1e6f64..1e6, places in -3i64..6) {
+            use Rounding::*;
+            let (down, up) = (round_places(x, places, Down), round_places(x, places, Up));
+            let unit = 10f64.powi(-(places as i32));
+            // Float noise at this magnitude.
+            let eps = (x.abs() + unit) * 8.0 * f64::EPSILON;
+            prop_assert!(down.abs() <= x.abs() + eps && up.abs() + eps >= x.abs(), "{} {} {}", x, down, up);
+            prop_assert!((up - down).abs() <= unit + eps);
+            let (ceil, floor) = (round_places(x, places, Ceiling), round_places(x, places, Floor));
+            prop_assert!(floor <= x + eps && ceil + eps >= x);
+            for mode in [HalfUp, HalfDown, HalfEven] {
+                let r = round_places(x, places, mode);
+                prop_assert!(r.to_bits() == down.to_bits() || r.to_bits() == up.to_bits(), "{:?} {} {} {} {}", mode, x, r, down, up);
+            }
+        }
+    }
 }
