@@ -58,6 +58,13 @@ const WORDS: &[&str] = &[
     "any",
     "exists",
     "db.labels",
+    "shortestPath",
+    "allShortestPaths",
+    "reduce",
+    "FOREACH",
+    "EXISTS",
+    "COUNT",
+    "round",
     "n",
     "m",
     "r",
@@ -107,7 +114,10 @@ const WORDS: &[&str] = &[
 
 fn compile(text: &str) {
     if let Ok(statement) = engram_query::parse(text) {
-        let _ = engram_query::check(text, &statement);
+        if engram_query::check(text, &statement).is_ok() {
+            // What checks also plans (the planner's own refusals are errors, not panics).
+            let _ = engram_query::compile(text);
+        }
     }
 }
 
@@ -125,10 +135,15 @@ proptest! {
     }
 
     #[test]
-    fn valid_prefixes_never_panic(cut in 0usize..200) {
-        let q = "MATCH p = (a:A {id: $s})-[r:T|U*1..3 WHERE r.w > 0.5]->(b) WITH a, count(DISTINCT b) AS n, collect(r) AS rs \
-                 WHERE n > 1 RETURN a.name AS name, [x IN rs | type(x)][0..2] AS ts ORDER BY n DESC SKIP 1 LIMIT 10 \
-                 UNION ALL MATCH (c) RETURN c.name AS name, CASE WHEN c:B THEN [] ELSE null END AS ts";
+    fn valid_prefixes_never_panic(cut in 0usize..260, which in 0usize..3) {
+        let q = [
+            "MATCH p = (a:A {id: $s})-[r:T|U*1..3 WHERE r.w > 0.5]->(b) WITH a, count(DISTINCT b) AS n, collect(r) AS rs \
+             WHERE n > 1 RETURN a.name AS name, [x IN rs | type(x)][0..2] AS ts ORDER BY n DESC SKIP 1 LIMIT 10 \
+             UNION ALL MATCH (c) RETURN c.name AS name, CASE WHEN c:B THEN [] ELSE null END AS ts",
+            "MATCH p = allShortestPaths((a:A {id: $s})-[r:T* WHERE r.w > 0]-(b:B)) WHERE EXISTS { MATCH (b)-->(c) WHERE c.x = 1 } \
+             RETURN shortestPath((a)-[:T*..4]->(b)) AS sp, COUNT { (a)--() } AS d, reduce(t = 0, x IN relationships(p) | t + x.w) AS w",
+            "UNWIND $rows AS row FOREACH (x IN row.items | MERGE (n:N {id: x}) FOREACH (y IN [1, 2] | SET n.v = round(y * 1.5, 1, 'HALF_EVEN')))",
+        ][which];
         let mut end = cut.min(q.len());
         while !q.is_char_boundary(end) {
             end -= 1;
