@@ -1072,7 +1072,8 @@ fn result_type(name: &str) -> Ty {
         | "atan2"
         | "degrees"
         | "radians"
-        | "haversin" => Ty::Float,
+        | "haversin"
+        | "percentilecont" => Ty::Float,
         "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" | "elementid"
         | "randomuuid" => Ty::Str,
         "toboolean" | "exists" => Ty::Bool,

@@ -42,6 +42,8 @@ pub const FUNCTIONS: &[Function] = &[
     aggregate("max"),
     aggregate("stdev"),
     aggregate("stdevp"),
+    Function { name: "percentilecont", kind: FunctionKind::Aggregate, min_args: 2, max_args: 2 },
+    Function { name: "percentiledisc", kind: FunctionKind::Aggregate, min_args: 2, max_args: 2 },
     scalar("id", 1, 1),
     scalar("labels", 1, 1),
     scalar("type", 1, 1),

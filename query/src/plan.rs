@@ -134,6 +134,12 @@ pub enum AggFn {
     StDev,
     /// `stDevP(e)`: population standard deviation.
     StDevP,
+    /// `percentileCont(e, p)`: the `p` percentile, interpolated between the two nearest values.
+    /// Its argument is the list `[e, p]`.
+    PercentileCont,
+    /// `percentileDisc(e, p)`: the `p` percentile, the nearest value itself. Its argument is
+    /// the list `[e, p]`.
+    PercentileDisc,
 }
 
 /// One aggregate of an aggregation: the function, DISTINCT, its argument and its slot.

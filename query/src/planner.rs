@@ -1060,9 +1060,17 @@ impl<'t, 'p> Compiler<'t, 'p> {
                             "min" => AggFn::Min,
                             "max" => AggFn::Max,
                             "stdev" => AggFn::StDev,
+                            "percentilecont" => AggFn::PercentileCont,
+                            "percentiledisc" => AggFn::PercentileDisc,
                             _ => AggFn::StDevP,
                         };
-                        self.aggregate(func, *distinct, args.first(), e)?
+                        if matches!(func, AggFn::PercentileCont | AggFn::PercentileDisc) {
+                            // The value and the percentile, evaluated together per row.
+                            let both = Expr::new(ExprKind::List(args.clone()), e.span);
+                            self.aggregate(func, *distinct, Some(&both), e)?
+                        } else {
+                            self.aggregate(func, *distinct, args.first(), e)?
+                        }
                     }
                     // `exists(pattern)` is the pattern predicate itself (whether the pattern
                     // matches), not whether the predicate's value is null.

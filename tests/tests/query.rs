@@ -1974,3 +1974,50 @@ fn more_functions_answer_as_cypher_does() {
         assert_eq!(e.detail, detail, "{text}: {e}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// `percentileDisc` is the smallest value whose share of the values reaches `p` (the
+    /// smallest for 0), `percentileCont` the linear interpolation at rank `p × (n − 1)`; nulls
+    /// are left out, no values give null, and grouping keeps each group's own.
+    #[test]
+    fn percentiles_equal_their_definitions(xs in prop::collection::vec(prop::option::of(-20i64..20), 0..14), p in prop::sample::select(vec![0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0])) {
+        let db = Database::in_memory();
+        let list = QueryValue::List(xs.iter().map(|x| x.map_or(QueryValue::Null, QueryValue::Int)).collect());
+        let params = Params::from([("xs".to_owned(), list), ("p".to_owned(), QueryValue::Float(p))]);
+        let got = run_with(&db, "UNWIND $xs AS x RETURN percentileDisc(x, $p), percentileCont(x, $p)", &params).expect("runs").rows;
+        let mut v: Vec<i64> = xs.iter().flatten().copied().collect();
+        v.sort_unstable();
+        let n = v.len();
+        let disc = if n == 0 {
+            QueryValue::Null
+        } else if p == 0.0 {
+            QueryValue::Int(v[0])
+        } else {
+            QueryValue::Int(*v.iter().find(|&&x| v.iter().filter(|&&y| y <= x).count() as f64 / n as f64 >= p - 1e-12).expect("the largest reaches 1"))
+        };
+        let cont = if n == 0 {
+            QueryValue::Null
+        } else {
+            let at = p * (n - 1) as f64;
+            let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+            QueryValue::Float(v[lo] as f64 + (at - lo as f64) * (v[hi] - v[lo]) as f64)
+        };
+        prop_assert_eq!(got, vec![vec![disc, cont]]);
+    }
+}
+
+/// A percentile outside 0..1 is refused by name; percentiles group like any aggregate.
+#[test]
+fn percentiles_refuse_a_rank_outside_0_to_1_and_group() {
+    let db = db();
+    let e = run_with(&db, "UNWIND [1, 2] AS x RETURN percentileCont(x, 1.5)", &Params::new()).expect_err("out of range");
+    assert_eq!(e.detail, Detail::InvalidArgumentValue, "{e}");
+    let e = run_with(&db, "UNWIND ['a'] AS x RETURN percentileDisc(x, 0.5)", &Params::new()).expect_err("not a number");
+    assert_eq!(e.kind, ErrorType::TypeError, "{e}");
+    assert_eq!(
+        rows(&db, "UNWIND [['a', 1], ['a', 3], ['b', 10]] AS r RETURN r[0] AS k, percentileCont(r[1], 0.5) AS m ORDER BY k"),
+        vec![vec![s("a"), QueryValue::Float(2.0)], vec![s("b"), QueryValue::Float(10.0)]]
+    );
+}

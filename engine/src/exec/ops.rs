@@ -993,6 +993,28 @@ impl Acc {
                 }
                 other => return Err(type_error(format!("{:?} needs numbers, got {}", self.func, other.kind())).into()),
             },
+            AggFn::PercentileCont | AggFn::PercentileDisc => {
+                let Val::List(pair) = &v else { return Ok(()) };
+                let (x, p) = (pair.first().cloned().unwrap_or(Val::Null), pair.get(1).cloned().unwrap_or(Val::Null));
+                let p = match p {
+                    Val::Int(i) => i as f64,
+                    Val::Float(f) => f,
+                    other => return Err(type_error(format!("a percentile is a number from 0 to 1, got {}", other.kind())).into()),
+                };
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(Box::new(QueryError::runtime(
+                        ErrorType::ArgumentError,
+                        Detail::InvalidArgumentValue,
+                        format!("a percentile is a number from 0 to 1, got {p}"),
+                    )));
+                }
+                self.float_sum = p;
+                match x {
+                    Val::Null => self.count -= 1,
+                    Val::Int(_) | Val::Float(_) => self.values.push(x),
+                    other => return Err(type_error(format!("{:?} needs numbers, got {}", self.func, other.kind())).into()),
+                }
+            }
             AggFn::Min | AggFn::Max => {
                 let better = match &self.best {
                     None => true,
@@ -1024,6 +1046,7 @@ impl Acc {
             AggFn::Avg if self.count == 0 => Val::Null,
             AggFn::Avg => Val::Float(self.float_sum / self.count as f64),
             AggFn::Min | AggFn::Max => self.best.unwrap_or(Val::Null),
+            AggFn::PercentileCont | AggFn::PercentileDisc => percentile(self.func, self.values, self.float_sum),
             AggFn::StDev | AggFn::StDevP => {
                 let n = self.values.len();
                 let denominator = if self.func == AggFn::StDev { n.saturating_sub(1) } else { n };
@@ -1036,6 +1059,25 @@ impl Acc {
             }
         }
     }
+}
+
+/// The `p` percentile of `values` (numbers): `percentileDisc` the value at that rank (the
+/// smallest whose share of the values reaches `p`), `percentileCont` the linear interpolation
+/// between the two values around it; null for no values.
+fn percentile(func: AggFn, mut values: Vec<Val>, p: f64) -> Val {
+    if values.is_empty() {
+        return Val::Null;
+    }
+    values.sort_by(|a, b| super::eval::as_f64(a).total_cmp(&super::eval::as_f64(b)));
+    let n = values.len();
+    if func == AggFn::PercentileDisc {
+        let rank = (p * n as f64).ceil() as usize;
+        return values[rank.clamp(1, n) - 1].clone();
+    }
+    let at = p * (n - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    let (a, b) = (super::eval::as_f64(&values[lo]), super::eval::as_f64(&values[hi.min(n - 1)]));
+    Val::Float(a + (at - lo as f64) * (b - a))
 }
 
 /// The path a `PathSpec` names on `row`: start node, then each hop's relationships in order,
