@@ -346,6 +346,22 @@ pub struct PatternPart {
     pub span: Span,
 }
 
+/// `reduce(acc = init, x IN list | step)`: `step` over each element in turn, with `acc` the
+/// value so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reduce {
+    /// The accumulator.
+    pub acc: Var,
+    /// Its first value.
+    pub init: Expr,
+    /// The element variable.
+    pub var: Var,
+    /// The list.
+    pub list: Expr,
+    /// The next value of the accumulator.
+    pub step: Expr,
+}
+
 /// Which shortest paths a `shortestPath(…)` / `allShortestPaths(…)` part matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shortest {
@@ -573,19 +589,9 @@ pub enum ExprKind {
         /// The projection.
         map: Option<Box<Expr>>,
     },
-    /// `reduce(acc = init, x IN list | e)`: `e` over each element in turn, with `acc` the value so far.
-    Reduce {
-        /// The accumulator.
-        acc: Var,
-        /// Its first value.
-        init: Box<Expr>,
-        /// The element variable.
-        var: Var,
-        /// The list.
-        list: Box<Expr>,
-        /// The next value of the accumulator.
-        step: Box<Expr>,
-    },
+    /// `reduce(acc = init, x IN list | e)` (boxed: a large variant would enlarge every
+    /// expression, and the parser's frames with them).
+    Reduce(Box<Reduce>),
     /// `any(x IN list WHERE p)` and friends.
     Quantified {
         /// Which quantifier.
@@ -682,10 +688,10 @@ impl Expr {
                 f(list);
                 f(predicate);
             }
-            ExprKind::Reduce { init, list, step, .. } => {
-                f(init);
-                f(list);
-                f(step);
+            ExprKind::Reduce(r) => {
+                f(&r.init);
+                f(&r.list);
+                f(&r.step);
             }
             ExprKind::PatternComprehension { predicate, map, .. } => {
                 if let Some(p) = predicate {

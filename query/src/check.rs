@@ -735,7 +735,7 @@ impl Checker<'_> {
             // Their own variables are local; a full treatment is not needed for sorting keys.
             ExprKind::ListComprehension { .. }
             | ExprKind::Quantified { .. }
-            | ExprKind::Reduce { .. }
+            | ExprKind::Reduce(_)
             | ExprKind::PatternComprehension { .. } => None,
             _ => {
                 let mut found = None;
@@ -871,7 +871,8 @@ impl Checker<'_> {
                 }
                 Ty::List
             }
-            ExprKind::Reduce { acc, init, var, list, step } => {
+            ExprKind::Reduce(r) => {
+                let crate::ast::Reduce { acc, init, var, list, step } = &**r;
                 if acc.name == var.name {
                     return Err(self.error(
                         var.span,

@@ -396,17 +396,7 @@ impl Parser<'_> {
             _ => None,
         };
         if lower == "reduce" && self.at_var() && matches!(self.peek_at(1), Tok::Sym(Sym::Eq)) {
-            let acc = self.var()?;
-            self.pos += 1;
-            let init = Box::new(self.expr()?);
-            self.expect_sym(Sym::Comma)?;
-            let var = self.var()?;
-            self.expect_kw("IN")?;
-            let list = Box::new(self.expr()?);
-            self.expect_sym(Sym::Pipe)?;
-            let step = Box::new(self.expr()?);
-            let end = self.expect_sym(Sym::RParen)?;
-            return Ok(Expr::new(ExprKind::Reduce { acc, init, var, list, step }, start.to(end)));
+            return self.reduce(start);
         }
         if let Some(quantifier) = quantifier {
             if self.at_var() && self.peek_at(1).is_keyword("IN") {
@@ -439,6 +429,21 @@ impl Parser<'_> {
             part.shortest = Some(which);
         }
         Ok(Expr::new(ExprKind::Call { name, distinct, args }, start.to(end)))
+    }
+
+    /// `reduce(acc = init, x IN list | step)`, after `reduce(`.
+    fn reduce(&mut self, start: Span) -> Result<Expr, QueryError> {
+        let acc = self.var()?;
+        self.pos += 1;
+        let init = self.expr()?;
+        self.expect_sym(Sym::Comma)?;
+        let var = self.var()?;
+        self.expect_kw("IN")?;
+        let list = self.expr()?;
+        self.expect_sym(Sym::Pipe)?;
+        let step = self.expr()?;
+        let end = self.expect_sym(Sym::RParen)?;
+        Ok(Expr::new(ExprKind::Reduce(Box::new(crate::ast::Reduce { acc, init, var, list, step })), start.to(end)))
     }
 
     fn case(&mut self) -> Result<Expr, QueryError> {

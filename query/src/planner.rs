@@ -1112,12 +1112,12 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 self.locals.pop();
                 CExpr::ListComp { list, predicate: predicate?, map: map? }
             }
-            ExprKind::Reduce { acc, init, var, list, step } => {
-                let init = self.boxed(init)?;
-                let list = self.boxed(list)?;
-                self.locals.push(acc.name.clone());
-                self.locals.push(var.name.clone());
-                let step = self.boxed(step);
+            ExprKind::Reduce(r) => {
+                let init = self.boxed(&r.init)?;
+                let list = self.boxed(&r.list)?;
+                self.locals.push(r.acc.name.clone());
+                self.locals.push(r.var.name.clone());
+                let step = self.boxed(&r.step);
                 self.locals.truncate(self.locals.len() - 2);
                 CExpr::Reduce { init, list, step: step? }
             }
@@ -1261,7 +1261,7 @@ fn only_mentions(e: &Expr, v: &str) -> bool {
         | ExprKind::PatternComprehension { .. }
         | ExprKind::MapProjection { .. }
         | ExprKind::ListComprehension { .. }
-        | ExprKind::Reduce { .. }
+        | ExprKind::Reduce(_)
         | ExprKind::Quantified { .. } => false,
         _ => {
             let mut all = true;

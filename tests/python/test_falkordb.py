@@ -26,6 +26,24 @@ def test_create_and_read_back_nodes_and_edges(db):
     assert path.edges()[0].relation == "KNOWS"
 
 
+def test_shortest_paths_in_falkordbs_form_and_neo4js(db):
+    """FalkorDB's clients write `shortestPath` as a value in WITH/RETURN; Neo4j's in MATCH."""
+    g = db.select_graph("paths")
+    g.query(
+        "CREATE (a:P {name: 'a'})-[:R]->(b:P {name: 'b'})-[:R]->(c:P {name: 'c'}), (a)-[:R]->(d:P {name: 'd'})-[:R]->(c)"
+    )
+    res = g.query(
+        "MATCH (a:P {name: 'a'}), (c:P {name: 'c'}) WITH shortestPath((a)-[:R*1..5]->(c)) AS p RETURN p, length(p)"
+    )
+    path, length = res.result_set[0]
+    assert length == 2 and len(path.edges()) == 2
+    assert path.nodes()[0].properties["name"] == "a" and path.nodes()[-1].properties["name"] == "c"
+    res = g.query("MATCH p = allShortestPaths((a:P {name: 'a'})-[:R*]->(c:P {name: 'c'})) RETURN [n IN nodes(p) | n.name]")
+    assert sorted(r[0] for r in res.result_set) == [["a", "b", "c"], ["a", "d", "c"]]
+    res = g.query("MATCH (c:P {name: 'c'}), (a:P {name: 'a'}) RETURN shortestPath((c)-[:R*]->(a))")
+    assert res.result_set == [[None]]
+
+
 def test_parameters_of_every_kind(db):
     g = db.select_graph("params")
     params = {

@@ -221,6 +221,41 @@ fn scan_where(ws: &engram::WorkspaceView<'_>, scale: &str, concepts: &[u32], fir
     );
 }
 
+/// Shortest paths between pairs of seeds (seed i to seed i + 1, undirected, at most 6 hops):
+/// `shortestPath` in the language against the engine's own `shortest_path`, both given the
+/// dense ids (lengths must agree).
+fn shortest_paths(ws: &engram::WorkspaceView<'_>, scale: &str, seeds: &[u32], first: u32) {
+    let pairs: Vec<(u32, u32)> = seeds.windows(2).take(200).map(|w| (first + w[0], first + w[1])).collect();
+    let params: Vec<engram::Params> = pairs
+        .iter()
+        .map(|(a, b)| {
+            engram::Params::from([
+                ("a".to_owned(), engram::QueryValue::Int(i64::from(*a))),
+                ("b".to_owned(), engram::QueryValue::Int(i64::from(*b))),
+            ])
+        })
+        .collect();
+    let v = Visibility::default();
+    let filter = engram::EdgeFilter::new(Direction::Both);
+    let direct = |i: usize| {
+        let (a, b) = pairs[i];
+        ws.shortest_path(EntityId(a), EntityId(b), &filter, &v).ok().flatten().map_or(0, |p| p.len())
+    };
+    let text = "MATCH (a), (b) WHERE id(a) = $a AND id(b) = $b MATCH p = shortestPath((a)-[*..6]-(b)) RETURN length(p)";
+    let query = |i: usize| match ws.query(text, &params[i]) {
+        Ok(r) => match r.rows.first().and_then(|row| row.first()) {
+            Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0) + 1,
+            _ => 0,
+        },
+        Err(_) => 0,
+    };
+    let index: Vec<u32> = (0..pairs.len() as u32).collect();
+    run_rounds(
+        scale,
+        &mut [("SHORTEST_path_direct", &index, &mut |i| direct(i as usize)), ("SHORTEST_path_query", &index, &mut |i| query(i as usize))],
+    );
+}
+
 /// W1–W3 in the query language, each right after its direct call on the same inputs, and the
 /// cost of an uncached parse + plan and of a plan-cache hit.
 fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &Value) -> Result<(), String> {
@@ -284,6 +319,7 @@ fn query_workloads(ws: &engram::WorkspaceView<'_>, scale: &str, first: u32, q: &
         ],
     );
     w1_rows(ws, scale, &seed_params);
+    shortest_paths(ws, scale, &seeds, first);
     let kq = KHopQuery::depth(2);
     run_rounds(
         scale,
