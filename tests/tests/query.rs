@@ -1678,9 +1678,9 @@ proptest! {
     /// value forms in RETURN equal the MATCH forms, over directions, types and bounds.
     #[test]
     fn shortest_paths_equal_a_naive_search(
-        n in 2usize..9,
-        edges in prop::collection::vec((0usize..9, 0usize..9, any::<bool>()), 0..18),
-        ends in (0usize..9, 0usize..9),
+        n in 2usize..14,
+        edges in prop::collection::vec((0usize..14, 0usize..14, any::<bool>()), 0..24),
+        ends in (0usize..14, 0usize..14),
         dir in prop::sample::select(vec!['>', '<', '-']),
         types in prop::sample::select(vec!["", ":A", ":B", ":A|B"]),
         bounds in prop::sample::select(vec![(1usize, None), (0, None), (1, Some(2usize)), (0, Some(1))]),

@@ -225,7 +225,7 @@ fn scan_where(ws: &engram::WorkspaceView<'_>, scale: &str, concepts: &[u32], fir
 /// `shortestPath` in the language against the engine's own `shortest_path`, both given the
 /// dense ids (lengths must agree).
 fn shortest_paths(ws: &engram::WorkspaceView<'_>, scale: &str, seeds: &[u32], first: u32) {
-    let pairs: Vec<(u32, u32)> = seeds.windows(2).take(200).map(|w| (first + w[0], first + w[1])).collect();
+    let pairs: Vec<(u32, u32)> = seeds.windows(2).take(30).map(|w| (first + w[0], first + w[1])).collect();
     let params: Vec<engram::Params> = pairs
         .iter()
         .map(|(a, b)| {

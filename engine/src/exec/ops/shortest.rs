@@ -3,16 +3,46 @@
 //! direction, property map and inline `WHERE`). A WHERE on the path itself is applied to the
 //! paths found, not during the search.
 
-use std::collections::HashMap;
-
 use engram_query::ast::Shortest;
 use engram_query::plan::Hop;
 
-use super::{limit, second_sight, Fallible, Row, Runner};
+use super::{engine_dir, limit, second_sight, Fallible, Row, Runner};
 use crate::exec::value::Val;
 use crate::ids::{ClaimId, EntityId};
 use crate::read::expand::Expander;
 use crate::read::scope::CHECK_EVERY;
+
+type Map<K, V> = foldhash::HashMap<K, V>;
+
+/// One side of a breadth-first search: each node reached, its level and the edge into it from
+/// the level before (the first one found).
+struct Side {
+    reached: Map<EntityId, (u32, ClaimId, EntityId)>,
+    frontier: Vec<EntityId>,
+    level: u32,
+}
+
+impl Side {
+    fn new(start: EntityId) -> Side {
+        let mut reached = Map::default();
+        reached.insert(start, (0, ClaimId(u32::MAX), start));
+        Side { reached, frontier: vec![start], level: 0 }
+    }
+
+    /// The relationships from `node` back to this side's start, nearest the start first.
+    fn trail(&self, mut node: EntityId) -> Vec<ClaimId> {
+        let mut out = Vec::new();
+        while let Some(&(level, claim, prev)) = self.reached.get(&node) {
+            if level == 0 {
+                break;
+            }
+            out.push(claim);
+            node = prev;
+        }
+        out.reverse();
+        out
+    }
+}
 
 impl Runner<'_, '_, '_> {
     /// The rows of `row` extended by each shortest path from its `hop.from` to its `hop.to` (one
@@ -35,12 +65,17 @@ impl Runner<'_, '_, '_> {
         if from == to {
             return Ok(if min == 0 { vec![put(&row, &[])] } else { Vec::new() });
         }
+        if !all {
+            let found = self.shortest_one(hop, expander, &mut row, (from, to), max)?;
+            return Ok(found.map(|rels| vec![put(&row, &rels)]).unwrap_or_default());
+        }
         let used = Self::used_rels(hop, &row);
         let visited_max = self.cx.limits.visited_max;
         // Each node reached: its level, and the edges into it from the level before (the first
         // one only, unless every path is wanted).
-        let mut level_of: HashMap<EntityId, u32> = HashMap::from([(from, 0)]);
-        let mut parents: HashMap<EntityId, Vec<(ClaimId, EntityId)>> = HashMap::new();
+        let mut level_of: Map<EntityId, u32> = Map::default();
+        level_of.insert(from, 0);
+        let mut parents: Map<EntityId, Vec<(ClaimId, EntityId)>> = Map::default();
         let mut frontier = vec![from];
         let (mut level, mut seen, mut found) = (0u32, 0usize, false);
         'levels: while !found && !frontier.is_empty() && max.is_none_or(|m| u64::from(level) < m) {
@@ -109,5 +144,76 @@ impl Runner<'_, '_, '_> {
             }
         }
         Ok(out)
+    }
+
+    /// One fewest-hop path from `from` to `to` (distinct nodes), searched from both ends at
+    /// once (the end with the smaller frontier takes the next level), so a graph with hubs is
+    /// explored to about half the depth from each side instead of all of it from one. The
+    /// relationships in order from `from`; `None` when there is none within `max` hops.
+    fn shortest_one(
+        &self,
+        hop: &Hop,
+        forward: &Expander<'_>,
+        row: &mut Row,
+        (from, to): (EntityId, EntityId),
+        max: Option<u64>,
+    ) -> Fallible<Option<Vec<ClaimId>>> {
+        let back_dir = match engine_dir(hop.direction) {
+            crate::index::graph::Direction::Out => crate::index::graph::Direction::In,
+            crate::index::graph::Direction::In => crate::index::graph::Direction::Out,
+            both => both,
+        };
+        let backward = match self.graph.expander(back_dir, &hop.types) {
+            Some(x) => x,
+            None => self.graph.no_edges(back_dir),
+        };
+        let used = Self::used_rels(hop, row);
+        let visited_max = self.cx.limits.visited_max;
+        let mut sides = [Side::new(from), Side::new(to)];
+        let mut seen = 0usize;
+        loop {
+            let (a, b) = (&sides[0], &sides[1]);
+            if a.frontier.is_empty() || b.frontier.is_empty() || max.is_some_and(|m| u64::from(a.level + b.level) >= m) {
+                return Ok(None);
+            }
+            // The side with fewer nodes to expand takes the next level.
+            let s = usize::from(b.frontier.len() < a.frontier.len());
+            let expander = if s == 0 { forward } else { &backward };
+            let frontier = std::mem::take(&mut sides[s].frontier);
+            sides[s].level += 1;
+            let level = sides[s].level;
+            let mut next = Vec::new();
+            for &node in &frontier {
+                for edge in expander.edges(node) {
+                    seen += 1;
+                    if seen.is_multiple_of(CHECK_EVERY as usize) {
+                        self.check()?;
+                    }
+                    if second_sight(hop, node, &edge) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, row)? {
+                        continue;
+                    }
+                    let n = edge.neighbor;
+                    if sides[s].reached.contains_key(&n) {
+                        continue;
+                    }
+                    if sides[s].reached.len() + sides[1 - s].reached.len() >= visited_max {
+                        return Err(limit("visited_max", visited_max, "a shortest-path search").into());
+                    }
+                    sides[s].reached.insert(n, (level, edge.claim, node));
+                    next.push(n);
+                    // The first meeting is a shortest path: before this level no node was
+                    // reached from both ends, so the two levels add up to less than the distance,
+                    // and every meeting now is one longer than them.
+                    if sides[1 - s].reached.contains_key(&n) {
+                        let mut rels = sides[0].trail(n);
+                        let mut back = sides[1].trail(n);
+                        back.reverse();
+                        rels.extend(back);
+                        return Ok(Some(rels));
+                    }
+                }
+            }
+            sides[s].frontier = next;
+        }
     }
 }
