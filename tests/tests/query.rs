@@ -1731,7 +1731,24 @@ proptest! {
         let QueryValue::List(paths) = &value[0][1] else { panic!("{:?}", value[0][1]) };
         let mut listed: Vec<Vec<i64>> = paths.iter().map(ids).collect();
         listed.sort();
-        prop_assert_eq!(listed, want);
+        prop_assert_eq!(listed, want.clone());
+        // The engine's own path call: as long as the fewest hops, each step along an edge.
+        if bounds == (1, None) && a != b {
+            let mut filter = engram::EdgeFilter::new(match dir { '>' => engram::Direction::Out, '<' => engram::Direction::In, _ => engram::Direction::Both });
+            filter.predicates = types.trim_start_matches(':').split('|').filter(|t| !t.is_empty()).map(str::to_owned).collect();
+            let (ea, eb) = (ws.entity_id(&a).expect("a"), ws.entity_id(&b).expect("b"));
+            let direct = ws.shortest_path(ea, eb, &filter, &engram::Visibility::default()).expect("searches");
+            prop_assert_eq!(direct.as_ref().map(|p| p.len() - 1), want.first().map(Vec::len), "{}", pattern);
+            if let Some(p) = direct {
+                let ext: Vec<String> = p.iter().map(|e| ws.entity_ext_id(*e).expect("ext").to_owned()).collect();
+                prop_assert!(ext.first() == Some(&a) && ext.last() == Some(&b));
+                for w in ext.windows(2) {
+                    let along = all.iter().any(|(x, y, _)| dir != '<' && *x == w[0] && *y == w[1]);
+                    let against = all.iter().any(|(x, y, _)| dir != '>' && *y == w[0] && *x == w[1]);
+                    prop_assert!(along || against, "{:?} in {:?}", w, ext);
+                }
+            }
+        }
     }
 }
 

@@ -14,5 +14,6 @@ pub mod pathview;
 pub mod policy;
 pub mod scan;
 pub mod scope;
+pub(crate) mod shortest;
 pub mod view;
 pub mod visibility;

@@ -4,6 +4,7 @@
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
 use crate::read::filter::{Compiled, EdgeFilter};
+use crate::read::shortest::{bidirectional, End};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::{Vis, Visibility};
 use petgraph::visit::{Data, EdgeRef, GraphBase, IntoEdgeReferences, IntoEdges, IntoNeighbors, Visitable};
@@ -113,8 +114,11 @@ impl<'a> WorkspaceView<'a> {
         GraphView { view: *self, filter: Compiled::new(filter, self.st), vis: self.vis(v) }
     }
 
-    /// A fewest-hops path from `from` to `to` over edges passing `filter` (petgraph's A* with a
-    /// zero heuristic on the view): the entities along it, or `None` when unreachable.
+    /// A fewest-hops path from `from` to `to` over edges passing `filter`: the entities along
+    /// it, or `None` when unreachable. Searched from both ends at once (`read::shortest`); with
+    /// `neighbor_types`, which constrain each step's far end, from the start alone (petgraph's
+    /// A* with a zero heuristic on the view). The entities a search reaches count against the
+    /// scope's `visited_max`, and its deadline and token are checked per entity expanded.
     pub fn shortest_path(
         &self,
         from: EntityId,
@@ -124,6 +128,9 @@ impl<'a> WorkspaceView<'a> {
     ) -> Result<Option<Vec<EntityId>>, ReadError> {
         self.check_entity(from)?;
         self.check_entity(to)?;
+        if filter.neighbor_types.is_empty() {
+            return self.shortest_path_both_ends(from, to, filter, v);
+        }
         let g = self.graph_view(filter, v);
         // The search asks `is_goal` once per entity it settles: that is where the scope's deadline,
         // token and `visited_max` are counted; a stop ends the search as if at the goal, and the
@@ -151,5 +158,35 @@ impl<'a> WorkspaceView<'a> {
             return Err(err);
         }
         Ok(found.map(|(_, path)| path))
+    }
+
+    fn shortest_path_both_ends(
+        &self,
+        from: EntityId,
+        to: EntityId,
+        filter: &EdgeFilter,
+        v: &Visibility,
+    ) -> Result<Option<Vec<EntityId>>, ReadError> {
+        if from == to {
+            return Ok(Some(vec![from]));
+        }
+        let st = self.st;
+        let forward = Compiled::new(filter, st);
+        let backward = Compiled::new(&EdgeFilter { direction: filter.direction.reversed(), ..filter.clone() }, st);
+        let vis = self.vis(v);
+        let mut ticker = crate::read::scope::Ticker::new(self.cx);
+        let mut edges = |end: End, node: EntityId, emit: &mut dyn FnMut(ClaimId, EntityId)| -> Result<(), ReadError> {
+            ticker.tick(1).map_err(ReadError::Interrupted)?;
+            if self.check_entity(node).is_err() {
+                return Ok(());
+            }
+            let f = if end == End::Start { &forward } else { &backward };
+            f.for_each(st, &vis, node.0, |_, e| emit(ClaimId(e.claim), EntityId(e.nbr)));
+            Ok(())
+        };
+        let max = self.cx.limits.visited_max;
+        let over = || ReadError::Limit { name: "visited_max", limit: max as u64, what: "the entities a path search reaches" };
+        let found = bidirectional((from, to), None, max, &mut edges, &over)?;
+        Ok(found.map(|steps| std::iter::once(from).chain(steps.into_iter().map(|(_, n)| n)).collect()))
     }
 }

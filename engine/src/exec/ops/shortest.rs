@@ -11,38 +11,9 @@ use crate::exec::value::Val;
 use crate::ids::{ClaimId, EntityId};
 use crate::read::expand::Expander;
 use crate::read::scope::CHECK_EVERY;
+use crate::read::shortest::{bidirectional, End};
 
 type Map<K, V> = foldhash::HashMap<K, V>;
-
-/// One side of a breadth-first search: each node reached, its level and the edge into it from
-/// the level before (the first one found).
-struct Side {
-    reached: Map<EntityId, (u32, ClaimId, EntityId)>,
-    frontier: Vec<EntityId>,
-    level: u32,
-}
-
-impl Side {
-    fn new(start: EntityId) -> Side {
-        let mut reached = Map::default();
-        reached.insert(start, (0, ClaimId(u32::MAX), start));
-        Side { reached, frontier: vec![start], level: 0 }
-    }
-
-    /// The relationships from `node` back to this side's start, nearest the start first.
-    fn trail(&self, mut node: EntityId) -> Vec<ClaimId> {
-        let mut out = Vec::new();
-        while let Some(&(level, claim, prev)) = self.reached.get(&node) {
-            if level == 0 {
-                break;
-            }
-            out.push(claim);
-            node = prev;
-        }
-        out.reverse();
-        out
-    }
-}
 
 impl Runner<'_, '_, '_> {
     /// The rows of `row` extended by each shortest path from its `hop.from` to its `hop.to` (one
@@ -147,9 +118,8 @@ impl Runner<'_, '_, '_> {
     }
 
     /// One fewest-hop path from `from` to `to` (distinct nodes), searched from both ends at
-    /// once (the end with the smaller frontier takes the next level), so a graph with hubs is
-    /// explored to about half the depth from each side instead of all of it from one. The
-    /// relationships in order from `from`; `None` when there is none within `max` hops.
+    /// once (`read::shortest`), each edge passing the hop's tests: its relationships in order
+    /// from `from`; `None` when there is none within `max` hops.
     fn shortest_one(
         &self,
         hop: &Hop,
@@ -158,62 +128,27 @@ impl Runner<'_, '_, '_> {
         (from, to): (EntityId, EntityId),
         max: Option<u64>,
     ) -> Fallible<Option<Vec<ClaimId>>> {
-        let back_dir = match engine_dir(hop.direction) {
-            crate::index::graph::Direction::Out => crate::index::graph::Direction::In,
-            crate::index::graph::Direction::In => crate::index::graph::Direction::Out,
-            both => both,
-        };
-        let backward = match self.graph.expander(back_dir, &hop.types) {
-            Some(x) => x,
-            None => self.graph.no_edges(back_dir),
-        };
+        let back_dir = engine_dir(hop.direction).reversed();
+        let backward = self.graph.expander(back_dir, &hop.types).unwrap_or_else(|| self.graph.no_edges(back_dir));
         let used = Self::used_rels(hop, row);
         let visited_max = self.cx.limits.visited_max;
-        let mut sides = [Side::new(from), Side::new(to)];
         let mut seen = 0usize;
-        loop {
-            let (a, b) = (&sides[0], &sides[1]);
-            if a.frontier.is_empty() || b.frontier.is_empty() || max.is_some_and(|m| u64::from(a.level + b.level) >= m) {
-                return Ok(None);
-            }
-            // The side with fewer nodes to expand takes the next level.
-            let s = usize::from(b.frontier.len() < a.frontier.len());
-            let expander = if s == 0 { forward } else { &backward };
-            let frontier = std::mem::take(&mut sides[s].frontier);
-            sides[s].level += 1;
-            let level = sides[s].level;
-            let mut next = Vec::new();
-            for &node in &frontier {
-                for edge in expander.edges(node) {
-                    seen += 1;
-                    if seen.is_multiple_of(CHECK_EVERY as usize) {
-                        self.check()?;
-                    }
-                    if second_sight(hop, node, &edge) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, row)? {
-                        continue;
-                    }
-                    let n = edge.neighbor;
-                    if sides[s].reached.contains_key(&n) {
-                        continue;
-                    }
-                    if sides[s].reached.len() + sides[1 - s].reached.len() >= visited_max {
-                        return Err(limit("visited_max", visited_max, "a shortest-path search").into());
-                    }
-                    sides[s].reached.insert(n, (level, edge.claim, node));
-                    next.push(n);
-                    // The first meeting is a shortest path: before this level no node was
-                    // reached from both ends, so the two levels add up to less than the distance,
-                    // and every meeting now is one longer than them.
-                    if sides[1 - s].reached.contains_key(&n) {
-                        let mut rels = sides[0].trail(n);
-                        let mut back = sides[1].trail(n);
-                        back.reverse();
-                        rels.extend(back);
-                        return Ok(Some(rels));
-                    }
+        let mut edges = |end: End, node: EntityId, emit: &mut dyn FnMut(ClaimId, EntityId)| -> Fallible<()> {
+            let expander = if end == End::Start { forward } else { &backward };
+            for edge in expander.edges(node) {
+                seen += 1;
+                if seen.is_multiple_of(CHECK_EVERY as usize) {
+                    self.check()?;
                 }
+                if second_sight(hop, node, &edge) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, row)? {
+                    continue;
+                }
+                emit(edge.claim, edge.neighbor);
             }
-            sides[s].frontier = next;
-        }
+            Ok(())
+        };
+        let over = || -> Box<engram_query::QueryError> { limit("visited_max", visited_max, "a shortest-path search").into() };
+        let found = bidirectional((from, to), max, visited_max, &mut edges, &over)?;
+        Ok(found.map(|steps| steps.into_iter().map(|(claim, _)| claim).collect()))
     }
 }

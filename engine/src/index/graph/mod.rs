@@ -28,6 +28,16 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The other way (`Both` stays).
+    #[must_use]
+    pub fn reversed(self) -> Direction {
+        match self {
+            Direction::Out => Direction::In,
+            Direction::In => Direction::Out,
+            Direction::Both => Direction::Both,
+        }
+    }
+
     /// The directions to scan: 0 = out, 1 = in.
     pub(crate) fn dirs(self) -> &'static [usize] {
         match self {
