@@ -676,14 +676,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 (Direction::Out, true) | (Direction::In, false) => Direction::Out,
                 (Direction::In, true) | (Direction::Out, false) => Direction::In,
             };
-            let rel_props = match &rel.props {
-                Some(p) => self.prop_map(p)?,
-                None => Vec::new(),
-            };
-            let rel_predicate = match &rel.predicate {
-                Some(w) => Some(self.expr(w)?),
-                None => None,
-            };
+            let (rel_props, rel_predicate) = self.rel_tests(rel)?;
             let length = rel.length.map(|(min, max)| (min.unwrap_or(1), max));
             // A bound relationship is matched again into a fresh slot and compared after.
             let target = if rel_bound { self.slot("  rebound_rel") } else { rel_slot };
@@ -723,6 +716,19 @@ impl<'t, 'p> Compiler<'t, 'p> {
         Ok(path)
     }
 
+    /// A relationship pattern's property map and inline WHERE, compiled.
+    fn rel_tests(&mut self, rel: &crate::ast::RelPattern) -> Result<RelTests, QueryError> {
+        let props = match &rel.props {
+            Some(p) => self.prop_map(p)?,
+            None => Vec::new(),
+        };
+        let predicate = match &rel.predicate {
+            Some(w) => Some(self.expr(w)?),
+            None => None,
+        };
+        Ok((props, predicate))
+    }
+
     /// A `shortestPath(…)` / `allShortestPaths(…)` part (one relationship, checked): each end
     /// is bound or found on its own, as in `(a), (b)`, then the search runs between the two.
     fn shortest_ops(
@@ -743,14 +749,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         if rel_bound {
             return Err(unsupported(self.text, "a shortest path over a relationship variable bound before", rel.span));
         }
-        let rel_props = match &rel.props {
-            Some(p) => self.prop_map(p)?,
-            None => Vec::new(),
-        };
-        let rel_predicate = match &rel.predicate {
-            Some(w) => Some(self.expr(w)?),
-            None => None,
-        };
+        let (rel_props, rel_predicate) = self.rel_tests(rel)?;
         ops.push(Op::Expand(Box::new(Hop {
             from,
             rel: rel_slot,
@@ -1209,6 +1208,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
 /// (`count(*)`, `count(r)` or `count(b)` for a one-hop expand, whose slots are never null;
 /// `count(DISTINCT b)` for a breadth-first reach, whose nodes are distinct) into one
 /// `CountExpand`, which counts without making a row per match.
+/// A relationship pattern's required properties and inline WHERE.
+type RelTests = (Vec<(Arc<str>, CExpr)>, Option<CExpr>);
+
 fn fuse(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
     for op in ops {
