@@ -1174,19 +1174,40 @@ impl<'a> GroupingKeys<'a> {
     }
 
     /// In an aggregating item, the first sub-expression outside the aggregates that reads a
-    /// variable that is not a grouping key.
+    /// variable that is not a grouping key (a comprehension's, quantifier's or reduce's own
+    /// variables are not the row's: `[x IN collect(n) | x.v]` is fine).
     fn ambiguous(&self, e: &Expr) -> Option<Span> {
+        self.ambiguous_in(e, &mut Vec::new())
+    }
+
+    fn ambiguous_in<'e>(&self, e: &'e Expr, locals: &mut Vec<&'e str>) -> Option<Span> {
+        let within = |vars: &[&'e str], parts: &[Option<&'e Expr>], locals: &mut Vec<&'e str>| {
+            locals.extend_from_slice(vars);
+            let found = parts.iter().flatten().find_map(|p| self.ambiguous_in(p, locals));
+            locals.truncate(locals.len() - vars.len());
+            found
+        };
         match &e.kind {
             ExprKind::CountStar => None,
             ExprKind::Call { name, .. } if function(&name.name).is_some_and(|f| f.kind == FunctionKind::Aggregate) => None,
-            ExprKind::Var(v) if self.vars.contains(&v.as_str()) => None,
+            ExprKind::Var(v) if self.vars.contains(&v.as_str()) || locals.contains(&v.as_str()) => None,
             ExprKind::Var(_) => Some(e.span),
             ExprKind::Prop(..) if self.props.contains(&squash(self.text, e)) => None,
+            ExprKind::ListComprehension { var, list, predicate, map } => {
+                self.ambiguous_in(list, locals).or_else(|| within(&[var.name.as_str()], &[predicate.as_deref(), map.as_deref()], locals))
+            }
+            ExprKind::Quantified { var, list, predicate, .. } => {
+                self.ambiguous_in(list, locals).or_else(|| within(&[var.name.as_str()], &[Some(predicate)], locals))
+            }
+            ExprKind::Reduce(r) => self
+                .ambiguous_in(&r.init, locals)
+                .or_else(|| self.ambiguous_in(&r.list, locals))
+                .or_else(|| within(&[r.acc.name.as_str(), r.var.name.as_str()], &[Some(&r.step)], locals)),
             _ => {
                 let mut found = None;
                 e.for_each_child(|c| {
                     if found.is_none() {
-                        found = self.ambiguous(c);
+                        found = self.ambiguous_in(c, locals);
                     }
                 });
                 found

@@ -2038,3 +2038,17 @@ fn percentiles_refuse_a_rank_outside_0_to_1_and_group() {
         vec![vec![s("a"), QueryValue::Float(2.0)], vec![s("b"), QueryValue::Float(10.0)]]
     );
 }
+
+/// A comprehension, quantifier or reduce over an aggregate uses its own variables freely; a row
+/// variable inside it still has to be a grouping key.
+#[test]
+fn aggregates_inside_comprehensions_see_their_own_variables() {
+    let db = db();
+    assert_eq!(
+        rows(&db, "MATCH (n:service) RETURN [x IN collect(n.id) WHERE x <> 'db' | toUpper(x)] AS ids, any(y IN collect(n.id) WHERE y = 'cache') AS c, reduce(s = '', x IN collect(n.id) | s + x) = '' AS e"),
+        vec![vec![QueryValue::List(vec![s("AUTH"), s("CACHE")]), QueryValue::Bool(true), QueryValue::Bool(false)]]
+    );
+    let e = run_with(&db, "MATCH (n) RETURN [x IN collect(n.id) | x + n.name] AS bad", &Params::new()).expect_err("n is no key");
+    assert_eq!(e.detail, Detail::AmbiguousAggregationExpression, "{e}");
+    assert_eq!(rows(&db, "MATCH (n:service) RETURN n.name AS k, [x IN collect(n.id) | x + n.name] AS l ORDER BY k").len(), 3);
+}
