@@ -1,7 +1,8 @@
-//! `shortestPath` / `allShortestPaths`: the fewest-hop paths between two bound nodes, found
-//! breadth first, level by level, over the edges passing the hop's relationship tests (its types,
-//! direction, property map and inline `WHERE`). A WHERE on the path itself is applied to the
-//! paths found, not during the search.
+//! `shortestPath` / `allShortestPaths`: the fewest-hop paths between two bound nodes, over the
+//! edges passing the hop's relationship tests (its types, direction, property map and inline
+//! `WHERE`). One path is searched from both ends at once (`read::shortest`); all of them breadth
+//! first from the start, level by level, keeping every edge into each level. A WHERE on the path
+//! itself is applied to the paths found, not during the search.
 
 use engram_query::ast::Shortest;
 use engram_query::plan::Hop;
@@ -42,14 +43,13 @@ impl Runner<'_, '_, '_> {
         }
         let used = Self::used_rels(hop, &row);
         let visited_max = self.cx.limits.visited_max;
-        // Each node reached: its level, and the edges into it from the level before (the first
-        // one only, unless every path is wanted).
+        // Each node reached: its level, and every edge into it from the level before.
         let mut level_of: Map<EntityId, u32> = Map::default();
         level_of.insert(from, 0);
         let mut parents: Map<EntityId, Vec<(ClaimId, EntityId)>> = Map::default();
         let mut frontier = vec![from];
         let (mut level, mut seen, mut found) = (0u32, 0usize, false);
-        'levels: while !found && !frontier.is_empty() && max.is_none_or(|m| u64::from(level) < m) {
+        while !found && !frontier.is_empty() && max.is_none_or(|m| u64::from(level) < m) {
             level += 1;
             let mut next = Vec::new();
             for &node in &frontier {
@@ -70,14 +70,10 @@ impl Runner<'_, '_, '_> {
                             level_of.insert(n, level);
                             parents.insert(n, vec![(edge.claim, node)]);
                             next.push(n);
-                            if n == to {
-                                found = true;
-                                if !all {
-                                    break 'levels;
-                                }
-                            }
+                            // The level is finished: every edge into `to` from the one before counts.
+                            found |= n == to;
                         }
-                        Some(&l) if l == level && all => parents.entry(n).or_default().push((edge.claim, node)),
+                        Some(&l) if l == level => parents.entry(n).or_default().push((edge.claim, node)),
                         Some(_) => {}
                     }
                 }
@@ -87,7 +83,7 @@ impl Runner<'_, '_, '_> {
         if !found {
             return Ok(Vec::new());
         }
-        // Every path back from `to` through the recorded edges (one when only one was kept).
+        // Every path back from `to` through the recorded edges.
         let rows_max = self.rows_max();
         let mut out = Vec::new();
         let mut trail: Vec<ClaimId> = Vec::new();
