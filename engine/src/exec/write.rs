@@ -253,7 +253,8 @@ impl<'s> Tx<'s> {
                             ))
                         }
                     };
-                    for item in items.iter() {
+                    for (k, item) in items.iter().enumerate() {
+                        self.tick(k)?;
                         let mut inner = row.clone();
                         inner[*slot] = item.clone();
                         let mut inner = vec![inner];
