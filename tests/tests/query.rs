@@ -1752,6 +1752,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(32), ..ProptestConfig::default() })]
+
+    /// On larger graphs, where the two ends of the search meet on many entities at once and
+    /// paths cross each side's levels by several edges, `allShortestPaths` still gives exactly
+    /// the fewest-hop paths of the naive search.
+    #[test]
+    fn all_shortest_paths_on_larger_graphs_equal_a_naive_search(
+        n in 8usize..40,
+        edges in prop::collection::vec((0usize..40, 0usize..40, any::<bool>()), 20..110),
+        ends in (0usize..40, 0usize..40),
+        dir in prop::sample::select(vec!['>', '<', '-']),
+        max in 2usize..6,
+    ) {
+        let db = random_graph(n, &edges);
+        let snap = db.snapshot();
+        let ws = snap.workspace("default").expect("workspace");
+        let all: Vec<(String, String, i64)> = ws
+            .query("MATCH (x)-[r]->(y) RETURN x.id, y.id, id(r)", &Params::new())
+            .expect("runs")
+            .rows
+            .into_iter()
+            .filter_map(|r| match (&r[0], &r[1], &r[2]) {
+                (QueryValue::String(x), QueryValue::String(y), QueryValue::Int(id)) => Some((x.clone(), y.clone(), *id)),
+                _ => None,
+            })
+            .collect();
+        let (a, b) = (format!("e{}", ends.0 % n), format!("e{}", ends.1 % n));
+        let want = naive_shortest(&all, &a, &b, dir, (1, max));
+        let (l, r) = match dir { '>' => ("-", "->"), '<' => ("<-", "-"), _ => ("-", "-") };
+        let text = format!("MATCH (a {{id: $a}}), (b {{id: $b}}) MATCH p = allShortestPaths((a){l}[*..{max}]{r}(b)) RETURN [x IN relationships(p) | id(x)]");
+        let params = Params::from([("a".to_owned(), s(&a)), ("b".to_owned(), s(&b))]);
+        let mut got: Vec<Vec<i64>> = ws
+            .query(&text, &params)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .rows
+            .iter()
+            .map(|row| match &row[0] {
+                QueryValue::List(ids) => ids.iter().map(|v| if let QueryValue::Int(i) = v { *i } else { -1 }).collect(),
+                _ => vec![-1],
+            })
+            .collect();
+        got.sort();
+        prop_assert_eq!(got, want, "{}", text);
+    }
+}
+
 /// The search honours the relationship's own tests (a longer path around an edge the inline
 /// WHERE refuses), a lower bound of 0 gives the empty path from a node to itself, OPTIONAL MATCH
 /// gives null where there is no path, and what the search cannot do is refused by name.

@@ -1,8 +1,7 @@
 //! `shortestPath` / `allShortestPaths`: the fewest-hop paths between two bound nodes, over the
 //! edges passing the hop's relationship tests (its types, direction, property map and inline
-//! `WHERE`). One path is searched from both ends at once (`read::shortest`); all of them breadth
-//! first from the start, level by level, keeping every edge into each level. A WHERE on the path
-//! itself is applied to the paths found, not during the search.
+//! `WHERE`), searched from both ends at once (`read::shortest`). A WHERE on the path itself is
+//! applied to the paths found, not during the search.
 
 use engram_query::ast::Shortest;
 use engram_query::plan::Hop;
@@ -12,9 +11,7 @@ use crate::exec::value::Val;
 use crate::ids::{ClaimId, EntityId};
 use crate::read::expand::Expander;
 use crate::read::scope::CHECK_EVERY;
-use crate::read::shortest::{bidirectional, End};
-
-type Map<K, V> = foldhash::HashMap<K, V>;
+use crate::read::shortest::{all_bidirectional, bidirectional, Edges, End};
 
 impl Runner<'_, '_, '_> {
     /// The rows of `row` extended by each shortest path from its `hop.from` to its `hop.to` (one
@@ -41,76 +38,19 @@ impl Runner<'_, '_, '_> {
             let found = self.shortest_one(hop, expander, &mut row, (from, to), max)?;
             return Ok(found.map(|rels| vec![put(&row, &rels)]).unwrap_or_default());
         }
-        let used = Self::used_rels(hop, &row);
-        let visited_max = self.cx.limits.visited_max;
-        // Each node reached: its level, and every edge into it from the level before.
-        let mut level_of: Map<EntityId, u32> = Map::default();
-        level_of.insert(from, 0);
-        let mut parents: Map<EntityId, Vec<(ClaimId, EntityId)>> = Map::default();
-        let mut frontier = vec![from];
-        let (mut level, mut seen, mut found) = (0u32, 0usize, false);
-        while !found && !frontier.is_empty() && max.is_none_or(|m| u64::from(level) < m) {
-            level += 1;
-            let mut next = Vec::new();
-            for &node in &frontier {
-                for edge in expander.edges(node) {
-                    seen += 1;
-                    if seen.is_multiple_of(CHECK_EVERY as usize) {
-                        self.check()?;
-                    }
-                    if second_sight(hop, node, &edge) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, &mut row)? {
-                        continue;
-                    }
-                    let n = edge.neighbor;
-                    match level_of.get(&n) {
-                        None => {
-                            if level_of.len() >= visited_max {
-                                return Err(limit("visited_max", visited_max, "a shortest-path search").into());
-                            }
-                            level_of.insert(n, level);
-                            parents.insert(n, vec![(edge.claim, node)]);
-                            next.push(n);
-                            // The level is finished: every edge into `to` from the one before counts.
-                            found |= n == to;
-                        }
-                        Some(&l) if l == level => parents.entry(n).or_default().push((edge.claim, node)),
-                        Some(_) => {}
-                    }
-                }
-            }
-            frontier = next;
-        }
-        if !found {
-            return Ok(Vec::new());
-        }
-        // Every path back from `to` through the recorded edges.
-        let rows_max = self.rows_max();
-        let mut out = Vec::new();
-        let mut trail: Vec<ClaimId> = Vec::new();
-        let mut stack: Vec<(EntityId, usize)> = vec![(to, 0)];
-        while let Some((node, i)) = stack.pop() {
-            if node == from {
-                let mut rels = trail.clone();
-                rels.reverse();
-                if out.len() >= rows_max {
-                    return Err(limit("rows_max", rows_max, "the shortest paths between two nodes").into());
-                }
-                out.push(put(&row, &rels));
-                trail.pop();
-                continue;
-            }
-            match parents.get(&node).and_then(|p| p.get(i)) {
-                Some(&(claim, prev)) => {
-                    stack.push((node, i + 1));
-                    stack.push((prev, 0));
-                    trail.push(claim);
-                }
-                None => {
-                    trail.pop();
-                }
-            }
-        }
-        Ok(out)
+        // The paths' relationships (the search holds the row: the inline WHERE reads it).
+        let mut found = Vec::new();
+        self.search(hop, expander, &mut row, |edges, over| {
+            let rows_max = self.rows_max();
+            let too_many =
+                || -> Box<engram_query::QueryError> { limit("rows_max", rows_max, "the shortest paths between two nodes").into() };
+            let visited_max = self.cx.limits.visited_max;
+            all_bidirectional((from, to), max, (visited_max, rows_max), edges, (over, &too_many), &mut |rels| {
+                found.push(rels.to_vec());
+                Ok(())
+            })
+        })?;
+        Ok(found.iter().map(|rels| put(&row, rels)).collect())
     }
 
     /// One fewest-hop path from `from` to `to` (distinct nodes), searched from both ends at
@@ -124,6 +64,21 @@ impl Runner<'_, '_, '_> {
         (from, to): (EntityId, EntityId),
         max: Option<u64>,
     ) -> Fallible<Option<Vec<ClaimId>>> {
+        let visited_max = self.cx.limits.visited_max;
+        let found = self.search(hop, forward, row, |edges, over| bidirectional((from, to), max, visited_max, edges, over))?;
+        Ok(found.map(|steps| steps.into_iter().map(|(claim, _)| claim).collect()))
+    }
+
+    /// Runs `search` with the edges each end of a search from both ends may follow (those
+    /// passing the hop's tests; from the goal's end against their direction) and the error of
+    /// too many entities reached.
+    fn search<T>(
+        &self,
+        hop: &Hop,
+        forward: &Expander<'_>,
+        row: &mut Row,
+        search: impl FnOnce(&mut Edges<'_, Box<engram_query::QueryError>>, &dyn Fn() -> Box<engram_query::QueryError>) -> Fallible<T>,
+    ) -> Fallible<T> {
         let back_dir = engine_dir(hop.direction).reversed();
         let backward = self.graph.expander(back_dir, &hop.types).unwrap_or_else(|| self.graph.no_edges(back_dir));
         let used = Self::used_rels(hop, row);
@@ -144,7 +99,6 @@ impl Runner<'_, '_, '_> {
             Ok(())
         };
         let over = || -> Box<engram_query::QueryError> { limit("visited_max", visited_max, "a shortest-path search").into() };
-        let found = bidirectional((from, to), max, visited_max, &mut edges, &over)?;
-        Ok(found.map(|steps| steps.into_iter().map(|(claim, _)| claim).collect()))
+        search(&mut edges, &over)
     }
 }
