@@ -1051,7 +1051,21 @@ impl Checker<'_> {
 /// The result type of a function whose arguments are checked at run time.
 fn result_type(name: &str) -> Ty {
     match name {
-        "collect" | "tail" | "range" | "split" | "vecf32" => Ty::List,
+        "collect"
+        | "tail"
+        | "range"
+        | "split"
+        | "vecf32"
+        | "list.dedup"
+        | "list.insert"
+        | "list.insertlistelements"
+        | "list.remove"
+        | "list.sort"
+        | "tobooleanlist"
+        | "tofloatlist"
+        | "tointegerlist"
+        | "tostringlist"
+        | "string.matchregex" => Ty::List,
         "tofloat"
         | "sqrt"
         | "exp"
@@ -1074,11 +1088,29 @@ fn result_type(name: &str) -> Ty {
         | "degrees"
         | "radians"
         | "haversin"
+        | "pow"
         | "percentilecont" => Ty::Float,
-        "tostring" | "tolower" | "toupper" | "trim" | "ltrim" | "rtrim" | "substring" | "left" | "right" | "replace" | "elementid"
-        | "randomuuid" => Ty::Str,
-        "toboolean" | "exists" => Ty::Bool,
-        "count" | "tointeger" | "timestamp" => Ty::Int,
+        "tostring"
+        | "tolower"
+        | "toupper"
+        | "lower"
+        | "upper"
+        | "trim"
+        | "ltrim"
+        | "rtrim"
+        | "substring"
+        | "left"
+        | "right"
+        | "replace"
+        | "elementid"
+        | "randomuuid"
+        | "typeof"
+        | "string.join"
+        | "string.replaceregex"
+        | "tojson"
+        | "intern" => Ty::Str,
+        "toboolean" | "exists" | "haslabels" | "isnan" => Ty::Bool,
+        "count" | "tointeger" | "timestamp" | "indegree" | "outdegree" => Ty::Int,
         _ => Ty::Any,
     }
 }

@@ -1,6 +1,8 @@
 """falkordb-py, unchanged, against `engram serve`: a graph key is a workspace; results in the
 compact format with label, type and key ids resolved by the client through db.labels() & co."""
 
+import json
+
 import pytest
 import redis
 from falkordb import FalkorDB
@@ -42,6 +44,21 @@ def test_shortest_paths_in_falkordbs_form_and_neo4js(db):
     assert sorted(r[0] for r in res.result_set) == [["a", "b", "c"], ["a", "d", "c"]]
     res = g.query("MATCH (c:P {name: 'c'}), (a:P {name: 'a'}) RETURN shortestPath((c)-[:R*]->(a))")
     assert res.result_set == [[None]]
+
+
+def test_falkordbs_own_functions(db):
+    """Queries written for FalkorDB use its function extensions: they answer as it documents."""
+    g = db.select_graph("functions")
+    g.query("CREATE (:Doc {name: 'a', tags: ['x', 'y', 'x']})-[:CITES {w: 2}]->(:Doc {name: 'b'})")
+    res = g.query(
+        "MATCH (a:Doc {name: 'a'})-[r]->(b) RETURN typeOf(a), typeOf(r), hasLabels(a, ['Doc']), list.dedup(a.tags), "
+        "list.sort(a.tags, false), string.join(a.tags, '+'), outdegree(a), indegree(a), toJSON(r)"
+    )
+    row = res.result_set[0]
+    assert row[:8] == ["Node", "Edge", True, ["x", "y"], ["y", "x", "x"], "x+y+x", 1, 0]
+    edge = json.loads(row[8])
+    assert edge["type"] == "relationship" and edge["relationship"] == "CITES" and edge["properties"] == {"w": 2}
+    assert edge["start"]["properties"]["name"] == "a" and edge["end"]["labels"] == ["Doc"]
 
 
 def test_parameters_of_every_kind(db):

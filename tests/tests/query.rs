@@ -2099,3 +2099,190 @@ fn aggregates_inside_comprehensions_see_their_own_variables() {
     assert_eq!(e.detail, Detail::AmbiguousAggregationExpression, "{e}");
     assert_eq!(rows(&db, "MATCH (n:service) RETURN n.name AS k, [x IN collect(n.id) | x + n.name] AS l ORDER BY k").len(), 3);
 }
+
+/// FalkorDB's extensions to the function library answer as its documentation says, nulls and
+/// out-of-range positions included, and refuse wrong argument types by name.
+#[test]
+fn falkordb_functions_answer_as_documented() {
+    let db = db();
+    let one = |text: &str| rows(&db, text).remove(0);
+    let list = |xs: Vec<QueryValue>| QueryValue::List(xs);
+    let f = QueryValue::Float;
+    let b = QueryValue::Bool;
+    assert_eq!(
+        one("MATCH (a {id: 'auth'}) RETURN typeOf(a), typeOf(1), typeOf(1.5), typeOf('x'), typeOf(true), typeOf([]), typeOf({}), typeOf(null)"),
+        vec![s("Node"), s("Integer"), s("Float"), s("String"), s("Boolean"), s("List"), s("Map"), s("Null")]
+    );
+    assert_eq!(
+        one("MATCH (a {id: 'auth'})-[r:DEPENDS_ON]->(b {id: 'db'}) RETURN typeOf(r), hasLabels(a, ['service']), hasLabels(a, ['service', 'person']), hasLabels(a, [])"),
+        vec![s("Edge"), b(true), b(false), b(true)]
+    );
+    assert_eq!(
+        one("MATCH (a {id: 'auth'}), (c {id: 'cache'}) RETURN outdegree(a), indegree(a), outdegree(a, 'DEPENDS_ON'), outdegree(a, ['OWNS']), indegree(c, 'DEPENDS_ON', 'OWNS'), outdegree(a, 'NOTHING')"),
+        vec![i(2), i(1), i(2), i(0), i(2), i(0)]
+    );
+    assert_eq!(
+        one("RETURN list.dedup([1, 1.0, 'a', 2, 'a']), list.insert([1, 2], 0, 9), list.insert([1, 2], -1, 9), list.insert([1, 2], 3, 9), list.insert([1, 2], 1, null), list.insert([1, 2], 1, 2, false)"),
+        vec![
+            list(vec![i(1), s("a"), i(2)]),
+            list(vec![i(9), i(1), i(2)]),
+            list(vec![i(1), i(2), i(9)]),
+            list(vec![i(1), i(2)]),
+            list(vec![i(1), i(2)]),
+            list(vec![i(1), i(2)]),
+        ]
+    );
+    assert_eq!(
+        one("RETURN list.insertListElements([1, 2], [2, 3, 3], 1, false), list.insertListElements([1], null, 0), list.remove([1, 2, 3], -1), list.remove([1, 2, 3], 0, 2), list.remove([1, 2, 3], 3), list.remove([1, 2, 3], 0, 0), list.sort([3, 1, 2], false)"),
+        vec![
+            list(vec![i(1), i(3), i(2)]),
+            list(vec![i(1)]),
+            list(vec![i(1), i(2)]),
+            list(vec![i(3)]),
+            list(vec![i(1), i(2), i(3)]),
+            list(vec![i(1), i(2), i(3)]),
+            list(vec![i(3), i(2), i(1)]),
+        ]
+    );
+    assert_eq!(
+        one("RETURN toIntegerList(['1', 'x', 2.7, true]), toFloatList(['1.5', 'x']), toBooleanList(['TRUE', 0, 'x']), toStringList([1, 2.5, true, [1]]), toIntegerList(null)"),
+        vec![
+            list(vec![i(1), QueryValue::Null, i(2), i(1)]),
+            list(vec![f(1.5), QueryValue::Null]),
+            list(vec![b(true), b(false), QueryValue::Null]),
+            list(vec![s("1"), s("2.5"), s("true"), QueryValue::Null]),
+            QueryValue::Null,
+        ]
+    );
+    assert_eq!(
+        one("RETURN pow(2, 10), pow(2, null), string.join(['a', 'b'], '-'), string.join(['a', 'b']), string.join(['a'], null), string.replaceRegEx('a1b22', '[0-9]', '$0#'), intern('x')"),
+        vec![f(1024.0), QueryValue::Null, s("a-b"), s("ab"), QueryValue::Null, s("a$0#b$0#$0#"), s("x")]
+    );
+    assert_eq!(
+        one("RETURN string.matchRegEx('a1b22', '([a-z])([0-9]+)'), string.matchRegEx('ab', '(x)?b'), string.matchRegEx(null, 'a')"),
+        vec![
+            list(vec![list(vec![s("a1"), s("a"), s("1")]), list(vec![s("b22"), s("b"), s("22")])]),
+            list(vec![list(vec![s("b"), s("")])]),
+            list(vec![]),
+        ]
+    );
+    assert_eq!(
+        one("RETURN nullIf(1, 1), nullIf(1, 2), isNaN(0.0 / 0.0), isNaN(1), lower('A'), upper('a')"),
+        vec![QueryValue::Null, i(1), b(true), b(false), s("a"), s("A")]
+    );
+    for (text, detail) in [
+        ("RETURN list.dedup(1)", Detail::InvalidArgumentType),
+        ("RETURN list.insert([1], 'x', 2)", Detail::InvalidArgumentType),
+        ("RETURN list.insert([1], 0, 2, 'no')", Detail::InvalidArgumentType),
+        ("RETURN list.remove([1], 0, 'all')", Detail::InvalidArgumentType),
+        ("RETURN string.join(['a', 1])", Detail::InvalidArgumentType),
+        ("RETURN string.matchRegEx('a', '(')", Detail::InvalidArgumentValue),
+        ("RETURN hasLabels(1, ['A'])", Detail::InvalidArgumentType),
+        ("RETURN pow('2', 2)", Detail::InvalidArgumentType),
+        ("RETURN list.sort([1], 1, 2)", Detail::InvalidNumberOfArguments),
+    ] {
+        let e = run_with(&db, text, &Params::new()).expect_err(text);
+        assert_eq!(e.detail, detail, "{text}: {e}");
+    }
+}
+
+/// `toJSON` of a node, a relationship and a path reads back as FalkorDB's shapes, with the same
+/// labels, type, ends and properties the result's own values carry; strings are escaped.
+#[test]
+fn to_json_gives_falkordb_shapes() {
+    let db = db();
+    let got = rows(&db, "MATCH p = (a {id: 'auth'})-[r:DEPENDS_ON]->(b {id: 'db'}) RETURN toJSON(a), toJSON(r), toJSON(p), a, r, b, toJSON({k: ['q\"uote', 1.5, null]})").remove(0);
+    let parse = |v: &QueryValue| -> serde_json::Value {
+        let QueryValue::String(t) = v else { panic!("{v:?}") };
+        serde_json::from_str(t).unwrap_or_else(|e| panic!("{t}: {e}"))
+    };
+    let (node, rel, path) = (parse(&got[0]), parse(&got[1]), parse(&got[2]));
+    let (a, r, bn) = (got[3].to_json(), got[4].to_json(), got[5].to_json());
+    assert_eq!(node["type"], "node");
+    assert_eq!(node["id"], a["id"]);
+    assert_eq!(node["labels"], a["labels"]);
+    assert_eq!(node["properties"], a["properties"]);
+    assert_eq!(rel["type"], "relationship");
+    assert_eq!(rel["id"], r["id"]);
+    assert_eq!(rel["relationship"], r["type"]);
+    assert_eq!(rel["properties"], r["properties"]);
+    assert_eq!(rel["start"]["id"], a["id"]);
+    assert_eq!(rel["end"]["id"], bn["id"]);
+    assert_eq!(rel["end"]["properties"], bn["properties"]);
+    assert_eq!(path, serde_json::json!([node, rel, parse(&rows(&db, "MATCH (b {id: 'db'}) RETURN toJSON(b)")[0][0])]));
+    assert_eq!(parse(&got[6]), serde_json::json!({"k": ["q\"uote", 1.5, null]}));
+}
+
+/// The list model each `list.*` function is checked against: a position counted from the end
+/// when negative, `None` past either end (`len` itself a position when inserting).
+fn model_position(idx: i64, len: usize, at_end: bool) -> Option<usize> {
+    let span = len as i64 + i64::from(at_end);
+    let at = if idx < 0 { span + idx } else { idx };
+    (0 <= at && at < span).then_some(at as usize)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// On random lists, positions and counts: `list.insert`, `list.insertListElements`,
+    /// `list.remove` and `list.dedup` equal a model written from FalkorDB's documentation,
+    /// `list.sort` equals ORDER BY over the same values, and `string.join` equals `reduce`.
+    #[test]
+    fn list_functions_equal_a_model(
+        xs in prop::collection::vec(0i64..5, 0..7),
+        more in prop::collection::vec(0i64..5, 0..4),
+        idx in -9i64..9,
+        count in -1i64..5,
+        dups in any::<bool>(),
+    ) {
+        let db = Database::in_memory();
+        let ints = |v: &[i64]| QueryValue::List(v.iter().map(|x| QueryValue::Int(*x)).collect());
+        let params = Params::from([
+            ("xs".to_owned(), ints(&xs)),
+            ("more".to_owned(), ints(&more)),
+            ("idx".to_owned(), QueryValue::Int(idx)),
+            ("count".to_owned(), QueryValue::Int(count)),
+            ("dups".to_owned(), QueryValue::Bool(dups)),
+        ]);
+        let got = run_with(
+            &db,
+            "RETURN list.insert($xs, $idx, 7, $dups), list.insertListElements($xs, $more, $idx, $dups), list.remove($xs, $idx, $count), list.dedup($xs + $more), list.sort($xs + $more, $dups), string.join([x IN $xs | toString(x)], ','), reduce(t = '', x IN $xs | t + CASE t WHEN '' THEN '' ELSE ',' END + toString(x))",
+            &params,
+        ).expect("runs").rows.remove(0);
+        let dedup = |v: Vec<i64>| -> Vec<i64> { let mut seen = BTreeSet::new(); v.into_iter().filter(|x| seen.insert(*x)).collect() };
+        let insert = |new: Vec<i64>| -> Vec<i64> {
+            let Some(at) = model_position(idx, xs.len(), true) else { return xs.clone() };
+            let new: Vec<i64> = if dups { new } else { dedup(new.into_iter().filter(|x| !xs.contains(x)).collect()) };
+            xs[..at].iter().chain(&new).chain(&xs[at..]).copied().collect()
+        };
+        prop_assert_eq!(&got[0], &ints(&insert(vec![7])));
+        prop_assert_eq!(&got[1], &ints(&insert(more.clone())));
+        let removed = match model_position(idx, xs.len(), false) {
+            Some(at) if count > 0 => { let mut v = xs.clone(); v.drain(at..(at + count as usize).min(xs.len())); v }
+            _ => xs.clone(),
+        };
+        prop_assert_eq!(&got[2], &ints(&removed));
+        let both: Vec<i64> = xs.iter().chain(&more).copied().collect();
+        prop_assert_eq!(&got[3], &ints(&dedup(both.clone())));
+        let ordered = run_with(&db, &format!("UNWIND $xs + $more AS x RETURN x ORDER BY x {}", if dups { "ASC" } else { "DESC" }), &params).expect("runs").rows;
+        prop_assert_eq!(&got[4], &QueryValue::List(ordered.into_iter().map(|mut r| r.remove(0)).collect()));
+        prop_assert_eq!(&got[5], &got[6]);
+    }
+
+    /// `outdegree` / `indegree`, with and without types, equal counting the node's
+    /// relationships with a pattern, on random graphs.
+    #[test]
+    fn degrees_equal_counting_the_pattern(
+        n in 1usize..10,
+        edges in prop::collection::vec((0usize..10, 0usize..10, any::<bool>()), 0..24),
+        types in prop::sample::select(vec!["", "A", "B"]),
+    ) {
+        let db = random_graph(n, &edges);
+        let (args, label) = if types.is_empty() { (String::new(), String::new()) } else { (format!(", '{types}'"), format!(":{types}")) };
+        let text = format!("MATCH (x) RETURN x.id, outdegree(x{args}), size([(x)-[{label}]->() | 1]), indegree(x{args}), size([(x)<-[{label}]-() | 1]) ORDER BY x.id");
+        for row in rows(&db, &text) {
+            prop_assert_eq!(&row[1], &row[2], "{:?}", row);
+            prop_assert_eq!(&row[3], &row[4], "{:?}", row);
+        }
+    }
+}

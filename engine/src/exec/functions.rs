@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use engram_query::{Detail, ErrorType, QueryError};
 
+mod falkordb;
+
 use super::eval::{arg_error, as_f64, type_error};
 use super::graph::Graph;
 use super::value::{PathVal, Val};
@@ -82,6 +84,9 @@ fn path_nodes(p: &PathVal) -> Vec<Val> {
 /// Calls the scalar function `name` (lower case).
 #[allow(clippy::too_many_lines)] // Reason: one arm per function reads best as one table.
 pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val, QueryError> {
+    if let Some(done) = falkordb::call_extension(g, name, &args) {
+        return done;
+    }
     let mut args = args.into_iter();
     let a = args.next().unwrap_or(Val::Null);
     let b = args.next();
@@ -98,6 +103,8 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
                 _ => Val::Bool(true),
             })
         }
+        // Neo4j's: null when the two are equal, else the first.
+        "nullif" => return Ok(if b.as_ref().and_then(|b| a.equals(b)) == Some(true) { Val::Null } else { a }),
         "rand" => return Ok(Val::Float(rand_unit())),
         "randomuuid" => return Ok(Val::str(&random_uuid())),
         "pi" => return Ok(Val::Float(std::f64::consts::PI)),
@@ -266,8 +273,10 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("exp", Val::Int(_) | Val::Float(_)) => Val::Float(as_f64(&a).exp()),
         ("log", Val::Int(_) | Val::Float(_)) => Val::Float(as_f64(&a).ln()),
         ("log10", Val::Int(_) | Val::Float(_)) => Val::Float(as_f64(&a).log10()),
-        ("tolower", Val::Str(s)) => Val::str(&s.to_lowercase()),
-        ("toupper", Val::Str(s)) => Val::str(&s.to_uppercase()),
+        ("tolower" | "lower", Val::Str(s)) => Val::str(&s.to_lowercase()),
+        ("toupper" | "upper", Val::Str(s)) => Val::str(&s.to_uppercase()),
+        ("isnan", Val::Float(f)) => Val::Bool(f.is_nan()),
+        ("isnan", Val::Int(_)) => Val::Bool(false),
         ("trim", Val::Str(s)) => Val::str(s.trim()),
         ("ltrim", Val::Str(s)) => Val::str(s.trim_start()),
         ("rtrim", Val::Str(s)) => Val::str(s.trim_end()),
