@@ -110,6 +110,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "CALL db.labels()",
         "CALL db.relationshipTypes()",
         "CALL db.propertyKeys()",
+        "CALL db.meta.stats()",
         "CALL engram.search.text('zebracanary router', 10) YIELD relationship RETURN relationship",
         "CALL engram.neighbors('router') YIELD relationship RETURN relationship.text",
         "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
@@ -119,6 +120,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     }
     assert_eq!(rows(&scope, "MATCH ()-[c]->() RETURN count(c)"), ["Int(2)"]);
     assert_eq!(rows(&scope, "MATCH (n) RETURN count(n)"), ["Int(3)"]);
+    assert_eq!(rows(&scope, "CALL db.meta.stats() YIELD relCount, nodeCount RETURN relCount, nodeCount"), ["Int(2)|Int(3)"]);
     // Recall packs no hidden fact.
     let recalled = ws.recall(&RecallQuery::new("router modem budget zebracanary")).unwrap();
     let context = recalled.packed.context.to_lowercase();
@@ -314,6 +316,7 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
         "MATCH ()-[c]->() RETURN count(c), sum(c.confidence)",
         "CALL db.labels()",
         "CALL db.relationshipTypes()",
+        "CALL db.meta.stats()",
     ] {
         out.push(format!("{q}: {:?}", rows(scope, q)));
     }

@@ -2286,3 +2286,49 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+
+    /// `db.meta.stats()` equals counting with MATCH: nodes per label, relationships per type,
+    /// the totals, and the names `db.labels()` & co list.
+    #[test]
+    fn meta_stats_equal_counting_with_match(
+        n in 1usize..10,
+        edges in prop::collection::vec((0usize..10, 0usize..10, any::<bool>()), 0..20),
+        extra in prop::collection::vec((0usize..10, prop::sample::select(vec!["X", "Y"])), 0..6),
+    ) {
+        let db = random_graph(n, &edges);
+        for (e, label) in &extra {
+            db.query("default", &format!("MATCH (v {{id: 'e{}'}}) SET v:{label}", e % n), &Params::new()).expect("labels");
+        }
+        let stats = rows(&db, "CALL db.meta.stats()").remove(0);
+        let counted = |text: &str| -> Vec<(String, QueryValue)> {
+            rows(&db, text).into_iter().map(|mut r| { let c = r.remove(1); let QueryValue::String(k) = r.remove(0) else { panic!() }; (k, c) }).collect()
+        };
+        let as_map = |v: &QueryValue| -> Vec<(String, QueryValue)> {
+            let QueryValue::Map(m) = v else { panic!("{v:?}") };
+            m.iter().filter(|(_, c)| **c != QueryValue::Int(0)).map(|(k, c)| (k.clone(), c.clone())).collect()
+        };
+        prop_assert_eq!(as_map(&stats[0]), counted("MATCH (v) UNWIND labels(v) AS l RETURN l, count(*) ORDER BY l"));
+        prop_assert_eq!(as_map(&stats[1]), counted("MATCH ()-[r]->() RETURN type(r) AS t, count(*) ORDER BY t"));
+        prop_assert_eq!(&stats[2], &rows(&db, "MATCH ()-[r]->() RETURN count(r)")[0][0]);
+        prop_assert_eq!(&stats[3], &rows(&db, "MATCH (v) RETURN count(v)")[0][0]);
+        for (i, call) in [(4, "CALL db.labels()"), (5, "CALL db.relationshipTypes()"), (6, "CALL db.propertyKeys()")] {
+            prop_assert_eq!(&stats[i], &QueryValue::Int(rows(&db, call).len() as i64), "{}", call);
+        }
+    }
+}
+
+/// `dbms.procedures()` lists every procedure once with whether it reads or writes, and
+/// `db.constraints()` has FalkorDB's columns and no rows (engram declares no constraints).
+#[test]
+fn dbms_procedures_and_constraints() {
+    let db = db();
+    let listed = rows(&db, "CALL dbms.procedures() YIELD name, mode RETURN name, mode ORDER BY name");
+    assert_eq!(listed.len(), engram::query::functions::PROCEDURES.len());
+    assert!(listed.contains(&vec![s("engram.forget"), s("write")]) && listed.contains(&vec![s("db.labels"), s("read")]), "{listed:?}");
+    let r = run_with(&db, "CALL db.constraints()", &Params::new()).expect("runs");
+    assert_eq!(r.columns.to_vec(), ["type", "label", "properties", "entitytype", "status"]);
+    assert!(r.rows.is_empty());
+}

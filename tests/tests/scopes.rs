@@ -509,6 +509,7 @@ fn queries_see_only_what_the_scope_may_see() {
         "MATCH (a {id: 'auth'})-[*1..3]-(b) RETURN collect(DISTINCT b.name)",
         "MATCH (a {id: 'auth'})-[r*1..3]-(b) RETURN r",
         "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
+        "CALL db.meta.stats()",
         "CALL engram.search.text('zebracanary', 10) YIELD relationship RETURN relationship",
         "CALL engram.neighbors('auth') YIELD relationship RETURN relationship.text",
         "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
@@ -522,6 +523,8 @@ fn queries_see_only_what_the_scope_may_see() {
     }
     assert_eq!(text(&blind, "MATCH ()-[r]->() RETURN count(r)"), "[[Int(2)]]");
     assert_eq!(text(&full, "MATCH ()-[r]->() RETURN count(r)"), "[[Int(3)]]");
+    assert_eq!(text(&blind, "CALL db.meta.stats() YIELD relCount RETURN relCount"), "[[Int(2)]]");
+    assert_eq!(text(&full, "CALL db.meta.stats() YIELD relCount RETURN relCount"), "[[Int(3)]]");
     assert!(text(&full, "MATCH ()-[r]->() RETURN r.text").contains(CANARY));
     // A property key only the sensitive claim carries is listed as "" for it: the same ids for
     // every principal (a client caches them), the name never leaves the engine; a principal who

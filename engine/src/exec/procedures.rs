@@ -3,6 +3,7 @@
 //! `engram.ancestors`, `engram.descendants`, `engram.search.text`, `engram.search.vector`).
 //! Each yields rows in the column order of `engram_query::functions::PROCEDURES`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use engram_query::{Detail, ErrorType, QueryError};
@@ -150,6 +151,12 @@ pub(crate) fn call(
             super::vector_procs::query_relationships(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max))
         }
         "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
+        "db.constraints" => Ok(Vec::new()),
+        "dbms.procedures" => Ok(engram_query::functions::PROCEDURES
+            .iter()
+            .map(|p| vec![Val::str(p.name), Val::str(if p.writes { "write" } else { "read" })])
+            .collect()),
+        "db.meta.stats" => Ok(vec![meta_stats(g)]),
         "engram.forget" => {
             Err(QueryError::runtime(ErrorType::SemanticError, Detail::Unsupported, "engram.forget writes: it runs in a write query"))
         }
@@ -212,6 +219,35 @@ pub(crate) fn call(
         "engram.recall" => recall(g, embed, name, args),
         _ => Err(QueryError::runtime(ErrorType::ProcedureError, Detail::ProcedureNotFound, format!("there is no procedure `{name}`"))),
     }
+}
+
+/// `db.meta.stats`'s one row, from what the caller sees: each label's nodes and each type's
+/// relationships (names the caller cannot see are not listed), the totals, and how many labels,
+/// types and property keys it can name.
+fn meta_stats(g: &Graph<'_, '_>) -> Vec<Val> {
+    let [labels, types, keys] = g.view.vocabulary();
+    let named = |names: &[Arc<str>]| names.iter().filter(|n| !n.is_empty()).count() as i64;
+    let mut per_label: BTreeMap<Arc<str>, Val> = labels.iter().filter(|l| !l.is_empty()).map(|l| (l.clone(), Val::Int(0))).collect();
+    let nodes = g.nodes();
+    for &e in &nodes {
+        for l in g.label_names(e) {
+            if let Some(Val::Int(n)) = per_label.get_mut(l) {
+                *n += 1;
+            }
+        }
+    }
+    let per_type: BTreeMap<Arc<str>, Val> =
+        types.iter().filter(|t| !t.is_empty()).map(|t| (t.clone(), Val::Int(g.rels_with_type(t).len() as i64))).collect();
+    let rels: i64 = per_type.values().map(|v| if let Val::Int(n) = v { *n } else { 0 }).sum();
+    vec![
+        Val::map(per_label),
+        Val::map(per_type),
+        Val::Int(rels),
+        Val::Int(nodes.len() as i64),
+        Val::Int(named(&labels)),
+        Val::Int(named(&types)),
+        Val::Int(named(&keys)),
+    ]
 }
 
 fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
