@@ -234,6 +234,22 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "algo.BFS",
+        args: &["source", "max_level", "relationship_type"],
+        required: 3,
+        yields: &["nodes", "edges"],
+        doc: "the nodes reached from source along outgoing relationships (of the type; any when null) within max_level hops (any when 0), nearest first, and the relationship that reached each; no row when none",
+        writes: false,
+    },
+    Procedure {
+        name: "algo.pageRank",
+        args: &["label", "relationship_type"],
+        required: 2,
+        yields: &["node", "score"],
+        doc: "each node of the label (any when null) with its PageRank over the relationships of the type (any when null) between them, highest first",
+        writes: false,
+    },
+    Procedure {
         name: "dbms.procedures",
         args: &[],
         required: 0,

@@ -2332,3 +2332,94 @@ fn dbms_procedures_and_constraints() {
     assert_eq!(r.columns.to_vec(), ["type", "label", "properties", "entitytype", "status"]);
     assert!(r.rows.is_empty());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+
+    /// `algo.BFS` reaches exactly the nodes a variable-length pattern reaches along outgoing
+    /// relationships within the level bound, nearest first, each with a relationship from the
+    /// source or a node reached before it; no row when it reaches none.
+    #[test]
+    fn algo_bfs_equals_the_pattern_reach(
+        n in 1usize..10,
+        edges in prop::collection::vec((0usize..10, 0usize..10, any::<bool>()), 0..20),
+        start in 0usize..10,
+        max_level in -1i64..4,
+        typed in any::<bool>(),
+    ) {
+        let db = random_graph(n, &edges);
+        let start = format!("e{}", start % n);
+        let (arg, label) = if typed { ("'A'", ":A") } else { ("NULL", "") };
+        let got = rows(&db, &format!("MATCH (a {{id: '{start}'}}) CALL algo.BFS(a, {max_level}, {arg}) YIELD nodes, edges RETURN [x IN nodes | x.id], [r IN edges | [startNode(r).id, endNode(r).id, type(r)]]"));
+        let bound = if max_level <= 0 { String::new() } else { max_level.to_string() };
+        let want: BTreeSet<String> = rows(&db, &format!("MATCH (a {{id: '{start}'}})-[{label}*1..{bound}]->(b) WHERE b <> a RETURN DISTINCT b.id"))
+            .into_iter()
+            .map(|r| match &r[0] { QueryValue::String(x) => x.clone(), other => panic!("{other:?}") })
+            .collect();
+        if want.is_empty() {
+            prop_assert!(got.is_empty(), "{:?}", got);
+            return Ok(());
+        }
+        let (QueryValue::List(nodes), QueryValue::List(rels)) = (&got[0][0], &got[0][1]) else { panic!("{got:?}") };
+        let ids: Vec<String> = nodes.iter().map(|x| match x { QueryValue::String(x) => x.clone(), other => panic!("{other:?}") }).collect();
+        prop_assert_eq!(ids.iter().cloned().collect::<BTreeSet<_>>(), want);
+        prop_assert_eq!(ids.len(), nodes.len());
+        let mut before = vec![start.clone()];
+        for (id, rel) in ids.iter().zip(rels) {
+            let QueryValue::List(r) = rel else { panic!("{rel:?}") };
+            let (QueryValue::String(from), QueryValue::String(to), QueryValue::String(t)) = (&r[0], &r[1], &r[2]) else { panic!("{r:?}") };
+            prop_assert!(before.contains(from) && to == id && (!typed || t.eq_ignore_ascii_case("A")), "{:?} reaching {}", r, id);
+            before.push(id.clone());
+        }
+    }
+
+    /// `algo.pageRank` equals a power iteration written here over the adjacency matrix (edges
+    /// between two nodes counted once, a node without outgoing ones spreading its rank over all,
+    /// damping 0.85, stopping once the ranks move less than 1e-4 in all), the ranks summing to 1.
+    #[test]
+    fn algo_page_rank_equals_a_power_iteration(
+        n in 1usize..9,
+        edges in prop::collection::vec((0usize..9, 0usize..9, any::<bool>()), 0..20),
+        typed in any::<bool>(),
+    ) {
+        let db = random_graph(n, &edges);
+        let arg = if typed { "'A'" } else { "NULL" };
+        let got: Vec<(String, f64)> = rows(&db, &format!("CALL algo.pageRank(NULL, {arg}) YIELD node, score RETURN node.id, score"))
+            .into_iter()
+            .map(|r| match (&r[0], &r[1]) { (QueryValue::String(x), QueryValue::Float(s)) => (x.clone(), *s), other => panic!("{other:?}") })
+            .collect();
+        let mut adj = vec![vec![false; n]; n];
+        for (s, o, t) in &edges {
+            if !typed || *t {
+                adj[s % n][o % n] = true;
+            }
+        }
+        let mut rank = vec![1.0 / n as f64; n];
+        for _ in 0..100 {
+            let mut next = vec![0.15 / n as f64; n];
+            for i in 0..n {
+                let outs: Vec<usize> = (0..n).filter(|&j| adj[i][j]).collect();
+                if outs.is_empty() {
+                    for x in &mut next {
+                        *x += 0.85 * rank[i] / n as f64;
+                    }
+                }
+                for &j in &outs {
+                    next[j] += 0.85 * rank[i] / outs.len() as f64;
+                }
+            }
+            let change: f64 = next.iter().zip(&rank).map(|(a, b)| (a - b).abs()).sum();
+            rank = next;
+            if change < 1e-4 {
+                break;
+            }
+        }
+        prop_assert_eq!(got.len(), n);
+        prop_assert!((got.iter().map(|(_, s)| s).sum::<f64>() - 1.0).abs() < 1e-9);
+        prop_assert!(got.windows(2).all(|w| w[0].1 >= w[1].1), "highest first: {:?}", got);
+        for (id, score) in &got {
+            let i: usize = id.trim_start_matches('e').parse().expect("an id");
+            prop_assert!((score - rank[i]).abs() < 1e-9, "{}: {} against {}", id, score, rank[i]);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! `functions` compute expressions; `procedures` answers `CALL`; `output` materializes results.
 //! A query that writes runs as one transaction on the writer's copy of the state (`write`).
 
+mod algo_procs;
 mod ddl;
 mod eval;
 mod fulltext;

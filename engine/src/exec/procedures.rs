@@ -152,6 +152,8 @@ pub(crate) fn call(
         }
         "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
         "db.constraints" => Ok(Vec::new()),
+        "algo.BFS" => super::algo_procs::bfs(g, cx, args),
+        "algo.pageRank" => super::algo_procs::page_rank(g, cx, args),
         "dbms.procedures" => Ok(engram_query::functions::PROCEDURES
             .iter()
             .map(|p| vec![Val::str(p.name), Val::str(if p.writes { "write" } else { "read" })])
