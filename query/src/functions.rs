@@ -250,6 +250,14 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "algo.WCC",
+        args: &["config"],
+        required: 0,
+        yields: &["node", "componentId"],
+        doc: "each node (of config.nodeLabels; any when absent) with its weakly connected component over the relationships of config.relationshipTypes (any when absent); a component's id is its smallest node id",
+        writes: false,
+    },
+    Procedure {
         name: "dbms.procedures",
         args: &[],
         required: 0,

@@ -802,25 +802,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             }
         }
         let Some(Clause::With(p) | Clause::Return(p)) = next else { return false };
-        if p.star {
-            return false;
-        }
-        // A DISTINCT aggregate of a value of `b` alone sees the same values whether `b` repeats
-        // (trails) or not (reach); so does min/max; and so does `RETURN DISTINCT f(b)`.
-        let distinct_use = |e: &Expr| match &e.kind {
-            ExprKind::Call { name, distinct, args } => {
-                let lower = name.name.to_ascii_lowercase();
-                let agg = function(&lower).is_some_and(|f| f.kind == FunctionKind::Aggregate);
-                agg && (*distinct || matches!(lower.as_str(), "min" | "max"))
-                    && matches!(args.as_slice(), [arg] if mentions(arg, b) && only_mentions(arg, b))
-            }
-            // Under DISTINCT any value of `b` alone: repeats of `b` only repeat rows DISTINCT drops.
-            _ => p.distinct && only_mentions(e, b),
-        };
-        let clean = |e: &Expr| distinct_use(e) || !mentions(e, b);
-        p.items.iter().all(|i| clean(&i.expr))
-            && p.order.iter().all(|s| !mentions(&s.expr, b) || p.items.iter().any(|i| i.alias.is_some() && distinct_use(&i.expr)))
-            && p.predicate.as_ref().is_none_or(|w| !mentions(w, b))
+        ignores_repeats(p)
     }
 
     /// The slots of `x` and `y` when predicate `w` is exactly `x <> y` or `NOT x = y`.
@@ -1242,32 +1224,45 @@ fn fuse(ops: Vec<Op>) -> Vec<Op> {
     out
 }
 
-/// Whether `e` reads variable `v` anywhere (nested scopes included, conservatively).
-fn mentions(e: &Expr, v: &str) -> bool {
+/// Whether a projection gives the same rows however often each row before it repeats: a
+/// DISTINCT projection, or an aggregation whose aggregates ignore repeats (DISTINCT ones, `min`,
+/// `max`; a group exists either way), and nothing in it that gives a new value per row. Trails
+/// repeat an end node once per way to reach it; a reach gives it once.
+fn ignores_repeats(p: &Projection) -> bool {
+    let exprs = || p.items.iter().map(|i| &i.expr).chain(p.order.iter().map(|s| &s.expr));
+    if p.star || exprs().any(varies_per_row) {
+        return false;
+    }
+    if p.items.iter().any(|i| crate::check::contains_aggregate(&i.expr)) {
+        exprs().all(aggregates_ignore_repeats)
+    } else {
+        p.distinct
+    }
+}
+
+/// Whether `e` calls a function that gives a new value each time (`rand()`, `randomUUID()`,
+/// `timestamp()`).
+fn varies_per_row(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Var(x) => x == v,
-        ExprKind::Pattern(_) | ExprKind::PatternComprehension { .. } | ExprKind::MapProjection { .. } => true,
+        ExprKind::Call { name, .. } if ["rand", "randomuuid", "timestamp"].iter().any(|f| name.name.eq_ignore_ascii_case(f)) => true,
         _ => {
             let mut found = false;
-            e.for_each_child(|c| found |= mentions(c, v));
+            e.for_each_child(|c| found |= varies_per_row(c));
             found
         }
     }
 }
 
-/// Whether every variable `e` reads is `v`.
-fn only_mentions(e: &Expr, v: &str) -> bool {
+/// Whether every aggregate in `e` gives the same value however often its inputs repeat.
+fn aggregates_ignore_repeats(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Var(x) => x == v,
-        ExprKind::Pattern(_)
-        | ExprKind::PatternComprehension { .. }
-        | ExprKind::MapProjection { .. }
-        | ExprKind::ListComprehension { .. }
-        | ExprKind::Reduce(_)
-        | ExprKind::Quantified { .. } => false,
+        ExprKind::CountStar => false,
+        ExprKind::Call { name, distinct, .. } if function(&name.name).is_some_and(|f| f.kind == FunctionKind::Aggregate) => {
+            *distinct || name.name.eq_ignore_ascii_case("min") || name.name.eq_ignore_ascii_case("max")
+        }
         _ => {
             let mut all = true;
-            e.for_each_child(|c| all &= only_mentions(c, v));
+            e.for_each_child(|c| all &= aggregates_ignore_repeats(c));
             all
         }
     }

@@ -2423,3 +2423,110 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+
+    /// `algo.WCC` puts two nodes in one component exactly when an undirected walk joins them
+    /// (found here by a flood fill over the relationships a MATCH lists), each component named
+    /// by its smallest node id, with and without a type filter.
+    #[test]
+    fn algo_wcc_equals_undirected_reach(
+        n in 1usize..10,
+        edges in prop::collection::vec((0usize..10, 0usize..10, any::<bool>()), 0..14),
+        typed in any::<bool>(),
+    ) {
+        let db = random_graph(n, &edges);
+        let config = if typed { "{relationshipTypes: ['A']}" } else { "{}" };
+        let int = |v: &QueryValue| match v { QueryValue::Int(i) => *i, other => panic!("{other:?}") };
+        let got: Vec<(i64, i64)> = rows(&db, &format!("CALL algo.WCC({config}) YIELD node, componentId RETURN id(node), componentId ORDER BY id(node)"))
+            .iter()
+            .map(|r| (int(&r[0]), int(&r[1])))
+            .collect();
+        let ids: Vec<i64> = rows(&db, "MATCH (x) RETURN id(x) ORDER BY id(x)").iter().map(|r| int(&r[0])).collect();
+        prop_assert_eq!(got.iter().map(|(a, _)| *a).collect::<Vec<_>>(), ids.clone());
+        let rel = if typed { ":A" } else { "" };
+        let links: Vec<(i64, i64)> = rows(&db, &format!("MATCH (x)-[{rel}]->(y) RETURN id(x), id(y)")).iter().map(|r| (int(&r[0]), int(&r[1]))).collect();
+        for &(a, c) in &got {
+            let mut reach = BTreeSet::from([a]);
+            loop {
+                let more: Vec<i64> = links
+                    .iter()
+                    .filter_map(|&(x, y)| if reach.contains(&x) { Some(y) } else if reach.contains(&y) { Some(x) } else { None })
+                    .filter(|z| !reach.contains(z))
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                reach.extend(more);
+            }
+            prop_assert_eq!(c, *reach.iter().next().expect("itself"), "node {}", a);
+            for &(b, d) in &got {
+                prop_assert_eq!(reach.contains(&b), c == d, "{} and {}", a, b);
+            }
+        }
+    }
+}
+
+/// `algo.WCC` keeps to the labels asked for, takes null or no argument for everything, and
+/// refuses a configuration key it does not know by name.
+#[test]
+fn algo_wcc_filters_by_label_and_refuses_unknown_keys() {
+    let db = Database::in_memory();
+    db.query("default", "CREATE (a:P {n: 'a'})-[:R]->(b:P {n: 'b'}), (b)-[:R]->(c:Q {n: 'c'}), (c)-[:R]->(d:P {n: 'd'})", &Params::new())
+        .expect("creates");
+    let groups = |text: &str| -> Vec<Vec<QueryValue>> { rows(&db, text) };
+    let by_label =
+        groups("CALL algo.WCC({nodeLabels: ['P']}) YIELD node, componentId RETURN componentId, collect(node.n) AS ns ORDER BY ns");
+    assert_eq!(
+        by_label.iter().map(|r| r[1].clone()).collect::<Vec<_>>(),
+        [QueryValue::List(vec![s("a"), s("b")]), QueryValue::List(vec![s("d")])]
+    );
+    for all in [
+        "CALL algo.WCC() YIELD componentId RETURN count(DISTINCT componentId)",
+        "CALL algo.WCC(null) YIELD componentId RETURN count(DISTINCT componentId)",
+    ] {
+        assert_eq!(groups(all), vec![vec![i(1)]], "{all}");
+    }
+    let e = run_with(&db, "CALL algo.WCC({labels: ['P']})", &Params::new()).expect_err("an unknown key");
+    assert!(e.message.contains("labels") && e.detail == Detail::InvalidArgumentValue, "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+
+    /// A variable-length MATCH planned as a reach (each end node once) answers as the same
+    /// MATCH enumerating trails (a path variable, unused, forces them), whatever the projection
+    /// after it: the rewrite applies only where repeats of an end node cannot change the rows
+    /// (`count(*)` and a plain `RETURN a.id` counted each trail and were wrongly rewritten).
+    #[test]
+    fn a_reach_answers_as_the_trails_would(
+        n in 1usize..8,
+        edges in prop::collection::vec((0usize..8, 0usize..8, any::<bool>()), 0..12),
+        start in 0usize..8,
+        shape in prop::sample::select(vec!["->", "-"]),
+        bounds in prop::sample::select(vec!["*0..2", "*1..3", "*2"]),
+        projection in prop::sample::select(vec![
+            "count(*)",
+            "a.id",
+            "DISTINCT a.id",
+            "count(DISTINCT b)",
+            "list.sort(collect(DISTINCT b.id))",
+            "min(b.id), max(b.id)",
+            "sum(1)",
+            "DISTINCT id(b)",
+            "b.id, count(*)",
+            "b.id, count(DISTINCT a)",
+            "count(b.id)",
+            "DISTINCT b.id ORDER BY b.id DESC LIMIT 2",
+        ]),
+    ) {
+        let db = random_graph(n, &edges);
+        let start = format!("e{}", start % n);
+        let exclude = if shape == "-" { " WHERE b <> a" } else { "" };
+        let text = |path: &str| format!("MATCH (a {{id: '{start}'}}) MATCH {path}(a)-[{bounds}]{shape}(b){exclude} RETURN {projection}");
+        let (reach, trails) = (text(""), text("p = "));
+        let sorted = |q: &str| { let mut r: Vec<String> = rows(&db, q).iter().map(|r| format!("{r:?}")).collect(); r.sort(); r };
+        prop_assert_eq!(sorted(&reach), sorted(&trails), "{}", reach);
+    }
+}

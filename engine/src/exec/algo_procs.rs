@@ -1,6 +1,7 @@
 //! FalkorDB's graph algorithm procedures over what the query sees: `algo.BFS` (the nodes a
-//! breadth-first walk along outgoing relationships reaches, with the edge that reached each) and
-//! `algo.pageRank` (each node's page rank over the relationships between nodes of a label).
+//! breadth-first walk along outgoing relationships reaches, with the edge that reached each),
+//! `algo.pageRank` (each node's page rank over the relationships between nodes of a label) and
+//! `algo.WCC` (weakly connected components).
 
 use std::sync::Arc;
 
@@ -137,4 +138,79 @@ pub(super) fn page_rank(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Re
     let mut rows: Vec<(EntityId, f64)> = nodes.into_iter().zip(rank).collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(rows.into_iter().map(|(n, r)| vec![Val::Node(n), Val::Float(r)]).collect())
+}
+
+/// `algo.WCC(config)`: each node of the labels in `config.nodeLabels` (any label when absent)
+/// with its weakly connected component over the relationships of `config.relationshipTypes`
+/// (any type when absent) between such nodes, in either direction. A component's id is the
+/// smallest node id in it. `config` may be null or left out; another key is refused by name.
+pub(super) fn wcc(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    const NAME: &str = "algo.WCC";
+    let config = match args.first() {
+        None | Some(Val::Null) => None,
+        Some(Val::Map(m)) => Some(m),
+        Some(other) => return Err(type_error(format!("{NAME} takes a map of nodeLabels and relationshipTypes, got {}", other.kind()))),
+    };
+    let names = |key: &str| -> Result<Option<Vec<Arc<str>>>, QueryError> {
+        match config.and_then(|m| m.get(key)) {
+            None => Ok(None),
+            Some(Val::List(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Val::Str(s) => Ok(s.clone()),
+                    other => Err(type_error(format!("{NAME}: {key} should be a list of strings, got {} in it", other.kind()))),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(type_error(format!("{NAME}: {key} should be a list of strings, got {}", other.kind()))),
+        }
+    };
+    if let Some(unknown) = config.and_then(|m| m.keys().find(|k| !matches!(k.as_ref(), "nodeLabels" | "relationshipTypes"))) {
+        return Err(super::eval::arg_error(
+            engram_query::Detail::InvalidArgumentValue,
+            format!("{NAME}: unknown configuration key `{unknown}` (it takes nodeLabels and relationshipTypes)"),
+        ));
+    }
+    let labels = names("nodeLabels")?;
+    let types = names("relationshipTypes")?;
+    let mut nodes: Vec<EntityId> = match &labels {
+        None => g.nodes(),
+        Some(ls) => ls.iter().flat_map(|l| g.nodes_with_label(l)).collect(),
+    };
+    nodes.sort_unstable();
+    nodes.dedup();
+    let index: Map<EntityId, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    // Union-find over the nodes' positions (ascending ids, so a root kept smallest is the
+    // component's smallest id).
+    let mut parent: Vec<usize> = (0..nodes.len()).collect();
+    let types = types.unwrap_or_default();
+    if let Some(expander) = g.expander(Direction::Out, &types) {
+        let mut ticker = Ticker::new(cx);
+        for (i, &n) in nodes.iter().enumerate() {
+            for edge in expander.edges(n) {
+                ticker.tick(1).map_err(stopped)?;
+                if let Some(&j) = index.get(&edge.neighbor) {
+                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                    if a != b {
+                        parent[a.max(b)] = a.min(b);
+                    }
+                }
+            }
+        }
+    }
+    Ok((0..nodes.len())
+        .map(|i| {
+            let r = root(&mut parent, i);
+            vec![Val::Node(nodes[i]), Val::Int(i64::from(nodes[r].0))]
+        })
+        .collect())
+}
+
+/// The representative of `i`'s set in a union-find forest, halving the path on the way.
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
 }

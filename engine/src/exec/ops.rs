@@ -676,7 +676,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             Some(found) => found.into_iter().map(|(e, _)| e).collect(),
             None => self.khop(hop, from, max)?,
         };
-        if min == 0 && !reached.contains(&from) {
+        // A lower bound of 0 reaches the start, unless the pattern rules it out (`b <> a`).
+        if min == 0 && !hop.exclude_start && !reached.contains(&from) {
             reached.push(from);
         }
         if !hop.to_test.is_empty() {
@@ -784,10 +785,10 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     // One start and nothing to test per node: the closure's own count, else the
                     // k-hop walk's (neither collects the nodes it counts).
                     if let Some((found, has_start)) = self.closure_count(hop, from, max) {
-                        return Ok(found + usize::from(min == 0 && !has_start));
+                        return Ok(found + usize::from(min == 0 && !has_start && !hop.exclude_start));
                     }
                     let (n, back_to_start) = self.khop_count(hop, from, max)?;
-                    return Ok(n + usize::from(back_to_start || min == 0));
+                    return Ok(n + usize::from(back_to_start || (min == 0 && !hop.exclude_start)));
                 }
                 let reached = self.reach(hop, from, row, min, max)?;
                 if one_row {
