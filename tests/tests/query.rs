@@ -2520,11 +2520,13 @@ proptest! {
             "count(b.id)",
             "DISTINCT b.id ORDER BY b.id DESC LIMIT 2",
         ]),
+        optional in any::<bool>(),
     ) {
         let db = random_graph(n, &edges);
         let start = format!("e{}", start % n);
         let exclude = if shape == "-" { " WHERE b <> a" } else { "" };
-        let text = |path: &str| format!("MATCH (a {{id: '{start}'}}) MATCH {path}(a)-[{bounds}]{shape}(b){exclude} RETURN {projection}");
+        let optional = if optional { "OPTIONAL " } else { "" };
+        let text = |path: &str| format!("MATCH (a {{id: '{start}'}}) {optional}MATCH {path}(a)-[{bounds}]{shape}(b){exclude} RETURN {projection}");
         let (reach, trails) = (text(""), text("p = "));
         let sorted = |q: &str| { let mut r: Vec<String> = rows(&db, q).iter().map(|r| format!("{r:?}")).collect(); r.sort(); r };
         prop_assert_eq!(sorted(&reach), sorted(&trails), "{}", reach);
