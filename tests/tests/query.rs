@@ -2532,3 +2532,35 @@ proptest! {
         prop_assert_eq!(sorted(&reach), sorted(&trails), "{}", reach);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+
+    /// A count fused into its expansion (`count(*)`, `count(r)`, `count(b)`, `count(DISTINCT b)`
+    /// right after the last hop) equals collecting the same matches and taking the list's size,
+    /// which no rewrite touches: over directions, types, a tested or repeated far end, a second
+    /// hop, and several start rows.
+    #[test]
+    fn fused_counts_equal_collected_sizes(
+        n in 1usize..8,
+        edges in prop::collection::vec((0usize..8, 0usize..8, any::<bool>()), 0..16),
+        start in prop::sample::select(vec!["(a {id: 'e0'})", "(a)", "(a:node)"]),
+        hop in prop::sample::select(vec!["-[r]->", "<-[r]-", "-[r]-", "-[r:A]-", "-[r:A|B]->"]),
+        far in prop::sample::select(vec!["(b)", "(b {id: 'e1'})", "(a)", "()-[s]->(b)", "(b)<-[s]-(c)"]),
+        what in prop::sample::select(vec!["count(*)", "count(r)", "count(b)", "count(DISTINCT b)"]),
+    ) {
+        let db = random_graph(n, &edges);
+        let (what, collected) = match what {
+            "count(DISTINCT b)" if !far.contains('b') => ("count(DISTINCT a)", "size(collect(DISTINCT a))"),
+            "count(b)" if !far.contains('b') => ("count(a)", "size(collect(a))"),
+            "count(*)" => ("count(*)", "size(collect(1))"),
+            "count(r)" => ("count(r)", "size(collect(r))"),
+            "count(b)" => ("count(b)", "size(collect(b))"),
+            _ => ("count(DISTINCT b)", "size(collect(DISTINCT b))"),
+        };
+        let pattern = format!("MATCH {start}{hop}{far}");
+        let fused = rows(&db, &format!("{pattern} RETURN {what}"));
+        let plain = rows(&db, &format!("{pattern} RETURN {collected}"));
+        prop_assert_eq!(fused, plain, "{}", pattern);
+    }
+}
