@@ -59,6 +59,12 @@ def test_falkordbs_own_functions(db):
     edge = json.loads(row[8])
     assert edge["type"] == "relationship" and edge["relationship"] == "CITES" and edge["properties"] == {"w": 2}
     assert edge["start"]["properties"]["name"] == "a" and edge["end"]["labels"] == ["Doc"]
+    stats = g.query("CALL db.meta.stats()").result_set[0]
+    assert stats[:4] == [{"Doc": 2}, {"CITES": 1}, 1, 2]
+    ranked = g.query("CALL algo.pageRank('Doc', NULL) YIELD node, score RETURN node.name, score").result_set
+    assert [r[0] for r in ranked] == ["b", "a"] and abs(sum(r[1] for r in ranked) - 1.0) < 1e-9
+    reached = g.query("MATCH (a:Doc {name: 'a'}) CALL algo.BFS(a, 0, NULL) YIELD nodes, edges RETURN nodes, edges").result_set
+    assert [n.properties["name"] for n in reached[0][0]] == ["b"] and reached[0][1][0].relation == "CITES"
 
 
 def test_parameters_of_every_kind(db):
