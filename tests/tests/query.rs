@@ -2564,3 +2564,38 @@ proptest! {
         prop_assert_eq!(fused, plain, "{}", pattern);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// ORDER BY … [SKIP] LIMIT, which keeps only the rows it returns (a selection), gives the
+    /// rows and order of sorting everything and then slicing (PROFILE runs the operators one by
+    /// one; a collected list is sliced after a full sort), ties in input order, over keys of
+    /// mixed kinds and nulls.
+    #[test]
+    fn order_by_limit_equals_a_full_sort(
+        keys in prop::collection::vec(prop::option::of(prop_oneof![(0i64..4).prop_map(QueryValue::Int), "[ab]".prop_map(QueryValue::String)]), 0..30),
+        descending in any::<bool>(),
+        skip in prop::option::of(0i64..6),
+        limit in 0i64..9,
+    ) {
+        let db = Database::in_memory();
+        let xs = QueryValue::List(
+            keys.iter()
+                .enumerate()
+                .map(|(i, k)| QueryValue::Map([("k".to_owned(), k.clone().unwrap_or(QueryValue::Null)), ("v".to_owned(), QueryValue::Int(i as i64))].into_iter().collect()))
+                .collect(),
+        );
+        let params = Params::from([("xs".to_owned(), xs)]);
+        let dir = if descending { "DESC" } else { "ASC" };
+        let skipped = skip.map(|s| format!(" SKIP {s}")).unwrap_or_default();
+        let text = format!("UNWIND $xs AS x RETURN x.v ORDER BY x.k {dir}{skipped} LIMIT {limit}");
+        let got = run_with(&db, &text, &params).expect("runs").rows;
+        let profiled = run_with(&db, &format!("PROFILE {text}"), &params).expect("runs").rows;
+        prop_assert_eq!(&got, &profiled, "{}", text);
+        let from = skip.unwrap_or(0);
+        let sliced = run_with(&db, &format!("UNWIND $xs AS x WITH x ORDER BY x.k {dir} WITH collect(x.v) AS vs RETURN vs[{from}..{}]", from + limit), &params).expect("runs").rows;
+        let QueryValue::List(want) = &sliced[0][0] else { panic!("{sliced:?}") };
+        prop_assert_eq!(got.into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>(), want.clone(), "{}", text);
+    }
+}

@@ -116,6 +116,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     rows = self.scan(*slot, test, Some(e), rows)?;
                     at += 2;
                 }
+                // ORDER BY … [SKIP s] LIMIT n keeps only the first s + n rows in order: a
+                // selection, then a sort of those, instead of sorting every row.
+                (Op::Sort(keys), Some(Op::Skip(_) | Op::Limit(_)), None) => match self.top_bounds(&ops[at + 1..]) {
+                    Some((skip, take, used)) => {
+                        rows = self.sort(keys, rows, Some(skip.saturating_add(take)))?;
+                        rows = rows.into_iter().skip(skip).take(take).collect();
+                        at += 1 + used;
+                    }
+                    None => {
+                        rows = self.op(op, rows)?;
+                        at += 1;
+                    }
+                },
                 _ => {
                     rows = self.op(op, rows)?;
                     at += 1;
@@ -373,7 +386,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 let mut seen = HashSet::new();
                 rows.into_iter().filter(|r| seen.insert(Key(slots.iter().map(|s| r[*s].clone()).collect()))).collect()
             }
-            Op::Sort(keys) => self.sort(keys, rows)?,
+            Op::Sort(keys) => self.sort(keys, rows, None)?,
             Op::Skip(e) => {
                 let n = self.count_arg(e, "SKIP")?;
                 rows.into_iter().skip(n).collect()
@@ -421,6 +434,17 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 out
             }
         })
+    }
+
+    /// The SKIP and LIMIT values at the start of `ops` (a LIMIT, or a SKIP then a LIMIT) and how
+    /// many operators they are; `None` for anything else, or when evaluating either fails (the
+    /// operators then run as written and report it in their order).
+    fn top_bounds(&self, ops: &[Op]) -> Option<(usize, usize, usize)> {
+        match ops {
+            [Op::Limit(l), ..] => Some((0, self.count_arg(l, "LIMIT").ok()?, 1)),
+            [Op::Skip(s), Op::Limit(l), ..] => Some((self.count_arg(s, "SKIP").ok()?, self.count_arg(l, "LIMIT").ok()?, 2)),
+            _ => None,
+        }
     }
 
     fn count_arg(&self, e: &CExpr, what: &str) -> Fallible<usize> {
@@ -837,16 +861,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(n)
     }
 
-    fn sort(&self, keys: &[SortKey], rows: Vec<Row>) -> Fallible<Vec<Row>> {
+    /// The rows in the keys' order, ties in input order; with `keep`, only the first `keep` of
+    /// them (selected, then sorted: the same rows in the same order as sorting all).
+    fn sort(&self, keys: &[SortKey], rows: Vec<Row>, keep: Option<usize>) -> Fallible<Vec<Row>> {
         let mut keyed = Vec::with_capacity(rows.len());
-        for row in rows {
+        for (i, row) in rows.into_iter().enumerate() {
             let mut k = Vec::with_capacity(keys.len());
             for key in keys {
                 k.push(self.eval(&key.expr, &row)?);
             }
-            keyed.push((k, row));
+            keyed.push((k, i, row));
         }
-        let cmp = |a: &(Vec<Val>, Row), b: &(Vec<Val>, Row)| {
+        // The input position breaks ties: an unstable sort or selection orders as a stable sort.
+        let cmp = |a: &(Vec<Val>, usize, Row), b: &(Vec<Val>, usize, Row)| {
             for (i, key) in keys.iter().enumerate() {
                 let o = a.0[i].order(&b.0[i]);
                 let o = if key.descending { o.reverse() } else { o };
@@ -854,14 +881,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     return o;
                 }
             }
-            std::cmp::Ordering::Equal
+            a.1.cmp(&b.1)
         };
-        if keyed.len() >= PARALLEL_ROWS * 16 {
-            keyed.par_sort_by(cmp);
-        } else {
-            keyed.sort_by(cmp);
+        match keep {
+            Some(0) => keyed.clear(),
+            Some(n) if n < keyed.len() => {
+                keyed.select_nth_unstable_by(n - 1, cmp);
+                keyed.truncate(n);
+                keyed.sort_unstable_by(cmp);
+            }
+            _ if keyed.len() >= PARALLEL_ROWS * 16 => keyed.par_sort_unstable_by(cmp),
+            _ => keyed.sort_unstable_by(cmp),
         }
-        Ok(keyed.into_iter().map(|(_, r)| r).collect())
+        Ok(keyed.into_iter().map(|(_, _, r)| r).collect())
     }
 
     fn aggregate(&self, keys: &[(usize, CExpr)], aggregates: &[Aggregate], rows: &[Row]) -> Fallible<Vec<Row>> {
