@@ -46,15 +46,91 @@ fn want_str<'v>(f: &str, v: &'v Val) -> Result<&'v str, QueryError> {
 
 /// A list of numbers as a vector (FalkorDB's `vecf32`: each component rounded to f32).
 fn vector(name: &str, v: &Val) -> Result<Vec<f64>, QueryError> {
+    vector_items(name, v)?.iter().map(|x| component(name, x)).collect()
+}
+
+/// The items of a list that is a vector, each checked to be a finite number.
+fn vector_items<'v>(name: &str, v: &'v Val) -> Result<&'v [Val], QueryError> {
     let Val::List(items) = v else { return Err(type_error(format!("{name}() expects a list of numbers, got {}", v.kind()))) };
-    items
-        .iter()
-        .map(|x| match x {
-            Val::Int(i) => Ok(f64::from(*i as f32)),
-            Val::Float(f) if f.is_finite() => Ok(f64::from(*f as f32)),
-            other => Err(type_error(format!("{name}() expects a list of finite numbers, got {} in it", other.kind()))),
-        })
-        .collect()
+    for x in items.iter() {
+        component(name, x)?;
+    }
+    Ok(items)
+}
+
+/// One component of a vector, rounded to f32.
+fn component(name: &str, x: &Val) -> Result<f64, QueryError> {
+    match x {
+        Val::Int(i) => Ok(f64::from(*i as f32)),
+        Val::Float(f) if f.is_finite() => Ok(f64::from(*f as f32)),
+        other => Err(type_error(format!("{name}() expects a list of finite numbers, got {} in it", other.kind()))),
+    }
+}
+
+/// The dot product, the two squared norms and the squared difference of two lists of one
+/// length, in one pass; `None` when an item is not a finite number.
+fn distance_sums(x: &[Val], y: &[Val]) -> Option<(f64, f64, f64, f64)> {
+    let (mut dot, mut nx, mut ny, mut squares) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for (p, q) in x.iter().zip(y) {
+        let (p, q) = (component("", p).ok()?, component("", q).ok()?);
+        dot += p * q;
+        nx += p * p;
+        ny += q * q;
+        squares += (p - q).powi(2);
+    }
+    Some((dot, nx, ny, squares))
+}
+
+/// The longest list `vecf32` keeps per thread (a vector held past its query costs its memory).
+const VECF32_KEPT_MAX: usize = 16_384;
+
+/// `vecf32(list)`: the list with each item rounded to f32. A brute-force search passes the
+/// same parameter on every row: the last list given (held, so its address cannot be reused)
+/// and its vector are kept per thread and handed back for it.
+fn vecf32(a: &Val) -> Result<Val, QueryError> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(Arc<Vec<Val>>, Val)>> = const { std::cell::RefCell::new(None) };
+    }
+    let Val::List(items) = a else { return Err(type_error(format!("vecf32() expects a list of numbers, got {}", a.kind()))) };
+    let hit = LAST.with(|l| l.try_borrow().ok()?.as_ref().filter(|(k, _)| Arc::ptr_eq(k, items)).map(|(_, v)| v.clone()));
+    if let Some(v) = hit {
+        return Ok(v);
+    }
+    let v = Val::list(vector("vecf32", a)?.into_iter().map(Val::Float).collect());
+    if items.len() > VECF32_KEPT_MAX {
+        return Ok(v);
+    }
+    LAST.with(|l| {
+        if let Ok(mut l) = l.try_borrow_mut() {
+            *l = Some((items.clone(), v.clone()));
+        }
+    });
+    Ok(v)
+}
+
+/// `vec.cosineDistance` / `vec.euclideanDistance` of two lists, read in place (a brute-force
+/// search calls it once per node: no vector is copied out of the lists), with the same sums in
+/// the same order as `cosine_distance` / `euclidean_distance`.
+fn list_distance(name: &str, a: &Val, b: &Val) -> Result<f64, QueryError> {
+    let sums = match (a, b) {
+        (Val::List(x), Val::List(y)) if x.len() == y.len() => distance_sums(x, y),
+        _ => None,
+    };
+    let Some((dot, nx, ny, squares)) = sums else {
+        // Something is wrong: the checks in their order say what.
+        let (x, y) = (vector_items(name, a)?, vector_items(name, b)?);
+        return Err(arg_error(
+            Detail::InvalidArgumentValue,
+            format!("{name}() takes two vectors of one length, got {} and {}", x.len(), y.len()),
+        ));
+    };
+    Ok(if name == "vec.euclideandistance" {
+        squares.sqrt()
+    } else if nx == 0.0 || ny == 0.0 {
+        1.0
+    } else {
+        1.0 - dot / (nx.sqrt() * ny.sqrt())
+    })
 }
 
 /// 1 − the cosine similarity (0 for the same direction, 2 for opposite ones; 1 when either is
@@ -74,7 +150,8 @@ pub(super) fn cosine_distance(x: &[f64], y: &[f64]) -> f64 {
 
 /// The straight-line distance.
 pub(super) fn euclidean_distance(x: &[f64], y: &[f64]) -> f64 {
-    x.iter().zip(y).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt()
+    // A fold from +0.0 (`sum` starts at -0.0: two empty vectors would be -0.0 apart).
+    x.iter().zip(y).fold(0.0f64, |acc, (a, b)| acc + (a - b).powi(2)).sqrt()
 }
 
 fn path_nodes(p: &PathVal) -> Vec<Val> {
@@ -156,17 +233,8 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         return Ok(Val::Null);
     }
     match name {
-        "vecf32" => return Ok(Val::list(vector(name, &a)?.into_iter().map(Val::Float).collect())),
-        "vec.cosinedistance" | "vec.euclideandistance" => {
-            let (x, y) = (vector(name, &a)?, vector(name, b.as_ref().unwrap_or(&Val::Null))?);
-            if x.len() != y.len() {
-                return Err(arg_error(
-                    Detail::InvalidArgumentValue,
-                    format!("{name}() takes two vectors of one length, got {} and {}", x.len(), y.len()),
-                ));
-            }
-            return Ok(Val::Float(if name == "vec.cosinedistance" { cosine_distance(&x, &y) } else { euclidean_distance(&x, &y) }));
-        }
+        "vecf32" => return vecf32(&a),
+        "vec.cosinedistance" | "vec.euclideandistance" => return list_distance(name, &a, b.as_ref().unwrap_or(&Val::Null)).map(Val::Float),
         _ => {}
     }
     Ok(match (name, &a) {
@@ -455,6 +523,35 @@ fn rand_unit() -> f64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// The distances read from two lists in place equal the slice functions the vector
+        /// procedures use, bit for bit, on random vectors (zeros included).
+        #[test]
+        fn list_distances_equal_the_slice_functions(pairs in proptest::collection::vec((-3i32..4, -1e3f64..1e3), 0..40)) {
+            let x: Vec<Val> = pairs.iter().map(|(i, _)| Val::Int(i64::from(*i))).collect();
+            let y: Vec<Val> = pairs.iter().map(|(_, f)| Val::Float(*f)).collect();
+            let (xs, ys) = (Val::list(x), Val::list(y));
+            let (vx, vy) = (vector("v", &xs).expect("numbers"), vector("v", &ys).expect("numbers"));
+            let cos = list_distance("vec.cosinedistance", &xs, &ys).expect("numbers");
+            let euc = list_distance("vec.euclideandistance", &xs, &ys).expect("numbers");
+            prop_assert_eq!(cos.to_bits(), cosine_distance(&vx, &vy).to_bits());
+            prop_assert_eq!(euc.to_bits(), euclidean_distance(&vx, &vy).to_bits());
+        }
+
+        /// `vecf32` gives each list's own rounding, whether it is computed or handed back for the
+        /// same list again, as lists alternate.
+        #[test]
+        fn vecf32_kept_per_thread_equals_computing_it(lists in proptest::collection::vec(proptest::collection::vec(-1e3f64..1e3, 0..6), 1..6), order in proptest::collection::vec(0usize..6, 1..20)) {
+            let vals: Vec<Val> = lists.iter().map(|l| Val::list(l.iter().map(|f| Val::Float(*f)).collect())).collect();
+            for i in order {
+                let v = &vals[i % vals.len()];
+                let want: Vec<u64> = lists[i % vals.len()].iter().map(|f| f64::from(*f as f32).to_bits()).collect();
+                let Val::List(got) = vecf32(v).expect("numbers") else { panic!("a list") };
+                prop_assert_eq!(got.iter().map(|x| if let Val::Float(f) = x { f.to_bits() } else { 0 }).collect::<Vec<_>>(), want);
+            }
+        }
+    }
 
     /// Values as Java's `BigDecimal.valueOf(x).setScale(places, mode)` gives them (Neo4j's
     /// `round(x, places, mode)`).
