@@ -2599,3 +2599,24 @@ proptest! {
         prop_assert_eq!(got.into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>(), want.clone(), "{}", text);
     }
 }
+
+/// `reduce` could nest a value one level per element, and what reads a value recurses through
+/// its nesting: past `query.max_value_depth` it is refused by name (a hundred thousand levels
+/// aborted the process on a stack overflow before), and a value at the limit is read, compared,
+/// hashed, sorted, encoded and returned on a 2 MiB thread stack. A flat accumulator, or one handed
+/// back unchanged, is not limited.
+#[test]
+fn reduce_cannot_nest_values_past_the_limit() {
+    let run = || {
+        let db = Database::in_memory();
+        for deep in ["reduce(acc = [], x IN range(1, 100000) | [acc])", "reduce(acc = {}, x IN range(1, 100000) | {k: acc})"] {
+            let e = run_with(&db, &format!("WITH {deep} AS v RETURN v = v"), &Params::new()).expect_err("too deep");
+            assert!(e.kind == ErrorType::LimitError && e.message.contains("query.max_value_depth"), "{e}");
+        }
+        let at_limit = "reduce(acc = [], x IN range(1, 255) | [acc])";
+        let got = rows(&db, &format!("WITH {at_limit} AS v RETURN v = v, count(DISTINCT v), size(toJSON(v)), v ORDER BY v"));
+        assert_eq!(got[0][..3], [QueryValue::Bool(true), i(1), i(512)]);
+        assert_eq!(rows(&db, "RETURN size(reduce(acc = [], x IN range(1, 5000) | acc + [x])), size(reduce(acc = range(1, 5000), x IN range(1, 5000) | acc))"), vec![vec![i(5000), i(5000)]]);
+    };
+    std::thread::Builder::new().stack_size(2 << 20).spawn(run).expect("spawns").join().expect("no overflow");
+}

@@ -184,11 +184,28 @@ impl Env<'_, '_, '_> {
                     other => return Err(type_error(format!("reduce needs a list, got {}", other.kind())).into()),
                 };
                 for item in items.iter() {
+                    // The accumulator is alive until the step is done, so a new list or map
+                    // cannot take its address: the same address is the same value.
+                    let before = container_address(&acc);
                     locals.push(acc);
                     locals.push(item.clone());
                     let next = self.eval(step, row, locals);
                     locals.truncate(locals.len() - 2);
                     acc = next?;
+                    // A step may wrap the accumulator (`[acc]`): bound its nesting, skipping the
+                    // walk when the step handed the same list or map back.
+                    let same = before.is_some() && before == container_address(&acc);
+                    if !same && deeper_than(&acc, engram_query::limits::MAX_VALUE_DEPTH) {
+                        return Err(QueryError::runtime(
+                            ErrorType::LimitError,
+                            Detail::Limit,
+                            format!(
+                                "reduce built a value nested deeper than query.max_value_depth ({})",
+                                engram_query::limits::MAX_VALUE_DEPTH
+                            ),
+                        )
+                        .into());
+                    }
                 }
                 acc
             }
@@ -439,6 +456,25 @@ fn arithmetic(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
         }
         _ => return Err(type_error(format!("cannot apply {name} to {} and {}", l.kind(), r.kind())).into()),
     })
+}
+
+/// The address of a list's or map's shared items (`None` for anything else).
+fn container_address(v: &Val) -> Option<usize> {
+    match v {
+        Val::List(items) => Some(Arc::as_ptr(items).cast::<u8>() as usize),
+        Val::Map(m) => Some(Arc::as_ptr(m).cast::<u8>() as usize),
+        _ => None,
+    }
+}
+
+/// Whether `v` holds lists or maps nested more than `max` deep (a walk at most `max` calls
+/// deep, whatever `v` holds).
+pub(crate) fn deeper_than(v: &Val, max: usize) -> bool {
+    match v {
+        Val::List(items) => max == 0 || items.iter().any(|x| deeper_than(x, max - 1)),
+        Val::Map(m) => max == 0 || m.values().any(|x| deeper_than(x, max - 1)),
+        _ => false,
+    }
 }
 
 pub(crate) fn as_f64(v: &Val) -> f64 {
