@@ -61,6 +61,17 @@ def test_kill_9_under_load_loses_no_answered_write(tmp_path):
         s.stop()
 
 
+def test_a_deeply_nested_value_is_refused_and_the_server_lives(server):
+    """`reduce` could nest a value a level per element, and reading it overflowed the stack of the
+    thread running the query: one GRAPH.QUERY aborted the whole server. It is refused by name."""
+    r = redis.Redis(host=server.host, port=server.port, socket_timeout=5)
+    with pytest.raises(redis.ResponseError, match="query.max_value_depth"):
+        r.execute_command("GRAPH.QUERY", "nest", "WITH reduce(acc = [], x IN range(1, 100000) | [acc]) AS v RETURN v = v")
+    assert r.ping()
+    reply = r.execute_command("GRAPH.QUERY", "nest", "RETURN size(reduce(acc = [], x IN range(1, 200) | [acc]))")
+    assert reply[1] == [[1]]
+
+
 def test_maxclients_refuses_the_extra_connections(server):
     admin = redis.Redis(host=server.host, port=server.port, socket_timeout=5)
     admin.config_set("maxclients", "5")
