@@ -46,7 +46,8 @@ fn want_str<'v>(f: &str, v: &'v Val) -> Result<&'v str, QueryError> {
 
 /// A list of numbers as a vector (FalkorDB's `vecf32`: each component rounded to f32).
 fn vector(name: &str, v: &Val) -> Result<Vec<f64>, QueryError> {
-    vector_items(name, v)?.iter().map(|x| component(name, x)).collect()
+    let Val::List(items) = v else { return Err(type_error(format!("{name}() expects a list of numbers, got {}", v.kind()))) };
+    items.iter().map(|x| component(name, x)).collect()
 }
 
 /// The items of a list that is a vector, each checked to be a finite number.
@@ -124,13 +125,7 @@ fn list_distance(name: &str, a: &Val, b: &Val) -> Result<f64, QueryError> {
             format!("{name}() takes two vectors of one length, got {} and {}", x.len(), y.len()),
         ));
     };
-    Ok(if name == "vec.euclideandistance" {
-        squares.sqrt()
-    } else if nx == 0.0 || ny == 0.0 {
-        1.0
-    } else {
-        1.0 - dot / (nx.sqrt() * ny.sqrt())
-    })
+    Ok(if name == "vec.euclideandistance" { squares.sqrt() } else { cosine_from(dot, nx, ny) })
 }
 
 /// 1 − the cosine similarity (0 for the same direction, 2 for opposite ones; 1 when either is
@@ -142,6 +137,11 @@ pub(super) fn cosine_distance(x: &[f64], y: &[f64]) -> f64 {
         nx += a * a;
         ny += b * b;
     }
+    cosine_from(dot, nx, ny)
+}
+
+/// The cosine distance from the dot product and the two squared norms.
+fn cosine_from(dot: f64, nx: f64, ny: f64) -> f64 {
     if nx == 0.0 || ny == 0.0 {
         return 1.0;
     }
