@@ -16,64 +16,41 @@ use super::{call, float_text, want_int, want_str};
 use crate::ids::{ClaimId, EntityId};
 use crate::index::graph::Direction;
 
-/// The functions this module answers (lower case).
-const EXTENSIONS: &[&str] = &[
-    "typeof",
-    "string.matchregex",
-    "haslabels",
-    "list.dedup",
-    "list.insert",
-    "list.insertlistelements",
-    "list.remove",
-    "list.sort",
-    "tobooleanlist",
-    "tofloatlist",
-    "tointegerlist",
-    "tostringlist",
-    "pow",
-    "string.join",
-    "string.replaceregex",
-    "tojson",
-    "intern",
-    "indegree",
-    "outdegree",
-];
-
 /// Calls `name` if it is one of these functions (lower case); `None` when it is not.
 pub(super) fn call_extension(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Option<Result<Val, QueryError>> {
     let arg = |i: usize| args.get(i).unwrap_or(&Val::Null);
-    if !EXTENSIONS.contains(&name) {
-        return None;
+    match name {
+        "typeof" => return Some(Ok(Val::str(type_of(arg(0))))),
+        "string.matchregex" => return Some(match_regex(arg(0), arg(1))),
+        _ => {}
     }
+    // Null in, null out, for the rest.
+    let nn = |f: &dyn Fn() -> Result<Val, QueryError>| if arg(0).is_null() { Ok(Val::Null) } else { f() };
     Some(match name {
-        "typeof" => Ok(Val::str(type_of(arg(0)))),
-        "string.matchregex" => match_regex(arg(0), arg(1)),
-        // Null in, null out, for the rest.
-        _ if arg(0).is_null() => Ok(Val::Null),
-        "haslabels" => has_labels(g, arg(0), arg(1)),
-        "list.dedup" => want_list(name, arg(0)).map(|l| Val::list(dedup(l.iter().cloned()))),
-        "list.insert" => insert(name, arg(0), std::slice::from_ref(arg(2)), arg(1), args.get(3), true),
-        "list.insertlistelements" => match arg(1) {
+        "haslabels" => nn(&|| has_labels(g, arg(0), arg(1))),
+        "list.dedup" => nn(&|| want_list(name, arg(0)).map(|l| Val::list(dedup(l.iter().cloned())))),
+        "list.insert" => nn(&|| insert(name, arg(0), std::slice::from_ref(arg(2)), arg(1), args.get(3), true)),
+        "list.insertlistelements" => nn(&|| match arg(1) {
             Val::Null => want_list(name, arg(0)).map(|_| arg(0).clone()),
             Val::List(more) => insert(name, arg(0), more, arg(2), args.get(3), false),
             other => Err(type_error(format!("{name}() expects a list to insert, got {}", other.kind()))),
-        },
-        "list.remove" => remove(name, arg(0), arg(1), args.get(2)),
-        "list.sort" => sort(name, arg(0), args.get(1)),
-        "tobooleanlist" | "tofloatlist" | "tointegerlist" | "tostringlist" => {
+        }),
+        "list.remove" => nn(&|| remove(name, arg(0), arg(1), args.get(2))),
+        "list.sort" => nn(&|| sort(name, arg(0), args.get(1))),
+        "tobooleanlist" | "tofloatlist" | "tointegerlist" | "tostringlist" => nn(&|| {
             let each = format!("{}ornull", name.trim_end_matches("list"));
             want_list(name, arg(0)).map(|l| Val::list(l.iter().map(|v| call(g, &each, vec![v.clone()]).unwrap_or(Val::Null)).collect()))
-        }
-        "pow" => match (arg(0), arg(1)) {
+        }),
+        "pow" => nn(&|| match (arg(0), arg(1)) {
             (_, Val::Null) => Ok(Val::Null),
             (a @ (Val::Int(_) | Val::Float(_)), b @ (Val::Int(_) | Val::Float(_))) => Ok(Val::Float(as_f64(a).powf(as_f64(b)))),
             (a, b) => Err(type_error(format!("pow() expects two numbers, got {} and {}", a.kind(), b.kind()))),
-        },
-        "string.join" => join(name, arg(0), args.get(1)),
-        "string.replaceregex" => replace_regex(name, arg(0), arg(1), arg(2)),
-        "tojson" => to_json(g, arg(0)).map(|j| Val::str(&j.to_string())),
-        "intern" => want_str(name, arg(0)).map(Val::str),
-        "indegree" | "outdegree" => degree(g, name, arg(0), args.get(1..).unwrap_or(&[])),
+        }),
+        "string.join" => nn(&|| join(name, arg(0), args.get(1))),
+        "string.replaceregex" => nn(&|| replace_regex(name, arg(0), arg(1), arg(2))),
+        "tojson" => nn(&|| to_json(g, arg(0)).map(|j| Val::str(&j.to_string()))),
+        "intern" => nn(&|| want_str(name, arg(0)).map(Val::str)),
+        "indegree" | "outdegree" => nn(&|| degree(g, name, arg(0), args.get(1..).unwrap_or(&[]))),
         _ => return None,
     })
 }
@@ -285,12 +262,22 @@ fn rel_json(g: &Graph<'_, '_>, r: ClaimId) -> Result<Json, QueryError> {
 mod tests {
     use super::*;
 
-    /// Each function answered here is one the language knows (its arity checked there), and
-    /// positions count from either end as FalkorDB documents.
+    /// Each FalkorDB function the language declares is answered here (not by the core
+    /// functions), and positions count from either end as FalkorDB documents.
     #[test]
-    fn extensions_are_declared_and_positions_count_from_both_ends() {
-        for name in EXTENSIONS {
-            assert!(engram_query::functions::function(name).is_some(), "{name} is not declared");
+    fn extensions_are_answered_here_and_positions_count_from_both_ends() {
+        let names = engram_query::functions::FUNCTIONS.iter().map(|f| f.name).filter(|n| {
+            n.starts_with("list.")
+                || n.starts_with("string.")
+                || n.ends_with("list")
+                || ["typeof", "haslabels", "pow", "tojson", "intern", "indegree", "outdegree"].contains(n)
+        });
+        let db = crate::db::Database::in_memory();
+        let snap = db.snapshot();
+        let view = snap.workspace("default").expect("workspace");
+        let g = Graph { view: &view, vis: crate::read::visibility::Visibility::current() };
+        for name in names {
+            assert!(call_extension(&g, name, &[Val::Null]).is_some(), "{name} is not answered here");
         }
         assert_eq!(position(-1, 3, false), Some(2));
         assert_eq!(position(-3, 3, false), Some(0));
