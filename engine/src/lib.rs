@@ -46,6 +46,7 @@ pub mod settings;
 pub(crate) mod state;
 pub mod stats;
 pub mod tags;
+pub mod temporal;
 mod time;
 mod value;
 pub mod write;
@@ -82,6 +83,7 @@ pub use search::recall::{ContextQuery, PathWeights, Recall, RecallQuery, Skipped
 pub use search::semantic::{Metric, VectorOptions};
 pub use settings::{Settings, SettingsError, StoredGrant, StoredMask, StoredPolicy, StoredRole, StoredToken, StoredUser};
 pub use stats::{Counts, MemoryReport};
+pub use temporal::{Duration, Temporal};
 pub use time::{Clock, ManualClock, SystemClock, TimeParseError, Timestamp};
 pub use value::{shortest_f64, Properties, Value};
 pub use write::apply::Created;

@@ -21,6 +21,8 @@ pub enum Value {
     List(Vec<Value>),
     /// A map with ordered keys.
     Map(BTreeMap<Arc<str>, Value>),
+    /// A date, time, date-time or duration (appended last: older records decode unchanged).
+    Temporal(crate::temporal::Temporal),
 }
 
 impl Value {
@@ -39,6 +41,7 @@ impl Value {
         match self {
             Value::Null | Value::Bool(_) => 1,
             Value::Int(_) | Value::Float(_) => 8,
+            Value::Temporal(_) => 24,
             Value::Str(s) => s.len(),
             Value::List(items) => items.iter().map(Value::approx_bytes).sum::<usize>() + 4,
             Value::Map(map) => map.iter().map(|(k, v)| k.len() + v.approx_bytes()).sum::<usize>() + 4,

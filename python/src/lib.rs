@@ -194,6 +194,9 @@ fn value<'py>(py: Python<'py>, types: &Types<'py>, v: &QueryValue) -> PyResult<B
         QueryValue::Int(i) => i.into_pyobject(py)?.into_any(),
         QueryValue::Float(f) => f.into_pyobject(py)?.into_any(),
         QueryValue::String(s) => s.into_pyobject(py)?.into_any(),
+        // Python's `datetime` holds microseconds and no offset-only time zone for `time`:
+        // temporal values come as their ISO 8601 text, exact.
+        QueryValue::Temporal(t) => t.to_string().into_pyobject(py)?.into_any(),
         QueryValue::List(items) => PyList::new(py, items.iter().map(|i| value(py, types, i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
         QueryValue::Map(m) => props(m)?.into_any(),
         QueryValue::Node(n) => node(n)?,

@@ -139,6 +139,17 @@ pub const FUNCTIONS: &[Function] = &[
     scalar("intern", 1, 1),
     scalar("indegree", 1, usize::MAX),
     scalar("outdegree", 1, usize::MAX),
+    // Temporal values (`exec/functions/temporal.rs`).
+    scalar("date", 0, 1),
+    scalar("localtime", 0, 1),
+    scalar("time", 0, 1),
+    scalar("localdatetime", 0, 1),
+    scalar("datetime", 0, 1),
+    scalar("duration", 1, 1),
+    scalar("duration.between", 2, 2),
+    scalar("duration.inmonths", 2, 2),
+    scalar("duration.indays", 2, 2),
+    scalar("duration.inseconds", 2, 2),
     // A pattern as the argument: the shortest path between its two bound ends (null when there
     // is none), or the list of all of them.
     scalar("shortestpath", 1, 1),

@@ -71,7 +71,9 @@ impl Parser<'_> {
     fn time_expr(&mut self) -> Result<crate::ast::Expr, QueryError> {
         match self.peek() {
             Tok::Str(_) | Tok::Int(_) | Tok::Param(_) => self.expr_atom(),
-            _ => Err(self.unexpected("a time (an RFC 3339 string, epoch seconds or a parameter)")),
+            // `datetime('…')` or `date('…')`: a temporal value's instant.
+            Tok::Ident(name) if name.eq_ignore_ascii_case("datetime") || name.eq_ignore_ascii_case("date") => self.expr_atom(),
+            _ => Err(self.unexpected("a time (an RFC 3339 string, epoch seconds, a parameter, datetime(…) or date(…))")),
         }
     }
 

@@ -132,3 +132,31 @@ def test_float_lists_travel_as_vector_cells(db, server):
     vector, mixed = raw[1][0]
     assert vector == [12, [1.0, 0.5]]
     assert mixed[0] == 6 and [c[0] for c in mixed[1]] == [3, 5]
+
+
+def test_temporal_values_read_as_pythons(db, server):
+    """FalkorDB's temporal cells (13 date-time, 14 date, 15 time, 16 duration) carry epoch
+    seconds, which falkordb-py turns into `datetime`, `date`, `time` and `relativedelta`; engram's
+    own shape and the verbose form give the ISO 8601 text, offset and fraction kept."""
+    from datetime import date, datetime, time, timezone
+
+    from dateutil.relativedelta import relativedelta
+
+    g = db.select_graph("temporal")
+    g.query(
+        "CREATE (:Event {at: datetime('2024-05-06T07:08:09+02:00'), day: date('1969-07-20'), "
+        "t: time('10:30:15-01:00'), took: duration({days: 2, hours: 3})})"
+    )
+    at, day, t, took = g.query("MATCH (e:Event) RETURN e.at, e.day, e.t, e.took").result_set[0]
+    assert at == datetime(2024, 5, 6, 5, 8, 9, tzinfo=timezone.utc)
+    assert day == date(1969, 7, 20)
+    assert t == time(11, 30, 15)
+    assert took == relativedelta(days=2, hours=3)
+    assert g.query("MATCH (e:Event) WHERE e.at > datetime('2024-01-01T00:00Z') RETURN count(e)").result_set == [[1]]
+    raw = redis.Redis(host=server.host, port=server.port, protocol=3, decode_responses=True)
+    verbose = raw.execute_command("GRAPH.QUERY", "temporal", "MATCH (e:Event) RETURN e.at, e.took + duration({minutes: 1})")
+    assert verbose[1] == [["2024-05-06T07:08:09+02:00", "P2DT3H1M"]]
+    mine = raw.execute_command("ENGRAM.QUERY", "temporal", "MATCH (e:Event) RETURN e.t, e.day.year")
+    assert mine["rows"] == [["10:30:15-01:00", 1969]]
+    with pytest.raises(redis.ResponseError, match="month 13"):
+        raw.execute_command("GRAPH.QUERY", "temporal", "RETURN date({year: 2024, month: 13})")

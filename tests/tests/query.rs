@@ -607,6 +607,9 @@ fn the_temporal_prefix_applies_to_nodes_too() {
     // As recorded at the epoch, nothing existed; as recorded far ahead, what exists now.
     assert_eq!(rows(&db, "KNOWN AS OF 0 MATCH (n) RETURN count(n)"), vec![vec![i(0)]]);
     assert_eq!(rows(&db, "KNOWN AS OF '2999-01-01T00:00:00Z' MATCH (n:service) RETURN count(n)"), vec![vec![i(3)]]);
+    // A date-time or a date value names the same instants.
+    assert_eq!(rows(&db, "KNOWN AS OF datetime('2999-01-01T00:00Z') MATCH (n:service) RETURN count(n)"), vec![vec![i(3)]]);
+    assert_eq!(rows(&db, "KNOWN AS OF date('1970-01-01') MATCH (n) RETURN count(n)"), vec![vec![i(0)]]);
 }
 
 #[test]
@@ -853,7 +856,17 @@ fn written_elements_survive_reopen_and_checkpoint() {
 /// what exists by position; a missing one makes the query match nothing).
 fn write_query_strategy() -> impl Strategy<Value = String> {
     let label = prop::sample::select(vec!["A", "B", "a"]);
-    let value = prop::sample::select(vec!["1", "2.5", "'x'", "true", "[1, 2]", "null"]);
+    let value = prop::sample::select(vec![
+        "1",
+        "2.5",
+        "'x'",
+        "true",
+        "[1, 2]",
+        "null",
+        "date('2020-02-29')",
+        "datetime('2020-01-01T10:00:00.5+01:00')",
+        "[duration('P1DT2H'), duration('PT-3S')]",
+    ]);
     prop_oneof![
         (label.clone(), value.clone()).prop_map(|(l, v)| format!("CREATE (:{l} {{k: {v}}})")),
         value.clone().prop_map(|v| format!("CREATE (:A {{id: {v}}})")),

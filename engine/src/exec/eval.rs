@@ -11,6 +11,7 @@ use engram_query::{Detail, ErrorType, QueryError};
 use super::functions;
 use super::graph::Graph;
 use super::value::Val;
+use crate::temporal::Component;
 use engram_query::plan::{CExpr, Const, Op};
 
 /// Runs a pattern's operators on one row (implemented by the operator runner, so expressions
@@ -278,6 +279,11 @@ impl Env<'_, '_, '_> {
             Val::Node(n) => self.graph.node_prop(*n, key),
             Val::Rel(r) => self.graph.rel_prop(*r, key),
             Val::Map(m) => m.get(key).cloned().unwrap_or(Val::Null),
+            Val::Temporal(t) => match t.component(key) {
+                Some(Component::Int(i)) => Val::Int(i),
+                Some(Component::Str(s)) => Val::str(&s),
+                _ => return Err(arg_error(Detail::InvalidArgumentValue, format!("{} has no component `{key}`", t.kind_text())).into()),
+            },
             other => return Err(type_error(format!("cannot read property `{key}` of {}", other.kind())).into()),
         })
     }
@@ -454,8 +460,31 @@ fn arithmetic(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
                 _ => a.powf(b),
             })
         }
+        (Val::Temporal(_), _) | (_, Val::Temporal(_)) => temporal_arithmetic(op, l, r)?,
         _ => return Err(type_error(format!("cannot apply {name} to {} and {}", l.kind(), r.kind())).into()),
     })
+}
+
+/// A temporal value plus or minus a duration, durations added, subtracted, multiplied or
+/// divided by a number.
+fn temporal_arithmetic(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
+    use crate::temporal::Temporal as T;
+    let fail = |e| -> Box<QueryError> { Box::new(functions::temporal_error(e)) };
+    let made = match (op, l, r) {
+        (BinaryOp::Add, Val::Temporal(t), Val::Temporal(T::Duration(d)))
+        | (BinaryOp::Add, Val::Temporal(T::Duration(d)), Val::Temporal(t)) => t.plus(d),
+        (BinaryOp::Sub, Val::Temporal(t), Val::Temporal(T::Duration(d))) => d.negated().and_then(|n| t.plus(&n)),
+        (BinaryOp::Mul, Val::Temporal(T::Duration(d)), n @ (Val::Int(_) | Val::Float(_)))
+        | (BinaryOp::Mul, n @ (Val::Int(_) | Val::Float(_)), Val::Temporal(T::Duration(d))) => d.times(as_f64(n)).map(T::Duration),
+        (BinaryOp::Div, Val::Temporal(T::Duration(d)), n @ (Val::Int(_) | Val::Float(_))) => {
+            if as_f64(n) == 0.0 {
+                return Err(QueryError::runtime(ErrorType::ArithmeticError, Detail::DivisionByZero, "division by zero").into());
+            }
+            d.times(1.0 / as_f64(n)).map(T::Duration)
+        }
+        _ => return Err(type_error(format!("cannot apply {} to {} and {}", op.text(), l.kind(), r.kind())).into()),
+    };
+    made.map(Val::Temporal).map_err(fail)
 }
 
 /// The address of a list's or map's shared items (`None` for anything else).

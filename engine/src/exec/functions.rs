@@ -7,6 +7,9 @@ use std::sync::Arc;
 use engram_query::{Detail, ErrorType, QueryError};
 
 mod falkordb;
+mod temporal;
+
+pub(crate) use temporal::temporal_error;
 
 use super::eval::{arg_error, as_f64, type_error};
 use super::graph::Graph;
@@ -164,6 +167,9 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
     if let Some(done) = falkordb::call_extension(g, name, &args) {
         return done;
     }
+    if let Some(done) = temporal::call_temporal(name, &args) {
+        return done;
+    }
     let mut args = args.into_iter();
     let a = args.next().unwrap_or(Val::Null);
     let b = args.next();
@@ -285,6 +291,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("tostring", Val::Int(i)) => Val::str(&i.to_string()),
         ("tostring", Val::Float(f)) => Val::str(&float_text(*f)),
         ("tostring", Val::Bool(b)) => Val::str(if *b { "true" } else { "false" }),
+        ("tostring", Val::Temporal(t)) => Val::str(&t.to_string()),
         ("toboolean", Val::Str(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" => Val::Bool(true),
             "false" => Val::Bool(false),

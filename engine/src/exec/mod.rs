@@ -202,10 +202,18 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
         value::Val::Int(secs) => Ok(Timestamp::from_epoch_seconds(*secs)),
         value::Val::Str(s) => Timestamp::parse(s)
             .map_err(|e| QueryError::runtime(ErrorType::ArgumentError, Detail::InvalidArgumentValue, format!("AS OF: {e}"))),
+        // A date-time (or a date, at its midnight in UTC): its instant, to the microsecond.
+        value::Val::Temporal(t @ (crate::temporal::Temporal::DateTime { .. } | crate::temporal::Temporal::Date(_))) => {
+            let instant = match *t {
+                crate::temporal::Temporal::DateTime { secs, nanos, .. } => (secs, nanos),
+                _ => (t.falkordb_seconds(), 0),
+            };
+            Ok(Timestamp(instant.0.saturating_mul(1_000_000).saturating_add(i64::from(instant.1 / 1000))))
+        }
         other => Err(QueryError::runtime(
             ErrorType::ArgumentError,
             Detail::InvalidArgumentType,
-            format!("AS OF takes an RFC 3339 string or epoch seconds, got {}", other.kind()),
+            format!("AS OF takes an RFC 3339 string, epoch seconds, a date-time or a date, got {}", other.kind()),
         )),
     }
 }

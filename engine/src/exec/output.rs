@@ -30,6 +30,8 @@ pub enum QueryValue {
     Relationship(Relationship),
     /// A path.
     Path(Path),
+    /// A date, time, date-time or duration.
+    Temporal(crate::temporal::Temporal),
 }
 
 /// A node in a result.
@@ -87,6 +89,7 @@ fn stored(v: &Value) -> QueryValue {
         Value::Str(s) => QueryValue::String(s.to_string()),
         Value::List(items) => QueryValue::List(items.iter().map(stored).collect()),
         Value::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), stored(v))).collect()),
+        Value::Temporal(t) => QueryValue::Temporal(*t),
     }
 }
 
@@ -131,6 +134,7 @@ pub(crate) fn materialize(g: &Graph<'_, '_>, v: &Val) -> QueryValue {
             nodes: std::iter::once(p.start).chain(p.steps.iter().map(|(_, n)| *n)).map(|n| node(g, n)).collect(),
             relationships: p.steps.iter().map(|(c, _)| rel(g, *c)).collect(),
         }),
+        Val::Temporal(t) => QueryValue::Temporal(*t),
     }
 }
 
@@ -145,6 +149,7 @@ pub(crate) fn plain(v: &Val) -> QueryValue {
         Val::Str(s) => QueryValue::String(s.to_string()),
         Val::List(items) => QueryValue::List(items.iter().map(plain).collect()),
         Val::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), plain(v))).collect()),
+        Val::Temporal(t) => QueryValue::Temporal(*t),
     }
 }
 
@@ -174,6 +179,7 @@ pub(crate) fn parameter(v: &QueryValue) -> Result<Val, String> {
         QueryValue::Map(m) => {
             Val::map(m.iter().map(|(k, v)| Ok((std::sync::Arc::from(k.as_str()), parameter(v)?))).collect::<Result<_, String>>()?)
         }
+        QueryValue::Temporal(t) => Val::Temporal(*t),
         QueryValue::Node(_) | QueryValue::Relationship(_) | QueryValue::Path(_) => {
             return Err("a node, relationship or path cannot be a parameter; pass its id".to_owned())
         }
@@ -184,7 +190,7 @@ impl QueryValue {
     /// The JSON form: scalars as JSON values (a float always reads as a float: `1.0`; NaN and
     /// the infinities as the strings `"NaN"`, `"Inf"`, `"-Inf"`), nodes as `{"id", "labels",
     /// "properties"}`, relationships as `{"id", "type", "start", "end", "properties"}`, paths as
-    /// `{"nodes", "relationships"}`.
+    /// `{"nodes", "relationships"}`, temporal values as their ISO 8601 text.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::{json, Value};
         match self {
@@ -203,6 +209,7 @@ impl QueryValue {
                 "nodes": p.nodes.iter().map(Node::to_json).collect::<Vec<_>>(),
                 "relationships": p.relationships.iter().map(Relationship::to_json).collect::<Vec<_>>(),
             }),
+            QueryValue::Temporal(t) => json!(t.to_string()),
         }
     }
 

@@ -23,6 +23,7 @@ pub(crate) enum Val {
     Node(EntityId),
     Rel(ClaimId),
     Path(Arc<PathVal>),
+    Temporal(crate::temporal::Temporal),
 }
 
 /// A query's parameters bound to values: a handful, so a list searched by name (no tree nodes
@@ -93,6 +94,7 @@ impl Val {
             Val::Node(_) => "a node",
             Val::Rel(_) => "a relationship",
             Val::Path(_) => "a path",
+            Val::Temporal(t) => t.kind_text(),
         }
     }
 
@@ -109,6 +111,7 @@ impl Val {
             (Val::Node(a), Val::Node(b)) => Some(a == b),
             (Val::Rel(a), Val::Rel(b)) => Some(a == b),
             (Val::Path(a), Val::Path(b)) => Some(a == b),
+            (Val::Temporal(a), Val::Temporal(b)) => Some(a == b),
             (Val::List(a), Val::List(b)) => {
                 if a.len() != b.len() {
                     return Some(false);
@@ -134,6 +137,7 @@ impl Val {
             (Val::Float(a), Val::Int(b)) => int_float_cmp(*b, *a).map(Ordering::reverse),
             (Val::Str(a), Val::Str(b)) => Some(a.cmp(b)),
             (Val::Bool(a), Val::Bool(b)) => Some(a.cmp(b)),
+            (Val::Temporal(a), Val::Temporal(b)) => a.compare(b),
             (Val::List(a), Val::List(b)) => {
                 for (x, y) in a.iter().zip(b.iter()) {
                     match x.compare(y)? {
@@ -159,15 +163,16 @@ impl Val {
             Val::Rel(_) => 2,
             Val::List(_) => 3,
             Val::Path(_) => 4,
-            Val::Str(_) => 5,
-            Val::Bool(_) => 6,
-            Val::Int(_) | Val::Float(_) => 7,
-            Val::Null => 8,
+            Val::Temporal(_) => 5,
+            Val::Str(_) => 6,
+            Val::Bool(_) => 7,
+            Val::Int(_) | Val::Float(_) => 8,
+            Val::Null => 9,
         }
     }
 
     /// The total order of `ORDER BY` (ascending): maps, nodes, relationships, lists, paths,
-    /// strings, booleans, numbers (NaN last among them), then null.
+    /// temporal values, strings, booleans, numbers (NaN last among them), then null.
     pub fn order(&self, other: &Val) -> Ordering {
         let (ra, rb) = (self.order_rank(), other.order_rank());
         if ra != rb {
@@ -182,6 +187,7 @@ impl Val {
             },
             (Val::Str(a), Val::Str(b)) => a.cmp(b),
             (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
+            (Val::Temporal(a), Val::Temporal(b)) => a.order(b),
             (Val::Node(a), Val::Node(b)) => a.0.cmp(&b.0),
             (Val::Rel(a), Val::Rel(b)) => a.0.cmp(&b.0),
             (Val::List(a), Val::List(b)) => {
@@ -306,6 +312,7 @@ fn hash_val<H: Hasher>(v: &Val, state: &mut H) {
         Val::Node(e) => (8u8, e.0).hash(state),
         Val::Rel(c) => (9u8, c.0).hash(state),
         Val::Path(p) => (10u8, p).hash(state),
+        Val::Temporal(t) => (11u8, t).hash(state),
     }
 }
 

@@ -61,7 +61,7 @@ fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
         QueryError::runtime(
             ErrorType::TypeError,
             Detail::InvalidPropertyType,
-            format!("property {key}: a {} cannot be stored (scalars and lists of scalars can)", v.kind()),
+            format!("property {key}: {} cannot be stored (scalars, temporal values and lists of them can)", v.kind()),
         )
     };
     Ok(match v {
@@ -70,6 +70,7 @@ fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
         Val::Int(i) => Value::Int(*i),
         Val::Float(f) => Value::Float(*f),
         Val::Str(s) => Value::Str(s.clone()),
+        Val::Temporal(t) => Value::Temporal(*t),
         Val::List(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items.iter() {

@@ -208,7 +208,16 @@ fn to_json(v: &Value) -> serde_json::Value {
         Value::Str(s) => s.as_ref().into(),
         Value::List(items) => items.iter().map(to_json).collect(),
         Value::Map(m) => m.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect::<serde_json::Map<_, _>>().into(),
+        // JSON has no temporal type: a one-key object naming the kind, read back as the value.
+        Value::Temporal(t) => serde_json::json!({ format!("${}", t.kind().name()): t.to_string() }),
     }
+}
+
+/// A `{"$date": "2024-05-06"}`-style object (the export's form of a temporal value) as its value.
+fn temporal_json(m: &serde_json::Map<String, serde_json::Value>) -> Option<Value> {
+    let (k, v) = m.iter().next().filter(|_| m.len() == 1)?;
+    let kind = crate::temporal::Kind::of_function(k.strip_prefix('$')?)?;
+    crate::temporal::Temporal::parse(kind, v.as_str()?).ok().map(Value::Temporal)
 }
 
 fn from_json(v: &serde_json::Value) -> Value {
@@ -218,7 +227,9 @@ fn from_json(v: &serde_json::Value) -> Value {
         serde_json::Value::Number(n) => n.as_i64().map_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN)), Value::Int),
         serde_json::Value::String(s) => Value::Str(Arc::from(s.as_str())),
         serde_json::Value::Array(a) => Value::List(a.iter().map(from_json).collect()),
-        serde_json::Value::Object(m) => Value::Map(m.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()),
+        serde_json::Value::Object(m) => {
+            temporal_json(m).unwrap_or_else(|| Value::Map(m.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()))
+        }
     }
 }
 

@@ -155,6 +155,7 @@ fn values(v: &Value, out: &mut Vec<String>) {
         Value::Bool(b) => out.push(b.to_string()),
         Value::Int(i) => out.push(i.to_string()),
         Value::Float(f) => out.push(f.to_string()),
+        Value::Temporal(t) => out.push(t.to_string()),
     }
 }
 

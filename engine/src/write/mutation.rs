@@ -18,8 +18,11 @@ use std::cell::Cell;
 /// (`Mutation::SettingsV3`), appended likewise; format 5 the settings with the HTTP API's bearer
 /// tokens (`Mutation::SettingsV4`), appended likewise; format 6 the settings with roles and row
 /// policies (`Mutation::SettingsV5`), appended likewise; format 7 `Op::SetTags`, appended last;
-/// format 8 the settings with masking policies (`Mutation::SettingsV6`), appended last.
-pub const RECORD_FORMAT_VERSION: u8 = 8;
+/// format 8 the settings with masking policies (`Mutation::SettingsV6`), appended last; format 9
+/// temporal property values (`Value::Temporal`), appended last to `Value`.
+pub const RECORD_FORMAT_VERSION: u8 = 9;
+/// The format before temporal values: the same encoding, without them.
+const RECORD_FORMAT_8: u8 = 8;
 /// The format before masking policies: the same encoding, without them.
 const RECORD_FORMAT_7: u8 = 7;
 /// The format before tags: the same encoding, without `Op::SetTags`.
@@ -125,6 +128,7 @@ impl WalRecord {
         match payload.split_first() {
             Some((
                 &(RECORD_FORMAT_VERSION
+                | RECORD_FORMAT_8
                 | RECORD_FORMAT_7
                 | RECORD_FORMAT_6
                 | RECORD_FORMAT_5
@@ -285,7 +289,10 @@ mod tests {
         v2[0] = 7;
         let Mutation::Batch(as_seven) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
         assert_eq!(as_seven, batch);
-        v2[0] = 9;
-        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(9));
+        v2[0] = 8;
+        let Mutation::Batch(as_eight) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_eight, batch);
+        v2[0] = 10;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(10));
     }
 }

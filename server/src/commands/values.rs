@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use engram::exec::{Node, Path, Relationship};
+use engram::temporal::Kind;
 use engram::{QueryResult, QueryValue};
 
 use crate::resp::encode::double_text;
@@ -44,6 +45,7 @@ pub(super) fn value(v: &QueryValue) -> Reply {
             ("nodes".to_owned(), Reply::Array(p.nodes.iter().map(node).collect())),
             ("relationships".to_owned(), Reply::Array(p.relationships.iter().map(rel).collect())),
         ]),
+        QueryValue::Temporal(t) => Reply::text(t.to_string()),
     }
 }
 
@@ -189,6 +191,17 @@ pub(super) fn compact(v: &QueryValue, vocab: Option<&Vocab>) -> Reply {
             }
             cell(10, Reply::Array(flat))
         }
+        // FalkorDB's temporal cells carry whole seconds since the epoch (its clients make a
+        // `datetime`, `date`, `time` or `relativedelta` of them); a local value reads as UTC.
+        QueryValue::Temporal(t) => {
+            let code = match t.kind() {
+                Kind::DateTime | Kind::LocalDateTime => 13,
+                Kind::Date => 14,
+                Kind::Time | Kind::LocalTime => 15,
+                Kind::Duration => 16,
+            };
+            cell(code, Reply::Int(t.falkordb_seconds()))
+        }
     }
 }
 
@@ -226,6 +239,7 @@ pub(super) fn verbose(v: &QueryValue) -> Reply {
         QueryValue::Path(p) => {
             Reply::Array(vec![Reply::Array(p.nodes.iter().map(node).collect()), Reply::Array(p.relationships.iter().map(rel).collect())])
         }
+        QueryValue::Temporal(t) => Reply::text(t.to_string()),
     }
 }
 

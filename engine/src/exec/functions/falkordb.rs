@@ -15,6 +15,7 @@ use super::super::value::{Key, Val};
 use super::{call, float_text, want_int, want_str};
 use crate::ids::{ClaimId, EntityId};
 use crate::index::graph::Direction;
+use crate::temporal::Kind;
 
 /// Calls `name` if it is one of these functions (lower case); `None` when it is not.
 pub(super) fn call_extension(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Option<Result<Val, QueryError>> {
@@ -68,6 +69,12 @@ fn type_of(v: &Val) -> &'static str {
         Val::Node(_) => "Node",
         Val::Rel(_) => "Edge",
         Val::Path(_) => "Path",
+        Val::Temporal(t) => match t.kind() {
+            Kind::Date => "Date",
+            Kind::LocalTime | Kind::Time => "Time",
+            Kind::LocalDateTime | Kind::DateTime => "Datetime",
+            Kind::Duration => "Duration",
+        },
     }
 }
 
@@ -216,6 +223,7 @@ fn to_json(g: &Graph<'_, '_>, v: &Val) -> Result<Json, QueryError> {
         Val::Float(f) if f.is_finite() => json!(f),
         Val::Float(f) => json!(float_text(*f).replace("Infinity", "Inf")),
         Val::Str(s) => json!(s.as_ref()),
+        Val::Temporal(t) => json!(t.to_string()),
         Val::List(l) => Json::Array(l.iter().map(|x| to_json(g, x)).collect::<Result<_, _>>()?),
         Val::Map(m) => Json::Object(m.iter().map(|(k, x)| Ok((k.to_string(), to_json(g, x)?))).collect::<Result<_, QueryError>>()?),
         Val::Node(n) => {

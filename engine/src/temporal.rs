@@ -1,0 +1,1092 @@
+//! Cypher's temporal values: dates, times with and without a UTC offset, date-times with and
+//! without one, and durations. Stored as plain integers (so they persist, hash and compare
+//! without a calendar at hand); the `time` crate does the calendar arithmetic. Offsets only: a
+//! named zone (`Europe/Stockholm`) needs a zone database engram does not carry, and is refused.
+//! Years run from -9999 to 9999.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+const SECONDS_PER_DAY: i64 = 86_400;
+const NANOS_PER_DAY: i64 = SECONDS_PER_DAY * NANOS_PER_SECOND;
+/// The Julian day number of 1970-01-01.
+const EPOCH_JULIAN_DAY: i64 = 2_440_588;
+/// Neo4j's average month (365.2425 / 12 days), for fractions of a month and FalkorDB's seconds.
+const SECONDS_PER_AVERAGE_MONTH: i64 = 2_629_746;
+/// The largest offset from UTC accepted, in seconds (±18:00, as ISO 8601 and Java).
+const OFFSET_MAX: i64 = 18 * 3600;
+
+/// A temporal value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Temporal {
+    /// A calendar date: days since 1970-01-01.
+    Date(i64),
+    /// A time of day without an offset: nanoseconds since midnight.
+    LocalTime(i64),
+    /// A time of day with an offset.
+    Time {
+        /// Local nanoseconds since midnight.
+        nanos: i64,
+        /// Seconds east of UTC.
+        offset: i32,
+    },
+    /// A date and time without an offset.
+    LocalDateTime {
+        /// Local seconds since 1970-01-01T00:00.
+        secs: i64,
+        /// Nanoseconds of the second.
+        nanos: u32,
+    },
+    /// An instant with an offset.
+    DateTime {
+        /// Seconds since the epoch (UTC).
+        secs: i64,
+        /// Nanoseconds of the second.
+        nanos: u32,
+        /// Seconds east of UTC.
+        offset: i32,
+    },
+    /// An amount of time.
+    Duration(Duration),
+}
+
+/// An amount of time: months, days and seconds kept apart, since a month's and a day's length
+/// depend on where they are added. `nanos` is in `0..1e9` (a negative second is `-1 s + nanos`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct Duration {
+    /// Months (a year is twelve).
+    pub months: i64,
+    /// Days.
+    pub days: i64,
+    /// Seconds.
+    pub seconds: i64,
+    /// Nanoseconds added to `seconds`, in `0..1_000_000_000`.
+    pub nanos: i32,
+}
+
+/// The six kinds, for constructors and messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `date`.
+    Date,
+    /// `localtime`.
+    LocalTime,
+    /// `time`.
+    Time,
+    /// `localdatetime`.
+    LocalDateTime,
+    /// `datetime`.
+    DateTime,
+    /// `duration`.
+    Duration,
+}
+
+impl Kind {
+    /// The constructor's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Date => "date",
+            Kind::LocalTime => "localtime",
+            Kind::Time => "time",
+            Kind::LocalDateTime => "localdatetime",
+            Kind::DateTime => "datetime",
+            Kind::Duration => "duration",
+        }
+    }
+
+    /// The kind a constructor name makes.
+    pub fn of_function(name: &str) -> Option<Kind> {
+        Some(match name {
+            "date" => Kind::Date,
+            "localtime" => Kind::LocalTime,
+            "time" => Kind::Time,
+            "localdatetime" => Kind::LocalDateTime,
+            "datetime" => Kind::DateTime,
+            "duration" => Kind::Duration,
+            _ => return None,
+        })
+    }
+}
+
+/// A component given to a constructor's map: an integer, a float (durations only) or text
+/// (`timezone`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Component {
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// Text.
+    Str(String),
+    /// A temporal value (`date({date: other, …})`).
+    Temporal(Temporal),
+}
+
+/// Why a temporal value cannot be made; the text names the field or the input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemporalError(pub String);
+
+impl fmt::Display for TemporalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(text: impl Into<String>) -> Result<T, TemporalError> {
+    Err(TemporalError(text.into()))
+}
+
+fn calendar(days: i64) -> time::Date {
+    // Every stored date is in the calendar's range: constructors and arithmetic check it.
+    i32::try_from(days + EPOCH_JULIAN_DAY).ok().and_then(|j| time::Date::from_julian_day(j).ok()).unwrap_or(time::Date::MIN)
+}
+
+fn days_of(d: time::Date) -> i64 {
+    i64::from(d.to_julian_day()) - EPOCH_JULIAN_DAY
+}
+
+fn make_date(year: i64, month: i64, day: i64) -> Result<i64, TemporalError> {
+    let y = i32::try_from(year).ok().filter(|y| (-9999..=9999).contains(y));
+    let Some(y) = y else { return err(format!("year {year} is outside -9999..9999")) };
+    let m = u8::try_from(month).ok().and_then(|m| time::Month::try_from(m).ok());
+    let Some(m) = m else { return err(format!("month {month} is outside 1..12")) };
+    match u8::try_from(day).ok().and_then(|d| time::Date::from_calendar_date(y, m, d).ok()) {
+        Some(d) => Ok(days_of(d)),
+        None => err(format!("day {day} is not a day of {year}-{month:02}")),
+    }
+}
+
+fn make_time(hour: i64, minute: i64, second: i64, nanos: i64) -> Result<i64, TemporalError> {
+    for (name, v, max) in [("hour", hour, 23), ("minute", minute, 59), ("second", second, 59), ("nanosecond", nanos, NANOS_PER_SECOND - 1)]
+    {
+        if !(0..=max).contains(&v) {
+            return err(format!("{name} {v} is outside 0..{max}"));
+        }
+    }
+    Ok(((hour * 60 + minute) * 60 + second) * NANOS_PER_SECOND + nanos)
+}
+
+/// Local seconds since the epoch and nanoseconds from a day count and nanoseconds of the day.
+fn local(days: i64, nanos_of_day: i64) -> (i64, u32) {
+    (days * SECONDS_PER_DAY + nanos_of_day / NANOS_PER_SECOND, (nanos_of_day % NANOS_PER_SECOND) as u32)
+}
+
+/// The day count and nanoseconds of the day of local seconds and nanoseconds.
+fn split(secs: i64, nanos: u32) -> (i64, i64) {
+    (secs.div_euclid(SECONDS_PER_DAY), secs.rem_euclid(SECONDS_PER_DAY) * NANOS_PER_SECOND + i64::from(nanos))
+}
+
+fn check_day_range(days: i64) -> Result<i64, TemporalError> {
+    let (lo, hi) = (
+        days_of(time::Date::from_calendar_date(-9999, time::Month::January, 1).unwrap_or(time::Date::MIN)),
+        days_of(time::Date::from_calendar_date(9999, time::Month::December, 31).unwrap_or(time::Date::MAX)),
+    );
+    if (lo..=hi).contains(&days) {
+        Ok(days)
+    } else {
+        err("the result is outside the years -9999..9999")
+    }
+}
+
+/// Parses an offset: `Z`, `+HH`, `+HH:MM`, `+HHMM`, `+HH:MM:SS`.
+pub fn parse_offset(text: &str) -> Result<i32, TemporalError> {
+    if text == "Z" || text == "z" {
+        return Ok(0);
+    }
+    let bad =
+        || TemporalError(format!("timezone '{text}' is not an offset such as 'Z', '+01:00' or '-08:00' (named zones are not supported)"));
+    let (sign, rest) = match text.as_bytes().first() {
+        Some(b'+') => (1, &text[1..]),
+        Some(b'-') => (-1, &text[1..]),
+        _ => return Err(bad()),
+    };
+    let digits: String = rest.chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !matches!(digits.len(), 2 | 4 | 6) {
+        return Err(bad());
+    }
+    let n = |i: usize| digits.get(i..i + 2).and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let (h, m, s) = (n(0), n(2), n(4));
+    if m > 59 || s > 59 {
+        return Err(bad());
+    }
+    let total = h * 3600 + m * 60 + s;
+    if total > OFFSET_MAX {
+        return err(format!("timezone '{text}' is beyond ±18:00"));
+    }
+    Ok((sign * total) as i32)
+}
+
+fn offset_text(offset: i32) -> String {
+    if offset == 0 {
+        return "Z".to_owned();
+    }
+    let sign = if offset < 0 { '-' } else { '+' };
+    let a = offset.unsigned_abs();
+    let (h, m, s) = (a / 3600, a / 60 % 60, a % 60);
+    if s == 0 {
+        format!("{sign}{h:02}:{m:02}")
+    } else {
+        format!("{sign}{h:02}:{m:02}:{s:02}")
+    }
+}
+
+fn write_date(f: &mut fmt::Formatter<'_>, days: i64) -> fmt::Result {
+    let (y, m, d) = calendar(days).to_calendar_date();
+    if y < 0 {
+        write!(f, "-{:04}-{:02}-{:02}", -y, m as u8, d)
+    } else {
+        write!(f, "{y:04}-{:02}-{d:02}", m as u8)
+    }
+}
+
+/// A time of day as Java and Neo4j print it: seconds only when not zero (or a fraction is
+/// there), the fraction in groups of three digits.
+fn write_time(f: &mut fmt::Formatter<'_>, nanos_of_day: i64) -> fmt::Result {
+    let secs = nanos_of_day / NANOS_PER_SECOND;
+    let frac = nanos_of_day % NANOS_PER_SECOND;
+    write!(f, "{:02}:{:02}", secs / 3600, secs / 60 % 60)?;
+    if secs % 60 != 0 || frac != 0 {
+        write!(f, ":{:02}", secs % 60)?;
+    }
+    write_fraction(f, frac)
+}
+
+fn write_fraction(f: &mut fmt::Formatter<'_>, frac: i64) -> fmt::Result {
+    if frac == 0 {
+        Ok(())
+    } else if frac % 1_000_000 == 0 {
+        write!(f, ".{:03}", frac / 1_000_000)
+    } else if frac % 1000 == 0 {
+        write!(f, ".{:06}", frac / 1000)
+    } else {
+        write!(f, ".{frac:09}")
+    }
+}
+
+impl fmt::Display for Temporal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Temporal::Date(d) => write_date(f, d),
+            Temporal::LocalTime(n) => write_time(f, n),
+            Temporal::Time { nanos, offset } => {
+                write_time(f, nanos)?;
+                f.write_str(&offset_text(offset))
+            }
+            Temporal::LocalDateTime { secs, nanos } => {
+                let (d, n) = split(secs, nanos);
+                write_date(f, d)?;
+                f.write_str("T")?;
+                write_time(f, n)
+            }
+            Temporal::DateTime { secs, nanos, offset } => {
+                let (d, n) = split(secs + i64::from(offset), nanos);
+                write_date(f, d)?;
+                f.write_str("T")?;
+                write_time(f, n)?;
+                f.write_str(&offset_text(offset))
+            }
+            Temporal::Duration(d) => d.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for Duration {
+    /// ISO 8601 as Neo4j prints it: `P1Y2M3DT4H5M6.5S`, `PT0S` when zero.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("P")?;
+        let (years, months) = (self.months / 12, self.months % 12);
+        for (v, unit) in [(years, 'Y'), (months, 'M'), (self.days, 'D')] {
+            if v != 0 {
+                write!(f, "{v}{unit}")?;
+            }
+        }
+        let total = i128::from(self.seconds) * i128::from(NANOS_PER_SECOND) + i128::from(self.nanos);
+        if total == 0 {
+            if self.months == 0 && self.days == 0 {
+                f.write_str("T0S")?;
+            }
+            return Ok(());
+        }
+        f.write_str("T")?;
+        let sign = if total < 0 { "-" } else { "" };
+        let a = total.unsigned_abs();
+        let nanos_per_second = NANOS_PER_SECOND as u128;
+        let (secs, frac) = (a / nanos_per_second, (a % nanos_per_second) as i64);
+        let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+        if h != 0 {
+            write!(f, "{sign}{h}H")?;
+        }
+        if m != 0 {
+            write!(f, "{sign}{m}M")?;
+        }
+        if s != 0 || frac != 0 {
+            write!(f, "{sign}{s}")?;
+            if frac != 0 {
+                let digits = format!("{frac:09}");
+                write!(f, ".{}", digits.trim_end_matches('0'))?;
+            }
+            f.write_str("S")?;
+        }
+        Ok(())
+    }
+}
+
+impl Duration {
+    /// A duration from whole months and days and a signed count of nanoseconds.
+    pub fn new(months: i64, days: i64, nanos: i128) -> Result<Duration, TemporalError> {
+        let n = i128::from(NANOS_PER_SECOND);
+        let seconds = i64::try_from(nanos.div_euclid(n)).map_err(|_| TemporalError("the duration is too long".to_owned()))?;
+        Ok(Duration { months, days, seconds, nanos: nanos.rem_euclid(n) as i32 })
+    }
+
+    /// `-d`.
+    pub fn negated(&self) -> Result<Duration, TemporalError> {
+        Duration::default().minus(self)
+    }
+
+    fn total_nanos(&self) -> i128 {
+        i128::from(self.seconds) * i128::from(NANOS_PER_SECOND) + i128::from(self.nanos)
+    }
+
+    fn combine(&self, other: &Duration, sign: i64) -> Result<Duration, TemporalError> {
+        let months = self.months.checked_add(other.months.checked_mul(sign).unwrap_or(i64::MAX));
+        let days = self.days.checked_add(other.days.checked_mul(sign).unwrap_or(i64::MAX));
+        let (Some(months), Some(days)) = (months, days) else { return err("the duration is too long") };
+        Duration::new(months, days, self.total_nanos() + i128::from(sign) * other.total_nanos())
+    }
+
+    /// `a + b`.
+    pub fn plus(&self, other: &Duration) -> Result<Duration, TemporalError> {
+        self.combine(other, 1)
+    }
+
+    /// `a - b`.
+    pub fn minus(&self, other: &Duration) -> Result<Duration, TemporalError> {
+        self.combine(other, -1)
+    }
+
+    /// `d * factor`: each component scaled; a fraction of a month carries into days (an
+    /// average month) and a fraction of a day into seconds.
+    pub fn times(&self, factor: f64) -> Result<Duration, TemporalError> {
+        if !factor.is_finite() {
+            return err("a duration cannot be multiplied by NaN or an infinity");
+        }
+        let months = self.months as f64 * factor;
+        let days = self.days as f64 * factor + months.fract() * (SECONDS_PER_AVERAGE_MONTH as f64 / SECONDS_PER_DAY as f64);
+        let nanos = self.total_nanos() as f64 * factor + days.fract() * NANOS_PER_DAY as f64;
+        let fits = |v: f64| v.abs() < 9.2e18;
+        if !fits(months) || !fits(days) || nanos.abs() >= 1.7e38 || nanos.is_nan() {
+            return err("the duration is too long");
+        }
+        Duration::new(months.trunc() as i64, days.trunc() as i64, nanos.round() as i128)
+    }
+
+    /// A duration from its map's components (`years`, `quarters`, `months`, `weeks`, `days`,
+    /// `hours`, `minutes`, `seconds`, `milliseconds`, `microseconds`, `nanoseconds`), each an
+    /// integer or a float; fractions carry down.
+    pub fn from_components(fields: &[(&str, Component)]) -> Result<Duration, TemporalError> {
+        let mut d = Duration::default();
+        for (name, value) in fields {
+            let (months, days, nanos): (f64, f64, f64) = match *name {
+                "years" => (12.0, 0.0, 0.0),
+                "quarters" => (3.0, 0.0, 0.0),
+                "months" => (1.0, 0.0, 0.0),
+                "weeks" => (0.0, 7.0, 0.0),
+                "days" => (0.0, 1.0, 0.0),
+                "hours" => (0.0, 0.0, 3.6e12),
+                "minutes" => (0.0, 0.0, 6e10),
+                "seconds" => (0.0, 0.0, 1e9),
+                "milliseconds" => (0.0, 0.0, 1e6),
+                "microseconds" => (0.0, 0.0, 1e3),
+                "nanoseconds" => (0.0, 0.0, 1.0),
+                other => return err(format!("duration() has no component '{other}'")),
+            };
+            let part = match value {
+                Component::Int(i) => {
+                    let i = i128::from(*i);
+                    let sum = Duration::new(
+                        i64::try_from(i * months as i128).map_err(|_| TemporalError(format!("duration's '{name}' is too large")))?,
+                        i64::try_from(i * days as i128).map_err(|_| TemporalError(format!("duration's '{name}' is too large")))?,
+                        i * nanos as i128,
+                    )?;
+                    sum
+                }
+                Component::Float(x) => {
+                    Duration { months: months as i64, days: days as i64, seconds: 0, nanos: 0 }.with_nanos(nanos).times(*x)?
+                }
+                _ => return err(format!("duration's '{name}' must be a number")),
+            };
+            d = d.plus(&part)?;
+        }
+        Ok(d)
+    }
+
+    fn with_nanos(mut self, nanos: f64) -> Duration {
+        let n = nanos as i64;
+        self.seconds = n / NANOS_PER_SECOND;
+        self.nanos = (n % NANOS_PER_SECOND) as i32;
+        self
+    }
+
+    /// Parses ISO 8601: `P1Y2M3W4DT5H6M7.5S` (each number may carry a sign; a fraction on any).
+    pub fn parse(text: &str) -> Result<Duration, TemporalError> {
+        let bad = |why: &str| TemporalError(format!("'{text}' is not an ISO 8601 duration ({why})"));
+        let mut rest = text.strip_prefix(['P', 'p']).ok_or_else(|| bad("it must start with P"))?;
+        let mut in_time = false;
+        let mut fields: Vec<(&str, Component)> = Vec::new();
+        if rest.is_empty() {
+            return Err(bad("nothing follows P"));
+        }
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix(['T', 't']) {
+                if in_time {
+                    return Err(bad("T twice"));
+                }
+                in_time = true;
+                rest = r;
+                continue;
+            }
+            let end = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == ','))
+                .ok_or_else(|| bad("a number has no unit"))?;
+            let number = rest[..end].replace(',', ".");
+            let unit = rest[end..].chars().next().unwrap_or(' ').to_ascii_uppercase();
+            rest = &rest[end + unit.len_utf8()..];
+            let name = match (in_time, unit) {
+                (false, 'Y') => "years",
+                (false, 'M') => "months",
+                (false, 'W') => "weeks",
+                (false, 'D') => "days",
+                (true, 'H') => "hours",
+                (true, 'M') => "minutes",
+                (true, 'S') => "seconds",
+                _ => return Err(bad(&format!("unexpected unit '{unit}'"))),
+            };
+            let value = match number.parse::<i64>() {
+                Ok(i) => Component::Int(i),
+                Err(_) => Component::Float(number.parse::<f64>().map_err(|_| bad(&format!("'{number}' is not a number")))?),
+            };
+            fields.push((name, value));
+        }
+        Duration::from_components(&fields)
+    }
+
+    /// Months, days and nanoseconds as one number of seconds with Neo4j's average month:
+    /// what FalkorDB's clients take for a duration.
+    pub fn approximate_seconds(&self) -> i64 {
+        self.months
+            .saturating_mul(SECONDS_PER_AVERAGE_MONTH)
+            .saturating_add(self.days.saturating_mul(SECONDS_PER_DAY))
+            .saturating_add(self.seconds)
+    }
+}
+
+/// The fields a constructor map may give, looked up by name.
+pub struct Fields<'a>(pub &'a [(&'a str, Component)]);
+
+impl Fields<'_> {
+    fn get(&self, name: &str) -> Option<&Component> {
+        self.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>, TemporalError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Component::Int(i)) => Ok(Some(*i)),
+            Some(_) => err(format!("'{name}' must be an integer")),
+        }
+    }
+
+    fn int_or(&self, name: &str, default: i64) -> Result<i64, TemporalError> {
+        Ok(self.int(name)?.unwrap_or(default))
+    }
+
+    /// Nanoseconds of the second from `millisecond`, `microsecond` and `nanosecond` (each adds).
+    fn fraction(&self) -> Result<i64, TemporalError> {
+        let ms = self.int_or("millisecond", 0)?;
+        let us = self.int_or("microsecond", 0)?;
+        let ns = self.int_or("nanosecond", 0)?;
+        for (name, v, max) in [("millisecond", ms, 999), ("microsecond", us, 999_999), ("nanosecond", ns, 999_999_999)] {
+            if !(0..=max).contains(&v) {
+                return err(format!("{name} {v} is outside 0..{max}"));
+            }
+        }
+        let total = ms * 1_000_000 + us * 1000 + ns;
+        if total >= NANOS_PER_SECOND {
+            return err("millisecond, microsecond and nanosecond add up to a second or more");
+        }
+        Ok(total)
+    }
+
+    fn offset(&self) -> Result<Option<i32>, TemporalError> {
+        match self.get("timezone") {
+            None => Ok(None),
+            Some(Component::Str(s)) => parse_offset(s).map(Some),
+            Some(_) => err("'timezone' must be a string such as '+01:00'"),
+        }
+    }
+
+    fn base(&self, key: &str) -> Option<Temporal> {
+        match self.get(key) {
+            Some(Component::Temporal(t)) => Some(*t),
+            _ => None,
+        }
+    }
+
+    fn check_names(&self, kind: Kind, allowed: &[&str]) -> Result<(), TemporalError> {
+        for (k, _) in self.0 {
+            if !allowed.contains(k) {
+                return err(format!("{}() has no component '{k}'", kind.name()));
+            }
+        }
+        Ok(())
+    }
+}
+
+const DATE_FIELDS: &[&str] = &["year", "month", "day", "date"];
+const TIME_FIELDS: &[&str] = &["hour", "minute", "second", "millisecond", "microsecond", "nanosecond", "time"];
+
+impl Temporal {
+    /// Its kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Temporal::Date(_) => Kind::Date,
+            Temporal::LocalTime(_) => Kind::LocalTime,
+            Temporal::Time { .. } => Kind::Time,
+            Temporal::LocalDateTime { .. } => Kind::LocalDateTime,
+            Temporal::DateTime { .. } => Kind::DateTime,
+            Temporal::Duration(_) => Kind::Duration,
+        }
+    }
+
+    /// The type's name, for messages.
+    pub fn kind_text(&self) -> &'static str {
+        match self {
+            Temporal::Date(_) => "a date",
+            Temporal::LocalTime(_) => "a local time",
+            Temporal::Time { .. } => "a time",
+            Temporal::LocalDateTime { .. } => "a local date-time",
+            Temporal::DateTime { .. } => "a date-time",
+            Temporal::Duration(_) => "a duration",
+        }
+    }
+
+    /// The date part (days since the epoch), local to its offset.
+    fn date_part(&self) -> Option<i64> {
+        match *self {
+            Temporal::Date(d) => Some(d),
+            Temporal::LocalDateTime { secs, nanos } => Some(split(secs, nanos).0),
+            Temporal::DateTime { secs, nanos, offset } => Some(split(secs + i64::from(offset), nanos).0),
+            _ => None,
+        }
+    }
+
+    /// The time-of-day part (local nanoseconds) and the offset, if there is one.
+    fn time_part(&self) -> Option<(i64, Option<i32>)> {
+        match *self {
+            Temporal::LocalTime(n) => Some((n, None)),
+            Temporal::Time { nanos, offset } => Some((nanos, Some(offset))),
+            Temporal::LocalDateTime { secs, nanos } => Some((split(secs, nanos).1, None)),
+            Temporal::DateTime { secs, nanos, offset } => Some((split(secs + i64::from(offset), nanos).1, Some(offset))),
+            _ => None,
+        }
+    }
+
+    fn date_time(kind: Kind, days: i64, nanos_of_day: i64, offset: i32) -> Temporal {
+        let (secs, nanos) = local(days, nanos_of_day);
+        match kind {
+            Kind::LocalDateTime => Temporal::LocalDateTime { secs, nanos },
+            _ => Temporal::DateTime { secs: secs - i64::from(offset), nanos, offset },
+        }
+    }
+
+    /// `kind(map)`: a value from its components. Missing smaller components default to their
+    /// least value (`date({year: 2024})` is 2024-01-01); `timezone` defaults to UTC; a `date` or
+    /// `time` key takes those parts from another temporal value.
+    pub fn from_fields(kind: Kind, fields: &Fields<'_>) -> Result<Temporal, TemporalError> {
+        let date = |f: &Fields<'_>| -> Result<i64, TemporalError> {
+            let base = f.base("date").and_then(|t| t.date_part());
+            let (by, bm, bd) = base.map_or((None, 1, 1), |d| {
+                let (y, m, dd) = calendar(d).to_calendar_date();
+                (Some(i64::from(y)), i64::from(m as u8), i64::from(dd))
+            });
+            let Some(year) = f.int("year")?.or(by) else { return err(format!("{}() needs 'year'", kind.name())) };
+            make_date(year, f.int_or("month", bm)?, f.int_or("day", bd)?)
+        };
+        let time = |f: &Fields<'_>| -> Result<(i64, Option<i32>), TemporalError> {
+            let (base, base_offset) = f.base("time").and_then(|t| t.time_part()).unwrap_or((0, None));
+            let bs = base / NANOS_PER_SECOND;
+            let (bh, bmin, bsec, bfrac) = (bs / 3600, bs / 60 % 60, bs % 60, base % NANOS_PER_SECOND);
+            let has_fraction = ["millisecond", "microsecond", "nanosecond"].iter().any(|k| f.get(k).is_some());
+            let frac = if has_fraction { f.fraction()? } else { bfrac };
+            let nanos = make_time(f.int_or("hour", bh)?, f.int_or("minute", bmin)?, f.int_or("second", bsec)?, frac)?;
+            Ok((nanos, base_offset))
+        };
+        match kind {
+            Kind::Date => {
+                fields.check_names(kind, DATE_FIELDS)?;
+                Ok(Temporal::Date(date(fields)?))
+            }
+            Kind::LocalTime => {
+                fields.check_names(kind, TIME_FIELDS)?;
+                Ok(Temporal::LocalTime(time(fields)?.0))
+            }
+            Kind::Time => {
+                fields.check_names(kind, &[TIME_FIELDS, &["timezone"]].concat())?;
+                let (nanos, base_offset) = time(fields)?;
+                Ok(Temporal::Time { nanos, offset: fields.offset()?.or(base_offset).unwrap_or(0) })
+            }
+            Kind::LocalDateTime | Kind::DateTime => {
+                let epoch = ["epochSeconds", "epochMillis"];
+                if kind == Kind::DateTime && epoch.iter().any(|k| fields.get(k).is_some()) {
+                    fields.check_names(kind, &["epochSeconds", "epochMillis", "nanosecond", "timezone"])?;
+                    return Temporal::from_epoch(fields);
+                }
+                let allowed = [DATE_FIELDS, TIME_FIELDS, &["timezone", "datetime"]].concat();
+                fields.check_names(kind, &allowed)?;
+                let base = fields.base("datetime");
+                let merged: Vec<(&str, Component)> = match base {
+                    Some(b) => [("date", Component::Temporal(b)), ("time", Component::Temporal(b))]
+                        .into_iter()
+                        .filter(|(k, _)| fields.get(k).is_none())
+                        .chain(fields.0.iter().filter(|(k, _)| *k != "datetime").cloned())
+                        .collect(),
+                    None => fields.0.to_vec(),
+                };
+                let f = Fields(&merged);
+                let days = check_day_range(date(&f)?)?;
+                let (nanos, base_offset) = time(&f)?;
+                let offset = f.offset()?.or(base_offset).unwrap_or(0);
+                Ok(Temporal::date_time(kind, days, nanos, offset))
+            }
+            Kind::Duration => Ok(Temporal::Duration(Duration::from_components(fields.0)?)),
+        }
+    }
+
+    fn from_epoch(fields: &Fields<'_>) -> Result<Temporal, TemporalError> {
+        let extra = fields.int_or("nanosecond", 0)?;
+        if !(0..NANOS_PER_SECOND).contains(&extra) {
+            return err(format!("nanosecond {extra} is outside 0..999999999"));
+        }
+        let total: i128 = match (fields.int("epochSeconds")?, fields.int("epochMillis")?) {
+            (Some(s), None) => i128::from(s) * i128::from(NANOS_PER_SECOND),
+            (None, Some(ms)) => i128::from(ms) * 1_000_000,
+            _ => return err("datetime() takes one of 'epochSeconds' and 'epochMillis'"),
+        } + i128::from(extra);
+        let n = i128::from(NANOS_PER_SECOND);
+        let secs = i64::try_from(total.div_euclid(n)).map_err(|_| TemporalError("the epoch time is out of range".to_owned()))?;
+        check_day_range(secs.div_euclid(SECONDS_PER_DAY))?;
+        let offset = fields.offset()?.unwrap_or(0);
+        check_day_range((secs + i64::from(offset)).div_euclid(SECONDS_PER_DAY))?;
+        Ok(Temporal::DateTime { secs, nanos: total.rem_euclid(n) as u32, offset })
+    }
+
+    /// `kind(other)`: the parts of another temporal value (`date(datetime)` is its date,
+    /// `datetime(date)` its midnight in UTC).
+    pub fn convert(kind: Kind, from: &Temporal) -> Result<Temporal, TemporalError> {
+        let cannot = || TemporalError(format!("{}() cannot be made from {}", kind.name(), from.kind_text()));
+        Ok(match kind {
+            Kind::Date => Temporal::Date(from.date_part().ok_or_else(cannot)?),
+            Kind::LocalTime => Temporal::LocalTime(from.time_part().ok_or_else(cannot)?.0),
+            Kind::Time => {
+                let (nanos, offset) = from.time_part().ok_or_else(cannot)?;
+                Temporal::Time { nanos, offset: offset.unwrap_or(0) }
+            }
+            Kind::LocalDateTime | Kind::DateTime => {
+                let days = from.date_part().ok_or_else(cannot)?;
+                let (nanos, offset) = from.time_part().unwrap_or((0, None));
+                Temporal::date_time(kind, days, nanos, offset.unwrap_or(0))
+            }
+            Kind::Duration => match from {
+                Temporal::Duration(_) => *from,
+                _ => return Err(cannot()),
+            },
+        })
+    }
+
+    /// `kind(text)`: ISO 8601 (`2015-07-21`, `21:40:32.142`, `21:40+01:00`,
+    /// `2015-07-21T21:40:32Z`, `P1DT2H`). A missing offset is UTC.
+    pub fn parse(kind: Kind, text: &str) -> Result<Temporal, TemporalError> {
+        let bad = |what: &str| TemporalError(format!("'{text}' is not {what}"));
+        match kind {
+            Kind::Duration => Ok(Temporal::Duration(Duration::parse(text)?)),
+            Kind::Date => Ok(Temporal::Date(parse_date(text).ok_or_else(|| bad("a date such as '2015-07-21'"))??)),
+            Kind::LocalTime => Ok(Temporal::LocalTime(parse_time(text).ok_or_else(|| bad("a time such as '21:40:32'"))??)),
+            Kind::Time => {
+                let (t, off) = split_offset(text);
+                let nanos = parse_time(t).ok_or_else(|| bad("a time such as '21:40:32+01:00'"))??;
+                Ok(Temporal::Time { nanos, offset: off.map(parse_offset).transpose()?.unwrap_or(0) })
+            }
+            Kind::LocalDateTime | Kind::DateTime => {
+                let want = if kind == Kind::DateTime {
+                    "a date-time such as '2015-07-21T21:40:32Z'"
+                } else {
+                    "a date-time such as '2015-07-21T21:40:32'"
+                };
+                let (d, t) = text.split_once(['T', 't', ' ']).unwrap_or((text, "00:00"));
+                let days = check_day_range(parse_date(d).ok_or_else(|| bad(want))??)?;
+                let (t, off) = split_offset(t);
+                if kind == Kind::LocalDateTime && off.is_some() {
+                    return Err(bad(want));
+                }
+                let nanos = parse_time(t).ok_or_else(|| bad(want))??;
+                let offset = off.map(parse_offset).transpose()?.unwrap_or(0);
+                Ok(Temporal::date_time(kind, days, nanos, offset))
+            }
+        }
+    }
+
+    /// The current moment as `kind` (UTC), from nanoseconds since the epoch.
+    pub fn now(kind: Kind, epoch_nanos: i128) -> Temporal {
+        let n = i128::from(NANOS_PER_SECOND);
+        let secs = i64::try_from(epoch_nanos.div_euclid(n)).unwrap_or(0);
+        let nanos = epoch_nanos.rem_euclid(n) as u32;
+        let now = Temporal::DateTime { secs, nanos, offset: 0 };
+        Temporal::convert(kind, &now).unwrap_or(now)
+    }
+
+    /// `t + d` (and `t - d` with `d` negated): months first (the day clamped to the month's
+    /// last), then days, then seconds. A date ignores less than a day; a time wraps at midnight.
+    pub fn plus(&self, d: &Duration) -> Result<Temporal, TemporalError> {
+        let shift_date = |days: i64| -> Result<i64, TemporalError> {
+            let (y, m, dd) = calendar(days).to_calendar_date();
+            let months = i64::from(y) * 12 + i64::from(m as u8) - 1 + d.months;
+            let (ny, nm) = (months.div_euclid(12), months.rem_euclid(12) + 1);
+            if !(-9999..=9999).contains(&ny) {
+                return err("the result is outside the years -9999..9999");
+            }
+            let last = time::Month::try_from(nm as u8).unwrap_or(time::Month::January).length(ny as i32);
+            let shifted = make_date(ny, nm, i64::from(dd.min(last)))?;
+            check_day_range(shifted.checked_add(d.days).ok_or_else(|| TemporalError("the result is out of range".to_owned()))?)
+        };
+        let shift_time = |nanos: i64| -> i64 { (i128::from(nanos) + d.total_nanos()).rem_euclid(i128::from(NANOS_PER_DAY)) as i64 };
+        Ok(match *self {
+            Temporal::Duration(a) => Temporal::Duration(a.plus(d)?),
+            Temporal::Date(days) => {
+                let whole_days = d.total_nanos().div_euclid(i128::from(NANOS_PER_DAY));
+                let extra = i64::try_from(whole_days).map_err(|_| TemporalError("the result is out of range".to_owned()))?;
+                Temporal::Date(check_day_range(shift_date(days)?.checked_add(extra).unwrap_or(i64::MAX))?)
+            }
+            Temporal::LocalTime(n) => Temporal::LocalTime(shift_time(n)),
+            Temporal::Time { nanos, offset } => Temporal::Time { nanos: shift_time(nanos), offset },
+            Temporal::LocalDateTime { .. } | Temporal::DateTime { .. } => {
+                let offset = match *self {
+                    Temporal::DateTime { offset, .. } => offset,
+                    _ => 0,
+                };
+                let (days, nanos_of_day) = (self.date_part().unwrap_or(0), self.time_part().map_or(0, |t| t.0));
+                let days = shift_date(days)?;
+                let total = i128::from(days) * i128::from(NANOS_PER_DAY) + i128::from(nanos_of_day) + d.total_nanos();
+                let day_nanos = i128::from(NANOS_PER_DAY);
+                let days = check_day_range(i64::try_from(total.div_euclid(day_nanos)).unwrap_or(i64::MAX))?;
+                Temporal::date_time(self.kind(), days, total.rem_euclid(day_nanos) as i64, offset)
+            }
+        })
+    }
+
+    /// `a < b` and friends: within one kind; durations do not compare (null).
+    pub fn compare(&self, other: &Temporal) -> Option<Ordering> {
+        if self.kind() != other.kind() || matches!(self, Temporal::Duration(_)) {
+            return None;
+        }
+        Some(self.key().cmp(&other.key()))
+    }
+
+    /// The key both comparison and the sort order use within one kind: the instant (UTC) first,
+    /// then the offset, so equal values and only they compare equal.
+    fn key(&self) -> (i128, i64) {
+        match *self {
+            Temporal::Date(d) => (i128::from(d), 0),
+            Temporal::LocalTime(n) => (i128::from(n), 0),
+            Temporal::Time { nanos, offset } => (i128::from(nanos) - i128::from(offset) * i128::from(NANOS_PER_SECOND), i64::from(offset)),
+            Temporal::LocalDateTime { secs, nanos } => (i128::from(secs) * i128::from(NANOS_PER_SECOND) + i128::from(nanos), 0),
+            Temporal::DateTime { secs, nanos, offset } => {
+                (i128::from(secs) * i128::from(NANOS_PER_SECOND) + i128::from(nanos), i64::from(offset))
+            }
+            Temporal::Duration(d) => (d.total_nanos(), 0),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Temporal::DateTime { .. } => 0,
+            Temporal::LocalDateTime { .. } => 1,
+            Temporal::Date(_) => 2,
+            Temporal::Time { .. } => 3,
+            Temporal::LocalTime(_) => 4,
+            Temporal::Duration(_) => 5,
+        }
+    }
+
+    /// The total order of `ORDER BY` among temporal values: date-times, local date-times,
+    /// dates, times, local times, durations; within a kind by `compare` (durations by their
+    /// months, days, then time).
+    pub fn order(&self, other: &Temporal) -> Ordering {
+        self.rank().cmp(&other.rank()).then_with(|| match (self, other) {
+            (Temporal::Duration(a), Temporal::Duration(b)) => (a.months, a.days, a.total_nanos()).cmp(&(b.months, b.days, b.total_nanos())),
+            _ => self.key().cmp(&other.key()),
+        })
+    }
+
+    /// A component by name (`year`, `month`, `day`, `hour`, …, `timezone`, `offsetSeconds`,
+    /// `epochSeconds`; a duration's `years`, `months`, `days`, `hours`, …): `None` when this kind has no
+    /// such component.
+    pub fn component(&self, name: &str) -> Option<Component> {
+        if let Temporal::Duration(d) = self {
+            return duration_component(d, name).map(Component::Int);
+        }
+        let date = self.date_part().map(calendar);
+        let time = self.time_part();
+        let offset = match *self {
+            Temporal::Time { offset, .. } | Temporal::DateTime { offset, .. } => Some(offset),
+            _ => None,
+        };
+        let int = |v: i64| Some(Component::Int(v));
+        match (name, date, time, offset) {
+            ("year", Some(d), ..) => int(i64::from(d.year())),
+            ("quarter", Some(d), ..) => int((i64::from(d.month() as u8) - 1) / 3 + 1),
+            ("month", Some(d), ..) => int(i64::from(d.month() as u8)),
+            ("week", Some(d), ..) => int(i64::from(d.iso_week())),
+            ("weekYear", Some(d), ..) => int(i64::from(d.to_iso_week_date().0)),
+            ("day", Some(d), ..) => int(i64::from(d.day())),
+            ("ordinalDay", Some(d), ..) => int(i64::from(d.ordinal())),
+            ("dayOfWeek" | "weekDay", Some(d), ..) => int(i64::from(d.weekday().number_from_monday())),
+            ("hour", _, Some((n, _)), _) => int(n / NANOS_PER_SECOND / 3600),
+            ("minute", _, Some((n, _)), _) => int(n / NANOS_PER_SECOND / 60 % 60),
+            ("second", _, Some((n, _)), _) => int(n / NANOS_PER_SECOND % 60),
+            ("millisecond", _, Some((n, _)), _) => int(n % NANOS_PER_SECOND / 1_000_000),
+            ("microsecond", _, Some((n, _)), _) => int(n % NANOS_PER_SECOND / 1000),
+            ("nanosecond", _, Some((n, _)), _) => int(n % NANOS_PER_SECOND),
+            ("timezone" | "offset", .., Some(o)) => {
+                Some(Component::Str(if o == 0 && name == "offset" { "+00:00".to_owned() } else { offset_text(o) }))
+            }
+            ("offsetMinutes", .., Some(o)) => int(i64::from(o) / 60),
+            ("offsetSeconds", .., Some(o)) => int(i64::from(o)),
+            ("epochSeconds" | "epochMillis", ..) => match *self {
+                Temporal::DateTime { secs, nanos, .. } | Temporal::LocalDateTime { secs, nanos } => {
+                    int(if name == "epochSeconds" { secs } else { secs.saturating_mul(1000) + i64::from(nanos / 1_000_000) })
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whole seconds since the epoch as FalkorDB's clients read a temporal cell: a date at its
+    /// midnight, a time of day since midnight (UTC), a duration with an average month.
+    pub fn falkordb_seconds(&self) -> i64 {
+        match *self {
+            Temporal::Date(d) => d * SECONDS_PER_DAY,
+            Temporal::LocalTime(n) => n / NANOS_PER_SECOND,
+            Temporal::Time { .. } => (self.key().0.rem_euclid(i128::from(NANOS_PER_DAY)) / i128::from(NANOS_PER_SECOND)) as i64,
+            Temporal::LocalDateTime { secs, .. } | Temporal::DateTime { secs, .. } => secs,
+            Temporal::Duration(d) => d.approximate_seconds(),
+        }
+    }
+}
+
+fn duration_component(d: &Duration, name: &str) -> Option<i64> {
+    let total = d.total_nanos();
+    let n = i128::from(NANOS_PER_SECOND);
+    let of = |div: i128| i64::try_from(total.div_euclid(div)).ok();
+    match name {
+        "years" => Some(d.months / 12),
+        "quarters" => Some(d.months / 3),
+        "months" => Some(d.months),
+        "monthsOfYear" => Some(d.months % 12),
+        "monthsOfQuarter" => Some(d.months % 3),
+        "weeks" => Some(d.days / 7),
+        "days" => Some(d.days),
+        "daysOfWeek" => Some(d.days % 7),
+        "hours" => of(3600 * n),
+        "minutes" => of(60 * n),
+        "seconds" => Some(d.seconds),
+        "milliseconds" => of(1_000_000),
+        "microseconds" => of(1000),
+        "nanoseconds" => of(1),
+        "minutesOfHour" => of(60 * n).map(|m| m % 60),
+        "secondsOfMinute" => Some(d.seconds % 60),
+        "millisecondsOfSecond" => Some(i64::from(d.nanos) / 1_000_000),
+        "microsecondsOfSecond" => Some(i64::from(d.nanos) / 1000),
+        "nanosecondsOfSecond" => Some(i64::from(d.nanos)),
+        _ => None,
+    }
+}
+
+/// `text` split at its offset (`Z`, `+…`, `-…` after the time), if it has one.
+fn split_offset(text: &str) -> (&str, Option<&str>) {
+    match text.find(['Z', 'z', '+', '-']) {
+        Some(i) => (&text[..i], Some(&text[i..])),
+        None => (text, None),
+    }
+}
+
+/// `YYYY-MM-DD` (or `YYYYMMDD`); `None` when the shape is wrong, an error when the date is.
+fn parse_date(text: &str) -> Option<Result<i64, TemporalError>> {
+    let (neg, body) = match text.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let parts: Vec<&str> = if body.contains('-') {
+        body.split('-').collect()
+    } else if body.len() == 8 {
+        vec![&body[..4], &body[4..6], &body[6..]]
+    } else {
+        return None;
+    };
+    let [y, m, d] = parts.as_slice() else { return None };
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 || ![y, m, d].iter().all(|p| p.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let year: i64 = y.parse().ok()?;
+    Some(make_date(if neg { -year } else { year }, m.parse().ok()?, d.parse().ok()?))
+}
+
+/// `HH:MM`, `HH:MM:SS`, `HH:MM:SS.f…` (or without colons); `None` when the shape is wrong.
+fn parse_time(text: &str) -> Option<Result<i64, TemporalError>> {
+    let (main, frac) = match text.split_once(['.', ',']) {
+        Some((m, f)) => (m, Some(f)),
+        None => (text, None),
+    };
+    let digits: String = main.chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !matches!(digits.len(), 2 | 4 | 6) || (frac.is_some() && digits.len() != 6) {
+        return None;
+    }
+    if main.contains(':') && !matches!(main.len(), 5 | 8) {
+        return None;
+    }
+    let n = |i: usize| digits.get(i..i + 2).and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let nanos = match frac {
+        None => 0,
+        Some(f) if !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) => format!("{f:0<9}").parse::<i64>().ok()?,
+        Some(_) => return None,
+    };
+    Some(make_time(n(0), n(2), n(4), nanos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(items: &[(&'static str, i64)]) -> Vec<(&'static str, Component)> {
+        items.iter().map(|(k, v)| (*k, Component::Int(*v))).collect()
+    }
+
+    fn make(kind: Kind, items: &[(&'static str, i64)], tz: Option<&str>) -> Temporal {
+        let mut f = fields(items);
+        if let Some(tz) = tz {
+            f.push(("timezone", Component::Str(tz.to_owned())));
+        }
+        Temporal::from_fields(kind, &Fields(&f)).expect("valid")
+    }
+
+    #[test]
+    fn values_print_as_neo4j_does() {
+        assert_eq!(make(Kind::Date, &[("year", 1910), ("month", 5), ("day", 6)], None).to_string(), "1910-05-06");
+        assert_eq!(make(Kind::LocalTime, &[("hour", 10), ("minute", 35)], None).to_string(), "10:35");
+        assert_eq!(
+            make(Kind::LocalTime, &[("hour", 12), ("minute", 31), ("second", 14), ("nanosecond", 645_876_123)], None).to_string(),
+            "12:31:14.645876123"
+        );
+        assert_eq!(make(Kind::Time, &[("hour", 10), ("minute", 35)], Some("-08:00")).to_string(), "10:35-08:00");
+        assert_eq!(make(Kind::Time, &[("hour", 10), ("minute", 35)], None).to_string(), "10:35Z");
+        let dt = make(
+            Kind::DateTime,
+            &[("year", 1), ("month", 1), ("day", 1), ("hour", 1), ("minute", 1), ("second", 1), ("nanosecond", 1)],
+            Some("-11:59"),
+        );
+        assert_eq!(dt.to_string(), "0001-01-01T01:01:01.000000001-11:59");
+        let ldt =
+            make(Kind::LocalDateTime, &[("year", 1980), ("month", 12), ("day", 11), ("hour", 12), ("minute", 31), ("second", 14)], None);
+        assert_eq!(ldt.to_string(), "1980-12-11T12:31:14");
+        assert_eq!(make(Kind::LocalTime, &[("hour", 1), ("millisecond", 5)], None).to_string(), "01:00:00.005");
+        assert_eq!(Duration::parse("P1Y2M10DT2H30M").map(|d| d.to_string()), Ok("P1Y2M10DT2H30M".to_owned()));
+        assert_eq!(Duration::parse("PT0S").map(|d| d.to_string()), Ok("PT0S".to_owned()));
+        assert_eq!(Duration::parse("PT-0.5S").map(|d| d.to_string()), Ok("PT-0.5S".to_owned()));
+        assert_eq!(Duration::parse("P1.5D").map(|d| d.to_string()), Ok("P1DT12H".to_owned()));
+    }
+
+    #[test]
+    fn text_reads_back_as_the_value() {
+        for (kind, text) in [
+            (Kind::Date, "2015-07-21"),
+            (Kind::Date, "-0044-03-15"),
+            (Kind::LocalTime, "21:40:32.142"),
+            (Kind::Time, "21:40:32+01:00"),
+            (Kind::LocalDateTime, "2015-07-21T21:40:32.000000001"),
+            (Kind::DateTime, "2015-07-21T21:40:32.500-08:00"),
+            (Kind::DateTime, "2015-07-21T21:40Z"),
+            (Kind::Duration, "P14DT16H12M"),
+        ] {
+            let t = Temporal::parse(kind, text).expect(text);
+            assert_eq!(t.to_string(), text);
+            assert_eq!(Temporal::parse(kind, &t.to_string()), Ok(t));
+        }
+        assert!(Temporal::parse(Kind::Date, "2015-02-30").is_err());
+        assert!(Temporal::parse(Kind::Time, "25:00").is_err());
+        assert!(Temporal::parse(Kind::DateTime, "2015-07-21T21:40[Europe/Stockholm]").is_err());
+        assert!(Temporal::parse(Kind::Duration, "P1Q").is_err());
+    }
+
+    #[test]
+    fn arithmetic_clamps_months_and_wraps_times() {
+        let jan31 = Temporal::parse(Kind::Date, "2021-01-31").expect("date");
+        let month = Duration { months: 1, ..Duration::default() };
+        assert_eq!(jan31.plus(&month).map(|t| t.to_string()), Ok("2021-02-28".to_owned()));
+        let late = Temporal::parse(Kind::LocalTime, "23:30").expect("time");
+        let hour = Duration::parse("PT1H").expect("duration");
+        assert_eq!(late.plus(&hour).map(|t| t.to_string()), Ok("00:30".to_owned()));
+        let dt = Temporal::parse(Kind::DateTime, "2020-02-28T23:30+02:00").expect("datetime");
+        assert_eq!(dt.plus(&hour).map(|t| t.to_string()), Ok("2020-02-29T00:30+02:00".to_owned()));
+        assert!(Temporal::parse(Kind::Date, "9999-12-31").expect("date").plus(&Duration { days: 1, ..Duration::default() }).is_err());
+    }
+
+    #[test]
+    fn times_compare_by_instant_then_offset() {
+        let a = Temporal::parse(Kind::Time, "12:00+01:00").expect("time");
+        let b = Temporal::parse(Kind::Time, "11:30Z").expect("time");
+        assert_eq!(a.compare(&b), Some(Ordering::Less));
+        let c = Temporal::parse(Kind::DateTime, "2020-01-01T01:00+01:00").expect("datetime");
+        let d = Temporal::parse(Kind::DateTime, "2020-01-01T00:00Z").expect("datetime");
+        assert_ne!(c, d);
+        assert_eq!(c.compare(&d), Some(Ordering::Greater));
+        assert_eq!(Temporal::Duration(Duration::default()).compare(&Temporal::Duration(Duration::default())), None);
+        assert_eq!(a.compare(&c), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn dates_agree_with_the_calendar(days in -3_000_000i64..2_900_000, months in -400i64..400, plus in -1000i64..1000) {
+            let d = Temporal::Date(days);
+            let text = d.to_string();
+            proptest::prop_assert_eq!(Temporal::parse(Kind::Date, &text), Ok(d));
+            let shifted = d.plus(&Duration { months, days: plus, seconds: 0, nanos: 0 });
+            // The reference: the `time` crate's own month arithmetic, then days.
+            let c = calendar(days);
+            let m = i64::from(c.year()) * 12 + i64::from(c.month() as u8) - 1 + months;
+            let (y, mo) = (m.div_euclid(12) as i32, time::Month::try_from((m.rem_euclid(12) + 1) as u8).expect("month"));
+            let day = c.day().min(mo.length(y));
+            let want = time::Date::from_calendar_date(y, mo, day).ok().map(|x| days_of(x) + plus).filter(|x| check_day_range(*x).is_ok());
+            proptest::prop_assert_eq!(shifted.ok(), want.map(Temporal::Date));
+        }
+
+        #[test]
+        fn date_times_read_back_and_order_by_instant(secs in -300_000_000_000i64..250_000_000_000, nanos in 0u32..1_000_000_000, offset in -64_800i32..64_800, secs2 in -300_000_000_000i64..250_000_000_000) {
+            let a = Temporal::DateTime { secs, nanos, offset };
+            proptest::prop_assert_eq!(Temporal::parse(Kind::DateTime, &a.to_string()), Ok(a));
+            let b = Temporal::DateTime { secs: secs2, nanos, offset: 0 };
+            proptest::prop_assert_eq!(a.compare(&b), Some((secs, offset).cmp(&(secs2, 0))));
+            let l = Temporal::LocalDateTime { secs, nanos };
+            proptest::prop_assert_eq!(Temporal::parse(Kind::LocalDateTime, &l.to_string()), Ok(l));
+        }
+
+        #[test]
+        fn durations_read_back(months in -100_000i64..100_000, days in -100_000i64..100_000, seconds in -10_000_000_000i64..10_000_000_000, nanos in 0i32..1_000_000_000) {
+            let d = Duration { months, days, seconds, nanos };
+            proptest::prop_assert_eq!(Duration::parse(&d.to_string()), Ok(d));
+        }
+    }
+}

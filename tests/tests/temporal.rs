@@ -1,0 +1,268 @@
+//! Temporal values in the language: constructors, text, components, arithmetic, comparison and
+//! the sort order, errors that name the field, and storage (WAL replay, checkpoint, JSON lines).
+
+use engram::query::{Detail, ErrorType};
+use engram::{Database, Params, QueryValue};
+use proptest::prelude::*;
+
+fn run(db: &Database, text: &str) -> Result<Vec<Vec<QueryValue>>, engram::query::QueryError> {
+    db.query("default", text, &Params::new()).map(|r| r.rows).map_err(|e| match e {
+        engram::Error::Query(q) => q,
+        other => panic!("{text}: {other}"),
+    })
+}
+
+fn rows(db: &Database, text: &str) -> Vec<Vec<QueryValue>> {
+    run(db, text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// The one value a one-row, one-column query returns, as text (a temporal value as its ISO 8601
+/// form, which is how `toString` and every interface print it).
+fn one(db: &Database, text: &str) -> String {
+    let r = rows(db, text);
+    assert_eq!(r.len(), 1, "{text}: {r:?}");
+    match &r[0][0] {
+        QueryValue::Temporal(t) => t.to_string(),
+        QueryValue::String(s) => format!("'{s}'"),
+        QueryValue::Int(i) => i.to_string(),
+        QueryValue::Bool(b) => b.to_string(),
+        QueryValue::Null => "null".to_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn constructors_text_and_components() {
+    let db = Database::in_memory();
+    for (q, want) in [
+        ("RETURN date({year: 1984, month: 10, day: 11})", "1984-10-11"),
+        ("RETURN date('2015-07-21')", "2015-07-21"),
+        ("RETURN date({year: 2024})", "2024-01-01"),
+        ("RETURN localtime({hour: 12, minute: 31, second: 14, nanosecond: 645876123})", "12:31:14.645876123"),
+        ("RETURN localtime({hour: 10, minute: 35})", "10:35"),
+        ("RETURN time({hour: 10, minute: 35, timezone: '-08:00'})", "10:35-08:00"),
+        ("RETURN time('21:40:32.142+0100')", "21:40:32.142+01:00"),
+        ("RETURN localdatetime('2015-07-21T21:40:32')", "2015-07-21T21:40:32"),
+        (
+            "RETURN datetime({year: 1, month: 1, day: 1, hour: 1, minute: 1, second: 1, nanosecond: 1, timezone: '-11:59'})",
+            "0001-01-01T01:01:01.000000001-11:59",
+        ),
+        ("RETURN datetime('2015-07-21T21:40:32.142Z')", "2015-07-21T21:40:32.142Z"),
+        ("RETURN datetime({epochSeconds: 0})", "1970-01-01T00:00Z"),
+        ("RETURN datetime({epochMillis: 1500000000123, timezone: '+02:00'})", "2017-07-14T04:40:00.123+02:00"),
+        ("RETURN date(datetime('2015-07-21T23:30-05:00'))", "2015-07-21"),
+        ("RETURN datetime(date('2015-07-21'))", "2015-07-21T00:00Z"),
+        ("RETURN datetime({date: date('2015-07-21'), hour: 9, timezone: '+01:00'})", "2015-07-21T09:00+01:00"),
+        ("RETURN localtime(datetime('2015-07-21T21:40:32+01:00'))", "21:40:32"),
+        ("RETURN duration({days: 14, hours: 16, minutes: 12})", "P14DT16H12M"),
+        ("RETURN duration({years: 1, months: 14})", "P2Y2M"),
+        ("RETURN duration({days: 1.5})", "P1DT12H"),
+        ("RETURN duration('P1Y2M3W4DT5H6M7.5S')", "P1Y2M25DT5H6M7.5S"),
+        ("RETURN duration({seconds: -1, milliseconds: 500})", "PT-0.5S"),
+        ("RETURN duration({})", "PT0S"),
+        ("RETURN date('2015-07-21').year", "2015"),
+        ("RETURN date('2015-07-21').dayOfWeek", "2"),
+        ("RETURN date('2015-07-21').quarter", "3"),
+        ("RETURN datetime('2015-07-21T21:40:32.142+01:00').millisecond", "142"),
+        ("RETURN datetime('2015-07-21T21:40:32+01:00').timezone", "'+01:00'"),
+        ("RETURN datetime('2015-07-21T21:40:32+01:00').epochSeconds", "1437511232"),
+        ("RETURN duration('P1DT26H').hours", "26"),
+        ("RETURN duration('P1DT2H').days", "1"),
+        ("RETURN duration('P14M').years", "1"),
+        ("RETURN toString(date('2015-07-21'))", "'2015-07-21'"),
+        ("RETURN typeOf(datetime())", "'Datetime'"),
+        ("RETURN date(null)", "null"),
+    ] {
+        assert_eq!(one(&db, q), want, "{q}");
+    }
+}
+
+#[test]
+fn arithmetic_adds_months_then_days_then_time() {
+    let db = Database::in_memory();
+    for (q, want) in [
+        ("RETURN date('2021-01-31') + duration({months: 1})", "2021-02-28"),
+        ("RETURN date('2020-01-31') + duration({months: 1, days: 2})", "2020-03-02"),
+        ("RETURN duration({months: 1, days: 2}) + date('2020-01-31')", "2020-03-02"),
+        ("RETURN date('2020-03-01') - duration({days: 1})", "2020-02-29"),
+        ("RETURN date('2020-03-01') + duration({hours: 47})", "2020-03-02"),
+        ("RETURN localtime('23:30') + duration({hours: 1})", "00:30"),
+        ("RETURN time('23:30+05:00') - duration({minutes: 45})", "22:45+05:00"),
+        ("RETURN datetime('2020-02-28T23:30+02:00') + duration({hours: 1})", "2020-02-29T00:30+02:00"),
+        ("RETURN localdatetime('2020-12-31T23:59:59') + duration({seconds: 1})", "2021-01-01T00:00"),
+        ("RETURN duration({days: 1}) + duration({hours: 2})", "P1DT2H"),
+        ("RETURN duration({days: 1}) - duration({hours: 2})", "P1DT-2H"),
+        ("RETURN duration({hours: 3}) * 2", "PT6H"),
+        ("RETURN 0.5 * duration({days: 1})", "PT12H"),
+        ("RETURN duration({hours: 3}) / 2", "PT1H30M"),
+        ("RETURN duration.between(date('2020-01-31'), date('2021-03-01'))", "P1Y1M1D"),
+        ("RETURN duration.between(datetime('2020-01-01T00:00Z'), datetime('2020-01-01T03:00+01:00'))", "PT2H"),
+        ("RETURN duration.inDays(date('2020-01-01'), date('2020-03-01'))", "P60D"),
+        ("RETURN duration.inSeconds(localtime('10:00'), localtime('11:30'))", "PT1H30M"),
+        ("RETURN duration.between(date('2020-01-01'), localtime('10:00'))", "null"),
+    ] {
+        assert_eq!(one(&db, q), want, "{q}");
+    }
+}
+
+#[test]
+fn comparison_equality_and_grouping() {
+    let db = Database::in_memory();
+    for (q, want) in [
+        ("RETURN date('2020-01-01') < date('2020-01-02')", "true"),
+        ("RETURN date('2020-01-01') = date('2020-01-01')", "true"),
+        // The same instant at two offsets: ordered by the instant, equal only with the same offset.
+        ("RETURN datetime('2020-01-01T01:00+01:00') = datetime('2020-01-01T00:00Z')", "false"),
+        ("RETURN datetime('2020-01-01T01:30+01:00') > datetime('2020-01-01T00:00Z')", "true"),
+        ("RETURN time('12:00+01:00') < time('11:30Z')", "true"),
+        // Across kinds, and durations among themselves, there is no order: null.
+        ("RETURN date('2020-01-01') < localdatetime('2020-01-01T00:00')", "null"),
+        ("RETURN duration({days: 1}) < duration({days: 2})", "null"),
+        ("RETURN duration({days: 1}) = duration({hours: 24})", "false"),
+        ("RETURN date('2020-01-01') = '2020-01-01'", "false"),
+        ("UNWIND [date('2020-01-01'), date('2020-01-01'), date('2020-01-02')] AS d RETURN count(DISTINCT d)", "2"),
+        ("RETURN date('2020-01-01') IN [date('2019-01-01'), date('2020-01-01')]", "true"),
+    ] {
+        assert_eq!(one(&db, q), want, "{q}");
+    }
+    // ORDER BY puts temporal values between paths and strings, date-times first.
+    let r = rows(
+        &db,
+        "UNWIND [1, 'a', duration('P1D'), localtime('10:00'), time('10:00Z'), date('2020-01-01'), localdatetime('2020-01-01T00:00'), datetime('2020-01-01T00:00Z'), [1]] AS v RETURN v ORDER BY v",
+    );
+    let kinds: Vec<String> = r
+        .iter()
+        .map(|row| match &row[0] {
+            QueryValue::Temporal(t) => t.kind_text().to_owned(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["List([Int(1)])", "a date-time", "a local date-time", "a date", "a time", "a local time", "a duration", "String(\"a\")", "Int(1)"]
+    );
+}
+
+#[test]
+fn bad_input_is_refused_by_name() {
+    let db = Database::in_memory();
+    for (q, ty, names) in [
+        ("RETURN date({year: 2020, month: 13})", ErrorType::ArgumentError, "month 13"),
+        ("RETURN date({year: 2021, month: 2, day: 29})", ErrorType::ArgumentError, "day 29"),
+        ("RETURN date({yaer: 2020})", ErrorType::ArgumentError, "'yaer'"),
+        ("RETURN date({month: 2})", ErrorType::ArgumentError, "'year'"),
+        ("RETURN localtime({hour: 24})", ErrorType::ArgumentError, "hour 24"),
+        ("RETURN datetime({year: 2020, timezone: 'Europe/Paris'})", ErrorType::ArgumentError, "Europe/Paris"),
+        ("RETURN time({hour: 1, timezone: '+19:00'})", ErrorType::ArgumentError, "+19:00"),
+        ("RETURN date('2020-02-30')", ErrorType::ArgumentError, "day 30"),
+        ("RETURN date('21 July 2015')", ErrorType::ArgumentError, "21 July 2015"),
+        ("RETURN duration('P1X')", ErrorType::ArgumentError, "'X'"),
+        ("RETURN duration({fortnights: 1})", ErrorType::ArgumentError, "'fortnights'"),
+        ("RETURN date({year: 10000})", ErrorType::ArgumentError, "year 10000"),
+        ("RETURN date('9999-12-31') + duration({days: 1})", ErrorType::ArgumentError, "9999"),
+        ("RETURN date('2020-01-01').hour", ErrorType::ArgumentError, "`hour`"),
+        ("RETURN date('2020-01-01') + 1", ErrorType::TypeError, "a date and an integer"),
+        ("RETURN date('2020-01-01') + date('2020-01-01')", ErrorType::TypeError, "a date and a date"),
+        ("RETURN duration({days: 1}) / 0", ErrorType::ArithmeticError, "division by zero"),
+        ("RETURN date([2020])", ErrorType::TypeError, "a list"),
+        ("RETURN duration()", ErrorType::SyntaxError, "duration"),
+    ] {
+        let e = run(&db, q).expect_err(q);
+        assert_eq!(e.kind, ty, "{q}: {e}");
+        assert!(e.to_string().contains(names), "{q}: {e}");
+    }
+    // A property holding a map of temporal values is still refused (maps cannot be stored).
+    let e = run(&db, "CREATE ({m: {d: date('2020-01-01')}})").expect_err("a map");
+    assert_eq!(e.detail, Detail::InvalidPropertyType, "{e}");
+    assert!(e.to_string().contains("property m: a map cannot be stored"), "{e}");
+}
+
+/// Temporal properties (alone and in lists) come back the same after a WAL replay, from a
+/// checkpoint, and through the JSON-lines export and import.
+#[test]
+fn stored_temporal_values_survive_replay_checkpoint_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = "MATCH (n:Event) RETURN n.at, n.day, n.t, n.lt, n.ldt, n.took, n.days, toString(n.at) ORDER BY n.at";
+    let want = {
+        let db = Database::open(dir.path()).unwrap();
+        rows(
+            &db,
+            "CREATE (:Event {at: datetime('2024-05-06T07:08:09.123456789+02:00'), day: date('2024-05-06'), t: time('10:00-03:30'), \
+             lt: localtime('23:59:59.5'), ldt: localdatetime('1900-02-28T12:00'), took: duration('P1Y2M3DT4H5M6.007S'), \
+             days: [date('2024-01-01'), date('-0044-03-15')]})",
+        );
+        rows(&db, "CREATE (:Event {at: datetime({epochSeconds: 0})})-[:THEN {gap: duration({days: 2})}]->(:Event {at: datetime('1970-01-03T00:00Z')})");
+        let want = rows(&db, q);
+        assert_eq!(want.len(), 3);
+        assert_eq!(want[1][7], QueryValue::String("1970-01-03T00:00Z".to_owned()));
+        want
+    };
+    let gap = "MATCH ()-[r:THEN]->() RETURN r.gap";
+    {
+        let db = Database::open(dir.path()).unwrap();
+        assert_eq!(rows(&db, q), want, "after WAL replay");
+        assert_eq!(one(&db, gap), "P2D");
+        db.checkpoint().unwrap();
+    }
+    let db = Database::open(dir.path()).unwrap();
+    assert_eq!(rows(&db, q), want, "from a checkpoint");
+    let lines = engram::jsonl::export(&db.snapshot());
+    let text = lines.join("\n");
+    assert!(text.contains(r#"{"$date":"2024-05-06"}"#), "{text}");
+    assert!(text.contains(r#"{"$duration":"P1Y2M3DT4H5M6.007S"}"#), "{text}");
+    let copy = Database::in_memory();
+    engram::jsonl::import(&copy, &text, "events.jsonl").unwrap();
+    assert_eq!(rows(&copy, q), want, "through export and import");
+    assert_eq!(one(&copy, gap), "P2D");
+}
+
+fn datetime_text(secs: i64, nanos: u32, offset_minutes: i32) -> String {
+    let t = engram::Temporal::DateTime { secs, nanos, offset: offset_minutes * 60 };
+    format!("datetime('{t}')")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// ORDER BY, `<`, `=`, DISTINCT and `min`/`max` agree with one another and with the instant
+    /// (then the offset) on random date-times at random offsets, as the TCK asks of the order
+    /// where comparisons are defined.
+    #[test]
+    fn the_order_agrees_with_comparison(values in prop::collection::vec((-2_000_000_000i64..2_000_000_000, prop::sample::select(vec![0u32, 1, 500_000_000]), -3i32..3), 1..12)) {
+        let db = Database::in_memory();
+        let list = values.iter().map(|(s, n, o)| datetime_text(*s, *n, *o * 90)).collect::<Vec<_>>().join(", ");
+        let mut want: Vec<(i64, u32, i32)> = values.iter().map(|(s, n, o)| (*s, *n, *o * 90 * 60)).collect();
+        want.sort_unstable();
+        let sorted: Vec<QueryValue> = rows(&db, &format!("UNWIND [{list}] AS v RETURN v ORDER BY v")).into_iter().map(|mut r| r.remove(0)).collect();
+        let as_tuples: Vec<(i64, u32, i32)> = sorted
+            .iter()
+            .map(|v| match v {
+                QueryValue::Temporal(engram::Temporal::DateTime { secs, nanos, offset }) => (*secs, *nanos, *offset),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        prop_assert_eq!(&as_tuples, &want);
+        // `x < v` counts exactly the values sorted before v's first place.
+        let consistent = one(&db, &format!(
+            "WITH [{list}] AS vs UNWIND vs AS v WITH vs, v ORDER BY v WITH vs, collect(v) AS s \
+             RETURN all(i IN range(0, size(s) - 1) WHERE size([x IN vs WHERE x < s[i]]) = size([x IN s[..i] WHERE x <> s[i]]))"
+        ));
+        prop_assert_eq!(consistent, "true");
+        want.dedup();
+        prop_assert_eq!(one(&db, &format!("UNWIND [{list}] AS v RETURN count(DISTINCT v)")), want.len().to_string());
+        let (first, last) = (want[0], want[want.len() - 1]);
+        prop_assert_eq!(one(&db, &format!("UNWIND [{list}] AS v RETURN min(v)")), engram::Temporal::DateTime { secs: first.0, nanos: first.1, offset: first.2 }.to_string());
+        prop_assert_eq!(one(&db, &format!("UNWIND [{list}] AS v RETURN max(v)")), engram::Temporal::DateTime { secs: last.0, nanos: last.1, offset: last.2 }.to_string());
+    }
+
+    /// Adding a duration of days and seconds and subtracting it again gives the value back, and
+    /// adding it moves the instant by exactly its length.
+    #[test]
+    fn adding_days_and_seconds_moves_the_instant(secs in -2_000_000_000i64..2_000_000_000, offset in -12i32..12, days in -5000i64..5000, seconds in -200_000i64..200_000) {
+        let db = Database::in_memory();
+        let dt = datetime_text(secs, 0, offset * 60);
+        let d = format!("duration({{days: {days}, seconds: {seconds}}})");
+        prop_assert_eq!(one(&db, &format!("RETURN {dt} + {d} - {d} = {dt}")), "true");
+        prop_assert_eq!(one(&db, &format!("RETURN ({dt} + {d}).epochSeconds")), (secs + days * 86_400 + seconds).to_string());
+    }
+}
