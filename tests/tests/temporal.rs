@@ -100,6 +100,9 @@ fn arithmetic_adds_months_then_days_then_time() {
         ("RETURN duration.inDays(date('2020-01-01'), date('2020-03-01'))", "P60D"),
         ("RETURN duration.inSeconds(localtime('10:00'), localtime('11:30'))", "PT1H30M"),
         ("RETURN duration.between(date('2020-01-01'), localtime('10:00'))", "null"),
+        ("UNWIND [duration({hours: 1}), duration({days: 1, minutes: 30}), null] AS d RETURN sum(d)", "P1DT1H30M"),
+        ("UNWIND [duration({hours: 1}), duration({hours: 2})] AS d RETURN avg(d)", "PT1H30M"),
+        ("UNWIND [duration({hours: 1}), duration({hours: 1})] AS d RETURN sum(DISTINCT d)", "PT1H"),
     ] {
         assert_eq!(one(&db, q), want, "{q}");
     }
@@ -166,6 +169,9 @@ fn bad_input_is_refused_by_name() {
         ("RETURN duration({days: 1}) / 0", ErrorType::ArithmeticError, "division by zero"),
         ("RETURN date([2020])", ErrorType::TypeError, "a list"),
         ("RETURN duration()", ErrorType::SyntaxError, "duration"),
+        ("UNWIND [duration({hours: 1}), 2] AS d RETURN sum(d)", ErrorType::TypeError, "numbers or durations (not both)"),
+        ("UNWIND [2, duration({hours: 1})] AS d RETURN avg(d)", ErrorType::TypeError, "numbers or durations (not both)"),
+        ("UNWIND [date('2020-01-01')] AS d RETURN sum(d)", ErrorType::TypeError, "a date"),
     ] {
         let e = run(&db, q).expect_err(q);
         assert_eq!(e.kind, ty, "{q}: {e}");

@@ -951,7 +951,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 row[*slot] = v;
             }
             for (a, acc) in aggregates.iter().zip(accs) {
-                row[a.slot] = acc.finish();
+                row[a.slot] = acc.finish()?;
             }
             out.push(row);
         }
@@ -976,6 +976,8 @@ struct Acc {
     values: Vec<Val>,
     best: Option<Val>,
     overflowed: bool,
+    /// `sum` and `avg` over durations (Cypher's other summable kind).
+    durations: Option<crate::temporal::Duration>,
 }
 
 impl Acc {
@@ -990,6 +992,7 @@ impl Acc {
             values: Vec::new(),
             best: None,
             overflowed: false,
+            durations: None,
         }
     }
 
@@ -1011,7 +1014,13 @@ impl Acc {
             AggFn::Count | AggFn::CountStar => {}
             AggFn::Collect => self.values.push(v),
             AggFn::Sum | AggFn::Avg | AggFn::StDev | AggFn::StDevP => match v {
-                Val::Int(i) => {
+                Val::Temporal(crate::temporal::Temporal::Duration(d))
+                    if matches!(self.func, AggFn::Sum | AggFn::Avg) && (self.durations.is_some() || self.count == 1) =>
+                {
+                    let sum = self.durations.unwrap_or_default().plus(&d).map_err(super::functions::temporal_error)?;
+                    self.durations = Some(sum);
+                }
+                Val::Int(i) if self.durations.is_none() => {
                     self.int_sum = self.int_sum.and_then(|s| s.checked_add(i));
                     if self.int_sum.is_none() {
                         self.overflowed = true;
@@ -1019,12 +1028,15 @@ impl Acc {
                     self.float_sum += i as f64;
                     self.values.push(Val::Float(i as f64));
                 }
-                Val::Float(f) => {
+                Val::Float(f) if self.durations.is_none() => {
                     self.any_float = true;
                     self.float_sum += f;
                     self.values.push(Val::Float(f));
                 }
-                other => return Err(type_error(format!("{:?} needs numbers, got {}", self.func, other.kind())).into()),
+                other => {
+                    let want = if matches!(self.func, AggFn::Sum | AggFn::Avg) { "numbers or durations (not both)" } else { "numbers" };
+                    return Err(type_error(format!("{:?} needs {want}, got {}", self.func, other.kind())).into());
+                }
             },
             AggFn::PercentileCont | AggFn::PercentileDisc => {
                 let Val::List(pair) = &v else { return Ok(()) };
@@ -1068,8 +1080,12 @@ impl Acc {
         Ok(())
     }
 
-    fn finish(self) -> Val {
-        match self.func {
+    fn finish(self) -> Fallible<Val> {
+        if let Some(d) = self.durations {
+            let d = if self.func == AggFn::Avg { d.times(1.0 / self.count as f64) } else { Ok(d) };
+            return Ok(Val::Temporal(crate::temporal::Temporal::Duration(d.map_err(super::functions::temporal_error)?)));
+        }
+        Ok(match self.func {
             AggFn::Count | AggFn::CountStar => Val::Int(self.count),
             AggFn::Collect => Val::list(self.values),
             AggFn::Sum => match (self.any_float, self.int_sum) {
@@ -1084,13 +1100,13 @@ impl Acc {
                 let n = self.values.len();
                 let denominator = if self.func == AggFn::StDev { n.saturating_sub(1) } else { n };
                 if denominator == 0 {
-                    return Val::Float(0.0);
+                    return Ok(Val::Float(0.0));
                 }
                 let mean = self.float_sum / n as f64;
                 let ss: f64 = self.values.iter().map(|v| if let Val::Float(f) = v { (f - mean).powi(2) } else { 0.0 }).sum();
                 Val::Float((ss / denominator as f64).sqrt())
             }
-        }
+        })
     }
 }
 
