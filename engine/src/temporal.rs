@@ -282,7 +282,7 @@ impl fmt::Display for Temporal {
                 write_time(f, n)
             }
             Temporal::DateTime { secs, nanos, offset } => {
-                let (d, n) = split(secs + i64::from(offset), nanos);
+                let (d, n) = split(secs.saturating_add(i64::from(offset)), nanos);
                 write_date(f, d)?;
                 f.write_str("T")?;
                 write_time(f, n)?;
@@ -579,7 +579,7 @@ impl Temporal {
         match *self {
             Temporal::Date(d) => Some(d),
             Temporal::LocalDateTime { secs, nanos } => Some(split(secs, nanos).0),
-            Temporal::DateTime { secs, nanos, offset } => Some(split(secs + i64::from(offset), nanos).0),
+            Temporal::DateTime { secs, nanos, offset } => Some(split(secs.saturating_add(i64::from(offset)), nanos).0),
             _ => None,
         }
     }
@@ -590,7 +590,7 @@ impl Temporal {
             Temporal::LocalTime(n) => Some((n, None)),
             Temporal::Time { nanos, offset } => Some((nanos, Some(offset))),
             Temporal::LocalDateTime { secs, nanos } => Some((split(secs, nanos).1, None)),
-            Temporal::DateTime { secs, nanos, offset } => Some((split(secs + i64::from(offset), nanos).1, Some(offset))),
+            Temporal::DateTime { secs, nanos, offset } => Some((split(secs.saturating_add(i64::from(offset)), nanos).1, Some(offset))),
             _ => None,
         }
     }
@@ -680,7 +680,7 @@ impl Temporal {
         let secs = i64::try_from(total.div_euclid(n)).map_err(|_| TemporalError("the epoch time is out of range".to_owned()))?;
         check_day_range(secs.div_euclid(SECONDS_PER_DAY))?;
         let offset = fields.offset()?.unwrap_or(0);
-        check_day_range((secs + i64::from(offset)).div_euclid(SECONDS_PER_DAY))?;
+        check_day_range((secs.saturating_add(i64::from(offset))).div_euclid(SECONDS_PER_DAY))?;
         Ok(Temporal::DateTime { secs, nanos: total.rem_euclid(n) as u32, offset })
     }
 
@@ -753,7 +753,9 @@ impl Temporal {
     pub fn plus(&self, d: &Duration) -> Result<Temporal, TemporalError> {
         let shift_date = |days: i64| -> Result<i64, TemporalError> {
             let (y, m, dd) = calendar(days).to_calendar_date();
-            let months = i64::from(y) * 12 + i64::from(m as u8) - 1 + d.months;
+            let Some(months) = (i64::from(y) * 12 + i64::from(m as u8) - 1).checked_add(d.months) else {
+                return err("the result is outside the years -9999..9999");
+            };
             let (ny, nm) = (months.div_euclid(12), months.rem_euclid(12) + 1);
             if !(-9999..=9999).contains(&ny) {
                 return err("the result is outside the years -9999..9999");
@@ -930,6 +932,9 @@ fn parse_date(text: &str) -> Option<Result<i64, TemporalError>> {
         Some(b) => (true, b),
         None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
+    if !body.is_ascii() {
+        return None;
+    }
     let parts: Vec<&str> = if body.contains('-') {
         body.split('-').collect()
     } else if body.len() == 8 {
@@ -1081,6 +1086,18 @@ mod tests {
             proptest::prop_assert_eq!(a.compare(&b), Some((secs, offset).cmp(&(secs2, 0))));
             let l = Temporal::LocalDateTime { secs, nanos };
             proptest::prop_assert_eq!(Temporal::parse(Kind::LocalDateTime, &l.to_string()), Ok(l));
+        }
+
+        #[test]
+        fn any_text_is_a_value_or_an_error(text in "\\PC{0,24}", digits in "[-+0-9:.TZPYMDHSWz ]{0,24}") {
+            for kind in [Kind::Date, Kind::LocalTime, Kind::Time, Kind::LocalDateTime, Kind::DateTime, Kind::Duration] {
+                for t in [&text, &digits] {
+                    if let Ok(v) = Temporal::parse(kind, t) {
+                        // Whatever reads as a value prints as text that reads back as it.
+                        proptest::prop_assert_eq!(Temporal::parse(kind, &v.to_string()), Ok(v));
+                    }
+                }
+            }
         }
 
         #[test]

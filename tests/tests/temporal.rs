@@ -77,6 +77,23 @@ fn constructors_text_and_components() {
     }
 }
 
+/// `datetime()`, `date()` and `timestamp()` read one clock per statement: a write's transaction
+/// time (which the database's clock gives), a read's start.
+#[test]
+fn now_is_one_instant_per_statement() {
+    let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-06-01T11:00:00Z").unwrap()));
+    let db = Database::with_config(engram::Config { clock: clock.clone(), ..engram::Config::default() });
+    clock.advance_seconds(3600);
+    rows(&db, "UNWIND range(1, 500) AS i CREATE (:Tick {at: datetime(), day: date(), ms: timestamp()})");
+    assert_eq!(one(&db, "MATCH (t:Tick) RETURN count(DISTINCT [t.at, t.day, t.ms])"), "1",);
+    assert_eq!(one(&db, "MATCH (t:Tick) RETURN DISTINCT t.at"), "2030-06-01T12:00Z");
+    assert_eq!(one(&db, "MATCH (t:Tick) RETURN DISTINCT t.ms"), "1906545600000");
+    assert_eq!(
+        one(&db, "UNWIND range(1, 2000) AS i WITH datetime() AS a, localtime() AS b, timestamp() AS c RETURN count(DISTINCT [a, b, c])"),
+        "1"
+    );
+}
+
 #[test]
 fn arithmetic_adds_months_then_days_then_time() {
     let db = Database::in_memory();

@@ -167,7 +167,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
     if let Some(done) = falkordb::call_extension(g, name, &args) {
         return done;
     }
-    if let Some(done) = temporal::call_temporal(name, &args) {
+    if let Some(done) = temporal::call_temporal(name, &args, g.now) {
         return done;
     }
     let mut args = args.into_iter();
@@ -196,12 +196,8 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         "tostringornull" | "tointegerornull" | "tofloatornull" | "tobooleanornull" => {
             return Ok(call(g, name.trim_end_matches("ornull"), vec![a]).unwrap_or(Val::Null));
         }
-        "timestamp" => {
-            let micros = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            return Ok(Val::Int(micros));
-        }
+        // Milliseconds on the statement's clock, as `datetime()` reads it.
+        "timestamp" => return Ok(Val::Int(i64::try_from(g.now.div_euclid(1_000_000)).unwrap_or(i64::MAX))),
         "range" => {
             let (Some(b), start) = (b, &a) else { return Ok(Val::Null) };
             let (start, end) = (want_int(name, start)?, want_int(name, &b)?);

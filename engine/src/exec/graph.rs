@@ -20,10 +20,18 @@ use crate::value::Value;
 
 use super::value::Val;
 
-/// A workspace view and the visibility a query reads it under.
+/// A workspace view, the visibility a query reads it under, and the statement's clock.
 pub(crate) struct Graph<'v, 'a> {
     pub view: &'v WorkspaceView<'a>,
     pub vis: Visibility,
+    /// Now, in nanoseconds since the epoch: what `datetime()` and its kin return, the same for
+    /// every call of one statement (a write's transaction time, a read's start).
+    pub now: i128,
+}
+
+/// The wall clock in nanoseconds since the epoch (a read's statement clock).
+pub(crate) fn wall_clock() -> i128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }
 
 /// A listed property's name: a memory field's, or one written to the element.

@@ -15,10 +15,10 @@ pub(crate) fn temporal_error(e: TemporalError) -> QueryError {
 }
 
 /// Calls `name` if it is a temporal function (lower case); `None` when it is not.
-pub(super) fn call_temporal(name: &str, args: &[Val]) -> Option<Result<Val, QueryError>> {
+pub(super) fn call_temporal(name: &str, args: &[Val], now: i128) -> Option<Result<Val, QueryError>> {
     let arg = |i: usize| args.get(i).unwrap_or(&Val::Null);
     if let Some(kind) = Kind::of_function(name) {
-        return Some(construct(kind, args.first()));
+        return Some(construct(kind, args.first(), now));
     }
     let between = |unit: Unit| match (arg(0), arg(1)) {
         (Val::Null, _) | (_, Val::Null) => Ok(Val::Null),
@@ -37,13 +37,12 @@ pub(super) fn call_temporal(name: &str, args: &[Val]) -> Option<Result<Val, Quer
 }
 
 /// `kind()`, `kind(map)`, `kind(text)`, `kind(temporal)`.
-fn construct(kind: Kind, arg: Option<&Val>) -> Result<Val, QueryError> {
+fn construct(kind: Kind, arg: Option<&Val>, now: i128) -> Result<Val, QueryError> {
     let made = match arg {
         None => {
             if kind == Kind::Duration {
                 return Err(arg_error(Detail::InvalidArgumentValue, "duration() needs a map or a string"));
             }
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
             Ok(Temporal::now(kind, now))
         }
         Some(Val::Null) => return Ok(Val::Null),
