@@ -27,6 +27,30 @@ pub(crate) struct Env<'e, 'v, 'a> {
     pub matcher: &'e dyn Matcher,
 }
 
+/// A distance function's argument (`Env::vector_operand`): a stored list borrowed from the
+/// snapshot, or a value.
+enum Operand<'a> {
+    Stored(&'a [crate::value::Value]),
+    Val(Val),
+}
+
+impl Operand<'_> {
+    fn items(&self) -> Option<functions::Items<'_>> {
+        match self {
+            Operand::Stored(items) => Some(functions::Items::Stored(items)),
+            Operand::Val(Val::List(items)) => Some(functions::Items::Vals(items)),
+            Operand::Val(_) => None,
+        }
+    }
+
+    fn into_val(self) -> Val {
+        match self {
+            Operand::Stored(items) => Val::list(items.iter().map(super::graph::from_value).collect()),
+            Operand::Val(v) => v,
+        }
+    }
+}
+
 /// An evaluation's result, its error boxed: values move through every expression of every row,
 /// and an error is rare (a result as large as `QueryError` was a fifth of a filter's time).
 pub(crate) type Fallible<T> = Result<T, Box<QueryError>>;
@@ -67,7 +91,7 @@ fn bool_val(b: Option<bool>) -> Val {
     b.map_or(Val::Null, Val::Bool)
 }
 
-impl Env<'_, '_, '_> {
+impl<'a> Env<'_, '_, 'a> {
     /// Evaluates `e` on `row`; `locals` holds the variables of enclosing comprehensions.
     #[allow(clippy::too_many_lines)] // Reason: one arm per expression kind.
     pub fn eval(&self, e: &CExpr, row: &[Val], locals: &mut Vec<Val>) -> Fallible<Val> {
@@ -139,6 +163,14 @@ impl Env<'_, '_, '_> {
                 match otherwise {
                     Some(o) => self.eval(o, row, locals)?,
                     None => Val::Null,
+                }
+            }
+            CExpr::Func(name, args) if args.len() == 2 && matches!(&**name, "vec.cosinedistance" | "vec.euclideandistance") => {
+                let x = self.vector_operand(&args[0], row, locals)?;
+                let y = self.vector_operand(&args[1], row, locals)?;
+                match x.items().zip(y.items()).and_then(|(a, b)| functions::distance_in_place(name, &a, &b)) {
+                    Some(d) => Val::Float(d),
+                    None => functions::call(self.graph, name, vec![x.into_val(), y.into_val()])?,
                 }
             }
             CExpr::Func(name, args) => {
@@ -269,6 +301,19 @@ impl Env<'_, '_, '_> {
                 Val::map(out)
             }
         })
+    }
+
+    /// A distance function's argument: a stored list property read in place, else its value.
+    fn vector_operand(&self, e: &CExpr, row: &[Val], locals: &mut Vec<Val>) -> Fallible<Operand<'a>> {
+        if let CExpr::Prop(t, k) = e {
+            let target = self.eval(t, row, locals)?;
+            self.graph.check_not_deleted(&target)?;
+            return Ok(match self.graph.stored_list(&target, k) {
+                Some(items) => Operand::Stored(items),
+                None => Operand::Val(self.property(&target, k)?),
+            });
+        }
+        Ok(Operand::Val(self.eval(e, row, locals)?))
     }
 
     /// `v.key`.

@@ -71,12 +71,58 @@ fn component(name: &str, x: &Val) -> Result<f64, QueryError> {
     }
 }
 
+/// An item of a vector, as `vecf32` reads it: a finite number rounded to f32.
+trait Component {
+    fn as_component(&self) -> Option<f64>;
+}
+
+impl Component for Val {
+    fn as_component(&self) -> Option<f64> {
+        component("", self).ok()
+    }
+}
+
+impl Component for crate::value::Value {
+    fn as_component(&self) -> Option<f64> {
+        match self {
+            crate::value::Value::Int(i) => Some(f64::from(*i as f32)),
+            crate::value::Value::Float(f) if f.is_finite() => Some(f64::from(*f as f32)),
+            _ => None,
+        }
+    }
+}
+
+/// A vector's items where they are: a list the query made, or a stored property read in place
+/// (a brute-force search scores every node; copying each embedding out of the snapshot cost as
+/// much as the distance).
+pub(crate) enum Items<'a> {
+    Vals(&'a [Val]),
+    Stored(&'a [crate::value::Value]),
+}
+
+/// `vec.cosineDistance` / `vec.euclideanDistance` of two vectors read in place; `None` when they
+/// are not two lists of finite numbers of one length (the caller then calls the function on the
+/// values, which says what is wrong).
+pub(crate) fn distance_in_place(name: &str, x: &Items<'_>, y: &Items<'_>) -> Option<f64> {
+    let sums = match (x, y) {
+        (Items::Vals(x), Items::Vals(y)) => distance_sums(x, y),
+        (Items::Vals(x), Items::Stored(y)) => distance_sums(x, y),
+        (Items::Stored(x), Items::Vals(y)) => distance_sums(x, y),
+        (Items::Stored(x), Items::Stored(y)) => distance_sums(x, y),
+    };
+    let (dot, nx, ny, squares) = sums?;
+    Some(if name == "vec.euclideandistance" { squares.sqrt() } else { cosine_from(dot, nx, ny) })
+}
+
 /// The dot product, the two squared norms and the squared difference of two lists of one
-/// length, in one pass; `None` when an item is not a finite number.
-fn distance_sums(x: &[Val], y: &[Val]) -> Option<(f64, f64, f64, f64)> {
+/// length, in one pass; `None` when an item is not a finite number or the lengths differ.
+fn distance_sums<X: Component, Y: Component>(x: &[X], y: &[Y]) -> Option<(f64, f64, f64, f64)> {
+    if x.len() != y.len() {
+        return None;
+    }
     let (mut dot, mut nx, mut ny, mut squares) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for (p, q) in x.iter().zip(y) {
-        let (p, q) = (component("", p).ok()?, component("", q).ok()?);
+        let (p, q) = (p.as_component()?, q.as_component()?);
         dot += p * q;
         nx += p * p;
         ny += q * q;
@@ -116,19 +162,14 @@ fn vecf32(a: &Val) -> Result<Val, QueryError> {
 /// search calls it once per node: no vector is copied out of the lists), with the same sums in
 /// the same order as `cosine_distance` / `euclidean_distance`.
 fn list_distance(name: &str, a: &Val, b: &Val) -> Result<f64, QueryError> {
-    let sums = match (a, b) {
-        (Val::List(x), Val::List(y)) if x.len() == y.len() => distance_sums(x, y),
-        _ => None,
-    };
-    let Some((dot, nx, ny, squares)) = sums else {
-        // Something is wrong: the checks in their order say what.
-        let (x, y) = (vector_items(name, a)?, vector_items(name, b)?);
-        return Err(arg_error(
-            Detail::InvalidArgumentValue,
-            format!("{name}() takes two vectors of one length, got {} and {}", x.len(), y.len()),
-        ));
-    };
-    Ok(if name == "vec.euclideandistance" { squares.sqrt() } else { cosine_from(dot, nx, ny) })
+    if let (Val::List(x), Val::List(y)) = (a, b) {
+        if let Some(d) = distance_in_place(name, &Items::Vals(x), &Items::Vals(y)) {
+            return Ok(d);
+        }
+    }
+    // Something is wrong: the checks in their order say what.
+    let (x, y) = (vector_items(name, a)?, vector_items(name, b)?);
+    Err(arg_error(Detail::InvalidArgumentValue, format!("{name}() takes two vectors of one length, got {} and {}", x.len(), y.len())))
 }
 
 /// 1 − the cosine similarity (0 for the same direction, 2 for opposite ones; 1 when either is

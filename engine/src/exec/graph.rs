@@ -232,6 +232,20 @@ impl<'a> Graph<'_, 'a> {
         }
     }
 
+    /// The stored list `v.key` holds, borrowed from the snapshot (no copy); `None` when `v` is
+    /// no node or relationship or the property is no stored list.
+    pub fn stored_list(&self, v: &Val, key: &str) -> Option<&'a [Value]> {
+        let stored = match v {
+            Val::Node(e) => self.view.entity_property(*e, key),
+            Val::Rel(c) => self.view.claim_property(*c, key),
+            _ => None,
+        };
+        match stored {
+            Some(Value::List(items)) => Some(items),
+            _ => None,
+        }
+    }
+
     /// `node_prop(e, key).equals(want)`, without copying the field when a string is compared
     /// with the node's external id or name (a scan's `{name: $n}` tests every candidate).
     pub fn node_prop_equals(&self, e: EntityId, key: &str, want: &Val) -> Option<bool> {

@@ -4,12 +4,11 @@
 //! declaration), by a scan of the label's nodes (or the type's relationships) holding a vector
 //! there. The score is the distance, smallest first, as FalkorDB gives it.
 
-use std::sync::Arc;
-
 use engram_query::{Detail, ErrorType, QueryError};
 
 use super::graph::Graph;
 use super::value::Val;
+use crate::value::Value;
 
 fn bad(message: impl Into<String>) -> QueryError {
     QueryError::runtime(ErrorType::ProcedureError, Detail::InvalidArgumentValue, message)
@@ -58,17 +57,36 @@ fn arguments<'v>(name: &str, args: &'v [Val], k_max: usize) -> Result<(&'v str, 
     Ok((label, property, k, query))
 }
 
-fn nearest<T: Copy + Ord>(
+/// The numbers of a stored list into `out` (cleared first); false when an item is no number.
+fn stored_vector(items: &[Value], out: &mut Vec<f64>) -> bool {
+    out.clear();
+    for x in items {
+        match x {
+            Value::Int(i) => out.push(*i as f64),
+            Value::Float(f) => out.push(*f),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The `k` items nearest `query` among those whose property (`stored`, a list borrowed from the
+/// snapshot: a scan copies no vector out of it) is a vector; an item without one is skipped.
+fn nearest<'a, T: Copy + Ord>(
     name: &str,
     items: Vec<T>,
-    props: impl Fn(T) -> Option<Val>,
+    stored: impl Fn(T) -> Option<&'a [Value]>,
     query: &[f64],
     k: usize,
     euclidean: bool,
 ) -> Result<Vec<(T, f64)>, QueryError> {
     let mut hits = Vec::new();
+    let mut v = Vec::with_capacity(query.len());
     for item in items {
-        let Some(v) = props(item).as_ref().and_then(vector_of) else { continue };
+        let Some(list) = stored(item) else { continue };
+        if !stored_vector(list, &mut v) {
+            continue;
+        }
         if v.len() != query.len() {
             return Err(bad(format!("{name}: vector dimension mismatch: stored {}, query {}", v.len(), query.len())));
         }
@@ -82,17 +100,15 @@ fn nearest<T: Copy + Ord>(
 /// `db.idx.vector.queryNodes`: `[node, score]` rows, nearest first.
 pub(crate) fn query_nodes(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
     let (label, property, k, query) = arguments(name, args, k_max)?;
-    let key: Arc<str> = Arc::from(property);
-    let props = |e| g.node_props(e).remove(&key);
-    let hits = nearest(name, g.nodes_with_label(label), props, &query, k, euclidean(g, "NODE", label, property))?;
+    let stored = |e| g.stored_list(&Val::Node(e), property);
+    let hits = nearest(name, g.nodes_with_label(label), stored, &query, k, euclidean(g, "NODE", label, property))?;
     Ok(hits.into_iter().map(|(e, d)| vec![Val::Node(e), Val::Float(d)]).collect())
 }
 
 /// `db.idx.vector.queryRelationships`: `[relationship, score]` rows, nearest first.
 pub(crate) fn query_relationships(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
     let (rel_type, property, k, query) = arguments(name, args, k_max)?;
-    let key: Arc<str> = Arc::from(property);
-    let props = |c| g.rel_props(c).remove(&key);
-    let hits = nearest(name, g.rels_with_type(rel_type), props, &query, k, euclidean(g, "RELATIONSHIP", rel_type, property))?;
+    let stored = |c| g.stored_list(&Val::Rel(c), property);
+    let hits = nearest(name, g.rels_with_type(rel_type), stored, &query, k, euclidean(g, "RELATIONSHIP", rel_type, property))?;
     Ok(hits.into_iter().map(|(c, d)| vec![Val::Rel(c), Val::Float(d)]).collect())
 }
