@@ -550,6 +550,14 @@ const DATE_FIELDS: &[&str] = &["year", "month", "day", "date"];
 const TIME_FIELDS: &[&str] = &["hour", "minute", "second", "millisecond", "microsecond", "nanosecond", "time"];
 
 impl Temporal {
+    /// The duration it is, if it is one.
+    pub fn as_duration(&self) -> Option<Duration> {
+        match self {
+            Temporal::Duration(d) => Some(*d),
+            _ => None,
+        }
+    }
+
     /// Its kind.
     pub fn kind(&self) -> Kind {
         match self {

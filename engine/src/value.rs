@@ -21,9 +21,13 @@ pub enum Value {
     List(Vec<Value>),
     /// A map with ordered keys.
     Map(BTreeMap<Arc<str>, Value>),
-    /// A date, time, date-time or duration (appended last: older records decode unchanged).
-    Temporal(crate::temporal::Temporal),
+    /// A date, time, date-time or duration (appended last: older records decode unchanged; boxed,
+    /// so the other values stay 32 bytes).
+    Temporal(Box<crate::temporal::Temporal>),
 }
+
+// A stored list of numbers holds one per item: kept at 32 bytes (checked at compile time).
+const _: () = assert!(size_of::<Value>() <= 32);
 
 impl Value {
     /// True when any float inside is NaN or infinite.

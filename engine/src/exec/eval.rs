@@ -515,13 +515,16 @@ fn arithmetic(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
 fn temporal_arithmetic(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
     use crate::temporal::Temporal as T;
     let fail = |e| -> Box<QueryError> { Box::new(functions::temporal_error(e)) };
-    let made = match (op, l, r) {
-        (BinaryOp::Add, Val::Temporal(t), Val::Temporal(T::Duration(d)))
-        | (BinaryOp::Add, Val::Temporal(T::Duration(d)), Val::Temporal(t)) => t.plus(d),
-        (BinaryOp::Sub, Val::Temporal(t), Val::Temporal(T::Duration(d))) => d.negated().and_then(|n| t.plus(&n)),
-        (BinaryOp::Mul, Val::Temporal(T::Duration(d)), n @ (Val::Int(_) | Val::Float(_)))
-        | (BinaryOp::Mul, n @ (Val::Int(_) | Val::Float(_)), Val::Temporal(T::Duration(d))) => d.times(as_f64(n)).map(T::Duration),
-        (BinaryOp::Div, Val::Temporal(T::Duration(d)), n @ (Val::Int(_) | Val::Float(_))) => {
+    let duration = |v: &Val| match v {
+        Val::Temporal(t) => t.as_duration(),
+        _ => None,
+    };
+    let made = match (op, l, r, duration(l), duration(r)) {
+        (BinaryOp::Add, Val::Temporal(t), _, _, Some(d)) | (BinaryOp::Add, _, Val::Temporal(t), Some(d), _) => t.plus(&d),
+        (BinaryOp::Sub, Val::Temporal(t), _, _, Some(d)) => d.negated().and_then(|n| t.plus(&n)),
+        (BinaryOp::Mul, _, n @ (Val::Int(_) | Val::Float(_)), Some(d), _)
+        | (BinaryOp::Mul, n @ (Val::Int(_) | Val::Float(_)), _, _, Some(d)) => d.times(as_f64(n)).map(T::Duration),
+        (BinaryOp::Div, _, n @ (Val::Int(_) | Val::Float(_)), Some(d), _) => {
             if as_f64(n) == 0.0 {
                 return Err(QueryError::runtime(ErrorType::ArithmeticError, Detail::DivisionByZero, "division by zero").into());
             }
@@ -529,7 +532,7 @@ fn temporal_arithmetic(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
         }
         _ => return Err(type_error(format!("cannot apply {} to {} and {}", op.text(), l.kind(), r.kind())).into()),
     };
-    made.map(Val::Temporal).map_err(fail)
+    made.map(Val::temporal).map_err(fail)
 }
 
 /// The address of a list's or map's shared items (`None` for anything else).

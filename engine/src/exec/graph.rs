@@ -86,7 +86,7 @@ pub(crate) fn from_value(v: &Value) -> Val {
         Value::Float(f) => Val::Float(*f),
         Value::Str(s) => Val::Str(s.clone()),
         Value::List(items) => Val::list(items.iter().map(from_value).collect()),
-        Value::Temporal(t) => Val::Temporal(*t),
+        Value::Temporal(t) => Val::temporal(**t),
         Value::Map(m) => Val::map(m.iter().map(|(k, v)| (k.clone(), from_value(v))).collect()),
     }
 }

@@ -203,8 +203,8 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
         value::Val::Str(s) => Timestamp::parse(s)
             .map_err(|e| QueryError::runtime(ErrorType::ArgumentError, Detail::InvalidArgumentValue, format!("AS OF: {e}"))),
         // A date-time (or a date, at its midnight in UTC): its instant, to the microsecond.
-        value::Val::Temporal(t @ (crate::temporal::Temporal::DateTime { .. } | crate::temporal::Temporal::Date(_))) => {
-            let instant = match *t {
+        value::Val::Temporal(t) if matches!(**t, crate::temporal::Temporal::DateTime { .. } | crate::temporal::Temporal::Date(_)) => {
+            let instant = match **t {
                 crate::temporal::Temporal::DateTime { secs, nanos, .. } => (secs, nanos),
                 _ => (t.falkordb_seconds(), 0),
             };

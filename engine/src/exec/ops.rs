@@ -1014,9 +1014,12 @@ impl Acc {
             AggFn::Count | AggFn::CountStar => {}
             AggFn::Collect => self.values.push(v),
             AggFn::Sum | AggFn::Avg | AggFn::StDev | AggFn::StDevP => match v {
-                Val::Temporal(crate::temporal::Temporal::Duration(d))
-                    if matches!(self.func, AggFn::Sum | AggFn::Avg) && (self.durations.is_some() || self.count == 1) =>
+                Val::Temporal(t)
+                    if t.as_duration().is_some()
+                        && matches!(self.func, AggFn::Sum | AggFn::Avg)
+                        && (self.durations.is_some() || self.count == 1) =>
                 {
+                    let d = t.as_duration().unwrap_or_default();
                     let sum = self.durations.unwrap_or_default().plus(&d).map_err(super::functions::temporal_error)?;
                     self.durations = Some(sum);
                 }
@@ -1083,7 +1086,7 @@ impl Acc {
     fn finish(self) -> Fallible<Val> {
         if let Some(d) = self.durations {
             let d = if self.func == AggFn::Avg { d.times(1.0 / self.count as f64) } else { Ok(d) };
-            return Ok(Val::Temporal(crate::temporal::Temporal::Duration(d.map_err(super::functions::temporal_error)?)));
+            return Ok(Val::temporal(crate::temporal::Temporal::Duration(d.map_err(super::functions::temporal_error)?)));
         }
         Ok(match self.func {
             AggFn::Count | AggFn::CountStar => Val::Int(self.count),

@@ -89,7 +89,7 @@ fn stored(v: &Value) -> QueryValue {
         Value::Str(s) => QueryValue::String(s.to_string()),
         Value::List(items) => QueryValue::List(items.iter().map(stored).collect()),
         Value::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), stored(v))).collect()),
-        Value::Temporal(t) => QueryValue::Temporal(*t),
+        Value::Temporal(t) => QueryValue::Temporal(**t),
     }
 }
 
@@ -134,7 +134,7 @@ pub(crate) fn materialize(g: &Graph<'_, '_>, v: &Val) -> QueryValue {
             nodes: std::iter::once(p.start).chain(p.steps.iter().map(|(_, n)| *n)).map(|n| node(g, n)).collect(),
             relationships: p.steps.iter().map(|(c, _)| rel(g, *c)).collect(),
         }),
-        Val::Temporal(t) => QueryValue::Temporal(*t),
+        Val::Temporal(t) => QueryValue::Temporal(**t),
     }
 }
 
@@ -149,7 +149,7 @@ pub(crate) fn plain(v: &Val) -> QueryValue {
         Val::Str(s) => QueryValue::String(s.to_string()),
         Val::List(items) => QueryValue::List(items.iter().map(plain).collect()),
         Val::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), plain(v))).collect()),
-        Val::Temporal(t) => QueryValue::Temporal(*t),
+        Val::Temporal(t) => QueryValue::Temporal(**t),
     }
 }
 
@@ -179,7 +179,7 @@ pub(crate) fn parameter(v: &QueryValue) -> Result<Val, String> {
         QueryValue::Map(m) => {
             Val::map(m.iter().map(|(k, v)| Ok((std::sync::Arc::from(k.as_str()), parameter(v)?))).collect::<Result<_, String>>()?)
         }
-        QueryValue::Temporal(t) => Val::Temporal(*t),
+        QueryValue::Temporal(t) => Val::temporal(*t),
         QueryValue::Node(_) | QueryValue::Relationship(_) | QueryValue::Path(_) => {
             return Err("a node, relationship or path cannot be a parameter; pass its id".to_owned())
         }

@@ -23,8 +23,12 @@ pub(crate) enum Val {
     Node(EntityId),
     Rel(ClaimId),
     Path(Arc<PathVal>),
-    Temporal(crate::temporal::Temporal),
+    /// Shared: a temporal value is 40 bytes, every other value fits in 24.
+    Temporal(Arc<crate::temporal::Temporal>),
 }
+
+// Rows are vectors of values: a larger value slows every operator (checked at compile time).
+const _: () = assert!(size_of::<Val>() <= 24);
 
 /// A query's parameters bound to values: a handful, so a list searched by name (no tree nodes
 /// to allocate and free per query).
@@ -71,6 +75,10 @@ impl Val {
 
     pub fn list(items: Vec<Val>) -> Val {
         Val::List(Arc::new(items))
+    }
+
+    pub fn temporal(t: crate::temporal::Temporal) -> Val {
+        Val::Temporal(Arc::new(t))
     }
 
     pub fn map(items: BTreeMap<Arc<str>, Val>) -> Val {

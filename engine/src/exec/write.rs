@@ -70,7 +70,7 @@ fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
         Val::Int(i) => Value::Int(*i),
         Val::Float(f) => Value::Float(*f),
         Val::Str(s) => Value::Str(s.clone()),
-        Val::Temporal(t) => Value::Temporal(*t),
+        Val::Temporal(t) => Value::Temporal(Box::new(**t)),
         Val::List(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items.iter() {

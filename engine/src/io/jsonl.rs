@@ -217,7 +217,7 @@ fn to_json(v: &Value) -> serde_json::Value {
 fn temporal_json(m: &serde_json::Map<String, serde_json::Value>) -> Option<Value> {
     let (k, v) = m.iter().next().filter(|_| m.len() == 1)?;
     let kind = crate::temporal::Kind::of_function(k.strip_prefix('$')?)?;
-    crate::temporal::Temporal::parse(kind, v.as_str()?).ok().map(Value::Temporal)
+    crate::temporal::Temporal::parse(kind, v.as_str()?).ok().map(|t| Value::Temporal(Box::new(t)))
 }
 
 fn from_json(v: &serde_json::Value) -> Value {

@@ -23,7 +23,7 @@ pub(super) fn call_temporal(name: &str, args: &[Val], now: i128) -> Option<Resul
     let between = |unit: Unit| match (arg(0), arg(1)) {
         (Val::Null, _) | (_, Val::Null) => Ok(Val::Null),
         (Val::Temporal(a), Val::Temporal(b)) if a.kind() != Kind::Duration && b.kind() != Kind::Duration => {
-            Ok(between(a, b, unit).map_or(Val::Null, |d| Val::Temporal(Temporal::Duration(d))))
+            Ok(between(a, b, unit).map_or(Val::Null, |d| Val::temporal(Temporal::Duration(d))))
         }
         (a, b) => Err(type_error(format!("{name}() expects two temporal values other than durations, got {} and {}", a.kind(), b.kind()))),
     };
@@ -56,7 +56,7 @@ fn construct(kind: Kind, arg: Option<&Val>, now: i128) -> Result<Val, QueryError
                     Val::Int(i) => Component::Int(*i),
                     Val::Float(f) => Component::Float(*f),
                     Val::Str(s) => Component::Str(s.to_string()),
-                    Val::Temporal(t) => Component::Temporal(*t),
+                    Val::Temporal(t) => Component::Temporal(**t),
                     other => return Err(type_error(format!("{}()'s '{k}' cannot be {}", kind.name(), other.kind()))),
                 };
                 fields.push((k.as_ref(), c));
@@ -67,7 +67,7 @@ fn construct(kind: Kind, arg: Option<&Val>, now: i128) -> Result<Val, QueryError
             return Err(type_error(format!("{}() expects a map, a string or a temporal value, got {}", kind.name(), other.kind())))
         }
     };
-    made.map(Val::Temporal).map_err(temporal_error)
+    made.map(Val::temporal).map_err(temporal_error)
 }
 
 /// Nanoseconds in a day.
