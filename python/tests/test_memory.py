@@ -38,6 +38,15 @@ def test_query_values_are_python_values(mem):
     assert plan and any("Service" in line for line in plan)
 
 
+def test_temporal_values_are_their_iso_text_on_both_back_ends(mem):
+    # Python's datetime keeps microseconds and no offset-only time: the text is exact, and the
+    # embedded library and the server give the same.
+    mem.query("CREATE (:Event {at: datetime($t), took: duration({hours: 1, nanoseconds: 5})})", {"t": "2024-05-06T07:08:09.123456789+02:00"})
+    row = mem.query("MATCH (e:Event) RETURN e.at, e.took, e.at.year, e.at + e.took, e").rows[0]
+    assert row[:4] == ("2024-05-06T07:08:09.123456789+02:00", "PT1H0.000000005S", 2024, "2024-05-06T08:08:09.123456794+02:00")
+    assert row[4].properties == {"at": "2024-05-06T07:08:09.123456789+02:00", "took": "PT1H0.000000005S"}
+
+
 def test_a_result_is_one_type_with_all_its_counters(mem):
     zero = dict.fromkeys(
         [

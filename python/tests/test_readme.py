@@ -20,6 +20,7 @@ def test_the_quick_start_runs(tmp_path, capsys):
         os.chdir(cwd)
     assert "Kinesis" in capsys.readouterr().out
     assert scope["confidence"] == 0.9 and scope["name"] == "Kinesis" and scope["node"].properties["name"] == "AuthService"
+    assert scope["day"] == "2024-05-07T07:08Z"  # a temporal value comes as its ISO 8601 text
     assert [r.stats["relationships_created"] for r in scope["tx"].results] == [0, 1]
 
 
