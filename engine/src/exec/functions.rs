@@ -208,7 +208,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
     if let Some(done) = falkordb::call_extension(g, name, &args) {
         return done;
     }
-    if let Some(done) = temporal::call_temporal(name, &args, g.now) {
+    if let Some(done) = temporal::call_temporal(name, &args, &|| g.now()) {
         return done;
     }
     let mut args = args.into_iter();
@@ -238,7 +238,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
             return Ok(call(g, name.trim_end_matches("ornull"), vec![a]).unwrap_or(Val::Null));
         }
         // Milliseconds on the statement's clock, as `datetime()` reads it.
-        "timestamp" => return Ok(Val::Int(i64::try_from(g.now.div_euclid(1_000_000)).unwrap_or(i64::MAX))),
+        "timestamp" => return Ok(Val::Int(i64::try_from(g.now().div_euclid(1_000_000)).unwrap_or(i64::MAX))),
         "range" => {
             let (Some(b), start) = (b, &a) else { return Ok(Val::Null) };
             let (start, end) = (want_int(name, start)?, want_int(name, &b)?);

@@ -513,7 +513,7 @@ fn run_on_state(
     }
     tx.check_deletes()?;
     let view = tx.view();
-    let graph = graph::Graph { view: &view, vis: Visibility::current(), now: i128::from(jcx.now.0) * 1000 };
+    let graph = graph::Graph { view: &view, vis: Visibility::current(), now: graph::clock_at(jcx.now) };
     let rows = finish_rows(compiled, all_rows, &graph);
     let result = QueryResult {
         columns: compiled.plan.columns.clone(),
@@ -610,9 +610,9 @@ impl WorkspaceView<'_> {
         embed: Option<&Embed<'_>>,
         audit: Option<&AuditFn<'_>>,
     ) -> Result<QueryResult, QueryError> {
-        let now = graph::wall_clock();
+        // The statement's clock is the graph's that reads the temporal prefix, handed on.
+        let empty = graph::Graph { view: self, vis: Visibility::current(), now: OnceLock::new() };
         let vis = {
-            let empty = graph::Graph { view: self, vis: Visibility::current(), now };
             let no_match = NoMatch;
             let env = eval::Env { graph: &empty, params: vals, matcher: &no_match };
             match &compiled.when {
@@ -625,7 +625,7 @@ impl WorkspaceView<'_> {
                 },
             }
         };
-        let graph = graph::Graph { view: self, vis, now };
+        let graph = graph::Graph { view: self, vis, now: empty.now };
         let profile = compiled.mode == Mode::Profile;
         if compiled.mode == Mode::Explain {
             return Ok(explained(compiled, Some(self)));

@@ -142,7 +142,7 @@ impl<'s> Tx<'s> {
     /// Runs `f` with a runner over the state as it stands.
     fn read<R>(&self, width: usize, f: impl FnOnce(&Runner<'_, '_, '_>) -> R) -> R {
         let view = self.view();
-        let graph = Graph { view: &view, vis: Visibility::current(), now: i128::from(self.now.0) * 1000 };
+        let graph = Graph { view: &view, vis: Visibility::current(), now: super::graph::clock_at(self.now) };
         let runner = Runner { graph: &graph, params: self.params, cx: self.cx, width, embed: self.embed, audit: None, profile: None };
         f(&runner)
     }
@@ -350,7 +350,7 @@ impl<'s> Tx<'s> {
         }
         if !p.paths.is_empty() {
             let view = self.view();
-            let graph = Graph { view: &view, vis: Visibility::current(), now: i128::from(self.now.0) * 1000 };
+            let graph = Graph { view: &view, vis: Visibility::current(), now: super::graph::clock_at(self.now) };
             let paths: Vec<(usize, Val)> = p.paths.iter().map(|spec| (spec.slot, build_path(&graph, spec, row))).collect();
             for (slot, v) in paths {
                 row[slot] = v;

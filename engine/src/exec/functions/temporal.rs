@@ -15,7 +15,7 @@ pub(crate) fn temporal_error(e: TemporalError) -> QueryError {
 }
 
 /// Calls `name` if it is a temporal function (lower case); `None` when it is not.
-pub(super) fn call_temporal(name: &str, args: &[Val], now: i128) -> Option<Result<Val, QueryError>> {
+pub(super) fn call_temporal(name: &str, args: &[Val], now: &dyn Fn() -> i128) -> Option<Result<Val, QueryError>> {
     let arg = |i: usize| args.get(i).unwrap_or(&Val::Null);
     if let Some(kind) = Kind::of_function(name) {
         return Some(construct(kind, args.first(), now));
@@ -37,13 +37,13 @@ pub(super) fn call_temporal(name: &str, args: &[Val], now: i128) -> Option<Resul
 }
 
 /// `kind()`, `kind(map)`, `kind(text)`, `kind(temporal)`.
-fn construct(kind: Kind, arg: Option<&Val>, now: i128) -> Result<Val, QueryError> {
+fn construct(kind: Kind, arg: Option<&Val>, now: &dyn Fn() -> i128) -> Result<Val, QueryError> {
     let made = match arg {
         None => {
             if kind == Kind::Duration {
                 return Err(arg_error(Detail::InvalidArgumentValue, "duration() needs a map or a string"));
             }
-            Ok(Temporal::now(kind, now))
+            Ok(Temporal::now(kind, now()))
         }
         Some(Val::Null) => return Ok(Val::Null),
         Some(Val::Str(s)) => Temporal::parse(kind, s.trim()),
