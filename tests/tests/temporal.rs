@@ -278,6 +278,25 @@ proptest! {
         prop_assert_eq!(one(&db, &format!("UNWIND [{list}] AS v RETURN max(v)")), engram::Temporal::DateTime { secs: last.0, nanos: last.1, offset: last.2 }.to_string());
     }
 
+    /// `duration.between(a, b)` is what takes `a` to `b`: months (the day clamped), then days,
+    /// then time; and `inSeconds` is the plain difference.
+    #[test]
+    fn between_is_what_takes_one_to_the_other(a in -5_000_000_000i64..5_000_000_000, b in -5_000_000_000i64..5_000_000_000, dates in any::<bool>()) {
+        let db = Database::in_memory();
+        let text = |secs: i64| {
+            if dates {
+                format!("date('{}')", engram::Temporal::Date(secs.div_euclid(86_400)))
+            } else {
+                format!("localdatetime('{}')", engram::Temporal::LocalDateTime { secs, nanos: 0 })
+            }
+        };
+        let (x, y) = (text(a), text(b));
+        prop_assert_eq!(one(&db, &format!("RETURN {x} + duration.between({x}, {y}) = {y}")), "true", "{} {}", x, y);
+        if !dates {
+            prop_assert_eq!(one(&db, &format!("RETURN duration.inSeconds({x}, {y}).seconds")), (b - a).to_string());
+        }
+    }
+
     /// Adding a duration of days and seconds and subtracting it again gives the value back, and
     /// adding it moves the instant by exactly its length.
     #[test]

@@ -1,7 +1,7 @@
 //! The temporal functions: `date`, `localtime`, `time`, `localdatetime`, `datetime` and
 //! `duration` (with no argument the current moment in UTC; from a map of components, an ISO 8601
-//! string or another temporal value), and `duration.between` / `duration.inDays` /
-//! `duration.inSeconds`. The values themselves live in `crate::temporal`.
+//! string or another temporal value), and `duration.between` / `duration.inMonths` /
+//! `duration.inDays` / `duration.inSeconds`. The values themselves live in `crate::temporal`.
 
 use engram_query::{Detail, QueryError};
 
