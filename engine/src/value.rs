@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A property value.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     /// Absent / cleared. Setting a property to `Null` removes it.
     Null,
@@ -24,6 +24,33 @@ pub enum Value {
     /// A date, time, date-time or duration (appended last: older records decode unchanged; boxed,
     /// so the other values stay 32 bytes).
     Temporal(Box<crate::temporal::Temporal>),
+    /// A list of floats only, packed (8 bytes a number where `List` spends a 32-byte value on
+    /// each): what the query language stores for one, an embedding above all. Equal to the same
+    /// numbers as a `List`; appended last like `Temporal`.
+    Floats(Arc<[f64]>),
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            #[allow(clippy::float_cmp)] // Reason: a stored value equals only the same number.
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::List(a), Value::List(b)) => a == b,
+            (Value::Map(a), Value::Map(b)) => a == b,
+            (Value::Temporal(a), Value::Temporal(b)) => a == b,
+            (Value::Floats(a), Value::Floats(b)) => a == b,
+            (Value::List(l), Value::Floats(f)) | (Value::Floats(f), Value::List(l)) => {
+                #[allow(clippy::float_cmp)] // Reason: the same numbers, exactly.
+                let same = l.len() == f.len() && l.iter().zip(f.iter()).all(|(x, y)| matches!(x, Value::Float(x) if x == y));
+                same
+            }
+            _ => false,
+        }
+    }
 }
 
 // A stored list of numbers holds one per item: kept at 32 bytes (checked at compile time).
@@ -35,6 +62,7 @@ impl Value {
         match self {
             Value::Float(f) => !f.is_finite(),
             Value::List(items) => items.iter().any(Value::has_non_finite),
+            Value::Floats(items) => items.iter().any(|f| !f.is_finite()),
             Value::Map(map) => map.values().any(Value::has_non_finite),
             _ => false,
         }
@@ -48,8 +76,19 @@ impl Value {
             Value::Temporal(_) => 24,
             Value::Str(s) => s.len(),
             Value::List(items) => items.iter().map(Value::approx_bytes).sum::<usize>() + 4,
+            Value::Floats(items) => items.len() * 8 + 4,
             Value::Map(map) => map.iter().map(|(k, v)| k.len() + v.approx_bytes()).sum::<usize>() + 4,
         }
+    }
+}
+
+impl Value {
+    /// A list, packed when it holds floats only (and at least one).
+    pub fn list(items: Vec<Value>) -> Value {
+        if !items.is_empty() && items.iter().all(|v| matches!(v, Value::Float(_))) {
+            return Value::Floats(items.iter().map(|v| if let Value::Float(f) = v { *f } else { 0.0 }).collect());
+        }
+        Value::List(items)
     }
 }
 
@@ -131,8 +170,23 @@ pub(crate) fn serialize_shortest<S: serde::Serializer>(f: &f32, s: S) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::shortest_f64;
+    use super::{shortest_f64, Value};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_list_of_floats_is_packed_and_equals_its_list() {
+        let floats = Value::list(vec![Value::Float(0.5), Value::Float(-2.0)]);
+        assert!(matches!(&floats, Value::Floats(f) if **f == [0.5, -2.0]));
+        assert_eq!(floats, Value::List(vec![Value::Float(0.5), Value::Float(-2.0)]));
+        assert_eq!(Value::List(vec![Value::Float(0.5), Value::Float(-2.0)]), floats);
+        assert_ne!(floats, Value::List(vec![Value::Float(0.5), Value::Int(-2)]));
+        assert_ne!(floats, Value::List(vec![Value::Float(0.5)]));
+        assert!(matches!(Value::list(vec![Value::Float(1.0), Value::Int(1)]), Value::List(_)));
+        assert!(matches!(Value::list(Vec::new()), Value::List(_)));
+        // Postcard round trip: the packed form persists as itself.
+        let bytes = postcard::to_allocvec(&floats).expect("encodes");
+        assert!(matches!(postcard::from_bytes::<Value>(&bytes), Ok(Value::Floats(f)) if *f == [0.5, -2.0]));
+    }
 
     /// What `shortest_f64` must equal: the f64 read back from the f32's `Display` digits.
     fn through_display(f: f32) -> f64 {

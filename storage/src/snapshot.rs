@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 /// them (likewise); format 6 roles and row policies inside them (likewise); format 7 the tags of
 /// claims, entities and messages after format 3's archive; format 8 masking policies inside the
 /// settings (same archive layout as 7; a format-7 body gets its claims' `pii` tags when read);
-/// format 9 temporal property values inside the encoded properties (same layout as 8).
+/// format 9 temporal property values and packed float lists inside the encoded properties (same
+/// layout as 8).
 pub const SNAPSHOT_FORMAT_VERSION: u32 = 9;
 /// The oldest snapshot format this engram reads.
 pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;

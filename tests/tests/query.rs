@@ -866,6 +866,7 @@ fn write_query_strategy() -> impl Strategy<Value = String> {
         "date('2020-02-29')",
         "datetime('2020-01-01T10:00:00.5+01:00')",
         "[duration('P1DT2H'), duration('PT-3S')]",
+        "[0.5, -1.25, 1e300]",
     ]);
     prop_oneof![
         (label.clone(), value.clone()).prop_map(|(l, v)| format!("CREATE (:{l} {{k: {v}}})")),
@@ -1394,10 +1395,13 @@ proptest! {
         q in prop::collection::vec(-4i64..5, 3),
         k in 1usize..6,
         strings in any::<bool>(),
+        floats in any::<bool>(),
     ) {
         let db = Database::in_memory();
         for (i, v) in vs.iter().enumerate() {
             let text = match v {
+                // Written as floats, the list is stored packed; as integers, as a list of values.
+                Some(v) if floats => format!("CREATE (:E {{i: {i}, e: [{}.0, {}.0, {}.0]}})", v[0], v[1], v[2]),
                 Some(v) => format!("CREATE (:E {{i: {i}, e: [{}, {}, {}]}})", v[0], v[1], v[2]),
                 None if strings => format!("CREATE (:E {{i: {i}, e: ['a', 'b', 'c']}})"),
                 None => format!("CREATE (:E {{i: {i}}})"),

@@ -30,14 +30,16 @@ pub(crate) struct Env<'e, 'v, 'a> {
 /// A distance function's argument (`Env::vector_operand`): a stored list borrowed from the
 /// snapshot, or a value.
 enum Operand<'a> {
-    Stored(&'a [crate::value::Value]),
+    Stored(functions::Items<'a>),
     Val(Val),
 }
 
 impl Operand<'_> {
     fn items(&self) -> Option<functions::Items<'_>> {
         match self {
-            Operand::Stored(items) => Some(functions::Items::Stored(items)),
+            Operand::Stored(functions::Items::Stored(items)) => Some(functions::Items::Stored(items)),
+            Operand::Stored(functions::Items::Floats(items)) => Some(functions::Items::Floats(items)),
+            Operand::Stored(functions::Items::Vals(items)) => Some(functions::Items::Vals(items)),
             Operand::Val(Val::List(items)) => Some(functions::Items::Vals(items)),
             Operand::Val(_) => None,
         }
@@ -45,7 +47,9 @@ impl Operand<'_> {
 
     fn into_val(self) -> Val {
         match self {
-            Operand::Stored(items) => Val::list(items.iter().map(super::graph::from_value).collect()),
+            Operand::Stored(functions::Items::Stored(items)) => Val::list(items.iter().map(super::graph::from_value).collect()),
+            Operand::Stored(functions::Items::Floats(items)) => Val::list(items.iter().map(|f| Val::Float(*f)).collect()),
+            Operand::Stored(functions::Items::Vals(items)) => Val::list(items.to_vec()),
             Operand::Val(v) => v,
         }
     }

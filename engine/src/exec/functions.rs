@@ -98,17 +98,30 @@ impl Component for crate::value::Value {
 pub(crate) enum Items<'a> {
     Vals(&'a [Val]),
     Stored(&'a [crate::value::Value]),
+    Floats(&'a [f64]),
+}
+
+impl Component for f64 {
+    fn as_component(&self) -> Option<f64> {
+        self.is_finite().then(|| f64::from(*self as f32))
+    }
 }
 
 /// `vec.cosineDistance` / `vec.euclideanDistance` of two vectors read in place; `None` when they
 /// are not two lists of finite numbers of one length (the caller then calls the function on the
 /// values, which says what is wrong).
 pub(crate) fn distance_in_place(name: &str, x: &Items<'_>, y: &Items<'_>) -> Option<f64> {
-    let sums = match (x, y) {
-        (Items::Vals(x), Items::Vals(y)) => distance_sums(x, y),
-        (Items::Vals(x), Items::Stored(y)) => distance_sums(x, y),
-        (Items::Stored(x), Items::Vals(y)) => distance_sums(x, y),
-        (Items::Stored(x), Items::Stored(y)) => distance_sums(x, y),
+    fn with<X: Component>(x: &[X], y: &Items<'_>) -> Option<(f64, f64, f64, f64)> {
+        match y {
+            Items::Vals(y) => distance_sums(x, y),
+            Items::Stored(y) => distance_sums(x, y),
+            Items::Floats(y) => distance_sums(x, y),
+        }
+    }
+    let sums = match x {
+        Items::Vals(x) => with(x, y),
+        Items::Stored(x) => with(x, y),
+        Items::Floats(x) => with(x, y),
     };
     let (dot, nx, ny, squares) = sums?;
     Some(if name == "vec.euclideandistance" { squares.sqrt() } else { cosine_from(dot, nx, ny) })

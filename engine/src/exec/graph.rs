@@ -94,6 +94,7 @@ pub(crate) fn from_value(v: &Value) -> Val {
         Value::Float(f) => Val::Float(*f),
         Value::Str(s) => Val::Str(s.clone()),
         Value::List(items) => Val::list(items.iter().map(from_value).collect()),
+        Value::Floats(items) => Val::list(items.iter().map(|f| Val::Float(*f)).collect()),
         Value::Temporal(t) => Val::temporal(**t),
         Value::Map(m) => Val::map(m.iter().map(|(k, v)| (k.clone(), from_value(v))).collect()),
     }
@@ -242,14 +243,15 @@ impl<'a> Graph<'_, 'a> {
 
     /// The stored list `v.key` holds, borrowed from the snapshot (no copy); `None` when `v` is
     /// no node or relationship or the property is no stored list.
-    pub fn stored_list(&self, v: &Val, key: &str) -> Option<&'a [Value]> {
+    pub fn stored_list(&self, v: &Val, key: &str) -> Option<super::functions::Items<'a>> {
         let stored = match v {
             Val::Node(e) => self.view.entity_property(*e, key),
             Val::Rel(c) => self.view.claim_property(*c, key),
             _ => None,
         };
         match stored {
-            Some(Value::List(items)) => Some(items),
+            Some(Value::List(items)) => Some(super::functions::Items::Stored(items)),
+            Some(Value::Floats(items)) => Some(super::functions::Items::Floats(items)),
             _ => None,
         }
     }

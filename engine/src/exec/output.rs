@@ -88,6 +88,7 @@ fn stored(v: &Value) -> QueryValue {
         Value::Float(f) => QueryValue::Float(*f),
         Value::Str(s) => QueryValue::String(s.to_string()),
         Value::List(items) => QueryValue::List(items.iter().map(stored).collect()),
+        Value::Floats(items) => QueryValue::List(items.iter().map(|f| QueryValue::Float(*f)).collect()),
         Value::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), stored(v))).collect()),
         Value::Temporal(t) => QueryValue::Temporal(**t),
     }

@@ -58,9 +58,17 @@ fn arguments<'v>(name: &str, args: &'v [Val], k_max: usize) -> Result<(&'v str, 
 }
 
 /// The numbers of a stored list into `out` (cleared first); false when an item is no number.
-fn stored_vector(items: &[Value], out: &mut Vec<f64>) -> bool {
+fn stored_vector(items: &super::functions::Items<'_>, out: &mut Vec<f64>) -> bool {
     out.clear();
-    for x in items {
+    let items = match items {
+        super::functions::Items::Floats(f) => {
+            out.extend_from_slice(f);
+            return true;
+        }
+        super::functions::Items::Stored(items) => items,
+        super::functions::Items::Vals(_) => return false,
+    };
+    for x in *items {
         match x {
             Value::Int(i) => out.push(*i as f64),
             Value::Float(f) => out.push(*f),
@@ -75,7 +83,7 @@ fn stored_vector(items: &[Value], out: &mut Vec<f64>) -> bool {
 fn nearest<'a, T: Copy + Ord>(
     name: &str,
     items: Vec<T>,
-    stored: impl Fn(T) -> Option<&'a [Value]>,
+    stored: impl Fn(T) -> Option<super::functions::Items<'a>>,
     query: &[f64],
     k: usize,
     euclidean: bool,
@@ -84,7 +92,7 @@ fn nearest<'a, T: Copy + Ord>(
     let mut v = Vec::with_capacity(query.len());
     for item in items {
         let Some(list) = stored(item) else { continue };
-        if !stored_vector(list, &mut v) {
+        if !stored_vector(&list, &mut v) {
             continue;
         }
         if v.len() != query.len() {

@@ -79,7 +79,8 @@ fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
                     other => out.push(property_value(key, other)?),
                 }
             }
-            Value::List(out)
+            // A list of floats (an embedding) is stored packed.
+            Value::list(out)
         }
         _ => return Err(bad()),
     })

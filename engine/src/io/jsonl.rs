@@ -207,6 +207,7 @@ fn to_json(v: &Value) -> serde_json::Value {
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, serde_json::Value::Number),
         Value::Str(s) => s.as_ref().into(),
         Value::List(items) => items.iter().map(to_json).collect(),
+        Value::Floats(items) => items.iter().map(|f| to_json(&Value::Float(*f))).collect(),
         Value::Map(m) => m.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect::<serde_json::Map<_, _>>().into(),
         // JSON has no temporal type: a one-key object naming the kind, read back as the value.
         Value::Temporal(t) => serde_json::json!({ format!("${}", t.kind().name()): t.to_string() }),

@@ -152,6 +152,7 @@ fn values(v: &Value, out: &mut Vec<String>) {
         Value::Null | Value::Map(_) => {}
         Value::Str(s) => out.push(s.to_string()),
         Value::List(items) => items.iter().for_each(|i| values(i, out)),
+        Value::Floats(items) => out.extend(items.iter().map(f64::to_string)),
         Value::Bool(b) => out.push(b.to_string()),
         Value::Int(i) => out.push(i.to_string()),
         Value::Float(f) => out.push(f.to_string()),

@@ -19,7 +19,8 @@ use std::cell::Cell;
 /// tokens (`Mutation::SettingsV4`), appended likewise; format 6 the settings with roles and row
 /// policies (`Mutation::SettingsV5`), appended likewise; format 7 `Op::SetTags`, appended last;
 /// format 8 the settings with masking policies (`Mutation::SettingsV6`), appended last; format 9
-/// temporal property values (`Value::Temporal`), appended last to `Value`.
+/// temporal property values (`Value::Temporal`) and packed float lists (`Value::Floats`), appended
+/// last to `Value`.
 pub const RECORD_FORMAT_VERSION: u8 = 9;
 /// The format before temporal values: the same encoding, without them.
 const RECORD_FORMAT_8: u8 = 8;

@@ -41,6 +41,7 @@ fn property(v: &Value) -> Reply {
         Value::Float(f) => Reply::Double(*f),
         Value::Str(s) => Reply::text(s.to_string()),
         Value::List(items) => Reply::Array(items.iter().map(property).collect()),
+        Value::Floats(items) => Reply::Array(items.iter().map(|f| Reply::Double(*f)).collect()),
         Value::Map(m) => Reply::Map(m.iter().map(|(k, v)| (k.to_string(), property(v))).collect()),
         Value::Temporal(t) => Reply::text(t.to_string()),
     }
