@@ -200,24 +200,26 @@ fn bad_input_is_refused_by_name() {
     assert!(e.to_string().contains("property m: a map cannot be stored"), "{e}");
 }
 
-/// Temporal properties (alone and in lists) come back the same after a WAL replay, from a
-/// checkpoint, and through the JSON-lines export and import.
+/// Temporal properties (alone and in lists), and a packed list of floats, come back the same
+/// after a WAL replay, from a checkpoint, and through the JSON-lines export and import.
 #[test]
 fn stored_temporal_values_survive_replay_checkpoint_and_export() {
     let dir = tempfile::tempdir().unwrap();
-    let q = "MATCH (n:Event) RETURN n.at, n.day, n.t, n.lt, n.ldt, n.took, n.days, toString(n.at) ORDER BY n.at";
+    let q = "MATCH (n:Event) RETURN n.at, n.day, n.t, n.lt, n.ldt, n.took, n.days, toString(n.at), n.emb ORDER BY n.at";
     let want = {
         let db = Database::open(dir.path()).unwrap();
         rows(
             &db,
             "CREATE (:Event {at: datetime('2024-05-06T07:08:09.123456789+02:00'), day: date('2024-05-06'), t: time('10:00-03:30'), \
              lt: localtime('23:59:59.5'), ldt: localdatetime('1900-02-28T12:00'), took: duration('P1Y2M3DT4H5M6.007S'), \
-             days: [date('2024-01-01'), date('-0044-03-15')]})",
+             days: [date('2024-01-01'), date('-0044-03-15')], emb: [0.5, -1.0, 1e-300]})",
         );
         rows(&db, "CREATE (:Event {at: datetime({epochSeconds: 0})})-[:THEN {gap: duration({days: 2})}]->(:Event {at: datetime('1970-01-03T00:00Z')})");
         let want = rows(&db, q);
         assert_eq!(want.len(), 3);
         assert_eq!(want[1][7], QueryValue::String("1970-01-03T00:00Z".to_owned()));
+        // A list of floats only (stored packed) reads back as the list written.
+        assert_eq!(want[2][8], QueryValue::List(vec![QueryValue::Float(0.5), QueryValue::Float(-1.0), QueryValue::Float(1e-300)]));
         want
     };
     let gap = "MATCH ()-[r:THEN]->() RETURN r.gap";

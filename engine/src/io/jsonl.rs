@@ -227,7 +227,8 @@ fn from_json(v: &serde_json::Value) -> Value {
         serde_json::Value::Bool(b) => Value::Bool(*b),
         serde_json::Value::Number(n) => n.as_i64().map_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN)), Value::Int),
         serde_json::Value::String(s) => Value::Str(Arc::from(s.as_str())),
-        serde_json::Value::Array(a) => Value::List(a.iter().map(from_json).collect()),
+        // Packed when floats only, as the query language stores such a list.
+        serde_json::Value::Array(a) => Value::list(a.iter().map(from_json).collect()),
         serde_json::Value::Object(m) => {
             temporal_json(m).unwrap_or_else(|| Value::Map(m.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()))
         }
