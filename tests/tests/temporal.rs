@@ -78,7 +78,7 @@ fn constructors_text_and_components() {
 }
 
 /// `datetime()`, `date()` and `timestamp()` read one clock per statement: a write's transaction
-/// time (which the database's clock gives), a read's start.
+/// time (which the database's clock gives), or for a read the time its first call asks.
 #[test]
 fn now_is_one_instant_per_statement() {
     let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-06-01T11:00:00Z").unwrap()));
