@@ -550,6 +550,33 @@ const DATE_FIELDS: &[&str] = &["year", "month", "day", "date"];
 const TIME_FIELDS: &[&str] = &["hour", "minute", "second", "millisecond", "microsecond", "nanosecond", "time"];
 
 impl Temporal {
+    /// Whether every part is in its range (what the constructors guarantee): checked on a value
+    /// a program hands in as a parameter, whose fields are public.
+    pub fn validate(&self) -> Result<(), TemporalError> {
+        let bad = || TemporalError(format!("{} is out of range", self.kind_text()));
+        let offset_ok = |o: i32| i64::from(o).abs() <= OFFSET_MAX;
+        let ok = match *self {
+            Temporal::Date(d) => check_day_range(d).is_ok(),
+            Temporal::LocalTime(n) => (0..NANOS_PER_DAY).contains(&n),
+            Temporal::Time { nanos, offset } => (0..NANOS_PER_DAY).contains(&nanos) && offset_ok(offset),
+            Temporal::LocalDateTime { secs, nanos } => {
+                i64::from(nanos) < NANOS_PER_SECOND && check_day_range(secs.div_euclid(SECONDS_PER_DAY)).is_ok()
+            }
+            Temporal::DateTime { secs, nanos, offset } => {
+                i64::from(nanos) < NANOS_PER_SECOND
+                    && offset_ok(offset)
+                    && check_day_range(secs.div_euclid(SECONDS_PER_DAY)).is_ok()
+                    && check_day_range(secs.saturating_add(i64::from(offset)).div_euclid(SECONDS_PER_DAY)).is_ok()
+            }
+            Temporal::Duration(d) => (0..NANOS_PER_SECOND).contains(&i64::from(d.nanos)),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(bad())
+        }
+    }
+
     /// The duration it is, if it is one.
     pub fn as_duration(&self) -> Option<Duration> {
         match self {

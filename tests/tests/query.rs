@@ -489,6 +489,11 @@ fn expr_strategy() -> impl Strategy<Value = String> {
         Just("n.name".to_owned()),
         Just("r".to_owned()),
         Just("0.0/0.0".to_owned()),
+        Just("datetime('2020-02-29T23:59:59.999999999-11:59')".to_owned()),
+        Just("date('-9999-01-01')".to_owned()),
+        Just("duration({months: 9223372036854775807})".to_owned()),
+        Just("localtime()".to_owned()),
+        Just("[0.5, 1.5]".to_owned()),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
         let ops = ["+", "-", "*", "/", "%", "^", "=", "<>", "<", ">=", "AND", "OR", "XOR", "IN", "STARTS WITH", "CONTAINS", "=~"];
@@ -516,6 +521,11 @@ fn expr_strategy() -> impl Strategy<Value = String> {
             "trim",
             "sign",
             "exists",
+            "date",
+            "datetime",
+            "localtime",
+            "duration",
+            "vecf32",
         ];
         prop_oneof![
             (inner.clone(), 0..ops.len(), inner.clone()).prop_map(move |(a, o, b)| format!("({a} {} {b})", ops[o])),
@@ -529,7 +539,10 @@ fn expr_strategy() -> impl Strategy<Value = String> {
             inner.clone().prop_map(|a| format!("NOT {a}")),
             inner.clone().prop_map(|a| format!("-{a}")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("CASE WHEN {a} THEN {b} END")),
-            (inner.clone(), inner).prop_map(|(a, b)| format!("substring({a}, {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("substring({a}, {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("duration.between({a}, {b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("vec.cosineDistance({a}, {b})")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("datetime({{epochSeconds: {a}, timezone: {b}}})")),
         ]
     })
 }

@@ -200,6 +200,30 @@ fn bad_input_is_refused_by_name() {
     assert!(e.to_string().contains("property m: a map cannot be stored"), "{e}");
 }
 
+/// A program may pass a temporal value as a parameter; one out of range (its fields are public)
+/// is refused by name, not printed or computed with.
+#[test]
+fn temporal_parameters_are_checked() {
+    let db = Database::in_memory();
+    let mut p = Params::new();
+    p.insert("t".to_owned(), QueryValue::Temporal(engram::Temporal::DateTime { secs: 86_400, nanos: 5, offset: 3600 }));
+    let r = db.query("default", "RETURN $t + duration('P1D'), $t.offsetSeconds", &p).expect("a valid parameter");
+    assert_eq!(format!("{:?}", r.rows[0][1]), "Int(3600)");
+    assert!(matches!(&r.rows[0][0], QueryValue::Temporal(t) if t.to_string() == "1970-01-03T01:00:00.000000005+01:00"));
+    for bad in [
+        engram::Temporal::DateTime { secs: i64::MAX, nanos: 0, offset: 0 },
+        engram::Temporal::DateTime { secs: 0, nanos: 1_000_000_000, offset: 0 },
+        engram::Temporal::Time { nanos: 0, offset: 90_000 },
+        engram::Temporal::LocalTime(-1),
+        engram::Temporal::Date(i64::MIN),
+        engram::Temporal::Duration(engram::Duration { months: 0, days: 0, seconds: 0, nanos: -1 }),
+    ] {
+        p.insert("t".to_owned(), QueryValue::Temporal(bad));
+        let e = db.query("default", "RETURN $t", &p).expect_err("out of range");
+        assert!(e.to_string().contains("out of range"), "{e}");
+    }
+}
+
 /// Temporal properties (alone and in lists), and a packed list of floats, come back the same
 /// after a WAL replay, from a checkpoint, and through the JSON-lines export and import.
 #[test]

@@ -180,7 +180,10 @@ pub(crate) fn parameter(v: &QueryValue) -> Result<Val, String> {
         QueryValue::Map(m) => {
             Val::map(m.iter().map(|(k, v)| Ok((std::sync::Arc::from(k.as_str()), parameter(v)?))).collect::<Result<_, String>>()?)
         }
-        QueryValue::Temporal(t) => Val::temporal(*t),
+        QueryValue::Temporal(t) => {
+            t.validate().map_err(|e| e.0)?;
+            Val::temporal(*t)
+        }
         QueryValue::Node(_) | QueryValue::Relationship(_) | QueryValue::Path(_) => {
             return Err("a node, relationship or path cannot be a parameter; pass its id".to_owned())
         }
