@@ -492,7 +492,7 @@ fn expr_strategy() -> impl Strategy<Value = String> {
         Just("datetime('2020-02-29T23:59:59.999999999-11:59')".to_owned()),
         Just("date('-9999-01-01')".to_owned()),
         Just("duration({months: 9223372036854775807})".to_owned()),
-        Just("localtime()".to_owned()),
+        Just("localtime('12:00:01.5')".to_owned()),
         Just("[0.5, 1.5]".to_owned()),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {

@@ -37,9 +37,7 @@ enum Operand<'a> {
 impl Operand<'_> {
     fn items(&self) -> Option<functions::Items<'_>> {
         match self {
-            Operand::Stored(functions::Items::Stored(items)) => Some(functions::Items::Stored(items)),
-            Operand::Stored(functions::Items::Floats(items)) => Some(functions::Items::Floats(items)),
-            Operand::Stored(functions::Items::Vals(items)) => Some(functions::Items::Vals(items)),
+            Operand::Stored(items) => Some(*items),
             Operand::Val(Val::List(items)) => Some(functions::Items::Vals(items)),
             Operand::Val(_) => None,
         }
@@ -47,9 +45,7 @@ impl Operand<'_> {
 
     fn into_val(self) -> Val {
         match self {
-            Operand::Stored(functions::Items::Stored(items)) => Val::list(items.iter().map(super::graph::from_value).collect()),
-            Operand::Stored(functions::Items::Floats(items)) => Val::list(items.iter().map(|f| Val::Float(*f)).collect()),
-            Operand::Stored(functions::Items::Vals(items)) => Val::list(items.to_vec()),
+            Operand::Stored(items) => items.to_val(),
             Operand::Val(v) => v,
         }
     }

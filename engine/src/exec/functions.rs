@@ -95,10 +95,22 @@ impl Component for crate::value::Value {
 /// A vector's items where they are: a list the query made, or a stored property read in place
 /// (a brute-force search scores every node; copying each embedding out of the snapshot cost as
 /// much as the distance).
+#[derive(Clone, Copy)]
 pub(crate) enum Items<'a> {
     Vals(&'a [Val]),
     Stored(&'a [crate::value::Value]),
     Floats(&'a [f64]),
+}
+
+impl Items<'_> {
+    /// The items as a list value (the copy the in-place reading avoids).
+    pub(crate) fn to_val(self) -> Val {
+        match self {
+            Items::Vals(items) => Val::list(items.to_vec()),
+            Items::Stored(items) => Val::list(items.iter().map(super::graph::from_value).collect()),
+            Items::Floats(items) => Val::list(items.iter().map(|f| Val::Float(*f)).collect()),
+        }
+    }
 }
 
 impl Component for f64 {
