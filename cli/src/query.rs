@@ -21,7 +21,7 @@ fn parse_params(raw: &[String]) -> Result<Params, Failure> {
         };
         let value: serde_json::Value =
             serde_json::from_str(json).map_err(|e| Failure::from(format!("--param {name}: not JSON ({e}): {json}")))?;
-        params.insert(name.to_owned(), QueryValue::from_json(&value));
+        params.insert(name.to_owned(), QueryValue::from_json(&value).map_err(|e| Failure::from(format!("--param {name}: {e}")))?);
     }
     Ok(params)
 }

@@ -725,6 +725,12 @@ fn query_prints_a_table_json_and_typed_errors() {
     assert!(text(&out.stderr).contains("variable `m` not defined at 2:8"), "{}", text(&out.stderr));
     let out = engram(&["query", &db, "RETURN 1", "--param", "s=nope"]);
     assert_eq!(out.status.code(), Some(2));
+    // A temporal parameter is the export's tagged object; a bad one is refused by name.
+    let out = engram(&["query", &db, "RETURN $d + duration('P1D') AS d", "--param", r#"d={"$date": "2024-02-28"}"#, "--json"]);
+    assert!(text(&out.stdout).contains(r#""rows":[["2024-02-29"]]"#), "{}{}", text(&out.stdout), text(&out.stderr));
+    let out = engram(&["query", &db, "RETURN $d", "--param", r#"d={"$date": "2024-02-30"}"#]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(r#"--param d: {"$date": "2024-02-30"}"#), "{}", text(&out.stderr));
 
     // A write query commits; its stats say what it wrote, and the next process reads it back.
     let out = engram(&["query", &db, "CREATE (:Team {name: 'Platform'})-[:OWNS]->(:Service:Critical) ", "--json"]);

@@ -12,7 +12,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from . import _errors
+from . import _errors, _params
 from ._types import Node, Path, Relationship, Result
 
 # Above the server's default query deadline (4 s) with room for the reply.
@@ -77,7 +77,7 @@ class Client:
             if not all(isinstance(k, str) for k in params):
                 raise _errors.CallerError("params: names must be strings")
             try:
-                args += ["PARAMS", json.dumps(params)]
+                args += ["PARAMS", _params.dumps(params)]
             except (TypeError, ValueError) as e:
                 raise _errors.CallerError(f"params: {e}") from None
         return Result(*_result(self._call(*args)))

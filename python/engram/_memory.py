@@ -4,9 +4,9 @@ by changing the line that makes it; the results are the same."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Sequence
 
+from . import _params as _json_params
 from ._types import Context, Result
 
 DEFAULT_WORKSPACE = "default"
@@ -156,7 +156,10 @@ class Transaction:
         if self.results is not None:
             raise _errors().CallerError("the transaction has ended")
         p = _params(params)
-        self._statements.append((cypher, None if p is None else json.dumps(p)))
+        try:
+            self._statements.append((cypher, None if p is None else _json_params.dumps(p)))
+        except (TypeError, ValueError) as e:
+            raise _errors().CallerError(f"params: {e}") from None
 
     def __enter__(self) -> "Transaction":
         return self

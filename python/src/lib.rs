@@ -106,7 +106,8 @@ fn engine<T: Send>(py: Python<'_>, db: &Arc<Database>, f: impl FnOnce(&Database)
 }
 
 /// A Python value as a query parameter: `None`, `bool`, `int`, `float`, `str`, lists and tuples,
-/// dicts with string keys (what JSON holds; the same values the server's `PARAMS` takes).
+/// dicts with string keys (what JSON holds; the same values the server's `PARAMS` takes), and
+/// `datetime`, `date`, `time` and `timedelta`.
 fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
     use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
     if depth > 64 {
@@ -122,7 +123,12 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
         QueryValue::Float(f.value())
     } else if let Ok(s) = v.cast::<PyString>() {
         QueryValue::String(s.extract::<String>()?)
+    } else if let Some(t) = temporal_param(v)? {
+        t
     } else if let Ok(d) = v.cast::<PyDict>() {
+        if let Some(t) = tagged_temporal(d)? {
+            return Ok(t);
+        }
         let mut m = std::collections::BTreeMap::new();
         for (k, x) in d.iter() {
             let k: String = k.extract().map_err(|_| caller("params: map keys must be strings"))?;
@@ -134,8 +140,53 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
     } else if let Ok(t) = v.cast::<PyTuple>() {
         QueryValue::List(t.iter().map(|x| param_value(&x, depth + 1)).collect::<PyResult<_>>()?)
     } else {
-        return Err(caller(format!("params: a {} is not a query value (None, bool, int, float, str, list, dict)", v.get_type().name()?)));
+        return Err(caller(format!(
+            "params: a {} is not a query value (None, bool, int, float, str, list, dict, datetime, date, time, timedelta)",
+            v.get_type().name()?
+        )));
     })
+}
+
+/// A Python `datetime`, `date`, `time` or `timedelta` as the temporal value it is, read from the
+/// ISO 8601 text the client back end sends for it (so both back ends bind the same value): a
+/// `datetime` or `time` with a time zone is a `datetime` / `time` at its offset then, one without
+/// is local; a `timedelta` is a duration of its days and its seconds (with the microseconds).
+fn temporal_param(v: &Bound<'_, PyAny>) -> PyResult<Option<QueryValue>> {
+    use engram::temporal::{Kind, Temporal};
+    use pyo3::sync::PyOnceLock;
+    use pyo3::types::PyType;
+    static CLASSES: [PyOnceLock<Py<PyType>>; 4] = [PyOnceLock::new(), PyOnceLock::new(), PyOnceLock::new(), PyOnceLock::new()];
+    let py = v.py();
+    let class = |i: usize, name: &str| CLASSES[i].import(py, "datetime", name);
+    let zoned = |v: &Bound<'_, PyAny>| -> PyResult<bool> { Ok(!v.call_method0("utcoffset")?.is_none()) };
+    let (kind, text) = if v.is_instance(class(0, "datetime")?)? {
+        (if zoned(v)? { Kind::DateTime } else { Kind::LocalDateTime }, v.call_method0("isoformat")?.extract::<String>()?)
+    } else if v.is_instance(class(1, "date")?)? {
+        (Kind::Date, v.call_method0("isoformat")?.extract::<String>()?)
+    } else if v.is_instance(class(2, "time")?)? {
+        (if zoned(v)? { Kind::Time } else { Kind::LocalTime }, v.call_method0("isoformat")?.extract::<String>()?)
+    } else if v.is_instance(class(3, "timedelta")?)? {
+        let part = |name: &str| -> PyResult<i64> { v.getattr(name)?.extract::<i64>() };
+        (Kind::Duration, format!("P{}DT{}.{:06}S", part("days")?, part("seconds")?, part("microseconds")?))
+    } else {
+        return Ok(None);
+    };
+    let t = Temporal::parse(kind, &text).map_err(|e| caller(format!("params: a {}: {}", kind.name(), e.0)))?;
+    Ok(Some(QueryValue::Temporal(t)))
+}
+
+/// A one-key dict `{"$datetime": "…"}` (any temporal kind) as that value, as JSON parameters
+/// read it on the server, so a dict means the same on both back ends.
+fn tagged_temporal(d: &Bound<'_, PyDict>) -> PyResult<Option<QueryValue>> {
+    if d.len() != 1 {
+        return Ok(None);
+    }
+    let Some((k, v)) = d.iter().next() else { return Ok(None) };
+    let (Ok(k), text) = (k.extract::<String>(), v.extract::<String>().ok()) else { return Ok(None) };
+    match engram::exec::tagged_temporal(std::iter::once((k.as_str(), text.as_deref()))) {
+        Some(t) => t.map(|t| Some(QueryValue::Temporal(t))).map_err(|e| caller(format!("params: {e}"))),
+        None => Ok(None),
+    }
 }
 
 /// Parameters: a dict of Python values (or `None`), bound straight into the engine's values (a
@@ -159,15 +210,9 @@ fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Bindings> {
 
 /// Parameters as the server takes them: a JSON object of values.
 fn params_of(json: Option<&str>) -> PyResult<Params> {
-    let mut params = Params::new();
-    let Some(json) = json else { return Ok(params) };
+    let Some(json) = json else { return Ok(Params::new()) };
     match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(map)) => {
-            for (k, v) in map {
-                params.insert(k, QueryValue::from_json(&v));
-            }
-            Ok(params)
-        }
+        Ok(serde_json::Value::Object(map)) => engram::exec::params_from_json(&map).map_err(|e| caller(format!("params: {e}"))),
         Ok(_) => Err(caller("params: expected a dict of parameters")),
         Err(e) => Err(caller(format!("params: {e}"))),
     }

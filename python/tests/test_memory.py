@@ -47,6 +47,56 @@ def test_temporal_values_are_their_iso_text_on_both_back_ends(mem):
     assert row[4].properties == {"at": "2024-05-06T07:08:09.123456789+02:00", "took": "PT1H0.000000005S"}
 
 
+def test_python_temporal_objects_are_parameters_on_both_back_ends(mem):
+    import datetime as dt
+
+    berlin = dt.timezone(dt.timedelta(hours=2))
+    params = {
+        "at": dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=berlin),
+        "local": dt.datetime(2024, 5, 6, 7, 8, 9),
+        "day": dt.date(2024, 2, 29),
+        "t": dt.time(23, 59, 1, 5, tzinfo=dt.timezone.utc),
+        "lt": dt.time(6, 30),
+        "took": dt.timedelta(days=-1, seconds=5, microseconds=7),
+        "nested": [dt.date(2020, 1, 1), {"d": dt.timedelta(hours=1)}],
+        "tagged": {"$date": "2021-03-04"},
+    }
+    row = mem.query(
+        "RETURN $at, $at.offset, $at.epochMillis, $local, $day, $day.dayOfWeek, $t, $lt, "
+        "$took, $took.days, $took.seconds, $took.nanosecondsOfSecond, $nested, $tagged.year, $day + $took",
+        params,
+    ).rows[0]
+    assert row == (
+        "2024-05-06T07:08:09.123456+02:00",
+        "+02:00",
+        int(params["at"].timestamp() * 1000),
+        "2024-05-06T07:08:09",
+        "2024-02-29",
+        4,
+        "23:59:01.000005Z",
+        "06:30",
+        "P-1DT5.000007S",
+        -1,
+        5,
+        7000,
+        ["2020-01-01", {"d": "PT1H"}],
+        2021,
+        "2024-02-28",
+    )
+    # Stored as they are given, and found by them.
+    mem.query("CREATE (:Event {at: $at, took: $took})", params)
+    assert mem.query("MATCH (e:Event {at: $at}) WHERE e.took = $took RETURN count(e)", params).rows == [(1,)]
+    # In a transaction too (its statements travel as JSON on both back ends).
+    with mem.transaction() as tx:
+        tx.query("CREATE (:Event {at: $at})", {"at": dt.datetime(1999, 12, 31, 23, 59, tzinfo=dt.timezone.utc)})
+    assert mem.query("MATCH (e:Event) RETURN min(e.at)").rows == [("1999-12-31T23:59Z",)]
+    # A tag whose text is not its kind is refused by name; an object that is no value too.
+    with pytest.raises(engram.CallerError, match=r'\{"\$date": "2021-13-01"\}: month 13 is outside 1..12'):
+        mem.query("RETURN $x", {"x": {"$date": "2021-13-01"}})
+    with pytest.raises(engram.CallerError, match="params: .*set"):
+        mem.query("RETURN $x", {"x": {1, 2}})
+
+
 def test_a_result_is_one_type_with_all_its_counters(mem):
     zero = dict.fromkeys(
         [

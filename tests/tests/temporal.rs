@@ -224,6 +224,37 @@ fn temporal_parameters_are_checked() {
     }
 }
 
+/// JSON parameters (`PARAMS`, HTTP, MCP, `--param`, Python dicts) take a temporal value as the
+/// export writes it, a one-key object naming its kind; any other object stays a map, and a tag
+/// whose text is not of its kind is refused with the parameter's name and the text.
+#[test]
+fn json_parameters_take_tagged_temporal_values() {
+    let db = Database::in_memory();
+    let json = serde_json::json!({
+        "at": {"$datetime": "2024-05-06T07:08:09.5+02:00"},
+        "list": [{"$duration": "P1DT2H"}, {"$localtime": "10:11"}, {"$time": "10:11:12Z"}, {"$localdatetime": "2020-01-01T00:00"}],
+        "two_keys": {"$date": "2024-01-01", "x": 1},
+        "other_tag": {"$point": "x"},
+        "plain": {"d": {"$date": "2024-01-01"}},
+    });
+    let serde_json::Value::Object(map) = json else { unreachable!() };
+    let p = engram::exec::params_from_json(&map).expect("valid parameters");
+    let r = db
+        .query("default", "RETURN $at.epochMillis, [x IN $list | toString(x)], size(keys($two_keys)), $other_tag, $plain.d.year", &p)
+        .expect("runs");
+    let shown: Vec<String> = r.rows[0].iter().map(|v| v.to_json().to_string()).collect();
+    assert_eq!(shown, ["1714972089500", r#"["P1DT2H","10:11","10:11:12Z","2020-01-01T00:00"]"#, "2", r#"{"$point":"x"}"#, "2024",]);
+    for (bad, want) in [
+        (serde_json::json!({"t": {"$date": "2024-02-30"}}), r#"parameter $t: {"$date": "2024-02-30"}: "#),
+        (serde_json::json!({"t": [1, {"x": {"$duration": "1 day"}}]}), r#"parameter $t: x: {"$duration": "1 day"}: "#),
+        (serde_json::json!({"t": {"$datetime": 5}}), r#"parameter $t: {"$datetime": …} takes the value's ISO 8601 text"#),
+    ] {
+        let serde_json::Value::Object(map) = bad else { unreachable!() };
+        let e = engram::exec::params_from_json(&map).expect_err("refused");
+        assert!(e.starts_with(want), "{e}");
+    }
+}
+
 /// Temporal properties (alone and in lists), and a packed list of floats, come back the same
 /// after a WAL replay, from a checkpoint, and through the JSON-lines export and import.
 #[test]

@@ -31,7 +31,7 @@ use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 
-pub use output::{Node, Path, QueryValue, Relationship};
+pub use output::{params_from_json, tagged_temporal, Node, Path, QueryValue, Relationship};
 pub use procedures::{AuditFn, Embed};
 
 /// Query parameters by name.

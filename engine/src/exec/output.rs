@@ -217,10 +217,11 @@ impl QueryValue {
         }
     }
 
-    /// A parameter from JSON: a number without fraction or exponent is an integer.
-    pub fn from_json(v: &serde_json::Value) -> QueryValue {
+    /// A parameter from JSON: a number without fraction or exponent is an integer, and an object
+    /// `{"$datetime": "…"}` (any temporal kind; see [`tagged_temporal`]) is that value.
+    pub fn from_json(v: &serde_json::Value) -> Result<QueryValue, String> {
         use serde_json::Value;
-        match v {
+        Ok(match v {
             Value::Null => QueryValue::Null,
             Value::Bool(b) => QueryValue::Bool(*b),
             Value::Number(n) => match n.as_i64() {
@@ -228,10 +229,41 @@ impl QueryValue {
                 _ => QueryValue::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
             Value::String(s) => QueryValue::String(s.clone()),
-            Value::Array(items) => QueryValue::List(items.iter().map(QueryValue::from_json).collect()),
-            Value::Object(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.clone(), QueryValue::from_json(v))).collect()),
-        }
+            Value::Array(items) => QueryValue::List(items.iter().map(QueryValue::from_json).collect::<Result<_, _>>()?),
+            Value::Object(m) => match tagged_temporal(m.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
+                Some(t) => QueryValue::Temporal(t?),
+                None => QueryValue::Map(
+                    m.iter()
+                        .map(|(k, v)| QueryValue::from_json(v).map(|v| (k.clone(), v)).map_err(|e| format!("{k}: {e}")))
+                        .collect::<Result<_, _>>()?,
+                ),
+            },
+        })
     }
+}
+
+/// JSON's stand-in for a temporal value, as the JSON-lines export writes it: an object with one
+/// key, `$date`, `$localtime`, `$time`, `$localdatetime`, `$datetime` or `$duration`, whose value
+/// is that kind's ISO 8601 text (`{"$datetime": "2024-05-06T07:08:09+02:00"}`). `None` when the
+/// object is not of that shape; the value's error when its text is not of its kind.
+pub fn tagged_temporal<'a>(
+    mut entries: impl ExactSizeIterator<Item = (&'a str, Option<&'a str>)>,
+) -> Option<Result<crate::temporal::Temporal, String>> {
+    if entries.len() != 1 {
+        return None;
+    }
+    let (key, text) = entries.next()?;
+    let kind = crate::temporal::Kind::of_function(key.strip_prefix('$')?)?;
+    Some(match text {
+        Some(text) => crate::temporal::Temporal::parse(kind, text).map_err(|e| format!("{{\"{key}\": {text:?}}}: {}", e.0)),
+        None => Err(format!("{{\"{key}\": …}} takes the value's ISO 8601 text")),
+    })
+}
+
+/// Query parameters from a JSON object (what `PARAMS`, HTTP, MCP and `--param` take): values as
+/// [`QueryValue::from_json`] reads them; an error names the parameter.
+pub fn params_from_json(map: &serde_json::Map<String, serde_json::Value>) -> Result<super::Params, String> {
+    map.iter().map(|(k, v)| QueryValue::from_json(v).map(|v| (k.clone(), v)).map_err(|e| format!("parameter ${k}: {e}"))).collect()
 }
 
 impl Node {

@@ -216,9 +216,8 @@ fn to_json(v: &Value) -> serde_json::Value {
 
 /// A `{"$date": "2024-05-06"}`-style object (the export's form of a temporal value) as its value.
 fn temporal_json(m: &serde_json::Map<String, serde_json::Value>) -> Option<Value> {
-    let (k, v) = m.iter().next().filter(|_| m.len() == 1)?;
-    let kind = crate::temporal::Kind::of_function(k.strip_prefix('$')?)?;
-    crate::temporal::Temporal::parse(kind, v.as_str()?).ok().map(|t| Value::Temporal(Box::new(t)))
+    let t = crate::exec::tagged_temporal(m.iter().map(|(k, v)| (k.as_str(), v.as_str())))?.ok()?;
+    Some(Value::Temporal(Box::new(t)))
 }
 
 fn from_json(v: &serde_json::Value) -> Value {

@@ -112,11 +112,10 @@ async fn query(shared: &Arc<Shared>, principal: Arc<engram::Principal>, name: &s
             (Some("PARAMS"), Some(json)) => {
                 let parsed: Result<serde_json::Value, _> = serde_json::from_str(json);
                 match parsed {
-                    Ok(serde_json::Value::Object(map)) => {
-                        for (k, v) in map {
-                            params.insert(k, engram::QueryValue::from_json(&v));
-                        }
-                    }
+                    Ok(serde_json::Value::Object(map)) => match engram::exec::params_from_json(&map) {
+                        Ok(p) => params = p,
+                        Err(e) => return Reply::err(format!("PARAMS: {e}")),
+                    },
                     Ok(_) => return Reply::err("PARAMS: expected a JSON object of parameters"),
                     Err(e) => return Reply::err(format!("PARAMS: not JSON at line {} column {}: {e}", e.line(), e.column())),
                 }
@@ -239,7 +238,7 @@ fn parse_statements(json: &str) -> Result<Vec<(String, engram::Params)>, String>
                 match map.remove("params") {
                     None | Some(serde_json::Value::Null) => {}
                     Some(serde_json::Value::Object(p)) => {
-                        params.extend(p.iter().map(|(k, v)| (k.clone(), engram::QueryValue::from_json(v))));
+                        params = engram::exec::params_from_json(&p).map_err(|e| format!("statement {i}: {e}"))?;
                     }
                     Some(_) => return Err(format!("statement {i}: `params` must be an object")),
                 }

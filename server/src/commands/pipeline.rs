@@ -34,7 +34,8 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
         ("ENGRAM.QUERY", 3) => None,
         ("ENGRAM.QUERY", 5) if arg(args, 3)?.eq_ignore_ascii_case("PARAMS") => {
             let serde_json::Value::Object(map) = serde_json::from_str(arg(args, 4)?).ok()? else { return None };
-            params = map.into_iter().map(|(k, v)| (k, engram::QueryValue::from_json(&v))).collect();
+            // A parameter that does not read is answered by the command's own path.
+            params = engram::exec::params_from_json(&map).ok()?;
             None
         }
         ("GRAPH.QUERY", 3) => Some(false),
