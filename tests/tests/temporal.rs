@@ -92,6 +92,16 @@ fn now_is_one_instant_per_statement() {
         one(&db, "UNWIND range(1, 2000) AS i WITH datetime() AS a, localtime() AS b, timestamp() AS c RETURN count(DISTINCT [a, b, c])"),
         "1"
     );
+    // A read's clock is the database's (its snapshot's time), as its visibility is.
+    clock.advance_seconds(60);
+    assert_eq!(one(&db, "RETURN datetime()"), "2030-06-01T12:01Z");
+    assert_eq!(one(&db, "RETURN timestamp()"), "1906545660000");
+    let snap = db.snapshot();
+    clock.advance_seconds(60);
+    let r = snap.workspace("default").expect("workspace").query("RETURN toString(date()), localtime()", &Params::new()).expect("runs");
+    assert_eq!(r.rows[0][0], QueryValue::String("2030-06-01".to_owned()));
+    assert!(matches!(&r.rows[0][1], QueryValue::Temporal(t) if t.to_string() == "12:01"), "{:?}", r.rows[0]);
+    assert_eq!(one(&db, "RETURN localtime()"), "12:02");
 }
 
 #[test]

@@ -25,21 +25,21 @@ pub(crate) struct Graph<'v, 'a> {
     pub view: &'v WorkspaceView<'a>,
     pub vis: Visibility,
     /// Now, in nanoseconds since the epoch: what `datetime()` and its kin return, the same for
-    /// every call of one statement (a write's transaction time; for a read, the clock when the
-    /// first call asks, so a query that never asks never reads the clock).
-    pub now: std::sync::OnceLock<i128>,
+    /// every call of one statement (a write's transaction time; a read's snapshot time, the
+    /// database's clock when the snapshot was taken, which its visibility uses too).
+    pub now: i128,
 }
 
 impl Graph<'_, '_> {
     /// The statement's clock (`now`).
     pub fn now(&self) -> i128 {
-        *self.now.get_or_init(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128))
+        self.now
     }
 }
 
-/// A statement clock set to `t` (a write's transaction time).
-pub(crate) fn clock_at(t: Timestamp) -> std::sync::OnceLock<i128> {
-    std::sync::OnceLock::from(i128::from(t.0) * 1000)
+/// The statement clock at `t`, in nanoseconds.
+pub(crate) fn clock_at(t: Timestamp) -> i128 {
+    i128::from(t.0) * 1000
 }
 
 /// A listed property's name: a memory field's, or one written to the element.

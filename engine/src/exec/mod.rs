@@ -611,7 +611,7 @@ impl WorkspaceView<'_> {
         audit: Option<&AuditFn<'_>>,
     ) -> Result<QueryResult, QueryError> {
         // The statement's clock is the graph's that reads the temporal prefix, handed on.
-        let empty = graph::Graph { view: self, vis: Visibility::current(), now: OnceLock::new() };
+        let empty = graph::Graph { view: self, vis: Visibility::current(), now: graph::clock_at(self.now) };
         let vis = {
             let no_match = NoMatch;
             let env = eval::Env { graph: &empty, params: vals, matcher: &no_match };

@@ -283,7 +283,7 @@ mod tests {
         let db = crate::db::Database::in_memory();
         let snap = db.snapshot();
         let view = snap.workspace("default").expect("workspace");
-        let g = Graph { view: &view, vis: crate::read::visibility::Visibility::current(), now: std::sync::OnceLock::new() };
+        let g = Graph { view: &view, vis: crate::read::visibility::Visibility::current(), now: crate::exec::graph::clock_at(view.now) };
         for name in names {
             assert!(call_extension(&g, name, &[Val::Null]).is_some(), "{name} is not answered here");
         }
