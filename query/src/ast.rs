@@ -57,6 +57,14 @@ pub struct SingleQuery {
     pub span: Span,
 }
 
+impl SingleQuery {
+    /// As a part of `CALL { … }`: whether it starts with an importing `WITH` (plain variables
+    /// only), the one way the outer query's variables are in scope inside.
+    pub fn imports(&self) -> bool {
+        matches!(self.clauses.first(), Some(Clause::With(p)) if !p.star && p.items.iter().all(|i| matches!(i.expr.kind, ExprKind::Var(_))))
+    }
+}
+
 /// A clause.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Clause {

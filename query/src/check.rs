@@ -141,8 +141,12 @@ impl Checker<'_> {
     /// starts with a `WITH` of plain variables (the importing WITH); every part ends with RETURN
     /// of the same columns, which must be new names outside.
     fn subquery(&self, sq: &crate::ast::Subquery, outer: &Scope) -> Result<Vec<String>, QueryError> {
-        if Clause::Subquery(sq.clone()).writes() {
-            return Err(self.error(sq.span, Detail::Unsupported, "a CALL { … } that writes is not supported yet: write after it"));
+        // A part that writes may end without RETURN (a unit subquery: each outer row passes on
+        // once); UNION needs RETURN in every part.
+        let unit = |q: &SingleQuery| !matches!(q.clauses.last(), Some(Clause::Return(_))) && q.clauses.iter().any(Clause::writes);
+        if sq.query.unions.is_empty() && unit(&sq.query.first) {
+            self.single_from(&sq.query.first, if sq.query.first.imports() { outer.clone() } else { Scope::default() })?;
+            return Ok(Vec::new());
         }
         let parts = std::iter::once((None, &sq.query.first)).chain(sq.query.unions.iter().map(|(all, q)| (Some(*all), q)));
         let mut columns: Option<Vec<String>> = None;
@@ -158,9 +162,13 @@ impl Checker<'_> {
                 }
                 mode = Some(all);
             }
-            let imports = matches!(part.clauses.first(), Some(Clause::With(p)) if !p.star && p.items.iter().all(|i| matches!(i.expr.kind, ExprKind::Var(_))));
+            let imports = part.imports();
             if !matches!(part.clauses.last(), Some(Clause::Return(_))) {
-                return Err(self.error(part.span, Detail::InvalidClauseComposition, "each part of a CALL { … } ends with RETURN"));
+                return Err(self.error(
+                    part.span,
+                    Detail::InvalidClauseComposition,
+                    "each part of a CALL { … } ends with RETURN (only a CALL { … } of one part that writes may end without)",
+                ));
             }
             let checked = self.single_from(part, if imports { outer.clone() } else { Scope::default() })?;
             match &columns {

@@ -312,7 +312,8 @@ pub enum Op {
     },
     /// For each row, runs each branch (`CALL { … }`'s parts, each ending by projecting into
     /// `columns`) and keeps every row they give (`distinct`: per input row, once each); a row
-    /// they give none is dropped.
+    /// they give none is dropped. No columns: a unit subquery (one part that writes and returns
+    /// nothing), which passes each row on once.
     Subquery {
         /// One operator list per part (UNION).
         branches: Vec<Vec<Op>>,
@@ -572,6 +573,7 @@ impl Op {
             Op::Unwind { slot, .. } | Op::Foreach { slot, .. } => slots(*slot),
             Op::Call(c) => c.name.to_owned(),
             Op::Optional { slots: s, .. } => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
+            Op::Subquery { columns, .. } if columns.is_empty() => "1 part, each row once (unit)".to_owned(),
             Op::Subquery { columns, branches, distinct } => format!(
                 "{} into {}{}",
                 if branches.len() == 1 { "1 part".to_owned() } else { format!("{} parts", branches.len()) },

@@ -221,7 +221,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let mut out: Vec<(String, usize)> = Vec::new();
         let parts = std::iter::once(&sq.query.first).chain(sq.query.unions.iter().map(|(_, q)| q));
         for part in parts {
-            let imports = matches!(part.clauses.first(), Some(Clause::With(p)) if !p.star && p.items.iter().all(|i| matches!(i.expr.kind, ExprKind::Var(_))));
+            let imports = part.imports();
             self.scope = if imports { outer.clone() } else { HashMap::new() };
             self.subst.clear();
             let inner = self.single(part)?;

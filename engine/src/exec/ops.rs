@@ -26,6 +26,45 @@ mod shortest;
 
 pub(crate) type Row = Vec<Val>;
 
+/// `CALL { … }` over `rows`: `run` runs a branch on one row. Each row is joined to every row its
+/// branches give (`distinct`: each repeated one once), the returned `columns` copied in (what the
+/// branch did to other slots, an aggregation's fresh rows, does not leak out); a row they give
+/// none is dropped. A unit subquery (no columns: it writes and returns nothing) passes each row
+/// on once, whatever its branch gave. Rows run in order, so a write is seen by the next row's run.
+pub(crate) fn subquery_rows<E>(
+    rows: Vec<Row>,
+    branches: &[Vec<Op>],
+    distinct: bool,
+    columns: &[usize],
+    mut run: impl FnMut(&[Op], Row) -> Result<Vec<Row>, E>,
+) -> Result<Vec<Row>, E> {
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        if columns.is_empty() {
+            for branch in branches {
+                run(branch, row.clone())?;
+            }
+            out.push(row);
+            continue;
+        }
+        let mut seen = HashSet::new();
+        for branch in branches {
+            for r in run(branch, row.clone())? {
+                let values: Vec<Val> = columns.iter().map(|s| r[*s].clone()).collect();
+                if distinct && !seen.insert(Key(values.clone())) {
+                    continue;
+                }
+                let mut joined = row.clone();
+                for (s, v) in columns.iter().zip(values) {
+                    joined[*s] = v;
+                }
+                out.push(joined);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Rows at or above which an expand runs in parallel.
 const PARALLEL_ROWS: usize = 256;
 /// One row's grouping key and aggregate arguments.
@@ -342,26 +381,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 out
             }
             Op::Subquery { branches, distinct, columns } => {
-                let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    let mut seen = HashSet::new();
-                    for branch in branches {
-                        for r in self.run_ops(branch, vec![row.clone()], false)? {
-                            // The outer row with the returned columns: what the branch did to
-                            // other slots (an aggregation's fresh rows) does not leak out.
-                            let values: Vec<Val> = columns.iter().map(|s| r[*s].clone()).collect();
-                            if *distinct && !seen.insert(Key(values.clone())) {
-                                continue;
-                            }
-                            let mut joined = row.clone();
-                            for (s, v) in columns.iter().zip(values) {
-                                joined[*s] = v;
-                            }
-                            out.push(joined);
-                        }
-                    }
-                }
-                out
+                subquery_rows(rows, branches, *distinct, columns, |ops, row| self.run_ops(ops, vec![row], false))?
             }
             Op::Project(items) => {
                 let mut rows = rows;

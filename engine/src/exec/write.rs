@@ -21,7 +21,7 @@ use crate::write::apply::{apply_batch, Created};
 use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
 
 use super::graph::Graph;
-use super::ops::{build_path, Row, Runner};
+use super::ops::{build_path, subquery_rows, Row, Runner};
 use super::procedures::Embed;
 use super::value::Val;
 use super::QueryStats;
@@ -267,6 +267,14 @@ impl<'s> Tx<'s> {
                 }
                 rows
             }
+            // Writes inside run here, row by row, each seeing what the rows before it wrote.
+            Op::Subquery { branches, distinct, columns } => subquery_rows(rows, branches, *distinct, columns, |ops, row| {
+                let mut inner = vec![row];
+                for op in ops {
+                    inner = self.run_op(part, op, inner)?;
+                }
+                Ok(inner)
+            })?,
             read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true).map_err(|e| *e))?,
         })
     }
