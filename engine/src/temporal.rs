@@ -774,6 +774,75 @@ impl Temporal {
         }
     }
 
+    /// `kind.truncate(unit, from)`: `from`'s parts as `kind`, everything below `unit` at its
+    /// least (`millennium`, `century`, `decade`, `year`, `weekYear` (the Monday of its ISO week
+    /// year's first week), `quarter`, `month`, `week` (its Monday), `day`, `hour`, `minute`,
+    /// `second`, `millisecond`, `microsecond`). A zoned result keeps `from`'s offset (UTC when it
+    /// has none); a unit `kind` cannot hold, or a part `from` lacks, is refused by name.
+    pub fn truncate(kind: Kind, unit: &str, from: &Temporal) -> Result<Temporal, TemporalError> {
+        const DATE_UNITS: &[&str] = &["millennium", "century", "decade", "year", "weekyear", "quarter", "month", "week", "day"];
+        const TIME_UNITS: &[(&str, i64)] = &[
+            ("day", 86_400 * NANOS_PER_SECOND),
+            ("hour", 3_600 * NANOS_PER_SECOND),
+            ("minute", 60 * NANOS_PER_SECOND),
+            ("second", NANOS_PER_SECOND),
+            ("millisecond", 1_000_000),
+            ("microsecond", 1_000),
+        ];
+        let lower = unit.to_ascii_lowercase();
+        let is_date_unit = DATE_UNITS.contains(&lower.as_str());
+        let time_unit = TIME_UNITS.iter().find(|(u, _)| *u == lower).map(|(_, n)| *n);
+        if !is_date_unit && time_unit.is_none() {
+            return err(format!("'{unit}' is not a unit to truncate to (millennium, century, decade, year, weekYear, quarter, month, week, day, hour, minute, second, millisecond, microsecond)"));
+        }
+        let has_date = matches!(kind, Kind::Date | Kind::LocalDateTime | Kind::DateTime);
+        let has_time = matches!(kind, Kind::LocalTime | Kind::Time | Kind::LocalDateTime | Kind::DateTime);
+        if kind == Kind::Duration || (!has_time && time_unit.is_some() && lower != "day") || (!has_date && is_date_unit && lower != "day") {
+            return err(format!("{}.truncate() cannot truncate to '{unit}'", kind.name()));
+        }
+        let cannot = || TemporalError(format!("{}.truncate() cannot take {}", kind.name(), from.kind_text()));
+        let days = if has_date { Some(from.date_part().ok_or_else(cannot)?) } else { None };
+        let (nanos, offset) = match from.time_part() {
+            Some(t) => t,
+            None if has_date => (0, None),
+            None => return Err(cannot()),
+        };
+        let nanos = match time_unit {
+            Some(n) => nanos - nanos.rem_euclid(n),
+            None => 0,
+        };
+        let days = match days {
+            Some(d) if is_date_unit => {
+                let date = calendar(d);
+                let (y, m) = (i64::from(date.year()), i64::from(date.month() as u8));
+                let floor = |n: i64| y - y.rem_euclid(n);
+                Some(match lower.as_str() {
+                    "millennium" => make_date(floor(1000), 1, 1)?,
+                    "century" => make_date(floor(100), 1, 1)?,
+                    "decade" => make_date(floor(10), 1, 1)?,
+                    "year" => make_date(y, 1, 1)?,
+                    "weekyear" => {
+                        let first = time::Date::from_iso_week_date(date.to_iso_week_date().0, 1, time::Weekday::Monday);
+                        days_of(first.map_err(|_| TemporalError(format!("the week year of {} is out of range", from.kind_text())))?)
+                    }
+                    "quarter" => make_date(y, m - (m - 1) % 3, 1)?,
+                    "month" => make_date(y, m, 1)?,
+                    "week" => d - i64::from(date.weekday().number_days_from_monday()),
+                    _ => d,
+                })
+            }
+            other => other,
+        };
+        let days = days.map(check_day_range).transpose()?;
+        let offset = offset.unwrap_or(0);
+        Ok(match kind {
+            Kind::Date => Temporal::Date(days.unwrap_or(0)),
+            Kind::LocalTime => Temporal::LocalTime(nanos),
+            Kind::Time => Temporal::Time { nanos, offset },
+            _ => Temporal::date_time(kind, days.unwrap_or(0), nanos, offset),
+        })
+    }
+
     /// The current moment as `kind` (UTC), from nanoseconds since the epoch.
     pub fn now(kind: Kind, epoch_nanos: i128) -> Temporal {
         let n = i128::from(NANOS_PER_SECOND);

@@ -494,6 +494,7 @@ fn expr_strategy() -> impl Strategy<Value = String> {
         Just("duration({months: 9223372036854775807})".to_owned()),
         Just("localtime('12:00:01.5')".to_owned()),
         Just("[0.5, 1.5]".to_owned()),
+        prop::sample::select(vec!["'week'", "'weekYear'", "'millennium'", "'day'", "'microsecond'"]).prop_map(str::to_owned),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
         let ops = ["+", "-", "*", "/", "%", "^", "=", "<>", "<", ">=", "AND", "OR", "XOR", "IN", "STARTS WITH", "CONTAINS", "=~"];
@@ -542,7 +543,10 @@ fn expr_strategy() -> impl Strategy<Value = String> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("substring({a}, {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("duration.between({a}, {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("vec.cosineDistance({a}, {b})")),
-            (inner.clone(), inner).prop_map(|(a, b)| format!("datetime({{epochSeconds: {a}, timezone: {b}}})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("datetime({{epochSeconds: {a}, timezone: {b}}})")),
+            (inner.clone(), inner.clone(), 0..4usize)
+                .prop_map(|(u, v, k)| format!("{}.truncate({u}, {v})", ["date", "time", "datetime", "localdatetime"][k])),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("datetime.fromepoch({a}, {b})")),
         ]
     })
 }

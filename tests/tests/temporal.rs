@@ -375,3 +375,83 @@ proptest! {
         prop_assert_eq!(one(&db, &format!("RETURN ({dt} + {d}).epochSeconds")), (secs + days * 86_400 + seconds).to_string());
     }
 }
+
+#[test]
+fn truncation_epochs_and_named_clocks() {
+    let db = Database::in_memory();
+    for (q, want) in [
+        ("RETURN date.truncate('millennium', date('2019-05-17'))", "2000-01-01"),
+        ("RETURN date.truncate('century', date('1999-05-17'))", "1900-01-01"),
+        ("RETURN date.truncate('decade', date('2019-05-17'))", "2010-01-01"),
+        ("RETURN date.truncate('year', date('2019-05-17'))", "2019-01-01"),
+        ("RETURN date.truncate('weekYear', date('2021-01-01'))", "2019-12-30"),
+        ("RETURN date.truncate('quarter', date('2024-05-17'))", "2024-04-01"),
+        ("RETURN date.truncate('month', date('2024-05-17'))", "2024-05-01"),
+        ("RETURN date.truncate('week', date('2024-05-19'))", "2024-05-13"),
+        ("RETURN date.truncate('day', datetime('2024-05-17T23:30-02:00'))", "2024-05-17"),
+        ("RETURN date.truncate('month', date('2024-05-17'), {day: 5})", "2024-05-05"),
+        ("RETURN datetime.truncate('hour', datetime('2024-05-17T13:45:12.5+02:00'))", "2024-05-17T13:00+02:00"),
+        ("RETURN datetime.truncate('day', date('2024-05-17'), {hour: 9, timezone: '+01:00'})", "2024-05-17T09:00+01:00"),
+        ("RETURN datetime.truncate('week', localdatetime('2024-05-19T10:00'))", "2024-05-13T00:00Z"),
+        ("RETURN localdatetime.truncate('millisecond', localdatetime('2024-05-17T10:11:12.123456'))", "2024-05-17T10:11:12.123"),
+        ("RETURN localtime.truncate('minute', localtime('10:11:12'))", "10:11"),
+        ("RETURN time.truncate('microsecond', time('10:11:12.1234567-05:00'))", "10:11:12.123456-05:00"),
+        ("RETURN time.truncate('day', time('10:11+01:00'))", "00:00+01:00"),
+        ("RETURN datetime.fromepoch(1714972089, 5)", "2024-05-06T05:08:09.000000005Z"),
+        ("RETURN datetime.fromepochmillis(-1)", "1969-12-31T23:59:59.999Z"),
+        ("RETURN date.truncate(null, date('2024-01-01'))", "null"),
+        ("RETURN datetime.fromepoch(null, 0)", "null"),
+        ("RETURN datetime.statement() = datetime() AND date.transaction() = date() AND localtime.statement() = localtime()", "true"),
+        ("RETURN datetime.statement('+02:00').offset", "'+02:00'"),
+        ("RETURN datetime.realtime() >= datetime.statement()", "true"),
+    ] {
+        assert_eq!(one(&db, q), want, "{q}");
+    }
+    for (q, why) in [
+        ("RETURN date.truncate('hour', date('2024-05-17'))", "cannot truncate to 'hour'"),
+        ("RETURN localtime.truncate('month', localtime('10:00'))", "cannot truncate to 'month'"),
+        ("RETURN date.truncate('fortnight', date('2024-05-17'))", "'fortnight' is not a unit"),
+        ("RETURN date.truncate('day', localtime('10:00'))", "cannot take a local time"),
+        ("RETURN date.truncate('month', date('2024-05-17'), {day: 31, month: 2})", "day"),
+        ("RETURN date.truncate(1, date('2024-05-17'))", "expects a unit and a temporal value"),
+        ("RETURN datetime.fromepoch('x', 0)", "epochSeconds"),
+    ] {
+        let e = run(&db, q).expect_err(q);
+        assert!(e.message.contains(why), "{q}: {e}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// A truncated value is at or before the value, truncating it again changes nothing, and it is
+    /// the start of the unit that holds the value (the next unit starts after the value).
+    #[test]
+    fn truncation_is_the_start_of_the_unit(secs in -60_000_000_000i64..60_000_000_000, nanos in 0u32..1_000_000_000, offset in -14i32..14, unit in 0usize..13) {
+        let db = Database::in_memory();
+        let units = ["millennium", "century", "decade", "year", "weekYear", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond"];
+        let steps = ["P1000Y", "P100Y", "P10Y", "P1Y", "P1W", "P3M", "P1M", "P1W", "P1D", "PT1H", "PT1M", "PT1S", "PT0.001S"];
+        let (u, step) = (units[unit], steps[unit]);
+        let x = datetime_text(secs, nanos, offset * 60);
+        let t = format!("datetime.truncate('{u}', {x})");
+        prop_assert_eq!(one(&db, &format!("RETURN {t} <= {x} AND datetime.truncate('{u}', {t}) = {t} AND {t}.offset = {x}.offset")), "true", "{} {}", u, x);
+        if u == "weekYear" {
+            // The next week year starts 52 or 53 weeks on, on a Monday.
+            prop_assert_eq!(one(&db, &format!("RETURN {t}.dayOfWeek = 1 AND {t}.week = 1 AND {t} + duration('P53W') > {x}")), "true", "{}", x);
+        } else {
+            prop_assert_eq!(one(&db, &format!("RETURN {t} + duration('{step}') > {x}")), "true", "{} {}", u, x);
+        }
+        // Where the unit starts: on a Monday, the first of a month, of a quarter, of a decade.
+        let starts = match u {
+            "week" => "t.dayOfWeek = 1",
+            "quarter" => "t.day = 1 AND t.month % 3 = 1",
+            "month" => "t.day = 1",
+            "millennium" => "t.year % 1000 = 0 AND t.ordinalDay = 1",
+            "century" => "t.year % 100 = 0 AND t.ordinalDay = 1",
+            "decade" => "t.year % 10 = 0 AND t.ordinalDay = 1",
+            "year" => "t.ordinalDay = 1",
+            _ => "true",
+        };
+        prop_assert_eq!(one(&db, &format!("WITH {t} AS t RETURN {starts}")), "true", "{} {}", u, x);
+    }
+}

@@ -27,6 +27,20 @@ pub(super) fn call_temporal(name: &str, args: &[Val], now: &dyn Fn() -> i128) ->
         }
         (a, b) => Err(type_error(format!("{name}() expects two temporal values other than durations, got {} and {}", a.kind(), b.kind()))),
     };
+    if let Some((kind, what)) = name.split_once('.').and_then(|(k, w)| Some((Kind::of_function(k).filter(|k| *k != Kind::Duration)?, w))) {
+        return match what {
+            "truncate" => Some(truncate(kind, args)),
+            // One clock per statement: a transaction is one statement here.
+            "transaction" | "statement" => Some(at_now(kind, args.first(), now())),
+            "realtime" => Some(at_now(
+                kind,
+                args.first(),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128),
+            )),
+            "fromepoch" | "fromepochmillis" if kind == Kind::DateTime => Some(from_epoch(what == "fromepochmillis", args)),
+            _ => None,
+        };
+    }
     Some(match name {
         "duration.between" => between(Unit::Exact),
         "duration.inmonths" => between(Unit::Months),
@@ -34,6 +48,81 @@ pub(super) fn call_temporal(name: &str, args: &[Val], now: &dyn Fn() -> i128) ->
         "duration.inseconds" => between(Unit::Seconds),
         _ => return None,
     })
+}
+
+/// `kind.truncate(unit, value [, map])`: `value` truncated to `unit`, then the map's components
+/// set (`date.truncate('month', d, {day: 5})`).
+fn truncate(kind: Kind, args: &[Val]) -> Result<Val, QueryError> {
+    let (unit, from) = match (args.first(), args.get(1)) {
+        (Some(Val::Null), _) | (_, Some(Val::Null)) => return Ok(Val::Null),
+        (Some(Val::Str(u)), Some(Val::Temporal(t))) => (u, t),
+        (u, t) => {
+            let kind_of = |v: Option<&Val>| v.map_or("nothing", Val::kind);
+            return Err(type_error(format!(
+                "{}.truncate() expects a unit and a temporal value, got {} and {}",
+                kind.name(),
+                kind_of(u),
+                kind_of(t)
+            )));
+        }
+    };
+    let cut = Temporal::truncate(kind, unit, from).map_err(temporal_error)?;
+    match args.get(2) {
+        None | Some(Val::Null) => Ok(Val::temporal(cut)),
+        Some(Val::Map(m)) => {
+            let base = match kind {
+                Kind::Date => "date",
+                Kind::LocalTime | Kind::Time => "time",
+                _ => "datetime",
+            };
+            let mut map: Vec<(std::sync::Arc<str>, Val)> = vec![(std::sync::Arc::from(base), Val::temporal(cut))];
+            map.extend(m.iter().filter(|(k, _)| k.as_ref() != base).map(|(k, v)| (k.clone(), v.clone())));
+            construct(kind, Some(&Val::map(map.into_iter().collect())), &|| 0)
+        }
+        Some(other) => Err(type_error(format!("{}.truncate()'s third argument is a map of components, got {}", kind.name(), other.kind()))),
+    }
+}
+
+/// `kind.statement([timezone])` and its kin: now as `kind`, at `timezone` (an offset) if given.
+fn at_now(kind: Kind, timezone: Option<&Val>, now: i128) -> Result<Val, QueryError> {
+    let t = Temporal::now(kind, now);
+    match timezone {
+        None | Some(Val::Null) => Ok(Val::temporal(t)),
+        Some(Val::Str(_)) if matches!(kind, Kind::Time | Kind::DateTime) => {
+            let map = [(std::sync::Arc::from("timezone"), timezone.cloned().unwrap_or(Val::Null))];
+            let utc = Temporal::now(Kind::DateTime, now);
+            let Temporal::DateTime { secs, nanos, .. } = utc else { return Ok(Val::temporal(t)) };
+            let fields = [("epochSeconds", Val::Int(secs)), ("nanosecond", Val::Int(i64::from(nanos)))];
+            let at = construct(
+                Kind::DateTime,
+                Some(&Val::map(fields.into_iter().map(|(k, v)| (std::sync::Arc::from(k), v)).chain(map).collect())),
+                &|| 0,
+            )?;
+            match (&at, kind) {
+                (Val::Temporal(d), Kind::Time) => Temporal::convert(Kind::Time, d).map(Val::temporal).map_err(temporal_error),
+                _ => Ok(at),
+            }
+        }
+        Some(other) => {
+            Err(type_error(format!("{}'s now takes a time zone offset only for time and datetime, got {}", kind.name(), other.kind())))
+        }
+    }
+}
+
+/// `datetime.fromepoch(seconds, nanoseconds)` and `datetime.fromepochmillis(ms)`, in UTC.
+fn from_epoch(millis: bool, args: &[Val]) -> Result<Val, QueryError> {
+    if args.iter().any(|a| matches!(a, Val::Null)) {
+        return Ok(Val::Null);
+    }
+    let fields: Vec<(std::sync::Arc<str>, Val)> = if millis {
+        vec![(std::sync::Arc::from("epochMillis"), args.first().cloned().unwrap_or(Val::Null))]
+    } else {
+        vec![
+            (std::sync::Arc::from("epochSeconds"), args.first().cloned().unwrap_or(Val::Null)),
+            (std::sync::Arc::from("nanosecond"), args.get(1).cloned().unwrap_or(Val::Int(0))),
+        ]
+    };
+    construct(Kind::DateTime, Some(&Val::map(fields.into_iter().collect())), &|| 0)
 }
 
 /// `kind()`, `kind(map)`, `kind(text)`, `kind(temporal)`.
