@@ -112,8 +112,32 @@ pub struct Foreach {
 pub struct Subquery {
     /// The inner query; a part that starts with `WITH` of plain variables imports them.
     pub query: Box<Query>,
+    /// `CALL (a, b) { … }` / `CALL (*) { … }`: the outer variables every part sees.
+    pub scope: Option<Imports>,
     /// The clause.
     pub span: Span,
+}
+
+/// A subquery's scope clause.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Imports {
+    /// `(*)`: every outer variable.
+    All,
+    /// `(a, b)`: these (none for `()`).
+    Vars(Vec<Var>),
+}
+
+impl Subquery {
+    /// The outer variables `part` sees: `None` none, `Some(None)` all of them (a `(*)` scope, or
+    /// an importing `WITH` without a scope clause), `Some(Some(vars))` those a scope clause names.
+    pub fn outer_seen(&self, part: &SingleQuery) -> Option<Option<&[Var]>> {
+        match &self.scope {
+            Some(Imports::All) => Some(None),
+            Some(Imports::Vars(v)) => Some(Some(v)),
+            None if part.imports() => Some(None),
+            None => None,
+        }
+    }
 }
 
 impl Clause {

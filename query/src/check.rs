@@ -144,8 +144,22 @@ impl Checker<'_> {
         // A part that writes may end without RETURN (a unit subquery: each outer row passes on
         // once); UNION needs RETURN in every part.
         let unit = |q: &SingleQuery| !matches!(q.clauses.last(), Some(Clause::Return(_))) && q.clauses.iter().any(Clause::writes);
+        let seen = |part: &SingleQuery| -> Result<Scope, QueryError> {
+            Ok(match sq.outer_seen(part) {
+                None => Scope::default(),
+                Some(None) => outer.clone(),
+                Some(Some(vars)) => {
+                    let mut s = Scope::default();
+                    for v in vars {
+                        let ty = outer.get(&v.name).ok_or_else(|| self.undefined(&v.name, v.span))?;
+                        s.insert(v.name.clone(), *ty);
+                    }
+                    s
+                }
+            })
+        };
         if sq.query.unions.is_empty() && unit(&sq.query.first) {
-            self.single_from(&sq.query.first, if sq.query.first.imports() { outer.clone() } else { Scope::default() })?;
+            self.single_from(&sq.query.first, seen(&sq.query.first)?)?;
             return Ok(Vec::new());
         }
         let parts = std::iter::once((None, &sq.query.first)).chain(sq.query.unions.iter().map(|(all, q)| (Some(*all), q)));
@@ -162,7 +176,6 @@ impl Checker<'_> {
                 }
                 mode = Some(all);
             }
-            let imports = part.imports();
             if !matches!(part.clauses.last(), Some(Clause::Return(_))) {
                 return Err(self.error(
                     part.span,
@@ -170,7 +183,7 @@ impl Checker<'_> {
                     "each part of a CALL { … } ends with RETURN (only a CALL { … } of one part that writes may end without)",
                 ));
             }
-            let checked = self.single_from(part, if imports { outer.clone() } else { Scope::default() })?;
+            let checked = self.single_from(part, seen(part)?)?;
             match &columns {
                 Some(c) if *c != checked.columns => {
                     return Err(self.error(

@@ -165,12 +165,33 @@ impl Parser<'_> {
             return Ok(Clause::Delete(Delete { detach, exprs, span: start.to(self.prev_span()) }));
         }
         if self.eat_kw("CALL") {
+            let scope = if self.eat_sym(Sym::LParen) {
+                let scope = if self.eat_sym(Sym::Star) {
+                    crate::ast::Imports::All
+                } else {
+                    let mut vars = Vec::new();
+                    while !self.at_sym(Sym::RParen) {
+                        vars.push(self.var()?);
+                        if !self.eat_sym(Sym::Comma) {
+                            break;
+                        }
+                    }
+                    crate::ast::Imports::Vars(vars)
+                };
+                self.expect_sym(Sym::RParen)?;
+                if !self.at_sym(Sym::LBrace) {
+                    return Err(self.unexpected("`{` opening the subquery after its scope `(…)`"));
+                }
+                Some(scope)
+            } else {
+                None
+            };
             if self.eat_sym(Sym::LBrace) {
                 self.enter()?;
                 let query = self.query()?;
                 self.expect_sym(Sym::RBrace)?;
                 self.leave();
-                return Ok(Clause::Subquery(crate::ast::Subquery { query: Box::new(query), span: start.to(self.prev_span()) }));
+                return Ok(Clause::Subquery(crate::ast::Subquery { query: Box::new(query), scope, span: start.to(self.prev_span()) }));
             }
             return self.call(start);
         }

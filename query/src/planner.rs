@@ -221,8 +221,12 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let mut out: Vec<(String, usize)> = Vec::new();
         let parts = std::iter::once(&sq.query.first).chain(sq.query.unions.iter().map(|(_, q)| q));
         for part in parts {
-            let imports = part.imports();
-            self.scope = if imports { outer.clone() } else { HashMap::new() };
+            // The checker made sure every name a scope clause lists is bound outside.
+            self.scope = match sq.outer_seen(part) {
+                None => HashMap::new(),
+                Some(None) => outer.clone(),
+                Some(Some(vars)) => vars.iter().filter_map(|v| Some((v.name.clone(), *outer.get(&v.name)?))).collect(),
+            };
             self.subst.clear();
             let inner = self.single(part)?;
             if out.is_empty() {

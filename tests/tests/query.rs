@@ -1360,6 +1360,16 @@ fn call_subqueries_run_per_row_with_imported_variables() {
             QueryValue::Map(std::collections::BTreeMap::default())
         ]]
     );
+    // A scope clause names what the subquery sees: `(a)`, `(*)`, `()`.
+    assert_eq!(
+        rows(&db, "MATCH (a:A) CALL (a) { MATCH (a)-[r]->(t) RETURN t.x AS tx UNION ALL MATCH (a)<-[r]-(t) RETURN t.x AS tx } RETURN a.x, tx ORDER BY tx"),
+        vec![vec![i(1), i(2)], vec![i(1), i(3)]]
+    );
+    assert_eq!(rows(&db, "MATCH (a:A {x: 9}) WITH a, 5 AS five CALL (*) { RETURN a.x + five AS y } RETURN y"), vec![vec![i(14)]]);
+    assert_eq!(
+        rows(&db, "MATCH (a:A) CALL () { MATCH (b:B) RETURN b.x AS v } RETURN a.x, v ORDER BY a.x"),
+        vec![vec![i(1), i(2)], vec![i(9), i(2)]]
+    );
     // A write after it sees its rows.
     write(&db, "MATCH (a:A {x: 1}) CALL { WITH a MATCH (a)-->(b) RETURN b } CREATE (b)-[:T]->(:D)");
     assert_eq!(rows(&db, "MATCH (:B)-[:T]->(d:D) RETURN count(d)"), vec![vec![i(1)]]);
@@ -1368,6 +1378,10 @@ fn call_subqueries_run_per_row_with_imported_variables() {
         ("MATCH (a:A) CALL { WITH a RETURN a.x AS a } RETURN a", "already defined outside"),
         ("MATCH (a:A) CALL { WITH a MATCH (a)-->(b) } RETURN a", "ends with RETURN"),
         ("CALL { CREATE (:Z) UNION CREATE (:Z) } RETURN 1", "ends with RETURN"),
+        ("MATCH (a:A) CALL () { RETURN a.x AS v } RETURN v", "variable `a` not defined"),
+        ("MATCH (a:A) WITH a, 1 AS b CALL (b) { RETURN a.x AS v } RETURN v", "variable `a` not defined"),
+        ("CALL (zz) { RETURN 1 AS one } RETURN one", "variable `zz` not defined"),
+        ("MATCH (a:A) CALL (a) RETURN a", "`{` opening the subquery"),
         ("CALL { RETURN 1 AS x UNION RETURN 2 AS y } RETURN x", "same columns"),
         ("CALL { RETURN 1 AS x RETURN x", "expected"),
     ] {
@@ -1381,7 +1395,7 @@ fn call_subqueries_write_row_by_row() {
     let db = db();
     write(&db, "UNWIND range(1, 3) AS i CREATE (:N {i: i})");
     // A unit subquery (no RETURN) passes each outer row on once, whatever it matched inside.
-    let r = write(&db, "MATCH (n:N) CALL { WITH n SET n.j = n.i * 10 } RETURN n.i, n.j ORDER BY n.i");
+    let r = write(&db, "MATCH (n:N) CALL (n) { SET n.j = n.i * 10 } RETURN n.i, n.j ORDER BY n.i");
     assert_eq!(r.rows, vec![vec![i(1), i(10)], vec![i(2), i(20)], vec![i(3), i(30)]]);
     assert_eq!(r.stats.properties_set, 3);
     let r = write(&db, "UNWIND range(1, 4) AS k CALL { WITH k MATCH (n:N) WHERE n.i < k SET n.seen = k } RETURN count(*)");
