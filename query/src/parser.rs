@@ -191,6 +191,15 @@ impl Parser<'_> {
                 let query = self.query()?;
                 self.expect_sym(Sym::RBrace)?;
                 self.leave();
+                if self.at_kw("IN") && matches!(self.peek_at(1), Tok::Ident(w) if w.eq_ignore_ascii_case("TRANSACTIONS")) {
+                    return Err(QueryError::syntax(
+                        self.text,
+                        self.span(),
+                        Detail::Unsupported,
+                        "CALL { … } IN TRANSACTIONS is not supported: a query is one transaction here (up to batch_ops_max writes); \
+                         drop IN TRANSACTIONS, or send the batches as separate queries",
+                    ));
+                }
                 return Ok(Clause::Subquery(crate::ast::Subquery { query: Box::new(query), scope, span: start.to(self.prev_span()) }));
             }
             return self.call(start);
