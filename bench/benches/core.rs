@@ -130,8 +130,37 @@ fn write_benches(c: &mut Criterion) {
     });
 }
 
+/// A node by a stored property among 100,000 of its label (Graphiti's `{uuid: $uuid}`): the
+/// property index's lookup, the scan it replaces (a form the index does not answer), and a MERGE
+/// that finds the node.
+fn property_benches(c: &mut Criterion) {
+    let db = engram::Database::in_memory();
+    db.query(
+        "default",
+        "UNWIND range(0, 99999) AS i CREATE (:Entity {uuid: 'u' + toString(i), i: i, group_id: 'g' + toString(i % 10)})",
+        &engram::Params::new(),
+    )
+    .expect("load");
+    let params: Vec<engram::Params> =
+        (0..1000).map(|i| engram::Params::from([("u".to_owned(), engram::QueryValue::String(format!("u{}", i * 97 % 100_000)))])).collect();
+    let mut at = 0;
+    let mut next = || {
+        at = (at + 1) % params.len();
+        &params[at]
+    };
+    c.bench_function("query_lookup_by_property", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity {uuid: $u}) RETURN n.i", next()).expect("runs")));
+    });
+    c.bench_function("query_scan_by_property", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE coalesce(n.uuid, 0) = $u RETURN n.i", next()).expect("runs")));
+    });
+    c.bench_function("query_merge_existing_by_property", |b| {
+        b.iter(|| black_box(db.query("default", "MERGE (n:Entity {uuid: $u}) RETURN n.i", next()).expect("runs")));
+    });
+}
+
 #[allow(missing_docs)] // Reason: criterion_group! generates an undocumented public fn.
 mod group {
-    criterion::criterion_group!(core, super::benches, super::write_benches);
+    criterion::criterion_group!(core, super::benches, super::write_benches, super::property_benches);
 }
 criterion_main!(group::core);

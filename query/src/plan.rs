@@ -164,7 +164,18 @@ pub struct NodeTest {
     pub props: Vec<(Arc<str>, CExpr)>,
 }
 
+/// The node keys that read an entity's memory fields rather than stored properties, where
+/// nothing else was written under them (so no property index answers for them).
+pub const NODE_FIELDS: [&str; 4] = ["id", "name", "aliases", "created_at"];
+
 impl NodeTest {
+    /// Whether a scan with this test is a lookup in the engine's property index: an equality on
+    /// a stored property (not one of the memory fields `id`, `name`, `aliases`, `created_at`)
+    /// with a parameter, a constant or a bound variable, none of which can fail to evaluate.
+    pub fn looks_up(&self) -> bool {
+        self.props.iter().any(|(k, e)| !NODE_FIELDS.contains(&&**k) && matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)))
+    }
+
     /// No label and no property: every node passes.
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.props.is_empty()
@@ -493,6 +504,7 @@ impl Op {
     /// The operator's name in a plan.
     pub fn name(&self) -> &'static str {
         match self {
+            Op::ScanNodes { test, .. } if test.looks_up() => "NodeByPropertyLookup",
             Op::ScanNodes { test, .. } if test.labels.is_empty() => "AllNodesScan",
             Op::ScanNodes { .. } => "NodeByLabelScan",
             Op::SeekNode { .. } => "NodeByIdSeek",

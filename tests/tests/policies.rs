@@ -114,12 +114,18 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "CALL engram.search.text('zebracanary router', 10) YIELD relationship RETURN relationship",
         "CALL engram.neighbors('router') YIELD relationship RETURN relationship.text",
         "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
+        // Lookups in the property index: bob's rows are no candidates either.
+        "MATCH (n {tenant: 'bob'}) RETURN n.name, n.tenant",
+        "MATCH (n:Project {tenant: 'bob'}) RETURN count(n)",
+        "MATCH (n) WHERE n.tenant = 'bob' RETURN n.name",
     ] {
         let seen = rows(&scope, q).join("\n").to_lowercase();
         assert!(!seen.contains(CANARY) && !seen.contains("bob") && !seen.contains("funds") && !seen.contains("project"), "{q}: {seen}");
     }
     assert_eq!(rows(&scope, "MATCH ()-[c]->() RETURN count(c)"), ["Int(2)"]);
     assert_eq!(rows(&scope, "MATCH (n) RETURN count(n)"), ["Int(3)"]);
+    assert_eq!(rows(&scope, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(0)"]);
+    assert_eq!(rows(&scope, "MATCH (n {tenant: 'ann'}) RETURN n.name"), ["Ann"]);
     assert_eq!(rows(&scope, "CALL db.meta.stats() YIELD relCount, nodeCount RETURN relCount, nodeCount"), ["Int(2)|Int(3)"]);
     // Recall packs no hidden fact.
     let recalled = ws.recall(&RecallQuery::new("router modem budget zebracanary")).unwrap();
@@ -128,6 +134,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     // A principal without the role sees everything: the checks above are not vacuous.
     let owner = db.scope(Arc::new(Principal::named("owner").grant(WS, Access::Admin, true)));
     assert_eq!(rows(&owner, "MATCH ()-[c]->() RETURN count(c)"), ["Int(5)"]);
+    assert_eq!(rows(&owner, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(2)"]);
     assert!(rows(&owner, "MATCH ()-[c]->() RETURN c.text").join(" ").contains(CANARY));
     // bob, under the same policies, sees his own and the shared rows, not ann's.
     let bob_scope = db.scope(agent("bob"));

@@ -132,6 +132,30 @@ impl<'a> Graph<'_, 'a> {
         out
     }
 
+    /// The visible nodes that may hold `want` under `key` (ascending, to be tested like scanned
+    /// ones), from the property index; `None` when it cannot answer: a memory field's key (its
+    /// value is not a stored property), a value it does not index, or a masked view.
+    pub fn nodes_with_prop(&self, key: &str, want: &Val) -> Option<Vec<EntityId>> {
+        use crate::index::propindex::Scalar;
+        if engram_query::plan::NODE_FIELDS.contains(&key) {
+            return None;
+        }
+        let s = match want {
+            // `{k: null}` matches nothing.
+            Val::Null => return Some(Vec::new()),
+            Val::Int(i) => Scalar::Int(*i),
+            Val::Float(f) if f.is_nan() => return Some(Vec::new()),
+            Val::Float(f) => Scalar::float(*f)?,
+            Val::Bool(b) => Scalar::Bool(*b),
+            Val::Str(s) => Scalar::Str(s),
+            Val::Temporal(t) => Scalar::Temporal(t),
+            _ => return None,
+        };
+        let mut out = self.view.entities_with_prop(key, s)?;
+        out.retain(|e| self.node_visible(*e));
+        Some(out)
+    }
+
     /// The visible relationships of type `rel_type` (as `WorkspaceView::rel_type_ids` names
     /// it), in id order.
     pub fn rels_with_type(&self, rel_type: &str) -> Vec<ClaimId> {

@@ -190,16 +190,39 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// `ScanNodes`: each input row with each node carrying `test`'s first label (every node
     /// when it has none) that passes `test` and `filter`.
     fn scan(&self, slot: usize, test: &NodeTest, filter: Option<&CExpr>, rows: Vec<Row>) -> Fallible<Vec<Row>> {
-        let candidates = match test.labels.first() {
-            Some(l) => self.graph.nodes_with_label(l),
-            None => self.graph.nodes(),
-        };
+        let mut scanned: Option<Vec<EntityId>> = None;
         let mut out = Vec::new();
         for row in rows {
+            if let Some(found) = self.indexed_nodes(test, &row) {
+                // Every test runs on each, the labels included.
+                self.bind_each(&found, slot, (test, 0), filter, &row, &mut out)?;
+                continue;
+            }
+            let candidates = scanned.get_or_insert_with(|| match test.labels.first() {
+                Some(l) => self.graph.nodes_with_label(l),
+                None => self.graph.nodes(),
+            });
             // The label scanned for needs no test on its nodes.
-            self.bind_each(&candidates, slot, (test, 1), filter, &row, &mut out)?;
+            self.bind_each(candidates, slot, (test, 1), filter, &row, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// The nodes the property index gives for one of `test`'s properties whose wanted value is a
+    /// parameter, a constant or a bound variable (`NodeTest::looks_up`: nothing that could fail
+    /// to evaluate, so no error appears that a scan of no candidates would not raise): the same
+    /// nodes a scan would test, fewer. `None` when no property of the test can be looked up.
+    fn indexed_nodes(&self, test: &NodeTest, row: &[Val]) -> Option<Vec<EntityId>> {
+        if !test.looks_up() {
+            return None;
+        }
+        test.props.iter().find_map(|(k, e)| {
+            let want = match e {
+                CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_) => self.eval_ref(e, row).ok()?,
+                _ => return None,
+            };
+            self.graph.nodes_with_prop(k, &want)
+        })
     }
 
     /// One row per node of `candidates` passing `test` (its labels from the given one on) and

@@ -3,7 +3,8 @@
 //!
 //! - a label scan reads the label with the fewest nodes first (the rest are tests);
 //! - a single hop between two unbound labelled nodes starts from the side with fewer nodes,
-//!   walking the relationship the other way.
+//!   walking the relationship the other way; a side the property index looks up (an equality on
+//!   a stored property) counts as one node.
 //!
 //! The logical plan is returned as is (borrowed) when no choice changes it.
 
@@ -18,13 +19,15 @@ use crate::read::view::WorkspaceView;
 /// The operators to run for `ops` on `view`.
 pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op]> {
     let Some(Op::ScanNodes { test, .. }) = ops.first() else { return Cow::Borrowed(ops) };
-    if test.labels.is_empty() {
+    if test.labels.is_empty() && !matches!(ops.get(1), Some(Op::Expand(hop) | Op::CountExpand { hop, .. }) if hop.to_test.looks_up()) {
         return Cow::Borrowed(ops);
     }
-    let count = |labels: &[Arc<str>]| labels.iter().map(|l| view.label_estimate(l)).min().unwrap_or(u64::MAX);
+    let labelled = |labels: &[Arc<str>]| labels.iter().map(|l| view.label_estimate(l)).min().unwrap_or(u64::MAX);
+    // A side the property index looks up counts as one node.
+    let count = |t: &NodeTest| if t.looks_up() { 1 } else { labelled(&t.labels) };
     let mut out: Option<Vec<Op>> = None;
     if let (Op::ScanNodes { slot, test }, Some(Op::Expand(hop) | Op::CountExpand { hop, .. })) = (&ops[0], ops.get(1)) {
-        if reversible(*slot, hop, ops) && count(&hop.to_test.labels) < count(&test.labels) {
+        if reversible(*slot, hop, ops) && count(&hop.to_test) < count(test) {
             let mut v = ops.to_vec();
             let back = Hop {
                 from: hop.to,
@@ -71,7 +74,7 @@ fn reversible(slot: usize, hop: &Hop, ops: &[Op]) -> bool {
         && hop.length.is_none()
         && !hop.reach
         && hop.distinct_from.is_empty()
-        && !hop.to_test.labels.is_empty()
+        && (!hop.to_test.labels.is_empty() || hop.to_test.looks_up())
         && hop.to_test.props.iter().chain(&hop.rel_props).all(|(_, e)| !reads_node(e, slot, hop.to))
         && hop.rel_predicate.as_ref().is_none_or(|e| !reads_node(e, slot, hop.to))
         && !ops.iter().any(|o| matches!(o, Op::BindPath(_)))

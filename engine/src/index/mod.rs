@@ -14,6 +14,7 @@ pub mod cow;
 pub mod graph;
 pub mod kernels;
 pub mod keyindex;
+pub mod propindex;
 pub mod recency;
 pub mod runs;
 pub mod strvec;

@@ -74,6 +74,16 @@ impl<'a> WorkspaceView<'a> {
         self.st.entities.props.get(&e.0)?.get(key)
     }
 
+    /// The entities that may hold `value` under the stored property `key` (ascending; each to be
+    /// tested, as a scanned one would be). `None` where a lookup cannot stand in for a scan: a
+    /// masked view (its values are not the stored ones).
+    pub fn entities_with_prop(&self, key: &str, value: crate::index::propindex::Scalar<'_>) -> Option<Vec<EntityId>> {
+        if self.masked.is_some() {
+            return None;
+        }
+        Some(self.st.entities.with_prop(self.ws, key, value).into_iter().map(EntityId).collect())
+    }
+
     /// The entity's labels: its type (none when its type is the empty name) and the labels
     /// written after it.
     pub fn entity_labels(&self, e: EntityId) -> Vec<TypeId> {

@@ -12,6 +12,7 @@ use crate::index::bitmap::IdSet;
 use crate::index::cow::CowVec;
 use crate::index::graph::{build_base, initial_dirty, Base, Graph};
 use crate::index::keyindex::{key_hash, KeyIndex};
+use crate::index::propindex::{prop_hash, Scalar};
 use crate::index::strvec::StrVec;
 use crate::index::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
@@ -216,6 +217,9 @@ pub struct Entities {
     pub by_ext: KeyIndex,
     /// `key_hash(ws, name_key(name or alias))` → entity.
     pub by_name: KeyIndex,
+    /// `prop_hash(ws, key, value)` → entity, for every indexable property value written (kept by
+    /// `set_props`; a value overwritten stays as a stale candidate, which readers test away).
+    pub by_prop: KeyIndex,
     /// Entity merges, oldest first; an undone merge stays listed (history).
     pub merges: CowVec<MergeRecord>,
     /// A merged-away entity → its merge in `merges`, until the merge is undone.
@@ -257,12 +261,37 @@ impl Entities {
         }
         match props {
             Some(p) => {
+                let ws = *self.ws.get(e as usize);
+                let before = self.props.get(&e).cloned();
+                for (k, v) in &p {
+                    // A value already indexed under its key is not added twice.
+                    if before.as_ref().is_some_and(|b| b.get(k) == Some(v)) {
+                        continue;
+                    }
+                    if let Some(s) = Scalar::of_value(v) {
+                        self.by_prop.insert(prop_hash(ws, k, s), e);
+                    }
+                }
                 self.props.insert(e, Arc::new(p));
             }
             None => {
                 self.props.remove(&e);
             }
         }
+    }
+
+    /// The entities of `ws` that may hold `value` under `key` (candidates: each in `ws` and not
+    /// erased, ascending, once; the value itself is for the caller to test).
+    pub fn with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.by_prop.candidates(prop_hash(ws, key, value), |e| {
+            if *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0 {
+                out.push(e);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Number of rows (including deleted and erased).

@@ -1,0 +1,103 @@
+//! The hash of a property's value, for the index from `(workspace, key, value)` to the elements
+//! holding it (`Entities::by_prop`): what makes `MATCH (n:L {k: $v})` a lookup, not a scan.
+//!
+//! Two values the language calls equal hash alike: a float with an integral value hashes as that
+//! integer (`1 = 1.0`), and a temporal value as its text (equal temporal values are the same
+//! value). Lists, maps and NaN are not indexed (a lookup by one scans). Entries are candidates:
+//! the caller tests each one's value, so a stale entry (a value overwritten) is harmless.
+
+use crate::ids::WorkspaceId;
+use crate::temporal::Temporal;
+use crate::value::Value;
+
+/// An indexable property value.
+#[derive(Clone, Copy, Debug)]
+pub enum Scalar<'a> {
+    /// An integer, or a float with an integral value in the integers' range.
+    Int(i64),
+    /// Any other float but NaN (its bits, `-0.0` being `0`).
+    Float(u64),
+    Bool(bool),
+    Str(&'a str),
+    Temporal(&'a Temporal),
+}
+
+impl<'a> Scalar<'a> {
+    /// The number `f` as the language compares it with integers.
+    pub fn float(f: f64) -> Option<Scalar<'a>> {
+        if f.is_nan() {
+            return None;
+        }
+        // The integers' range, exactly: -2^63 ≤ f < 2^63.
+        if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+            #[allow(clippy::cast_possible_truncation)] // Reason: integral and in range, checked above.
+            return Some(Scalar::Int(f as i64));
+        }
+        Some(Scalar::Float(f.to_bits()))
+    }
+
+    /// A stored value's scalar; `None` for what is not indexed.
+    pub fn of_value(v: &'a Value) -> Option<Scalar<'a>> {
+        match v {
+            Value::Int(i) => Some(Scalar::Int(*i)),
+            Value::Float(f) => Scalar::float(*f),
+            Value::Bool(b) => Some(Scalar::Bool(*b)),
+            Value::Str(s) => Some(Scalar::Str(s)),
+            Value::Temporal(t) => Some(Scalar::Temporal(t)),
+            Value::Null | Value::List(_) | Value::Floats(_) | Value::Map(_) => None,
+        }
+    }
+}
+
+/// The 32-bit hash of `key` holding `value` in workspace `ws`.
+pub fn prop_hash(ws: WorkspaceId, key: &str, value: Scalar<'_>) -> u32 {
+    let mut bytes: Vec<u8> = Vec::with_capacity(key.len() + 24);
+    bytes.extend_from_slice(key.as_bytes());
+    // The key ends at a byte no UTF-8 text holds.
+    bytes.push(0xFF);
+    match value {
+        Scalar::Int(i) => {
+            bytes.push(b'i');
+            bytes.extend_from_slice(&i.to_le_bytes());
+        }
+        Scalar::Float(bits) => {
+            bytes.push(b'f');
+            bytes.extend_from_slice(&bits.to_le_bytes());
+        }
+        Scalar::Bool(b) => bytes.extend_from_slice(if b { b"bt" } else { b"bf" }),
+        Scalar::Str(s) => {
+            bytes.push(b's');
+            bytes.extend_from_slice(s.as_bytes());
+        }
+        Scalar::Temporal(t) => {
+            bytes.push(b't');
+            bytes.extend_from_slice(t.to_string().as_bytes());
+        }
+    }
+    crate::index::keyindex::key_hash_bytes(ws, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Equal numbers hash alike: an integer and the float of its value where one exists.
+        #[test]
+        fn equal_numbers_hash_alike(i in any::<i64>(), f in any::<f64>()) {
+            let ws = WorkspaceId(1);
+            let h = |s: Option<Scalar<'_>>| s.map(|s| prop_hash(ws, "k", s));
+            #[allow(clippy::cast_precision_loss)] // Reason: the point of the test.
+            let as_float = i as f64;
+            // The float equals the integer exactly only when converting it back gives the integer.
+            #[allow(clippy::cast_possible_truncation)]
+            if as_float.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&as_float) && as_float as i64 == i {
+                prop_assert_eq!(h(Some(Scalar::Int(i))), h(Scalar::float(as_float)));
+            }
+            prop_assert_eq!(h(Scalar::float(0.0)), h(Scalar::float(-0.0)));
+            prop_assert_eq!(h(Scalar::float(f)), h(Scalar::float(f)));
+            prop_assert!(Scalar::float(f64::NAN).is_none());
+        }
+    }
+}
