@@ -73,6 +73,7 @@ impl Snapshot {
             + (e.updated_at.len() + e.props.len() + e.last_event.len()) * SPARSE_ENTRY_BYTES
             + e.by_ext.heap_bytes()
             + e.by_name.heap_bytes()
+            + e.by_prop.heap_bytes()
             + entity_bitmaps
             + csr_offsets
             + st.graph.dirty.len().div_ceil(8);
@@ -90,6 +91,7 @@ impl Snapshot {
             + c.evidence_head.heap_bytes()
             + (c.updated_at.len() + c.expires_at.len() + c.superseded_by.len() + c.last_event.len()) * SPARSE_ENTRY_BYTES
             + c.by_ext.heap_bytes()
+            + c.by_prop.heap_bytes()
             + claim_bitmaps
             + csr_edges
             + st.graph.hier.iter().map(|(_, adj)| adj[0].heap_bytes() + adj[1].heap_bytes()).sum::<usize>()

@@ -164,6 +164,17 @@ pub struct NodeTest {
     pub props: Vec<(Arc<str>, CExpr)>,
 }
 
+/// The relationship keys that read a claim's memory fields rather than stored properties.
+pub const REL_FIELDS: [&str; 7] = ["id", "text", "confidence", "state", "valid_from", "valid_until", "recorded_at"];
+
+impl Hop {
+    /// Whether the hop's relationship can be looked up in the engine's property index: an
+    /// equality on a stored property with a parameter, a constant or a bound variable.
+    pub fn looks_up(&self) -> bool {
+        self.rel_props.iter().any(|(k, e)| !REL_FIELDS.contains(&&**k) && matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)))
+    }
+}
+
 /// The node keys that read an entity's memory fields rather than stored properties, where
 /// nothing else was written under them (so no property index answers for them).
 pub const NODE_FIELDS: [&str; 4] = ["id", "name", "aliases", "created_at"];
@@ -292,6 +303,18 @@ pub enum Op {
     },
     /// For each row, one row per match of the hop.
     Expand(Box<Hop>),
+    /// `ScanNodes { slot, test }` then `Expand(hop)` from it, found from the relationship: the
+    /// relationships the engine's property index gives for one of the hop's properties, each
+    /// from an end node that passes `test`, then the hop's own tests as `Expand` makes them.
+    /// Made only by the engine's physical step (`Hop::looks_up`), never by the planner.
+    SeekRels {
+        /// The start node's slot.
+        slot: usize,
+        /// What the start node must pass.
+        test: NodeTest,
+        /// The hop (one relationship, from `slot`).
+        hop: Box<Hop>,
+    },
     /// An expand whose rows only a keyless `count` reads: counts the matches per input row and
     /// yields one row with the sum in `slot` (Expand + Aggregate fused).
     CountExpand {
@@ -512,6 +535,7 @@ impl Op {
             Op::CheckNode { .. } => "NodeFilter",
             Op::CountExpand { hop, .. } if hop.reach => "BreadthFirstReachCount",
             Op::CountExpand { .. } => "ExpandCount",
+            Op::SeekRels { .. } => "RelationshipByPropertyLookup",
             Op::Expand(h) if h.shortest == Some(Shortest::One) => "ShortestPath",
             Op::Expand(h) if h.shortest == Some(Shortest::All) => "AllShortestPaths",
             Op::Expand(h) if h.reach => "BreadthFirstReach",
@@ -558,6 +582,25 @@ impl Op {
             | Op::SeekNodeByIdentity { slot, test: t, .. }
             | Op::CheckNode { slot, test: t } => {
                 format!("({}{})", slots(*slot), test(t))
+            }
+            Op::SeekRels { slot, test: t, hop: h } => {
+                let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
+                let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };
+                let keys: Vec<&str> = h.rel_props.iter().map(|(k, _)| k.as_ref()).collect();
+                let (l, r) = match h.direction {
+                    Direction::Out => ("-", "->"),
+                    Direction::In => ("<-", "-"),
+                    Direction::Both => ("-", "-"),
+                };
+                format!(
+                    "({}{}){l}[{}{types} {{{}}}]{r}({}{})",
+                    slots(*slot),
+                    test(t),
+                    slots(h.rel),
+                    keys.join(", "),
+                    slots(h.to),
+                    test(&h.to_test)
+                )
             }
             Op::Expand(h) | Op::CountExpand { hop: h, .. } => {
                 let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();

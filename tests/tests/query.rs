@@ -1518,6 +1518,69 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+    /// A relationship looked up by a property (`()-[r:T {k: $v}]->()`, found from the
+    /// relationship) gives exactly the rows the scan and expand it replaces give: every
+    /// direction, with and without a type, a start label and a target label, loops included,
+    /// after overwrites, removals and deletes, now and as of before them.
+    #[test]
+    fn relationship_lookups_equal_scans(
+        labels in prop::collection::vec(any::<bool>(), 2..8),
+        rels in prop::collection::vec((0usize..8, 0usize..8, any::<bool>(), indexed_value(false)), 1..20),
+        changes in prop::collection::vec((0usize..20, prop::option::of(indexed_value(false)), any::<bool>()), 0..8),
+        want in indexed_value(true),
+    ) {
+        let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-01-01T00:00:00Z").expect("time")));
+        let db = Database::with_config(engram::Config { clock: clock.clone(), ..engram::Config::default() });
+        for a in &labels {
+            db.query("default", if *a { "CREATE (:A)" } else { "CREATE (:B)" }, &Params::new()).expect("node");
+        }
+        let n = labels.len();
+        for (s, o, r, v) in &rels {
+            let mut p = Params::new();
+            p.insert("s".to_owned(), QueryValue::Int((*s % n) as i64));
+            p.insert("o".to_owned(), QueryValue::Int((*o % n) as i64));
+            p.insert("v".to_owned(), v.clone());
+            let t = if *r { "R" } else { "S" };
+            db.query("default", &format!("MATCH (a), (b) WHERE id(a) = $s AND id(b) = $o CREATE (a)-[:{t} {{k: $v}}]->(b)"), &p).expect("rel");
+        }
+        clock.advance_seconds(10);
+        for (i, v, delete) in &changes {
+            let mut p = Params::new();
+            p.insert("i".to_owned(), QueryValue::Int((*i % rels.len()) as i64));
+            let q = match (delete, v) {
+                (true, _) => "MATCH ()-[r]->() WHERE id(r) = $i DELETE r",
+                (false, None) => "MATCH ()-[r]->() WHERE id(r) = $i REMOVE r.k",
+                (false, Some(v)) => {
+                    p.insert("v".to_owned(), v.clone());
+                    "MATCH ()-[r]->() WHERE id(r) = $i SET r.k = $v"
+                }
+            };
+            db.query("default", q, &p).expect("change");
+        }
+        let mut p = Params::new();
+        p.insert("v".to_owned(), want.clone());
+        let shapes = [
+            ("(a)", "-", "->", ":R", "(b)"),
+            ("(a:A)", "<-", "-", ":R", "(b)"),
+            ("(a)", "-", "-", "", "(b:B)"),
+            ("(a:B)", "-", "-", ":R|S", "(b:A)"),
+            ("(a)", "-", "->", "", "(b)"),
+        ];
+        for when in ["", "AS OF '2030-01-01T00:00:05Z' "] {
+            for (from, l, r, t, to) in shapes {
+                let looked = format!("{when}MATCH {from}{l}[e{t} {{k: $v}}]{r}{to} RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
+                let plan = db.query("default", &format!("EXPLAIN {looked}"), &p).expect("explain").plan.unwrap_or_default();
+                prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
+                let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.k, null) = $v RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
+                let (x, y) = (db.query("default", &looked, &p).expect("lookup").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                prop_assert_eq!(x, y, "{}", looked);
+            }
+        }
+    }
+}
+
 /// The property index is rebuilt from a checkpoint and the WAL on open, keeps workspaces apart,
 /// and is not used where it cannot stand in for a scan (a field's key, a list value).
 #[test]
@@ -1541,6 +1604,8 @@ fn property_lookups_survive_reopen_and_keep_workspaces_apart() {
             let offset = if ws == "a" { 0 } else { 100 };
             let q = format!("UNWIND range(0, 9) AS i CREATE (:E {{uuid: 'u' + toString(i), i: i + {offset}}})");
             db.query(ws, &q, &Params::new()).expect("create");
+            let q = format!("CREATE (:F)-[:R {{uuid: 'r1', i: {offset}}}]->(:F), (:F)-[:R {{uuid: 'r2'}}]->(:F)");
+            db.query(ws, &q, &Params::new()).expect("create");
         }
         db.checkpoint().expect("checkpoint");
         // After the checkpoint: an overwrite, a removal, a new node, a delete (the WAL's tail).
@@ -1552,6 +1617,10 @@ fn property_lookups_survive_reopen_and_keep_workspaces_apart() {
     };
     let db = Database::open(dir.path()).expect("reopen");
     assert_eq!((uuids(&db, "a"), uuids(&db, "b")), before);
+    // Relationships too, each workspace its own.
+    for (ws, want) in [("a", 0), ("b", 100)] {
+        assert_eq!(db.query(ws, "MATCH ()-[r:R {uuid: 'r1'}]->() RETURN r.i", &Params::new()).expect("lookup").rows, vec![vec![i(want)]]);
+    }
     let (a, b) = before;
     assert_eq!(
         (a[0].clone(), a[1].clone(), a[2].clone(), a[10].clone(), a[11].clone()),

@@ -37,6 +37,32 @@ impl Graph<'_, '_> {
     }
 }
 
+/// What the property index makes of a wanted value.
+enum Wanted<'v> {
+    /// Nothing equals it (null, NaN).
+    Nothing,
+    /// Look it up.
+    Key(crate::index::propindex::Scalar<'v>),
+    /// The index does not hold its kind (lists, maps, graph values): scan.
+    Unindexed,
+}
+
+fn scalar(want: &Val) -> Wanted<'_> {
+    use crate::index::propindex::Scalar;
+    Wanted::Key(match want {
+        Val::Null => return Wanted::Nothing,
+        Val::Int(i) => Scalar::Int(*i),
+        Val::Float(f) => match Scalar::float(*f) {
+            Some(s) => s,
+            None => return Wanted::Nothing,
+        },
+        Val::Bool(b) => Scalar::Bool(*b),
+        Val::Str(s) => Scalar::Str(s),
+        Val::Temporal(t) => Scalar::Temporal(t),
+        _ => return Wanted::Unindexed,
+    })
+}
+
 /// The statement clock at `t`, in nanoseconds.
 pub(crate) fn clock_at(t: Timestamp) -> i128 {
     i128::from(t.0) * 1000
@@ -136,23 +162,30 @@ impl<'a> Graph<'_, 'a> {
     /// ones), from the property index; `None` when it cannot answer: a memory field's key (its
     /// value is not a stored property), a value it does not index, or a masked view.
     pub fn nodes_with_prop(&self, key: &str, want: &Val) -> Option<Vec<EntityId>> {
-        use crate::index::propindex::Scalar;
         if engram_query::plan::NODE_FIELDS.contains(&key) {
             return None;
         }
-        let s = match want {
-            // `{k: null}` matches nothing.
-            Val::Null => return Some(Vec::new()),
-            Val::Int(i) => Scalar::Int(*i),
-            Val::Float(f) if f.is_nan() => return Some(Vec::new()),
-            Val::Float(f) => Scalar::float(*f)?,
-            Val::Bool(b) => Scalar::Bool(*b),
-            Val::Str(s) => Scalar::Str(s),
-            Val::Temporal(t) => Scalar::Temporal(t),
-            _ => return None,
+        let mut out = match scalar(want) {
+            Wanted::Key(s) => self.view.entities_with_prop(key, s)?,
+            Wanted::Nothing => Vec::new(),
+            Wanted::Unindexed => return None,
         };
-        let mut out = self.view.entities_with_prop(key, s)?;
         out.retain(|e| self.node_visible(*e));
+        Some(out)
+    }
+
+    /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
+    /// `nodes_with_prop`.
+    pub fn rels_with_prop(&self, key: &str, want: &Val) -> Option<Vec<ClaimId>> {
+        if engram_query::plan::REL_FIELDS.contains(&key) {
+            return None;
+        }
+        let mut out = match scalar(want) {
+            Wanted::Key(s) => self.view.claims_with_prop(key, s)?,
+            Wanted::Nothing => Vec::new(),
+            Wanted::Unindexed => return None,
+        };
+        out.retain(|c| self.view.claim_visible(*c, &self.vis));
         Some(out)
     }
 

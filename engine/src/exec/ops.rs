@@ -365,6 +365,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 _ => Ok(false),
             })?,
             Op::Expand(hop) => self.expand(hop, rows)?,
+            Op::SeekRels { slot, test, hop } => self.seek_rels(*slot, test, hop, rows)?,
             Op::CountExpand { hop, slot } => {
                 let n = self.count_expand(hop, &rows)?;
                 // One row with the count alone (the input's first row's storage, when there is one).
@@ -620,6 +621,55 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             Ok(out)
         }
+    }
+
+    /// `SeekRels`: per row, the relationships the property index gives for the hop, each from
+    /// an end that passes the scan's `test`, then the hop's tests as `expand_one` makes them. A
+    /// row the index cannot answer (a masked view) runs as the scan and expand it stands for.
+    fn seek_rels(&self, slot: usize, test: &NodeTest, hop: &Hop, rows: Vec<Row>) -> Fallible<Vec<Row>> {
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for row in rows {
+            let Some(found) = self.indexed_rels(slot, hop, &row) else {
+                let scanned = self.scan(slot, test, None, vec![row])?;
+                out.extend(self.expand(hop, scanned)?);
+                continue;
+            };
+            for (i, c) in found.into_iter().enumerate() {
+                if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
+                    self.check()?;
+                }
+                let Some((s, o)) = self.graph.endpoints(c) else { continue };
+                for from in if s == o { vec![s] } else { vec![s, o] } {
+                    if !self.graph.node_visible(from) || !self.node_passes_in(from, (test, 0), &row, None)? {
+                        continue;
+                    }
+                    let mut r = row.clone();
+                    r[slot] = Val::Node(from);
+                    for edge in expander.edges_of_claim(c, from) {
+                        if second_sight(hop, from, &edge) || !self.rel_passes(c, hop, &mut r)? || !self.target_ok(hop, edge.neighbor, &r)? {
+                            continue;
+                        }
+                        let mut x = r.clone();
+                        x[hop.rel] = Val::Rel(c);
+                        x[hop.to] = Val::Node(edge.neighbor);
+                        out.push(x);
+                        if out.len() > self.rows_max() {
+                            return Err(limit("rows_max", self.rows_max(), "an intermediate result").into());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The relationships the property index gives for one of `hop`'s properties (`rel_lookup`).
+    fn indexed_rels(&self, slot: usize, hop: &Hop, row: &[Val]) -> Option<Vec<ClaimId>> {
+        hop.rel_props.iter().filter(|(k, e)| rel_lookup(slot, hop, k, e)).find_map(|(k, e)| {
+            let want = self.eval_ref(e, row).ok()?;
+            self.graph.rels_with_prop(k, &want)
+        })
     }
 
     fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Fallible<bool> {
@@ -1004,6 +1054,18 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 
 /// Whether `edge` of `node` is an undirected self-loop's second appearance: the expander yields
 /// a self-loop once per direction, and it is one relationship.
+/// Whether the hop's property `k = e` can be looked up before the hop from the scan in `slot` is
+/// made: `Hop::looks_up`'s kind of value, and no slot the hop binds (their values exist only
+/// during the expand it replaces).
+pub(crate) fn rel_lookup(slot: usize, hop: &Hop, k: &str, e: &CExpr) -> bool {
+    !engram_query::plan::REL_FIELDS.contains(&k)
+        && match e {
+            CExpr::Slot(s) => ![slot, hop.rel, hop.to].contains(s),
+            CExpr::Param(_) | CExpr::Const(_) => true,
+            _ => false,
+        }
+}
+
 fn second_sight(hop: &Hop, node: EntityId, edge: &crate::read::expand::EdgeRow) -> bool {
     engine_dir(hop.direction) == Direction::Both && edge.neighbor == node && edge.direction == Direction::In
 }

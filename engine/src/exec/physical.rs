@@ -19,7 +19,9 @@ use crate::read::view::WorkspaceView;
 /// The operators to run for `ops` on `view`.
 pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op]> {
     let Some(Op::ScanNodes { test, .. }) = ops.first() else { return Cow::Borrowed(ops) };
-    if test.labels.is_empty() && !matches!(ops.get(1), Some(Op::Expand(hop) | Op::CountExpand { hop, .. }) if hop.to_test.looks_up()) {
+    if test.labels.is_empty()
+        && !matches!(ops.get(1), Some(Op::Expand(hop) | Op::CountExpand { hop, .. }) if hop.to_test.looks_up() || hop.looks_up())
+    {
         return Cow::Borrowed(ops);
     }
     let labelled = |labels: &[Arc<str>]| labels.iter().map(|l| view.label_estimate(l)).min().unwrap_or(u64::MAX);
@@ -58,6 +60,27 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
                 let scan = Op::ScanNodes { slot: *slot, test: NodeTest { labels, props: test.props.clone() } };
                 out.get_or_insert_with(|| ops.to_vec())[0] = scan;
             }
+        }
+    }
+    // A single hop whose relationship the property index looks up starts from the relationship,
+    // unless the scan looks up its node.
+    let (first, second) = match &out {
+        Some(v) => (&v[0], v.get(1)),
+        None => (&ops[0], ops.get(1)),
+    };
+    if let (Op::ScanNodes { slot, test }, Some(Op::Expand(hop))) = (first, second) {
+        if hop.from == *slot
+            && hop.to != *slot
+            && !hop.to_bound
+            && hop.length.is_none()
+            && !hop.reach
+            && hop.shortest.is_none()
+            && hop.distinct_from.is_empty()
+            && !test.looks_up()
+            && hop.rel_props.iter().any(|(k, e)| super::ops::rel_lookup(*slot, hop, k, e))
+        {
+            let seek = Op::SeekRels { slot: *slot, test: test.clone(), hop: hop.clone() };
+            out.get_or_insert_with(|| ops.to_vec()).splice(0..2, [seek]);
         }
     }
     out.map_or(Cow::Borrowed(ops), Cow::Owned)

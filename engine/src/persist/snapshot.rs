@@ -557,6 +557,7 @@ fn decode_elements(st: &mut State, a: &ArchivedAddedV3) -> Result<(), DecodeErro
         let props = postcard::from_bytes(&row.1).map_err(|_| DecodeError("claim properties do not decode"))?;
         st.claims.props.insert(c, Arc::new(props));
     }
+    st.rebuild_claim_prop_index();
     let (types, preds) = (st.catalog.types.len(), st.catalog.predicates.len());
     for row in a.vocab.iter() {
         let preds_ok = |ps: &rkyv::vec::ArchivedVec<rkyv::rend::u16_le>| ps.iter().all(|p| usize::from(p.to_native()) < preds);

@@ -84,6 +84,15 @@ impl<'a> WorkspaceView<'a> {
         Some(self.st.entities.with_prop(self.ws, key, value).into_iter().map(EntityId).collect())
     }
 
+    /// The claims that may hold `value` under the stored property `key` (as
+    /// `entities_with_prop`).
+    pub fn claims_with_prop(&self, key: &str, value: crate::index::propindex::Scalar<'_>) -> Option<Vec<ClaimId>> {
+        if self.masked.is_some() {
+            return None;
+        }
+        Some(self.st.claims_with_prop(self.ws, key, value).into_iter().map(ClaimId).collect())
+    }
+
     /// The entity's labels: its type (none when its type is the empty name) and the labels
     /// written after it.
     pub fn entity_labels(&self, e: EntityId) -> Vec<TypeId> {

@@ -80,6 +80,31 @@ impl<'a> Expander<'a> {
         it
     }
 
+    /// The edges claim `c` makes at its end `from`, as `edges(from)` gives them: none when
+    /// either is not visible here or its predicate is not followed, two for a loop followed both
+    /// ways. What a lookup of the claim by property expands instead of all of `from`'s edges.
+    pub fn edges_of_claim(&self, c: ClaimId, from: EntityId) -> Vec<EdgeRow> {
+        let st = self.st;
+        let seen = st.entities.ws.try_get(from.index()).is_some_and(|w| *w == self.ws) && self.vis.entity(st, from.0);
+        if !seen || c.index() >= st.claims.len() || !self.vis.claim(st, c.0) {
+            return Vec::new();
+        }
+        let pred = *st.claims.pred.get(c.index());
+        if self.preds.as_ref().is_some_and(|ps| ps.binary_search(&pred).is_err()) {
+            return Vec::new();
+        }
+        let (s, o) = (*st.claims.subject.get(c.index()), *st.claims.object.get(c.index()));
+        let row = |neighbor: u32, direction| EdgeRow { claim: c, predicate: PredicateId(pred), neighbor: EntityId(neighbor), direction };
+        self.dirs
+            .iter()
+            .filter_map(|d| match d {
+                0 if s == from.0 => Some(row(o, Direction::Out)),
+                1 if o == from.0 => Some(row(s, Direction::In)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// How many visible edges `e` has (for estimates and `size()`-like questions).
     pub fn degree(&self, e: EntityId) -> usize {
         self.edges(e).count()

@@ -364,8 +364,10 @@ pub struct Claims {
     pub by_ext: KeyIndex,
     /// Replacement → the claims it superseded.
     pub supersedes: crate::pmap::PMap<u32, Arc<[ClaimId]>>,
-    /// Typed properties written by the query language.
+    /// Typed properties written by the query language (set through `State::set_claim_props`).
     pub props: crate::pmap::PMap<u32, Arc<Properties>>,
+    /// `prop_hash(ws, key, value)` → claim, as `Entities::by_prop`.
+    pub by_prop: KeyIndex,
     /// Its own tags (`crate::tags`; the tags of its evidence's messages join them when read).
     pub tags: crate::pmap::PMap<u32, Arc<Tags>>,
 }
@@ -752,6 +754,52 @@ impl State {
     #[inline]
     pub fn claim_ws(&self, c: u32) -> WorkspaceId {
         *self.entities.ws.get(*self.claims.subject.get(c as usize) as usize)
+    }
+
+    /// Replaces claim `c`'s properties (`None` or empty: none), keeping `claims.by_prop` in step.
+    pub fn set_claim_props(&mut self, c: u32, props: Option<Properties>) {
+        match props.filter(|p| !p.is_empty()) {
+            Some(p) => {
+                let ws = self.claim_ws(c);
+                let before = self.claims.props.get(&c).cloned();
+                for (k, v) in &p {
+                    if before.as_ref().is_some_and(|b| b.get(k) == Some(v)) {
+                        continue;
+                    }
+                    if let Some(s) = Scalar::of_value(v) {
+                        self.claims.by_prop.insert(prop_hash(ws, k, s), c);
+                    }
+                }
+                self.claims.props.insert(c, Arc::new(p));
+            }
+            None => {
+                self.claims.props.remove(&c);
+            }
+        }
+    }
+
+    /// `claims.by_prop` made again from every claim's properties (after a snapshot is read).
+    pub fn rebuild_claim_prop_index(&mut self) {
+        let mut pairs = Vec::new();
+        for (c, p) in &self.claims.props {
+            let ws = self.claim_ws(*c);
+            pairs.extend(p.iter().filter_map(|(k, v)| Some((prop_hash(ws, k, Scalar::of_value(v)?), *c))));
+        }
+        self.claims.by_prop = KeyIndex::from_pairs(pairs);
+    }
+
+    /// The claims of `ws` that may hold `value` under `key` (candidates, as
+    /// `Entities::with_prop`).
+    pub fn claims_with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.claims.by_prop.candidates(prop_hash(ws, key, value), |c| {
+            if (c as usize) < self.claims.len() && self.claim_ws(c) == ws && *self.claims.flags.get(c as usize) & ERASED == 0 {
+                out.push(c);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The claim of `ws` with external id `ext`.

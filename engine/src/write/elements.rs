@@ -167,7 +167,7 @@ impl Writer<'_> {
         let props = updated(None, &r.properties, true);
         self.st.catalog.note_keys(self.ws, props.keys().map(AsRef::as_ref), false);
         if !props.is_empty() {
-            self.st.claims.props.insert(c, Arc::new(props));
+            self.st.set_claim_props(c, Some(props));
             self.st.note_pii(c);
         }
         self.created.claims.push(ClaimId(c));
@@ -229,11 +229,7 @@ impl Writer<'_> {
                         }
                     }
                 }
-                if props.is_empty() {
-                    self.st.claims.props.remove(&c);
-                } else {
-                    self.st.claims.props.insert(c, Arc::new(props));
-                }
+                self.st.set_claim_props(c, Some(props));
                 self.st.note_pii(c);
                 self.st.claims.updated_at.insert(c, self.now);
             }
