@@ -132,6 +132,11 @@ impl KeyIndex {
         KeyIndex { base: Arc::new(Base::new(keys)), ..KeyIndex::default() }
     }
 
+    /// How many entries are held (a key added twice may count twice).
+    pub fn len(&self) -> usize {
+        self.base.keys.len() + self.overlay.len()
+    }
+
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
         self.base.keys.is_empty() && self.overlay.is_empty()

@@ -7,8 +7,9 @@
 //! the caller tests each one's value, so a stale entry (a value overwritten) is harmless.
 
 use crate::ids::WorkspaceId;
+use crate::index::keyindex::KeyIndex;
 use crate::temporal::Temporal;
-use crate::value::Value;
+use crate::value::{Properties, Value};
 
 /// An indexable property value.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +50,58 @@ impl<'a> Scalar<'a> {
     }
 }
 
+/// `prop_hash` → element ids, with a count of the entries that went stale (a value overwritten
+/// or removed): once they outnumber the live ones (and pass `REBUILD_STALE`), the owner builds it
+/// again from the current properties, so a value updated over and over does not grow it for ever.
+#[derive(Clone, Debug, Default)]
+pub struct PropIndex {
+    keys: KeyIndex,
+    stale: usize,
+}
+
+/// Stale entries tolerated before a rebuild is due, whatever the index's size.
+const REBUILD_STALE: usize = 65_536;
+
+impl PropIndex {
+    /// Notes that element `id` of `ws` went from `before` to `after`: each value new under its key
+    /// is added. Returns whether the stale entries now call for a rebuild (`rebuild`).
+    pub fn note(&mut self, ws: WorkspaceId, id: u32, before: Option<&Properties>, after: Option<&Properties>) -> bool {
+        for (k, v) in after.into_iter().flatten() {
+            if before.is_some_and(|b| b.get(k) == Some(v)) {
+                continue;
+            }
+            if let Some(s) = Scalar::of_value(v) {
+                self.keys.insert(prop_hash(ws, k, s), id);
+            }
+        }
+        for (k, v) in before.into_iter().flatten() {
+            if after.is_none_or(|a| a.get(k) != Some(v)) && Scalar::of_value(v).is_some() {
+                self.stale += 1;
+            }
+        }
+        self.stale > REBUILD_STALE && self.stale * 2 > self.keys.len()
+    }
+
+    /// The index of exactly `items` (element, its workspace, its properties).
+    pub fn rebuild<'a>(&mut self, items: impl Iterator<Item = (u32, WorkspaceId, &'a Properties)>) {
+        let mut pairs = Vec::new();
+        for (id, ws, p) in items {
+            pairs.extend(p.iter().filter_map(|(k, v)| Some((prop_hash(ws, k, Scalar::of_value(v)?), id))));
+        }
+        *self = PropIndex { keys: KeyIndex::from_pairs(pairs), stale: 0 };
+    }
+
+    /// Calls `f` with each candidate for `hash` (possibly more than once).
+    pub fn candidates(&self, hash: u32, f: impl FnMut(u32)) {
+        self.keys.candidates(hash, f);
+    }
+
+    /// Heap bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.keys.heap_bytes()
+    }
+}
+
 /// The 32-bit hash of `key` holding `value` in workspace `ws`.
 pub fn prop_hash(ws: WorkspaceId, key: &str, value: Scalar<'_>) -> u32 {
     let mut bytes: Vec<u8> = Vec::with_capacity(key.len() + 24);
@@ -81,6 +134,32 @@ pub fn prop_hash(ws: WorkspaceId, key: &str, value: Scalar<'_>) -> u32 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A value overwritten again and again does not grow the index for ever: the stale entries
+    /// call for a rebuild (which the owner makes from its current properties), and the current
+    /// value is still found.
+    #[test]
+    fn overwrites_are_rebuilt_away() {
+        let ws = WorkspaceId(1);
+        let mut idx = PropIndex::default();
+        let mut current: std::collections::BTreeMap<u32, Properties> = std::collections::BTreeMap::new();
+        let mut rebuilds = 0;
+        for i in 0..300_000i64 {
+            let id = (i % 3) as u32;
+            let after = Properties::from([(std::sync::Arc::from("seen"), Value::Int(i))]);
+            let due = idx.note(ws, id, current.get(&id), Some(&after));
+            current.insert(id, after);
+            if due {
+                rebuilds += 1;
+                idx.rebuild(current.iter().map(|(id, p)| (*id, ws, p)));
+            }
+        }
+        assert!(rebuilds >= 2, "{rebuilds}");
+        assert!(idx.keys.len() <= 2 * REBUILD_STALE + 3, "{}", idx.keys.len());
+        let mut found = Vec::new();
+        idx.candidates(prop_hash(ws, "seen", Scalar::Int(299_999)), |id| found.push(id));
+        assert!(found.contains(&2), "{found:?}");
+    }
 
     proptest! {
         /// Equal numbers hash alike: an integer and the float of its value where one exists.

@@ -12,7 +12,7 @@ use crate::index::bitmap::IdSet;
 use crate::index::cow::CowVec;
 use crate::index::graph::{build_base, initial_dirty, Base, Graph};
 use crate::index::keyindex::{key_hash, KeyIndex};
-use crate::index::propindex::{prop_hash, Scalar};
+use crate::index::propindex::{prop_hash, PropIndex, Scalar};
 use crate::index::strvec::StrVec;
 use crate::index::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
@@ -219,7 +219,7 @@ pub struct Entities {
     pub by_name: KeyIndex,
     /// `prop_hash(ws, key, value)` → entity, for every indexable property value written (kept by
     /// `set_props`; a value overwritten stays as a stale candidate, which readers test away).
-    pub by_prop: KeyIndex,
+    pub by_prop: PropIndex,
     /// Entity merges, oldest first; an undone merge stays listed (history).
     pub merges: CowVec<MergeRecord>,
     /// A merged-away entity → its merge in `merges`, until the merge is undone.
@@ -261,23 +261,26 @@ impl Entities {
         }
         match props {
             Some(p) => {
-                let ws = *self.ws.get(e as usize);
                 let before = self.props.get(&e).cloned();
-                for (k, v) in &p {
-                    // A value already indexed under its key is not added twice.
-                    if before.as_ref().is_some_and(|b| b.get(k) == Some(v)) {
-                        continue;
-                    }
-                    if let Some(s) = Scalar::of_value(v) {
-                        self.by_prop.insert(prop_hash(ws, k, s), e);
-                    }
-                }
+                let rebuild = self.by_prop.note(*self.ws.get(e as usize), e, before.as_deref(), Some(&p));
                 self.props.insert(e, Arc::new(p));
+                if rebuild {
+                    self.rebuild_prop_index();
+                }
             }
             None => {
-                self.props.remove(&e);
+                if let Some(before) = self.props.remove(&e) {
+                    self.by_prop.note(*self.ws.get(e as usize), e, Some(&before), None);
+                }
             }
         }
+    }
+
+    /// `by_prop` made again from every entity's properties (its stale entries gone).
+    pub fn rebuild_prop_index(&mut self) {
+        let mut index = PropIndex::default();
+        index.rebuild(self.props.iter().map(|(e, p)| (*e, *self.ws.get(*e as usize), &**p)));
+        self.by_prop = index;
     }
 
     /// The entities of `ws` that may hold `value` under `key` (candidates: each in `ws` and not
@@ -367,7 +370,7 @@ pub struct Claims {
     /// Typed properties written by the query language (set through `State::set_claim_props`).
     pub props: crate::pmap::PMap<u32, Arc<Properties>>,
     /// `prop_hash(ws, key, value)` → claim, as `Entities::by_prop`.
-    pub by_prop: KeyIndex,
+    pub by_prop: PropIndex,
     /// Its own tags (`crate::tags`; the tags of its evidence's messages join them when read).
     pub tags: crate::pmap::PMap<u32, Arc<Tags>>,
 }
@@ -758,34 +761,29 @@ impl State {
 
     /// Replaces claim `c`'s properties (`None` or empty: none), keeping `claims.by_prop` in step.
     pub fn set_claim_props(&mut self, c: u32, props: Option<Properties>) {
-        match props.filter(|p| !p.is_empty()) {
+        let ws = self.claim_ws(c);
+        let before = self.claims.props.get(&c).cloned();
+        let after = props.filter(|p| !p.is_empty());
+        let rebuild = self.claims.by_prop.note(ws, c, before.as_deref(), after.as_ref());
+        match after {
             Some(p) => {
-                let ws = self.claim_ws(c);
-                let before = self.claims.props.get(&c).cloned();
-                for (k, v) in &p {
-                    if before.as_ref().is_some_and(|b| b.get(k) == Some(v)) {
-                        continue;
-                    }
-                    if let Some(s) = Scalar::of_value(v) {
-                        self.claims.by_prop.insert(prop_hash(ws, k, s), c);
-                    }
-                }
                 self.claims.props.insert(c, Arc::new(p));
             }
             None => {
                 self.claims.props.remove(&c);
             }
         }
+        if rebuild {
+            self.rebuild_claim_prop_index();
+        }
     }
 
-    /// `claims.by_prop` made again from every claim's properties (after a snapshot is read).
+    /// `claims.by_prop` made again from every claim's properties (after a snapshot is read, and
+    /// once stale entries outnumber the live ones).
     pub fn rebuild_claim_prop_index(&mut self) {
-        let mut pairs = Vec::new();
-        for (c, p) in &self.claims.props {
-            let ws = self.claim_ws(*c);
-            pairs.extend(p.iter().filter_map(|(k, v)| Some((prop_hash(ws, k, Scalar::of_value(v)?), *c))));
-        }
-        self.claims.by_prop = KeyIndex::from_pairs(pairs);
+        let mut index = PropIndex::default();
+        index.rebuild(self.claims.props.iter().map(|(c, p)| (*c, self.claim_ws(*c), &**p)));
+        self.claims.by_prop = index;
     }
 
     /// The claims of `ws` that may hold `value` under `key` (candidates, as
