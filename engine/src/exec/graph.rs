@@ -63,6 +63,27 @@ fn scalar(want: &Val) -> Wanted<'_> {
     })
 }
 
+/// The elements `lookup` gives for `want` under `key`, those `visible` keeps; `None` for a
+/// memory field's key (in `fields`) or a value the index does not hold.
+fn looked_up<'v, T>(
+    fields: &[&str],
+    key: &str,
+    want: &'v Val,
+    lookup: impl FnOnce(crate::index::propindex::Scalar<'v>) -> Option<Vec<T>>,
+    visible: impl Fn(&T) -> bool,
+) -> Option<Vec<T>> {
+    if fields.contains(&key) {
+        return None;
+    }
+    let mut out = match scalar(want) {
+        Wanted::Key(s) => lookup(s)?,
+        Wanted::Nothing => Vec::new(),
+        Wanted::Unindexed => return None,
+    };
+    out.retain(visible);
+    Some(out)
+}
+
 /// The statement clock at `t`, in nanoseconds.
 pub(crate) fn clock_at(t: Timestamp) -> i128 {
     i128::from(t.0) * 1000
@@ -162,31 +183,15 @@ impl<'a> Graph<'_, 'a> {
     /// ones), from the property index; `None` when it cannot answer: a memory field's key (its
     /// value is not a stored property), a value it does not index, or a masked view.
     pub fn nodes_with_prop(&self, key: &str, want: &Val) -> Option<Vec<EntityId>> {
-        if engram_query::plan::NODE_FIELDS.contains(&key) {
-            return None;
-        }
-        let mut out = match scalar(want) {
-            Wanted::Key(s) => self.view.entities_with_prop(key, s)?,
-            Wanted::Nothing => Vec::new(),
-            Wanted::Unindexed => return None,
-        };
-        out.retain(|e| self.node_visible(*e));
-        Some(out)
+        let fields = &engram_query::plan::NODE_FIELDS;
+        looked_up(fields, key, want, |s| self.view.entities_with_prop(key, s), |e| self.node_visible(*e))
     }
 
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
     /// `nodes_with_prop`.
     pub fn rels_with_prop(&self, key: &str, want: &Val) -> Option<Vec<ClaimId>> {
-        if engram_query::plan::REL_FIELDS.contains(&key) {
-            return None;
-        }
-        let mut out = match scalar(want) {
-            Wanted::Key(s) => self.view.claims_with_prop(key, s)?,
-            Wanted::Nothing => Vec::new(),
-            Wanted::Unindexed => return None,
-        };
-        out.retain(|c| self.view.claim_visible(*c, &self.vis));
-        Some(out)
+        let fields = &engram_query::plan::REL_FIELDS;
+        looked_up(fields, key, want, |s| self.view.claims_with_prop(key, s), |c| self.view.claim_visible(*c, &self.vis))
     }
 
     /// The visible relationships of type `rel_type` (as `WorkspaceView::rel_type_ids` names

@@ -102,32 +102,21 @@ impl PropIndex {
     }
 }
 
-/// The 32-bit hash of `key` holding `value` in workspace `ws`.
+/// The 32-bit hash of `key` holding `value` in workspace `ws`: the key's hash seeds the value's
+/// (nothing is copied or allocated but a temporal value's text).
 pub fn prop_hash(ws: WorkspaceId, key: &str, value: Scalar<'_>) -> u32 {
-    let mut bytes: Vec<u8> = Vec::with_capacity(key.len() + 24);
-    bytes.extend_from_slice(key.as_bytes());
-    // The key ends at a byte no UTF-8 text holds.
-    bytes.push(0xFF);
-    match value {
-        Scalar::Int(i) => {
-            bytes.push(b'i');
-            bytes.extend_from_slice(&i.to_le_bytes());
-        }
-        Scalar::Float(bits) => {
-            bytes.push(b'f');
-            bytes.extend_from_slice(&bits.to_le_bytes());
-        }
-        Scalar::Bool(b) => bytes.extend_from_slice(if b { b"bt" } else { b"bf" }),
-        Scalar::Str(s) => {
-            bytes.push(b's');
-            bytes.extend_from_slice(s.as_bytes());
-        }
-        Scalar::Temporal(t) => {
-            bytes.push(b't');
-            bytes.extend_from_slice(t.to_string().as_bytes());
-        }
-    }
-    crate::index::keyindex::key_hash_bytes(ws, &bytes)
+    use xxhash_rust::xxh3::xxh3_64_with_seed as h;
+    let seed = h(key.as_bytes(), u64::from(ws.0));
+    let v = match value {
+        Scalar::Int(i) => h(&i.to_le_bytes(), seed ^ 1),
+        Scalar::Float(bits) => h(&bits.to_le_bytes(), seed ^ 2),
+        Scalar::Bool(b) => h(&[u8::from(b)], seed ^ 3),
+        Scalar::Str(s) => h(s.as_bytes(), seed ^ 4),
+        Scalar::Temporal(t) => h(t.to_string().as_bytes(), seed ^ 5),
+    };
+    #[allow(clippy::cast_possible_truncation)] // Reason: both halves folded into 32 bits.
+    let folded = (v ^ (v >> 32)) as u32;
+    folded
 }
 
 #[cfg(test)]
