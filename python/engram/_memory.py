@@ -40,7 +40,9 @@ class Memory:
     # -- queries --------------------------------------------------------------------------
 
     def query(self, cypher: str, params: dict | None = None, *, workspace: str | None = None) -> Result:
-        """Runs one query; a query that writes is one atomic transaction."""
+        """Runs one query; a query that writes is one atomic transaction. `params` values: None,
+        bool, int, float, str, lists, dicts, and `datetime`, `date`, `time`, `timedelta` (temporal
+        values come back as their ISO 8601 text)."""
         # The back end checks `params` (a dict or None): no Python call more on the hot path.
         return self._b.query(workspace or self.workspace, cypher, params)
 

@@ -1052,8 +1052,6 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 }
 
-/// Whether `edge` of `node` is an undirected self-loop's second appearance: the expander yields
-/// a self-loop once per direction, and it is one relationship.
 /// Whether the hop's property `k = e` can be looked up before the hop from the scan in `slot` is
 /// made: `Hop::looks_up`'s kind of value, and no slot the hop binds (their values exist only
 /// during the expand it replaces).
@@ -1066,6 +1064,8 @@ pub(crate) fn rel_lookup(slot: usize, hop: &Hop, k: &str, e: &CExpr) -> bool {
         }
 }
 
+/// Whether `edge` of `node` is an undirected self-loop's second appearance: the expander yields
+/// a self-loop once per direction, and it is one relationship.
 fn second_sight(hop: &Hop, node: EntityId, edge: &crate::read::expand::EdgeRow) -> bool {
     engine_dir(hop.direction) == Direction::Both && edge.neighbor == node && edge.direction == Direction::In
 }
