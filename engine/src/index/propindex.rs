@@ -88,7 +88,9 @@ impl PropIndex {
         for (id, ws, p) in items {
             pairs.extend(p.iter().filter_map(|(k, v)| Some((prop_hash(ws, k, Scalar::of_value(v)?), id))));
         }
-        *self = PropIndex { keys: KeyIndex::from_pairs(pairs), stale: 0 };
+        // None held: no directory either (an index that never held a key costs nothing).
+        let keys = if pairs.is_empty() { KeyIndex::default() } else { KeyIndex::from_pairs(pairs) };
+        *self = PropIndex { keys, stale: 0 };
     }
 
     /// Calls `f` with each candidate for `hash` (possibly more than once).
