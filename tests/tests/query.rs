@@ -1576,6 +1576,12 @@ proptest! {
                 let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.k, null) = $v RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
                 let (x, y) = (db.query("default", &looked, &p).expect("lookup").rows, db.query("default", &scanned, &p).expect("scan").rows);
                 prop_assert_eq!(x, y, "{}", looked);
+                // Counted: the expand the planner fuses with its count is looked up too.
+                let counted = format!("{when}MATCH {from}{l}[e{t} {{k: $v}}]{r}{to} RETURN count(*)");
+                let plan = db.query("default", &format!("EXPLAIN {counted}"), &p).expect("explain").plan.unwrap_or_default();
+                prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
+                let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.k, null) = $v RETURN count(*)");
+                prop_assert_eq!(db.query("default", &counted, &p).expect("count").rows, db.query("default", &scanned, &p).expect("scan").rows);
             }
         }
     }
