@@ -403,6 +403,7 @@ fn truncation_epochs_and_named_clocks() {
         ("RETURN datetime.fromepoch(null, 0)", "null"),
         ("RETURN datetime.statement() = datetime() AND date.transaction() = date() AND localtime.statement() = localtime()", "true"),
         ("RETURN datetime.statement('+02:00').offset", "'+02:00'"),
+        ("RETURN time.statement('-05:30') = time(datetime.statement('-05:30')) AND datetime.statement('+02:00').epochMillis = timestamp()", "true"),
         ("RETURN datetime.realtime() >= datetime.statement()", "true"),
     ] {
         assert_eq!(one(&db, q), want, "{q}");

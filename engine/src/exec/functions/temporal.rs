@@ -85,28 +85,29 @@ fn truncate(kind: Kind, args: &[Val]) -> Result<Val, QueryError> {
 
 /// `kind.statement([timezone])` and its kin: now as `kind`, at `timezone` (an offset) if given.
 fn at_now(kind: Kind, timezone: Option<&Val>, now: i128) -> Result<Val, QueryError> {
-    let t = Temporal::now(kind, now);
-    match timezone {
-        None | Some(Val::Null) => Ok(Val::temporal(t)),
-        Some(Val::Str(_)) if matches!(kind, Kind::Time | Kind::DateTime) => {
-            let map = [(std::sync::Arc::from("timezone"), timezone.cloned().unwrap_or(Val::Null))];
-            let utc = Temporal::now(Kind::DateTime, now);
-            let Temporal::DateTime { secs, nanos, .. } = utc else { return Ok(Val::temporal(t)) };
-            let fields = [("epochSeconds", Val::Int(secs)), ("nanosecond", Val::Int(i64::from(nanos)))];
-            let at = construct(
-                Kind::DateTime,
-                Some(&Val::map(fields.into_iter().map(|(k, v)| (std::sync::Arc::from(k), v)).chain(map).collect())),
-                &|| 0,
-            )?;
-            match (&at, kind) {
-                (Val::Temporal(d), Kind::Time) => Temporal::convert(Kind::Time, d).map(Val::temporal).map_err(temporal_error),
-                _ => Ok(at),
-            }
+    let utc = Temporal::now(kind, now);
+    let offset = match (timezone, utc) {
+        (None | Some(Val::Null), _) => return Ok(Val::temporal(utc)),
+        (Some(Val::Str(zone)), Temporal::DateTime { .. } | Temporal::Time { .. }) => {
+            crate::temporal::parse_offset(zone).map_err(temporal_error)?
         }
-        Some(other) => {
-            Err(type_error(format!("{}'s now takes a time zone offset only for time and datetime, got {}", kind.name(), other.kind())))
+        (Some(other), _) => {
+            return Err(type_error(format!(
+                "{}'s now takes a time zone offset only for time and datetime, got {}",
+                kind.name(),
+                other.kind()
+            )))
         }
-    }
+    };
+    Ok(Val::temporal(match utc {
+        Temporal::DateTime { secs, nanos, .. } => Temporal::DateTime { secs, nanos, offset },
+        // A time is local to its offset: the instant's time of day there.
+        Temporal::Time { nanos, .. } => {
+            let day = 86_400 * 1_000_000_000;
+            Temporal::Time { nanos: (nanos + i64::from(offset) * 1_000_000_000).rem_euclid(day), offset }
+        }
+        other => other,
+    }))
 }
 
 /// `datetime.fromepoch(seconds, nanoseconds)` and `datetime.fromepochmillis(ms)`, in UTC.
