@@ -93,9 +93,18 @@ impl PropIndex {
         *self = PropIndex { keys, stale: 0 };
     }
 
-    /// Calls `f` with each candidate for `hash` (possibly more than once).
-    pub fn candidates(&self, hash: u32, f: impl FnMut(u32)) {
-        self.keys.candidates(hash, f);
+    /// The candidates for `key` holding `value` in `ws` that `keep` keeps (the owner's own
+    /// checks: the element's workspace, not erased), ascending, each once.
+    pub fn find(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>, keep: impl Fn(u32) -> bool) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.keys.candidates(prop_hash(ws, key, value), |id| {
+            if keep(id) {
+                out.push(id);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Heap bytes.
@@ -147,9 +156,7 @@ mod tests {
         }
         assert!(rebuilds >= 2, "{rebuilds}");
         assert!(idx.keys.len() <= 2 * REBUILD_STALE + 3, "{}", idx.keys.len());
-        let mut found = Vec::new();
-        idx.candidates(prop_hash(ws, "seen", Scalar::Int(299_999)), |id| found.push(id));
-        assert!(found.contains(&2), "{found:?}");
+        assert_eq!(idx.find(ws, "seen", Scalar::Int(299_999), |_| true), vec![2]);
     }
 
     proptest! {

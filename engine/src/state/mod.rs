@@ -12,7 +12,7 @@ use crate::index::bitmap::IdSet;
 use crate::index::cow::CowVec;
 use crate::index::graph::{build_base, initial_dirty, Base, Graph};
 use crate::index::keyindex::{key_hash, KeyIndex};
-use crate::index::propindex::{prop_hash, PropIndex, Scalar};
+use crate::index::propindex::{PropIndex, Scalar};
 use crate::index::strvec::StrVec;
 use crate::index::timelog::TimeLog;
 use crate::model::{ClaimState, PredicateDef, WorkspaceInfo};
@@ -286,15 +286,7 @@ impl Entities {
     /// The entities of `ws` that may hold `value` under `key` (candidates: each in `ws` and not
     /// erased, ascending, once; the value itself is for the caller to test).
     pub fn with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> Vec<u32> {
-        let mut out = Vec::new();
-        self.by_prop.candidates(prop_hash(ws, key, value), |e| {
-            if *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0 {
-                out.push(e);
-            }
-        });
-        out.sort_unstable();
-        out.dedup();
-        out
+        self.by_prop.find(ws, key, value, |e| *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0)
     }
 
     /// Number of rows (including deleted and erased).
@@ -789,15 +781,9 @@ impl State {
     /// The claims of `ws` that may hold `value` under `key` (candidates, as
     /// `Entities::with_prop`).
     pub fn claims_with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> Vec<u32> {
-        let mut out = Vec::new();
-        self.claims.by_prop.candidates(prop_hash(ws, key, value), |c| {
-            if (c as usize) < self.claims.len() && self.claim_ws(c) == ws && *self.claims.flags.get(c as usize) & ERASED == 0 {
-                out.push(c);
-            }
-        });
-        out.sort_unstable();
-        out.dedup();
-        out
+        self.claims.by_prop.find(ws, key, value, |c| {
+            (c as usize) < self.claims.len() && self.claim_ws(c) == ws && *self.claims.flags.get(c as usize) & ERASED == 0
+        })
     }
 
     /// The claim of `ws` with external id `ext`.
