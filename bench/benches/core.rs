@@ -131,8 +131,8 @@ fn write_benches(c: &mut Criterion) {
 }
 
 /// A node by a stored property among 100,000 of its label (Graphiti's `{uuid: $uuid}`): the
-/// property index's lookup, the scan it replaces (a form the index does not answer), and a MERGE
-/// that finds the node.
+/// property index's lookup, the scan it replaces (a form the index does not answer), a MERGE
+/// that finds the node, and ten nodes by a list of values.
 fn property_benches(c: &mut Criterion) {
     let db = engram::Database::in_memory();
     db.query(
@@ -156,6 +156,24 @@ fn property_benches(c: &mut Criterion) {
     });
     c.bench_function("query_merge_existing_by_property", |b| {
         b.iter(|| black_box(db.query("default", "MERGE (n:Entity {uuid: $u}) RETURN n.i", next()).expect("runs")));
+    });
+    // Ten values at once (Graphiti's `WHERE n.uuid IN $uuids`).
+    let lists: Vec<engram::Params> = (0..100)
+        .map(|i| {
+            let us = (0..10).map(|j| engram::QueryValue::String(format!("u{}", (i * 10 + j) * 97 % 100_000))).collect();
+            engram::Params::from([("us".to_owned(), engram::QueryValue::List(us))])
+        })
+        .collect();
+    let mut at = 0;
+    let mut next = || {
+        at = (at + 1) % lists.len();
+        &lists[at]
+    };
+    c.bench_function("query_lookup_in_by_property", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE n.uuid IN $us RETURN n.i", next()).expect("runs")));
+    });
+    c.bench_function("query_scan_in_by_property", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE coalesce(n.uuid, 0) IN $us RETURN n.i", next()).expect("runs")));
     });
 }
 

@@ -294,6 +294,21 @@ pub enum Op {
         /// What it must pass besides.
         test: NodeTest,
     },
+    /// For each row, each node whose property `key` equals an element of the list `values`
+    /// (once each, ascending) and passes `test`: what `WHERE n.k IN $list` asks, from the
+    /// engine's property index instead of a scan. The `IN` stays as a filter after it, so the
+    /// nodes given are candidates a scan would test (every node carrying `test`'s labels where
+    /// the index cannot answer, as when `values` is no list, for that filter to refuse).
+    SeekNodesByProperty {
+        /// The node's slot.
+        slot: usize,
+        /// The property.
+        key: Arc<str>,
+        /// The list of wanted values.
+        values: CExpr,
+        /// What it must pass besides.
+        test: NodeTest,
+    },
     /// Keeps the rows whose node in `slot` passes `test` (a bound variable in a pattern).
     CheckNode {
         /// The node's slot.
@@ -304,9 +319,10 @@ pub enum Op {
     /// For each row, one row per match of the hop.
     Expand(Box<Hop>),
     /// `ScanNodes { slot, test }` then `Expand(hop)` from it, found from the relationship: the
-    /// relationships the engine's property index gives for one of the hop's properties, each
-    /// from an end node that passes `test`, then the hop's own tests as `Expand` makes them.
-    /// Made only by the engine's physical step (`Hop::looks_up`), never by the planner.
+    /// relationships the engine's property index gives for one of the hop's properties (or,
+    /// with `any_of`, for each value of a list a filter after it requires the relationship's
+    /// property to be `IN`), each from an end node that passes `test`, then the hop's own tests
+    /// as `Expand` makes them. Made only by the engine's physical step, never by the planner.
     SeekRels {
         /// The start node's slot.
         slot: usize,
@@ -314,6 +330,8 @@ pub enum Op {
         test: NodeTest,
         /// The hop (one relationship, from `slot`).
         hop: Box<Hop>,
+        /// The property and the list of its values looked up when no equality of the hop is.
+        any_of: Option<(Arc<str>, CExpr)>,
     },
     /// An expand whose rows only a keyless `count` reads: counts the matches per input row and
     /// yields one row with the sum in `slot` (Expand + Aggregate fused).
@@ -532,6 +550,7 @@ impl Op {
             Op::ScanNodes { .. } => "NodeByLabelScan",
             Op::SeekNode { .. } => "NodeByIdSeek",
             Op::SeekNodeByIdentity { .. } => "NodeByInternalIdSeek",
+            Op::SeekNodesByProperty { .. } => "NodeByPropertyLookup",
             Op::CheckNode { .. } => "NodeFilter",
             Op::CountExpand { hop, .. } if hop.reach => "BreadthFirstReachCount",
             Op::CountExpand { .. } => "ExpandCount",
@@ -583,10 +602,12 @@ impl Op {
             | Op::CheckNode { slot, test: t } => {
                 format!("({}{})", slots(*slot), test(t))
             }
-            Op::SeekRels { slot, test: t, hop: h } => {
+            Op::SeekNodesByProperty { slot, key, test: t, .. } => format!("({}{}) {key} IN", slots(*slot), test(t)),
+            Op::SeekRels { slot, test: t, hop: h, any_of } => {
                 let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
                 let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };
-                let keys: Vec<&str> = h.rel_props.iter().map(|(k, _)| k.as_ref()).collect();
+                let mut keys: Vec<String> = h.rel_props.iter().map(|(k, _)| k.to_string()).collect();
+                keys.extend(any_of.iter().map(|(k, _)| format!("{k} IN")));
                 let (l, r) = match h.direction {
                     Direction::Out => ("-", "->"),
                     Direction::In => ("<-", "-"),

@@ -455,7 +455,10 @@ impl<'t, 'p> Compiler<'t, 'p> {
             .iter()
             .map(|op| {
                 match op {
-                    Op::ScanNodes { slot, .. } | Op::SeekNode { slot, .. } | Op::SeekNodeByIdentity { slot, .. } => {
+                    Op::ScanNodes { slot, .. }
+                    | Op::SeekNode { slot, .. }
+                    | Op::SeekNodeByIdentity { slot, .. }
+                    | Op::SeekNodesByProperty { slot, .. } => {
                         bound.insert(*slot);
                     }
                     Op::Expand(h) => {
@@ -511,7 +514,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let found =
                 prop_of(x).filter(|_| is_constant(y)).map(|p| (p, y)).or_else(|| prop_of(y).filter(|_| is_constant(x)).map(|p| (p, x)));
             let Some(((var, key), value)) = found else { continue };
-            if self.scope.contains_key(&var) || seeks.iter().any(|s| s.var == var) {
+            if self.scope.contains_key(&var) || seeks.iter().any(|s| s.var == var && s.key.is_none()) {
                 continue;
             }
             let parts = pattern.get_or_insert_with(|| m.pattern.clone());
@@ -545,9 +548,10 @@ impl<'t, 'p> Compiler<'t, 'p> {
         (pattern, pushed)
     }
 
-    /// The seeks by internal id the conjuncts of a MATCH's WHERE allow: `id(v) = e`, `e = id(v)`
-    /// or `id(v) IN e`, with `v` a node of the pattern not bound before and `e` a literal or a
-    /// parameter; the first one per variable.
+    /// The seeks the conjuncts of a MATCH's WHERE allow, with `v` a node of the pattern not bound
+    /// before and `e` a literal or a parameter: by internal id, `id(v) = e`, `e = id(v)` or
+    /// `id(v) IN e`, the first one per variable; then by a property, `v.k IN e`, the first one
+    /// per variable with no seek by internal id.
     fn identity_seeks(&self, m: &Match, conjuncts: &[&Expr]) -> Vec<IdentitySeek> {
         let in_pattern = |v: &str| {
             m.pattern.iter().any(|p| {
@@ -567,8 +571,19 @@ impl<'t, 'p> Compiler<'t, 'p> {
             };
             if let Some((var, value, many)) = found {
                 if !self.scope.contains_key(var) && in_pattern(var) && !seeks.iter().any(|s| s.var == var) {
-                    seeks.push(IdentitySeek { var: var.to_owned(), value: (**value).clone(), many, conjunct: i, used: false });
+                    seeks.push(IdentitySeek { var: var.to_owned(), key: None, value: (**value).clone(), many, conjunct: i, used: false });
                 }
+            }
+        }
+        for (i, c) in conjuncts.iter().enumerate() {
+            let ExprKind::Binary(crate::ast::BinaryOp::In, x, y) = &c.kind else { continue };
+            let ExprKind::Prop(target, key) = &x.kind else { continue };
+            let ExprKind::Var(var) = &target.kind else { continue };
+            // The memory fields but `id` have no index to look up (a scan answers them).
+            let indexed = key.name == "id" || !crate::plan::NODE_FIELDS.contains(&key.name.as_str());
+            if indexed && is_constant_list(y) && !self.scope.contains_key(var) && in_pattern(var) && !seeks.iter().any(|s| s.var == *var) {
+                let key = Some(Arc::from(key.name.as_str()));
+                seeks.push(IdentitySeek { var: var.clone(), key, value: (**y).clone(), many: true, conjunct: i, used: false });
             }
         }
         seeks
@@ -635,11 +650,15 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let bound = |n: &NodePattern| n.var.as_ref().is_some_and(|v| self.scope.contains_key(&v.name));
         let has_id = |n: &NodePattern| matches!(&n.props, Some(Expr { kind: ExprKind::Map(items), .. }) if items.iter().any(|(k, v)| k.name == "id" && is_constant(v)));
         let seek_of = |n: &NodePattern| n.var.as_ref().and_then(|v| seeks.iter().position(|s| s.var == v.name));
+        let by_identity = |n: &NodePattern| seek_of(n).is_some_and(|k| seeks[k].key.is_none());
+        // Bound, then a seek by internal id, by external id, by a property's list of values,
+        // then a label scan.
         let start = nodes
             .iter()
             .position(|n| bound(n))
-            .or_else(|| nodes.iter().position(|n| seek_of(n).is_some()))
+            .or_else(|| nodes.iter().position(|n| by_identity(n)))
             .or_else(|| nodes.iter().position(|n| has_id(n)))
+            .or_else(|| nodes.iter().position(|n| seek_of(n).is_some()))
             .or_else(|| nodes.iter().position(|n| !n.labels.is_empty()))
             .unwrap_or(0);
         let mut node_slots = vec![usize::MAX; nodes.len()];
@@ -653,7 +672,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             if !test.is_empty() {
                 ops.push(Op::CheckNode { slot, test });
             }
-        } else if let Some(k) = seek {
+        } else if let Some(k) = seek.filter(|&k| seeks[k].key.is_none()) {
             seeks[k].used = true;
             let id = self.expr(&seeks[k].value)?;
             ops.push(Op::SeekNodeByIdentity { slot, id, many: seeks[k].many, test });
@@ -662,6 +681,10 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let mut test = test;
             let (_, id) = test.props.remove(at);
             ops.push(Op::SeekNode { slot, id, test });
+        } else if let Some((k, key)) = seek.and_then(|k| Some((k, seeks[k].key.clone()?))) {
+            seeks[k].used = true;
+            let values = self.expr(&seeks[k].value)?;
+            ops.push(Op::SeekNodesByProperty { slot, key, values, test });
         } else {
             ops.push(Op::ScanNodes { slot, test });
         }
@@ -1349,10 +1372,12 @@ fn conjuncts(e: &Expr) -> Vec<&Expr> {
     }
 }
 
-/// A seek by internal id a MATCH's WHERE allows: `id(var) = value` or `id(var) IN value` (`many`),
-/// the `conjunct`-th of the WHERE's; `used` once a pattern part starts with it.
+/// A seek a MATCH's WHERE allows, the `conjunct`-th of the WHERE's: by internal id (`key` none),
+/// `id(var) = value` or `id(var) IN value` (`many`); or by property `key`, `var.key IN value`
+/// (always `many`); `used` once a pattern part starts with it.
 struct IdentitySeek {
     var: String,
+    key: Option<Arc<str>>,
     value: Expr,
     many: bool,
     conjunct: usize,

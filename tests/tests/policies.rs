@@ -118,6 +118,9 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "MATCH (n {tenant: 'bob'}) RETURN n.name, n.tenant",
         "MATCH (n:Project {tenant: 'bob'}) RETURN count(n)",
         "MATCH (n) WHERE n.tenant = 'bob' RETURN n.name",
+        "MATCH (n) WHERE n.tenant IN ['bob', 'x'] RETURN n.name",
+        "MATCH (n) WHERE n.id IN ['bob', 'bobsecret'] RETURN n.name",
+        "MATCH (n)-[r]->(m) WHERE r.user_id IN ['bob'] RETURN r.text, n.name",
     ] {
         let seen = rows(&scope, q).join("\n").to_lowercase();
         assert!(!seen.contains(CANARY) && !seen.contains("bob") && !seen.contains("funds") && !seen.contains("project"), "{q}: {seen}");
@@ -126,6 +129,8 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     assert_eq!(rows(&scope, "MATCH (n) RETURN count(n)"), ["Int(3)"]);
     assert_eq!(rows(&scope, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(0)"]);
     assert_eq!(rows(&scope, "MATCH (n {tenant: 'ann'}) RETURN n.name"), ["Ann"]);
+    assert_eq!(rows(&scope, "MATCH (n) WHERE n.tenant IN ['ann', 'bob'] RETURN n.name"), ["Ann"]);
+    assert_eq!(rows(&scope, "MATCH ()-[r]->() WHERE r.user_id IN ['ann', 'bob'] RETURN count(r)"), ["Int(1)"]);
     assert_eq!(rows(&scope, "CALL db.meta.stats() YIELD relCount, nodeCount RETURN relCount, nodeCount"), ["Int(2)|Int(3)"]);
     // Recall packs no hidden fact.
     let recalled = ws.recall(&RecallQuery::new("router modem budget zebracanary")).unwrap();

@@ -1475,6 +1475,7 @@ proptest! {
         nodes in prop::collection::vec((any::<bool>(), indexed_value(false), prop::option::of(indexed_value(false))), 1..24),
         changes in prop::collection::vec((0usize..24, prop::option::of(indexed_value(false)), any::<bool>()), 0..12),
         want in indexed_value(true),
+        wants in prop::collection::vec(prop::option::of(indexed_value(true)), 0..4),
     ) {
         let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-01-01T00:00:00Z").expect("time")));
         let db = Database::with_config(engram::Config { clock: clock.clone(), ..engram::Config::default() });
@@ -1508,6 +1509,15 @@ proptest! {
                 prop_assert_eq!(&moved, &scanned);
             }
         }
+        // `IN` a list (nulls among its values), looked up per value.
+        p.insert("vs".to_owned(), QueryValue::List(wants.iter().map(|w| w.clone().unwrap_or(QueryValue::Null)).collect()));
+        for when in ["", "AS OF '2030-01-01T00:00:05Z' "] {
+            for label in [":A", ""] {
+                let looked = db.query("default", &format!("{when}MATCH (n{label}) WHERE n.k IN $vs RETURN id(n)"), &p).expect("lookup").rows;
+                let scanned = db.query("default", &format!("{when}MATCH (n{label}) WHERE coalesce(n.k, null) IN $vs RETURN id(n)"), &p).expect("scan").rows;
+                prop_assert_eq!(&looked, &scanned, "{}{} {:?}", when, label, wants);
+            }
+        }
         // MERGE by each value in turn, in one transaction: one node per class of equal values.
         let values: Vec<QueryValue> = nodes.iter().map(|(_, k, _)| k.clone()).collect();
         let mut p = Params::new();
@@ -1530,6 +1540,7 @@ proptest! {
         rels in prop::collection::vec((0usize..8, 0usize..8, any::<bool>(), indexed_value(false)), 1..20),
         changes in prop::collection::vec((0usize..20, prop::option::of(indexed_value(false)), any::<bool>()), 0..8),
         want in indexed_value(true),
+        wants in prop::collection::vec(prop::option::of(indexed_value(true)), 0..4),
     ) {
         let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-01-01T00:00:00Z").expect("time")));
         let db = Database::with_config(engram::Config { clock: clock.clone(), ..engram::Config::default() });
@@ -1582,6 +1593,15 @@ proptest! {
                 prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
                 let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.k, null) = $v RETURN count(*)");
                 prop_assert_eq!(db.query("default", &counted, &p).expect("count").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                // `IN` a list, looked up per value.
+                let mut p = p.clone();
+                p.insert("vs".to_owned(), QueryValue::List(wants.iter().map(|w| w.clone().unwrap_or(QueryValue::Null)).collect()));
+                let looked = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE e.k IN $vs RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
+                let plan = db.query("default", &format!("EXPLAIN {looked}"), &p).expect("explain").plan.unwrap_or_default();
+                prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
+                let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.k, null) IN $vs RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
+                let (x, y) = (db.query("default", &looked, &p).expect("lookup").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                prop_assert_eq!(x, y, "{} {:?}", looked, wants);
             }
         }
     }
@@ -1638,6 +1658,35 @@ fn property_lookups_survive_reopen_and_keep_workspaces_apart() {
     assert!(plan("MATCH (n:E) WHERE n.uuid = 'u1' RETURN n").contains("NodeByPropertyLookup"));
     assert!(plan("MATCH (n:E {name: 'x'}) RETURN n").contains("NodeByLabelScan"));
     assert!(plan("MATCH (n:E {uuid: toUpper('u1')}) RETURN n").contains("NodeByLabelScan"));
+    assert!(plan("MATCH (n:E) WHERE n.uuid IN ['u1', 'u2'] RETURN n").contains("NodeByPropertyLookup (n:E) uuid IN"));
+    assert!(plan("MATCH (n:E) WHERE n.name IN ['u1'] RETURN n").contains("NodeByLabelScan"));
+}
+
+/// `WHERE n.k IN list` is a lookup per value: the nodes holding one of them, once each, tested
+/// like scanned ones; `n.id IN list` seeks external ids (and `id` properties); a value that is no
+/// list is still the filter's type error.
+#[test]
+fn property_in_lists_are_looked_up() {
+    let db = db();
+    write(&db, "CREATE (:E {uuid: 'u1', i: 1}), (:E {uuid: 'u2', i: 2}), (:F {uuid: 'u2', i: 20}), (:E {uuid: 'u3', i: 3})");
+    let q = "MATCH (n:E) WHERE n.uuid IN ['u2', 'u1', 'u2', null, 'nope'] RETURN n.i ORDER BY n.i";
+    assert_eq!(rows(&db, q), [[i(1)], [i(2)]]);
+    assert_eq!(rows(&db, "MATCH (n) WHERE n.uuid IN ['u2'] AND n.i > 5 RETURN n.i"), [[i(20)]]);
+    assert_eq!(rows(&db, "MATCH (n) WHERE n.uuid IN [] RETURN n.i"), Vec::<Vec<QueryValue>>::new());
+    assert_eq!(rows(&db, "MATCH (n) WHERE n.uuid IN null RETURN n.i"), Vec::<Vec<QueryValue>>::new());
+    assert_eq!(rows(&db, "MATCH (n) WHERE n.i IN [1.0, 3] RETURN n.uuid ORDER BY n.uuid"), [[s("u1")], [s("u3")]]);
+    // By external id, then across a hop from it.
+    assert_eq!(rows(&db, "MATCH (n) WHERE n.id IN ['db', 'auth', 'nope'] RETURN n.id ORDER BY n.id"), [[s("auth")], [s("db")]]);
+    assert_eq!(rows(&db, "MATCH (p)-[:OWNS]->(n) WHERE n.id IN ['auth'] RETURN p.id"), [[s("alice")]]);
+    // One row per incoming row, each with its own list.
+    let per_row = "UNWIND [['u1'], ['u3', 'u1']] AS l MATCH (n:E) WHERE n.uuid IN l RETURN size(l), n.i ORDER BY size(l), n.i";
+    assert_eq!(rows(&db, per_row), [[i(1), i(1)], [i(2), i(1)], [i(2), i(3)]]);
+    let e = db.query("default", "MATCH (n:E) WHERE n.uuid IN 'u1' RETURN n", &Params::new()).expect_err("no list");
+    assert!(e.to_string().contains("IN expects a list"), "{e}");
+    let plan = |q: &str| db.query("default", &format!("EXPLAIN {q}"), &Params::new()).expect("explain").plan.unwrap_or_default();
+    assert!(plan("MATCH (n) WHERE n.id IN ['auth'] RETURN n").contains("NodeByPropertyLookup (n) id IN"));
+    // A seek by internal id comes first.
+    assert!(plan("MATCH (n) WHERE n.uuid IN ['u1'] AND id(n) = 0 RETURN n").contains("NodeByInternalIdSeek"));
 }
 
 #[test]

@@ -187,6 +187,23 @@ impl<'a> Graph<'_, 'a> {
         looked_up(fields, key, want, |s| self.view.entities_with_prop(key, s), |e| self.node_visible(*e))
     }
 
+    /// The visible nodes that may hold one of `wanted` under `key` (ascending, once each, to be
+    /// tested): `nodes_with_prop` of each (`nodes_with_id` for `id`), `None` when it cannot
+    /// answer for one of them.
+    pub fn nodes_with_any(&self, key: &str, wanted: &[Val]) -> Option<Vec<EntityId>> {
+        let mut out = Vec::new();
+        for want in wanted {
+            if key == "id" {
+                out.extend(self.nodes_with_id(want));
+            } else {
+                out.extend(self.nodes_with_prop(key, want)?);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
     /// `nodes_with_prop`.
     pub fn rels_with_prop(&self, key: &str, want: &Val) -> Option<Vec<ClaimId>> {

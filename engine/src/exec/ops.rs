@@ -360,12 +360,35 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 }
                 out
             }
+            Op::SeekNodesByProperty { slot, key, values, test } => {
+                let mut out = Vec::new();
+                for row in rows {
+                    let found = match &*self.eval_ref(values, &row)? {
+                        // `n.k IN null` is null for every node.
+                        Val::Null => continue,
+                        Val::List(items) => self.graph.nodes_with_any(key, items),
+                        // Not a list: the scan, for the filter the planner kept to refuse.
+                        _ => None,
+                    };
+                    match found {
+                        Some(ids) => self.bind_each(&ids, *slot, (test, 0), None, &row, &mut out)?,
+                        None => {
+                            let scanned = match test.labels.first() {
+                                Some(l) => self.graph.nodes_with_label(l),
+                                None => self.graph.nodes(),
+                            };
+                            self.bind_each(&scanned, *slot, (test, 1), None, &row, &mut out)?;
+                        }
+                    }
+                }
+                out
+            }
             Op::CheckNode { slot, test } => retain_rows(rows, |row| match row[*slot] {
                 Val::Node(n) => self.node_passes(n, test, row),
                 _ => Ok(false),
             })?,
             Op::Expand(hop) => self.expand(hop, rows)?,
-            Op::SeekRels { slot, test, hop } => self.seek_rels(*slot, test, hop, rows)?,
+            Op::SeekRels { slot, test, hop, any_of } => self.seek_rels(*slot, test, (hop, any_of.as_ref()), rows)?,
             Op::CountExpand { hop, slot } => {
                 let n = self.count_expand(hop, &rows)?;
                 // One row with the count alone (the input's first row's storage, when there is one).
@@ -626,11 +649,17 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// `SeekRels`: per row, the relationships the property index gives for the hop, each from
     /// an end that passes the scan's `test`, then the hop's tests as `expand_one` makes them. A
     /// row the index cannot answer (a masked view) runs as the scan and expand it stands for.
-    fn seek_rels(&self, slot: usize, test: &NodeTest, hop: &Hop, rows: Vec<Row>) -> Fallible<Vec<Row>> {
+    fn seek_rels(
+        &self,
+        slot: usize,
+        test: &NodeTest,
+        (hop, any_of): (&Hop, Option<&(Arc<str>, CExpr)>),
+        rows: Vec<Row>,
+    ) -> Fallible<Vec<Row>> {
         let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for row in rows {
-            let Some(found) = self.indexed_rels(slot, hop, &row) else {
+            let Some(found) = self.indexed_rels(slot, hop, any_of, &row) else {
                 let scanned = self.scan(slot, test, None, vec![row])?;
                 out.extend(self.expand(hop, scanned)?);
                 continue;
@@ -664,12 +693,32 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(out)
     }
 
-    /// The relationships the property index gives for one of `hop`'s properties (`rel_lookup`).
-    fn indexed_rels(&self, slot: usize, hop: &Hop, row: &[Val]) -> Option<Vec<ClaimId>> {
-        hop.rel_props.iter().filter(|(k, e)| rel_lookup(slot, hop, k, e)).find_map(|(k, e)| {
+    /// The relationships the property index gives for one of `hop`'s properties (`rel_lookup`),
+    /// else for each value of `any_of`'s list (none for null: `r.k IN null` holds for none; `None`
+    /// for a value that is no list, for the filter after to refuse).
+    fn indexed_rels(&self, slot: usize, hop: &Hop, any_of: Option<&(Arc<str>, CExpr)>, row: &[Val]) -> Option<Vec<ClaimId>> {
+        let equal = hop.rel_props.iter().filter(|(k, e)| rel_lookup(slot, hop, k, e)).find_map(|(k, e)| {
             let want = self.eval_ref(e, row).ok()?;
             self.graph.rels_with_prop(k, &want)
-        })
+        });
+        let (key, values) = match (equal, any_of) {
+            (Some(found), _) => return Some(found),
+            (None, None) => return None,
+            (None, Some(any_of)) => any_of,
+        };
+        let mut out = Vec::new();
+        match &*self.eval_ref(values, row).ok()? {
+            Val::Null => {}
+            Val::List(items) => {
+                for want in items.iter() {
+                    out.extend(self.graph.rels_with_prop(key, want)?);
+                }
+            }
+            _ => return None,
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
     }
 
     fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Fallible<bool> {

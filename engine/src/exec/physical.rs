@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use engram_query::ast::Direction;
+use engram_query::ast::{BinaryOp, Direction};
 use engram_query::plan::{CExpr, Hop, NodeTest, Op};
 
 use crate::read::view::WorkspaceView;
@@ -21,6 +21,7 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
     let Some(Op::ScanNodes { test, .. }) = ops.first() else { return Cow::Borrowed(ops) };
     if test.labels.is_empty()
         && !matches!(ops.get(1), Some(Op::Expand(hop) | Op::CountExpand { hop, .. }) if hop.to_test.looks_up() || hop.looks_up())
+        && !matches!((ops.get(1), ops.get(2)), (Some(Op::Expand(_)), Some(Op::Filter(_))))
     {
         return Cow::Borrowed(ops);
     }
@@ -62,13 +63,18 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
             }
         }
     }
-    // A single hop whose relationship the property index looks up starts from the relationship,
-    // unless the scan looks up its node.
-    let (first, second) = match &out {
-        Some(v) => (&v[0], v.get(1)),
-        None => (&ops[0], ops.get(1)),
+    // A single hop whose relationship the property index looks up (an equality of the hop, or an
+    // `IN` of the filter right after it) starts from the relationship, unless the scan looks up
+    // its node.
+    let (first, second, third) = match &out {
+        Some(v) => (&v[0], v.get(1), v.get(2)),
+        None => (&ops[0], ops.get(1), ops.get(2)),
     };
     if let (Op::ScanNodes { slot, test }, Some(Op::Expand(hop))) = (first, second) {
+        let any_of = match third {
+            Some(Op::Filter(f)) => rel_in(*slot, hop, f),
+            _ => None,
+        };
         if hop.from == *slot
             && hop.to != *slot
             && !hop.to_bound
@@ -77,13 +83,28 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
             && hop.shortest.is_none()
             && hop.distinct_from.is_empty()
             && !test.looks_up()
-            && hop.rel_props.iter().any(|(k, e)| super::ops::rel_lookup(*slot, hop, k, e))
+            && (any_of.is_some() || hop.rel_props.iter().any(|(k, e)| super::ops::rel_lookup(*slot, hop, k, e)))
         {
-            let seek = Op::SeekRels { slot: *slot, test: test.clone(), hop: hop.clone() };
+            let seek = Op::SeekRels { slot: *slot, test: test.clone(), hop: hop.clone(), any_of };
             out.get_or_insert_with(|| ops.to_vec()).splice(0..2, [seek]);
         }
     }
     out.map_or(Cow::Borrowed(ops), Cow::Owned)
+}
+
+/// A conjunct `r.k IN values` of `filter` on the relationship of `hop` (from the scan in
+/// `slot`) that the property index can answer (`rel_lookup`): the key and the list.
+fn rel_in(slot: usize, hop: &Hop, filter: &CExpr) -> Option<(Arc<str>, CExpr)> {
+    match filter {
+        CExpr::Bin(BinaryOp::And, a, b) => rel_in(slot, hop, a).or_else(|| rel_in(slot, hop, b)),
+        CExpr::Bin(BinaryOp::In, x, values) => match &**x {
+            CExpr::Prop(r, k) if matches!(**r, CExpr::Slot(s) if s == hop.rel) && super::ops::rel_lookup(slot, hop, k, values) => {
+                Some((k.clone(), (**values).clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A hop from the scanned node in `slot` that can be walked from its other end with the same
