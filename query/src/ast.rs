@@ -644,6 +644,16 @@ pub enum ExprKind {
         /// The projection.
         map: Box<Expr>,
     },
+    /// `EXISTS { … }`, `COUNT { … }` and `COLLECT { … }` over a query that sees the row's
+    /// variables (its own stay inside): whether it gives a row, how many, the list of its one
+    /// column. The query of EXISTS and COUNT may end without RETURN. (The common
+    /// `EXISTS { (a)-->(b) }` is a pattern comprehension's size instead.)
+    Subquery {
+        /// Which of the three.
+        kind: SubqueryKind,
+        /// The query.
+        query: Box<SingleQuery>,
+    },
     /// A pattern used as a predicate: `(a)-->(:B)`.
     Pattern(Box<PatternPart>),
     /// `n {.a, b: e, .*}`.
@@ -653,6 +663,28 @@ pub enum ExprKind {
         /// The items.
         items: Vec<MapProjectionItem>,
     },
+}
+
+/// Which subquery expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubqueryKind {
+    /// `EXISTS { … }`: a boolean.
+    Exists,
+    /// `COUNT { … }`: the number of rows.
+    Count,
+    /// `COLLECT { … }`: its one column's values, as a list.
+    Collect,
+}
+
+impl SubqueryKind {
+    /// The keyword, for messages.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SubqueryKind::Exists => "EXISTS",
+            SubqueryKind::Count => "COUNT",
+            SubqueryKind::Collect => "COLLECT",
+        }
+    }
 }
 
 /// One item of a map projection.
@@ -677,7 +709,13 @@ impl Expr {
     /// Calls `f` on each direct sub-expression (not into patterns' own property maps).
     pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Lit(_) | ExprKind::Param(_) | ExprKind::Var(_) | ExprKind::CountStar | ExprKind::Pattern(_) => {}
+            // A subquery's expressions are its own clauses', in their own scope.
+            ExprKind::Lit(_)
+            | ExprKind::Param(_)
+            | ExprKind::Var(_)
+            | ExprKind::CountStar
+            | ExprKind::Pattern(_)
+            | ExprKind::Subquery { .. } => {}
             ExprKind::List(items) => items.iter().for_each(f),
             ExprKind::Map(items) => items.iter().for_each(|(_, e)| f(e)),
             ExprKind::Prop(e, _) | ExprKind::HasLabels(e, _) | ExprKind::Unary(_, e) | ExprKind::IsNull(e, _) => f(e),

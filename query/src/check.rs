@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::ast::{
     BinaryOp, Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, PatternPart, Projection, Query, RemoveItem,
-    SetItem, SingleQuery, Statement, Temporal, UnaryOp, Var,
+    SetItem, SingleQuery, Statement, SubqueryKind, Temporal, UnaryOp, Var,
 };
 use crate::error::{Detail, ErrorType, Phase, QueryError, Span};
 use crate::functions::{function, procedure, FunctionKind};
@@ -307,6 +307,36 @@ impl Checker<'_> {
             ));
         }
         Ok(Checked { columns, writes })
+    }
+
+    /// `EXISTS { … }`, `COUNT { … }`, `COLLECT { … }`: a query of one part that sees the row's
+    /// variables, reads only, and (COLLECT) returns one column. The parser ends EXISTS's and
+    /// COUNT's without RETURN with one.
+    fn subquery_expr(&self, kind: SubqueryKind, query: &SingleQuery, scope: &Scope) -> Result<Ty, QueryError> {
+        let keyword = kind.keyword();
+        if let Some(c) = query.clauses.iter().find(|c| c.writes()) {
+            return Err(self.error(
+                c.span_start(),
+                Detail::InvalidClauseComposition,
+                format!("{keyword} {{ … }} only reads; it cannot contain {}", c.name()),
+            ));
+        }
+        if kind == SubqueryKind::Collect && !matches!(query.clauses.last(), Some(Clause::Return(_))) {
+            return Err(self.error(query.span, Detail::InvalidClauseComposition, "COLLECT { … } ends with RETURN of one column"));
+        }
+        let checked = self.single_from(query, scope.clone())?;
+        Ok(match kind {
+            SubqueryKind::Exists => Ty::Bool,
+            SubqueryKind::Count => Ty::Int,
+            SubqueryKind::Collect if checked.columns.len() == 1 => Ty::List,
+            SubqueryKind::Collect => {
+                return Err(self.error(
+                    query.span,
+                    Detail::InvalidClauseComposition,
+                    format!("COLLECT {{ … }} returns one column, not {}", checked.columns.len()),
+                ))
+            }
+        })
     }
 
     /// `FOREACH`: its list is a list, its clauses update (and see its variable and what the
@@ -918,6 +948,7 @@ impl Checker<'_> {
                 self.expr(predicate, &inner, Agg::Forbidden)?;
                 Ty::Bool
             }
+            ExprKind::Subquery { kind, query } => self.subquery_expr(*kind, query, scope)?,
             ExprKind::PatternComprehension { pattern, predicate, map } => {
                 let mut inner = scope.clone();
                 let mut rels = Vec::new();
@@ -1272,7 +1303,7 @@ impl<'a> GroupingKeys<'a> {
 /// The first variable an expression reads (outside nested scopes' own variables).
 fn first_variable(e: &Expr) -> Option<Span> {
     match &e.kind {
-        ExprKind::Var(_) | ExprKind::Pattern(_) => Some(e.span),
+        ExprKind::Var(_) | ExprKind::Pattern(_) | ExprKind::Subquery { .. } => Some(e.span),
         _ => {
             let mut found = None;
             e.for_each_child(|c| {

@@ -3,7 +3,10 @@
 //! (`STARTS WITH`, `IN`, `IS NULL`, `=~`, …), `+ -`, `* / %`, `^`, unary `+ -`, then postfix
 //! property access, indexing, slicing and label tests on an atom.
 
-use crate::ast::{BinaryOp, Expr, ExprKind, Literal, MapProjectionItem, Name, Quantifier, UnaryOp};
+use crate::ast::{
+    BinaryOp, Clause, Expr, ExprKind, Literal, MapProjectionItem, Match, Name, Projection, ProjectionItem, Quantifier, SingleQuery,
+    SubqueryKind, UnaryOp, Var,
+};
 use crate::cursor::{is_reserved, parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
 use crate::lexer::{Sym, Tok};
@@ -283,7 +286,14 @@ impl Parser<'_> {
                 return Ok(Expr::new(ExprKind::Lit(Literal::Bool(upper == "TRUE")), start));
             }
             "CASE" => return self.case(),
-            "EXISTS" | "COUNT" if self.at_subquery_brace() => return self.pattern_subquery(upper == "EXISTS", start),
+            "EXISTS" | "COUNT" | "COLLECT" if self.at_subquery_brace() => {
+                let kind = match upper.as_str() {
+                    "EXISTS" => SubqueryKind::Exists,
+                    "COUNT" => SubqueryKind::Count,
+                    _ => SubqueryKind::Collect,
+                };
+                return self.subquery_expr(kind, start);
+            }
             _ => {}
         }
         // A call: `name(`, or dotted `a.b.c(`.
@@ -302,39 +312,98 @@ impl Parser<'_> {
         self.maybe_map_projection(var)
     }
 
-    /// After `EXISTS` / `COUNT`: `{` opening a pattern (`{ (a)-->(b) … }` or `{ MATCH (a)… }`),
-    /// not a map projection of a variable so named.
+    /// After `EXISTS` / `COUNT` / `COLLECT`: `{` opening a pattern (`{ (a)-->(b) … }`) or a
+    /// query (`{ MATCH (a)… }`, `{ OPTIONAL MATCH …`, `UNWIND`, `WITH`, `CALL`, …), not a map
+    /// projection of a variable so named (`count {.x}`, `count {x, y: 1}`).
     fn at_subquery_brace(&self) -> bool {
+        // The updating clauses too, for the checker to refuse by name.
+        let clause = |w: &str| {
+            ["MATCH", "OPTIONAL", "UNWIND", "WITH", "CALL", "RETURN", "CREATE", "MERGE", "SET", "REMOVE", "DELETE", "DETACH", "FOREACH"]
+                .iter()
+                .any(|k| w.eq_ignore_ascii_case(k))
+        };
         matches!(self.peek_at(1), Tok::Sym(Sym::LBrace))
             && match self.peek_at(2) {
                 Tok::Sym(Sym::LParen) => true,
-                Tok::Ident(w) => w.eq_ignore_ascii_case("MATCH") && matches!(self.peek_at(3), Tok::Sym(Sym::LParen) | Tok::Ident(_)),
+                Tok::Ident(w) if clause(w) => !matches!(self.peek_at(3), Tok::Sym(Sym::Colon | Sym::Comma | Sym::RBrace)),
                 _ => false,
             }
     }
 
-    /// `EXISTS { [MATCH] pattern [WHERE p] }` and `COUNT { … }`: whether the pattern matches from
-    /// this row, and how many times: the pattern comprehension `[pattern WHERE p | 1]`'s size
-    /// (above 0). One pattern part with at least one relationship; its new variables are its own.
-    fn pattern_subquery(&mut self, exists: bool, start: Span) -> Result<Expr, QueryError> {
+    /// `EXISTS { … }`, `COUNT { … }` and `COLLECT { … }`: over a pattern (`{ (a)-->(b), (c)
+    /// WHERE p }`) or a query of one part (`{ MATCH … [WITH …] [RETURN …] }`). The common form,
+    /// one pattern with a relationship, is the pattern comprehension `[pattern WHERE p | 1]`'s
+    /// size (above 0); the others are a subquery the planner compiles with the row's variables
+    /// in scope.
+    fn subquery_expr(&mut self, kind: SubqueryKind, start: Span) -> Result<Expr, QueryError> {
         self.pos += 2;
-        self.eat_kw("MATCH");
-        let pattern = self.pattern_part()?;
-        if pattern.chain.is_empty() {
-            return Err(QueryError::syntax(
-                self.text,
-                pattern.span,
-                Detail::InvalidRelationshipPattern,
-                "EXISTS { … } and COUNT { … } take a pattern with at least one relationship, like (a)-[:KNOWS]->(b)",
-            ));
-        }
-        let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
-        let end = self.expect_sym(Sym::RBrace)?;
+        self.enter()?;
+        let parsed = self.subquery_body(kind);
+        self.leave();
+        let (query, end) = parsed?;
         let span = start.to(end);
-        let one = |v: i64| Expr::new(ExprKind::Lit(Literal::Int(v)), span);
-        let comp = Expr::new(ExprKind::PatternComprehension { pattern: Box::new(pattern), predicate, map: Box::new(one(1)) }, span);
-        let size = Expr::new(ExprKind::Call { name: Name { name: "size".to_owned(), span }, distinct: false, args: vec![comp] }, span);
-        Ok(if exists { Expr::new(ExprKind::Binary(BinaryOp::Gt, Box::new(size), Box::new(one(0))), span) } else { size })
+        if let (SubqueryKind::Exists | SubqueryKind::Count, [Clause::Match(m)]) = (kind, query.clauses.as_slice()) {
+            if let (false, [part]) = (m.optional, m.pattern.as_slice()) {
+                if !part.chain.is_empty() {
+                    let one = |v: i64| Expr::new(ExprKind::Lit(Literal::Int(v)), span);
+                    let (pattern, predicate) = (Box::new(part.clone()), m.predicate.clone().map(Box::new));
+                    let comp = Expr::new(ExprKind::PatternComprehension { pattern, predicate, map: Box::new(one(1)) }, span);
+                    let name = Name { name: "size".to_owned(), span };
+                    let size = Expr::new(ExprKind::Call { name, distinct: false, args: vec![comp] }, span);
+                    return Ok(if kind == SubqueryKind::Exists {
+                        Expr::new(ExprKind::Binary(BinaryOp::Gt, Box::new(size), Box::new(one(0))), span)
+                    } else {
+                        size
+                    });
+                }
+            }
+        }
+        Ok(Expr::new(ExprKind::Subquery { kind, query: Box::new(query) }, span))
+    }
+
+    /// What is between the braces of a subquery expression, as a query of one part, and the
+    /// closing brace's span.
+    fn subquery_body(&mut self, kind: SubqueryKind) -> Result<(SingleQuery, Span), QueryError> {
+        let start = self.span();
+        let query = if self.at_sym(Sym::LParen) {
+            let mut pattern = vec![self.pattern_part()?];
+            while self.eat_sym(Sym::Comma) {
+                pattern.push(self.pattern_part()?);
+            }
+            let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+            let span = start.to(self.prev_span());
+            SingleQuery { clauses: vec![Clause::Match(Match { optional: false, pattern, predicate, span })], span }
+        } else {
+            let query = self.query()?;
+            if let Some((_, part)) = query.unions.first() {
+                return Err(QueryError::syntax(
+                    self.text,
+                    part.span,
+                    Detail::Unsupported,
+                    format!("UNION inside {} {{ … }} is not supported; use one query part", kind.keyword()),
+                ));
+            }
+            query.first
+        };
+        let end = self.expect_sym(Sym::RBrace)?;
+        // EXISTS and COUNT may end without RETURN: each row counts, as though `RETURN 1`.
+        let mut query = query;
+        if kind != SubqueryKind::Collect && !matches!(query.clauses.last(), Some(Clause::Return(_))) {
+            let one = Expr::new(ExprKind::Lit(Literal::Int(1)), end);
+            let item = ProjectionItem { expr: one, alias: Some(Var { name: "  row".to_owned(), span: end }), text: "1".to_owned() };
+            let projection = Projection {
+                distinct: false,
+                star: false,
+                items: vec![item],
+                order: Vec::new(),
+                skip: None,
+                limit: None,
+                predicate: None,
+                span: end,
+            };
+            query.clauses.push(Clause::Return(projection));
+        }
+        Ok((query, end))
     }
 
     fn maybe_map_projection(&mut self, var: Expr) -> Result<Expr, QueryError> {
@@ -342,7 +411,7 @@ impl Parser<'_> {
             return Ok(var);
         }
         let ExprKind::Var(name) = &var.kind else { return Ok(var) };
-        let v = crate::ast::Var { name: name.clone(), span: var.span };
+        let v = Var { name: name.clone(), span: var.span };
         self.pos += 1;
         let mut items = Vec::new();
         if !self.at_sym(Sym::RBrace) {

@@ -77,7 +77,7 @@ impl Parser<'_> {
         }
     }
 
-    fn query(&mut self) -> Result<Query, QueryError> {
+    pub(crate) fn query(&mut self) -> Result<Query, QueryError> {
         let first = self.single_query()?;
         let mut unions = Vec::new();
         while self.eat_kw("UNION") {

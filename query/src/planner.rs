@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::ast::{
     Call, Clause, Direction, Expr, ExprKind, Literal, MapProjectionItem, Match, NodePattern, PatternPart, Projection, RemoveItem,
-    SetItem as AstSetItem, Shortest, SingleQuery, Statement, Temporal, UnaryOp,
+    SetItem as AstSetItem, Shortest, SingleQuery, Statement, SubqueryKind, Temporal, UnaryOp,
 };
 use crate::functions::{function, procedure, FunctionKind};
 use crate::{Detail, ErrorType, QueryError};
@@ -1137,6 +1137,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 CExpr::Quant { quantifier: *quantifier, list, predicate: predicate? }
             }
             ExprKind::PatternComprehension { pattern, predicate, map } => self.pattern_expr(pattern, Some((predicate.as_deref(), map)))?,
+            ExprKind::Subquery { kind, query } => self.subquery_expr(*kind, query, e.span)?,
             ExprKind::Pattern(part) => {
                 let paths = self.pattern_expr(part, None)?;
                 CExpr::Func(Arc::from("exists"), vec![paths])
@@ -1189,6 +1190,46 @@ impl<'t, 'p> Compiler<'t, 'p> {
     /// A pattern inside an expression: its own operators, run on the current row. With `comp`
     /// (a comprehension's filter and projection), the value is the list of projections;
     /// otherwise the list of paths.
+    /// `EXISTS { … }`, `COUNT { … }`, `COLLECT { … }`: the query compiled with the row's
+    /// variables in scope (those an aggregation before projected, under their names), run per
+    /// row as a pattern comprehension's operators are; its rows counted, or its one column
+    /// collected.
+    fn subquery_expr(&mut self, kind: SubqueryKind, query: &SingleQuery, span: crate::Span) -> Result<CExpr, QueryError> {
+        let scope = self.scope.clone();
+        let plain = |t: &str| t.chars().all(|c| c.is_alphanumeric() || c == '_');
+        for (t, s) in self.subst.iter().filter(|(t, _)| plain(t)) {
+            self.scope.insert(t.clone(), *s);
+        }
+        let subst = std::mem::take(&mut self.subst);
+        let locals = std::mem::take(&mut self.locals);
+        let reach = self.reach;
+        let part = self.single(query);
+        self.scope = scope;
+        self.subst = subst;
+        let in_comprehension = !locals.is_empty();
+        self.locals = locals;
+        self.reach = reach;
+        let part = match part {
+            Err(e) if in_comprehension && e.detail == Detail::UndefinedVariable => {
+                let what = format!("{} {{ … }} reading a list comprehension's, quantifier's or reduce's variable", kind.keyword());
+                return Err(unsupported(self.text, &what, span));
+            }
+            other => other?,
+        };
+        let column = part.columns.first().map_or(usize::MAX, |(_, s)| *s);
+        let value = match kind {
+            SubqueryKind::Collect => CExpr::Slot(column),
+            SubqueryKind::Exists | SubqueryKind::Count => CExpr::Const(Const::Int(1)),
+        };
+        let rows = CExpr::Pattern { ops: Arc::new(part.ops), map: Some(Box::new(value)), path: column };
+        let size = |rows| CExpr::Func(Arc::from("size"), vec![rows]);
+        Ok(match kind {
+            SubqueryKind::Exists => CExpr::Bin(crate::ast::BinaryOp::Gt, Box::new(size(rows)), Box::new(CExpr::Const(Const::Int(0)))),
+            SubqueryKind::Count => size(rows),
+            SubqueryKind::Collect => rows,
+        })
+    }
+
     fn pattern_expr(&mut self, part: &PatternPart, comp: Option<(Option<&Expr>, &Expr)>) -> Result<CExpr, QueryError> {
         let saved = self.scope.clone();
         let mut ops = Vec::new();

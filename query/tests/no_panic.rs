@@ -135,7 +135,7 @@ proptest! {
     }
 
     #[test]
-    fn valid_prefixes_never_panic(cut in 0usize..260, which in 0usize..3) {
+    fn valid_prefixes_never_panic(cut in 0usize..260, which in 0usize..4) {
         let q = [
             "MATCH p = (a:A {id: $s})-[r:T|U*1..3 WHERE r.w > 0.5]->(b) WITH a, count(DISTINCT b) AS n, collect(r) AS rs \
              WHERE n > 1 RETURN a.name AS name, [x IN rs | type(x)][0..2] AS ts ORDER BY n DESC SKIP 1 LIMIT 10 \
@@ -143,6 +143,8 @@ proptest! {
             "MATCH p = allShortestPaths((a:A {id: $s})-[r:T* WHERE r.w > 0]-(b:B)) WHERE EXISTS { MATCH (b)-->(c) WHERE c.x = 1 } \
              RETURN shortestPath((a)-[:T*..4]->(b)) AS sp, COUNT { (a)--() } AS d, reduce(t = 0, x IN relationships(p) | t + x.w) AS w",
             "UNWIND $rows AS row FOREACH (x IN row.items | MERGE (n:N {id: x}) FOREACH (y IN [1, 2] | SET n.v = round(y * 1.5, 1, 'HALF_EVEN')))",
+            "MATCH (n) WHERE COUNT { MATCH (n)-->(m) WITH m WHERE m.k > $t RETURN m } > 1 RETURN COLLECT { MATCH (n)--(o:O) \
+             RETURN o.name ORDER BY o.name LIMIT 3 } AS names, EXISTS { (x:X) WHERE x.k = n.k } AS e",
         ][which];
         let mut end = cut.min(q.len());
         while !q.is_char_boundary(end) {

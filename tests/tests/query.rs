@@ -2342,13 +2342,13 @@ proptest! {
     }
 }
 
-/// `EXISTS { … }` needs a relationship in its pattern and sees only its own and the row's
-/// variables; a variable named `count` still takes a map projection.
+/// `EXISTS { … }` only reads and sees only its own and the row's variables; a variable named
+/// `count` still takes a map projection.
 #[test]
 fn pattern_subqueries_refuse_what_they_cannot_match() {
     let db = db();
     for (text, detail) in [
-        ("MATCH (a) WHERE EXISTS { (a) } RETURN a", Detail::InvalidRelationshipPattern),
+        ("MATCH (a) WHERE EXISTS { CREATE (a)-[:T]->() } RETURN a", Detail::InvalidClauseComposition),
         ("MATCH (a) WHERE EXISTS { (a)-->(b) WHERE c.x = 1 } RETURN a", Detail::UndefinedVariable),
         ("MATCH (a) RETURN COUNT { (a)-->(b) } + b.x", Detail::UndefinedVariable),
     ] {
@@ -3043,4 +3043,54 @@ fn reduce_cannot_nest_values_past_the_limit() {
         assert_eq!(rows(&db, "RETURN size(reduce(acc = [], x IN range(1, 5000) | acc + [x])), size(reduce(acc = range(1, 5000), x IN range(1, 5000) | acc))"), vec![vec![i(5000), i(5000)]]);
     };
     std::thread::Builder::new().stack_size(2 << 20).spawn(run).expect("spawns").join().expect("no overflow");
+}
+
+/// Neo4j 5's subquery expressions: `EXISTS { … }` and `COUNT { … }` over a pattern (a node alone
+/// too) or a query that sees the row's variables (RETURN optional), `COLLECT { … RETURN x }`;
+/// what they bind stays inside; each gives per row what the same question asked another way
+/// gives; writes, a second column and UNION are refused by name.
+#[test]
+fn subquery_expressions() {
+    let db = Database::in_memory();
+    write(&db, "CREATE (a:A {k: 1})-[:R]->(:B {k: 2}), (a)-[:R]->(:B {k: 5}), (:A {k: 3}), (:A {k: 4})-[:S]->(:B {k: 5})");
+    let q = |text: &str| rows(&db, text);
+    let by_k = |sub: &str| q(&format!("MATCH (n:A) RETURN n.k, {sub} AS x ORDER BY n.k"));
+    let col = |v: Vec<QueryValue>| v.into_iter().zip([1, 3, 4]).map(|(x, k)| vec![i(k), x]).collect::<Vec<_>>();
+    let b = QueryValue::Bool;
+    // Counting rows: each form against the pattern comprehension it equals.
+    let sizes = col(vec![i(2), i(0), i(1)]);
+    assert_eq!(by_k("size([(n)-->(m) | 1])"), sizes);
+    assert_eq!(by_k("COUNT { (n)-->() }"), sizes);
+    assert_eq!(by_k("COUNT { MATCH (n)-->(m) }"), sizes);
+    assert_eq!(by_k("COUNT { MATCH (n)-->(m) RETURN m }"), sizes);
+    assert_eq!(by_k("COUNT { MATCH (n)-->(m) WITH m WHERE m.k > 2 RETURN m.k }"), col(vec![i(1), i(0), i(1)]));
+    // Aggregating inside: one row per outer row.
+    assert_eq!(by_k("COUNT { MATCH (n)-->(m) RETURN count(m) AS c }"), col(vec![i(1), i(1), i(1)]));
+    // A node alone, correlated or not.
+    assert_eq!(by_k("COUNT { (m:B) WHERE m.k > n.k }"), col(vec![i(3), i(2), i(2)]));
+    assert_eq!(by_k("EXISTS { (m:B) WHERE m.k = n.k + 1 }"), col(vec![b(true), b(false), b(true)]));
+    assert_eq!(by_k("EXISTS { (n:B) }"), col(vec![b(false), b(false), b(false)]));
+    assert_eq!(by_k("EXISTS { MATCH (n)-[:S]->(m) WHERE m.k = 5 }"), col(vec![b(false), b(false), b(true)]));
+    // Collecting one column, in the order the subquery gives.
+    let got = by_k("COLLECT { MATCH (n)-->(m) RETURN m.k ORDER BY m.k DESC }");
+    assert_eq!(got, col(vec![QueryValue::List(vec![i(5), i(2)]), QueryValue::List(vec![]), QueryValue::List(vec![i(5)])]));
+    assert_eq!(
+        q("RETURN COLLECT { UNWIND [3, 1, 2] AS x WITH x ORDER BY x RETURN x * 10 } AS l"),
+        [[QueryValue::List(vec![i(10), i(20), i(30)])]]
+    );
+    // After an aggregation, in WHERE, ORDER BY and SET; its own variables stay inside.
+    let after = q("MATCH (n:A) WITH n.k % 2 AS odd, count(*) AS c RETURN odd, c, COUNT { (m:B) WHERE m.k % 2 = odd } AS same ORDER BY odd");
+    assert_eq!(after, [[i(0), i(1), i(1)], [i(1), i(2), i(2)]]);
+    assert_eq!(q("MATCH (n:A) WHERE COUNT { (n)-->() } = 0 RETURN n.k"), [[i(3)]]);
+    assert_eq!(q("MATCH (n:A) RETURN n.k ORDER BY COUNT { (n)-->() } DESC, n.k"), [[i(1)], [i(4)], [i(3)]]);
+    assert_eq!(write(&db, "MATCH (n:A {k: 1}) SET n.c = COUNT { MATCH (n)-->(m) RETURN m } RETURN n.c").rows, [[i(2)]]);
+    assert_eq!(q("MATCH (n:A) WHERE EXISTS { MATCH (n)-->(m) } RETURN count(*)"), [[i(2)]]);
+    let err = |text: &str| db.query("default", text, &Params::new()).expect_err(text).to_string();
+    assert!(err("MATCH (n:A) WHERE EXISTS { MATCH (n)-->(m) } RETURN m").contains("`m` not defined"));
+    assert!(err("RETURN COUNT { CREATE (:X) } AS c").contains("COUNT { … } only reads; it cannot contain CREATE"));
+    assert!(err("RETURN COLLECT { MATCH (n) RETURN n.k, n } AS c").contains("returns one column, not 2"));
+    assert!(err("RETURN COLLECT { MATCH (n) } AS c").contains("ends with RETURN of one column"));
+    assert!(err("RETURN EXISTS { MATCH (n) RETURN n UNION MATCH (n) RETURN n } AS c").contains("UNION inside EXISTS"));
+    assert!(err("RETURN [x IN [1] | COUNT { MATCH (n) WHERE n.k = x }] AS c").contains("not supported"));
+    assert_eq!(q("MATCH (count:A {k: 3}) RETURN count {.k} AS m"), [[QueryValue::Map([("k".to_owned(), i(3))].into_iter().collect())]]);
 }
