@@ -132,7 +132,7 @@ fn write_benches(c: &mut Criterion) {
 
 /// A node by a stored property among 100,000 of its label (Graphiti's `{uuid: $uuid}`): the
 /// property index's lookup, the scan it replaces (a form the index does not answer), a MERGE
-/// that finds the node, and ten nodes by a list of values.
+/// that finds the node, and ten nodes by a list of values or a range.
 fn property_benches(c: &mut Criterion) {
     let db = engram::Database::in_memory();
     db.query(
@@ -174,6 +174,25 @@ fn property_benches(c: &mut Criterion) {
     });
     c.bench_function("query_scan_in_by_property", |b| {
         b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE coalesce(n.uuid, 0) IN $us RETURN n.i", next()).expect("runs")));
+    });
+    // Ten nodes by a range of values (`WHERE n.created_at >= $from AND n.created_at < $to`).
+    let ranges: Vec<engram::Params> = (0..100i64)
+        .map(|i| {
+            let lo = i * 997 % 99_990;
+            engram::Params::from([("lo".to_owned(), engram::QueryValue::Int(lo)), ("hi".to_owned(), engram::QueryValue::Int(lo + 10))])
+        })
+        .collect();
+    let mut at = 0;
+    let mut next = || {
+        at = (at + 1) % ranges.len();
+        &ranges[at]
+    };
+    c.bench_function("query_range_by_property", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE n.i >= $lo AND n.i < $hi RETURN n.i", next()).expect("runs")));
+    });
+    c.bench_function("query_scan_range_by_property", |b| {
+        let q = "MATCH (n:Entity) WHERE coalesce(n.i, 0) >= $lo AND coalesce(n.i, 0) < $hi RETURN n.i";
+        b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
     });
 }
 

@@ -901,6 +901,13 @@ impl Temporal {
         Some(self.key().cmp(&other.key()))
     }
 
+    /// The kind's rank and the instant part of the comparison's key, which orders values of
+    /// one kind (equal instants may differ by offset); `None` for a duration, which does not
+    /// compare. For the ordered property index.
+    pub(crate) fn order_key(&self) -> Option<(u8, i128)> {
+        (!matches!(self, Temporal::Duration(_))).then(|| (self.rank(), self.key().0))
+    }
+
     /// The key both comparison and the sort order use within one kind: the instant (UTC) first,
     /// then the offset, so equal values and only they compare equal.
     fn key(&self) -> (i128, i64) {

@@ -309,6 +309,23 @@ pub enum Op {
         /// What it must pass besides.
         test: NodeTest,
     },
+    /// For each row, each node whose property `key` may lie between `lower` and `upper` (once
+    /// each, ascending) and passes `test`: what `WHERE n.k > $a AND n.k <= $b` asks, from the
+    /// order the engine's property index keeps instead of a scan. The comparisons stay as a
+    /// filter after it, which decides (the nodes given are candidates: every node carrying
+    /// `test`'s labels where the index cannot answer).
+    SeekNodesByRange {
+        /// The node's slot.
+        slot: usize,
+        /// The property.
+        key: Arc<str>,
+        /// The lower bound, if any.
+        lower: Option<CExpr>,
+        /// The upper bound, if any.
+        upper: Option<CExpr>,
+        /// What it must pass besides.
+        test: NodeTest,
+    },
     /// Keeps the rows whose node in `slot` passes `test` (a bound variable in a pattern).
     CheckNode {
         /// The node's slot.
@@ -551,6 +568,7 @@ impl Op {
             Op::SeekNode { .. } => "NodeByIdSeek",
             Op::SeekNodeByIdentity { .. } => "NodeByInternalIdSeek",
             Op::SeekNodesByProperty { .. } => "NodeByPropertyLookup",
+            Op::SeekNodesByRange { .. } => "NodeByPropertyRange",
             Op::CheckNode { .. } => "NodeFilter",
             Op::CountExpand { hop, .. } if hop.reach => "BreadthFirstReachCount",
             Op::CountExpand { .. } => "ExpandCount",
@@ -603,6 +621,10 @@ impl Op {
                 format!("({}{})", slots(*slot), test(t))
             }
             Op::SeekNodesByProperty { slot, key, test: t, .. } => format!("({}{}) {key} IN", slots(*slot), test(t)),
+            Op::SeekNodesByRange { slot, key, lower, upper, test: t } => {
+                let (l, u) = (if lower.is_some() { " > …" } else { "" }, if upper.is_some() { " < …" } else { "" });
+                format!("({}{}) {key}{l}{u}", slots(*slot), test(t))
+            }
             Op::SeekRels { slot, test: t, hop: h, any_of } => {
                 let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
                 let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };

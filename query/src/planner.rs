@@ -374,7 +374,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let mut ops = Vec::new();
         let mut rels_here = Vec::new();
         let conjuncts: Vec<&Expr> = m.predicate.as_ref().map(conjuncts).unwrap_or_default();
-        let mut seeks = self.identity_seeks(m, &conjuncts);
+        let mut seeks = self.seeks(m, &conjuncts);
         let (pattern, pushed) = self.pushed_properties(m, &conjuncts, &seeks);
         let bound_before: BTreeSet<String> = self.scope.keys().cloned().collect();
         for part in pattern.as_deref().unwrap_or(&m.pattern) {
@@ -383,7 +383,9 @@ impl<'t, 'p> Compiler<'t, 'p> {
         // An `=` a seek answers is true for every row it gives: the filter drops it. An `IN`
         // stays: on a value that is no list it is the filter's type error that answers. A
         // property equality the pattern took is answered by its node test.
-        let answered = |i: usize| seeks.iter().any(|s| s.used && !s.many && s.conjunct == i) || pushed.contains(&i);
+        let answered = |i: usize| {
+            seeks.iter().any(|s| s.used && matches!(s.by, SeekBy::Identity { many: false, .. }) && s.conjunct == i) || pushed.contains(&i)
+        };
         let kept: Vec<&Expr> = conjuncts.iter().enumerate().filter(|(i, _)| !answered(*i)).map(|(_, c)| *c).collect();
         let kept = self.place_early(m, &bound_before, &mut ops, kept)?;
         let rebuilt;
@@ -458,7 +460,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     Op::ScanNodes { slot, .. }
                     | Op::SeekNode { slot, .. }
                     | Op::SeekNodeByIdentity { slot, .. }
-                    | Op::SeekNodesByProperty { slot, .. } => {
+                    | Op::SeekNodesByProperty { slot, .. }
+                    | Op::SeekNodesByRange { slot, .. } => {
                         bound.insert(*slot);
                     }
                     Op::Expand(h) => {
@@ -499,7 +502,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
     /// as a node test it is checked on each candidate as it is found, before a row is built, and
     /// `{id: e}` is a seek. Not for a node a seek by internal id starts from, nor one whose
     /// property map is a parameter.
-    fn pushed_properties(&self, m: &Match, conjuncts: &[&Expr], seeks: &[IdentitySeek]) -> (Option<Vec<PatternPart>>, Vec<usize>) {
+    fn pushed_properties(&self, m: &Match, conjuncts: &[&Expr], seeks: &[Seek]) -> (Option<Vec<PatternPart>>, Vec<usize>) {
         let prop_of = |e: &Expr| match &e.kind {
             ExprKind::Prop(t, k) => match &t.kind {
                 ExprKind::Var(v) => Some((v.clone(), k.clone())),
@@ -514,7 +517,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let found =
                 prop_of(x).filter(|_| is_constant(y)).map(|p| (p, y)).or_else(|| prop_of(y).filter(|_| is_constant(x)).map(|p| (p, x)));
             let Some(((var, key), value)) = found else { continue };
-            if self.scope.contains_key(&var) || seeks.iter().any(|s| s.var == var && s.key.is_none()) {
+            if self.scope.contains_key(&var) || seeks.iter().any(|s| s.var == var && s.by_identity()) {
                 continue;
             }
             let parts = pattern.get_or_insert_with(|| m.pattern.clone());
@@ -552,13 +555,13 @@ impl<'t, 'p> Compiler<'t, 'p> {
     /// before and `e` a literal or a parameter: by internal id, `id(v) = e`, `e = id(v)` or
     /// `id(v) IN e`, the first one per variable; then by a property, `v.k IN e`, the first one
     /// per variable with no seek by internal id.
-    fn identity_seeks(&self, m: &Match, conjuncts: &[&Expr]) -> Vec<IdentitySeek> {
+    fn seeks(&self, m: &Match, conjuncts: &[&Expr]) -> Vec<Seek> {
         let in_pattern = |v: &str| {
             m.pattern.iter().any(|p| {
                 std::iter::once(&p.start).chain(p.chain.iter().map(|(_, n)| n)).any(|n| n.var.as_ref().is_some_and(|x| x.name == v))
             })
         };
-        let mut seeks: Vec<IdentitySeek> = Vec::new();
+        let mut seeks: Vec<Seek> = Vec::new();
         for (i, c) in conjuncts.iter().enumerate() {
             let ExprKind::Binary(op, x, y) = &c.kind else { continue };
             let found = match op {
@@ -571,7 +574,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
             };
             if let Some((var, value, many)) = found {
                 if !self.scope.contains_key(var) && in_pattern(var) && !seeks.iter().any(|s| s.var == var) {
-                    seeks.push(IdentitySeek { var: var.to_owned(), key: None, value: (**value).clone(), many, conjunct: i, used: false });
+                    let by = SeekBy::Identity { value: (**value).clone(), many };
+                    seeks.push(Seek { var: var.to_owned(), by, conjunct: i, used: false });
                 }
             }
         }
@@ -582,8 +586,42 @@ impl<'t, 'p> Compiler<'t, 'p> {
             // The memory fields but `id` have no index to look up (a scan answers them).
             let indexed = key.name == "id" || !crate::plan::NODE_FIELDS.contains(&key.name.as_str());
             if indexed && is_constant_list(y) && !self.scope.contains_key(var) && in_pattern(var) && !seeks.iter().any(|s| s.var == *var) {
-                let key = Some(Arc::from(key.name.as_str()));
-                seeks.push(IdentitySeek { var: var.clone(), key, value: (**y).clone(), many: true, conjunct: i, used: false });
+                let by = SeekBy::Values { key: Arc::from(key.name.as_str()), value: (**y).clone() };
+                seeks.push(Seek { var: var.clone(), by, conjunct: i, used: false });
+            }
+        }
+        // Ranges: `v.k < e`, `e <= v.k`, …, the bounds of the first key per variable.
+        for (i, c) in conjuncts.iter().enumerate() {
+            use crate::ast::BinaryOp as B;
+            let ExprKind::Binary(op @ (B::Lt | B::Le | B::Gt | B::Ge), x, y) = &c.kind else { continue };
+            let prop_of = |e: &Expr| match &e.kind {
+                ExprKind::Prop(t, k) => match &t.kind {
+                    ExprKind::Var(v) if !crate::plan::NODE_FIELDS.contains(&k.name.as_str()) => Some((v.clone(), k.name.clone())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            // The property on the left: `<` gives an upper bound; on the right, a lower one.
+            let (var, key, bound, upper) = match (prop_of(x), prop_of(y)) {
+                (Some((v, k)), _) if is_constant(y) => (v, k, y, matches!(op, B::Lt | B::Le)),
+                (_, Some((v, k))) if is_constant(x) => (v, k, x, matches!(op, B::Gt | B::Ge)),
+                _ => continue,
+            };
+            if self.scope.contains_key(&var) || !in_pattern(&var) {
+                continue;
+            }
+            match seeks.iter_mut().find(|s| s.var == var) {
+                None => {
+                    let (lower, upper) = if upper { (None, Some((**bound).clone())) } else { (Some((**bound).clone()), None) };
+                    seeks.push(Seek { var, by: SeekBy::Range { key: Arc::from(key.as_str()), lower, upper }, conjunct: i, used: false });
+                }
+                Some(Seek { by: SeekBy::Range { key: k, lower, upper: high }, .. }) if **k == *key => {
+                    let slot = if upper { high } else { lower };
+                    if slot.is_none() {
+                        *slot = Some((**bound).clone());
+                    }
+                }
+                Some(_) => {}
             }
         }
         seeks
@@ -641,7 +679,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         part: &PatternPart,
         ops: &mut Vec<Op>,
         rels_here: &mut Vec<usize>,
-        seeks: &mut [IdentitySeek],
+        seeks: &mut [Seek],
     ) -> Result<PathSpec, QueryError> {
         if let Some(which) = part.shortest {
             return self.shortest_ops(part, which, ops, rels_here, seeks);
@@ -650,7 +688,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let bound = |n: &NodePattern| n.var.as_ref().is_some_and(|v| self.scope.contains_key(&v.name));
         let has_id = |n: &NodePattern| matches!(&n.props, Some(Expr { kind: ExprKind::Map(items), .. }) if items.iter().any(|(k, v)| k.name == "id" && is_constant(v)));
         let seek_of = |n: &NodePattern| n.var.as_ref().and_then(|v| seeks.iter().position(|s| s.var == v.name));
-        let by_identity = |n: &NodePattern| seek_of(n).is_some_and(|k| seeks[k].key.is_none());
+        let by_identity = |n: &NodePattern| seek_of(n).is_some_and(|k| seeks[k].by_identity());
         // Bound, then a seek by internal id, by external id, by a property's list of values,
         // then a label scan.
         let start = nodes
@@ -672,19 +710,28 @@ impl<'t, 'p> Compiler<'t, 'p> {
             if !test.is_empty() {
                 ops.push(Op::CheckNode { slot, test });
             }
-        } else if let Some(k) = seek.filter(|&k| seeks[k].key.is_none()) {
+        } else if let Some((k, SeekBy::Identity { value, many })) = seek.map(|k| (k, &seeks[k].by)).filter(|(k, _)| seeks[*k].by_identity())
+        {
+            let (id, many) = (self.expr(value)?, *many);
             seeks[k].used = true;
-            let id = self.expr(&seeks[k].value)?;
-            ops.push(Op::SeekNodeByIdentity { slot, id, many: seeks[k].many, test });
+            ops.push(Op::SeekNodeByIdentity { slot, id, many, test });
         } else if let Some(at) = test.props.iter().position(|(k, _)| k.as_ref() == "id") {
             // The seek finds exactly the node with that id: the test need not check it again.
             let mut test = test;
             let (_, id) = test.props.remove(at);
             ops.push(Op::SeekNode { slot, id, test });
-        } else if let Some((k, key)) = seek.and_then(|k| Some((k, seeks[k].key.clone()?))) {
+        } else if let Some(k) = seek {
             seeks[k].used = true;
-            let values = self.expr(&seeks[k].value)?;
-            ops.push(Op::SeekNodesByProperty { slot, key, values, test });
+            let op = match &seeks[k].by {
+                SeekBy::Values { key, value } => Op::SeekNodesByProperty { slot, key: key.clone(), values: self.expr(value)?, test },
+                SeekBy::Range { key, lower, upper } => {
+                    let lower = lower.as_ref().map(|e| self.expr(e)).transpose()?;
+                    let upper = upper.as_ref().map(|e| self.expr(e)).transpose()?;
+                    Op::SeekNodesByRange { slot, key: key.clone(), lower, upper, test }
+                }
+                SeekBy::Identity { .. } => return Err(unsupported(self.text, "this seek", part.span)),
+            };
+            ops.push(op);
         } else {
             ops.push(Op::ScanNodes { slot, test });
         }
@@ -764,7 +811,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         which: Shortest,
         ops: &mut Vec<Op>,
         rels_here: &mut Vec<usize>,
-        seeks: &mut [IdentitySeek],
+        seeks: &mut [Seek],
     ) -> Result<PathSpec, QueryError> {
         let [(rel, end)] = part.chain.as_slice() else {
             return Err(unsupported(self.text, "a shortest path of more than one relationship", part.span));
@@ -1413,14 +1460,27 @@ fn conjuncts(e: &Expr) -> Vec<&Expr> {
     }
 }
 
-/// A seek a MATCH's WHERE allows, the `conjunct`-th of the WHERE's: by internal id (`key` none),
-/// `id(var) = value` or `id(var) IN value` (`many`); or by property `key`, `var.key IN value`
-/// (always `many`); `used` once a pattern part starts with it.
-struct IdentitySeek {
+/// A seek a MATCH's WHERE allows, from its `conjunct`-th conjunct; `used` once a pattern part
+/// starts with it.
+struct Seek {
     var: String,
-    key: Option<Arc<str>>,
-    value: Expr,
-    many: bool,
+    by: SeekBy,
     conjunct: usize,
     used: bool,
+}
+
+/// What a seek finds its node by.
+enum SeekBy {
+    /// `id(var) = value`, or `id(var) IN value` (`many`).
+    Identity { value: Expr, many: bool },
+    /// `var.key IN value`.
+    Values { key: Arc<str>, value: Expr },
+    /// `var.key` compared with literals or parameters (`<`, `<=`, `>`, `>=`): the bounds.
+    Range { key: Arc<str>, lower: Option<Expr>, upper: Option<Expr> },
+}
+
+impl Seek {
+    fn by_identity(&self) -> bool {
+        matches!(self.by, SeekBy::Identity { .. })
+    }
 }

@@ -119,6 +119,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "MATCH (n:Project {tenant: 'bob'}) RETURN count(n)",
         "MATCH (n) WHERE n.tenant = 'bob' RETURN n.name",
         "MATCH (n) WHERE n.tenant IN ['bob', 'x'] RETURN n.name",
+        "MATCH (n) WHERE n.tenant >= 'b' RETURN n.name",
         "MATCH (n) WHERE n.id IN ['bob', 'bobsecret'] RETURN n.name",
         "MATCH (n)-[r]->(m) WHERE r.user_id IN ['bob'] RETURN r.text, n.name",
     ] {
@@ -130,6 +131,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     assert_eq!(rows(&scope, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(0)"]);
     assert_eq!(rows(&scope, "MATCH (n {tenant: 'ann'}) RETURN n.name"), ["Ann"]);
     assert_eq!(rows(&scope, "MATCH (n) WHERE n.tenant IN ['ann', 'bob'] RETURN n.name"), ["Ann"]);
+    assert_eq!(rows(&scope, "MATCH (n) WHERE n.tenant > 'a' RETURN n.name"), ["Ann"]);
     assert_eq!(rows(&scope, "MATCH ()-[r]->() WHERE r.user_id IN ['ann', 'bob'] RETURN count(r)"), ["Int(1)"]);
     assert_eq!(rows(&scope, "CALL db.meta.stats() YIELD relCount, nodeCount RETURN relCount, nodeCount"), ["Int(2)|Int(3)"]);
     // Recall packs no hidden fact.

@@ -1457,7 +1457,11 @@ fn indexed_value(nan: bool) -> impl Strategy<Value = QueryValue> {
     prop_oneof![
         (0i64..3).prop_map(QueryValue::Int),
         prop::sample::select(floats).prop_map(QueryValue::Float),
-        prop::sample::select(vec!["a", "b"]).prop_map(|s| QueryValue::String(s.to_owned())),
+        // Strings alike in their first eight bytes, integers that floats round together: where
+        // the ordered index's words tie.
+        prop::sample::select(vec!["a", "b", "abcdefgh1", "abcdefgh2", "abcdefgh"]).prop_map(|s| QueryValue::String(s.to_owned())),
+        prop::sample::select(vec![9_007_199_254_740_992i64, 9_007_199_254_740_993, -9_007_199_254_740_993]).prop_map(QueryValue::Int),
+        Just(QueryValue::Float(9_007_199_254_740_992.0)),
         any::<bool>().prop_map(QueryValue::Bool),
         Just(QueryValue::List(vec![QueryValue::Int(1)])),
         Just(QueryValue::Temporal(engram::Temporal::Date(18_262))),
@@ -1507,6 +1511,25 @@ proptest! {
                 // The WHERE form the planner turns into the pattern's map, too.
                 let moved = db.query("default", &format!("{when}MATCH (n{label}) WHERE n.k = $v RETURN id(n)"), &p).expect("where").rows;
                 prop_assert_eq!(&moved, &scanned);
+            }
+        }
+        // Ranges: one bound or two, strict or not, of any kind (null, NaN, a list).
+        p.insert("w".to_owned(), wants.first().cloned().flatten().unwrap_or(QueryValue::Null));
+        for when in ["", "AS OF '2030-01-01T00:00:05Z' "] {
+            for (label, cond) in [
+                (":A", "n.k > $v"),
+                ("", "n.k >= $v"),
+                ("", "$v > n.k"),
+                (":A", "n.k <= $v"),
+                ("", "$v <= n.k AND n.k < $w"),
+                (":B", "n.k > $v AND n.k >= $w"),
+            ] {
+                let looked = format!("{when}MATCH (n{label}) WHERE {cond} RETURN id(n)");
+                let plan = db.query("default", &format!("EXPLAIN {looked}"), &p).expect("explain").plan.unwrap_or_default();
+                prop_assert!(plan.contains("NodeByPropertyRange"), "{}", plan);
+                let scanned = format!("{when}MATCH (n{label}) WHERE {} RETURN id(n)", cond.replace("n.k", "coalesce(n.k, null)"));
+                let (x, y) = (db.query("default", &looked, &p).expect("range").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                prop_assert_eq!(x, y, "{} {:?} {:?}", looked, want, wants);
             }
         }
         // `IN` a list (nulls among its values), looked up per value.
@@ -1646,6 +1669,11 @@ fn property_lookups_survive_reopen_and_keep_workspaces_apart() {
     // Relationships too, each workspace its own.
     for (ws, want) in [("a", 0), ("b", 100)] {
         assert_eq!(db.query(ws, "MATCH ()-[r:R {uuid: 'r1'}]->() RETURN r.i", &Params::new()).expect("lookup").rows, vec![vec![i(want)]]);
+    }
+    // Ranges too, each workspace its own values.
+    for (ws, from, want) in [("a", 8, vec![8, 9, 10]), ("b", 102, vec![102, 104, 105, 106, 107, 108, 109])] {
+        let got = db.query(ws, &format!("MATCH (n:E) WHERE n.i >= {from} RETURN n.i ORDER BY n.i"), &Params::new()).expect("range").rows;
+        assert_eq!(got, want.into_iter().map(|v| vec![i(v)]).collect::<Vec<_>>(), "{ws}");
     }
     let (a, b) = before;
     assert_eq!(

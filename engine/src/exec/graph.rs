@@ -63,6 +63,35 @@ fn scalar(want: &Val) -> Wanted<'_> {
     })
 }
 
+/// What lies between two bounds, in the order words of the property index (`index::order`).
+enum Between {
+    /// Values of this class with a word in `lo..=hi`.
+    Words(u8, u64, u64),
+    /// No value: a bound null, NaN or a duration (which nothing compares with), or bounds of
+    /// two classes.
+    Nothing,
+    /// The index cannot tell (a list bound, no bound).
+    Unknown,
+}
+
+/// What lies between `lower` and `upper` (either may be absent).
+fn range_words(lower: Option<&Val>, upper: Option<&Val>) -> Between {
+    // A bound's class and word; `Err(true)` when nothing compares with it, `Err(false)` when the
+    // index cannot tell.
+    let word = |v: &Val| match scalar(v) {
+        Wanted::Key(s) => crate::index::order::order_word(s).ok_or(true),
+        Wanted::Nothing => Err(true),
+        Wanted::Unindexed => Err(false),
+    };
+    match (lower.map(word), upper.map(word)) {
+        (Some(Err(false)), _) | (_, Some(Err(false))) | (None, None) => Between::Unknown,
+        (Some(Ok((a, lo))), Some(Ok((b, hi)))) if a == b => Between::Words(a, lo, hi),
+        (Some(Err(true)), _) | (_, Some(Err(true))) | (Some(Ok(_)), Some(Ok(_))) => Between::Nothing,
+        (Some(Ok((a, lo))), None) => Between::Words(a, lo, u64::MAX),
+        (None, Some(Ok((b, hi)))) => Between::Words(b, 0, hi),
+    }
+}
+
 /// The elements `lookup` gives for `want` under `key`, those `visible` keeps; `None` for a
 /// memory field's key (in `fields`) or a value the index does not hold.
 fn looked_up<'v, T>(
@@ -201,6 +230,23 @@ impl<'a> Graph<'_, 'a> {
         }
         out.sort_unstable();
         out.dedup();
+        Some(out)
+    }
+
+    /// The visible nodes that may hold under `key` a value between `lower` and `upper` (taken
+    /// as inclusive: the test after decides a strict bound; ascending, to be tested like scanned
+    /// ones), from the property index's order; `None` where it cannot answer, as
+    /// `nodes_with_prop`.
+    pub fn nodes_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<EntityId>> {
+        if engram_query::plan::NODE_FIELDS.contains(&key) {
+            return None;
+        }
+        let mut out = match range_words(lower, upper) {
+            Between::Words(class, lo, hi) => self.view.entities_in_range(key, (class, lo, hi))?,
+            Between::Nothing => Vec::new(),
+            Between::Unknown => return None,
+        };
+        out.retain(|e| self.node_visible(*e));
         Some(out)
     }
 

@@ -225,6 +225,21 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         })
     }
 
+    /// `bind_each` over the nodes an index `found`, or, where it could not answer, over those a
+    /// scan of `test`'s first label (or of every node) gives.
+    fn bind_found(&self, found: Option<Vec<EntityId>>, slot: usize, test: &NodeTest, row: &Row, out: &mut Vec<Row>) -> Fallible<()> {
+        match found {
+            Some(ids) => self.bind_each(&ids, slot, (test, 0), None, row, out),
+            None => {
+                let scanned = match test.labels.first() {
+                    Some(l) => self.graph.nodes_with_label(l),
+                    None => self.graph.nodes(),
+                };
+                self.bind_each(&scanned, slot, (test, 1), None, row, out)
+            }
+        }
+    }
+
     /// One row per node of `candidates` passing `test` (its labels from the given one on) and
     /// `filter`: `row` with the node in `slot`, into `out` (checked against `rows_max`, and the
     /// deadline every `CHECK_EVERY` candidates). A row is copied only for a node that passes.
@@ -370,16 +385,17 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                         // Not a list: the scan, for the filter the planner kept to refuse.
                         _ => None,
                     };
-                    match found {
-                        Some(ids) => self.bind_each(&ids, *slot, (test, 0), None, &row, &mut out)?,
-                        None => {
-                            let scanned = match test.labels.first() {
-                                Some(l) => self.graph.nodes_with_label(l),
-                                None => self.graph.nodes(),
-                            };
-                            self.bind_each(&scanned, *slot, (test, 1), None, &row, &mut out)?;
-                        }
-                    }
+                    self.bind_found(found, *slot, test, &row, &mut out)?;
+                }
+                out
+            }
+            Op::SeekNodesByRange { slot, key, lower, upper, test } => {
+                let mut out = Vec::new();
+                for row in rows {
+                    let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, &row)).transpose();
+                    let (lower, upper) = (bound(lower)?, bound(upper)?);
+                    let found = self.graph.nodes_in_range(key, lower.as_deref(), upper.as_deref());
+                    self.bind_found(found, *slot, test, &row, &mut out)?;
                 }
                 out
             }

@@ -8,47 +8,9 @@
 
 use crate::ids::WorkspaceId;
 use crate::index::keyindex::KeyIndex;
-use crate::temporal::Temporal;
-use crate::value::{Properties, Value};
-
-/// An indexable property value.
-#[derive(Clone, Copy, Debug)]
-pub enum Scalar<'a> {
-    /// An integer, or a float with an integral value in the integers' range.
-    Int(i64),
-    /// Any other float but NaN (its bits, `-0.0` being `0`).
-    Float(u64),
-    Bool(bool),
-    Str(&'a str),
-    Temporal(&'a Temporal),
-}
-
-impl<'a> Scalar<'a> {
-    /// The number `f` as the language compares it with integers.
-    pub fn float(f: f64) -> Option<Scalar<'a>> {
-        if f.is_nan() {
-            return None;
-        }
-        // The integers' range, exactly: -2^63 ≤ f < 2^63.
-        if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
-            #[allow(clippy::cast_possible_truncation)] // Reason: integral and in range, checked above.
-            return Some(Scalar::Int(f as i64));
-        }
-        Some(Scalar::Float(f.to_bits()))
-    }
-
-    /// A stored value's scalar; `None` for what is not indexed.
-    pub fn of_value(v: &'a Value) -> Option<Scalar<'a>> {
-        match v {
-            Value::Int(i) => Some(Scalar::Int(*i)),
-            Value::Float(f) => Scalar::float(*f),
-            Value::Bool(b) => Some(Scalar::Bool(*b)),
-            Value::Str(s) => Some(Scalar::Str(s)),
-            Value::Temporal(t) => Some(Scalar::Temporal(t)),
-            Value::Null | Value::List(_) | Value::Floats(_) | Value::Map(_) => None,
-        }
-    }
-}
+use crate::index::order::{order_word, packed, Ordered};
+pub use crate::index::scalar::Scalar;
+use crate::value::Properties;
 
 /// `prop_hash` → element ids, with a count of the entries that went stale (a value overwritten
 /// or removed): once they outnumber the live ones (and pass `REBUILD_STALE`), the owner builds it
@@ -56,6 +18,8 @@ impl<'a> Scalar<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct PropIndex {
     keys: KeyIndex,
+    /// The same values in the language's order, for ranges.
+    ordered: Ordered,
     stale: usize,
 }
 
@@ -71,7 +35,11 @@ impl PropIndex {
                 continue;
             }
             if let Some(s) = Scalar::of_value(v) {
-                self.keys.insert(prop_hash(ws, k, s), id);
+                let seed = key_seed(ws, k);
+                self.keys.insert(value_hash(seed, s), id);
+                if let Some((class, word)) = order_word(s) {
+                    self.ordered.insert(packed(order_prefix(seed, class), word, id));
+                }
             }
         }
         for (k, v) in before.into_iter().flatten() {
@@ -84,13 +52,20 @@ impl PropIndex {
 
     /// The index of exactly `items` (element, its workspace, its properties).
     pub fn rebuild<'a>(&mut self, items: impl Iterator<Item = (u32, WorkspaceId, &'a Properties)>) {
-        let mut pairs = Vec::new();
+        let (mut pairs, mut ordered) = (Vec::new(), Vec::new());
         for (id, ws, p) in items {
-            pairs.extend(p.iter().filter_map(|(k, v)| Some((prop_hash(ws, k, Scalar::of_value(v)?), id))));
+            for (k, v) in p {
+                let Some(s) = Scalar::of_value(v) else { continue };
+                let seed = key_seed(ws, k);
+                pairs.push((value_hash(seed, s), id));
+                if let Some((class, word)) = order_word(s) {
+                    ordered.push(packed(order_prefix(seed, class), word, id));
+                }
+            }
         }
         // None held: no directory either (an index that never held a key costs nothing).
         let keys = if pairs.is_empty() { KeyIndex::default() } else { KeyIndex::from_pairs(pairs) };
-        *self = PropIndex { keys, stale: 0 };
+        *self = PropIndex { keys, ordered: Ordered::from_keys(ordered), stale: 0 };
     }
 
     /// The candidates for `key` holding `value` in `ws` that `keep` keeps (the owner's own
@@ -107,17 +82,51 @@ impl PropIndex {
         out
     }
 
+    /// The candidates for `key` in `ws` whose value is of `class` with an order word in
+    /// `lo..=hi` (`order::order_word`) that `keep` keeps, ascending, each once: every element
+    /// whose value lies in a range of that class between values of those words, and perhaps a
+    /// few more (the caller tests each).
+    pub fn range(&self, ws: WorkspaceId, key: &str, (class, lo, hi): (u8, u64, u64), keep: impl Fn(u32) -> bool) -> Vec<u32> {
+        let prefix = order_prefix(key_seed(ws, key), class);
+        let mut out = Vec::new();
+        self.ordered.range(packed(prefix, lo, 0), packed(prefix, hi, u32::MAX), |id| {
+            if keep(id) {
+                out.push(id);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.keys.heap_bytes()
+        self.keys.heap_bytes() + self.ordered.heap_bytes()
     }
+}
+
+/// The hash of `key` in workspace `ws`, which seeds its values' (`value_hash`, `order_prefix`).
+fn key_seed(ws: WorkspaceId, key: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(key.as_bytes(), u64::from(ws.0))
+}
+
+/// The ordered keys' prefix for a key's values of one class: 24 bits of the key's hash and the
+/// class (a collision of two keys adds candidates only).
+fn order_prefix(seed: u64, class: u8) -> u32 {
+    #[allow(clippy::cast_possible_truncation)] // Reason: 24 bits of the hash kept.
+    let high = (seed >> 40) as u32;
+    high << 8 | u32::from(class)
 }
 
 /// The 32-bit hash of `key` holding `value` in workspace `ws`: the key's hash seeds the value's
 /// (nothing is copied or allocated but a temporal value's text).
 pub fn prop_hash(ws: WorkspaceId, key: &str, value: Scalar<'_>) -> u32 {
+    value_hash(key_seed(ws, key), value)
+}
+
+/// `prop_hash` given the key's seed.
+fn value_hash(seed: u64, value: Scalar<'_>) -> u32 {
     use xxhash_rust::xxh3::xxh3_64_with_seed as h;
-    let seed = h(key.as_bytes(), u64::from(ws.0));
     let v = match value {
         Scalar::Int(i) => h(&i.to_le_bytes(), seed ^ 1),
         Scalar::Float(bits) => h(&bits.to_le_bytes(), seed ^ 2),
@@ -133,6 +142,7 @@ pub fn prop_hash(ws: WorkspaceId, key: &str, value: Scalar<'_>) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Value;
     use proptest::prelude::*;
 
     /// A value overwritten again and again does not grow the index for ever: the stale entries

@@ -93,6 +93,23 @@ impl<'a> WorkspaceView<'a> {
         Some(self.st.claims_with_prop(self.ws, key, value).into_iter().map(ClaimId).collect())
     }
 
+    /// The entities that may hold under the stored property `key` a value of `class` with an
+    /// order word in `lo..=hi` (`index::order`; candidates, as `entities_with_prop`).
+    pub fn entities_in_range(&self, key: &str, range: (u8, u64, u64)) -> Option<Vec<EntityId>> {
+        if self.masked.is_some() {
+            return None;
+        }
+        Some(self.st.entities.in_range(self.ws, key, range).into_iter().map(EntityId).collect())
+    }
+
+    /// The claims that may hold a value in a range under `key` (as `entities_in_range`).
+    pub fn claims_in_range(&self, key: &str, range: (u8, u64, u64)) -> Option<Vec<ClaimId>> {
+        if self.masked.is_some() {
+            return None;
+        }
+        Some(self.st.claims_in_range(self.ws, key, range).into_iter().map(ClaimId).collect())
+    }
+
     /// The entity's labels: its type (none when its type is the empty name) and the labels
     /// written after it.
     pub fn entity_labels(&self, e: EntityId) -> Vec<TypeId> {

@@ -289,6 +289,12 @@ impl Entities {
         self.by_prop.find(ws, key, value, |e| *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0)
     }
 
+    /// The entities of `ws` that may hold under `key` a value of `class` with an order word in
+    /// `lo..=hi` (candidates, as `with_prop`; see `PropIndex::range`).
+    pub fn in_range(&self, ws: WorkspaceId, key: &str, range: (u8, u64, u64)) -> Vec<u32> {
+        self.by_prop.range(ws, key, range, |e| *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0)
+    }
+
     /// Number of rows (including deleted and erased).
     pub fn len(&self) -> usize {
         self.ws.len()
@@ -782,6 +788,14 @@ impl State {
     /// `Entities::with_prop`).
     pub fn claims_with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> Vec<u32> {
         self.claims.by_prop.find(ws, key, value, |c| {
+            (c as usize) < self.claims.len() && self.claim_ws(c) == ws && *self.claims.flags.get(c as usize) & ERASED == 0
+        })
+    }
+
+    /// The claims of `ws` that may hold a value in a range under `key` (candidates, as
+    /// `Entities::in_range`).
+    pub fn claims_in_range(&self, ws: WorkspaceId, key: &str, range: (u8, u64, u64)) -> Vec<u32> {
+        self.claims.by_prop.range(ws, key, range, |c| {
             (c as usize) < self.claims.len() && self.claim_ws(c) == ws && *self.claims.flags.get(c as usize) & ERASED == 0
         })
     }
