@@ -261,6 +261,22 @@ pub struct ProcCall {
     pub yields: Vec<(usize, usize)>,
 }
 
+/// A relationship's property as a filter requires it, for `Op::SeekRels`.
+#[derive(Clone, Debug)]
+pub enum RelLookup {
+    /// `r.key IN list`.
+    In(Arc<str>, CExpr),
+    /// `r.key` between bounds (`>`, `>=`, `<`, `<=`; each compared again by the filter).
+    Range {
+        /// The property.
+        key: Arc<str>,
+        /// The lower bound, if any.
+        lower: Option<CExpr>,
+        /// The upper bound, if any.
+        upper: Option<CExpr>,
+    },
+}
+
 /// An operator: turns a batch of rows into the next.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -336,10 +352,10 @@ pub enum Op {
     /// For each row, one row per match of the hop.
     Expand(Box<Hop>),
     /// `ScanNodes { slot, test }` then `Expand(hop)` from it, found from the relationship: the
-    /// relationships the engine's property index gives for one of the hop's properties (or,
-    /// with `any_of`, for each value of a list a filter after it requires the relationship's
-    /// property to be `IN`), each from an end node that passes `test`, then the hop's own tests
-    /// as `Expand` makes them. Made only by the engine's physical step, never by the planner.
+    /// relationships the engine's property index gives for one of the hop's properties (or, by
+    /// `lookup`, for what a filter after it requires of the relationship's property), each from
+    /// an end node that passes `test`, then the hop's own tests as `Expand` makes them. Made
+    /// only by the engine's physical step, never by the planner.
     SeekRels {
         /// The start node's slot.
         slot: usize,
@@ -347,8 +363,8 @@ pub enum Op {
         test: NodeTest,
         /// The hop (one relationship, from `slot`).
         hop: Box<Hop>,
-        /// The property and the list of its values looked up when no equality of the hop is.
-        any_of: Option<(Arc<str>, CExpr)>,
+        /// What the filter after it looks up, when no equality of the hop is.
+        lookup: Option<RelLookup>,
     },
     /// An expand whose rows only a keyless `count` reads: counts the matches per input row and
     /// yields one row with the sum in `slot` (Expand + Aggregate fused).
@@ -625,11 +641,16 @@ impl Op {
                 let (l, u) = (if lower.is_some() { " > …" } else { "" }, if upper.is_some() { " < …" } else { "" });
                 format!("({}{}) {key}{l}{u}", slots(*slot), test(t))
             }
-            Op::SeekRels { slot, test: t, hop: h, any_of } => {
+            Op::SeekRels { slot, test: t, hop: h, lookup } => {
                 let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
                 let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };
                 let mut keys: Vec<String> = h.rel_props.iter().map(|(k, _)| k.to_string()).collect();
-                keys.extend(any_of.iter().map(|(k, _)| format!("{k} IN")));
+                keys.extend(lookup.iter().map(|l| match l {
+                    RelLookup::In(k, _) => format!("{k} IN"),
+                    RelLookup::Range { key, lower, upper } => {
+                        format!("{key}{}{}", if lower.is_some() { " > …" } else { "" }, if upper.is_some() { " < …" } else { "" })
+                    }
+                }));
                 let (l, r) = match h.direction {
                     Direction::Out => ("-", "->"),
                     Direction::In => ("<-", "-"),

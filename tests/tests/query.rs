@@ -1625,6 +1625,16 @@ proptest! {
                 let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.k, null) IN $vs RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
                 let (x, y) = (db.query("default", &looked, &p).expect("lookup").rows, db.query("default", &scanned, &p).expect("scan").rows);
                 prop_assert_eq!(x, y, "{} {:?}", looked, wants);
+                // Ranges, one bound or two.
+                p.insert("w".to_owned(), wants.first().cloned().flatten().unwrap_or(QueryValue::Null));
+                for cond in ["e.k >= $v", "$v > e.k", "e.k > $v AND e.k <= $w"] {
+                    let looked = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE {cond} RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
+                    let plan = db.query("default", &format!("EXPLAIN {looked}"), &p).expect("explain").plan.unwrap_or_default();
+                    prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
+                    let scanned = looked.replace("e.k", "coalesce(e.k, null)");
+                    let (x, y) = (db.query("default", &looked, &p).expect("range").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                    prop_assert_eq!(x, y, "{} {:?} {:?}", looked, want, wants);
+                }
             }
         }
     }

@@ -250,6 +250,21 @@ impl<'a> Graph<'_, 'a> {
         Some(out)
     }
 
+    /// The visible relationships that may hold under `key` a value between `lower` and `upper`
+    /// (ascending, to be tested), as `nodes_in_range`.
+    pub fn rels_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<ClaimId>> {
+        if engram_query::plan::REL_FIELDS.contains(&key) {
+            return None;
+        }
+        let mut out = match range_words(lower, upper) {
+            Between::Words(class, lo, hi) => self.view.claims_in_range(key, (class, lo, hi))?,
+            Between::Nothing => Vec::new(),
+            Between::Unknown => return None,
+        };
+        out.retain(|c| self.view.claim_visible(*c, &self.vis));
+        Some(out)
+    }
+
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
     /// `nodes_with_prop`.
     pub fn rels_with_prop(&self, key: &str, want: &Val) -> Option<Vec<ClaimId>> {

@@ -20,7 +20,7 @@ use super::eval::{truth, type_error, Env, Fallible, Matcher};
 use super::graph::Graph;
 use super::procedures;
 use super::value::{Key, PathVal, Val};
-use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, SortKey};
+use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, RelLookup, SortKey};
 
 mod shortest;
 
@@ -404,7 +404,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 _ => Ok(false),
             })?,
             Op::Expand(hop) => self.expand(hop, rows)?,
-            Op::SeekRels { slot, test, hop, any_of } => self.seek_rels(*slot, test, (hop, any_of.as_ref()), rows)?,
+            Op::SeekRels { slot, test, hop, lookup } => self.seek_rels(*slot, test, (hop, lookup.as_ref()), rows)?,
             Op::CountExpand { hop, slot } => {
                 let n = self.count_expand(hop, &rows)?;
                 // One row with the count alone (the input's first row's storage, when there is one).
@@ -665,17 +665,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// `SeekRels`: per row, the relationships the property index gives for the hop, each from
     /// an end that passes the scan's `test`, then the hop's tests as `expand_one` makes them. A
     /// row the index cannot answer (a masked view) runs as the scan and expand it stands for.
-    fn seek_rels(
-        &self,
-        slot: usize,
-        test: &NodeTest,
-        (hop, any_of): (&Hop, Option<&(Arc<str>, CExpr)>),
-        rows: Vec<Row>,
-    ) -> Fallible<Vec<Row>> {
+    fn seek_rels(&self, slot: usize, test: &NodeTest, (hop, lookup): (&Hop, Option<&RelLookup>), rows: Vec<Row>) -> Fallible<Vec<Row>> {
         let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for row in rows {
-            let Some(found) = self.indexed_rels(slot, hop, any_of, &row) else {
+            let Some(found) = self.indexed_rels(slot, hop, lookup, &row) else {
                 let scanned = self.scan(slot, test, None, vec![row])?;
                 out.extend(self.expand(hop, scanned)?);
                 continue;
@@ -710,17 +704,22 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     /// The relationships the property index gives for one of `hop`'s properties (`rel_lookup`),
-    /// else for each value of `any_of`'s list (none for null: `r.k IN null` holds for none; `None`
-    /// for a value that is no list, for the filter after to refuse).
-    fn indexed_rels(&self, slot: usize, hop: &Hop, any_of: Option<&(Arc<str>, CExpr)>, row: &[Val]) -> Option<Vec<ClaimId>> {
+    /// else for `lookup`: each value of an `IN`'s list (none for null: `r.k IN null` holds for
+    /// none; `None` for a value that is no list, for the filter after to refuse), or a range.
+    fn indexed_rels(&self, slot: usize, hop: &Hop, lookup: Option<&RelLookup>, row: &[Val]) -> Option<Vec<ClaimId>> {
         let equal = hop.rel_props.iter().filter(|(k, e)| rel_lookup(slot, hop, k, e)).find_map(|(k, e)| {
             let want = self.eval_ref(e, row).ok()?;
             self.graph.rels_with_prop(k, &want)
         });
-        let (key, values) = match (equal, any_of) {
+        let (key, values) = match (equal, lookup) {
             (Some(found), _) => return Some(found),
             (None, None) => return None,
-            (None, Some(any_of)) => any_of,
+            (None, Some(RelLookup::In(key, values))) => (key, values),
+            (None, Some(RelLookup::Range { key, lower, upper })) => {
+                let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, row)).transpose();
+                let (lower, upper) = (bound(lower).ok()?, bound(upper).ok()?);
+                return self.graph.rels_in_range(key, lower.as_deref(), upper.as_deref());
+            }
         };
         let mut out = Vec::new();
         match &*self.eval_ref(values, row).ok()? {

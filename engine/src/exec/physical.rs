@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use engram_query::ast::{BinaryOp, Direction};
-use engram_query::plan::{CExpr, Hop, NodeTest, Op};
+use engram_query::plan::{CExpr, Hop, NodeTest, Op, RelLookup};
 
 use crate::read::view::WorkspaceView;
 
@@ -71,8 +71,8 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
         None => (&ops[0], ops.get(1), ops.get(2)),
     };
     if let (Op::ScanNodes { slot, test }, Some(Op::Expand(hop))) = (first, second) {
-        let any_of = match third {
-            Some(Op::Filter(f)) => rel_in(*slot, hop, f),
+        let lookup = match third {
+            Some(Op::Filter(f)) => rel_in(*slot, hop, f).or_else(|| rel_range(*slot, hop, f)),
             _ => None,
         };
         if hop.from == *slot
@@ -83,9 +83,9 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
             && hop.shortest.is_none()
             && hop.distinct_from.is_empty()
             && !test.looks_up()
-            && (any_of.is_some() || hop.rel_props.iter().any(|(k, e)| super::ops::rel_lookup(*slot, hop, k, e)))
+            && (lookup.is_some() || hop.rel_props.iter().any(|(k, e)| super::ops::rel_lookup(*slot, hop, k, e)))
         {
-            let seek = Op::SeekRels { slot: *slot, test: test.clone(), hop: hop.clone(), any_of };
+            let seek = Op::SeekRels { slot: *slot, test: test.clone(), hop: hop.clone(), lookup };
             out.get_or_insert_with(|| ops.to_vec()).splice(0..2, [seek]);
         }
     }
@@ -93,17 +93,57 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
 }
 
 /// A conjunct `r.k IN values` of `filter` on the relationship of `hop` (from the scan in
-/// `slot`) that the property index can answer (`rel_lookup`): the key and the list.
-fn rel_in(slot: usize, hop: &Hop, filter: &CExpr) -> Option<(Arc<str>, CExpr)> {
-    match filter {
-        CExpr::Bin(BinaryOp::And, a, b) => rel_in(slot, hop, a).or_else(|| rel_in(slot, hop, b)),
-        CExpr::Bin(BinaryOp::In, x, values) => match &**x {
-            CExpr::Prop(r, k) if matches!(**r, CExpr::Slot(s) if s == hop.rel) && super::ops::rel_lookup(slot, hop, k, values) => {
-                Some((k.clone(), (**values).clone()))
-            }
-            _ => None,
-        },
+/// `slot`) that the property index can answer (`rel_lookup`).
+fn rel_in(slot: usize, hop: &Hop, filter: &CExpr) -> Option<RelLookup> {
+    conjuncts(filter).into_iter().find_map(|c| match c {
+        CExpr::Bin(BinaryOp::In, x, values) => {
+            let k = rel_key(hop, x)?;
+            super::ops::rel_lookup(slot, hop, k, values).then(|| RelLookup::In(k.clone(), (**values).clone()))
+        }
         _ => None,
+    })
+}
+
+/// The bounds the conjuncts of `filter` set on one property of the relationship of `hop` (`r.k
+/// < e`, `e >= r.k`, …, the first key compared, the first bound of each side), when the
+/// property index can answer (`rel_lookup`).
+fn rel_range(slot: usize, hop: &Hop, filter: &CExpr) -> Option<RelLookup> {
+    let (mut key, mut lower, mut upper): (Option<&Arc<str>>, _, _) = (None, None, None);
+    for c in conjuncts(filter) {
+        let CExpr::Bin(op @ (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge), x, y) = c else { continue };
+        // The property on the left: `<` bounds it above; on the right, below.
+        let (k, bound, above) = match (rel_key(hop, x), rel_key(hop, y)) {
+            (Some(k), _) => (k, y, matches!(op, BinaryOp::Lt | BinaryOp::Le)),
+            (_, Some(k)) => (k, x, matches!(op, BinaryOp::Gt | BinaryOp::Ge)),
+            _ => continue,
+        };
+        if !super::ops::rel_lookup(slot, hop, k, bound) || key.is_some_and(|key| key != k) {
+            continue;
+        }
+        key = Some(k);
+        let side = if above { &mut upper } else { &mut lower };
+        side.get_or_insert_with(|| (**bound).clone());
+    }
+    Some(RelLookup::Range { key: key?.clone(), lower, upper })
+}
+
+/// `k` when `e` is `r.k`, `r` the relationship of `hop`.
+fn rel_key<'e>(hop: &Hop, e: &'e CExpr) -> Option<&'e Arc<str>> {
+    match e {
+        CExpr::Prop(r, k) if matches!(**r, CExpr::Slot(s) if s == hop.rel) => Some(k),
+        _ => None,
+    }
+}
+
+/// The operands of `e`'s top-level `AND`s.
+fn conjuncts(e: &CExpr) -> Vec<&CExpr> {
+    match e {
+        CExpr::Bin(BinaryOp::And, a, b) => {
+            let mut out = conjuncts(a);
+            out.extend(conjuncts(b));
+            out
+        }
+        _ => vec![e],
     }
 }
 
