@@ -179,12 +179,18 @@ impl Hop {
 /// nothing else was written under them (so no property index answers for them).
 pub const NODE_FIELDS: [&str; 4] = ["id", "name", "aliases", "created_at"];
 
+/// Whether the engine can look up nodes by an equality on `key`: a stored property, or the
+/// name (its own index); not `id` (a seek of its own), `aliases` or `created_at`.
+pub fn node_key_indexed(key: &str) -> bool {
+    key == "name" || !NODE_FIELDS.contains(&key)
+}
+
 impl NodeTest {
     /// Whether a scan with this test is a lookup in the engine's property index: an equality on
-    /// a stored property (not one of the memory fields `id`, `name`, `aliases`, `created_at`)
-    /// with a parameter, a constant or a bound variable, none of which can fail to evaluate.
+    /// a stored property or the name (`node_key_indexed`) with a parameter, a constant or a bound
+    /// variable, none of which can fail to evaluate.
     pub fn looks_up(&self) -> bool {
-        self.props.iter().any(|(k, e)| !NODE_FIELDS.contains(&&**k) && matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)))
+        self.props.iter().any(|(k, e)| node_key_indexed(k) && matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)))
     }
 
     /// No label and no property: every node passes.

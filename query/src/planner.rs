@@ -583,8 +583,8 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let ExprKind::Binary(crate::ast::BinaryOp::In, x, y) = &c.kind else { continue };
             let ExprKind::Prop(target, key) = &x.kind else { continue };
             let ExprKind::Var(var) = &target.kind else { continue };
-            // The memory fields but `id` have no index to look up (a scan answers them).
-            let indexed = key.name == "id" || !crate::plan::NODE_FIELDS.contains(&key.name.as_str());
+            // `aliases` and `created_at` have no index to look up (a scan answers them).
+            let indexed = key.name == "id" || crate::plan::node_key_indexed(&key.name);
             if indexed && is_constant_list(y) && !self.scope.contains_key(var) && in_pattern(var) && !seeks.iter().any(|s| s.var == *var) {
                 let by = SeekBy::Values { key: Arc::from(key.name.as_str()), value: (**y).clone() };
                 seeks.push(Seek { var: var.clone(), by, conjunct: i, used: false });

@@ -120,6 +120,8 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "MATCH (n) WHERE n.tenant = 'bob' RETURN n.name",
         "MATCH (n) WHERE n.tenant IN ['bob', 'x'] RETURN n.name",
         "MATCH (n) WHERE n.tenant >= 'b' RETURN n.name",
+        "MATCH (n {name: 'Bob'}) RETURN n.tenant",
+        "MATCH (n) WHERE n.name IN ['Bob', 'Bob Zebracanary Project'] RETURN n.tenant",
         "MATCH (n) WHERE n.id IN ['bob', 'bobsecret'] RETURN n.name",
         "MATCH (n)-[r]->(m) WHERE r.user_id IN ['bob'] RETURN r.text, n.name",
     ] {
@@ -132,6 +134,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     assert_eq!(rows(&scope, "MATCH (n {tenant: 'ann'}) RETURN n.name"), ["Ann"]);
     assert_eq!(rows(&scope, "MATCH (n) WHERE n.tenant IN ['ann', 'bob'] RETURN n.name"), ["Ann"]);
     assert_eq!(rows(&scope, "MATCH (n) WHERE n.tenant > 'a' RETURN n.name"), ["Ann"]);
+    assert_eq!(rows(&scope, "MATCH (n:Customer {name: 'Ann'}) RETURN n.tenant"), ["ann"]);
     assert_eq!(rows(&scope, "MATCH ()-[r]->() WHERE r.user_id IN ['ann', 'bob'] RETURN count(r)"), ["Int(1)"]);
     assert_eq!(rows(&scope, "CALL db.meta.stats() YIELD relCount, nodeCount RETURN relCount, nodeCount"), ["Int(2)|Int(3)"]);
     // Recall packs no hidden fact.

@@ -1694,10 +1694,11 @@ fn property_lookups_survive_reopen_and_keep_workspaces_apart() {
     let plan = |q: &str| db.query("a", &format!("EXPLAIN {q}"), &Params::new()).expect("explain").plan.unwrap_or_default();
     assert!(plan("MATCH (n:E {uuid: 'u1'}) RETURN n").contains("NodeByPropertyLookup (n:E {uuid})"));
     assert!(plan("MATCH (n:E) WHERE n.uuid = 'u1' RETURN n").contains("NodeByPropertyLookup"));
-    assert!(plan("MATCH (n:E {name: 'x'}) RETURN n").contains("NodeByLabelScan"));
+    assert!(plan("MATCH (n:E {name: 'x'}) RETURN n").contains("NodeByPropertyLookup"));
+    assert!(plan("MATCH (n:E {aliases: 'x'}) RETURN n").contains("NodeByLabelScan"));
     assert!(plan("MATCH (n:E {uuid: toUpper('u1')}) RETURN n").contains("NodeByLabelScan"));
     assert!(plan("MATCH (n:E) WHERE n.uuid IN ['u1', 'u2'] RETURN n").contains("NodeByPropertyLookup (n:E) uuid IN"));
-    assert!(plan("MATCH (n:E) WHERE n.name IN ['u1'] RETURN n").contains("NodeByLabelScan"));
+    assert!(plan("MATCH (n:E) WHERE n.created_at IN ['u1'] RETURN n").contains("NodeByLabelScan"));
 }
 
 /// `WHERE n.k IN list` is a lookup per value: the nodes holding one of them, once each, tested
@@ -3131,4 +3132,75 @@ fn subquery_expressions() {
     assert!(err("RETURN EXISTS { MATCH (n) RETURN n UNION MATCH (n) RETURN n } AS c").contains("UNION inside EXISTS"));
     assert!(err("RETURN [x IN [1] | COUNT { MATCH (n) WHERE n.k = x }] AS c").contains("not supported"));
     assert_eq!(q("MATCH (count:A {k: 3}) RETURN count {.k} AS m"), [[QueryValue::Map([("k".to_owned(), i(3))].into_iter().collect())]]);
+}
+
+fn name_value() -> impl Strategy<Value = QueryValue> {
+    prop_oneof![
+        prop::sample::select(vec!["Alice", "alice", "ALICE", "Al ice", "Bob", ""]).prop_map(|s| QueryValue::String(s.to_owned())),
+        Just(QueryValue::Int(5)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
+    /// `{name: $v}`, `WHERE n.name = $v` and `n.name IN $vs`, looked up in the name index, find
+    /// exactly what a scan finds: names written by ingest (renamed: the old one an alias, alike
+    /// once normalised) and by the language (of any type, empty, overwritten, removed), deleted
+    /// nodes, now and as of before the changes.
+    #[test]
+    fn name_lookups_equal_scans(
+        ingested in prop::collection::vec((0usize..4, prop::sample::select(vec!["Alice", "alice", "Al ice", "Bob"])), 0..8),
+        written in prop::collection::vec((any::<bool>(), prop::option::of(name_value())), 0..10),
+        changes in prop::collection::vec((0usize..18, prop::option::of(name_value()), any::<bool>()), 0..8),
+        want in name_value(),
+        wants in prop::collection::vec(name_value(), 0..3),
+    ) {
+        let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-01-01T00:00:00Z").expect("time")));
+        let db = Database::with_config(engram::Config { clock: clock.clone(), ..engram::Config::default() });
+        for (i, name) in &ingested {
+            let mut b = WriteBatch::new("default");
+            b.upsert_entity(&format!("e{i}"), "person", name);
+            db.write(&b).expect("ingest");
+        }
+        for (a, name) in &written {
+            let label = if *a { "A" } else { "B" };
+            let p = Params::from([("v".to_owned(), name.clone().unwrap_or(QueryValue::Null))]);
+            let q = if name.is_some() { format!("CREATE (:{label} {{name: $v}})") } else { format!("CREATE (:{label})") };
+            db.query("default", &q, &p).expect("create");
+        }
+        clock.advance_seconds(10);
+        let count = rows(&db, "MATCH (n) RETURN count(n)");
+        let QueryValue::Int(n) = count[0][0] else { panic!("count") };
+        for (i, v, delete) in &changes {
+            if n == 0 {
+                break;
+            }
+            let mut p = Params::from([("i".to_owned(), QueryValue::Int(*i as i64 % n))]);
+            let q = match (delete, v) {
+                (true, _) => "MATCH (n) WHERE id(n) = $i DETACH DELETE n",
+                (false, None) => "MATCH (n) WHERE id(n) = $i REMOVE n.name",
+                (false, Some(v)) => {
+                    p.insert("v".to_owned(), v.clone());
+                    "MATCH (n) WHERE id(n) = $i SET n.name = $v"
+                }
+            };
+            db.query("default", q, &p).expect("change");
+        }
+        let p = Params::from([
+            ("v".to_owned(), want.clone()),
+            ("vs".to_owned(), QueryValue::List(wants.clone())),
+        ]);
+        for when in ["", "AS OF '2030-01-01T00:00:05Z' "] {
+            for label in ["", ":A", ":person"] {
+                let run = |q: String| db.query("default", &q, &p).expect("runs").rows;
+                let scanned = run(format!("{when}MATCH (n{label}) WHERE coalesce(n.name, null) = $v RETURN id(n)"));
+                prop_assert_eq!(run(format!("{when}MATCH (n{label} {{name: $v}}) RETURN id(n)")), scanned.clone(), "{}{} {:?}", when, label, want);
+                prop_assert_eq!(run(format!("{when}MATCH (n{label}) WHERE n.name = $v RETURN id(n)")), scanned);
+                let scanned = run(format!("{when}MATCH (n{label}) WHERE coalesce(n.name, null) IN $vs RETURN id(n)"));
+                prop_assert_eq!(run(format!("{when}MATCH (n{label}) WHERE n.name IN $vs RETURN id(n)")), scanned, "{:?}", wants);
+            }
+        }
+        let plan = db.query("default", "EXPLAIN MATCH (n:person {name: $v}) RETURN n", &p).expect("explain").plan.unwrap_or_default();
+        prop_assert!(plan.contains("NodeByPropertyLookup"), "{}", plan);
+    }
 }

@@ -212,6 +212,13 @@ impl<'a> Graph<'_, 'a> {
     /// ones), from the property index; `None` when it cannot answer: a memory field's key (its
     /// value is not a stored property), a value it does not index, or a masked view.
     pub fn nodes_with_prop(&self, key: &str, want: &Val) -> Option<Vec<EntityId>> {
+        // A non-empty string `name` is the entity's name field (`node_prop`), which the name
+        // index holds under its normalised key.
+        if let ("name", Val::Str(name)) = (key, want) {
+            let mut out = if name.is_empty() { None } else { self.view.entities_maybe_named(name) }?;
+            out.retain(|e| self.node_visible(*e));
+            return Some(out);
+        }
         let fields = &engram_query::plan::NODE_FIELDS;
         looked_up(fields, key, want, |s| self.view.entities_with_prop(key, s), |e| self.node_visible(*e))
     }

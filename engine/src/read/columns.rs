@@ -93,6 +93,15 @@ impl<'a> WorkspaceView<'a> {
         Some(self.st.claims_with_prop(self.ws, key, value).into_iter().map(ClaimId).collect())
     }
 
+    /// The entities whose name may be `name` (candidates from the name index: every entity
+    /// named so, and some with a name or alias alike once normalised); `None` on a masked view.
+    pub fn entities_maybe_named(&self, name: &str) -> Option<Vec<EntityId>> {
+        if self.masked.is_some() {
+            return None;
+        }
+        Some(self.st.entities.with_name_key(self.ws, &crate::normalize::name_key(name)).into_iter().map(EntityId).collect())
+    }
+
     /// The entities that may hold under the stored property `key` a value of `class` with an
     /// order word in `lo..=hi` (`index::order`; candidates, as `entities_with_prop`).
     pub fn entities_in_range(&self, key: &str, range: (u8, u64, u64)) -> Option<Vec<EntityId>> {

@@ -283,6 +283,20 @@ impl Entities {
         self.by_prop = index;
     }
 
+    /// The entities of `ws` whose name or an alias has the normalised key `key` (`name_key`),
+    /// or had it (candidates, as `with_prop`: in `ws`, not erased, ascending, once).
+    pub fn with_name_key(&self, ws: WorkspaceId, key: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.by_name.candidates(key_hash(ws, key), |e| {
+            if *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0 {
+                out.push(e);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The entities of `ws` that may hold `value` under `key` (candidates: each in `ws` and not
     /// erased, ascending, once; the value itself is for the caller to test).
     pub fn with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> Vec<u32> {
