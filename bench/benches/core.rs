@@ -175,7 +175,7 @@ fn property_benches(c: &mut Criterion) {
     c.bench_function("query_scan_in_by_property", |b| {
         b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE coalesce(n.uuid, 0) IN $us RETURN n.i", next()).expect("runs")));
     });
-    // Ten nodes by a range of values (`WHERE n.created_at >= $from AND n.created_at < $to`).
+    // Ten nodes by a range of values (`WHERE n.valid_at >= $from AND n.valid_at < $to`).
     let ranges: Vec<engram::Params> = (0..100i64)
         .map(|i| {
             let lo = i * 997 % 99_990;

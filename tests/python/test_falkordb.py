@@ -160,3 +160,42 @@ def test_temporal_values_read_as_pythons(db, server):
     assert mine["rows"] == [["10:30:15-01:00", 1969]]
     with pytest.raises(redis.ResponseError, match="month 13"):
         raw.execute_command("GRAPH.QUERY", "temporal", "RETURN date({year: 2024, month: 13})")
+
+
+def test_graphiti_style_reads_use_the_property_index(db):
+    """The reads Graphiti sends by uuid, by a list of uuids, by a date range (ISO text) and by
+    name, over falkordb-py's parameter header: the same rows as before, found through the
+    property index (EXPLAIN names the lookups), and the subquery expressions LLM-written Cypher
+    uses."""
+    g = db.select_graph("graphiti")
+    g.query("CREATE INDEX FOR (n:Entity) ON (n.uuid, n.group_id, n.name, n.created_at)")
+    for i in range(6):
+        data = {"uuid": f"u{i}", "name": f"Name {i}", "group_id": "g", "valid_at": f"2024-05-0{i + 1}T00:00:00Z"}
+        g.query("MERGE (n:Entity {uuid: $entity_data.uuid}) SET n = $entity_data RETURN n.uuid AS uuid", {"entity_data": data})
+    g.query(
+        "MATCH (a:Entity {uuid: $a}), (b:Entity {uuid: $b}) MERGE (a)-[e:RELATES_TO {uuid: $e}]->(b) SET e.created_at = $at",
+        {"a": "u0", "b": "u1", "e": "e0", "at": "2024-05-02T00:00:00Z"},
+    )
+    g.query(
+        "MATCH (a:Entity {uuid: $a}), (b:Entity {uuid: $b}) MERGE (a)-[e:RELATES_TO {uuid: $e}]->(b) SET e.created_at = $at",
+        {"a": "u2", "b": "u3", "e": "e1", "at": "2024-05-04T00:00:00Z"},
+    )
+    by_list = "MATCH (n:Entity) WHERE n.uuid IN $uuids RETURN n.uuid ORDER BY n.uuid"
+    assert g.ro_query(by_list, {"uuids": ["u4", "u1", "nope"]}).result_set == [["u1"], ["u4"]]
+    since = "MATCH (n:Entity) WHERE n.valid_at >= $since AND n.valid_at < $until RETURN n.uuid ORDER BY n.uuid"
+    assert g.ro_query(since, {"since": "2024-05-03", "until": "2024-05-05"}).result_set == [["u2"], ["u3"]]
+    edges = "MATCH (n:Entity)-[e:RELATES_TO]->(m:Entity) WHERE e.uuid IN $uuids RETURN n.uuid, e.uuid, m.uuid"
+    assert g.ro_query(edges, {"uuids": ["e1"]}).result_set == [["u2", "e1", "u3"]]
+    recent = "MATCH (n:Entity)-[e:RELATES_TO]->(m:Entity) WHERE e.created_at > $t RETURN e.uuid"
+    assert g.ro_query(recent, {"t": "2024-05-03"}).result_set == [["e1"]]
+    assert g.ro_query("MATCH (n:Entity {name: $n}) RETURN n.uuid", {"n": "Name 5"}).result_set == [["u5"]]
+    degree = "MATCH (n:Entity) WHERE COUNT { (n)-[:RELATES_TO]-() } > 0 RETURN n.uuid, COLLECT { MATCH (n)-->(m) RETURN m.uuid } ORDER BY n.uuid"
+    assert g.ro_query(degree).result_set == [["u0", ["u1"]], ["u1", []], ["u2", ["u3"]], ["u3", []]]
+    for query, operator in [
+        (by_list, "NodeByPropertyLookup"),
+        (since, "NodeByPropertyRange"),
+        (edges, "RelationshipByPropertyLookup"),
+        (recent, "RelationshipByPropertyLookup"),
+        ("MATCH (n:Entity {name: 'x'}) RETURN n", "NodeByPropertyLookup"),
+    ]:
+        assert operator in str(g.explain(query, {"uuids": [], "since": "", "until": "", "t": ""})), query
