@@ -196,8 +196,25 @@ fn property_benches(c: &mut Criterion) {
     });
 }
 
+/// A pattern predicate on a node with 100,000 relationships: `WHERE (n)-->()` stops at the first
+/// match; `COUNT { … } >= 1` (the same answer) lists them all, what the predicate cost before.
+fn predicate_benches(c: &mut Criterion) {
+    let db = engram::Database::in_memory();
+    db.query("default", "CREATE (h:Hub) WITH h UNWIND range(1, 100000) AS i CREATE (h)-[:R]->(:Leaf {i: i})", &engram::Params::new())
+        .expect("load");
+    let none = engram::Params::new();
+    c.bench_function("query_pattern_predicate_on_a_hub", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Hub) WHERE (n)-[:R]->(:Leaf) RETURN count(n)", &none).expect("runs")));
+    });
+    c.bench_function("query_pattern_count_on_a_hub", |b| {
+        b.iter(|| {
+            black_box(db.query("default", "MATCH (n:Hub) WHERE COUNT { (n)-[:R]->(:Leaf) } >= 1 RETURN count(n)", &none).expect("runs"))
+        });
+    });
+}
+
 #[allow(missing_docs)] // Reason: criterion_group! generates an undocumented public fn.
 mod group {
-    criterion::criterion_group!(core, super::benches, super::write_benches, super::property_benches);
+    criterion::criterion_group!(core, super::benches, super::write_benches, super::property_benches, super::predicate_benches);
 }
 criterion_main!(group::core);

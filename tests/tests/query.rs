@@ -2362,7 +2362,8 @@ proptest! {
 
     /// `COUNT { pattern [WHERE p] }` per node equals what a MATCH of the same pattern counts for
     /// it, and `EXISTS { … }` is that count above zero, on random graphs (with and without the
-    /// `MATCH` keyword, a WHERE reading the subquery's own variable, and a type).
+    /// `MATCH` keyword, a WHERE reading the subquery's own variable, and a type); so are the
+    /// pattern predicates `(n)-->()` and `exists(…)`, which stop at their first match.
     #[test]
     fn pattern_subqueries_equal_the_match_they_stand_for(n in 2usize..10, edges in prop::collection::vec((0usize..10, 0usize..10, any::<bool>()), 0..24)) {
         let db = random_graph(n, &edges);
@@ -2378,6 +2379,10 @@ proptest! {
             let want = run(&format!("MATCH (n) OPTIONAL MATCH {pattern} RETURN n.id, count(r), count(r) > 0 ORDER BY n.id"));
             prop_assert_eq!(got, want, "{}", inner);
         }
+        // Pattern predicates, which stop at the first match, against counts, which do not.
+        let got = run("MATCH (n) WHERE (n)-[:A]->() AND NOT exists((n)<-[:B]-(:node)) RETURN n.id ORDER BY n.id");
+        let want = run("MATCH (n) WHERE COUNT { (n)-[:A]->() } >= 1 AND COUNT { (n)<-[:B]-(:node) } = 0 RETURN n.id ORDER BY n.id");
+        prop_assert_eq!(got, want);
     }
 }
 

@@ -18,6 +18,22 @@ use engram_query::plan::{CExpr, Const, Op};
 /// can hold patterns without this module depending on it).
 pub(crate) trait Matcher {
     fn run(&self, ops: &[Op], row: Vec<Val>) -> Fallible<Vec<Vec<Val>>>;
+
+    /// Whether `run` gives any row (an implementation may stop at the first).
+    fn any(&self, ops: &[Op], row: Vec<Val>) -> Fallible<bool> {
+        Ok(!self.run(ops, row)?.is_empty())
+    }
+}
+
+/// The operators of the pattern `e` takes the size of, when it is `size([pattern | …])`.
+fn sized_pattern(e: &CExpr) -> Option<&[Op]> {
+    match e {
+        CExpr::Func(f, args) if &**f == "size" => match args.as_slice() {
+            [CExpr::Pattern { ops, .. }] => Some(ops),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// What evaluation reads besides the row.
@@ -146,6 +162,10 @@ impl<'a> Env<'_, '_, 'a> {
                 Val::Null => Val::Null,
                 other => return Err(type_error(format!("cannot negate {}", other.kind())).into()),
             },
+            CExpr::Bin(BinaryOp::Gt, a, b) if matches!(**b, CExpr::Const(Const::Int(0))) && sized_pattern(a).is_some() => {
+                let ops = sized_pattern(a).unwrap_or_default();
+                Val::Bool(self.matcher.any(ops, row.to_vec())?)
+            }
             CExpr::Bin(op, a, b) => self.binary(*op, a, b, row, locals)?,
             CExpr::IsNull(inner, not) => Val::Bool(self.eval(inner, row, locals)?.is_null() != *not),
             CExpr::Case { subject, whens, otherwise } => {
@@ -172,6 +192,12 @@ impl<'a> Env<'_, '_, 'a> {
                     Some(d) => Val::Float(d),
                     None => functions::call(self.graph, name, vec![x.into_val(), y.into_val()])?,
                 }
+            }
+            // `exists(pattern)` and `EXISTS { pattern }` (`size([pattern | 1]) > 0`): whether the
+            // pattern matches at all, without listing every match.
+            CExpr::Func(name, args) if &**name == "exists" && matches!(args.as_slice(), [CExpr::Pattern { .. }]) => {
+                let [CExpr::Pattern { ops, .. }] = args.as_slice() else { return Ok(Val::Null) };
+                Val::Bool(self.matcher.any(ops, row.to_vec())?)
             }
             CExpr::Func(name, args) => {
                 let mut vals = Vec::with_capacity(args.len());

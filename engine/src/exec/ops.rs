@@ -127,6 +127,33 @@ impl Matcher for Runner<'_, '_, '_> {
     fn run(&self, ops: &[Op], row: Vec<Val>) -> Fallible<Vec<Vec<Val>>> {
         self.run_ops(ops, vec![row], false)
     }
+
+    /// Stops at the first match when the pattern's last hop is a single relationship (only path
+    /// bindings, filters and projections after it, run on each match in turn): `WHERE (n)-->()`
+    /// on a node with a million relationships tries one, not all.
+    fn any(&self, ops: &[Op], row: Vec<Val>) -> Fallible<bool> {
+        let last = ops.iter().rposition(|o| !matches!(o, Op::BindPath(_) | Op::Filter(_) | Op::Project(_)));
+        let hop = match last.map(|i| &ops[i]) {
+            Some(Op::Expand(hop)) if hop.length.is_none() && hop.shortest.is_none() && !hop.reach => hop,
+            _ => return Ok(!self.run_ops(ops, vec![row], false)?.is_empty()),
+        };
+        let at = last.unwrap_or_default();
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(false) };
+        let (head, tail) = (&ops[..at], &ops[at + 1..]);
+        for r in self.run_ops(head, vec![row], false)? {
+            let Val::Node(from) = r[hop.from] else { continue };
+            let used = Self::used_rels(hop, &r);
+            let mut found = false;
+            self.expand_each(hop, &expander, (from, &used), r, &mut |x| {
+                found = !self.run_ops(tail, vec![x], false)?.is_empty();
+                Ok(!found)
+            })?;
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
 }
 
 impl<'v, 'a> Runner<'_, 'v, 'a> {
@@ -749,9 +776,26 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         expander: &crate::read::expand::Expander<'_>,
         from: EntityId,
         used: &[ClaimId],
-        mut row: Row,
+        row: Row,
     ) -> Fallible<Vec<Row>> {
         let mut out = Vec::new();
+        self.expand_each(hop, expander, (from, used), row, &mut |r| {
+            out.push(r);
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Each match of the single hop from `from` (its relationships not in `used`) to `sink`, in
+    /// the expander's order, until `sink` says stop (`false`).
+    fn expand_each(
+        &self,
+        hop: &Hop,
+        expander: &crate::read::expand::Expander<'_>,
+        (from, used): (EntityId, &[ClaimId]),
+        mut row: Row,
+        sink: &mut dyn FnMut(Row) -> Fallible<bool>,
+    ) -> Fallible<()> {
         for (i, edge) in expander.edges(from).enumerate() {
             if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
                 self.check()?;
@@ -768,9 +812,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             let mut r = row.clone();
             r[hop.rel] = Val::Rel(edge.claim);
             r[hop.to] = Val::Node(edge.neighbor);
-            out.push(r);
+            if !sink(r)? {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Every trail (no relationship twice) from `from` of `min..=max` hops, depth first.
