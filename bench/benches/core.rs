@@ -130,6 +130,15 @@ fn write_benches(c: &mut Criterion) {
     });
 }
 
+/// Each of `items` in turn, round and round (the inputs of a bench's iterations).
+fn cycle<'a, T>(items: &'a [T]) -> impl FnMut() -> &'a T {
+    let mut at = 0;
+    move || {
+        at = (at + 1) % items.len();
+        &items[at]
+    }
+}
+
 /// A node by a stored property among 100,000 of its label (Graphiti's `{uuid: $uuid}`): the
 /// property index's lookup, the scan it replaces (a form the index does not answer), a MERGE
 /// that finds the node, and ten nodes by a list of values or a range.
@@ -143,11 +152,7 @@ fn property_benches(c: &mut Criterion) {
     .expect("load");
     let params: Vec<engram::Params> =
         (0..1000).map(|i| engram::Params::from([("u".to_owned(), engram::QueryValue::String(format!("u{}", i * 97 % 100_000)))])).collect();
-    let mut at = 0;
-    let mut next = || {
-        at = (at + 1) % params.len();
-        &params[at]
-    };
+    let mut next = cycle(&params);
     c.bench_function("query_lookup_by_property", |b| {
         b.iter(|| black_box(db.query("default", "MATCH (n:Entity {uuid: $u}) RETURN n.i", next()).expect("runs")));
     });
@@ -164,11 +169,7 @@ fn property_benches(c: &mut Criterion) {
             engram::Params::from([("us".to_owned(), engram::QueryValue::List(us))])
         })
         .collect();
-    let mut at = 0;
-    let mut next = || {
-        at = (at + 1) % lists.len();
-        &lists[at]
-    };
+    let mut next = cycle(&lists);
     c.bench_function("query_lookup_in_by_property", |b| {
         b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE n.uuid IN $us RETURN n.i", next()).expect("runs")));
     });
@@ -182,11 +183,7 @@ fn property_benches(c: &mut Criterion) {
             engram::Params::from([("lo".to_owned(), engram::QueryValue::Int(lo)), ("hi".to_owned(), engram::QueryValue::Int(lo + 10))])
         })
         .collect();
-    let mut at = 0;
-    let mut next = || {
-        at = (at + 1) % ranges.len();
-        &ranges[at]
-    };
+    let mut next = cycle(&ranges);
     c.bench_function("query_range_by_property", |b| {
         b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE n.i >= $lo AND n.i < $hi RETURN n.i", next()).expect("runs")));
     });

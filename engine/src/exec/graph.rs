@@ -92,6 +92,28 @@ fn range_words(lower: Option<&Val>, upper: Option<&Val>) -> Between {
     }
 }
 
+/// The elements `lookup` gives for the words between `bounds` under `key` (`range_words`), those
+/// `visible` keeps; `None` for a memory field's key (in `fields`) or bounds the index cannot
+/// place, as `looked_up`.
+fn ranged<T>(
+    fields: &[&str],
+    key: &str,
+    (lower, upper): (Option<&Val>, Option<&Val>),
+    lookup: impl FnOnce((u8, u64, u64)) -> Option<Vec<T>>,
+    visible: impl Fn(&T) -> bool,
+) -> Option<Vec<T>> {
+    if fields.contains(&key) {
+        return None;
+    }
+    let mut out = match range_words(lower, upper) {
+        Between::Words(class, lo, hi) => lookup((class, lo, hi))?,
+        Between::Nothing => Vec::new(),
+        Between::Unknown => return None,
+    };
+    out.retain(visible);
+    Some(out)
+}
+
 /// The elements `lookup` gives for `want` under `key`, those `visible` keeps; `None` for a
 /// memory field's key (in `fields`) or a value the index does not hold.
 fn looked_up<'v, T>(
@@ -245,31 +267,15 @@ impl<'a> Graph<'_, 'a> {
     /// ones), from the property index's order; `None` where it cannot answer, as
     /// `nodes_with_prop`.
     pub fn nodes_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<EntityId>> {
-        if engram_query::plan::NODE_FIELDS.contains(&key) {
-            return None;
-        }
-        let mut out = match range_words(lower, upper) {
-            Between::Words(class, lo, hi) => self.view.entities_in_range(key, (class, lo, hi))?,
-            Between::Nothing => Vec::new(),
-            Between::Unknown => return None,
-        };
-        out.retain(|e| self.node_visible(*e));
-        Some(out)
+        let fields = &engram_query::plan::NODE_FIELDS;
+        ranged(fields, key, (lower, upper), |r| self.view.entities_in_range(key, r), |e| self.node_visible(*e))
     }
 
     /// The visible relationships that may hold under `key` a value between `lower` and `upper`
     /// (ascending, to be tested), as `nodes_in_range`.
     pub fn rels_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<ClaimId>> {
-        if engram_query::plan::REL_FIELDS.contains(&key) {
-            return None;
-        }
-        let mut out = match range_words(lower, upper) {
-            Between::Words(class, lo, hi) => self.view.claims_in_range(key, (class, lo, hi))?,
-            Between::Nothing => Vec::new(),
-            Between::Unknown => return None,
-        };
-        out.retain(|c| self.view.claim_visible(*c, &self.vis));
-        Some(out)
+        let fields = &engram_query::plan::REL_FIELDS;
+        ranged(fields, key, (lower, upper), |r| self.view.claims_in_range(key, r), |c| self.view.claim_visible(*c, &self.vis))
     }
 
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
