@@ -46,11 +46,15 @@ pub enum OptionValue {
     Bool(bool),
     /// A list of strings (`stopwords: ['a', 'the']`).
     List(Vec<String>),
+    /// A map (Neo4j's `indexConfig: {`vector.dimensions`: 3}`).
+    Map(Vec<(String, OptionValue)>),
 }
 
 /// An index as declared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexDef {
+    /// Its name (`CREATE INDEX name FOR …`, Neo4j's way; `DROP INDEX name`), if written.
+    pub name: Option<String>,
     /// Its kind.
     pub kind: IndexKind,
     /// True for a relationship type's index, false for a node label's.
@@ -75,6 +79,13 @@ pub enum Ddl {
     },
     /// Remove a declaration (the properties may be empty: every index of that kind on the label).
     Drop(IndexDef),
+    /// `DROP INDEX name [IF EXISTS]`: remove the declarations of that name.
+    DropNamed {
+        /// The index's name.
+        name: String,
+        /// `IF EXISTS` was written: no such index is not an error.
+        if_exists: bool,
+    },
 }
 
 /// Whether `text` is an index statement: `None` when it is not (it is an ordinary query); the
@@ -195,16 +206,25 @@ impl Parser<'_> {
             IndexKind::Range
         };
         self.expect_keyword("INDEX")?;
-        // An index name (`CREATE INDEX my_index FOR …`) is accepted and not kept: FalkorDB names
-        // indexes by label and properties.
+        // An index name (`CREATE INDEX my_index FOR …`): what Neo4j's procedures query by.
+        let mut name = None;
         if !self.peek().tok.is_keyword("FOR") && !self.peek().tok.is_keyword("ON") && !self.peek().tok.is_keyword("IF") {
-            self.name()?;
+            name = Some(self.name()?);
         }
         let mut if_not_exists = false;
         if self.keyword("IF") {
-            self.expect_keyword("NOT")?;
+            if create {
+                self.expect_keyword("NOT")?;
+            }
             self.expect_keyword("EXISTS")?;
             if_not_exists = true;
+        }
+        // `DROP INDEX name [IF EXISTS]`: by its name alone.
+        if let (false, Some(name)) = (create, &name) {
+            if !self.peek().tok.is_keyword("FOR") && !self.peek().tok.is_keyword("ON") {
+                self.end()?;
+                return Ok(Ddl::DropNamed { name: name.clone(), if_exists: if_not_exists });
+            }
         }
         let (relationship, label, properties) = if self.keyword("ON") {
             // `ON :Label(p, q)`
@@ -256,7 +276,7 @@ impl Parser<'_> {
         };
         let options = if self.keyword("OPTIONS") { self.options()? } else { Vec::new() };
         self.end()?;
-        let index = IndexDef { kind, relationship, label, properties, options };
+        let index = IndexDef { name, kind, relationship, label, properties, options };
         Ok(if create { Ddl::Create { index, if_not_exists } } else { Ddl::Drop(index) })
     }
 
@@ -315,6 +335,7 @@ impl Parser<'_> {
             Tok::Ident(s) if !negative && (s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false")) => {
                 OptionValue::Bool(s.eq_ignore_ascii_case("true"))
             }
+            Tok::Sym(Sym::LBrace) if !negative => return Ok(OptionValue::Map(self.options()?)),
             Tok::Sym(Sym::LBracket) if !negative => {
                 self.at += 1;
                 let mut items = Vec::new();
@@ -333,7 +354,7 @@ impl Parser<'_> {
                 }
                 return Ok(OptionValue::List(items));
             }
-            _ => return Err(self.error("a number, a string, a boolean or a list of strings")),
+            _ => return Err(self.error("a number, a string, a boolean, a list of strings or a map")),
         };
         self.at += 1;
         Ok(v)
@@ -398,7 +419,7 @@ impl Parser<'_> {
                 at: None,
             });
         }
-        let index = IndexDef { kind: IndexKind::Fulltext, relationship: false, label, properties, options };
+        let index = IndexDef { name: None, kind: IndexKind::Fulltext, relationship: false, label, properties, options };
         Ok(if drop { Ddl::Drop(index) } else { Ddl::Create { index, if_not_exists: false } })
     }
 }
@@ -459,6 +480,17 @@ mod tests {
         };
         assert_eq!((index.label.as_str(), index.properties.clone()), ("Episodic", vec!["content".to_owned(), "source".to_owned()]));
         assert!(matches!(ok("CALL db.idx.fulltext.drop('Episodic')"), Ddl::Drop(_)));
+        // Neo4j's named indexes, their nested options, and a drop by name.
+        let Ddl::Create { index, .. } =
+            ok("CREATE VECTOR INDEX docs IF NOT EXISTS FOR (n:Doc) ON (n.v) OPTIONS {indexConfig: {`vector.dimensions`: 3}}")
+        else {
+            panic!()
+        };
+        assert_eq!(index.name.as_deref(), Some("docs"));
+        let config = OptionValue::Map(vec![("vector.dimensions".to_owned(), OptionValue::Int(3))]);
+        assert_eq!(index.options, vec![("indexConfig".to_owned(), config)]);
+        assert_eq!(ok("DROP INDEX docs"), Ddl::DropNamed { name: "docs".to_owned(), if_exists: false });
+        assert_eq!(ok("DROP INDEX docs IF EXISTS"), Ddl::DropNamed { name: "docs".to_owned(), if_exists: true });
     }
 
     #[test]

@@ -198,6 +198,46 @@ fn bindings_answer_as_params_do() {
     assert!(digests[0].is_some() && digests[0] == digests[1], "{digests:?}");
 }
 
+/// Neo4j's index procedures query an index by the name its statement gave it: full-text
+/// (`db.index.fulltext.queryNodes`) and vector (`db.index.vector.queryNodes`, with Neo4j's
+/// `indexConfig` options and its similarity score), for nodes and relationships; a name is one
+/// index, dropped by name; what is missing or of the other kind is refused by name.
+#[test]
+fn neo4j_index_procedures_query_by_name() {
+    let db = Database::in_memory();
+    write(&db, "CREATE (:Doc {title: 'graph databases for agents', v: [1.0, 0.0]}), (:Doc {title: 'cooking pasta', v: [0.0, 1.0]})");
+    write(&db, "CREATE (:Doc)-[:CITES {note: 'graph theory', w: [3, 4]}]->(:Doc)");
+    write(&db, "CREATE FULLTEXT INDEX titles FOR (n:Doc) ON EACH [n.title]");
+    write(&db, "CREATE FULLTEXT INDEX notes FOR ()-[r:CITES]-() ON EACH [r.note]");
+    write(&db, "CREATE VECTOR INDEX docs FOR (n:Doc) ON (n.v) OPTIONS {indexConfig: {`vector.dimensions`: 2, `vector.similarity_function`: 'cosine'}}");
+    write(&db, "CREATE VECTOR INDEX cites FOR ()-[r:CITES]-() ON (r.w) OPTIONS {indexConfig: {`vector.similarity_function`: 'euclidean'}}");
+    let q = |text: &str| rows(&db, text);
+    assert_eq!(q("CALL db.index.fulltext.queryNodes('titles', 'graph') YIELD node RETURN node.title"), [[s("graph databases for agents")]]);
+    assert_eq!(
+        q("CALL db.index.fulltext.queryRelationships('notes', 'graph') YIELD relationship RETURN relationship.note"),
+        [[s("graph theory")]]
+    );
+    let nearest = q("CALL db.index.vector.queryNodes('docs', 2, [1.0, 0.0]) YIELD node, score RETURN node.title, score");
+    assert_eq!(nearest, [[s("graph databases for agents"), QueryValue::Float(1.0)], [s("cooking pasta"), QueryValue::Float(0.5)]]);
+    // Euclidean: 1 / (1 + d²), d = 5 from the origin.
+    let far = q("CALL db.index.vector.queryRelationships('cites', 1, [0, 0]) YIELD relationship, score RETURN score");
+    assert_eq!(far, [[QueryValue::Float(1.0 / 26.0)]]);
+    write(&db, "CREATE VECTOR INDEX docs IF NOT EXISTS FOR (n:Doc) ON (n.v)");
+    let err = |text: &str| db.query("default", text, &Params::new()).expect_err(text).to_string();
+    assert!(err("CREATE FULLTEXT INDEX titles FOR (n:Other) ON EACH [n.x]").contains("There already exists an index called 'titles'"));
+    assert!(err("CALL db.index.vector.queryNodes('nope', 1, [1, 0]) YIELD node RETURN node")
+        .contains("There is no such vector schema index: nope"));
+    assert!(err("CALL db.index.fulltext.queryNodes('docs', 'x') YIELD node RETURN node").contains("no such fulltext schema index: docs"));
+    assert!(err("CALL db.index.vector.queryRelationships('docs', 1, [1, 0]) YIELD relationship RETURN relationship")
+        .contains("is a node index"));
+    write(&db, "DROP INDEX docs");
+    assert!(err("DROP INDEX docs").contains("no such index"));
+    write(&db, "DROP INDEX docs IF EXISTS");
+    assert!(err("CALL db.index.vector.queryNodes('docs', 1, [1, 0]) YIELD node RETURN node").contains("no such vector schema index"));
+    // The other indexes stay.
+    assert_eq!(q("CALL db.index.fulltext.queryNodes('titles', 'pasta') YIELD node RETURN count(node)"), [[i(1)]]);
+}
+
 #[test]
 fn results_carry_graph_values() {
     let db = db();

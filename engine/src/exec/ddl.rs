@@ -23,6 +23,9 @@ pub(crate) struct Declared {
     pub kind: String,
     #[serde(default)]
     pub options: serde_json::Map<String, serde_json::Value>,
+    /// The index's name, when its statement gave one (Neo4j's procedures query by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// The declarations in a workspace's settings value.
@@ -37,7 +40,22 @@ fn option_json(v: &OptionValue) -> serde_json::Value {
         OptionValue::Str(s) => s.clone().into(),
         OptionValue::Bool(b) => (*b).into(),
         OptionValue::List(items) => items.iter().cloned().map(serde_json::Value::String).collect(),
+        OptionValue::Map(items) => serde_json::Value::Object(items.iter().map(|(k, v)| (k.clone(), option_json(v))).collect()),
     }
+}
+
+/// A statement's options as stored: the vector settings of Neo4j's `indexConfig` map
+/// (`vector.dimensions`, `vector.similarity_function`) also under FalkorDB's names
+/// (`dimension`, `similarityFunction`), which the vector procedures read.
+fn options_of(index: &IndexDef) -> serde_json::Map<String, serde_json::Value> {
+    let mut options: serde_json::Map<_, _> = index.options.iter().map(|(k, v)| (k.clone(), option_json(v))).collect();
+    let config = options.get("indexConfig").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
+    for (neo4j, falkordb) in [("vector.dimensions", "dimension"), ("vector.similarity_function", "similarityFunction")] {
+        if let Some(v) = config.get(neo4j) {
+            options.entry(falkordb).or_insert_with(|| v.clone());
+        }
+    }
+    options
 }
 
 fn entity(def: &IndexDef) -> &'static str {
@@ -56,7 +74,16 @@ fn refused(message: String) -> QueryError {
 pub(crate) fn apply(mut all: Vec<Declared>, ddl: &Ddl) -> Result<Vec<Declared>, QueryError> {
     match ddl {
         Ddl::Create { index, if_not_exists } => {
-            let options: serde_json::Map<_, _> = index.options.iter().map(|(k, v)| (k.clone(), option_json(v))).collect();
+            let options = options_of(index);
+            if let Some(name) = &index.name {
+                let same = |d: &Declared| d.entity == entity(index) && d.label == index.label && d.kind == index.kind.as_str();
+                if all.iter().any(|d| d.name.as_ref() == Some(name) && !(same(d) && index.properties.contains(&d.property))) {
+                    if *if_not_exists {
+                        return Ok(all);
+                    }
+                    return Err(refused(format!("There already exists an index called '{name}'.")));
+                }
+            }
             let mut added = false;
             for p in &index.properties {
                 let same =
@@ -70,6 +97,7 @@ pub(crate) fn apply(mut all: Vec<Declared>, ddl: &Ddl) -> Result<Vec<Declared>, 
                     property: p.clone(),
                     kind: index.kind.as_str().to_owned(),
                     options: options.clone(),
+                    name: index.name.clone(),
                 });
                 added = true;
             }
@@ -92,7 +120,30 @@ pub(crate) fn apply(mut all: Vec<Declared>, ddl: &Ddl) -> Result<Vec<Declared>, 
             }
             Ok(all)
         }
+        Ddl::DropNamed { name, if_exists } => {
+            let before = all.len();
+            all.retain(|d| d.name.as_ref() != Some(name));
+            if all.len() == before && !if_exists {
+                return Err(refused(format!("Unable to drop index called '{name}': no such index.")));
+            }
+            Ok(all)
+        }
     }
+}
+
+/// The declarations of the index called `name` with `kind` (`FULLTEXT`, `VECTOR`): its entity,
+/// label and properties, for Neo4j's procedures; Neo4j's error when there is none.
+pub(crate) fn named(all: &[Declared], name: &str, kind: &str) -> Result<(String, String, Vec<String>), QueryError> {
+    let mine: Vec<&Declared> = all.iter().filter(|d| d.name.as_deref() == Some(name) && d.kind == kind).collect();
+    let Some(first) = mine.first() else {
+        let what = if kind == "VECTOR" { "vector" } else { "fulltext" };
+        return Err(QueryError::runtime(
+            ErrorType::ProcedureError,
+            Detail::InvalidArgumentValue,
+            format!("There is no such {what} schema index: {name}"),
+        ));
+    };
+    Ok((first.entity.clone(), first.label.clone(), mine.iter().map(|d| d.property.clone()).collect()))
 }
 
 /// The settings value holding `all`.
@@ -149,7 +200,8 @@ fn json_val(v: &serde_json::Value) -> super::value::Val {
         serde_json::Value::Number(n) => n.as_i64().map_or_else(|| Val::Float(n.as_f64().unwrap_or(0.0)), Val::Int),
         serde_json::Value::String(s) => Val::str(s),
         serde_json::Value::Array(items) => Val::list(items.iter().map(json_val).collect()),
-        _ => Val::Null,
+        serde_json::Value::Object(items) => Val::map(items.iter().map(|(k, v)| (std::sync::Arc::from(k.as_str()), json_val(v))).collect()),
+        serde_json::Value::Null => Val::Null,
     }
 }
 

@@ -253,6 +253,21 @@ pub(crate) fn query_nodes(g: &Graph<'_, '_>, label: &str, query: &str) -> Result
     Ok(ranked(hits).into_iter().map(|(e, s)| vec![Val::Node(e), Val::Float(s)]).collect())
 }
 
+/// Neo4j's `db.index.fulltext.queryNodes(name, query)` and `…queryRelationships`: FalkorDB's
+/// procedures on the label or type of the full-text index declared under `name`.
+pub(crate) fn query_named(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    let bad = |m: String| QueryError::runtime(ErrorType::ProcedureError, Detail::InvalidArgumentValue, m);
+    let (Some(Val::Str(index)), Some(Val::Str(query))) = (args.first(), args.get(1)) else {
+        return Err(bad(format!("{name} takes an index name and a query string")));
+    };
+    let (entity, label, _) = super::ddl::named(&super::ddl::declared(g.view.setting(crate::settings::INDEXES_KEY)), index, "FULLTEXT")?;
+    match (name.ends_with("queryNodes"), entity == "NODE") {
+        (true, true) => query_nodes(g, &label, query),
+        (false, false) => query_relationships(g, &label, query),
+        (nodes, _) => Err(bad(format!("{name}: the index '{index}' is {} index", if nodes { "a relationship" } else { "a node" }))),
+    }
+}
+
 /// `db.idx.fulltext.queryRelationships(type, query)`: `[relationship, score]` rows, best first.
 pub(crate) fn query_relationships(g: &Graph<'_, '_>, rel_type: &str, query: &str) -> Result<Vec<Vec<Val>>, QueryError> {
     let q = parse(query)?;

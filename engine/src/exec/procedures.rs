@@ -146,10 +146,11 @@ pub(crate) fn call(
                 super::fulltext::query_relationships(g, label, query)
             }
         }
-        "db.idx.vector.queryNodes" => super::vector_procs::query_nodes(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max)),
-        "db.idx.vector.queryRelationships" => {
-            super::vector_procs::query_relationships(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max))
-        }
+        "db.index.fulltext.queryNodes" | "db.index.fulltext.queryRelationships" => super::fulltext::query_named(g, name, args),
+        "db.index.vector.queryNodes"
+        | "db.index.vector.queryRelationships"
+        | "db.idx.vector.queryNodes"
+        | "db.idx.vector.queryRelationships" => super::vector_procs::call(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max)),
         "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
         "db.constraints" => Ok(Vec::new()),
         "algo.BFS" => super::algo_procs::bfs(g, cx, args),

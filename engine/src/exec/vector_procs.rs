@@ -106,15 +106,56 @@ fn nearest<'a, T: Copy + Ord>(
 }
 
 /// `db.idx.vector.queryNodes`: `[node, score]` rows, nearest first.
-pub(crate) fn query_nodes(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
+fn query_nodes(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
     let (label, property, k, query) = arguments(name, args, k_max)?;
     let stored = |e| g.stored_list(&Val::Node(e), property);
     let hits = nearest(name, g.nodes_with_label(label), stored, &query, k, euclidean(g, "NODE", label, property))?;
     Ok(hits.into_iter().map(|(e, d)| vec![Val::Node(e), Val::Float(d)]).collect())
 }
 
+/// The vector procedure `name` (FalkorDB's `db.idx.vector.*` or Neo4j's `db.index.vector.*`),
+/// at most `k_max` rows.
+pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
+    match name {
+        "db.idx.vector.queryNodes" => query_nodes(g, name, args, k_max),
+        "db.idx.vector.queryRelationships" => query_relationships(g, name, args, k_max),
+        _ => query_named(g, name, args, k_max),
+    }
+}
+
+/// Neo4j's `db.index.vector.queryNodes(name, k, vector)` and `…queryRelationships`, on the
+/// index declared under `name` (`CREATE VECTOR INDEX name FOR … OPTIONS {indexConfig: …}`): the
+/// same k nearest as FalkorDB's procedures, scored as Neo4j scores them, a similarity in
+/// `[0, 1]` with 1 the closest: `(2 - d) / 2` for the cosine distance `d`, `1 / (1 + d²)` for the
+/// euclidean.
+fn query_named(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
+    let Some(Val::Str(index)) = args.first() else { return Err(bad(format!("{name} takes an index name, k and a vector"))) };
+    let all = super::ddl::declared(g.view.setting(crate::settings::INDEXES_KEY));
+    let (entity, label, properties) = super::ddl::named(&all, index, "VECTOR")?;
+    let nodes = name.ends_with("queryNodes");
+    if nodes != (entity == "NODE") {
+        let what = if nodes { "a relationship" } else { "a node" };
+        return Err(bad(format!("{name}: the index '{index}' is {what} index")));
+    }
+    let property = properties.first().cloned().unwrap_or_default();
+    let falkordb = [
+        Val::str(label.as_str()),
+        Val::str(property.as_str()),
+        args.get(1).cloned().unwrap_or(Val::Null),
+        args.get(2).cloned().unwrap_or(Val::Null),
+    ];
+    let mut rows = if nodes { query_nodes(g, name, &falkordb, k_max)? } else { query_relationships(g, name, &falkordb, k_max)? };
+    let euclidean = euclidean(g, &entity, &label, &property);
+    for row in &mut rows {
+        if let Some(Val::Float(d)) = row.get_mut(1) {
+            *d = if euclidean { 1.0 / (1.0 + *d * *d) } else { (2.0 - *d) / 2.0 };
+        }
+    }
+    Ok(rows)
+}
+
 /// `db.idx.vector.queryRelationships`: `[relationship, score]` rows, nearest first.
-pub(crate) fn query_relationships(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
+fn query_relationships(g: &Graph<'_, '_>, name: &str, args: &[Val], k_max: usize) -> Result<Vec<Vec<Val>>, QueryError> {
     let (rel_type, property, k, query) = arguments(name, args, k_max)?;
     let stored = |c| g.stored_list(&Val::Rel(c), property);
     let hits = nearest(name, g.rels_with_type(rel_type), stored, &query, k, euclidean(g, "RELATIONSHIP", rel_type, property))?;
