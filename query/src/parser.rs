@@ -5,8 +5,9 @@
 //! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
 
 use crate::ast::{
-    Call, Clause, Create, Delete, Direction, Foreach, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection, ProjectionItem,
-    Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem, Statement, Temporal, Unwind, Var,
+    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection,
+    ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem, Statement, Temporal,
+    Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
@@ -25,7 +26,7 @@ pub fn parse(text: &str) -> Result<Statement, QueryError> {
 }
 
 /// Parses one expression alone (a row policy's predicate): the whole text must be the expression.
-pub fn parse_expression(text: &str) -> Result<crate::ast::Expr, QueryError> {
+pub fn parse_expression(text: &str) -> Result<Expr, QueryError> {
     let tokens = lex(text)?;
     let mut p = Parser::new(text, tokens);
     let e = p.expr()?;
@@ -68,7 +69,7 @@ impl Parser<'_> {
     }
 
     /// The time after `AS OF`: a string, an integer or a parameter.
-    fn time_expr(&mut self) -> Result<crate::ast::Expr, QueryError> {
+    fn time_expr(&mut self) -> Result<Expr, QueryError> {
         match self.peek() {
             Tok::Str(_) | Tok::Int(_) | Tok::Param(_) => self.expr_atom(),
             // `datetime('…')` or `date('…')`: a temporal value's instant.
@@ -134,6 +135,9 @@ impl Parser<'_> {
         }
         if self.eat_kw("WITH") {
             return Ok(Clause::With(self.projection(true, start)?));
+        }
+        if self.eat_kw("SHOW") {
+            return self.show_indexes(start);
         }
         if self.eat_kw("RETURN") {
             return Ok(Clause::Return(self.projection(false, start)?));
@@ -267,10 +271,10 @@ impl Parser<'_> {
     }
 
     /// `expr.key` for SET and REMOVE: a property access whose last step is split off.
-    fn property_target(&mut self) -> Result<(crate::ast::Expr, Name), QueryError> {
+    fn property_target(&mut self) -> Result<(Expr, Name), QueryError> {
         let expr = self.expr_postfix()?;
         match expr.kind {
-            crate::ast::ExprKind::Prop(target, key) => Ok((*target, key)),
+            ExprKind::Prop(target, key) => Ok((*target, key)),
             _ => Err(self.error_at(
                 expr.span,
                 Detail::UnexpectedSyntax,
@@ -319,6 +323,32 @@ impl Parser<'_> {
         } else {
             None
         };
+        let (yields, yield_all, predicate) = self.call_yields()?;
+        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, span: start.to(self.prev_span()) }))
+    }
+
+    /// `SHOW [ALL | RANGE | FULLTEXT | VECTOR | TEXT | POINT | LOOKUP] INDEX[ES] [YIELD …] [WHERE …]`,
+    /// after `SHOW`: Neo4j's listing of indexes, as a call of `db.showIndexes(kind)` whose YIELD
+    /// and WHERE it takes (a WHERE without YIELD sees every column).
+    fn show_indexes(&mut self, start: Span) -> Result<Clause, QueryError> {
+        let kinds = ["ALL", "RANGE", "FULLTEXT", "VECTOR", "TEXT", "POINT", "LOOKUP"];
+        let kind = kinds.iter().find(|k| self.eat_kw(k)).copied().unwrap_or("ALL");
+        if !self.eat_kw("INDEXES") && !self.eat_kw("INDEX") {
+            return Err(self.unexpected("INDEXES after SHOW (SHOW INDEXES is the one listing here)"));
+        }
+        let procedure = Name { name: "db.showIndexes".to_owned(), span: start };
+        let args = Some(vec![Expr::new(ExprKind::Lit(crate::ast::Literal::Str(kind.to_owned())), start)]);
+        let (yields, mut yield_all, mut predicate) = self.call_yields()?;
+        if yields.is_none() && !yield_all && self.eat_kw("WHERE") {
+            yield_all = true;
+            predicate = Some(self.expr()?);
+        }
+        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, span: start.to(self.prev_span()) }))
+    }
+
+    /// A call's `YIELD` items (or `YIELD *`) and the `WHERE` after them.
+    #[allow(clippy::type_complexity)] // Reason: the three parts of `Call` it fills, as they are.
+    fn call_yields(&mut self) -> Result<(Option<Vec<(Name, Var)>>, bool, Option<Expr>), QueryError> {
         let (mut yields, mut yield_all, mut predicate) = (None, false, None);
         if self.eat_kw("YIELD") {
             if self.eat_sym(Sym::Star) {
@@ -339,7 +369,7 @@ impl Parser<'_> {
                 predicate = Some(self.expr()?);
             }
         }
-        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, span: start.to(self.prev_span()) }))
+        Ok((yields, yield_all, predicate))
     }
 
     fn projection(&mut self, is_with: bool, start: Span) -> Result<Projection, QueryError> {
@@ -479,7 +509,7 @@ impl Parser<'_> {
         Ok(labels)
     }
 
-    fn pattern_props(&mut self) -> Result<Option<crate::ast::Expr>, QueryError> {
+    fn pattern_props(&mut self) -> Result<Option<Expr>, QueryError> {
         match self.peek() {
             Tok::Sym(Sym::LBrace) => Ok(Some(self.map_literal()?)),
             Tok::Param(_) => Ok(Some(self.expr_atom()?)),
@@ -606,7 +636,7 @@ mod tests {
     fn the_temporal_prefix_and_explain() {
         let s = parse("EXPLAIN AS OF '2024-01-01T00:00:00Z' MATCH (n) RETURN n").expect("parses");
         assert_eq!(s.mode, Mode::Explain);
-        assert!(matches!(s.temporal, Temporal::AsOf(crate::ast::Expr { kind: ExprKind::Lit(_), .. })));
+        assert!(matches!(s.temporal, Temporal::AsOf(Expr { kind: ExprKind::Lit(_), .. })));
         let s = parse("KNOWN AS OF $t MATCH (n) RETURN n").expect("parses");
         assert!(matches!(s.temporal, Temporal::KnownAsOf(_)));
         let s = parse("ALL VERSIONS MATCH (n) RETURN n").expect("parses");

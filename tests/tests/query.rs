@@ -201,7 +201,8 @@ fn bindings_answer_as_params_do() {
 /// Neo4j's index procedures query an index by the name its statement gave it: full-text
 /// (`db.index.fulltext.queryNodes`) and vector (`db.index.vector.queryNodes`, with Neo4j's
 /// `indexConfig` options and its similarity score), for nodes and relationships; a name is one
-/// index, dropped by name; what is missing or of the other kind is refused by name.
+/// index, dropped by name; `SHOW INDEXES` lists them in Neo4j's columns; what is missing or of
+/// the other kind is refused by name.
 #[test]
 fn neo4j_index_procedures_query_by_name() {
     let db = Database::in_memory();
@@ -223,7 +224,34 @@ fn neo4j_index_procedures_query_by_name() {
     let far = q("CALL db.index.vector.queryRelationships('cites', 1, [0, 0]) YIELD relationship, score RETURN score");
     assert_eq!(far, [[QueryValue::Float(1.0 / 26.0)]]);
     write(&db, "CREATE VECTOR INDEX docs IF NOT EXISTS FOR (n:Doc) ON (n.v)");
+    // SHOW INDEXES in Neo4j's columns, as LangChain's Neo4j vector store asks it; an unnamed
+    // (FalkorDB) declaration is listed, and queried, under a name made from it.
+    write(&db, "CREATE INDEX FOR (n:Doc) ON (n.title, n.v)");
+    write(&db, "CREATE VECTOR INDEX FOR (n:Img) ON (n.e) OPTIONS {dimension: 2, similarityFunction: 'euclidean'}");
+    let shown = q("SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties RETURN name, type, entityType, labelsOrTypes, properties ORDER BY name");
+    let list = |v: &[&str]| QueryValue::List(v.iter().map(|x| s(x)).collect());
+    assert_eq!(
+        shown,
+        [
+            vec![s("cites"), s("VECTOR"), s("RELATIONSHIP"), list(&["CITES"]), list(&["w"])],
+            vec![s("docs"), s("VECTOR"), s("NODE"), list(&["Doc"]), list(&["v"])],
+            vec![s("notes"), s("FULLTEXT"), s("RELATIONSHIP"), list(&["CITES"]), list(&["note"])],
+            vec![s("range_node_Doc"), s("RANGE"), s("NODE"), list(&["Doc"]), list(&["title", "v"])],
+            vec![s("titles"), s("FULLTEXT"), s("NODE"), list(&["Doc"]), list(&["title"])],
+            vec![s("vector_node_Img"), s("VECTOR"), s("NODE"), list(&["Img"]), list(&["e"])],
+        ]
+    );
+    let langchain = "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options WHERE type = 'VECTOR' \
+                     AND (name = $name OR (labelsOrTypes[0] = $label AND properties[0] = $property)) \
+                     RETURN name, options.indexConfig['vector.dimensions'] AS dims, options.indexConfig['vector.similarity_function'] AS f";
+    let p = Params::from([("name".to_owned(), s("nope")), ("label".to_owned(), s("Img")), ("property".to_owned(), s("e"))]);
+    let found = db.query("default", langchain, &p).expect("show").rows;
+    assert_eq!(found, [[s("vector_node_Img"), i(2), s("euclidean")]]);
+    assert_eq!(q("SHOW FULLTEXT INDEXES YIELD name RETURN name ORDER BY name"), [[s("notes")], [s("titles")]]);
+    assert_eq!(q("SHOW INDEXES WHERE type = 'RANGE' RETURN count(*)"), [[i(1)]]);
+    assert_eq!(q("CALL db.index.vector.queryNodes('vector_node_Img', 1, [0, 0]) YIELD score RETURN score"), Vec::<Vec<QueryValue>>::new());
     let err = |text: &str| db.query("default", text, &Params::new()).expect_err(text).to_string();
+    assert!(err("SHOW CONSTRAINTS").contains("expected INDEXES after SHOW"));
     assert!(err("CREATE FULLTEXT INDEX titles FOR (n:Other) ON EACH [n.x]").contains("There already exists an index called 'titles'"));
     assert!(err("CALL db.index.vector.queryNodes('nope', 1, [1, 0]) YIELD node RETURN node")
         .contains("There is no such vector schema index: nope"));

@@ -28,6 +28,16 @@ pub(crate) struct Declared {
     pub name: Option<String>,
 }
 
+impl Declared {
+    /// The name `SHOW INDEXES` gives it and Neo4j's procedures find it by: the statement's, or,
+    /// for an unnamed declaration, its kind, entity and label (`vector_node_Doc`).
+    fn shown_name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("{}_{}_{}", self.kind.to_ascii_lowercase(), self.entity.to_ascii_lowercase(), self.label))
+    }
+}
+
 /// The declarations in a workspace's settings value.
 pub(crate) fn declared(value: Option<&str>) -> Vec<Declared> {
     value.and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default()
@@ -131,10 +141,11 @@ pub(crate) fn apply(mut all: Vec<Declared>, ddl: &Ddl) -> Result<Vec<Declared>, 
     }
 }
 
-/// The declarations of the index called `name` with `kind` (`FULLTEXT`, `VECTOR`): its entity,
-/// label and properties, for Neo4j's procedures; Neo4j's error when there is none.
+/// The declarations of the index called `name` (`Declared::shown_name`) with `kind` (`FULLTEXT`,
+/// `VECTOR`): its entity, label and properties, for Neo4j's procedures; Neo4j's error when there
+/// is none.
 pub(crate) fn named(all: &[Declared], name: &str, kind: &str) -> Result<(String, String, Vec<String>), QueryError> {
-    let mine: Vec<&Declared> = all.iter().filter(|d| d.name.as_deref() == Some(name) && d.kind == kind).collect();
+    let mine: Vec<&Declared> = all.iter().filter(|d| d.shown_name() == name && d.kind == kind).collect();
     let Some(first) = mine.first() else {
         let what = if kind == "VECTOR" { "vector" } else { "fulltext" };
         return Err(QueryError::runtime(
@@ -188,6 +199,62 @@ pub(crate) fn rows(all: &[Declared]) -> Vec<Vec<super::value::Val>> {
                 Val::str(entity),
                 Val::str("OPERATIONAL"),
                 Val::map(BTreeMap::new()),
+            ]
+        })
+        .collect()
+}
+
+/// `SHOW INDEXES`'s rows in Neo4j's columns (`db.showIndexes`'s yields), of `kind` (`ALL`, the
+/// default, or one kind): one per named index, and one per label and kind for the unnamed declarations
+/// (FalkorDB's, one per property), named after them. A vector index's `options` carry Neo4j's
+/// `indexConfig`, made from FalkorDB's options where the statement gave those.
+pub(crate) fn show_rows(all: &[Declared], kind: Option<&super::value::Val>) -> Vec<Vec<super::value::Val>> {
+    use super::value::Val;
+    let kind = match kind {
+        Some(Val::Str(k)) => k.to_ascii_uppercase(),
+        _ => "ALL".to_owned(),
+    };
+    // (name, entity, label, kind) → properties and options, in declaration order.
+    let mut groups: Vec<(String, &Declared, Vec<Val>)> = Vec::new();
+    for d in all.iter().filter(|d| kind == "ALL" || d.kind == kind) {
+        let name = d.shown_name();
+        match groups.iter_mut().find(|(n, g, _)| *n == name && g.entity == d.entity && g.label == d.label && g.kind == d.kind) {
+            Some((_, _, props)) => props.push(Val::str(d.property.as_str())),
+            None => groups.push((name, d, vec![Val::str(d.property.as_str())])),
+        }
+    }
+    let provider = |kind: &str| match kind {
+        "FULLTEXT" => "fulltext-1.0",
+        "VECTOR" => "vector-2.0",
+        _ => "range-1.0",
+    };
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(id, (name, d, properties))| {
+            let mut config = d.options.get("indexConfig").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
+            if d.kind == "VECTOR" {
+                for (falkordb, neo4j) in [("dimension", "vector.dimensions"), ("similarityFunction", "vector.similarity_function")] {
+                    if let Some(v) = d.options.get(falkordb) {
+                        config.entry(neo4j).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            let options = serde_json::json!({ "indexProvider": provider(&d.kind), "indexConfig": config });
+            vec![
+                Val::Int(i64::try_from(id).unwrap_or(i64::MAX)),
+                Val::str(name.as_str()),
+                Val::str("ONLINE"),
+                Val::Float(100.0),
+                Val::str(d.kind.as_str()),
+                Val::str(d.entity.as_str()),
+                Val::list(vec![Val::str(d.label.as_str())]),
+                Val::list(properties),
+                Val::str(provider(&d.kind)),
+                Val::Null,
+                Val::Null,
+                Val::Null,
+                json_val(&options),
             ]
         })
         .collect()

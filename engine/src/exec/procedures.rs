@@ -152,6 +152,7 @@ pub(crate) fn call(
         | "db.idx.vector.queryNodes"
         | "db.idx.vector.queryRelationships" => super::vector_procs::call(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max)),
         "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
+        "db.showIndexes" => Ok(super::ddl::show_rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)), args.first())),
         "db.constraints" => Ok(Vec::new()),
         "algo.BFS" => super::algo_procs::bfs(g, cx, args),
         "algo.pageRank" => super::algo_procs::page_rank(g, cx, args),
