@@ -63,6 +63,18 @@ fn scalar(want: &Val) -> Wanted<'_> {
     })
 }
 
+/// The elements `lookup` gives for each of `wanted`, ascending, once each; `None` when it cannot
+/// answer for one of them.
+fn union_of<T: Ord>(wanted: &[Val], mut lookup: impl FnMut(&Val) -> Option<Vec<T>>) -> Option<Vec<T>> {
+    let mut out = Vec::new();
+    for want in wanted {
+        out.extend(lookup(want)?);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
 /// What lies between two bounds, in the order words of the property index (`index::order`).
 enum Between {
     /// Values of this class with a word in `lo..=hi`.
@@ -249,17 +261,12 @@ impl<'a> Graph<'_, 'a> {
     /// tested): `nodes_with_prop` of each (`nodes_with_id` for `id`), `None` when it cannot
     /// answer for one of them.
     pub fn nodes_with_any(&self, key: &str, wanted: &[Val]) -> Option<Vec<EntityId>> {
-        let mut out = Vec::new();
-        for want in wanted {
-            if key == "id" {
-                out.extend(self.nodes_with_id(want));
-            } else {
-                out.extend(self.nodes_with_prop(key, want)?);
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        Some(out)
+        union_of(wanted, |want| if key == "id" { Some(self.nodes_with_id(want)) } else { self.nodes_with_prop(key, want) })
+    }
+
+    /// The visible relationships that may hold one of `wanted` under `key`, as `nodes_with_any`.
+    pub fn rels_with_any(&self, key: &str, wanted: &[Val]) -> Option<Vec<ClaimId>> {
+        union_of(wanted, |want| self.rels_with_prop(key, want))
     }
 
     /// The visible nodes that may hold under `key` a value between `lower` and `upper` (taken

@@ -748,19 +748,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 return self.graph.rels_in_range(key, lower.as_deref(), upper.as_deref());
             }
         };
-        let mut out = Vec::new();
         match &*self.eval_ref(values, row).ok()? {
-            Val::Null => {}
-            Val::List(items) => {
-                for want in items.iter() {
-                    out.extend(self.graph.rels_with_prop(key, want)?);
-                }
-            }
-            _ => return None,
+            Val::Null => Some(Vec::new()),
+            Val::List(items) => self.graph.rels_with_any(key, items),
+            _ => None,
         }
-        out.sort_unstable();
-        out.dedup();
-        Some(out)
     }
 
     fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Fallible<bool> {
