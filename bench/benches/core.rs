@@ -191,6 +191,27 @@ fn property_benches(c: &mut Criterion) {
         let q = "MATCH (n:Entity) WHERE coalesce(n.i, 0) >= $lo AND coalesce(n.i, 0) < $hi RETURN n.i";
         b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
     });
+    // The ten latest of a group before a cursor (Graphiti's previous episodes, keyset paging):
+    // read in the index's order until ten pass; sorted by `n.i + 0`, the same rows come from
+    // every node of the range, then a top-10 (what it cost before).
+    let cursors: Vec<engram::Params> = (0..100i64)
+        .map(|i| {
+            let before = 50_000 + i * 4_999 % 50_000;
+            engram::Params::from([
+                ("before".to_owned(), engram::QueryValue::Int(before)),
+                ("g".to_owned(), engram::QueryValue::String(format!("g{}", i % 10))),
+            ])
+        })
+        .collect();
+    let mut next = cycle(&cursors);
+    c.bench_function("query_order_by_range_limit", |b| {
+        let q = "MATCH (n:Entity) WHERE n.i < $before AND n.group_id = $g RETURN n.uuid ORDER BY n.i DESC LIMIT 10";
+        b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
+    });
+    c.bench_function("query_order_by_range_limit_sorted", |b| {
+        let q = "MATCH (n:Entity) WHERE n.i < $before AND n.group_id = $g RETURN n.uuid ORDER BY n.i + 0 DESC LIMIT 10";
+        b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
+    });
 }
 
 /// A pattern predicate on a node with 100,000 relationships: `WHERE (n)-->()` stops at the first

@@ -256,6 +256,15 @@ pub struct SortKey {
     pub descending: bool,
 }
 
+/// The order a seek reads its nodes in (`Op::SeekNodesByRange`'s `order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadOrder {
+    /// Smallest value first.
+    Ascending,
+    /// Largest value first.
+    Descending,
+}
+
 /// A procedure call.
 #[derive(Clone, Debug)]
 pub struct ProcCall {
@@ -347,6 +356,14 @@ pub enum Op {
         upper: Option<CExpr>,
         /// What it must pass besides.
         test: NodeTest,
+        /// Set by the engine's physical step when the rows go to an `ORDER BY` of the same
+        /// property with a `LIMIT` through operators that keep each row's value of it: the nodes
+        /// are read in the index's order, a stretch at a time, until the limit is met.
+        order: Option<ReadOrder>,
+        /// The lookup the planner chose (`SeekNodesByProperty`), which the physical step
+        /// replaced by this read in order: run instead where it gives fewer candidates than the
+        /// read in order has taken so far.
+        instead: Option<Box<Op>>,
     },
     /// Keeps the rows whose node in `slot` passes `test` (a bound variable in a pattern).
     CheckNode {
@@ -643,9 +660,18 @@ impl Op {
                 format!("({}{})", slots(*slot), test(t))
             }
             Op::SeekNodesByProperty { slot, key, test: t, .. } => format!("({}{}) {key} IN", slots(*slot), test(t)),
-            Op::SeekNodesByRange { slot, key, lower, upper, test: t } => {
+            Op::SeekNodesByRange { slot, key, lower, upper, test: t, order, instead } => {
                 let (l, u) = (if lower.is_some() { " > …" } else { "" }, if upper.is_some() { " < …" } else { "" });
-                format!("({}{}) {key}{l}{u}", slots(*slot), test(t))
+                let order = match order {
+                    None => "",
+                    Some(ReadOrder::Ascending) => ", in order",
+                    Some(ReadOrder::Descending) => ", in order DESC",
+                };
+                let instead = match instead.as_deref() {
+                    Some(Op::SeekNodesByProperty { key, .. }) => format!(", or by {key} IN"),
+                    _ => String::new(),
+                };
+                format!("({}{}) {key}{l}{u}{order}{instead}", slots(*slot), test(t))
             }
             Op::SeekRels { slot, test: t, hop: h, lookup } => {
                 let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();

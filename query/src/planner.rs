@@ -727,7 +727,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 SeekBy::Range { key, lower, upper } => {
                     let lower = lower.as_ref().map(|e| self.expr(e)).transpose()?;
                     let upper = upper.as_ref().map(|e| self.expr(e)).transpose()?;
-                    Op::SeekNodesByRange { slot, key: key.clone(), lower, upper, test }
+                    Op::SeekNodesByRange { slot, key: key.clone(), lower, upper, test, order: None, instead: None }
                 }
                 SeekBy::Identity { .. } => return Err(unsupported(self.text, "this seek", part.span)),
             };

@@ -278,6 +278,35 @@ impl<'a> Graph<'_, 'a> {
         ranged(fields, key, (lower, upper), |r| self.view.entities_in_range(key, r), |e| self.node_visible(*e))
     }
 
+    /// The visible nodes holding under `key` a value between `lower` and `upper`, with its order
+    /// word, in the words' order (ascending, or `descending`), read as they are needed: those
+    /// `nodes_in_range` gives, each once, under the word its value has now. A word's nodes come
+    /// together, and the values of a later word all sort after (before, descending) an earlier
+    /// one's. `None` where the index cannot answer, as `nodes_in_range`.
+    pub fn nodes_in_order<'s>(
+        &'s self,
+        key: &'s str,
+        (lower, upper): (Option<&Val>, Option<&Val>),
+        descending: bool,
+    ) -> Option<Box<dyn Iterator<Item = (u64, EntityId)> + 's>> {
+        if engram_query::plan::NODE_FIELDS.contains(&key) {
+            return None;
+        }
+        let (class, lo, hi) = match range_words(lower, upper) {
+            Between::Words(class, lo, hi) => (class, lo, hi),
+            Between::Nothing => return Some(Box::new(std::iter::empty())),
+            Between::Unknown => return None,
+        };
+        let found = self.view.entities_in_order(key, (class, lo, hi), descending)?;
+        // An entry under a word its node's value no longer has is stale: that node comes under
+        // its value's word, or not at all.
+        let current = move |(word, e): &(u64, EntityId)| {
+            self.view.entity_property(*e, key).and_then(crate::index::propindex::Scalar::of_value).and_then(crate::index::order::order_word)
+                == Some((class, *word))
+        };
+        Some(Box::new(found.filter(move |item| current(item) && self.node_visible(item.1))))
+    }
+
     /// The visible relationships that may hold under `key` a value between `lower` and `upper`
     /// (ascending, to be tested), as `nodes_in_range`.
     pub fn rels_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<ClaimId>> {

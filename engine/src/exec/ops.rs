@@ -22,6 +22,7 @@ use super::procedures;
 use super::value::{Key, PathVal, Val};
 use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, RelLookup, SortKey};
 
+mod ordered;
 mod shortest;
 
 pub(crate) type Row = Vec<Val>;
@@ -189,6 +190,18 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                         rows = self.sort(keys, rows, Some(skip.saturating_add(take)))?;
                         rows = rows.into_iter().skip(skip).take(take).collect();
                         at += 1 + used;
+                    }
+                    None => {
+                        rows = self.op(op, rows)?;
+                        at += 1;
+                    }
+                },
+                // ORDER BY … LIMIT over a range seek of the same property: read in the index's
+                // order until the limit is met (`ordered`). Not under PROFILE either.
+                (Op::SeekNodesByRange { order: Some(order), .. }, _, None) => match self.ordered_upto(ops, at) {
+                    Some((sort_at, need)) => {
+                        rows = self.read_in_order(op, &ops[at + 1..sort_at], (*order, need), rows)?;
+                        at = sort_at;
                     }
                     None => {
                         rows = self.op(op, rows)?;
@@ -416,7 +429,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 }
                 out
             }
-            Op::SeekNodesByRange { slot, key, lower, upper, test } => {
+            // Read in no order, the lookup it stands in for is the planner's choice.
+            Op::SeekNodesByRange { instead: Some(lookup), .. } => self.op(lookup, rows)?,
+            Op::SeekNodesByRange { slot, key, lower, upper, test, .. } => {
                 let mut out = Vec::new();
                 for row in rows {
                     let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, &row)).transpose();

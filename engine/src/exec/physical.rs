@@ -12,12 +12,22 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use engram_query::ast::{BinaryOp, Direction};
-use engram_query::plan::{CExpr, Hop, NodeTest, Op, RelLookup};
+use engram_query::plan::{CExpr, Hop, NodeTest, Op, ReadOrder, RelLookup};
 
 use crate::read::view::WorkspaceView;
 
 /// The operators to run for `ops` on `view`.
 pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op]> {
+    if let Some(read) = read_order(ops) {
+        let mut v = ops.to_vec();
+        if let Some(Op::SeekNodesByRange { order, .. }) = v.first_mut() {
+            *order = Some(read);
+        }
+        return Cow::Owned(v);
+    }
+    if let Some(v) = range_instead_of_lookup(ops) {
+        return Cow::Owned(v);
+    }
     let Some(Op::ScanNodes { test, .. }) = ops.first() else { return Cow::Borrowed(ops) };
     if test.labels.is_empty()
         && !matches!(ops.get(1), Some(Op::Expand(hop) | Op::CountExpand { hop, .. }) if hop.to_test.looks_up() || hop.looks_up())
@@ -182,5 +192,111 @@ fn reads_node(e: &CExpr, a: usize, b: usize) -> bool {
         CExpr::Reduce { init, list, step } => r(init) || r(list) || r(step),
         CExpr::Pattern { .. } => true,
         CExpr::MapProjection { base, items, .. } => r(base) || items.iter().any(|(_, e)| r(e)),
+    }
+}
+
+/// The order a range seek first in `ops` can read its nodes in (`Op::SeekNodesByRange`'s
+/// `order`): when an `ORDER BY` whose first key is the same property follows with a `LIMIT`, and
+/// the operators between keep each row's node (or its value of the property) in slots the sort
+/// key reads: filters, node checks, single or variable-length expands, paths and projections.
+fn read_order(ops: &[Op]) -> Option<ReadOrder> {
+    let Some(Op::SeekNodesByRange { slot, key, order: None, .. }) = ops.first() else { return None };
+    // The slots holding the seek's node, and those holding its value of `key`.
+    let (mut nodes, mut values) = (vec![*slot], Vec::new());
+    for (i, op) in ops.iter().enumerate().skip(1) {
+        let written = match op {
+            Op::Filter(_) | Op::CheckNode { .. } => Vec::new(),
+            Op::Expand(h) if !h.reach && h.shortest.is_none() => vec![h.rel, h.to],
+            Op::BindPath(p) => vec![p.slot],
+            Op::Project(items) => {
+                let (before_nodes, before_values) = (nodes.clone(), values.clone());
+                for (s, e) in items {
+                    nodes.retain(|n| n != s);
+                    values.retain(|v| v != s);
+                    match e {
+                        CExpr::Slot(x) if before_nodes.contains(x) => nodes.push(*s),
+                        CExpr::Slot(x) if before_values.contains(x) => values.push(*s),
+                        CExpr::Prop(t, k) if **k == **key && matches!(**t, CExpr::Slot(x) if before_nodes.contains(&x)) => values.push(*s),
+                        _ => {}
+                    }
+                }
+                Vec::new()
+            }
+            Op::Sort(keys) => {
+                let first = keys.first()?;
+                let reads = match &first.expr {
+                    CExpr::Prop(t, k) => **k == **key && matches!(**t, CExpr::Slot(x) if nodes.contains(&x)),
+                    CExpr::Slot(x) => values.contains(x),
+                    _ => false,
+                };
+                let limited = matches!(&ops[i + 1..], [Op::Limit(_), ..] | [Op::Skip(_), Op::Limit(_), ..]);
+                return (reads && limited).then_some(if first.descending { ReadOrder::Descending } else { ReadOrder::Ascending });
+            }
+            _ => return None,
+        };
+        nodes.retain(|n| !written.contains(n));
+        values.retain(|v| !written.contains(v));
+    }
+    None
+}
+
+/// `ops` with a lookup by a property's list of values (`n.g IN $gs`) replaced by a range of
+/// another property read in order (`n.k < $c … ORDER BY n.k DESC LIMIT 10`), when the filter
+/// right after the lookup bounds that property and `read_order` holds for it: the `IN` stays in
+/// the filter, and the lookup is kept to run instead where it gives fewer candidates than the
+/// read in order takes (Graphiti's previous episodes of a group: in order, a few of a large group's
+/// nodes; by the lookup, every one).
+fn range_instead_of_lookup(ops: &[Op]) -> Option<Vec<Op>> {
+    let (Some(lookup @ Op::SeekNodesByProperty { slot, test, .. }), Some(Op::Filter(filter))) = (ops.first(), ops.get(1)) else {
+        return None;
+    };
+    // The bounds the filter sets on each stored property of the node, by key.
+    let mut ranges: Vec<(&Arc<str>, Option<CExpr>, Option<CExpr>)> = Vec::new();
+    for c in conjuncts(filter) {
+        let CExpr::Bin(op @ (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge), x, y) = c else { continue };
+        let constant = |e: &CExpr| matches!(e, CExpr::Param(_) | CExpr::Const(_));
+        // The property on the left: `<` bounds it above; on the right, below.
+        let (k, bound, above) = match (node_key(*slot, x), node_key(*slot, y)) {
+            (Some(k), _) if constant(y) => (k, y, matches!(op, BinaryOp::Lt | BinaryOp::Le)),
+            (_, Some(k)) if constant(x) => (k, x, matches!(op, BinaryOp::Gt | BinaryOp::Ge)),
+            _ => continue,
+        };
+        let at = match ranges.iter().position(|r| r.0 == k) {
+            Some(at) => at,
+            None => {
+                ranges.push((k, None, None));
+                ranges.len() - 1
+            }
+        };
+        let side = if above { &mut ranges[at].2 } else { &mut ranges[at].1 };
+        side.get_or_insert_with(|| (**bound).clone());
+    }
+    ranges.into_iter().find_map(|(key, lower, upper)| {
+        let seek = Op::SeekNodesByRange {
+            slot: *slot,
+            key: key.clone(),
+            lower,
+            upper,
+            test: test.clone(),
+            order: None,
+            instead: Some(Box::new(lookup.clone())),
+        };
+        let mut v = ops.to_vec();
+        v[0] = seek;
+        let read = read_order(&v)?;
+        if let Op::SeekNodesByRange { order, .. } = &mut v[0] {
+            *order = Some(read);
+        }
+        Some(v)
+    })
+}
+
+/// `k` when `e` is `n.k`, `n` the node in `slot` and `k` a stored property.
+fn node_key(slot: usize, e: &CExpr) -> Option<&Arc<str>> {
+    match e {
+        CExpr::Prop(n, k) if matches!(**n, CExpr::Slot(s) if s == slot) && !engram_query::plan::NODE_FIELDS.contains(&k.as_ref()) => {
+            Some(k)
+        }
+        _ => None,
     }
 }

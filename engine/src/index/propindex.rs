@@ -99,6 +99,22 @@ impl PropIndex {
         out
     }
 
+    /// The entries for `key` in `ws` whose value is of `class` with an order word in `lo..=hi`,
+    /// as `(word, id)` in the words' order (ascending, or descending): candidates as `range`
+    /// gives them, unfiltered, read as they are needed (an id may come more than once, and
+    /// under a word its value no longer has).
+    pub fn in_order(
+        &self,
+        ws: WorkspaceId,
+        key: &str,
+        (class, lo, hi): (u8, u64, u64),
+        descending: bool,
+    ) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let prefix = order_prefix(key_seed(ws, key), class);
+        #[allow(clippy::cast_possible_truncation)] // Reason: the word and the id are the key's middle and low bits.
+        self.ordered.in_order(packed(prefix, lo, 0), packed(prefix, hi, u32::MAX), descending).map(|k| ((k >> 32) as u64, k as u32))
+    }
+
     /// Heap bytes.
     pub fn heap_bytes(&self) -> usize {
         self.keys.heap_bytes() + self.ordered.heap_bytes()

@@ -123,6 +123,16 @@ impl<T: Copy + Ord> Runs<T> {
         }
     }
 
+    /// The stretch of each run (and of the tail) within `lo..=hi`, each ascending.
+    pub fn stretches(&self, lo: &T, hi: &T) -> impl Iterator<Item = &[T]> + '_ {
+        let (lo, hi) = (*lo, *hi);
+        self.sorted.iter().map(|r| &r[..]).chain(std::iter::once(&self.tail[..])).map(move |run| {
+            let from = run.partition_point(|x| *x < lo);
+            let to = from + run[from..].partition_point(|x| *x <= hi);
+            &run[from..to]
+        })
+    }
+
     /// Every value held (in no particular order, possibly with duplicates).
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.sorted.iter().flat_map(|r| r.iter()).chain(self.tail.iter())

@@ -111,6 +111,20 @@ impl<'a> WorkspaceView<'a> {
         Some(self.st.entities.in_range(self.ws, key, range).into_iter().map(EntityId).collect())
     }
 
+    /// `entities_in_range`'s candidates as `(order word, entity)` in the words' order
+    /// (ascending, or descending), read as needed; `None` on a masked view.
+    pub fn entities_in_order(
+        &self,
+        key: &str,
+        range: (u8, u64, u64),
+        descending: bool,
+    ) -> Option<impl Iterator<Item = (u64, EntityId)> + '_> {
+        if self.masked.is_some() {
+            return None;
+        }
+        Some(self.st.entities.in_order(self.ws, key, range, descending).map(|(w, e)| (w, EntityId(e))))
+    }
+
     /// The claims that may hold a value in a range under `key` (as `entities_in_range`).
     pub fn claims_in_range(&self, key: &str, range: (u8, u64, u64)) -> Option<Vec<ClaimId>> {
         if self.masked.is_some() {

@@ -309,6 +309,13 @@ impl Entities {
         self.by_prop.range(ws, key, range, |e| *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0)
     }
 
+    /// `in_range`'s candidates as `(order word, entity)` in the words' order, read as needed.
+    pub fn in_order(&self, ws: WorkspaceId, key: &str, range: (u8, u64, u64), descending: bool) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.by_prop
+            .in_order(ws, key, range, descending)
+            .filter(move |(_, e)| *self.ws.get(*e as usize) == ws && *self.flags.get(*e as usize) & ERASED == 0)
+    }
+
     /// Number of rows (including deleted and erased).
     pub fn len(&self) -> usize {
         self.ws.len()
