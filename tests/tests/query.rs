@@ -1739,14 +1739,17 @@ fn ordered_range_reads_only_where_they_hold() {
     let ordered = rows(&db, "MATCH (n:D) WHERE n.k >= 0 RETURN id(n) ORDER BY n.k, id(n) LIMIT 1000");
     assert_eq!(ordered, rows(&db, "MATCH (n:D) WHERE coalesce(n.k, null) >= 0 RETURN id(n) ORDER BY n.k, id(n) LIMIT 1000"));
     assert_eq!(ordered.len(), 300);
-    // A lookup by `IN` read in order instead: in order while that takes fewer nodes than the
-    // lookup gives (ten rows of a group of 50), by the lookup past that (forty rows of it take
-    // 160 nodes in order), and by the lookup at once where it gives fewer than the rows wanted.
-    write(&db, "UNWIND range(1, 200) AS x CREATE (:T {t: x, g: x % 4, h: x % 50})");
+    // A lookup by `IN` read in order instead: in order while few nodes are read (three rows of a
+    // group of 40 in 2,000), by the lookup once the read in order has taken more than it gives
+    // (thirty rows of it; two rows wanted of eight).
+    write(&db, "UNWIND range(1, 2000) AS x CREATE (:T {t: x, g: x % 50, h: x % 500})");
     for (q, want) in [
-        ("MATCH (n:T) WHERE n.g IN [0] AND n.t >= 0 RETURN n.t ORDER BY n.t LIMIT 10", (4..=40).step_by(4).collect::<Vec<i64>>()),
-        ("MATCH (n:T) WHERE n.g IN [0] AND n.t >= 0 RETURN n.t ORDER BY n.t LIMIT 40", (4..=160).step_by(4).collect()),
-        ("MATCH (n:T) WHERE n.h IN [7, 8] AND n.t < 500 RETURN n.t ORDER BY n.t DESC LIMIT 40", vec![158, 157, 108, 107, 58, 57, 8, 7]),
+        ("MATCH (n:T) WHERE n.g IN [0] AND n.t >= 0 RETURN n.t ORDER BY n.t LIMIT 3", vec![50, 100, 150]),
+        ("MATCH (n:T) WHERE n.g IN [0] AND n.t >= 0 RETURN n.t ORDER BY n.t LIMIT 30", (50..=1500).step_by(50).collect()),
+        (
+            "MATCH (n:T) WHERE n.h IN [7, 8] AND n.t < 5000 RETURN n.t ORDER BY n.t DESC LIMIT 40",
+            vec![1508, 1507, 1008, 1007, 508, 507, 8, 7],
+        ),
     ] {
         assert!(plan(q).contains("in order"), "{}", plan(q));
         assert_eq!(rows(&db, q), want.into_iter().map(|k| vec![i(k)]).collect::<Vec<_>>(), "{q}");

@@ -15,6 +15,9 @@ use crate::ids::EntityId;
 /// stretch is twice the one before, so a selective filter costs a few stretches, not one per row.
 const STRETCH_PER_ROW: usize = 2;
 const FIRST_STRETCH_MIN: usize = 4;
+/// Nodes read in order before the lookup a read in order stands in for is counted (which costs a
+/// pass over the lookup's nodes: not paid where a few stretches do).
+const LOOKUP_AFTER: usize = 256;
 
 impl Runner<'_, '_, '_> {
     /// Where the sort the seek at `at` reads in order for is (its index in `ops`), and how many
@@ -40,21 +43,25 @@ impl Runner<'_, '_, '_> {
                 out.extend(self.run_ops(then, sought, false)?);
                 Ok(())
             };
-            // How many nodes the lookup would give: past that many, reading in order costs more.
-            let budget = match instead.as_deref() {
-                Some(Op::SeekNodesByProperty { key, values, .. }) => match &*self.eval_ref(values, &row)? {
-                    // `n.k IN null` is null for every node: no row.
-                    Val::Null => continue,
-                    Val::List(items) => self.graph.nodes_with_any(key, items).map(|found| found.len()),
-                    // Not a list: the lookup's path raises the filter's type error.
-                    _ => Some(0),
-                },
+            // The list the lookup would look up.
+            let lookup = match instead.as_deref() {
+                Some(Op::SeekNodesByProperty { key, values, .. }) => Some((key, self.eval_ref(values, &row)?)),
                 _ => None,
             };
-            if budget.is_some_and(|b| b <= need) {
-                unordered(row, &mut out)?;
-                continue;
+            match lookup.as_ref().map(|(_, values)| &**values) {
+                // `n.k IN null` is null for every node: no row.
+                Some(Val::Null) => continue,
+                // Not a list: the lookup's path raises the filter's type error.
+                Some(values) if !matches!(values, Val::List(_)) => {
+                    unordered(row.clone(), &mut out)?;
+                    continue;
+                }
+                _ => {}
             }
+            // How many nodes the lookup gives, counted once the read in order has taken more than
+            // `LOOKUP_AFTER` (and four per row wanted): past that many, reading in order costs
+            // more than the lookup would have, which then runs instead.
+            let mut budget = None;
             let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, &row)).transpose();
             let (lo, hi) = (bound(lower)?, bound(upper)?);
             let Some(mut found) = self.graph.nodes_in_order(key, (lo.as_deref(), hi.as_deref()), order == ReadOrder::Descending) else {
@@ -67,6 +74,11 @@ impl Runner<'_, '_, '_> {
             let (mut came, mut read) = (0, 0);
             let mut nodes: Vec<EntityId> = Vec::new();
             while came < need {
+                if let Some((key, Val::List(items))) = lookup.as_ref().map(|(k, v)| (k, &**v)) {
+                    if budget.is_none() && read > need.saturating_mul(4).max(LOOKUP_AFTER) {
+                        budget = Some(self.graph.nodes_with_any(key, items).map_or(usize::MAX, |found| found.len()));
+                    }
+                }
                 if budget.is_some_and(|b| read > b) {
                     out.truncate(start);
                     unordered(row.clone(), &mut out)?;
