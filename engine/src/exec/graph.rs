@@ -280,7 +280,8 @@ impl<'a> Graph<'_, 'a> {
 
     /// The visible nodes holding under `key` a value between `lower` and `upper`, with its order
     /// word, in the words' order (ascending, or `descending`), read as they are needed: those
-    /// `nodes_in_range` gives, each once, under the word its value has now. A word's nodes come
+    /// `nodes_in_range` gives, each under the word its value has now (twice where the index holds
+    /// it twice, as `Ordered::in_order` says). A word's nodes come
     /// together, and the values of a later word all sort after (before, descending) an earlier
     /// one's. `None` where the index cannot answer, as `nodes_in_range`.
     pub fn nodes_in_order<'s>(

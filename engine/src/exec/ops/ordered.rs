@@ -3,7 +3,9 @@
 //! values' words, a stretch of whole words at a time, and the operators up to the sort run on
 //! each stretch, until `s + l` rows have come out. A later stretch cannot change the first
 //! `s + l` rows: its values all sort after (before, descending) every value read so far, since
-//! two stretches never share a word. The sort itself still runs, exactly, on the rows read.
+//! two stretches never share a word. The sort itself still runs, exactly, on the rows read. As
+//! in an engine that evaluates lazily under a LIMIT, the nodes it never reads are never tested,
+//! so an expression that would fail only on one of them raises nothing.
 
 use engram_query::plan::{CExpr, Op, ReadOrder};
 
