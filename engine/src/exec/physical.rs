@@ -18,12 +18,10 @@ use crate::read::view::WorkspaceView;
 
 /// The operators to run for `ops` on `view`.
 pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op]> {
-    if let Some(read) = read_order(ops) {
-        let mut v = ops.to_vec();
-        if let Some(Op::SeekNodesByRange { order, .. }) = v.first_mut() {
-            *order = Some(read);
+    if matches!(ops.first(), Some(Op::SeekNodesByRange { .. })) {
+        if let Some(v) = in_order(ops.to_vec()) {
+            return Cow::Owned(v);
         }
-        return Cow::Owned(v);
     }
     if let Some(v) = range_instead_of_lookup(ops) {
         return Cow::Owned(v);
@@ -118,23 +116,37 @@ fn rel_in(slot: usize, hop: &Hop, filter: &CExpr) -> Option<RelLookup> {
 /// < e`, `e >= r.k`, …, the first key compared, the first bound of each side), when the
 /// property index can answer (`rel_lookup`).
 fn rel_range(slot: usize, hop: &Hop, filter: &CExpr) -> Option<RelLookup> {
-    let (mut key, mut lower, mut upper): (Option<&Arc<str>>, _, _) = (None, None, None);
+    let (key, lower, upper) = bounds(filter, |e| rel_key(hop, e), |k, b| super::ops::rel_lookup(slot, hop, k, b)).into_iter().next()?;
+    Some(RelLookup::Range { key: key.clone(), lower, upper })
+}
+
+/// The bounds the conjuncts of `filter` set on properties (`x.k < e`, `e >= x.k`, …): per key
+/// `property` reads, in the order first compared, the first lower and upper bound `usable` takes.
+fn bounds<'f>(
+    filter: &'f CExpr,
+    property: impl Fn(&'f CExpr) -> Option<&'f Arc<str>>,
+    usable: impl Fn(&Arc<str>, &CExpr) -> bool,
+) -> Vec<(&'f Arc<str>, Option<CExpr>, Option<CExpr>)> {
+    let mut out: Vec<(&Arc<str>, Option<CExpr>, Option<CExpr>)> = Vec::new();
     for c in conjuncts(filter) {
         let CExpr::Bin(op @ (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge), x, y) = c else { continue };
         // The property on the left: `<` bounds it above; on the right, below.
-        let (k, bound, above) = match (rel_key(hop, x), rel_key(hop, y)) {
-            (Some(k), _) => (k, y, matches!(op, BinaryOp::Lt | BinaryOp::Le)),
-            (_, Some(k)) => (k, x, matches!(op, BinaryOp::Gt | BinaryOp::Ge)),
+        let (k, bound, above) = match (property(x), property(y)) {
+            (Some(k), _) if usable(k, y) => (k, y, matches!(op, BinaryOp::Lt | BinaryOp::Le)),
+            (_, Some(k)) if usable(k, x) => (k, x, matches!(op, BinaryOp::Gt | BinaryOp::Ge)),
             _ => continue,
         };
-        if !super::ops::rel_lookup(slot, hop, k, bound) || key.is_some_and(|key| key != k) {
-            continue;
-        }
-        key = Some(k);
-        let side = if above { &mut upper } else { &mut lower };
+        let at = match out.iter().position(|r| r.0 == k) {
+            Some(at) => at,
+            None => {
+                out.push((k, None, None));
+                out.len() - 1
+            }
+        };
+        let side = if above { &mut out[at].2 } else { &mut out[at].1 };
         side.get_or_insert_with(|| (**bound).clone());
     }
-    Some(RelLookup::Range { key: key?.clone(), lower, upper })
+    out
 }
 
 /// `k` when `e` is `r.k`, `r` the relationship of `hop`.
@@ -251,26 +263,7 @@ fn range_instead_of_lookup(ops: &[Op]) -> Option<Vec<Op>> {
         return None;
     };
     // The bounds the filter sets on each stored property of the node, by key.
-    let mut ranges: Vec<(&Arc<str>, Option<CExpr>, Option<CExpr>)> = Vec::new();
-    for c in conjuncts(filter) {
-        let CExpr::Bin(op @ (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge), x, y) = c else { continue };
-        let constant = |e: &CExpr| matches!(e, CExpr::Param(_) | CExpr::Const(_));
-        // The property on the left: `<` bounds it above; on the right, below.
-        let (k, bound, above) = match (node_key(*slot, x), node_key(*slot, y)) {
-            (Some(k), _) if constant(y) => (k, y, matches!(op, BinaryOp::Lt | BinaryOp::Le)),
-            (_, Some(k)) if constant(x) => (k, x, matches!(op, BinaryOp::Gt | BinaryOp::Ge)),
-            _ => continue,
-        };
-        let at = match ranges.iter().position(|r| r.0 == k) {
-            Some(at) => at,
-            None => {
-                ranges.push((k, None, None));
-                ranges.len() - 1
-            }
-        };
-        let side = if above { &mut ranges[at].2 } else { &mut ranges[at].1 };
-        side.get_or_insert_with(|| (**bound).clone());
-    }
+    let ranges = bounds(filter, |e| node_key(*slot, e), |_, b| matches!(b, CExpr::Param(_) | CExpr::Const(_)));
     ranges.into_iter().find_map(|(key, lower, upper)| {
         let seek = Op::SeekNodesByRange {
             slot: *slot,
@@ -283,12 +276,18 @@ fn range_instead_of_lookup(ops: &[Op]) -> Option<Vec<Op>> {
         };
         let mut v = ops.to_vec();
         v[0] = seek;
-        let read = read_order(&v)?;
-        if let Op::SeekNodesByRange { order, .. } = &mut v[0] {
-            *order = Some(read);
-        }
-        Some(v)
+        in_order(v)
     })
+}
+
+/// `ops` with its first operator, a range seek, marked to read in the order `read_order` finds;
+/// `None` where it finds none.
+fn in_order(mut ops: Vec<Op>) -> Option<Vec<Op>> {
+    let read = read_order(&ops)?;
+    if let Some(Op::SeekNodesByRange { order, .. }) = ops.first_mut() {
+        *order = Some(read);
+    }
+    Some(ops)
 }
 
 /// `k` when `e` is `n.k`, `n` the node in `slot` and `k` a stored property.
