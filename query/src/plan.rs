@@ -744,9 +744,31 @@ impl Op {
     }
 }
 
-/// Prints a plan as a tree, last operator on top, as `EXPLAIN` shows it. `stats` adds rows and
-/// time per operator (`PROFILE`), in plan order.
-pub fn render(plan: &Plan, names: &[Vec<String>], stats: Option<&[Vec<(u64, u64)>]>) -> String {
+/// What PROFILE measured of one operator.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpStats {
+    /// Rows out.
+    pub rows: u64,
+    /// Microseconds in it.
+    pub micros: u64,
+    /// The candidate nodes its seeks and scans tested, by what gave them, in the order first
+    /// read: a property's index (`g`, `t range`, `g IN`), a label (`:E`) or every node (`all`).
+    pub read: Vec<(String, u64)>,
+}
+
+impl OpStats {
+    /// Adds `n` candidates read by `by`.
+    pub fn add_read(read: &mut Vec<(String, u64)>, by: &str, n: u64) {
+        match read.iter_mut().find(|(b, _)| b == by) {
+            Some((_, m)) => *m += n,
+            None => read.push((by.to_owned(), n)),
+        }
+    }
+}
+
+/// Prints a plan as a tree, last operator on top, as `EXPLAIN` shows it. `stats` adds rows,
+/// time and the candidates read per operator (`PROFILE`), in plan order.
+pub fn render(plan: &Plan, names: &[Vec<String>], stats: Option<&[Vec<OpStats>]>) -> String {
     let mut out = String::new();
     if plan.parts.len() > 1 {
         let _ = writeln!(out, "{}", if plan.distinct { "Union" } else { "UnionAll" });
@@ -766,15 +788,19 @@ pub fn render(plan: &Plan, names: &[Vec<String>], stats: Option<&[Vec<(u64, u64)
     out
 }
 
-fn render_ops(out: &mut String, ops: &[Op], indent: usize, names: &dyn Fn(usize) -> String, stats: Option<&[(u64, u64)]>) {
+fn render_ops(out: &mut String, ops: &[Op], indent: usize, names: &dyn Fn(usize) -> String, stats: Option<&[OpStats]>) {
     for (i, op) in ops.iter().enumerate().rev() {
         let detail = op.detail(names);
         let _ = write!(out, "{:indent$}{}", "", op.name());
         if !detail.is_empty() {
             let _ = write!(out, " {detail}");
         }
-        if let Some((rows, micros)) = stats.and_then(|s| s.get(i)) {
-            let _ = write!(out, "  (rows {rows}, {micros} µs)");
+        if let Some(OpStats { rows, micros, read }) = stats.and_then(|s| s.get(i)) {
+            let _ = write!(out, "  (rows {rows}, {micros} µs");
+            for (k, (by, n)) in read.iter().enumerate() {
+                let _ = write!(out, "{}{n} by {by}", if k == 0 { ", read " } else { ", " });
+            }
+            out.push(')');
         }
         out.push('\n');
         if let Op::Optional { ops, .. } | Op::Foreach { ops, .. } = op {

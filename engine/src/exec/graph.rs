@@ -257,6 +257,43 @@ impl<'a> Graph<'_, 'a> {
         looked_up(fields, key, want, |s| self.view.entities_with_prop(key, s), |e| self.node_visible(*e))
     }
 
+    /// How many candidates `nodes_with_prop` would read (counted in the index, not read, so an
+    /// upper bound: it includes nodes not visible here); `None` exactly where it cannot answer.
+    pub fn count_with_prop(&self, key: &str, want: &Val) -> Option<usize> {
+        if let ("name", Val::Str(name)) = (key, want) {
+            return if name.is_empty() { None } else { self.view.entities_named_count(name) };
+        }
+        if engram_query::plan::NODE_FIELDS.contains(&key) {
+            return None;
+        }
+        match scalar(want) {
+            Wanted::Key(s) => self.view.entities_count(key, s),
+            Wanted::Nothing => Some(0),
+            Wanted::Unindexed => None,
+        }
+    }
+
+    /// `count_with_prop` summed over `wanted`, as `nodes_with_any` reads them (an `id`, one
+    /// node per value, the external id's, and each node with an `id` property).
+    pub fn count_with_any(&self, key: &str, wanted: &[Val]) -> Option<usize> {
+        if key == "id" {
+            return Some(wanted.len().saturating_mul(1 + self.view.id_property_count()));
+        }
+        wanted.iter().try_fold(0usize, |n, want| Some(n.saturating_add(self.count_with_prop(key, want)?)))
+    }
+
+    /// How many candidates `nodes_in_range` would read, as `count_with_prop`.
+    pub fn count_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<usize> {
+        if engram_query::plan::NODE_FIELDS.contains(&key) {
+            return None;
+        }
+        match range_words(lower, upper) {
+            Between::Words(class, lo, hi) => self.view.entities_in_range_count(key, (class, lo, hi)),
+            Between::Nothing => Some(0),
+            Between::Unknown => None,
+        }
+    }
+
     /// The visible nodes that may hold one of `wanted` under `key` (ascending, once each, to be
     /// tested): `nodes_with_prop` of each (`nodes_with_id` for `id`), `None` when it cannot
     /// answer for one of them.

@@ -643,7 +643,7 @@ impl WorkspaceView<'_> {
                 width: part.width,
                 embed,
                 audit,
-                profile: profile.then(|| Mutex::new(Vec::new())),
+                profile: profile.then(|| Mutex::new(ops::Profile::default())),
             };
             let ops = physical::choose(&part.ops, self);
             let rows = runner.run_ops(&ops, vec![vec![value::Val::Null; part.width]], true).map_err(|e| *e)?;
@@ -657,7 +657,7 @@ impl WorkspaceView<'_> {
                 }
             }
             if let Some(p) = runner.profile {
-                profiles.push(p.into_inner().unwrap_or_default());
+                profiles.push(p.into_inner().unwrap_or_default().ops);
                 chosen.push(ops.into_owned());
             }
         }

@@ -20,9 +20,10 @@ use super::eval::{truth, type_error, Env, Fallible, Matcher};
 use super::graph::Graph;
 use super::procedures;
 use super::value::{Key, PathVal, Val};
-use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, PathSpec, RelLookup, SortKey};
+use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, OpStats, PathSpec, RelLookup, SortKey};
 
 mod ordered;
+mod seek;
 mod shortest;
 
 pub(crate) type Row = Vec<Val>;
@@ -85,8 +86,45 @@ pub(crate) struct Runner<'e, 'v, 'a> {
     pub embed: Option<&'e procedures::Embed<'e>>,
     /// Reads the access history, when the query may reach it (`engram.audit.history`).
     pub audit: Option<&'e procedures::AuditFn<'e>>,
-    /// Rows and microseconds per top-level operator, when profiling.
-    pub profile: Option<std::sync::Mutex<Vec<(u64, u64)>>>,
+    /// Rows, microseconds and candidates read per top-level operator, when profiling.
+    pub profile: Option<std::sync::Mutex<Profile>>,
+}
+
+/// What PROFILE records while a part runs.
+#[derive(Debug, Default)]
+pub struct Profile {
+    /// Per top-level operator run so far.
+    pub ops: Vec<OpStats>,
+    /// The candidates read since the last top-level operator ended (those of the operators it
+    /// ran inside, too).
+    reading: Vec<(String, u64)>,
+}
+
+/// What a seek's or a scan's candidates came from, as PROFILE names it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Read<'k> {
+    /// An equality of a property, from its index.
+    Equal(&'k str),
+    /// A list of a property's values (`IN`).
+    In(&'k str),
+    /// A range of a property's values.
+    Range(&'k str),
+    /// A label's nodes.
+    Label(&'k str),
+    /// Every node.
+    All,
+}
+
+impl std::fmt::Display for Read<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Read::Equal(k) => write!(f, "{k}"),
+            Read::In(k) => write!(f, "{k} IN"),
+            Read::Range(k) => write!(f, "{k} range"),
+            Read::Label(l) => write!(f, ":{l}"),
+            Read::All => write!(f, "all"),
+        }
+    }
 }
 
 /// The node whose internal id (`id(n)`) equals `v` under Cypher's `=`: an integer, or a float
@@ -220,11 +258,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             if let (Some(started), Some(p)) = (started, &self.profile) {
                 let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
                 if let Ok(mut p) = p.lock() {
-                    p.push((rows.len() as u64, micros));
+                    let read = std::mem::take(&mut p.reading);
+                    p.ops.push(OpStats { rows: rows.len() as u64, micros, read });
                 }
             }
         }
         Ok(rows)
+    }
+
+    /// Notes for PROFILE that `n` candidates were read by `by` (nothing when not profiling).
+    pub(crate) fn note_read(&self, by: Read<'_>, n: usize) {
+        if let Some(Ok(mut p)) = self.profile.as_ref().map(std::sync::Mutex::lock) {
+            OpStats::add_read(&mut p.reading, &by.to_string(), n as u64);
+        }
     }
 
     /// `ScanNodes`: each input row with each node carrying `test`'s first label (every node
@@ -233,48 +279,39 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let mut scanned: Option<Vec<EntityId>> = None;
         let mut out = Vec::new();
         for row in rows {
-            if let Some(found) = self.indexed_nodes(test, &row) {
+            if let Some((key, found)) = self.indexed_nodes(test, &row) {
+                self.note_read(Read::Equal(key), found.len());
                 // Every test runs on each, the labels included.
                 self.bind_each(&found, slot, (test, 0), filter, &row, &mut out)?;
                 continue;
             }
-            let candidates = scanned.get_or_insert_with(|| match test.labels.first() {
-                Some(l) => self.graph.nodes_with_label(l),
-                None => self.graph.nodes(),
-            });
+            let candidates = scanned.get_or_insert_with(|| self.scanned(test));
+            self.note_read(test.labels.first().map_or(Read::All, |l| Read::Label(l)), candidates.len());
             // The label scanned for needs no test on its nodes.
             self.bind_each(candidates, slot, (test, 1), filter, &row, &mut out)?;
         }
         Ok(out)
     }
 
-    /// The nodes the property index gives for one of `test`'s properties whose wanted value is a
-    /// parameter, a constant or a bound variable (`NodeTest::looks_up`: nothing that could fail
-    /// to evaluate, so no error appears that a scan of no candidates would not raise): the same
-    /// nodes a scan would test, fewer. `None` when no property of the test can be looked up.
-    fn indexed_nodes(&self, test: &NodeTest, row: &[Val]) -> Option<Vec<EntityId>> {
-        if !test.looks_up() {
-            return None;
+    /// The nodes carrying `test`'s first label, or every node when it has none.
+    fn scanned(&self, test: &NodeTest) -> Vec<EntityId> {
+        match test.labels.first() {
+            Some(l) => self.graph.nodes_with_label(l),
+            None => self.graph.nodes(),
         }
-        test.props.iter().find_map(|(k, e)| {
-            let want = match e {
-                CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_) => self.eval_ref(e, row).ok()?,
-                _ => return None,
-            };
-            self.graph.nodes_with_prop(k, &want)
-        })
     }
 
-    /// `bind_each` over the nodes an index `found`, or, where it could not answer, over those a
-    /// scan of `test`'s first label (or of every node) gives.
-    fn bind_found(&self, found: Option<Vec<EntityId>>, slot: usize, test: &NodeTest, row: &Row, out: &mut Vec<Row>) -> Fallible<()> {
+    /// `bind_each` over the nodes an index `found` (by `by`), or, where it could not answer,
+    /// over those a scan of `test`'s first label (or of every node) gives.
+    fn bind_found(&self, (found, by): (Option<Vec<EntityId>>, Read<'_>), slot: usize, test: &NodeTest, row: &Row, out: &mut Vec<Row>) -> Fallible<()> {
         match found {
-            Some(ids) => self.bind_each(&ids, slot, (test, 0), None, row, out),
+            Some(ids) => {
+                self.note_read(by, ids.len());
+                self.bind_each(&ids, slot, (test, 0), None, row, out)
+            }
             None => {
-                let scanned = match test.labels.first() {
-                    Some(l) => self.graph.nodes_with_label(l),
-                    None => self.graph.nodes(),
-                };
+                let scanned = self.scanned(test);
+                self.note_read(test.labels.first().map_or(Read::All, |l| Read::Label(l)), scanned.len());
                 self.bind_each(&scanned, slot, (test, 1), None, row, out)
             }
         }
@@ -418,26 +455,16 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             Op::SeekNodesByProperty { slot, key, values, test } => {
                 let mut out = Vec::new();
                 for row in rows {
-                    let found = match &*self.eval_ref(values, &row)? {
-                        // `n.k IN null` is null for every node.
-                        Val::Null => continue,
-                        Val::List(items) => self.graph.nodes_with_any(key, items),
-                        // Not a list: the scan, for the filter the planner kept to refuse.
-                        _ => None,
-                    };
-                    self.bind_found(found, *slot, test, &row, &mut out)?;
+                    self.seek_by_values((*slot, key, values), test, &row, &mut out)?;
                 }
                 out
             }
-            // Read in no order, the lookup it stands in for is the planner's choice.
-            Op::SeekNodesByRange { instead: Some(lookup), .. } => self.op(lookup, rows)?,
-            Op::SeekNodesByRange { slot, key, lower, upper, test, .. } => {
+            // Read in no order: the range, the lookup it stands in for or an equality of its
+            // test, by their counts (`seek`).
+            Op::SeekNodesByRange { .. } => {
                 let mut out = Vec::new();
                 for row in rows {
-                    let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, &row)).transpose();
-                    let (lower, upper) = (bound(lower)?, bound(upper)?);
-                    let found = self.graph.nodes_in_range(key, lower.as_deref(), upper.as_deref());
-                    self.bind_found(found, *slot, test, &row, &mut out)?;
+                    self.seek_range(op, row, &mut out)?;
                 }
                 out
             }

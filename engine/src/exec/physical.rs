@@ -253,31 +253,37 @@ fn read_order(ops: &[Op]) -> Option<ReadOrder> {
 }
 
 /// `ops` with a lookup by a property's list of values (`n.g IN $gs`) replaced by a range of
-/// another property read in order (`n.k < $c … ORDER BY n.k DESC LIMIT 10`), when the filter
-/// right after the lookup bounds that property and `read_order` holds for it: the `IN` stays in
-/// the filter, and the lookup is kept to run instead where it gives fewer candidates than the
-/// read in order takes (Graphiti's previous episodes of a group: in order, a few of a large group's
-/// nodes; by the lookup, every one).
+/// another property that the filter right after the lookup bounds (`n.k < $c`), the lookup kept
+/// to run instead: the `IN` stays in the filter. Read in order where `read_order` holds for a
+/// range (`… ORDER BY n.k DESC LIMIT 10`; Graphiti's previous episodes of a group: in order, a
+/// few of a large group's nodes; by the lookup, every one), the lookup runs once the read in
+/// order has taken more candidates than it counts; else the first range's, and the run takes
+/// whichever counts fewer (`ops::seek`).
 fn range_instead_of_lookup(ops: &[Op]) -> Option<Vec<Op>> {
     let (Some(lookup @ Op::SeekNodesByProperty { slot, test, .. }), Some(Op::Filter(filter))) = (ops.first(), ops.get(1)) else {
         return None;
     };
     // The bounds the filter sets on each stored property of the node, by key.
     let ranges = bounds(filter, |e| node_key(*slot, e), |_, b| matches!(b, CExpr::Param(_) | CExpr::Const(_)));
-    ranges.into_iter().find_map(|(key, lower, upper)| {
-        let seek = Op::SeekNodesByRange {
-            slot: *slot,
-            key: key.clone(),
-            lower,
-            upper,
-            test: test.clone(),
-            order: None,
-            instead: Some(Box::new(lookup.clone())),
-        };
-        let mut v = ops.to_vec();
-        v[0] = seek;
-        in_order(v)
-    })
+    let replaced: Vec<Vec<Op>> = ranges
+        .into_iter()
+        .map(|(key, lower, upper)| {
+            let seek = Op::SeekNodesByRange {
+                slot: *slot,
+                key: key.clone(),
+                lower,
+                upper,
+                test: test.clone(),
+                order: None,
+                instead: Some(Box::new(lookup.clone())),
+            };
+            let mut v = ops.to_vec();
+            v[0] = seek;
+            v
+        })
+        .collect();
+    let first = replaced.first().cloned();
+    replaced.into_iter().find_map(in_order).or(first)
 }
 
 /// `ops` with its first operator, a range seek, marked to read in the order `read_order` finds;

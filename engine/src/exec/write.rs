@@ -25,7 +25,7 @@ use super::ops::{build_path, subquery_rows, Row, Runner};
 use super::procedures::Embed;
 use super::value::Val;
 use super::QueryStats;
-use engram_query::plan::{CExpr, MergePlan, NewPattern, Op, Part, SetItem};
+use engram_query::plan::{CExpr, MergePlan, NewPattern, Op, OpStats, Part, SetItem};
 
 /// One write query's transaction over the writer's copy of the state.
 pub(crate) struct Tx<'s> {
@@ -184,14 +184,15 @@ impl<'s> Tx<'s> {
 
     /// Runs one part of the plan; the rows it returns are read back through `view` by the caller.
     /// Runs one part's operators (`ops`: the part's, as the physical step chose them); with
-    /// `profile`, records (rows out, µs) per operator.
-    pub fn run_part(&mut self, part: &Part, ops: &[Op], mut profile: Option<&mut Vec<(u64, u64)>>) -> Result<Vec<Row>, QueryError> {
+    /// `profile`, records rows out and µs per operator.
+    pub fn run_part(&mut self, part: &Part, ops: &[Op], mut profile: Option<&mut Vec<OpStats>>) -> Result<Vec<Row>, QueryError> {
         let mut rows = vec![vec![Val::Null; part.width]];
         for op in ops {
             let started = profile.is_some().then(std::time::Instant::now);
             rows = self.run_op(part, op, rows)?;
             if let (Some(started), Some(p)) = (started, profile.as_deref_mut()) {
-                p.push((rows.len() as u64, u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)));
+                let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                p.push(OpStats { rows: rows.len() as u64, micros, read: Vec::new() });
             }
         }
         Ok(rows)

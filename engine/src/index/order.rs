@@ -109,6 +109,13 @@ impl Ordered {
         InOrder { stretches, descending }
     }
 
+    /// How many keys `range` gives for `lo..=hi`, counted by binary searches.
+    pub fn count(&self, lo: u128, hi: u128) -> usize {
+        let from = self.base.partition_point(|k| *k < lo);
+        let to = from + self.base[from..].partition_point(|k| *k <= hi);
+        to - from + self.overlay.count_in(&lo, &hi)
+    }
+
     /// How many keys are held (a key added twice may count twice).
     pub fn len(&self) -> usize {
         self.base.len() + self.overlay.len()

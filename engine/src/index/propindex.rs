@@ -99,6 +99,18 @@ impl PropIndex {
         out
     }
 
+    /// How many entries `find` reads for `key` holding `value` in `ws` (before `keep`, each
+    /// as often as it is held): counted in the index, not read.
+    pub fn count(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> usize {
+        self.keys.count(prop_hash(ws, key, value))
+    }
+
+    /// How many entries `range` reads for these words (as `count`).
+    pub fn count_range(&self, ws: WorkspaceId, key: &str, (class, lo, hi): (u8, u64, u64)) -> usize {
+        let prefix = order_prefix(key_seed(ws, key), class);
+        self.ordered.count(packed(prefix, lo, 0), packed(prefix, hi, u32::MAX))
+    }
+
     /// The entries for `key` in `ws` whose value is of `class` with an order word in `lo..=hi`,
     /// as `(word, id)` in the words' order (ascending, or descending): candidates as `range`
     /// gives them, unfiltered, read as they are needed (an id may come more than once, and

@@ -133,6 +133,11 @@ impl<T: Copy + Ord> Runs<T> {
         })
     }
 
+    /// How many values lie in `lo..=hi` (a value held twice counts twice).
+    pub fn count_in(&self, lo: &T, hi: &T) -> usize {
+        self.stretches(lo, hi).map(<[T]>::len).sum()
+    }
+
     /// Every value held (in no particular order, possibly with duplicates).
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.sorted.iter().flat_map(|r| r.iter()).chain(self.tail.iter())

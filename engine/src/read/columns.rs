@@ -111,6 +111,24 @@ impl<'a> WorkspaceView<'a> {
         Some(self.st.entities.in_range(self.ws, key, range).into_iter().map(EntityId).collect())
     }
 
+    /// How many candidates `entities_with_prop`, `entities_maybe_named` (`name`) and
+    /// `entities_in_range` (`range`) would read, counted in the index (`None` where they give
+    /// none: a masked view). An estimate for choosing between them: it counts entries of other
+    /// workspaces' alike hashes and stale ones too.
+    pub fn entities_count(&self, key: &str, value: crate::index::propindex::Scalar<'_>) -> Option<usize> {
+        self.masked.is_none().then(|| self.st.entities.count_with_prop(self.ws, key, value))
+    }
+
+    /// See `entities_count`.
+    pub fn entities_named_count(&self, name: &str) -> Option<usize> {
+        self.masked.is_none().then(|| self.st.entities.count_name_key(self.ws, &crate::normalize::name_key(name)))
+    }
+
+    /// See `entities_count`.
+    pub fn entities_in_range_count(&self, key: &str, range: (u8, u64, u64)) -> Option<usize> {
+        self.masked.is_none().then(|| self.st.entities.count_in_range(self.ws, key, range))
+    }
+
     /// `entities_in_range`'s candidates as `(order word, entity)` in the words' order
     /// (ascending, or descending), read as needed; `None` on a masked view.
     pub fn entities_in_order(

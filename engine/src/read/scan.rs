@@ -152,6 +152,12 @@ impl WorkspaceView<'_> {
         !self.st.entities.id_props.is_empty()
     }
 
+    /// How many entities (of any workspace) have a property `id`: an upper bound on
+    /// `entities_with_id_property`'s length, without reading it.
+    pub fn id_property_count(&self) -> usize {
+        usize::try_from(self.st.entities.id_props.len()).unwrap_or(usize::MAX)
+    }
+
     /// This workspace's entities with a property `id`, ascending.
     pub fn entities_with_id_property(&self) -> Vec<EntityId> {
         self.st.entities.id_props.iter().map(EntityId).filter(|e| self.check_entity(*e).is_ok()).collect()

@@ -303,6 +303,22 @@ impl Entities {
         self.by_prop.find(ws, key, value, |e| *self.ws.get(e as usize) == ws && *self.flags.get(e as usize) & ERASED == 0)
     }
 
+    /// How many entries the indexes hold for `with_name_key`, `with_prop` and `in_range`
+    /// (before their checks): what a query weighs one lookup against another by.
+    pub fn count_name_key(&self, ws: WorkspaceId, key: &str) -> usize {
+        self.by_name.count(key_hash(ws, key))
+    }
+
+    /// See `count_name_key`.
+    pub fn count_with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> usize {
+        self.by_prop.count(ws, key, value)
+    }
+
+    /// See `count_name_key`.
+    pub fn count_in_range(&self, ws: WorkspaceId, key: &str, range: (u8, u64, u64)) -> usize {
+        self.by_prop.count_range(ws, key, range)
+    }
+
     /// The entities of `ws` that may hold under `key` a value of `class` with an order word in
     /// `lo..=hi` (candidates, as `with_prop`; see `PropIndex::range`).
     pub fn in_range(&self, ws: WorkspaceId, key: &str, range: (u8, u64, u64)) -> Vec<u32> {

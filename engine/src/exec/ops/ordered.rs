@@ -17,9 +17,6 @@ use crate::ids::EntityId;
 /// stretch is twice the one before, so a selective filter costs a few stretches, not one per row.
 const STRETCH_PER_ROW: usize = 2;
 const FIRST_STRETCH_MIN: usize = 4;
-/// Nodes read in order before the lookup a read in order stands in for is counted (which costs a
-/// pass over the lookup's nodes: not paid where a few stretches do).
-const LOOKUP_AFTER: usize = 256;
 
 impl Runner<'_, '_, '_> {
     /// Where the sort the seek at `at` reads in order for is (its index in `ops`), and how many
@@ -60,10 +57,15 @@ impl Runner<'_, '_, '_> {
                 }
                 _ => {}
             }
-            // How many nodes the lookup gives, counted once the read in order has taken more than
-            // `LOOKUP_AFTER` (and four per row wanted): past that many, reading in order costs
-            // more than the lookup would have, which then runs instead.
-            let mut budget = None;
+            // The fewest candidates another read gives (the lookup the range stands in for, an
+            // equality of the node's test), counted in the index: once the next stretch would
+            // take the read in order past twice that many, the seek runs in no order instead
+            // (`seek_range`, which takes that read), and sorts what it finds.
+            let listed = match lookup.as_ref().map(|(k, v)| (k, &**v)) {
+                Some((key, Val::List(items))) => self.graph.count_with_any(key, items),
+                _ => None,
+            };
+            let budget = [listed, self.fewest_equality(test, &row).map(|e| e.2)].into_iter().flatten().min();
             let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, &row)).transpose();
             let (lo, hi) = (bound(lower)?, bound(upper)?);
             let Some(mut found) = self.graph.nodes_in_order(key, (lo.as_deref(), hi.as_deref()), order == ReadOrder::Descending) else {
@@ -73,15 +75,10 @@ impl Runner<'_, '_, '_> {
             let start = out.len();
             let mut stretch = need.saturating_mul(STRETCH_PER_ROW).max(FIRST_STRETCH_MIN);
             let mut next: Option<(u64, EntityId)> = None;
-            let (mut came, mut read) = (0, 0);
+            let (mut came, mut read) = (0, 0usize);
             let mut nodes: Vec<EntityId> = Vec::new();
             while came < need {
-                if let Some((key, Val::List(items))) = lookup.as_ref().map(|(k, v)| (k, &**v)) {
-                    if budget.is_none() && read > need.saturating_mul(4).max(LOOKUP_AFTER) {
-                        budget = Some(self.graph.nodes_with_any(key, items).map_or(usize::MAX, |found| found.len()));
-                    }
-                }
-                if budget.is_some_and(|b| read > b) {
+                if budget.is_some_and(|b| read.saturating_add(stretch) > b.saturating_mul(2)) {
                     out.truncate(start);
                     unordered(row.clone(), &mut out)?;
                     break;
