@@ -232,6 +232,44 @@ fn property_benches(c: &mut Criterion) {
         let q = "MATCH (n:Entity) WHERE n.i < $before AND n.group_id IN $gs RETURN n.uuid ORDER BY n.i + 0 DESC LIMIT 10";
         b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
     });
+    // A node by its group and uuid, the group first in the pattern: the uuid's index counts one
+    // candidate, the group's 10,000; read by the group (the uuid compared by `coalesce`), what it
+    // cost when a seek took the first equality.
+    let pairs: Vec<engram::Params> = (0..100i64)
+        .map(|i| {
+            let u = i * 997 % 100_000;
+            engram::Params::from([
+                ("g".to_owned(), engram::QueryValue::String(format!("g{}", u % 10))),
+                ("u".to_owned(), engram::QueryValue::String(format!("u{u}"))),
+            ])
+        })
+        .collect();
+    let mut next = cycle(&pairs);
+    c.bench_function("query_equalities_fewest_first", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity {group_id: $g, uuid: $u}) RETURN n.i", next()).expect("runs")));
+    });
+    c.bench_function("query_equalities_first_listed", |b| {
+        let q = "MATCH (n:Entity {group_id: $g}) WHERE coalesce(n.uuid, 0) = $u RETURN n.i";
+        b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
+    });
+    // A group's nodes past a low bound (90,000 of the range, 9,000 of them the group's): read by
+    // the group; by the range (the group compared by `coalesce`), what a range seek read before.
+    let since: Vec<engram::Params> = (0..100i64)
+        .map(|i| {
+            engram::Params::from([
+                ("lo".to_owned(), engram::QueryValue::Int(10_000 + i)),
+                ("g".to_owned(), engram::QueryValue::String(format!("g{}", i % 10))),
+            ])
+        })
+        .collect();
+    let mut next = cycle(&since);
+    c.bench_function("query_equality_beside_range", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE n.group_id = $g AND n.i >= $lo RETURN count(n)", next()).expect("runs")));
+    });
+    c.bench_function("query_equality_beside_range_read_by_range", |b| {
+        let q = "MATCH (n:Entity) WHERE coalesce(n.group_id, 0) = $g AND n.i >= $lo RETURN count(n)";
+        b.iter(|| black_box(db.query("default", q, next()).expect("runs")));
+    });
 }
 
 /// A pattern predicate on a node with 100,000 relationships: `WHERE (n)-->()` stops at the first

@@ -70,7 +70,8 @@ impl Snapshot {
             + e_ext_off
             + e_name_off
             + e_alias_off
-            + (e.updated_at.len() + e.props.len() + e.last_event.len()) * SPARSE_ENTRY_BYTES
+            + (e.updated_at.len() + e.last_event.len()) * SPARSE_ENTRY_BYTES
+            + e.props.heap_bytes()
             + e.by_ext.heap_bytes()
             + e.by_name.heap_bytes()
             + e.by_prop.heap_bytes()
@@ -92,6 +93,7 @@ impl Snapshot {
             + (c.updated_at.len() + c.expires_at.len() + c.superseded_by.len() + c.last_event.len()) * SPARSE_ENTRY_BYTES
             + c.by_ext.heap_bytes()
             + c.by_prop.heap_bytes()
+            + c.props.heap_bytes()
             + claim_bitmaps
             + csr_edges
             + st.graph.hier.iter().map(|(_, adj)| adj[0].heap_bytes() + adj[1].heap_bytes()).sum::<usize>()

@@ -1756,6 +1756,141 @@ fn ordered_range_reads_only_where_they_hold() {
     }
 }
 
+/// A node seek reads the index that counts the fewest candidates for the values of the run, as
+/// PROFILE shows: the most selective equality wherever it stands in the pattern, an equality or
+/// an `IN` beside a range either way round, one cached plan choosing differently per parameters.
+/// (A range reads its bounds inclusive: `t > 1990` reads 11 candidates, the filter keeps 10.)
+#[test]
+fn seeks_read_the_index_with_fewest_candidates() {
+    let db = db();
+    write(&db, "UNWIND range(1, 2000) AS x CREATE (:S {t: x, g: x % 10, u: 'u' + toString(x)})");
+    // The seek's line of the plan: what it read, and the rows out of the whole query.
+    let read = |q: &str, p: &Params| -> (String, usize) {
+        let r = run_with(&db, &format!("PROFILE {q}"), p).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let plan = r.plan.unwrap_or_default();
+        let line = plan.lines().find(|l| l.contains("NodeBy")).unwrap_or_else(|| panic!("{q}: {plan}"));
+        let at = line.find("read ").unwrap_or_else(|| panic!("{q}: {plan}"));
+        (line[at..].trim_end_matches(')').to_owned(), r.rows.len())
+    };
+    let none = Params::new();
+    for (q, want, rows) in [
+        ("MATCH (n:S {g: 3, u: 'u13'}) RETURN n.t", "read 1 by u", 1),
+        ("MATCH (n:S {u: 'u13', g: 3}) RETURN n.t", "read 1 by u", 1),
+        ("MATCH (n:S) WHERE n.g = 3 AND n.u = 'u14' RETURN n.t", "read 1 by u", 0),
+        ("MATCH (n:S) WHERE n.g = 3 AND n.t > 1990 RETURN n.t", "read 11 by t range", 1),
+        ("MATCH (n:S) WHERE n.t > 10 AND n.g = 3 RETURN n.t", "read 200 by g", 199),
+        ("MATCH (n:S) WHERE n.g IN [3, 4] AND n.t > 1990 RETURN n.t", "read 11 by t range", 2),
+        ("MATCH (n:S) WHERE n.g IN [3] AND n.t > 10 RETURN n.t", "read 200 by g IN", 199),
+        ("MATCH (n:S) WHERE n.g IN [3, 4] AND n.u = 'u13' RETURN n.t", "read 1 by u", 1),
+        ("MATCH (n:S) WHERE n.g IN [3, 4] RETURN n.t", "read 400 by g IN", 400),
+        ("MATCH (n:S) RETURN n.t", "read 2000 by :S", 2000),
+    ] {
+        assert_eq!(read(q, &none), (want.to_owned(), rows), "{q}");
+    }
+    let q = "MATCH (n:S) WHERE n.g = $g AND n.t > $t RETURN n.t";
+    for (t, want, rows) in [(1990, "read 11 by t range", 1), (10, "read 200 by g", 199)] {
+        let p: Params = [("g".to_owned(), i(3)), ("t".to_owned(), i(t))].into_iter().collect();
+        assert_eq!(read(q, &p), (want.to_owned(), rows), "t > {t}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(32), ..ProptestConfig::default() })]
+    /// A node seek reads whichever of its indexes counts the fewest candidates for the row's
+    /// values (the range, the `IN` lookup, an equality of the node's test; `ops::seek`), and
+    /// every choice gives exactly the rows of a scan that reads no index: equalities in either
+    /// order, an equality or an `IN` beside a range, an `IN` beside an equality, a read in order
+    /// that gives up for a small group, a hop after; values of every class and missing ones;
+    /// after overwrites, removals and deletes (stale entries), now and as of before them.
+    #[test]
+    fn seeks_read_the_fewest_candidates_and_equal_scans(
+        nodes in prop::collection::vec(
+            (any::<bool>(), prop::option::of(0i64..4), prop::option::of(prop::sample::select(vec!["x", "y", "z", "w"])), prop::option::of(ordered_value())),
+            1..160,
+        ),
+        changes in prop::collection::vec((0usize..160, 0usize..4, prop::option::of(0i64..4)), 0..16),
+        (g, u, lo, hi) in (0i64..4, prop::sample::select(vec!["x", "y", "q"]), ordered_value(), ordered_value()),
+        (gs, take) in (prop::collection::vec(0i64..4, 0..3), 1i64..12),
+    ) {
+        let clock = std::sync::Arc::new(engram::ManualClock::new(engram::Timestamp::parse("2030-01-01T00:00:00Z").expect("time")));
+        let db = Database::with_config(engram::Config { clock: clock.clone(), ..engram::Config::default() });
+        let maps = |a: bool| {
+            QueryValue::List(
+                nodes
+                    .iter()
+                    .filter(|n| n.0 == a)
+                    .map(|(_, g, u, t)| {
+                        let mut m = std::collections::BTreeMap::new();
+                        m.insert("g".to_owned(), g.map_or(QueryValue::Null, i));
+                        m.insert("u".to_owned(), u.map_or(QueryValue::Null, s));
+                        m.insert("t".to_owned(), t.clone().unwrap_or(QueryValue::Null));
+                        QueryValue::Map(m.into_iter().collect())
+                    })
+                    .collect(),
+            )
+        };
+        let p: Params = [("a".to_owned(), maps(true)), ("b".to_owned(), maps(false))].into_iter().collect();
+        db.query("default", "UNWIND $a AS r CREATE (n:A) SET n = r", &p).expect("create A");
+        db.query("default", "UNWIND $b AS r CREATE (n:B) SET n = r", &p).expect("create B");
+        db.query("default", "MATCH (a:A) WHERE a.g < 2 CREATE (a)-[:R]->(a)", &Params::new()).expect("rels");
+        clock.advance_seconds(10);
+        for (n, what, v) in &changes {
+            let mut p = Params::new();
+            p.insert("i".to_owned(), i((*n % nodes.len()) as i64));
+            p.insert("v".to_owned(), v.map_or(QueryValue::Null, i));
+            let text = match what {
+                0 => "MATCH (n) WHERE id(n) = $i DETACH DELETE n",
+                1 => "MATCH (n) WHERE id(n) = $i SET n.g = $v",
+                2 => "MATCH (n) WHERE id(n) = $i SET n.t = $v",
+                _ => "MATCH (n) WHERE id(n) = $i REMOVE n.u",
+            };
+            db.query("default", text, &p).expect("change");
+        }
+        let p: Params = [
+            ("g".to_owned(), i(g)),
+            ("u".to_owned(), s(u)),
+            ("lo".to_owned(), lo.clone()),
+            ("hi".to_owned(), hi.clone()),
+            ("gs".to_owned(), QueryValue::List(gs.iter().map(|g| i(*g)).collect())),
+            ("l".to_owned(), i(take)),
+        ]
+        .into_iter()
+        .collect();
+        for when in ["", "AS OF '2030-01-01T00:00:05Z' "] {
+            for shape in [
+                "MATCH (n:A {g: $g, u: $u}) RETURN id(n) ORDER BY id(n)",
+                "MATCH (n {u: $u, g: $g}) RETURN id(n) ORDER BY id(n)",
+                "MATCH (n) WHERE n.g = $g AND n.t > $lo RETURN id(n) ORDER BY id(n)",
+                "MATCH (n:A) WHERE n.t <= $hi AND n.g = $g AND n.t >= $lo RETURN id(n) ORDER BY id(n)",
+                "MATCH (n) WHERE n.g IN $gs AND n.t < $hi RETURN id(n) ORDER BY id(n)",
+                "MATCH (n:B) WHERE n.g IN $gs AND n.u = $u RETURN id(n) ORDER BY id(n)",
+                "MATCH (n {u: $u}) WHERE n.g IN $gs AND n.t >= $lo RETURN id(n) ORDER BY id(n)",
+                "MATCH (n:A)-[r:R]->(m) WHERE n.g = $g AND n.t > $lo RETURN id(r) ORDER BY id(r)",
+                "MATCH (n) WHERE n.g = $g AND n.t >= $lo RETURN n.t, id(n) ORDER BY n.t DESC, id(n) LIMIT $l",
+                "MATCH (n) WHERE n.g IN $gs AND n.u = $u AND n.t <= $hi RETURN n.t, id(n) ORDER BY n.t, id(n) LIMIT $l",
+            ] {
+                let looked = format!("{when}{shape}");
+                // No index reads `coalesce(…)`: every node is tested.
+                let scanned = ["n.g", "n.u", "n.t"]
+                    .iter()
+                    .fold(looked.replace("{g: $g, u: $u}", "").replace("{u: $u, g: $g}", "").replace("{u: $u}", ""), |q, k| {
+                        q.replace(&format!("WHERE {k}"), &format!("WHERE coalesce({k}, null)")).replace(&format!("AND {k}"), &format!("AND coalesce({k}, null)"))
+                    });
+                let scanned = match shape {
+                    s if s.contains("{g: $g, u: $u}") || s.contains("{u: $u, g: $g}") => {
+                        scanned.replace("RETURN", "WHERE coalesce(n.g, null) = $g AND coalesce(n.u, null) = $u RETURN")
+                    }
+                    s if s.contains("{u: $u}") => scanned.replace("WHERE", "WHERE coalesce(n.u, null) = $u AND"),
+                    _ => scanned,
+                };
+                prop_assert!(!scanned.contains(" n.g") && !scanned.contains(" n.u") && !scanned.contains("{"), "{}", scanned);
+                let (x, y) = (db.query("default", &looked, &p).expect("seek").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                prop_assert_eq!(x, y, "{} | {}", looked, scanned);
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: engram_tests::cases(48), ..ProptestConfig::default() })]
     /// A relationship looked up by a property (`()-[r:T {k: $v}]->()`, found from the

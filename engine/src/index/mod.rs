@@ -17,6 +17,7 @@ pub mod keyindex;
 pub mod order;
 pub mod propindex;
 pub mod recency;
+pub mod rowmap;
 pub mod runs;
 pub mod scalar;
 pub mod strvec;

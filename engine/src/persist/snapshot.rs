@@ -324,7 +324,7 @@ fn capture_v3(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
         e_updated: sparse(&e.updated_at).into_iter().map(|(k, t)| (k, t.0)).collect(),
         e_props: {
             let mut v: Vec<(u32, Vec<u8>)> =
-                e.props.iter().map(|(k, p)| (*k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
+                e.props.iter().map(|(k, p)| (k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
             v.sort_unstable_by_key(|p| p.0);
             v
         },
@@ -398,7 +398,7 @@ fn capture_v3(st: &State, wal_from: (u64, u64)) -> SnapshotV3 {
     let mut e_labels: Vec<(u32, Vec<u16>)> = e.labels.iter().map(|(k, l)| (*k, l.iter().map(|t| t.0).collect())).collect();
     e_labels.sort_unstable_by_key(|r| r.0);
     let mut c_props: Vec<(u32, Vec<u8>)> =
-        st.claims.props.iter().map(|(k, p)| (*k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
+        st.claims.props.iter().map(|(k, p)| (k, postcard::to_allocvec(p.as_ref()).expect("properties encode"))).collect();
     c_props.sort_unstable_by_key(|r| r.0);
     let strings = |keys: &[Arc<str>]| keys.iter().map(ToString::to_string).collect();
     let mut vocab: Vec<VocabRowV3> = st
@@ -489,7 +489,7 @@ fn pii_tags(st: &mut State) {
             st.note_pii(c);
         }
     }
-    let with_props: Vec<(u32, crate::value::Properties)> = st.entities.props.iter().map(|(e, p)| (*e, (**p).clone())).collect();
+    let with_props: Vec<(u32, crate::value::Properties)> = st.entities.props.iter().map(|(e, p)| (e, (**p).clone())).collect();
     for (e, p) in with_props {
         st.entities.set_props(e, Some(p));
     }

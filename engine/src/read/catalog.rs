@@ -235,8 +235,8 @@ impl<'a> WorkspaceView<'a> {
         }
         cat.types.sort_by(|a, b| a.name.cmp(&b.name));
         cat.predicates.sort_by(|a, b| a.name.cmp(&b.name));
-        for (e, props) in &st.entities.props {
-            if entities.contains(crate::ids::EntityId(*e)) {
+        for (e, props) in st.entities.props.iter() {
+            if entities.contains(crate::ids::EntityId(e)) {
                 for k in props.keys().filter(|k| !self.hidden_key(k)) {
                     *cat.property_keys.entry(k.clone()).or_default() += 1;
                 }

@@ -103,8 +103,8 @@ impl WorkspaceView<'_> {
             .entities
             .props
             .iter()
-            .filter(|(e, props)| props.get(key) == Some(value) && all.contains(EntityId(**e)))
-            .map(|(e, _)| *e)
+            .filter(|(e, props)| props.get(key) == Some(value) && all.contains(EntityId(*e)))
+            .map(|(e, _)| e)
             .collect();
         hits.sort_unstable();
         EntitySet(IdSet::from_sorted(&hits))

@@ -204,7 +204,7 @@ pub struct Entities {
     pub aliases: StrVec,
     pub created: TimeLog,
     pub updated_at: crate::pmap::PMap<u32, Timestamp>,
-    pub props: crate::pmap::PMap<u32, Arc<Properties>>,
+    pub props: crate::index::rowmap::RowMap<Arc<Properties>>,
     /// The labels after the first (the first is the type), in the order written.
     pub labels: crate::pmap::PMap<u32, Arc<[TypeId]>>,
     /// The entities with a property `id`: where the language's `{id: v}` looks besides the
@@ -279,7 +279,7 @@ impl Entities {
     /// `by_prop` made again from every entity's properties (its stale entries gone).
     pub fn rebuild_prop_index(&mut self) {
         let mut index = PropIndex::default();
-        index.rebuild(self.props.iter().map(|(e, p)| (*e, *self.ws.get(*e as usize), &**p)));
+        index.rebuild(self.props.iter().map(|(e, p)| (e, *self.ws.get(e as usize), &**p)));
         self.by_prop = index;
     }
 
@@ -403,7 +403,7 @@ pub struct Claims {
     /// Replacement → the claims it superseded.
     pub supersedes: crate::pmap::PMap<u32, Arc<[ClaimId]>>,
     /// Typed properties written by the query language (set through `State::set_claim_props`).
-    pub props: crate::pmap::PMap<u32, Arc<Properties>>,
+    pub props: crate::index::rowmap::RowMap<Arc<Properties>>,
     /// `prop_hash(ws, key, value)` → claim, as `Entities::by_prop`.
     pub by_prop: PropIndex,
     /// Its own tags (`crate::tags`; the tags of its evidence's messages join them when read).
@@ -817,7 +817,7 @@ impl State {
     /// once stale entries outnumber the live ones).
     pub fn rebuild_claim_prop_index(&mut self) {
         let mut index = PropIndex::default();
-        index.rebuild(self.claims.props.iter().map(|(c, p)| (*c, self.claim_ws(*c), &**p)));
+        index.rebuild(self.claims.props.iter().map(|(c, p)| (c, self.claim_ws(c), &**p)));
         self.claims.by_prop = index;
     }
 

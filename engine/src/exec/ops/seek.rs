@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use engram_query::plan::{CExpr, NodeTest, Op};
+use engram_query::plan::{node_key_indexed, CExpr, NodeTest, Op};
 
 use super::{Fallible, Read, Row, Runner};
 use crate::exec::value::Val;
@@ -25,7 +25,7 @@ impl Runner<'_, '_, '_> {
         }
         let mut best: Option<(&str, Cow<'_, Val>, usize)> = None;
         for (k, e) in &test.props {
-            if !matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)) {
+            if !matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)) || !node_key_indexed(k) {
                 continue;
             }
             let Ok(want) = self.eval_ref(e, row) else { continue };
@@ -41,6 +41,12 @@ impl Runner<'_, '_, '_> {
     /// (`fewest_equality`), and its key: the same nodes a scan would test, fewer. `None` when no
     /// property of the test can be looked up.
     pub(super) fn indexed_nodes<'t>(&self, test: &'t NodeTest, row: &[Val]) -> Option<(&'t str, Vec<EntityId>)> {
+        // One equality alone needs no count (the common `{uuid: $u}`).
+        let mut lookups = test.props.iter().filter(|(k, e)| matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)) && node_key_indexed(k));
+        if let (Some((key, e)), None) = (lookups.next(), lookups.next()) {
+            let found = self.graph.nodes_with_prop(key, &*self.eval_ref(e, row).ok()?)?;
+            return Some((key, found));
+        }
         let (key, want, _) = self.fewest_equality(test, row)?;
         let found = self.graph.nodes_with_prop(key, &want)?;
         // The key as the test holds it (the value borrowed the row, which the caller keeps).
