@@ -337,6 +337,19 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
     ] {
         out.push(format!("{q}: {:?}", rows(scope, q)));
     }
+    // What each seek read, as PROFILE shows it (which index, how many candidates): counts that
+    // weighed hidden rows would show here, as a different choice or number.
+    for q in [
+        "PROFILE MATCH (n) WHERE n.tenant IN ['ann', 'bob'] AND n.tenant = 'bob' RETURN n.name",
+        "PROFILE MATCH (n) WHERE n.tenant >= 'a' AND n.tenant = 'ann' RETURN n.name",
+        "PROFILE MATCH (n) WHERE n.tenant IN ['ann', 'cy'] AND n.tenant < 'c' RETURN n.name",
+        "PROFILE MATCH (n:Person) RETURN n.name",
+    ] {
+        let r = scope.query(WS, q, &Params::new()).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let plan = r.plan.unwrap_or_default();
+        let read: Vec<&str> = plan.lines().filter_map(|l| l.find(", read ").map(|at| &l[at..])).collect();
+        out.push(format!("{q}: {read:?} {}", r.rows.len()));
+    }
     let ws = scope.workspace(WS).unwrap();
     let cat = ws.catalog();
     out.push(format!(

@@ -246,6 +246,11 @@ impl<'a> Graph<'_, 'a> {
     /// ones), from the property index; `None` when it cannot answer: a memory field's key (its
     /// value is not a stored property), a value it does not index, or a masked view.
     pub fn nodes_with_prop(&self, key: &str, want: &Val) -> Option<Vec<EntityId>> {
+        // A stored key hidden from this view reads null on every node: no node holds a value
+        // under it (the name is a field, which the view still reads).
+        if key != "name" && self.view.hidden_key(key) {
+            return Some(Vec::new());
+        }
         // A non-empty string `name` is the entity's name field (`node_prop`), which the name
         // index holds under its normalised key.
         if let ("name", Val::Str(name)) = (key, want) {
@@ -259,7 +264,12 @@ impl<'a> Graph<'_, 'a> {
 
     /// How many candidates `nodes_with_prop` would read (counted in the index, not read, so an
     /// upper bound: it includes nodes not visible here); `None` exactly where it cannot answer.
+    /// A view that hides rows counts what it sees (by reading it): which index a seek reads shows
+    /// in PROFILE, so a count must not weigh rows the principal may not see.
     pub fn count_with_prop(&self, key: &str, want: &Val) -> Option<usize> {
+        if self.view.hides_rows() || self.view.hidden_key(key) {
+            return self.nodes_with_prop(key, want).map(|found| found.len());
+        }
         if let ("name", Val::Str(name)) = (key, want) {
             return if name.is_empty() { None } else { self.view.entities_named_count(name) };
         }
@@ -276,6 +286,9 @@ impl<'a> Graph<'_, 'a> {
     /// `count_with_prop` summed over `wanted`, as `nodes_with_any` reads them (an `id`, one
     /// node per value, the external id's, and each node with an `id` property).
     pub fn count_with_any(&self, key: &str, wanted: &[Val]) -> Option<usize> {
+        if self.view.hides_rows() {
+            return self.nodes_with_any(key, wanted).map(|found| found.len());
+        }
         if key == "id" {
             return Some(wanted.len().saturating_mul(1 + self.view.id_property_count()));
         }
@@ -284,6 +297,9 @@ impl<'a> Graph<'_, 'a> {
 
     /// How many candidates `nodes_in_range` would read, as `count_with_prop`.
     pub fn count_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<usize> {
+        if self.view.hides_rows() || self.view.hidden_key(key) {
+            return self.nodes_in_range(key, lower, upper).map(|found| found.len());
+        }
         if engram_query::plan::NODE_FIELDS.contains(&key) {
             return None;
         }
@@ -311,6 +327,9 @@ impl<'a> Graph<'_, 'a> {
     /// ones), from the property index's order; `None` where it cannot answer, as
     /// `nodes_with_prop`.
     pub fn nodes_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<EntityId>> {
+        if self.view.hidden_key(key) {
+            return Some(Vec::new());
+        }
         let fields = &engram_query::plan::NODE_FIELDS;
         ranged(fields, key, (lower, upper), |r| self.view.entities_in_range(key, r), |e| self.node_visible(*e))
     }
@@ -327,6 +346,9 @@ impl<'a> Graph<'_, 'a> {
         (lower, upper): (Option<&Val>, Option<&Val>),
         descending: bool,
     ) -> Option<Box<dyn Iterator<Item = (u64, EntityId)> + 's>> {
+        if self.view.hidden_key(key) {
+            return Some(Box::new(std::iter::empty()));
+        }
         if engram_query::plan::NODE_FIELDS.contains(&key) {
             return None;
         }

@@ -256,9 +256,9 @@ fn read_order(ops: &[Op]) -> Option<ReadOrder> {
 /// another property that the filter right after the lookup bounds (`n.k < $c`), the lookup kept
 /// to run instead: the `IN` stays in the filter. Read in order where `read_order` holds for a
 /// range (`… ORDER BY n.k DESC LIMIT 10`; Graphiti's previous episodes of a group: in order, a
-/// few of a large group's nodes; by the lookup, every one), the lookup runs once the read in
-/// order has taken more candidates than it counts; else the first range's, and the run takes
-/// whichever counts fewer (`ops::seek`).
+/// few of a large group's nodes; by the lookup, every one), the seek runs in no order once the
+/// read in order would take twice the candidates the lookup counts; else the first range's. In
+/// no order, a run reads whichever counts fewer (`ops::seek`).
 fn range_instead_of_lookup(ops: &[Op]) -> Option<Vec<Op>> {
     let (Some(lookup @ Op::SeekNodesByProperty { slot, test, .. }), Some(Op::Filter(filter))) = (ops.first(), ops.get(1)) else {
         return None;
