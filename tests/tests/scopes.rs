@@ -416,6 +416,19 @@ fn a_sensitive_property_is_absent_for_a_principal_without_see_sensitive() {
     assert_eq!(ws.entity_properties(ann).map(|(k, _)| k.to_string()).collect::<Vec<_>>(), ["team"]);
     assert!(ws.entities_with_property("email", &email).is_empty());
     assert!(!ws.catalog().property_keys.contains_key("email"));
+    // The language's seeks by the hidden key find nothing and read nothing (PROFILE would show a
+    // count of the nodes holding the value otherwise), whichever index they could read.
+    for q in [
+        "MATCH (n {email: 'ann@example.com'}) RETURN n.team",
+        "MATCH (n {team: 'platform', email: 'ann@example.com'}) RETURN n.team",
+        "MATCH (n) WHERE n.email >= 'a' RETURN n.team",
+        "MATCH (n) WHERE n.email IN ['ann@example.com'] AND n.email > 'a' RETURN n.team",
+    ] {
+        let r = blind.query("ops", &format!("PROFILE {q}"), &engram::Params::new()).unwrap();
+        let plan = r.plan.unwrap_or_default();
+        assert!(r.rows.is_empty() && plan.contains("read 0 by email") && !plan.contains("read 1"), "{q}: {plan}");
+        assert_eq!(db.scope(reader(true)).query("ops", q, &engram::Params::new()).unwrap().rows.len(), 1, "{q}");
+    }
 
     let full = db.scope(reader(true));
     let ws = full.workspace("ops").unwrap();
