@@ -1883,7 +1883,7 @@ proptest! {
                     s if s.contains("{u: $u}") => scanned.replace("WHERE", "WHERE coalesce(n.u, null) = $u AND"),
                     _ => scanned,
                 };
-                prop_assert!(!scanned.contains(" n.g") && !scanned.contains(" n.u") && !scanned.contains("{"), "{}", scanned);
+                prop_assert!(!scanned.contains(" n.g") && !scanned.contains(" n.u") && !scanned.contains('{'), "{}", scanned);
                 let (x, y) = (db.query("default", &looked, &p).expect("seek").rows, db.query("default", &scanned, &p).expect("scan").rows);
                 prop_assert_eq!(x, y, "{} | {}", looked, scanned);
             }

@@ -303,7 +303,14 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 
     /// `bind_each` over the nodes an index `found` (by `by`), or, where it could not answer,
     /// over those a scan of `test`'s first label (or of every node) gives.
-    fn bind_found(&self, (found, by): (Option<Vec<EntityId>>, Read<'_>), slot: usize, test: &NodeTest, row: &Row, out: &mut Vec<Row>) -> Fallible<()> {
+    fn bind_found(
+        &self,
+        (found, by): (Option<Vec<EntityId>>, Read<'_>),
+        slot: usize,
+        test: &NodeTest,
+        row: &Row,
+        out: &mut Vec<Row>,
+    ) -> Fallible<()> {
         match found {
             Some(ids) => {
                 self.note_read(by, ids.len());

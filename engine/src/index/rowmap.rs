@@ -25,12 +25,12 @@ impl<V> Default for RowMap<V> {
 impl<V: Clone + Send + Sync + PartialEq> RowMap<V> {
     /// Row `id`'s value.
     #[inline]
-    pub fn get(&self, id: &u32) -> Option<&V> {
-        self.rows.try_get(*id as usize)?.as_ref()
+    pub fn get(&self, id: u32) -> Option<&V> {
+        self.rows.try_get(id as usize)?.as_ref()
     }
 
     /// Whether row `id` holds a value.
-    pub fn contains_key(&self, id: &u32) -> bool {
+    pub fn contains_key(&self, id: u32) -> bool {
         self.get(id).is_some()
     }
 
@@ -43,7 +43,7 @@ impl<V: Clone + Send + Sync + PartialEq> RowMap<V> {
             self.held += 1;
             return None;
         }
-        let before = std::mem::replace(self.rows.get_mut(i), Some(value));
+        let before = self.rows.get_mut(i).replace(value);
         if before.is_none() {
             self.held += 1;
         }
@@ -51,12 +51,12 @@ impl<V: Clone + Send + Sync + PartialEq> RowMap<V> {
     }
 
     /// Clears row `id`'s value; gives it.
-    pub fn remove(&mut self, id: &u32) -> Option<V> {
+    pub fn remove(&mut self, id: u32) -> Option<V> {
         if !self.contains_key(id) {
             return None;
         }
         self.held -= 1;
-        self.rows.get_mut(*id as usize).take()
+        self.rows.get_mut(id as usize).take()
     }
 
     /// How many rows hold a value.
@@ -115,7 +115,7 @@ mod tests {
                 if insert {
                     prop_assert_eq!(map.insert(id, v), want.insert(id, v));
                 } else {
-                    prop_assert_eq!(map.remove(&id), want.remove(&id));
+                    prop_assert_eq!(map.remove(id), want.remove(&id));
                 }
                 prop_assert_eq!(map.len(), want.len());
             }
@@ -123,7 +123,7 @@ mod tests {
             for (map, want) in kept {
                 prop_assert_eq!(map.iter().map(|(k, v)| (k, *v)).collect::<Vec<_>>(), want.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
                 for id in 0..3001 {
-                    prop_assert_eq!(map.get(&id), want.get(&id));
+                    prop_assert_eq!(map.get(id), want.get(&id));
                 }
                 prop_assert_eq!(map.is_empty(), want.is_empty());
             }

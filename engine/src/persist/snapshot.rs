@@ -485,7 +485,7 @@ pub fn decode(body: &[u8], format: u32) -> Result<(State, (u64, u64)), DecodeErr
 /// property value once.
 fn pii_tags(st: &mut State) {
     for c in 0..st.claims.len() as u32 {
-        if !st.claims.text.get(c as usize).is_empty() || st.claims.props.contains_key(&c) {
+        if !st.claims.text.get(c as usize).is_empty() || st.claims.props.contains_key(c) {
             st.note_pii(c);
         }
     }

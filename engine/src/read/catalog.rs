@@ -170,12 +170,12 @@ impl<'a> WorkspaceView<'a> {
         for e in entities.iter() {
             labels.insert(*st.entities.ty.get(e.index()));
             labels.extend(st.entities.labels.get(&e.0).into_iter().flat_map(|l| l.iter().copied()));
-            keys.extend(st.entities.props.get(&e.0).into_iter().flat_map(|p| p.keys().map(|k| &**k)));
+            keys.extend(st.entities.props.get(e.0).into_iter().flat_map(|p| p.keys().map(|k| &**k)));
         }
         let mut types = std::collections::HashSet::new();
         for c in claims.iter() {
             types.insert(PredicateId(*st.claims.pred.get(c.index())));
-            keys.extend(st.claims.props.get(&c.0).into_iter().flat_map(|p| p.keys().map(|k| &**k)));
+            keys.extend(st.claims.props.get(c.0).into_iter().flat_map(|p| p.keys().map(|k| &**k)));
             if !st.claims.text.get(c.index()).is_empty() {
                 keys.insert("text");
             }

@@ -55,7 +55,7 @@ impl<'a> WorkspaceView<'a> {
     pub fn entity_properties(&self, e: EntityId) -> impl Iterator<Item = (&'a Arc<str>, &'a Value)> + '_ {
         let props: Option<&'a Properties> = if self.check_entity(e).is_ok() {
             let masked: Option<&'a crate::read::mask::Masked> = self.masked;
-            masked.and_then(|m| m.entity_props.get(&e.0)).or_else(|| self.st.entities.props.get(&e.0).map(AsRef::as_ref))
+            masked.and_then(|m| m.entity_props.get(&e.0)).or_else(|| self.st.entities.props.get(e.0).map(AsRef::as_ref))
         } else {
             None
         };
@@ -71,7 +71,7 @@ impl<'a> WorkspaceView<'a> {
         if let Some(p) = self.masked.and_then(|m| m.entity_props.get(&e.0)) {
             return p.get(key);
         }
-        self.st.entities.props.get(&e.0)?.get(key)
+        self.st.entities.props.get(e.0)?.get(key)
     }
 
     /// The entities that may hold `value` under the stored property `key` (ascending; each to be
@@ -184,7 +184,7 @@ impl<'a> WorkspaceView<'a> {
     pub fn claim_properties(&self, c: ClaimId) -> impl Iterator<Item = (&'a Arc<str>, &'a Value)> + '_ {
         let props: Option<&'a Properties> = if self.check_claim(c).is_ok() {
             let masked: Option<&'a crate::read::mask::Masked> = self.masked;
-            masked.and_then(|m| m.claim_props.get(&c.0)).or_else(|| self.st.claims.props.get(&c.0).map(AsRef::as_ref))
+            masked.and_then(|m| m.claim_props.get(&c.0)).or_else(|| self.st.claims.props.get(c.0).map(AsRef::as_ref))
         } else {
             None
         };
@@ -200,7 +200,7 @@ impl<'a> WorkspaceView<'a> {
         if let Some(p) = self.masked.and_then(|m| m.claim_props.get(&c.0)) {
             return p.get(key);
         }
-        self.st.claims.props.get(&c.0)?.get(key)
+        self.st.claims.props.get(c.0)?.get(key)
     }
 
     /// Whether the entity is soft-deleted.

@@ -370,7 +370,7 @@ impl Masked {
                     }
                 }
             }
-            if let Some(p) = st.claims.props.get(&c).and_then(|p| masker.properties(p, whole.as_ref(), spans)) {
+            if let Some(p) = st.claims.props.get(c).and_then(|p| masker.properties(p, whole.as_ref(), spans)) {
                 m.claim_props.insert(c, p);
             }
             if let Some(w) = whole {
@@ -387,7 +387,7 @@ impl Masked {
         entities.sort_unstable();
         entities.dedup();
         for e in entities.into_iter().filter(|&e| *st.entities.ws.get(e as usize) == ws) {
-            let Some(props) = st.entities.props.get(&e) else { continue };
+            let Some(props) = st.entities.props.get(e) else { continue };
             let tags = st.entities.tags.get(&e);
             let whole = tags.and_then(|t| masker.whole(t));
             let spans = tags.is_some_and(|t| t.contains_key(crate::pii::TAG));

@@ -388,7 +388,7 @@ fn read(st: &State, row: Row, f: &Field) -> Lit {
         Field::Conversation => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.conversation_id.as_ref())),
         Field::Message => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.message_id.as_ref())),
         Field::Model => claim(row).and_then(first_evidence).map_or(Lit::Null, |r| opt_str(r.model.as_ref())),
-        Field::ClaimProp(k) => claim(row).map_or(Lit::Null, |c| of_value(st.claims.props.get(&(c as u32)).and_then(|p| p.get(k.as_ref())))),
+        Field::ClaimProp(k) => claim(row).map_or(Lit::Null, |c| of_value(st.claims.props.get(c as u32).and_then(|p| p.get(k.as_ref())))),
         Field::ClaimTag(k) => claim(row).map_or(Lit::Null, |c| opt_str(st.claim_tags(c as u32).get(k.as_ref()))),
         Field::EntityTag(end, k) => {
             row.entity(st, *end).map_or(Lit::Null, |e| opt_str(st.entities.tags.get(&e).and_then(|t| t.get(k.as_ref()))))
@@ -399,7 +399,7 @@ fn read(st: &State, row: Row, f: &Field) -> Lit {
         Field::EntityName(end) => row.entity(st, *end).map_or(Lit::Null, |e| Lit::Str(Arc::from(st.entities.name.get(e as usize)))),
         Field::EntityId(end) => row.entity(st, *end).map_or(Lit::Null, |e| Lit::Str(Arc::from(st.entities.ext_id.get(e as usize)))),
         Field::EntityProp(end, k) => {
-            row.entity(st, *end).map_or(Lit::Null, |e| of_value(st.entities.props.get(&e).and_then(|p| p.get(k.as_ref()))))
+            row.entity(st, *end).map_or(Lit::Null, |e| of_value(st.entities.props.get(e).and_then(|p| p.get(k.as_ref()))))
         }
     }
 }

@@ -261,7 +261,7 @@ impl Entities {
         }
         match props {
             Some(p) => {
-                let before = self.props.get(&e).cloned();
+                let before = self.props.get(e).cloned();
                 let rebuild = self.by_prop.note(*self.ws.get(e as usize), e, before.as_deref(), Some(&p));
                 self.props.insert(e, Arc::new(p));
                 if rebuild {
@@ -269,7 +269,7 @@ impl Entities {
                 }
             }
             None => {
-                if let Some(before) = self.props.remove(&e) {
+                if let Some(before) = self.props.remove(e) {
                     self.by_prop.note(*self.ws.get(e as usize), e, Some(&before), None);
                 }
             }
@@ -714,7 +714,7 @@ impl State {
             if !bare {
                 self.catalog.note_keys(ws, ["id", "name"], false);
             }
-            if let Some(p) = self.entities.props.get(&e).cloned() {
+            if let Some(p) = self.entities.props.get(e).cloned() {
                 self.catalog.note_keys(ws, p.keys().map(AsRef::as_ref), false);
             }
             if !bare && !self.entities.aliases.get(i).is_empty() {
@@ -732,7 +732,7 @@ impl State {
                 let text = !self.claims.text.get(i).is_empty();
                 self.catalog.note_keys(ws, ["text"].into_iter().filter(|_| text).chain(["confidence", "state"]), sensitive);
             }
-            if let Some(p) = self.claims.props.get(&c).cloned() {
+            if let Some(p) = self.claims.props.get(c).cloned() {
                 self.catalog.note_keys(ws, p.keys().map(AsRef::as_ref), sensitive);
             }
         }
@@ -797,7 +797,7 @@ impl State {
     /// Replaces claim `c`'s properties (`None` or empty: none), keeping `claims.by_prop` in step.
     pub fn set_claim_props(&mut self, c: u32, props: Option<Properties>) {
         let ws = self.claim_ws(c);
-        let before = self.claims.props.get(&c).cloned();
+        let before = self.claims.props.get(c).cloned();
         let after = props.filter(|p| !p.is_empty());
         let rebuild = self.claims.by_prop.note(ws, c, before.as_deref(), after.as_ref());
         match after {
@@ -805,7 +805,7 @@ impl State {
                 self.claims.props.insert(c, Arc::new(p));
             }
             None => {
-                self.claims.props.remove(&c);
+                self.claims.props.remove(c);
             }
         }
         if rebuild {
@@ -923,7 +923,7 @@ impl State {
         self.claims.timed_live.set(i, false);
         self.claims.ext_id.set(i, "");
         self.claims.text.set(i, "");
-        self.claims.props.remove(&c);
+        self.claims.props.remove(c);
         self.claims.tags.remove(&c);
         let mut ev = *self.claims.evidence_head.get(i);
         while ev != NONE {
@@ -994,7 +994,7 @@ impl State {
     /// string property values.
     pub(crate) fn note_pii(&mut self, c: u32) {
         let text = self.claims.text.get(c as usize);
-        let props = self.claims.props.get(&c);
+        let props = self.claims.props.get(c);
         let found = crate::pii::tag_value_of(std::iter::once(text).chain(props.map(|p| crate::pii::strings(p)).unwrap_or_default()));
         let Some(t) = crate::pii::retag(self.claims.tags.get(&c).map(AsRef::as_ref), found) else { return };
         if t.is_empty() {

@@ -546,7 +546,7 @@ impl Writer<'_> {
         if flags & BARE == 0 {
             cat.note_keys(self.ws, ["id", "name"], false);
         }
-        if let Some(p) = self.st.entities.props.get(&e) {
+        if let Some(p) = self.st.entities.props.get(e) {
             self.st.catalog.note_keys(self.ws, p.keys().map(AsRef::as_ref), false);
         }
         if !name.is_empty() {
@@ -642,7 +642,7 @@ impl Writer<'_> {
         if props.is_empty() {
             return;
         }
-        let mut merged = self.st.entities.props.get(&e).map(|p| p.as_ref().clone()).unwrap_or_default();
+        let mut merged = self.st.entities.props.get(e).map(|p| p.as_ref().clone()).unwrap_or_default();
         for (k, v) in props {
             if *v == Value::Null {
                 merged.remove(k);
@@ -1100,7 +1100,7 @@ impl Writer<'_> {
         }
         if !should {
             let pred = PredicateId(*self.st.claims.pred.get(i));
-            let keys: Vec<Arc<str>> = self.st.claims.props.get(&c).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+            let keys: Vec<Arc<str>> = self.st.claims.props.get(c).map(|p| p.keys().cloned().collect()).unwrap_or_default();
             let text = !self.st.claims.text.get(i).is_empty();
             let cat = &mut self.st.catalog;
             cat.note_type(self.ws, pred, false);

@@ -185,7 +185,7 @@ impl Writer<'_> {
         match target {
             Element::Entity(r) => {
                 let e = self.entity(r)?;
-                let props = updated(self.st.entities.props.get(&e), changes, replace);
+                let props = updated(self.st.entities.props.get(e), changes, replace);
                 let name = name_of(&props).to_owned();
                 self.st.entities.set_props(e, Some(props));
                 self.st.entities.updated_at.insert(e, self.now);
@@ -205,7 +205,7 @@ impl Writer<'_> {
             }
             Element::Claim(r) => {
                 let c = self.claim(r, "claim")?;
-                let props = updated(self.st.claims.props.get(&c), changes, replace);
+                let props = updated(self.st.claims.props.get(c), changes, replace);
                 let bare = *self.st.claims.flags.get(c as usize) & BARE != 0;
                 // A state written moves the lifecycle (forward only: a move back is refused).
                 if let Some(state) = state_of(changes) {

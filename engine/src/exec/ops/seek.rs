@@ -42,7 +42,8 @@ impl Runner<'_, '_, '_> {
     /// property of the test can be looked up.
     pub(super) fn indexed_nodes<'t>(&self, test: &'t NodeTest, row: &[Val]) -> Option<(&'t str, Vec<EntityId>)> {
         // One equality alone needs no count (the common `{uuid: $u}`).
-        let mut lookups = test.props.iter().filter(|(k, e)| matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)) && node_key_indexed(k));
+        let mut lookups =
+            test.props.iter().filter(|(k, e)| matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)) && node_key_indexed(k));
         if let (Some((key, e)), None) = (lookups.next(), lookups.next()) {
             let found = self.graph.nodes_with_prop(key, &*self.eval_ref(e, row).ok()?)?;
             return Some((key, found));
@@ -56,7 +57,13 @@ impl Runner<'_, '_, '_> {
 
     /// `Op::SeekNodesByProperty` (`n.k IN values`) on one row: the lookup of the list, or of an
     /// equality of `test` where that counts fewer candidates.
-    pub(super) fn seek_by_values(&self, (slot, key, values): (usize, &str, &CExpr), test: &NodeTest, row: &Row, out: &mut Vec<Row>) -> Fallible<()> {
+    pub(super) fn seek_by_values(
+        &self,
+        (slot, key, values): (usize, &str, &CExpr),
+        test: &NodeTest,
+        row: &Row,
+        out: &mut Vec<Row>,
+    ) -> Fallible<()> {
         let found = match &*self.eval_ref(values, row)? {
             // `n.k IN null` is null for every node.
             Val::Null => return Ok(()),
