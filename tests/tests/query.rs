@@ -1792,6 +1792,20 @@ fn seeks_read_the_index_with_fewest_candidates() {
         let p: Params = [("g".to_owned(), i(3)), ("t".to_owned(), i(t))].into_iter().collect();
         assert_eq!(read(q, &p), (want.to_owned(), rows), "t > {t}");
     }
+    // Relationships looked up by their properties choose the same way.
+    write(&db, "MATCH (n:S) WHERE n.t <= 1000 CREATE (n)-[:L {t: n.t, g: n.g, u: n.u}]->(n)");
+    for (q, want, rows) in [
+        ("MATCH ()-[e:L {g: 3, u: 'u13'}]->() RETURN e.t", "read 1 by u", 1),
+        ("MATCH ()-[e:L {g: 3}]->() WHERE e.t > 990 RETURN e.t", "read 11 by t range", 1),
+        ("MATCH ()-[e:L {g: 3}]->() WHERE e.t > 10 RETURN e.t", "read 100 by g", 99),
+        ("MATCH ()-[e:L {g: 3}]->() WHERE e.u IN $us RETURN e.t", "read 2 by u IN", 2),
+    ] {
+        let us: Params = [("us".to_owned(), QueryValue::List(vec![s("u13"), s("u23")]))].into_iter().collect();
+        let r = run_with(&db, &format!("PROFILE {q}"), &us).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let plan = r.plan.unwrap_or_default();
+        let line = plan.lines().find(|l| l.contains("RelationshipByPropertyLookup")).unwrap_or_else(|| panic!("{q}: {plan}"));
+        assert!(line.ends_with(&format!(", {want})")) && r.rows.len() == rows, "{q}: {plan}");
+    }
 }
 
 proptest! {
@@ -1917,7 +1931,9 @@ proptest! {
             p.insert("o".to_owned(), QueryValue::Int((*o % n) as i64));
             p.insert("v".to_owned(), v.clone());
             let t = if *r { "R" } else { "S" };
-            db.query("default", &format!("MATCH (a), (b) WHERE id(a) = $s AND id(b) = $o CREATE (a)-[:{t} {{k: $v}}]->(b)"), &p).expect("rel");
+            // A second property, `j`, of two values: seeks choose between it and `k` by counts.
+            p.insert("j".to_owned(), QueryValue::Int((*s % 2) as i64));
+            db.query("default", &format!("MATCH (a), (b) WHERE id(a) = $s AND id(b) = $o CREATE (a)-[:{t} {{k: $v, j: $j}}]->(b)"), &p).expect("rel");
         }
         clock.advance_seconds(10);
         for (i, v, delete) in &changes {
@@ -1973,6 +1989,17 @@ proptest! {
                     prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
                     let scanned = looked.replace("e.k", "coalesce(e.k, null)");
                     let (x, y) = (db.query("default", &looked, &p).expect("range").rows, db.query("default", &scanned, &p).expect("scan").rows);
+                    prop_assert_eq!(x, y, "{} {:?} {:?}", looked, want, wants);
+                }
+                // Two equalities, or one beside the filter's `IN` or range: whichever counts the
+                // fewest candidates is read (`indexed_rels`), the same rows every way.
+                p.insert("j".to_owned(), QueryValue::Int(1));
+                for (map, cond) in [("{j: $j, k: $v}", "true"), ("{k: $v, j: $j}", "true"), ("{j: $j}", "e.k IN $vs"), ("{j: $j}", "e.k >= $v")] {
+                    let looked = format!("{when}MATCH {from}{l}[e{t} {map}]{r}{to} WHERE {cond} RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)");
+                    let plan = db.query("default", &format!("EXPLAIN {looked}"), &p).expect("explain").plan.unwrap_or_default();
+                    prop_assert!(plan.contains("RelationshipByPropertyLookup"), "{}", plan);
+                    let scanned = format!("{when}MATCH {from}{l}[e{t}]{r}{to} WHERE coalesce(e.j, null) = $j AND {} RETURN id(a), id(e), id(b) ORDER BY id(a), id(e), id(b)", if map.contains('k') { "coalesce(e.k, null) = $v".to_owned() } else { cond.replace("e.k", "coalesce(e.k, null)") });
+                    let (x, y) = (db.query("default", &looked, &p).expect("choice").rows, db.query("default", &scanned, &p).expect("scan").rows);
                     prop_assert_eq!(x, y, "{} {:?} {:?}", looked, want, wants);
                 }
             }

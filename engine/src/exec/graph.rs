@@ -374,6 +374,41 @@ impl<'a> Graph<'_, 'a> {
         ranged(fields, key, (lower, upper), |r| self.view.claims_in_range(key, r), |c| self.view.claim_visible(*c, &self.vis))
     }
 
+    /// How many candidates `rels_with_prop` would read, as `count_with_prop`.
+    pub fn count_rels_with_prop(&self, key: &str, want: &Val) -> Option<usize> {
+        if self.view.hides_rows() || self.view.hidden_key(key) {
+            return self.rels_with_prop(key, want).map(|found| found.len());
+        }
+        if engram_query::plan::REL_FIELDS.contains(&key) {
+            return None;
+        }
+        match scalar(want) {
+            Wanted::Key(s) => self.view.claims_count(key, s),
+            Wanted::Nothing => Some(0),
+            Wanted::Unindexed => None,
+        }
+    }
+
+    /// `count_rels_with_prop` summed over `wanted`, as `rels_with_any` reads them.
+    pub fn count_rels_with_any(&self, key: &str, wanted: &[Val]) -> Option<usize> {
+        wanted.iter().try_fold(0usize, |n, want| Some(n.saturating_add(self.count_rels_with_prop(key, want)?)))
+    }
+
+    /// How many candidates `rels_in_range` would read, as `count_in_range`.
+    pub fn count_rels_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<usize> {
+        if self.view.hides_rows() || self.view.hidden_key(key) {
+            return self.rels_in_range(key, lower, upper).map(|found| found.len());
+        }
+        if engram_query::plan::REL_FIELDS.contains(&key) {
+            return None;
+        }
+        match range_words(lower, upper) {
+            Between::Words(class, lo, hi) => self.view.claims_in_range_count(key, (class, lo, hi)),
+            Between::Nothing => Some(0),
+            Between::Unknown => None,
+        }
+    }
+
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
     /// `nodes_with_prop`.
     pub fn rels_with_prop(&self, key: &str, want: &Val) -> Option<Vec<ClaimId>> {

@@ -745,11 +745,12 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for row in rows {
-            let Some(found) = self.indexed_rels(slot, hop, lookup, &row) else {
+            let Some((by, found)) = self.indexed_rels(slot, hop, lookup, &row) else {
                 let scanned = self.scan(slot, test, None, vec![row])?;
                 out.extend(self.expand(hop, scanned)?);
                 continue;
             };
+            self.note_read(by, found.len());
             for (i, c) in found.into_iter().enumerate() {
                 if i % CHECK_EVERY as usize == CHECK_EVERY as usize - 1 {
                     self.check()?;
@@ -777,31 +778,6 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
         }
         Ok(out)
-    }
-
-    /// The relationships the property index gives for one of `hop`'s properties (`rel_lookup`),
-    /// else for `lookup`: each value of an `IN`'s list (none for null: `r.k IN null` holds for
-    /// none; `None` for a value that is no list, for the filter after to refuse), or a range.
-    fn indexed_rels(&self, slot: usize, hop: &Hop, lookup: Option<&RelLookup>, row: &[Val]) -> Option<Vec<ClaimId>> {
-        let equal = hop.rel_props.iter().filter(|(k, e)| rel_lookup(slot, hop, k, e)).find_map(|(k, e)| {
-            let want = self.eval_ref(e, row).ok()?;
-            self.graph.rels_with_prop(k, &want)
-        });
-        let (key, values) = match (equal, lookup) {
-            (Some(found), _) => return Some(found),
-            (None, None) => return None,
-            (None, Some(RelLookup::In(key, values))) => (key, values),
-            (None, Some(RelLookup::Range { key, lower, upper })) => {
-                let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, row)).transpose();
-                let (lower, upper) = (bound(lower).ok()?, bound(upper).ok()?);
-                return self.graph.rels_in_range(key, lower.as_deref(), upper.as_deref());
-            }
-        };
-        match &*self.eval_ref(values, row).ok()? {
-            Val::Null => Some(Vec::new()),
-            Val::List(items) => self.graph.rels_with_any(key, items),
-            _ => None,
-        }
     }
 
     fn target_ok(&self, hop: &Hop, to: EntityId, row: &Row) -> Fallible<bool> {

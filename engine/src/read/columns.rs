@@ -129,6 +129,16 @@ impl<'a> WorkspaceView<'a> {
         self.masked.is_none().then(|| self.st.entities.count_in_range(self.ws, key, range))
     }
 
+    /// See `entities_count`: for `claims_with_prop`.
+    pub fn claims_count(&self, key: &str, value: crate::index::propindex::Scalar<'_>) -> Option<usize> {
+        self.masked.is_none().then(|| self.st.count_claims_with_prop(self.ws, key, value))
+    }
+
+    /// See `entities_count`: for `claims_in_range`.
+    pub fn claims_in_range_count(&self, key: &str, range: (u8, u64, u64)) -> Option<usize> {
+        self.masked.is_none().then(|| self.st.count_claims_in_range(self.ws, key, range))
+    }
+
     /// `entities_in_range`'s candidates as `(order word, entity)` in the words' order
     /// (ascending, or descending), read as needed; `None` on a masked view.
     pub fn entities_in_order(

@@ -837,6 +837,16 @@ impl State {
         })
     }
 
+    /// How many entries the index holds for `claims_with_prop` (before its checks).
+    pub fn count_claims_with_prop(&self, ws: WorkspaceId, key: &str, value: Scalar<'_>) -> usize {
+        self.claims.by_prop.count(ws, key, value)
+    }
+
+    /// How many entries the index holds for `claims_in_range` (before its checks).
+    pub fn count_claims_in_range(&self, ws: WorkspaceId, key: &str, range: (u8, u64, u64)) -> usize {
+        self.claims.by_prop.count_range(ws, key, range)
+    }
+
     /// The claim of `ws` with external id `ext`.
     pub fn find_claim_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
         // A generated `c<id>` names claim `id` and is not in the index (see `apply::add_claim`).

@@ -1,19 +1,30 @@
-//! Which index a node seek reads, chosen per row by counting each choice's candidates in the
+//! Which index a seek reads, chosen per row by counting each choice's candidates in the
 //! index (a binary search or two, nothing read): the seek's own (a range, a list of values), the
 //! lookup a range stands in for, or an equality of the node's test (`{g: $g}`, or `n.g = $g`
 //! taken into the pattern). The planner cannot make this choice: `n.t > $since AND n.g = $g`
 //! is a few nodes or most of them depending on the values. Every choice gives the same rows:
 //! the node test and the filter the planner kept check every condition again on each candidate.
 //! Counts are upper bounds (they include stale entries and nodes not visible here); a tie keeps
-//! the planner's choice.
+//! the planner's choice. A relationship looked up by its property (`SeekRels`) chooses the same
+//! way among its map's equalities and the filter's `IN` or range.
 
 use std::borrow::Cow;
 
-use engram_query::plan::{node_key_indexed, CExpr, NodeTest, Op};
+use engram_query::plan::{node_key_indexed, CExpr, Hop, NodeTest, Op, RelLookup};
 
-use super::{Fallible, Read, Row, Runner};
+use super::{rel_lookup, Fallible, Read, Row, Runner};
 use crate::exec::value::Val;
-use crate::ids::EntityId;
+use crate::ids::{ClaimId, EntityId};
+
+/// A read of a hop's relationships from the property index (`indexed_rels`).
+enum RelRead<'k, 'v> {
+    /// An equality of the hop's property map.
+    Equal(&'k str, Cow<'v, Val>),
+    /// The filter's `IN` (null: no relationship).
+    In(&'k str, Cow<'v, Val>),
+    /// The filter's range.
+    Range(&'k str, Option<Cow<'v, Val>>, Option<Cow<'v, Val>>),
+}
 
 impl Runner<'_, '_, '_> {
     /// The equality of `test` the property index answers with the fewest candidates: its key,
@@ -116,6 +127,70 @@ impl Runner<'_, '_, '_> {
                 Ok(())
             }
             (None, None) => Ok(()),
+        }
+    }
+
+    /// The relationships the property index gives for the hop's relationship (the hop from
+    /// `slot`'s node): of its equalities (`[e {uuid: $u}]`) and the filter's lookup (`e.k IN
+    /// …`, a range), whichever counts the fewest candidates (the earlier on a tie, the
+    /// equalities first). `None` where none can answer.
+    pub(super) fn indexed_rels<'h>(
+        &self,
+        slot: usize,
+        hop: &'h Hop,
+        lookup: Option<&'h RelLookup>,
+        row: &[Val],
+    ) -> Option<(Read<'h>, Vec<ClaimId>)> {
+        let mut reads: Vec<RelRead<'h, '_>> = Vec::new();
+        for (k, e) in hop.rel_props.iter().filter(|(k, e)| rel_lookup(slot, hop, k, e)) {
+            if let Ok(want) = self.eval_ref(e, row) {
+                reads.push(RelRead::Equal(k, want));
+            }
+        }
+        match lookup {
+            Some(RelLookup::In(key, values)) => {
+                if let Ok(values) = self.eval_ref(values, row) {
+                    reads.push(RelRead::In(key, values));
+                }
+            }
+            Some(RelLookup::Range { key, lower, upper }) => {
+                let bound = |e: &Option<CExpr>| e.as_ref().map(|e| self.eval_ref(e, row)).transpose();
+                if let (Ok(lower), Ok(upper)) = (bound(lower), bound(upper)) {
+                    reads.push(RelRead::Range(key, lower, upper));
+                }
+            }
+            None => {}
+        }
+        // One read alone needs no count (the common `[e {uuid: $u}]`).
+        let count = |r: &RelRead<'h, '_>| match r {
+            RelRead::Equal(k, want) => self.graph.count_rels_with_prop(k, want),
+            RelRead::In(k, values) => match &**values {
+                Val::Null => Some(0),
+                Val::List(items) => self.graph.count_rels_with_any(k, items),
+                _ => None,
+            },
+            RelRead::Range(k, lower, upper) => self.graph.count_rels_in_range(k, lower.as_deref(), upper.as_deref()),
+        };
+        let mut best: Option<(usize, &RelRead<'h, '_>)> = None;
+        if let [one] = &reads[..] {
+            best = Some((0, one));
+        } else {
+            for r in &reads {
+                if let Some(n) = count(r) {
+                    if best.is_none_or(|(b, _)| n < b) {
+                        best = Some((n, r));
+                    }
+                }
+            }
+        }
+        match best?.1 {
+            RelRead::Equal(k, want) => Some((Read::Equal(k), self.graph.rels_with_prop(k, want)?)),
+            RelRead::In(k, values) => match &**values {
+                Val::Null => Some((Read::In(k), Vec::new())),
+                Val::List(items) => Some((Read::In(k), self.graph.rels_with_any(k, items)?)),
+                _ => None,
+            },
+            RelRead::Range(k, lower, upper) => Some((Read::Range(k), self.graph.rels_in_range(k, lower.as_deref(), upper.as_deref())?)),
         }
     }
 }
