@@ -1799,6 +1799,7 @@ fn seeks_read_the_index_with_fewest_candidates() {
         ("MATCH ()-[e:L {g: 3}]->() WHERE e.t > 990 RETURN e.t", "read 11 by t range", 1),
         ("MATCH ()-[e:L {g: 3}]->() WHERE e.t > 10 RETURN e.t", "read 100 by g", 99),
         ("MATCH ()-[e:L {g: 3}]->() WHERE e.u IN $us RETURN e.t", "read 2 by u IN", 2),
+        ("MATCH ()-[e:L {g: 3}]->() WHERE e.u IN ['u13', 'u23', 'u33'] RETURN e.t", "read 3 by u IN", 3),
     ] {
         let us: Params = [("us".to_owned(), QueryValue::List(vec![s("u13"), s("u23")]))].into_iter().collect();
         let r = run_with(&db, &format!("PROFILE {q}"), &us).unwrap_or_else(|e| panic!("{q}: {e}"));

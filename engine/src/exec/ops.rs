@@ -1187,6 +1187,9 @@ pub(crate) fn rel_lookup(slot: usize, hop: &Hop, k: &str, e: &CExpr) -> bool {
         && match e {
             CExpr::Slot(s) => ![slot, hop.rel, hop.to].contains(s),
             CExpr::Param(_) | CExpr::Const(_) => true,
+            // A list literal of constants and parameters (`e.uuid IN ['a', $b]`): nothing in it can
+            // fail to evaluate (an equality with a list reads no index, and scans).
+            CExpr::List(items) => items.iter().all(|i| matches!(i, CExpr::Param(_) | CExpr::Const(_))),
             _ => false,
         }
 }
