@@ -147,6 +147,42 @@ fn looked_up<'v, T>(
     Some(out)
 }
 
+/// The candidates `count` counts for `want` under `key` where `looked_up` would read them: `None`
+/// where it could not answer, none for a value nothing holds.
+fn counted<'v>(
+    fields: &[&str],
+    key: &str,
+    want: &'v Val,
+    count: impl FnOnce(crate::index::propindex::Scalar<'v>) -> Option<usize>,
+) -> Option<usize> {
+    if fields.contains(&key) {
+        return None;
+    }
+    match scalar(want) {
+        Wanted::Key(s) => count(s),
+        Wanted::Nothing => Some(0),
+        Wanted::Unindexed => None,
+    }
+}
+
+/// The candidates `count` counts for the words between `bounds` where `ranged` would read them,
+/// as `counted`.
+fn range_counted(
+    fields: &[&str],
+    key: &str,
+    (lower, upper): (Option<&Val>, Option<&Val>),
+    count: impl FnOnce((u8, u64, u64)) -> Option<usize>,
+) -> Option<usize> {
+    if fields.contains(&key) {
+        return None;
+    }
+    match range_words(lower, upper) {
+        Between::Words(class, lo, hi) => count((class, lo, hi)),
+        Between::Nothing => Some(0),
+        Between::Unknown => None,
+    }
+}
+
 /// The statement clock at `t`, in nanoseconds.
 pub(crate) fn clock_at(t: Timestamp) -> i128 {
     i128::from(t.0) * 1000
@@ -273,14 +309,7 @@ impl<'a> Graph<'_, 'a> {
         if let ("name", Val::Str(name)) = (key, want) {
             return if name.is_empty() { None } else { self.view.entities_named_count(name) };
         }
-        if engram_query::plan::NODE_FIELDS.contains(&key) {
-            return None;
-        }
-        match scalar(want) {
-            Wanted::Key(s) => self.view.entities_count(key, s),
-            Wanted::Nothing => Some(0),
-            Wanted::Unindexed => None,
-        }
+        counted(&engram_query::plan::NODE_FIELDS, key, want, |s| self.view.entities_count(key, s))
     }
 
     /// `count_with_prop` summed over `wanted`, as `nodes_with_any` reads them (an `id`, one
@@ -300,14 +329,7 @@ impl<'a> Graph<'_, 'a> {
         if self.view.hides_rows() || self.view.hidden_key(key) {
             return self.nodes_in_range(key, lower, upper).map(|found| found.len());
         }
-        if engram_query::plan::NODE_FIELDS.contains(&key) {
-            return None;
-        }
-        match range_words(lower, upper) {
-            Between::Words(class, lo, hi) => self.view.entities_in_range_count(key, (class, lo, hi)),
-            Between::Nothing => Some(0),
-            Between::Unknown => None,
-        }
+        range_counted(&engram_query::plan::NODE_FIELDS, key, (lower, upper), |r| self.view.entities_in_range_count(key, r))
     }
 
     /// The visible nodes that may hold one of `wanted` under `key` (ascending, once each, to be
@@ -379,14 +401,7 @@ impl<'a> Graph<'_, 'a> {
         if self.view.hides_rows() || self.view.hidden_key(key) {
             return self.rels_with_prop(key, want).map(|found| found.len());
         }
-        if engram_query::plan::REL_FIELDS.contains(&key) {
-            return None;
-        }
-        match scalar(want) {
-            Wanted::Key(s) => self.view.claims_count(key, s),
-            Wanted::Nothing => Some(0),
-            Wanted::Unindexed => None,
-        }
+        counted(&engram_query::plan::REL_FIELDS, key, want, |s| self.view.claims_count(key, s))
     }
 
     /// `count_rels_with_prop` summed over `wanted`, as `rels_with_any` reads them.
@@ -399,14 +414,7 @@ impl<'a> Graph<'_, 'a> {
         if self.view.hides_rows() || self.view.hidden_key(key) {
             return self.rels_in_range(key, lower, upper).map(|found| found.len());
         }
-        if engram_query::plan::REL_FIELDS.contains(&key) {
-            return None;
-        }
-        match range_words(lower, upper) {
-            Between::Words(class, lo, hi) => self.view.claims_in_range_count(key, (class, lo, hi)),
-            Between::Nothing => Some(0),
-            Between::Unknown => None,
-        }
+        range_counted(&engram_query::plan::REL_FIELDS, key, (lower, upper), |r| self.view.claims_in_range_count(key, r))
     }
 
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
