@@ -242,6 +242,15 @@ fn ordered_benches(c: &mut Criterion, db: &engram::Database) {
 
 /// Which index a seek reads (`property_benches`' nodes).
 fn choice_benches(c: &mut Criterion, db: &engram::Database) {
+    // A label's nodes counted: without a row each; with a filter that keeps every node, a row
+    // each (what it cost before).
+    let none = engram::Params::new();
+    c.bench_function("query_count_label", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) RETURN count(n)", &none).expect("runs")));
+    });
+    c.bench_function("query_count_label_rows", |b| {
+        b.iter(|| black_box(db.query("default", "MATCH (n:Entity) WHERE n IS NOT NULL RETURN count(n)", &none).expect("runs")));
+    });
     // A node by its group and uuid, the group first in the pattern: the uuid's index counts one
     // candidate, the group's 10,000; read by the group (the uuid compared by `coalesce`), what it
     // cost when a seek took the first equality.

@@ -278,6 +278,21 @@ impl<'a> Graph<'_, 'a> {
         out
     }
 
+    /// How many nodes `nodes_with_label` gives: the sizes of the label's sets (an entity has one
+    /// type, so they are disjoint) where no node carries it as a later label, else by reading.
+    pub fn count_nodes_with_label(&self, label: &str) -> u64 {
+        let ids: Vec<_> = self.view.label_ids(label).into_iter().flatten().collect();
+        if ids.iter().all(|t| self.view.entities_with_later_label(*t).is_empty()) {
+            return ids.iter().map(|t| self.view.entities_under(&self.vis, Some(*t)).len()).sum();
+        }
+        self.nodes_with_label(label).len() as u64
+    }
+
+    /// How many nodes `nodes` gives, from its set's size.
+    pub fn count_nodes(&self) -> u64 {
+        self.view.entities_under(&self.vis, None).len()
+    }
+
     /// The visible nodes that may hold `want` under `key` (ascending, to be tested like scanned
     /// ones), from the property index; `None` when it cannot answer: a memory field's key (its
     /// value is not a stored property), a value it does not index, or a masked view.

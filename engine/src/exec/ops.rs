@@ -221,6 +221,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     rows = self.scan(*slot, test, Some(e), rows)?;
                     at += 2;
                 }
+                // `MATCH (n[:L]) RETURN count(*)` (or `count(n)`): the scan's nodes counted, no
+                // row built for each. Not under PROFILE either.
+                (Op::ScanNodes { slot, test }, Some(Op::Aggregate { keys, aggregates }), None)
+                    if keys.is_empty() && test.props.is_empty() && test.labels.len() <= 1 && counts_each(aggregates, *slot) =>
+                {
+                    let nodes = match test.labels.first() {
+                        Some(l) => self.graph.count_nodes_with_label(l),
+                        None => self.graph.count_nodes(),
+                    };
+                    let n = if rows.is_empty() { 0 } else { nodes.saturating_mul(rows.len() as u64) };
+                    rows = self.count_row(rows, aggregates[0].slot, n);
+                    at += 2;
+                }
                 // ORDER BY … [SKIP s] LIMIT n keeps only the first s + n rows in order: a
                 // selection, then a sort of those, instead of sorting every row.
                 (Op::Sort(keys), Some(Op::Skip(_) | Op::Limit(_)), None) => match self.top_bounds(&ops[at + 1..]) {
@@ -291,6 +304,18 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             self.bind_each(candidates, slot, (test, 1), filter, &row, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// One row with the count `n` in `slot` alone (the input's first row's storage, when there
+    /// is one): an aggregation without keys, counted without its rows.
+    fn count_row(&self, mut rows: Vec<Row>, slot: usize, n: u64) -> Vec<Row> {
+        rows.truncate(1);
+        match rows.first_mut() {
+            Some(row) => row.fill(Val::Null),
+            None => rows.push(vec![Val::Null; self.width]),
+        }
+        rows[0][slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        rows
     }
 
     /// The nodes carrying `test`'s first label, or every node when it has none.
@@ -483,15 +508,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             Op::SeekRels { slot, test, hop, lookup } => self.seek_rels(*slot, test, (hop, lookup.as_ref()), rows)?,
             Op::CountExpand { hop, slot } => {
                 let n = self.count_expand(hop, &rows)?;
-                // One row with the count alone (the input's first row's storage, when there is one).
-                let mut rows = rows;
-                rows.truncate(1);
-                match rows.first_mut() {
-                    Some(row) => row.fill(Val::Null),
-                    None => rows.push(vec![Val::Null; self.width]),
-                }
-                rows[0][*slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
-                rows
+                self.count_row(rows, *slot, n as u64)
             }
             Op::BindPath(spec) => {
                 let mut out = Vec::with_capacity(rows.len());
@@ -1182,6 +1199,19 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
 /// Whether the hop's property `k = e` can be looked up before the hop from the scan in `slot` is
 /// made: `Hop::looks_up`'s kind of value, and no slot the hop binds (their values exist only
 /// during the expand it replaces).
+/// Whether `aggregates` is one count of every row: `count(*)`, or `count(n)` of the node in
+/// `slot` (never null), not DISTINCT.
+fn counts_each(aggregates: &[Aggregate], slot: usize) -> bool {
+    match aggregates {
+        [a] if !a.distinct => match (a.func, &a.arg) {
+            (AggFn::CountStar, _) => true,
+            (AggFn::Count, Some(CExpr::Slot(s))) => *s == slot,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 pub(crate) fn rel_lookup(slot: usize, hop: &Hop, k: &str, e: &CExpr) -> bool {
     !engram_query::plan::REL_FIELDS.contains(&k)
         && match e {
