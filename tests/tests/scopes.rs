@@ -429,6 +429,20 @@ fn a_sensitive_property_is_absent_for_a_principal_without_see_sensitive() {
         assert!(r.rows.is_empty() && plan.contains("read 0 by email") && !plan.contains("read 1"), "{q}: {plan}");
         assert_eq!(db.scope(reader(true)).query("ops", q, &engram::Params::new()).unwrap().rows.len(), 1, "{q}");
     }
+    // The same for a relationship's hidden key.
+    db.query("ops", "MATCH (a:person) CREATE (a)-[:MAILS {email: 'ann@example.com', team: 'platform'}]->(a)", &engram::Params::new())
+        .unwrap();
+    let blind = db.scope(reader(false));
+    for q in [
+        "MATCH ()-[e:MAILS {email: 'ann@example.com'}]->() RETURN e.team",
+        "MATCH ()-[e:MAILS {team: 'platform', email: 'ann@example.com'}]->() RETURN e.team",
+        "MATCH ()-[e:MAILS]->() WHERE e.email >= 'a' RETURN e.team",
+    ] {
+        let r = blind.query("ops", &format!("PROFILE {q}"), &engram::Params::new()).unwrap();
+        let plan = r.plan.unwrap_or_default();
+        assert!(r.rows.is_empty() && plan.contains("read 0 by email") && !plan.contains("read 1"), "{q}: {plan}");
+        assert_eq!(db.scope(reader(true)).query("ops", q, &engram::Params::new()).unwrap().rows.len(), 1, "{q}");
+    }
 
     let full = db.scope(reader(true));
     let ws = full.workspace("ops").unwrap();

@@ -407,6 +407,9 @@ impl<'a> Graph<'_, 'a> {
     /// The visible relationships that may hold under `key` a value between `lower` and `upper`
     /// (ascending, to be tested), as `nodes_in_range`.
     pub fn rels_in_range(&self, key: &str, lower: Option<&Val>, upper: Option<&Val>) -> Option<Vec<ClaimId>> {
+        if self.view.hidden_key(key) {
+            return Some(Vec::new());
+        }
         let fields = &engram_query::plan::REL_FIELDS;
         ranged(fields, key, (lower, upper), |r| self.view.claims_in_range(key, r), |c| self.view.claim_visible(*c, &self.vis))
     }
@@ -435,6 +438,10 @@ impl<'a> Graph<'_, 'a> {
     /// The visible relationships that may hold `want` under `key` (ascending, to be tested), as
     /// `nodes_with_prop`.
     pub fn rels_with_prop(&self, key: &str, want: &Val) -> Option<Vec<ClaimId>> {
+        // A key hidden from this view reads null on every relationship (as `nodes_with_prop`).
+        if self.view.hidden_key(key) {
+            return Some(Vec::new());
+        }
         let fields = &engram_query::plan::REL_FIELDS;
         looked_up(fields, key, want, |s| self.view.claims_with_prop(key, s), |c| self.view.claim_visible(*c, &self.vis))
     }
