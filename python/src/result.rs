@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 /// The write counters' names, in the engine's order (`QueryStats::counters`).
-const STATS: [&str; 8] = [
+const STATS: [&str; 10] = [
     "nodes_created",
     "nodes_deleted",
     "relationships_created",
@@ -17,6 +17,8 @@ const STATS: [&str; 8] = [
     "properties_removed",
     "labels_added",
     "labels_removed",
+    "indexes_added",
+    "indexes_removed",
 ];
 
 /// A query's result: `columns`, `rows` (tuples of values), `stats` (what it wrote, counted) and

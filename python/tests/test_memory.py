@@ -108,6 +108,8 @@ def test_a_result_is_one_type_with_all_its_counters(mem):
             "properties_removed",
             "labels_added",
             "labels_removed",
+            "indexes_added",
+            "indexes_removed",
         ],
         0,
     )

@@ -46,6 +46,27 @@ pub struct Compiled {
     pub writes: bool,
     /// Run, EXPLAIN or PROFILE.
     pub mode: crate::ast::Mode,
+    /// Whether a run has used this plan already (FalkorDB's `Cached execution`).
+    pub ran: RanFlag,
+}
+
+/// Set by the executor on a plan's first run; a clone starts with the same value.
+#[derive(Debug, Default)]
+pub struct RanFlag(std::sync::atomic::AtomicBool);
+
+impl RanFlag {
+    /// Marks a run, returning whether an earlier run had used the plan. A load first: once set,
+    /// a run writes nothing to the plan the threads share.
+    pub fn mark(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0.load(Relaxed) || self.0.swap(true, Relaxed)
+    }
+}
+
+impl Clone for RanFlag {
+    fn clone(&self) -> RanFlag {
+        RanFlag(std::sync::atomic::AtomicBool::new(self.0.load(std::sync::atomic::Ordering::Relaxed)))
+    }
 }
 
 /// Parses, checks and compiles `text`.
@@ -82,7 +103,7 @@ pub fn compile(text: &str) -> Result<Compiled, QueryError> {
     }
     let distinct = statement.query.unions.first().is_some_and(|(all, _)| !all);
     let plan = Plan { parts, distinct, columns: checked.columns.into(), params: params.into_iter().collect() };
-    Ok(Compiled { plan, when, slot_names, writes: checked.writes, mode: statement.mode })
+    Ok(Compiled { plan, when, slot_names, writes: checked.writes, mode: statement.mode, ran: RanFlag::default() })
 }
 
 fn unsupported(text: &str, what: &str, span: crate::Span) -> QueryError {

@@ -109,6 +109,28 @@ def test_list_delete_explain_and_errors(db):
         db.select_graph("never").delete()
 
 
+def test_index_statements_count_and_plans_say_when_they_were_cached(db):
+    """`Indices created` / `Indices deleted` count each property declared or dropped, as
+    falkordb-py's `create_node_range_index` and `drop_node_range_index` read them; `Cached
+    execution` says whether the plan came from the cache (first run of a text: 0, again: 1)."""
+    g = db.select_graph("schema")
+    g.query("CREATE (:Doc {title: 'a'})")
+    res = g.create_node_range_index("Doc", "title", "year")
+    assert res.indices_created == 2 and res.indices_deleted == 0
+    with pytest.raises(redis.ResponseError, match="already indexed"):
+        g.create_node_range_index("Doc", "title")
+    res = g.drop_node_range_index("Doc", "year")
+    assert res.indices_deleted == 1 and res.indices_created == 0
+    assert [r[1] for r in g.ro_query("CALL db.indexes()").result_set] == [["title"]]
+    text = "MATCH (d:Doc) WHERE d.title = $t RETURN count(d) /* schema-cached */"
+    first = g.query(text, {"t": "a"})
+    again = g.query(text, {"t": "b"})
+    assert first.result_set == [[1]] and again.result_set == [[0]]
+    assert first.cached_execution is False and again.cached_execution is True
+    w = "CREATE (:Doc {title: $t}) /* schema-cached write */"
+    assert g.query(w, {"t": "c"}).cached_execution is False and g.query(w, {"t": "d"}).cached_execution is True
+
+
 def test_vocabulary_ids_are_dense_and_stable(db):
     g = db.select_graph("vocab")
     g.query("CREATE (:L1 {k1: 1})")

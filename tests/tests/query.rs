@@ -678,8 +678,10 @@ proptest! {
         let db = db();
         let head = if header { "CYPHER q=1 x='h' " } else { "" };
         let text = format!("{head}MATCH (n)-[r]->() RETURN $p AS p, {e} AS v, $q = $p AS same ORDER BY v LIMIT 3");
-        let by_params = format!("{:?}", db.query("default", &text, &params));
-        let by_bindings = format!("{:?}", db.query_bound("default", &text, &bound));
+        // Compared as they answer (the second run reuses the plan: `cached` differs).
+        let answer = |r: engram::QueryResult| (r.columns, r.rows, r.stats, r.plan);
+        let by_params = format!("{:?}", db.query("default", &text, &params).map(answer));
+        let by_bindings = format!("{:?}", db.query_bound("default", &text, &bound).map(answer));
         prop_assert_eq!(by_params, by_bindings, "{}", text);
     }
 }
@@ -1332,6 +1334,26 @@ proptest! {
     }
 }
 
+/// `cached` (FalkorDB's `Cached execution`) is false on a text's first run and true once a run
+/// reuses its plan, whatever the parameters; looking a plan up without running it (as a server
+/// does to route a write) is no run; EXPLAIN runs nothing.
+#[test]
+fn a_result_says_whether_its_plan_was_reused() {
+    let db = db();
+    let text = "MATCH (n) WHERE n.name = $n RETURN count(n) // reused-plan test";
+    engram::exec::cached_plan(text).expect("plans");
+    let params = |name: &str| Params::from([("n".to_owned(), s(name))]);
+    let run = |name: &str| db.query("default", text, &params(name)).expect("runs");
+    let explained = db.query("default", &format!("EXPLAIN {text}"), &params("x")).expect("explains");
+    assert!(!explained.cached);
+    let (first, again) = (run("Postgres"), run("Redis"));
+    assert_eq!((first.rows.clone(), again.rows.clone()), (vec![vec![QueryValue::Int(1)]], vec![vec![QueryValue::Int(1)]]));
+    assert!(!first.cached && again.cached);
+    let w = "CREATE (:Reused {v: $n}) // reused-plan test";
+    let write = |v: &str| db.query("default", w, &Params::from([("n".to_owned(), s(v))])).expect("writes").cached;
+    assert_eq!((write("a"), write("b")), (false, true));
+}
+
 #[test]
 fn index_statements_are_kept_listed_and_change_no_result() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1339,12 +1361,14 @@ fn index_statements_are_kept_listed_and_change_no_result() {
     let p = Params::new();
     write(&db, "CREATE (:Entity {uuid: 'u1', name: 'Ann'})");
     let before = rows(&db, "MATCH (n:Entity {uuid: 'u1'}) RETURN n.name");
-    db.query("default", "CREATE INDEX FOR (n:Entity) ON (n.uuid, n.name)", &p).expect("declares");
+    let made = db.query("default", "CREATE INDEX FOR (n:Entity) ON (n.uuid, n.name)", &p).expect("declares");
+    assert_eq!((made.stats.indexes_added, made.stats.indexes_removed), (2, 0), "one per property");
     db.query("default", "CREATE FULLTEXT INDEX FOR ()-[e:RELATES_TO]-() ON (e.fact)", &p).expect("declares");
     // FalkorDB's refusal, which its clients look for, and the form that does not refuse.
     let again = db.query("default", "CREATE INDEX FOR (n:Entity) ON (n.uuid)", &p).expect_err("already");
     assert!(again.to_string().contains("already indexed"), "{again}");
-    db.query("default", "CREATE INDEX IF NOT EXISTS FOR (n:Entity) ON (n.uuid)", &p).expect("no-op");
+    let none = db.query("default", "CREATE INDEX IF NOT EXISTS FOR (n:Entity) ON (n.uuid)", &p).expect("no-op");
+    assert_eq!(none.stats, engram::QueryStats::default(), "nothing declared");
     assert_eq!(rows(&db, "MATCH (n:Entity {uuid: 'u1'}) RETURN n.name"), before, "an index changes no result");
     // Kept across a reopen; listed one row per label.
     drop(db);
@@ -1357,7 +1381,8 @@ fn index_statements_are_kept_listed_and_change_no_result() {
             vec![s("RELATES_TO"), QueryValue::List(vec![s("fact")]), s("RELATIONSHIP")]
         ]
     );
-    db.query("default", "DROP INDEX ON :Entity(name)", &p).expect("drops");
+    let dropped = db.query("default", "DROP INDEX ON :Entity(name)", &p).expect("drops");
+    assert_eq!((dropped.stats.indexes_added, dropped.stats.indexes_removed), (0, 1));
     assert!(db.query("default", "DROP INDEX ON :Entity(name)", &p).is_err(), "no such index");
     // Not in a transaction; and a reader may not declare one.
     assert!(db.transaction("default", &[("CREATE INDEX ON :X(y)", &p)]).is_err());

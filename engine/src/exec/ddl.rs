@@ -278,11 +278,16 @@ pub(crate) fn run(db: &crate::db::Database, workspace: &str, ddl: &Ddl) -> Resul
     if db.snapshot().state.catalog.workspace(workspace).is_none() {
         return Err(crate::error::WorkspaceError::Unknown(workspace.to_owned()).into());
     }
+    let mut stats = QueryStats::default();
     db.update_settings(|s| {
         let current = s.workspaces.get(workspace).and_then(|m| m.get(INDEXES_KEY).cloned());
-        let next = apply(declared(current.as_deref()), ddl)?;
+        let before = declared(current.as_deref());
+        let next = apply(before.clone(), ddl)?;
+        // Counted per property, as declared: what the statement added and what it removed.
+        stats.indexes_added = next.iter().filter(|d| !before.contains(d)).count() as u64;
+        stats.indexes_removed = before.iter().filter(|d| !next.contains(d)).count() as u64;
         let value = if next.is_empty() { "-".to_owned() } else { stored(&next) };
         s.set_for(workspace, INDEXES_KEY, &value).map_err(crate::error::Error::from)
     })?;
-    Ok(QueryResult { columns: std::sync::Arc::from([]), rows: Vec::new(), stats: QueryStats::default(), plan: None })
+    Ok(QueryResult { columns: std::sync::Arc::from([]), rows: Vec::new(), stats, plan: None, cached: false })
 }

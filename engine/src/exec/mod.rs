@@ -56,11 +56,15 @@ pub struct QueryStats {
     pub labels_added: u64,
     /// Labels removed.
     pub labels_removed: u64,
+    /// Index declarations added (`CREATE INDEX`: one per property).
+    pub indexes_added: u64,
+    /// Index declarations removed (`DROP INDEX`: one per property).
+    pub indexes_removed: u64,
 }
 
 impl QueryStats {
     /// The counters by name, in the documented order.
-    pub fn counters(&self) -> [(&'static str, u64); 8] {
+    pub fn counters(&self) -> [(&'static str, u64); 10] {
         [
             ("nodes_created", self.nodes_created),
             ("nodes_deleted", self.nodes_deleted),
@@ -70,12 +74,15 @@ impl QueryStats {
             ("properties_removed", self.properties_removed),
             ("labels_added", self.labels_added),
             ("labels_removed", self.labels_removed),
+            ("indexes_added", self.indexes_added),
+            ("indexes_removed", self.indexes_removed),
         ]
     }
 }
 
-/// A query's answer.
-#[derive(Clone, Debug, PartialEq)]
+/// A query's answer. Two are equal when they answer the same (columns, rows, stats, plan),
+/// however each ran (`cached`).
+#[derive(Clone, Debug)]
 pub struct QueryResult {
     /// Column names, in order (shared with the cached plan: a result does not copy them).
     pub columns: Arc<[String]>,
@@ -85,6 +92,15 @@ pub struct QueryResult {
     pub stats: QueryStats,
     /// The plan, for `EXPLAIN` (no rows) and `PROFILE` (with rows and time per operator).
     pub plan: Option<String>,
+    /// Whether an earlier run had used the same compiled plan (FalkorDB's `Cached execution`):
+    /// false on a text's first run, and after its plan left the cache.
+    pub cached: bool,
+}
+
+impl PartialEq for QueryResult {
+    fn eq(&self, other: &QueryResult) -> bool {
+        (&self.columns, &self.rows, &self.stats, &self.plan) == (&other.columns, &other.rows, &other.stats, &other.plan)
+    }
 }
 
 /// `plan_cache_entries`: how many compiled plans the process keeps (cleared when full).
@@ -520,6 +536,7 @@ fn run_on_state(
         rows,
         stats: tx.stats,
         plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
+        cached: compiled.ran.mark(),
     };
     Ok((std::mem::take(&mut tx.applied), result))
 }
@@ -535,7 +552,7 @@ fn explained(compiled: &Compiled, view: Option<&WorkspaceView<'_>>) -> QueryResu
         ),
         None => render(&compiled.plan, &compiled.slot_names, None),
     };
-    QueryResult { columns: compiled.plan.columns.clone(), rows: Vec::new(), stats: QueryStats::default(), plan: Some(plan) }
+    QueryResult { columns: compiled.plan.columns.clone(), rows: Vec::new(), stats: QueryStats::default(), plan: Some(plan), cached: false }
 }
 
 /// The compiled plan with each part's operators replaced by those that ran (EXPLAIN, PROFILE).
@@ -669,6 +686,7 @@ impl WorkspaceView<'_> {
             rows: done,
             stats: QueryStats::default(),
             plan: profile.then(|| render(&with_ops(compiled, chosen), &compiled.slot_names, Some(&profiles))),
+            cached: compiled.ran.mark(),
         })
     }
 }

@@ -84,12 +84,14 @@ pub(super) fn falkor_stats(r: &QueryResult, millis: f64) -> Reply {
         ("Properties removed", s.properties_removed),
         ("Relationships created", s.relationships_created),
         ("Relationships deleted", s.relationships_deleted),
+        ("Indices created", s.indexes_added),
+        ("Indices deleted", s.indexes_removed),
     ] {
         if n > 0 {
             out.push(Reply::text(format!("{name}: {n}")));
         }
     }
-    out.push(Reply::text("Cached execution: 1"));
+    out.push(Reply::text(format!("Cached execution: {}", u8::from(r.cached))));
     out.push(Reply::text(format!("Query internal execution time: {millis:.6} milliseconds")));
     Reply::Array(out)
 }
