@@ -58,7 +58,17 @@ pub struct SlowEntry {
     pub addr: String,
     /// The client's name.
     pub name: String,
+    /// For a query command: its workspace and its text without the parameter header, kept
+    /// whole up to `SLOW_QUERY_TEXT_MAX` bytes (what `GRAPH.SLOWLOG` shows).
+    pub query: Option<(String, String)>,
 }
+
+/// Bytes of a query's text a slow-log entry keeps for `GRAPH.SLOWLOG` (`args` keep 128).
+pub const SLOW_QUERY_TEXT_MAX: usize = 16 * 1024;
+
+/// The commands whose slow-log entries `GRAPH.SLOWLOG` lists: those running a query on a key.
+pub const SLOW_QUERY_COMMANDS: [&str; 6] =
+    ["GRAPH.QUERY", "GRAPH.RO_QUERY", "GRAPH.PROFILE", "ENGRAM.QUERY", "ENGRAM.RO_QUERY", "ENGRAM.PROFILE"];
 
 /// Replies of writes sent with an idempotency key, so a client's retry is answered with the first
 /// reply instead of writing again; at most `IDEMPOTENCY_KEYS_MAX`, the oldest forgotten first.
@@ -113,6 +123,9 @@ pub struct Shared {
     pub addr: SocketAddr,
     /// The slow log, newest last.
     pub slowlog: Mutex<std::collections::VecDeque<SlowEntry>>,
+    /// Per graph key, the first slow-log id `GRAPH.SLOWLOG key` lists (set by its `RESET`, which
+    /// leaves `SLOWLOG` itself whole).
+    pub graph_slowlog_from: Mutex<std::collections::HashMap<String, u64>>,
     /// The idempotency window.
     pub idempotency: Mutex<Idempotency>,
     /// The Prometheus metrics.
@@ -173,6 +186,7 @@ impl Shared {
             started: Instant::now(),
             addr,
             slowlog: Mutex::new(std::collections::VecDeque::new()),
+            graph_slowlog_from: Mutex::new(std::collections::HashMap::new()),
             idempotency: Mutex::new(Idempotency::default()),
             metrics: crate::metrics::Metrics::new(),
             stopped: tokio::sync::watch::Sender::new(false),
@@ -180,6 +194,11 @@ impl Shared {
             next_id: AtomicU64::new(1),
             next_slow_id: AtomicU64::new(0),
         }
+    }
+
+    /// The id the next slow-log entry will have.
+    pub fn next_slow_id(&self) -> u64 {
+        self.next_slow_id.load(Ordering::SeqCst)
     }
 
     /// A new client id.
@@ -209,7 +228,18 @@ impl Shared {
             shown.push(format!("... ({} more arguments)", args.len() - 32));
         }
         let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let entry = SlowEntry { id: self.next_slow_id.fetch_add(1, Ordering::SeqCst), at, micros, args: shown, addr, name };
+        let query = match (SLOW_QUERY_COMMANDS.contains(&command.as_str()), args.get(1), args.get(2)) {
+            (true, Some(key), Some(text)) => {
+                // Without its parameter header: values are not kept (the access history keeps
+                // only their digest).
+                let text = String::from_utf8_lossy(text);
+                let body = engram::query::header::body(&text).unwrap_or(&text);
+                let cut = (0..=body.len().min(SLOW_QUERY_TEXT_MAX)).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
+                Some((String::from_utf8_lossy(key).into_owned(), body[..cut].to_owned()))
+            }
+            _ => None,
+        };
+        let entry = SlowEntry { id: self.next_slow_id.fetch_add(1, Ordering::SeqCst), at, micros, args: shown, addr, name, query };
         if let Ok(mut log) = self.slowlog.lock() {
             log.push_back(entry);
             while log.len() > limits.slowlog_max_len {

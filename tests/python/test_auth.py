@@ -82,6 +82,13 @@ def test_a_read_only_users_write_is_refused_and_writes_nothing(secured):
         r.execute_command("ENGRAM.USER", "LIST")
     w = client(secured, "writer", "write-pw")
     assert w.execute_command("ENGRAM.QUERY", "sec", "CREATE (:W)")[b"stats"][b"nodes_created"] == 1
+    # Other users' query texts: the slow log of a key is for its admins only.
+    for who in [r, w]:
+        with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access to workspace 'sec'"):
+            who.execute_command("GRAPH.SLOWLOG", "sec")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            who.execute_command("GRAPH.SLOWLOG", "sec", "RESET")
+    assert isinstance(client(secured, "admin", "adm-pw").execute_command("GRAPH.SLOWLOG", "sec"), list)
 
 
 def test_a_user_without_see_sensitive_never_receives_the_canary(secured):

@@ -131,6 +131,35 @@ def test_index_statements_count_and_plans_say_when_they_were_cached(db):
     assert g.query(w, {"t": "c"}).cached_execution is False and g.query(w, {"t": "d"}).cached_execution is True
 
 
+def test_slowlog_lists_a_graphs_slowest_queries_without_parameter_values(db):
+    """`GRAPH.SLOWLOG key` (falkordb-py's `slowlog()`): at most ten entries, slowest first, each
+    `[unix seconds, command, query, milliseconds]`, only the key's query commands, the text
+    without its `CYPHER` header (no parameter value); `slowlog_reset()` empties it, not SLOWLOG."""
+    db.connection.config_set("slowlog-log-slower-than", 0)
+    g, other = db.select_graph("slow"), db.select_graph("elsewhere")
+    g.query("UNWIND range(1, 20000) AS i CREATE (:N {i: i})")
+    for i in range(12):
+        g.query("MATCH (n:N) WHERE n.i > $lo RETURN count(n)", {"lo": 7770000 + i})
+    other.query("CREATE (:Other)")
+    log = g.slowlog()
+    assert 1 <= len(log) <= 10
+    assert [e[0] for e in log if not e[0].isdigit()] == []
+    assert all(e[1] in ("GRAPH.QUERY", "GRAPH.RO_QUERY") for e in log)
+    assert all("Other" not in e[2] and "777" not in e[2] and "CYPHER" not in e[2] for e in log)
+    times = [float(e[3]) for e in log]
+    assert times == sorted(times, reverse=True)
+    assert log[0][2] == "UNWIND range(1, 20000) AS i CREATE (:N {i: i})", log[0]
+    assert any(e[2] == "MATCH (n:N) WHERE n.i > $lo RETURN count(n)" for e in log)
+    g.slowlog_reset()
+    assert g.slowlog() == []
+    assert any("UNWIND range" in str(e["command"]) for e in db.connection.slowlog_get(200)), "SLOWLOG keeps them"
+    assert other.slowlog()[0][2] == "CREATE (:Other)"
+    g.query("RETURN 1")
+    assert [e[2] for e in g.slowlog()] == ["RETURN 1"]
+    with pytest.raises(redis.ResponseError, match="Unknown subcommand"):
+        db.connection.execute_command("GRAPH.SLOWLOG", "slow", "NOPE")
+
+
 def test_vocabulary_ids_are_dense_and_stable(db):
     g = db.select_graph("vocab")
     g.query("CREATE (:L1 {k1: 1})")

@@ -47,8 +47,55 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
             require(&who, "*", engram::Access::Admin).err().unwrap_or_else(Reply::ok)
         }
         "GRAPH.CONFIG" => config(shared, args),
+        "GRAPH.SLOWLOG" => slowlog(shared, &who, args),
         _ => Reply::err(format!("unknown command '{name}'")),
     }
+}
+
+/// Entries `GRAPH.SLOWLOG` lists, as FalkorDB.
+const GRAPH_SLOWLOG_ENTRIES: usize = 10;
+
+/// `GRAPH.SLOWLOG key [RESET]`: the slowest query commands on `key` (at most ten, slowest first)
+/// among those the slow log holds (`slowlog-log-slower-than`, `slowlog-max-len`), each as
+/// FalkorDB lists them: `[unix seconds, command, query, milliseconds]`, the query without its
+/// parameter header. `RESET` forgets the key's entries here, not in `SLOWLOG`. Admin on the key:
+/// the texts are other users' queries.
+fn slowlog(shared: &Shared, who: &engram::Principal, args: &[Vec<u8>]) -> Reply {
+    let (Some(key), true) = (arg(args, 1), args.len() <= 3) else { return arity("graph.slowlog") };
+    if let Err(r) = require(who, key, engram::Access::Admin) {
+        return r;
+    }
+    match arg(args, 2) {
+        None => {}
+        Some(w) if w.eq_ignore_ascii_case("RESET") => {
+            if let Ok(mut from) = shared.graph_slowlog_from.lock() {
+                from.insert(key.to_owned(), shared.next_slow_id());
+            }
+            return Reply::ok();
+        }
+        Some(w) => return Reply::err(format!("Unknown subcommand '{w}' for GRAPH.SLOWLOG (RESET)")),
+    }
+    let from = shared.graph_slowlog_from.lock().ok().and_then(|f| f.get(key).copied()).unwrap_or(0);
+    let Ok(log) = shared.slowlog.lock() else { return Reply::err("slowlog unavailable") };
+    let mut mine: Vec<(&crate::state::SlowEntry, &str)> = log
+        .iter()
+        .filter(|e| e.id >= from)
+        .filter_map(|e| e.query.as_ref().filter(|(k, _)| k == key).map(|(_, text)| (e, text.as_str())))
+        .collect();
+    mine.sort_by(|a, b| b.0.micros.cmp(&a.0.micros).then(b.0.id.cmp(&a.0.id)));
+    Reply::Array(
+        mine.iter()
+            .take(GRAPH_SLOWLOG_ENTRIES)
+            .map(|(e, text)| {
+                Reply::Array(vec![
+                    Reply::text(e.at.to_string()),
+                    Reply::text(e.args.first().map(|c| c.to_ascii_uppercase()).unwrap_or_default()),
+                    Reply::text((*text).to_owned()),
+                    Reply::text(format!("{:.3}", e.micros as f64 / 1000.0)),
+                ])
+            })
+            .collect(),
+    )
 }
 
 /// `GRAPH.CONFIG GET name` → `[name, value]` (`*`: all); `GRAPH.CONFIG SET name value`.

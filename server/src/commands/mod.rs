@@ -97,6 +97,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("GRAPH.DELETE", 2, "Deletes a graph (a workspace) and everything in it."),
     ("GRAPH.LIST", 1, "The graphs (workspaces)."),
     ("GRAPH.CONFIG", -3, "GET / SET of the graph settings (TIMEOUT, TIMEOUT_DEFAULT, TIMEOUT_MAX)."),
+    ("GRAPH.SLOWLOG", -2, "key [RESET]: the slowest query commands on the graph in the slow log (admin on the key)."),
     (
         "ENGRAM.QUERY",
         -3,
