@@ -50,6 +50,9 @@ pub enum WriteErrorKind {
     /// `valid_until` is not after `valid_from`.
     #[error("valid_until must be after valid_from")]
     InvalidInterval,
+    /// What the batch wrote breaks a constraint of the workspace (`CREATE CONSTRAINT`).
+    #[error("{0}")]
+    ConstraintViolated(String),
     /// The external id is already taken (in the workspace or earlier in the batch).
     #[error("duplicate id `{0}`")]
     DuplicateId(String),
@@ -336,7 +339,8 @@ impl WriteErrorKind {
             | WriteErrorKind::VectorAlreadySet
             | WriteErrorKind::IllegalTransition { .. }
             | WriteErrorKind::EntityDeleted(_)
-            | WriteErrorKind::EntityMerged { .. } => ErrorClass::Conflict,
+            | WriteErrorKind::EntityMerged { .. }
+            | WriteErrorKind::ConstraintViolated(_) => ErrorClass::Conflict,
             WriteErrorKind::TooLong { .. } | WriteErrorKind::TooMany { .. } => ErrorClass::Limit,
             _ => ErrorClass::Caller,
         }

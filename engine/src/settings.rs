@@ -366,6 +366,10 @@ impl From<SettingsV1> for Settings {
 /// `CALL db.indexes()`.
 pub const INDEXES_KEY: &str = "indexes";
 
+/// The workspace setting holding the constraints declared by constraint statements (JSON),
+/// checked by every write (`write::constraints`).
+pub const CONSTRAINTS_KEY: &str = "constraints";
+
 /// Per-workspace setting names.
 pub const WORKSPACE_SETTING_KEYS: [&str; 5] =
     ["accept_confidence", "resolve_similarity", "retention_days", "sensitive_properties", "property_tags"];
@@ -465,9 +469,13 @@ impl Settings {
                 INDEXES_KEY => {
                     drop(serde_json::from_str::<Vec<serde_json::Value>>(value).map_err(|_| bad("a JSON array of index declarations"))?);
                 }
+                // The declared constraints (`write::constraints`): written by constraint statements.
+                CONSTRAINTS_KEY => {
+                    drop(serde_json::from_str::<Vec<serde_json::Value>>(value).map_err(|_| bad("a JSON array of constraints"))?);
+                }
                 _ => return Err(SettingsError::UnknownWorkspaceKey(key.to_owned())),
             }
-        } else if !WORKSPACE_SETTING_KEYS.contains(&key) && key != INDEXES_KEY {
+        } else if !WORKSPACE_SETTING_KEYS.contains(&key) && key != INDEXES_KEY && key != CONSTRAINTS_KEY {
             return Err(SettingsError::UnknownWorkspaceKey(key.to_owned()));
         }
         let map = self.workspaces.entry(ws.to_owned()).or_default();

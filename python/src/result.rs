@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 /// The write counters' names, in the engine's order (`QueryStats::counters`).
-const STATS: [&str; 10] = [
+const STATS: [&str; 12] = [
     "nodes_created",
     "nodes_deleted",
     "relationships_created",
@@ -19,6 +19,8 @@ const STATS: [&str; 10] = [
     "labels_removed",
     "indexes_added",
     "indexes_removed",
+    "constraints_added",
+    "constraints_removed",
 ];
 
 /// A query's result: `columns`, `rows` (tuples of values), `stats` (what it wrote, counted) and

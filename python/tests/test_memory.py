@@ -110,6 +110,8 @@ def test_a_result_is_one_type_with_all_its_counters(mem):
             "labels_removed",
             "indexes_added",
             "indexes_removed",
+            "constraints_added",
+            "constraints_removed",
         ],
         0,
     )

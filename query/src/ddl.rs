@@ -67,7 +67,43 @@ pub struct IndexDef {
     pub options: Vec<(String, OptionValue)>,
 }
 
-/// An index statement.
+/// The kind of a constraint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstraintKind {
+    /// No two live elements of the label share the values of all the properties (elements
+    /// missing one of them are not compared).
+    Unique,
+    /// Every live element of the label has each property.
+    Mandatory,
+}
+
+impl ConstraintKind {
+    /// FalkorDB's name for it (`UNIQUE`, `MANDATORY`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConstraintKind::Unique => "UNIQUE",
+            ConstraintKind::Mandatory => "MANDATORY",
+        }
+    }
+}
+
+/// A constraint as declared (`CREATE CONSTRAINT … FOR (n:L) REQUIRE n.p IS UNIQUE`, FalkorDB's
+/// `GRAPH.CONSTRAINT CREATE`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstraintDef {
+    /// Its name, if written.
+    pub name: Option<String>,
+    /// Its kind.
+    pub kind: ConstraintKind,
+    /// True for a relationship type's, false for a node label's.
+    pub relationship: bool,
+    /// The label or relationship type.
+    pub label: String,
+    /// The properties, in order.
+    pub properties: Vec<String>,
+}
+
+/// An index or constraint statement.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ddl {
     /// Declare an index (`if_not_exists`: a second declaration is not an error).
@@ -86,6 +122,22 @@ pub enum Ddl {
         /// `IF EXISTS` was written: no such index is not an error.
         if_exists: bool,
     },
+    /// Declare a constraint; the elements already stored must meet it.
+    CreateConstraint {
+        /// What.
+        constraint: ConstraintDef,
+        /// `IF NOT EXISTS` was written.
+        if_not_exists: bool,
+    },
+    /// Remove a constraint, by what it constrains.
+    DropConstraint(ConstraintDef),
+    /// `DROP CONSTRAINT name [IF EXISTS]`.
+    DropConstraintNamed {
+        /// The constraint's name.
+        name: String,
+        /// `IF EXISTS` was written: no such constraint is not an error.
+        if_exists: bool,
+    },
 }
 
 /// Whether `text` is an index statement: `None` when it is not (it is an ordinary query); the
@@ -98,7 +150,11 @@ pub fn parse(text: &str) -> Option<Result<Ddl, QueryError>> {
     let first = tokens.first()?;
     let is = |i: usize, kw: &str| tokens.get(i).is_some_and(|t| t.tok.is_keyword(kw));
     let kind_at = |i: usize| ["RANGE", "FULLTEXT", "VECTOR"].iter().any(|k| is(i, k));
-    let ddl = (first.tok.is_keyword("CREATE") || first.tok.is_keyword("DROP")) && (is(1, "INDEX") || (kind_at(1) && is(2, "INDEX")));
+    let create_or_drop = first.tok.is_keyword("CREATE") || first.tok.is_keyword("DROP");
+    if create_or_drop && is(1, "CONSTRAINT") {
+        return Some(Parser { text, tokens, at: 0 }.constraint());
+    }
+    let ddl = create_or_drop && (is(1, "INDEX") || (kind_at(1) && is(2, "INDEX")));
     let procedure =
         first.tok.is_keyword("CALL") && tokens.get(1).is_some_and(|t| matches!(&t.tok, Tok::Ident(s) if s.eq_ignore_ascii_case("db")));
     if ddl {
@@ -280,6 +336,97 @@ impl Parser<'_> {
         Ok(if create { Ddl::Create { index, if_not_exists } } else { Ddl::Drop(index) })
     }
 
+    /// `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:L) REQUIRE n.p IS [NODE|REL] UNIQUE`
+    /// (or `(n.p, n.q)`, or `IS NOT NULL`, where several properties are each required, as
+    /// FalkorDB's `MANDATORY` allows; `ON … ASSERT …` and `ASSERT exists(n.p)` as Neo4j 4
+    /// wrote them; `OPTIONS {…}` ignored), `DROP CONSTRAINT name [IF EXISTS]` and `DROP
+    /// CONSTRAINT ON (n:L) ASSERT …`.
+    fn constraint(mut self) -> Result<Ddl, QueryError> {
+        let create = self.keyword("CREATE");
+        if !create {
+            self.expect_keyword("DROP")?;
+        }
+        self.expect_keyword("CONSTRAINT")?;
+        let mut name = None;
+        if !["FOR", "ON", "IF"].iter().any(|k| self.peek().tok.is_keyword(k)) {
+            name = Some(self.name()?);
+        }
+        let mut if_not_exists = false;
+        if self.keyword("IF") {
+            if create {
+                self.expect_keyword("NOT")?;
+            }
+            self.expect_keyword("EXISTS")?;
+            if_not_exists = true;
+        }
+        if let (false, Some(name)) = (create, &name) {
+            if !self.peek().tok.is_keyword("ON") && !self.peek().tok.is_keyword("FOR") {
+                self.end()?;
+                return Ok(Ddl::DropConstraintNamed { name: name.clone(), if_exists: if_not_exists });
+            }
+        }
+        let old_form = self.keyword("ON");
+        if !old_form {
+            self.expect_keyword("FOR")?;
+        }
+        let (relationship, var, label) = self.pattern()?;
+        self.expect_keyword(if old_form { "ASSERT" } else { "REQUIRE" })?;
+        let (properties, kind) = if self.peek().tok.is_keyword("exists") {
+            // Neo4j 4's `ASSERT exists(n.p)`.
+            self.at += 1;
+            self.expect_sym(Sym::LParen)?;
+            let p = self.property_of(&var)?;
+            self.expect_sym(Sym::RParen)?;
+            (vec![p], ConstraintKind::Mandatory)
+        } else {
+            let mut properties = Vec::new();
+            if self.sym(Sym::LParen) {
+                loop {
+                    properties.push(self.property_of(&var)?);
+                    if self.sym(Sym::RParen) {
+                        break;
+                    }
+                    self.expect_sym(Sym::Comma)?;
+                }
+            } else {
+                properties.push(self.property_of(&var)?);
+            }
+            self.expect_keyword("IS")?;
+            let kind = if self.keyword("NOT") {
+                self.expect_keyword("NULL")?;
+                ConstraintKind::Mandatory
+            } else {
+                let _ = self.keyword("NODE") || self.keyword("RELATIONSHIP") || self.keyword("REL");
+                if !self.keyword("UNIQUE") {
+                    return Err(self.error("UNIQUE or NOT NULL (the constraints engram keeps)"));
+                }
+                ConstraintKind::Unique
+            };
+            (properties, kind)
+        };
+        if self.keyword("OPTIONS") {
+            self.options()?;
+        }
+        self.end()?;
+        let constraint = ConstraintDef { name, kind, relationship, label, properties };
+        Ok(if create { Ddl::CreateConstraint { constraint, if_not_exists } } else { Ddl::DropConstraint(constraint) })
+    }
+
+    /// `var.p`: the property `p` of the pattern's variable.
+    fn property_of(&mut self, var: &str) -> Result<String, QueryError> {
+        let v = self.name()?;
+        if v != var {
+            return Err(QueryError::syntax(
+                self.text,
+                self.tokens[self.at - 1].span,
+                Detail::UndefinedVariable,
+                format!("`{v}` is not the pattern's variable `{var}`"),
+            ));
+        }
+        self.expect_sym(Sym::Dot)?;
+        self.name()
+    }
+
     /// `(n:Label)` or `()-[e:TYPE]-()` (either arrow): whether a relationship, the variable, the
     /// label.
     fn pattern(&mut self) -> Result<(bool, String, String), QueryError> {
@@ -426,7 +573,7 @@ impl Parser<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse, Ddl, IndexKind, OptionValue};
+    use super::{parse, ConstraintDef, ConstraintKind, Ddl, IndexKind, OptionValue};
 
     fn ok(text: &str) -> Ddl {
         match parse(text) {
@@ -491,6 +638,51 @@ mod tests {
         assert_eq!(index.options, vec![("indexConfig".to_owned(), config)]);
         assert_eq!(ok("DROP INDEX docs"), Ddl::DropNamed { name: "docs".to_owned(), if_exists: false });
         assert_eq!(ok("DROP INDEX docs IF EXISTS"), Ddl::DropNamed { name: "docs".to_owned(), if_exists: true });
+    }
+
+    #[test]
+    fn constraint_statements_in_neo4js_forms() {
+        let unique = |label: &str, props: &[&str], relationship: bool| ConstraintDef {
+            name: None,
+            kind: ConstraintKind::Unique,
+            relationship,
+            label: label.to_owned(),
+            properties: props.iter().map(|p| (*p).to_owned()).collect(),
+        };
+        assert_eq!(
+            ok("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.email IS UNIQUE"),
+            Ddl::CreateConstraint { constraint: unique("Person", &["email"], false), if_not_exists: false }
+        );
+        assert_eq!(
+            ok("create constraint IF NOT EXISTS for (p:Person) require (p.first, p.last) is node unique;"),
+            Ddl::CreateConstraint { constraint: unique("Person", &["first", "last"], false), if_not_exists: true }
+        );
+        assert_eq!(
+            ok("CREATE CONSTRAINT ON (p:Person) ASSERT p.email IS UNIQUE"),
+            Ddl::CreateConstraint { constraint: unique("Person", &["email"], false), if_not_exists: false }
+        );
+        assert_eq!(ok("DROP CONSTRAINT ON (p:Person) ASSERT p.email IS UNIQUE"), Ddl::DropConstraint(unique("Person", &["email"], false)));
+        let Ddl::CreateConstraint { constraint, .. } = ok("CREATE CONSTRAINT rel_id FOR ()-[r:KNOWS]-() REQUIRE r.id IS REL UNIQUE") else {
+            panic!()
+        };
+        assert_eq!(constraint, ConstraintDef { name: Some("rel_id".to_owned()), ..unique("KNOWS", &["id"], true) });
+        for text in [
+            "CREATE CONSTRAINT has_name FOR (p:Person) REQUIRE p.name IS NOT NULL",
+            "CREATE CONSTRAINT has_name ON (p:Person) ASSERT exists(p.name)",
+        ] {
+            let Ddl::CreateConstraint { constraint, .. } = ok(text) else { panic!("{text}") };
+            assert_eq!((constraint.kind, constraint.properties), (ConstraintKind::Mandatory, vec!["name".to_owned()]), "{text}");
+        }
+        assert_eq!(ok("DROP CONSTRAINT has_name IF EXISTS"), Ddl::DropConstraintNamed { name: "has_name".to_owned(), if_exists: true });
+        for (q, col) in [
+            ("CREATE CONSTRAINT FOR (p:Person) REQUIRE q.email IS UNIQUE", 42),
+            ("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.email IS NODE KEY", 58),
+        ] {
+            match parse(q) {
+                Some(Err(e)) => assert_eq!(e.at.map(|a| a.column), Some(col), "{q}: {e}"),
+                other => panic!("{q}: {other:?}"),
+            }
+        }
     }
 
     #[test]

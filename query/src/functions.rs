@@ -317,7 +317,15 @@ pub const PROCEDURES: &[Procedure] = &[
         args: &[],
         required: 0,
         yields: &["type", "label", "properties", "entitytype", "status"],
-        doc: "the constraints declared: none (engram has no constraint statements; FalkorDB's shape)",
+        doc: "the constraints declared (UNIQUE or MANDATORY, on a node label or a relationship type), in FalkorDB's shape",
+        writes: false,
+    },
+    Procedure {
+        name: "db.showConstraints",
+        args: &[],
+        required: 0,
+        yields: &["id", "name", "type", "entityType", "labelsOrTypes", "properties", "ownedIndex", "propertyType"],
+        doc: "what SHOW CONSTRAINTS gives: the declared constraints in Neo4j's columns",
         writes: false,
     },
     Procedure {

@@ -329,15 +329,19 @@ impl Parser<'_> {
 
     /// `SHOW [ALL | RANGE | FULLTEXT | VECTOR | TEXT | POINT | LOOKUP] INDEX[ES] [YIELD …] [WHERE …]`,
     /// after `SHOW`: Neo4j's listing of indexes, as a call of `db.showIndexes(kind)` whose YIELD
-    /// and WHERE it takes (a WHERE without YIELD sees every column).
+    /// and WHERE it takes (a WHERE without YIELD sees every column); `SHOW CONSTRAINTS` likewise.
     fn show_indexes(&mut self, start: Span) -> Result<Clause, QueryError> {
         let kinds = ["ALL", "RANGE", "FULLTEXT", "VECTOR", "TEXT", "POINT", "LOOKUP"];
         let kind = kinds.iter().find(|k| self.eat_kw(k)).copied().unwrap_or("ALL");
-        if !self.eat_kw("INDEXES") && !self.eat_kw("INDEX") {
-            return Err(self.unexpected("INDEXES after SHOW (SHOW INDEXES is the one listing here)"));
-        }
-        let procedure = Name { name: "db.showIndexes".to_owned(), span: start };
-        let args = Some(vec![Expr::new(ExprKind::Lit(crate::ast::Literal::Str(kind.to_owned())), start)]);
+        let (procedure, args) = if kind == "ALL" && (self.eat_kw("CONSTRAINTS") || self.eat_kw("CONSTRAINT")) {
+            // `SHOW [ALL] CONSTRAINTS`: `db.showConstraints()`, the same way.
+            (Name { name: "db.showConstraints".to_owned(), span: start }, Some(Vec::new()))
+        } else if self.eat_kw("INDEXES") || self.eat_kw("INDEX") {
+            let kind = Expr::new(ExprKind::Lit(crate::ast::Literal::Str(kind.to_owned())), start);
+            (Name { name: "db.showIndexes".to_owned(), span: start }, Some(vec![kind]))
+        } else {
+            return Err(self.unexpected("INDEXES or CONSTRAINTS after SHOW (the listings here)"));
+        };
         let (yields, mut yield_all, mut predicate) = self.call_yields()?;
         if yields.is_none() && !yield_all && self.eat_kw("WHERE") {
             yield_all = true;

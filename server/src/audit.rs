@@ -74,6 +74,7 @@ fn is_query(name: &str) -> bool {
 fn workspace(name: &str, args: &[Vec<u8>]) -> Option<String> {
     let at = match name {
         "GRAPH.LIST" | "GRAPH.CONFIG" => return None,
+        "GRAPH.CONSTRAINT" => 2,
         n if n.starts_with("GRAPH.") => 1,
         "ENGRAM.POLICY" => match text(args, 1).to_ascii_uppercase().as_str() {
             "SET" | "DEL" | "LIST" => 2,

@@ -160,6 +160,48 @@ def test_slowlog_lists_a_graphs_slowest_queries_without_parameter_values(db):
         db.connection.execute_command("GRAPH.SLOWLOG", "slow", "NOPE")
 
 
+def test_constraints_through_falkordbs_client_hold_on_every_write(db):
+    """falkordb-py's constraint calls (`GRAPH.CONSTRAINT`, `db.constraints()`): a unique or
+    mandatory constraint is checked against the stored data when declared and on every write
+    after it; a write that breaks one is refused whole; dropping it lifts it."""
+    g = db.select_graph("people")
+    g.query("CREATE (:P {email: 'a@x', name: 'Ann'}), (:P {email: 'b@x', name: 'Bob'})")
+    assert g.create_node_unique_constraint("P", "email") == "OK"
+    assert g.list_constraints() == [
+        {"type": "UNIQUE", "label": "P", "properties": ["email"], "entitytype": "NODE", "status": "OPERATIONAL"}
+    ]
+    with pytest.raises(redis.ResponseError, match="same values"):
+        g.query("CREATE (:P {email: 'c@x'}), (:P {email: 'a@x'})")
+    with pytest.raises(redis.ResponseError, match="same values"):
+        g.query("MATCH (p:P {name: 'Bob'}) SET p.email = 'a@x'")
+    assert g.query("MATCH (p:P) RETURN p.email ORDER BY p.email").result_set == [["a@x"], ["b@x"]], "nothing written"
+    # Mandatory: the data must meet it first; then every new P needs a name.
+    g.query("CREATE (:P {email: 'd@x'})")
+    with pytest.raises(redis.ResponseError, match="has no property `name`"):
+        g.create_node_mandatory_constraint("P", "name")
+    g.query("MATCH (p:P {email: 'd@x'}) SET p.name = 'Di'")
+    g.create_node_mandatory_constraint("P", "name")
+    with pytest.raises(redis.ResponseError, match="has no property `name`"):
+        g.query("CREATE (:P {email: 'e@x'})")
+    with pytest.raises(redis.ResponseError, match="has no property `name`"):
+        g.query("MATCH (p:P {name: 'Ann'}) REMOVE p.name")
+    g.query("CREATE (p:P {email: 'e@x'}) SET p.name = 'Eve'")
+    # Relationships too.
+    g.query("MATCH (a:P {name: 'Ann'}), (b:P {name: 'Bob'}) CREATE (a)-[:KNOWS {since: 1}]->(b)")
+    g.create_edge_mandatory_constraint("KNOWS", "since")
+    with pytest.raises(redis.ResponseError, match="has no property `since`"):
+        g.query("MATCH (a:P {name: 'Bob'}), (b:P {name: 'Ann'}) CREATE (a)-[:KNOWS]->(b)")
+    assert len(g.list_constraints()) == 3
+    g.drop_node_unique_constraint("P", "email")
+    g.query("CREATE (:P {email: 'a@x', name: 'Ann again'})")
+    with pytest.raises(redis.ResponseError, match="same values"):
+        g.create_node_unique_constraint("P", "email")
+    with pytest.raises(redis.ResponseError, match="usage: GRAPH.CONSTRAINT"):
+        db.connection.execute_command("GRAPH.CONSTRAINT", "CREATE", "people", "UNIQUE", "NODE", "P", "PROPERTIES", 2, "email")
+    with pytest.raises(redis.ResponseError, match="no such constraint"):
+        g.drop_node_unique_constraint("P", "email")
+
+
 def test_vocabulary_ids_are_dense_and_stable(db):
     g = db.select_graph("vocab")
     g.query("CREATE (:L1 {k1: 1})")

@@ -219,10 +219,15 @@ fn bad_rows_are_named_and_nothing_is_written() {
         e.to_string(),
         "workspace row 0, field `workspace`: invalid value: bulk load needs an empty workspace; use write batches to add to one"
     );
-    // Another workspace can be bulk loaded beside it.
+    // Another workspace can be bulk loaded beside it; not one with a constraint (a load does
+    // not check them), until it is dropped.
     db.create_workspace("second").unwrap();
     let mut l = small();
     l.workspace = "second".into();
+    let p = engram::Params::new();
+    db.query("second", "CREATE CONSTRAINT c FOR (n:t) REQUIRE n.name IS UNIQUE", &p).unwrap();
+    assert!(rejected(&db, &l).to_string().contains("does not check constraints"));
+    db.query("second", "DROP CONSTRAINT c", &p).unwrap();
     let info = db.bulk_load(&l).unwrap();
     assert_eq!((info.first_entity, info.entities, info.claims), (EntityId(2), 2, 2));
     let snap = db.snapshot();

@@ -47,7 +47,7 @@ impl super::Database {
         if self.snapshot().state.settings.roles.contains_key(name) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             s.roles.insert(name.to_owned(), StoredRole::default());
             Ok(())
         })?;
@@ -56,7 +56,7 @@ impl super::Database {
 
     /// Gives role `role` `grant` on `workspace` (or `*`), replacing its grant there.
     pub fn grant_role(&self, role: &str, workspace: &str, grant: StoredGrant) -> Result<(), Error> {
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             let r = s.roles.get_mut(role).ok_or_else(|| unknown("role", role))?;
             r.grants.insert(workspace.to_owned(), grant);
             Ok(())
@@ -67,7 +67,7 @@ impl super::Database {
     pub fn revoke_role(&self, role: &str, workspace: &str) -> Result<bool, Error> {
         let had = self.snapshot().state.settings.roles.get(role).ok_or_else(|| unknown("role", role))?.grants.contains_key(workspace);
         if had {
-            self.update_settings(|s| {
+            self.update_settings(|s, _| {
                 if let Some(r) = s.roles.get_mut(role) {
                     r.grants.remove(workspace);
                 }
@@ -83,7 +83,7 @@ impl super::Database {
         if !self.snapshot().state.settings.roles.contains_key(name) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             s.roles.remove(name);
             for held in s.memberships.values_mut() {
                 held.retain(|r| r != name);
@@ -115,7 +115,7 @@ impl super::Database {
             }
             .into());
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             s.memberships.entry(user.to_owned()).or_default().push(role.to_owned());
             Ok(())
         })?;
@@ -127,7 +127,7 @@ impl super::Database {
         if !self.snapshot().state.settings.memberships.get(user).is_some_and(|h| h.iter().any(|r| r == role)) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             if let Some(held) = s.memberships.get_mut(user) {
                 held.retain(|r| r != role);
                 if held.is_empty() {
@@ -157,7 +157,7 @@ impl super::Database {
         }
         policy::compile(target, &p.predicate, "user")?;
         let stored = StoredPolicy { target: target.name().to_owned(), ..p };
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             let of_ws = s.policies.entry(workspace.to_owned()).or_default();
             if !of_ws.contains_key(name) && of_ws.len() >= POLICIES_MAX {
                 return Err(SettingsError::BadValue {
@@ -177,7 +177,7 @@ impl super::Database {
         if !self.snapshot().state.settings.policies.get(workspace).is_some_and(|m| m.contains_key(name)) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             if let Some(m) = s.policies.get_mut(workspace) {
                 m.remove(name);
                 if m.is_empty() {
@@ -216,7 +216,7 @@ impl super::Database {
         }
         let stored = StoredMask { mode: rule.mode.name().to_owned(), ..m };
         let secret = if self.snapshot().state.settings.mask_secret.is_none() { Some(new_secret()?) } else { None };
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             let of_ws = s.masks.entry(workspace.to_owned()).or_default();
             if !of_ws.contains_key(name) && of_ws.len() >= POLICIES_MAX {
                 return Err(SettingsError::BadValue {
@@ -239,7 +239,7 @@ impl super::Database {
         if !self.snapshot().state.settings.masks.get(workspace).is_some_and(|m| m.contains_key(name)) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             if let Some(m) = s.masks.get_mut(workspace) {
                 m.remove(name);
                 if m.is_empty() {

@@ -667,7 +667,7 @@ impl Database {
     /// Changes one stored setting (a logged commit). It takes effect for this process at the next
     /// open; `fsync` and the thresholds are read at open.
     pub fn set_setting(&self, key: &str, value: &str) -> Result<(), Error> {
-        self.update_settings(|s| s.set(key, value).map_err(Error::from))
+        self.update_settings(|s, _| s.set(key, value).map_err(Error::from))
     }
 
     /// The network server's users (name → password hash and grants), stored in the database.
@@ -686,7 +686,7 @@ impl Database {
             }
             .into());
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             s.users.insert(name.to_owned(), user);
             Ok(())
         })
@@ -697,7 +697,7 @@ impl Database {
         if !self.snapshot().state.settings.users.contains_key(name) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             s.users.remove(name);
             s.tokens.retain(|_, t| t.user != name);
             Ok(())
@@ -714,7 +714,7 @@ impl Database {
     /// caller's.
     pub fn put_token(&self, id: &str, token: crate::settings::StoredToken) -> Result<(), Error> {
         let user = token.user.clone();
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             if !s.users.contains_key(&user) {
                 return Err(
                     crate::settings::SettingsError::BadValue { key: "user".to_owned(), value: user, expected: "an existing user" }.into()
@@ -730,7 +730,7 @@ impl Database {
         if !self.snapshot().state.settings.tokens.contains_key(id) {
             return Ok(false);
         }
-        self.update_settings(|s| {
+        self.update_settings(|s, _| {
             s.tokens.remove(id);
             Ok(())
         })?;
@@ -743,7 +743,7 @@ impl Database {
         if self.snapshot().state.catalog.workspace(workspace).is_none() {
             return Err(WorkspaceError::Unknown(workspace.to_owned()).into());
         }
-        self.update_settings(|s| s.set_for(workspace, key, value).map_err(Error::from))
+        self.update_settings(|s, _| s.set_for(workspace, key, value).map_err(Error::from))
     }
 
     /// Applies workspace `workspace`'s `retention_days` setting now: erases (as `forget` does, from
@@ -768,14 +768,18 @@ impl Database {
         Ok(erased)
     }
 
-    /// Changes the stored settings under the writer, so concurrent changes are never lost.
-    pub(crate) fn update_settings(&self, change: impl FnOnce(&mut crate::settings::Settings) -> Result<(), Error>) -> Result<(), Error> {
+    /// Changes the stored settings under the writer, so concurrent changes are never lost (the
+    /// change sees the state as it stands, to check the data against a new constraint).
+    pub(crate) fn update_settings(
+        &self,
+        change: impl FnOnce(&mut crate::settings::Settings, &State) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let changed: std::cell::RefCell<Option<crate::settings::Settings>> = std::cell::RefCell::new(None);
         self.commit(
             || changed.borrow().as_ref().map(|s| MutationRef::SettingsV6(s).encode()).unwrap_or_default(),
             |st, _, _| {
                 let mut settings = (*st.settings).clone();
-                change(&mut settings)?;
+                change(&mut settings, st)?;
                 st.settings = Arc::new(settings.clone());
                 *changed.borrow_mut() = Some(settings);
                 Ok::<_, Error>(Created::default())

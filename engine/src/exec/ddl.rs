@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use engram_query::ddl::{Ddl, IndexDef, OptionValue};
+use engram_query::ddl::{ConstraintDef, Ddl, IndexDef, OptionValue};
 use engram_query::{Detail, ErrorType, QueryError};
 use serde::{Deserialize, Serialize};
 
 use super::{QueryResult, QueryStats};
 use crate::settings::INDEXES_KEY;
+use crate::write::constraints::{self, Constraint};
 
 /// One declared index on one property.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -83,6 +84,7 @@ fn refused(message: String) -> QueryError {
 /// The declarations after `ddl`, or FalkorDB's error for it.
 pub(crate) fn apply(mut all: Vec<Declared>, ddl: &Ddl) -> Result<Vec<Declared>, QueryError> {
     match ddl {
+        Ddl::CreateConstraint { .. } | Ddl::DropConstraint(_) | Ddl::DropConstraintNamed { .. } => Ok(all),
         Ddl::Create { index, if_not_exists } => {
             let options = options_of(index);
             if let Some(name) = &index.name {
@@ -272,14 +274,22 @@ fn json_val(v: &serde_json::Value) -> super::value::Val {
     }
 }
 
-/// Runs an index statement on `workspace` of `db`: one settings write, read and changed under
-/// the writer (two concurrent statements cannot lose one another's declaration).
+/// Runs an index or constraint statement on `workspace` of `db`: one settings write, read and
+/// changed under the writer (two concurrent statements cannot lose one another's declaration).
 pub(crate) fn run(db: &crate::db::Database, workspace: &str, ddl: &Ddl) -> Result<QueryResult, crate::error::Error> {
     if db.snapshot().state.catalog.workspace(workspace).is_none() {
         return Err(crate::error::WorkspaceError::Unknown(workspace.to_owned()).into());
     }
     let mut stats = QueryStats::default();
-    db.update_settings(|s| {
+    db.update_settings(|s, st| {
+        if matches!(ddl, Ddl::CreateConstraint { .. } | Ddl::DropConstraint(_) | Ddl::DropConstraintNamed { .. }) {
+            let key = crate::settings::CONSTRAINTS_KEY;
+            let before = constraints::declared(s.workspaces.get(workspace).and_then(|m| m.get(key)).map(String::as_str));
+            let next = constrain(before.clone(), ddl, |c| constraints::check_all(st, workspace, c))?;
+            stats.constraints_added = next.iter().filter(|d| !before.contains(d)).count() as u64;
+            stats.constraints_removed = before.iter().filter(|d| !next.contains(d)).count() as u64;
+            return s.set_for(workspace, key, &constraints::stored(&next)).map_err(crate::error::Error::from);
+        }
         let current = s.workspaces.get(workspace).and_then(|m| m.get(INDEXES_KEY).cloned());
         let before = declared(current.as_deref());
         let next = apply(before.clone(), ddl)?;
@@ -290,4 +300,127 @@ pub(crate) fn run(db: &crate::db::Database, workspace: &str, ddl: &Ddl) -> Resul
         s.set_for(workspace, INDEXES_KEY, &value).map_err(crate::error::Error::from)
     })?;
     Ok(QueryResult { columns: std::sync::Arc::from([]), rows: Vec::new(), stats, plan: None, cached: false })
+}
+
+/// The constraints after `ddl` (a constraint statement), or the error for it: a constraint the
+/// stored data breaks (`check`) is not declared.
+pub(crate) fn constrain(
+    mut all: Vec<Constraint>,
+    ddl: &Ddl,
+    check: impl Fn(&Constraint) -> Result<(), String>,
+) -> Result<Vec<Constraint>, QueryError> {
+    let as_stored = |d: &ConstraintDef| Constraint {
+        kind: d.kind.as_str().to_owned(),
+        entity: if d.relationship { "RELATIONSHIP" } else { "NODE" }.to_owned(),
+        label: d.label.clone(),
+        properties: d.properties.clone(),
+        name: d.name.clone(),
+    };
+    let same =
+        |a: &Constraint, b: &Constraint| a.kind == b.kind && a.entity == b.entity && a.label == b.label && a.properties == b.properties;
+    match ddl {
+        Ddl::CreateConstraint { constraint, if_not_exists } => {
+            let c = as_stored(constraint);
+            let taken = |d: &Constraint| same(d, &c) || (c.name.is_some() && d.name == c.name);
+            if let Some(d) = all.iter().find(|d| taken(d)) {
+                if *if_not_exists {
+                    return Ok(all);
+                }
+                return Err(QueryError::runtime(
+                    ErrorType::SemanticError,
+                    Detail::InvalidArgumentValue,
+                    format!("Constraint already exists: {}", d.describe()),
+                ));
+            }
+            check(&c).map_err(|why| {
+                QueryError::runtime(
+                    ErrorType::ConstraintValidationFailed,
+                    Detail::InvalidArgumentValue,
+                    format!("cannot create {}: {why}", c.describe()),
+                )
+            })?;
+            all.push(c);
+        }
+        Ddl::DropConstraint(constraint) => {
+            let c = as_stored(constraint);
+            let before = all.len();
+            all.retain(|d| !same(d, &c));
+            if all.len() == before {
+                return Err(refused(format!("Unable to drop constraint {}: no such constraint.", c.describe())));
+            }
+        }
+        Ddl::DropConstraintNamed { name, if_exists } => {
+            let before = all.len();
+            all.retain(|d| d.name.as_ref() != Some(name));
+            if all.len() == before && !if_exists {
+                return Err(refused(format!("Unable to drop constraint called '{name}': no such constraint.")));
+            }
+        }
+        Ddl::Create { .. } | Ddl::Drop(_) | Ddl::DropNamed { .. } => {}
+    }
+    Ok(all)
+}
+
+/// The rows of the schema procedures: `db.indexes()`, `db.showIndexes(kind)`,
+/// `db.constraints()`, `db.showConstraints()`.
+pub(crate) fn listing(
+    view: &crate::read::view::WorkspaceView<'_>,
+    procedure: &str,
+    kind: Option<&super::value::Val>,
+) -> Vec<Vec<super::value::Val>> {
+    let indexes = || declared(view.setting(INDEXES_KEY));
+    let constraints = || constraints::declared(view.setting(crate::settings::CONSTRAINTS_KEY));
+    match procedure {
+        "db.indexes" => rows(&indexes()),
+        "db.showIndexes" => show_rows(&indexes(), kind),
+        "db.constraints" => constraint_rows(&constraints()),
+        _ => show_constraint_rows(&constraints()),
+    }
+}
+
+/// `db.constraints()`: FalkorDB's rows (`type`, `label`, `properties`, `entitytype`, `status`).
+pub(crate) fn constraint_rows(all: &[Constraint]) -> Vec<Vec<super::value::Val>> {
+    use super::value::Val;
+    all.iter()
+        .map(|c| {
+            vec![
+                Val::str(&c.kind),
+                Val::str(&c.label),
+                Val::list(c.properties.iter().map(|p| Val::str(p)).collect()),
+                Val::str(&c.entity),
+                Val::str("OPERATIONAL"),
+            ]
+        })
+        .collect()
+}
+
+/// `SHOW CONSTRAINTS`: Neo4j's rows (`id`, `name`, `type`, `entityType`, `labelsOrTypes`,
+/// `properties`, `ownedIndex`, `propertyType`).
+pub(crate) fn show_constraint_rows(all: &[Constraint]) -> Vec<Vec<super::value::Val>> {
+    use super::value::Val;
+    all.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let kind = match (c.entity.as_str(), c.kind.as_str()) {
+                ("NODE", "UNIQUE") => "UNIQUENESS",
+                ("NODE", _) => "NODE_PROPERTY_EXISTENCE",
+                (_, "UNIQUE") => "RELATIONSHIP_UNIQUENESS",
+                _ => "RELATIONSHIP_PROPERTY_EXISTENCE",
+            };
+            let name = c
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("constraint_{}_{}_{}", c.kind.to_ascii_lowercase(), c.label, c.properties.join("_")));
+            vec![
+                Val::Int(i64::try_from(i + 1).unwrap_or(i64::MAX)),
+                Val::str(&name),
+                Val::str(kind),
+                Val::str(&c.entity),
+                Val::list(vec![Val::str(&c.label)]),
+                Val::list(c.properties.iter().map(|p| Val::str(p)).collect()),
+                Val::Null,
+                Val::Null,
+            ]
+        })
+        .collect()
 }

@@ -60,11 +60,15 @@ pub struct QueryStats {
     pub indexes_added: u64,
     /// Index declarations removed (`DROP INDEX`: one per property).
     pub indexes_removed: u64,
+    /// Constraints declared (`CREATE CONSTRAINT`).
+    pub constraints_added: u64,
+    /// Constraints dropped (`DROP CONSTRAINT`).
+    pub constraints_removed: u64,
 }
 
 impl QueryStats {
     /// The counters by name, in the documented order.
-    pub fn counters(&self) -> [(&'static str, u64); 10] {
+    pub fn counters(&self) -> [(&'static str, u64); 12] {
         [
             ("nodes_created", self.nodes_created),
             ("nodes_deleted", self.nodes_deleted),
@@ -76,6 +80,8 @@ impl QueryStats {
             ("labels_removed", self.labels_removed),
             ("indexes_added", self.indexes_added),
             ("indexes_removed", self.indexes_removed),
+            ("constraints_added", self.constraints_added),
+            ("constraints_removed", self.constraints_removed),
         ]
     }
 }
@@ -528,6 +534,7 @@ fn run_on_state(
         }
     }
     tx.check_deletes()?;
+    tx.check_constraints()?;
     let view = tx.view();
     let graph = graph::Graph { view: &view, vis: Visibility::current(), now: graph::clock_at(jcx.now) };
     let rows = finish_rows(compiled, all_rows, &graph);

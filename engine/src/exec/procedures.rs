@@ -151,9 +151,7 @@ pub(crate) fn call(
         | "db.index.vector.queryRelationships"
         | "db.idx.vector.queryNodes"
         | "db.idx.vector.queryRelationships" => super::vector_procs::call(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max)),
-        "db.indexes" => Ok(super::ddl::rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)))),
-        "db.showIndexes" => Ok(super::ddl::show_rows(&super::ddl::declared(view.setting(crate::settings::INDEXES_KEY)), args.first())),
-        "db.constraints" => Ok(Vec::new()),
+        "db.indexes" | "db.showIndexes" | "db.constraints" | "db.showConstraints" => Ok(super::ddl::listing(view, name, args.first())),
         "algo.BFS" => super::algo_procs::bfs(g, cx, args),
         "algo.pageRank" => super::algo_procs::page_rank(g, cx, args),
         "algo.WCC" => super::algo_procs::wcc(g, cx, args),

@@ -17,7 +17,7 @@ use crate::read::visibility::Visibility;
 use crate::state::State;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::apply::{apply_batch, Created};
+use crate::write::apply::{apply_batch_with, Created, Deferred};
 use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
 
 use super::graph::Graph;
@@ -49,6 +49,8 @@ pub(crate) struct Tx<'s> {
     pub stats: QueryStats,
     /// Nodes deleted without DETACH: none may keep a relationship when the query ends.
     deleted_nodes: Vec<EntityId>,
+    /// What it wrote: checked against the workspace's constraints when the query ends.
+    touched: crate::write::constraints::Touched,
 }
 
 fn type_error(what: &str, got: &Val) -> QueryError {
@@ -120,6 +122,7 @@ impl<'s> Tx<'s> {
             applied: Vec::new(),
             stats: QueryStats::default(),
             deleted_nodes: Vec::new(),
+            touched: crate::write::constraints::Touched::default(),
         })
     }
 
@@ -163,7 +166,9 @@ impl<'s> Tx<'s> {
             ));
         }
         let batch = WriteBatch { workspace: self.workspace.clone(), ops };
-        let created = apply_batch(self.st, &batch, self.now, self.limits).map_err(|e| write_error(&e))?;
+        // Constraints hold when the query ends, not after each step (`check_constraints`).
+        let created = apply_batch_with(self.st, &batch, self.now, self.limits, Deferred::default()).map_err(|e| write_error(&e))?;
+        self.touched.extend(&created.touched);
         self.st.reset_caches();
         self.applied.extend(batch.ops);
         if let (Some(m), Some(h)) = (&self.masker, &mut self.policy) {
@@ -281,6 +286,13 @@ impl<'s> Tx<'s> {
     }
 
     /// Refuses a node deleted without DETACH that still has a relationship the principal sees.
+    /// The workspace's constraints, over what the query wrote (called when it ends).
+    pub fn check_constraints(&mut self) -> Result<(), QueryError> {
+        let touched = std::mem::take(&mut self.touched);
+        crate::write::constraints::check(self.st, &self.workspace, &touched)
+            .map_err(|why| QueryError::runtime(ErrorType::ConstraintValidationFailed, Detail::InvalidArgumentValue, why))
+    }
+
     pub fn check_deletes(&mut self) -> Result<(), QueryError> {
         for e in std::mem::take(&mut self.deleted_nodes) {
             if self.st.has_standing_claims(e.0, self.see_sensitive) {

@@ -33,11 +33,32 @@ pub struct Created {
     pub claims: Vec<ClaimId>,
     /// The id of each `AddEvidence`.
     pub evidence: Vec<crate::ids::EvidenceId>,
+    /// The nodes and relationships written (what the workspace's constraints are checked on).
+    pub touched: super::constraints::Touched,
 }
 
-/// Applies `batch` to `state` at transaction time `now`.
+/// Applies `batch` to `state` at transaction time `now`, as one transaction: what it wrote must
+/// meet the workspace's constraints.
 pub fn apply_batch(state: &mut State, batch: &WriteBatch, now: Timestamp, limits: &Limits) -> Result<Created, WriteError> {
-    apply_batch_with(state, batch, now, limits, Deferred::default())
+    let created = apply_batch_with(state, batch, now, limits, Deferred::default())?;
+    check_constraints(state, &batch.workspace, &created.touched, batch.ops.len())?;
+    Ok(created)
+}
+
+/// The error of a write that breaks a constraint of `workspace` (the batch's last operation
+/// stands for the transaction, which the check follows).
+pub(crate) fn check_constraints(
+    state: &State,
+    workspace: &str,
+    touched: &super::constraints::Touched,
+    ops: usize,
+) -> Result<(), WriteError> {
+    super::constraints::check(state, workspace, touched).map_err(|why| WriteError {
+        op_index: ops.saturating_sub(1),
+        op: "constraint",
+        field: "properties",
+        kind: WriteErrorKind::ConstraintViolated(why),
+    })
 }
 
 /// Index work a WAL replay leaves to the end of the replay, where the open rebuilds those
@@ -505,6 +526,7 @@ impl Writer<'_> {
         let ty = self.intern_type(&u.entity_type)?;
         if let Some(e) = self.st.entities.find_ext(self.ws, &u.ext_id) {
             self.set_type(e, ty);
+            self.created.touched.entities.push(e);
             let flags = *self.st.entities.flags.get(e as usize);
             if flags & BARE != 0 {
                 // Named through the memory API: its memory fields are written now.
@@ -541,6 +563,7 @@ impl Writer<'_> {
         ents.created.note(e, self.now);
         ents.set_props(e, Some(props));
         ents.by_ext.insert(key_hash(self.ws, ext_id), e);
+        self.created.touched.entities.push(e);
         let cat = &mut self.st.catalog;
         cat.note_label(self.ws, ty);
         if flags & BARE == 0 {
@@ -592,6 +615,7 @@ impl Writer<'_> {
 
     pub(super) fn rename(&mut self, e: u32, name: &str) {
         self.names_changed.push(e);
+        self.created.touched.entities.push(e);
         let old = self.st.entities.name.get(e as usize).to_owned();
         self.st.entities.name.set(e as usize, name);
         self.st.entities.updated_at.insert(e, self.now);
@@ -652,6 +676,7 @@ impl Writer<'_> {
         }
         self.st.catalog.note_keys(self.ws, merged.keys().map(AsRef::as_ref), false);
         self.st.entities.set_props(e, Some(merged));
+        self.created.touched.entities.push(e);
         self.st.entities.updated_at.insert(e, self.now);
     }
 
@@ -660,6 +685,9 @@ impl Writer<'_> {
         let flags = *self.st.entities.flags.get(i);
         if (flags & DELETED != 0) == deleted {
             return;
+        }
+        if !deleted {
+            self.created.touched.entities.push(e);
         }
         let prev = self.st.entities.last_event.get(&e).copied().unwrap_or(NONE);
         let ev_idx = self.st.entities.events.len() as u32;
@@ -914,6 +942,7 @@ impl Writer<'_> {
                 bm.claims_live.insert(id);
             }
         }
+        self.created.touched.claims.push(id);
         Ok(id)
     }
 
@@ -1117,6 +1146,9 @@ impl Writer<'_> {
         let flags = *self.st.claims.flags.get(i);
         if (flags & DELETED != 0) == deleted {
             return;
+        }
+        if !deleted {
+            self.created.touched.claims.push(c);
         }
         self.record_claim_event(c);
         self.st.claims.flags.set(i, if deleted { flags | DELETED } else { flags & !DELETED });

@@ -629,6 +629,16 @@ pub fn apply_bulk(st: &mut State, mut load: Cow<'_, BulkLoad>, now: Timestamp, l
             WriteErrorKind::Invalid("bulk load needs an empty workspace; use write batches to add to one"),
         ));
     }
+    if !super::constraints::declared_in(st, &load.workspace).is_empty() {
+        return Err(err(
+            "workspace",
+            0,
+            "workspace",
+            WriteErrorKind::Invalid(
+                "a bulk load does not check constraints: load into a workspace without any, then declare them (the declaration checks the data)",
+            ),
+        ));
+    }
     let (ents, claims) = (&load.entities, &load.claims);
     let (n, m) = (ents.ext_id.len(), claims.subject.len());
     let e0 = st.entities.len();

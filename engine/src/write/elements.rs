@@ -188,6 +188,7 @@ impl Writer<'_> {
                 let props = updated(self.st.entities.props.get(e), changes, replace);
                 let name = name_of(&props).to_owned();
                 self.st.entities.set_props(e, Some(props));
+                self.created.touched.entities.push(e);
                 self.st.entities.updated_at.insert(e, self.now);
                 let bare = *self.st.entities.flags.get(e as usize) & BARE != 0;
                 if self.st.entities.name.get(e as usize) != name && (bare || !name.is_empty()) {
@@ -232,6 +233,7 @@ impl Writer<'_> {
                 self.st.set_claim_props(c, Some(props));
                 self.st.note_pii(c);
                 self.st.claims.updated_at.insert(c, self.now);
+                self.created.touched.claims.push(c);
             }
         }
         Ok(())
@@ -262,6 +264,7 @@ impl Writer<'_> {
         } else {
             self.st.entities.labels.remove(&e);
         }
+        self.created.touched.entities.push(e);
         self.st.entities.updated_at.insert(e, self.now);
         Ok(())
     }

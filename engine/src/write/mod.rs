@@ -6,6 +6,7 @@ pub mod apply;
 pub mod batch;
 pub mod bulk;
 pub mod classifier;
+pub(crate) mod constraints;
 mod elements;
 pub mod ingest;
 pub mod mutation;

@@ -48,8 +48,49 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         }
         "GRAPH.CONFIG" => config(shared, args),
         "GRAPH.SLOWLOG" => slowlog(shared, &who, args),
+        "GRAPH.CONSTRAINT" => constraint(shared, who, args).await,
         _ => Reply::err(format!("unknown command '{name}'")),
     }
+}
+
+/// `GRAPH.CONSTRAINT CREATE|DROP key UNIQUE|MANDATORY NODE|RELATIONSHIP label PROPERTIES n p…`:
+/// the constraint statement it stands for, run as a query on `key` (the same checks, record and
+/// errors). engram checks the stored data at once, so the reply is `OK` (FalkorDB answers
+/// `PENDING` and builds it later); data that breaks it is an error, and nothing is declared.
+async fn constraint(shared: &Arc<Shared>, principal: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let words: Option<Vec<&str>> = args.iter().skip(1).map(|a| std::str::from_utf8(a).ok()).collect();
+    let Some(words) = words.filter(|w| w.len() >= 7) else { return arity("graph.constraint") };
+    let upper: Vec<String> = words.iter().take(6).map(|w| w.to_ascii_uppercase()).collect();
+    let (create, key, label) = (upper[0] == "CREATE", words[1], words[4]);
+    let count = words[6].parse::<usize>().ok().filter(|n| *n >= 1 && words.len() == 7 + n);
+    let (Some(n), true, true, true, true) = (
+        count,
+        create || upper[0] == "DROP",
+        matches!(upper[2].as_str(), "UNIQUE" | "MANDATORY"),
+        matches!(upper[3].as_str(), "NODE" | "RELATIONSHIP"),
+        upper[5] == "PROPERTIES",
+    ) else {
+        return Reply::err("usage: GRAPH.CONSTRAINT CREATE|DROP key UNIQUE|MANDATORY NODE|RELATIONSHIP label PROPERTIES count property…");
+    };
+    let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+    let props: Vec<String> = words[7..7 + n].iter().map(|p| format!("e.{}", quote(p))).collect();
+    let pattern = if upper[3] == "NODE" { format!("(e:{})", quote(label)) } else { format!("()-[e:{}]-()", quote(label)) };
+    let require = if upper[2] == "UNIQUE" { "UNIQUE" } else { "NOT NULL" };
+    let text = format!("{} CONSTRAINT FOR {pattern} REQUIRE ({}) IS {require}", if create { "CREATE" } else { "DROP" }, props.join(", "));
+    let timeout = match deadline(shared, None) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    let call =
+        QueryCall { workspace: key.to_owned(), text, params: engram::Params::new(), read_only: false, timeout, mode: None, principal };
+    let s = shared.clone();
+    let reply = super::run_query(shared, call, "graph.constraint".to_owned(), move |_, _, outcome, _| match outcome {
+        Ok(_) => Reply::ok(),
+        Err(Ok(e)) => error_reply(&s, &e),
+        Err(Err(r)) => r,
+    })
+    .await;
+    reply.unwrap_or_else(|r| r)
 }
 
 /// Entries `GRAPH.SLOWLOG` lists, as FalkorDB.
