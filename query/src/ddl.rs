@@ -263,24 +263,9 @@ impl Parser<'_> {
         };
         self.expect_keyword("INDEX")?;
         // An index name (`CREATE INDEX my_index FOR …`): what Neo4j's procedures query by.
-        let mut name = None;
-        if !self.peek().tok.is_keyword("FOR") && !self.peek().tok.is_keyword("ON") && !self.peek().tok.is_keyword("IF") {
-            name = Some(self.name()?);
-        }
-        let mut if_not_exists = false;
-        if self.keyword("IF") {
-            if create {
-                self.expect_keyword("NOT")?;
-            }
-            self.expect_keyword("EXISTS")?;
-            if_not_exists = true;
-        }
-        // `DROP INDEX name [IF EXISTS]`: by its name alone.
-        if let (false, Some(name)) = (create, &name) {
-            if !self.peek().tok.is_keyword("FOR") && !self.peek().tok.is_keyword("ON") {
-                self.end()?;
-                return Ok(Ddl::DropNamed { name: name.clone(), if_exists: if_not_exists });
-            }
+        let (name, if_not_exists, by_name) = self.head(create)?;
+        if let Some(name) = by_name {
+            return Ok(Ddl::DropNamed { name, if_exists: if_not_exists });
         }
         let (relationship, label, properties) = if self.keyword("ON") {
             // `ON :Label(p, q)`
@@ -312,17 +297,7 @@ impl Parser<'_> {
             };
             let mut props = Vec::new();
             loop {
-                let v = self.name()?;
-                if v != var {
-                    return Err(QueryError::syntax(
-                        self.text,
-                        self.tokens[self.at - 1].span,
-                        Detail::UndefinedVariable,
-                        format!("`{v}` is not the pattern's variable `{var}`"),
-                    ));
-                }
-                self.expect_sym(Sym::Dot)?;
-                props.push(self.name()?);
+                props.push(self.property_of(&var)?);
                 if self.sym(close) {
                     break;
                 }
@@ -347,23 +322,9 @@ impl Parser<'_> {
             self.expect_keyword("DROP")?;
         }
         self.expect_keyword("CONSTRAINT")?;
-        let mut name = None;
-        if !["FOR", "ON", "IF"].iter().any(|k| self.peek().tok.is_keyword(k)) {
-            name = Some(self.name()?);
-        }
-        let mut if_not_exists = false;
-        if self.keyword("IF") {
-            if create {
-                self.expect_keyword("NOT")?;
-            }
-            self.expect_keyword("EXISTS")?;
-            if_not_exists = true;
-        }
-        if let (false, Some(name)) = (create, &name) {
-            if !self.peek().tok.is_keyword("ON") && !self.peek().tok.is_keyword("FOR") {
-                self.end()?;
-                return Ok(Ddl::DropConstraintNamed { name: name.clone(), if_exists: if_not_exists });
-            }
+        let (name, if_not_exists, by_name) = self.head(create)?;
+        if let Some(name) = by_name {
+            return Ok(Ddl::DropConstraintNamed { name, if_exists: if_not_exists });
         }
         let old_form = self.keyword("ON");
         if !old_form {
@@ -410,6 +371,31 @@ impl Parser<'_> {
         self.end()?;
         let constraint = ConstraintDef { name, kind, relationship, label, properties };
         Ok(if create { Ddl::CreateConstraint { constraint, if_not_exists } } else { Ddl::DropConstraint(constraint) })
+    }
+
+    /// After `CREATE|DROP INDEX|CONSTRAINT`: the optional name, then whether `IF NOT EXISTS`
+    /// (a create) or `IF EXISTS` (a drop) follows, and the name again when the statement is a
+    /// drop by name alone, which ends there.
+    fn head(&mut self, create: bool) -> Result<(Option<String>, bool, Option<String>), QueryError> {
+        let mut name = None;
+        if !["FOR", "ON", "IF"].iter().any(|k| self.peek().tok.is_keyword(k)) {
+            name = Some(self.name()?);
+        }
+        let mut if_exists = false;
+        if self.keyword("IF") {
+            if create {
+                self.expect_keyword("NOT")?;
+            }
+            self.expect_keyword("EXISTS")?;
+            if_exists = true;
+        }
+        if let (false, Some(name)) = (create, &name) {
+            if !self.peek().tok.is_keyword("ON") && !self.peek().tok.is_keyword("FOR") {
+                self.end()?;
+                return Ok((Some(name.clone()), if_exists, Some(name.clone())));
+            }
+        }
+        Ok((name, if_exists, None))
     }
 
     /// `var.p`: the property `p` of the pattern's variable.
