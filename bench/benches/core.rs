@@ -128,6 +128,22 @@ fn write_benches(c: &mut Criterion) {
             BatchSize::LargeInput,
         );
     });
+    // The same under `UNIQUE (:N {i})` and `(:N {i}) NOT NULL`: each new node checked when the
+    // query ends (one property-index lookup for the uniqueness).
+    let constrained = || {
+        let db = engram::Database::in_memory();
+        for c in ["CREATE CONSTRAINT FOR (n:N) REQUIRE n.i IS UNIQUE", "CREATE CONSTRAINT FOR (n:N) REQUIRE n.i IS NOT NULL"] {
+            db.query("default", c, &engram::Params::new()).expect("declares");
+        }
+        db
+    };
+    c.bench_function("query_create_1k_nodes_constrained", |b| {
+        b.iter_batched(
+            constrained,
+            |db| black_box(db.query("default", "UNWIND range(0, 999) AS i CREATE (:N {i: i})", &engram::Params::new()).expect("runs")),
+            BatchSize::LargeInput,
+        );
+    });
 }
 
 /// Each of `items` in turn, round and round (the inputs of a bench's iterations).

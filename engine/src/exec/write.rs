@@ -17,7 +17,7 @@ use crate::read::visibility::Visibility;
 use crate::state::State;
 use crate::time::Timestamp;
 use crate::value::{Properties, Value};
-use crate::write::apply::{apply_batch_with, Created, Deferred};
+use crate::write::apply::{apply_step, Created};
 use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
 
 use super::graph::Graph;
@@ -167,8 +167,7 @@ impl<'s> Tx<'s> {
         }
         let batch = WriteBatch { workspace: self.workspace.clone(), ops };
         // Constraints hold when the query ends, not after each step (`check_constraints`).
-        let created = apply_batch_with(self.st, &batch, self.now, self.limits, Deferred::default()).map_err(|e| write_error(&e))?;
-        self.touched.extend(&created.touched);
+        let created = apply_step(self.st, &batch, self.now, self.limits, &mut self.touched).map_err(|e| write_error(&e))?;
         self.st.reset_caches();
         self.applied.extend(batch.ops);
         if let (Some(m), Some(h)) = (&self.masker, &mut self.policy) {

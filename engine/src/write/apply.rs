@@ -73,13 +73,40 @@ pub struct Deferred {
     pub graph: bool,
 }
 
-/// `apply_batch`, leaving the `deferred` index work undone.
+/// `apply_batch`, leaving the `deferred` index work undone, and without the constraint check.
 pub fn apply_batch_with(
     state: &mut State,
     batch: &WriteBatch,
     now: Timestamp,
     limits: &Limits,
     deferred: Deferred,
+) -> Result<Created, WriteError> {
+    apply_into(state, batch, now, limits, deferred, Created::default())
+}
+
+/// One step of a longer transaction (the language's): `apply_batch` without the constraint
+/// check, adding what it wrote to `touched`, which the transaction checks once when it ends.
+/// The buffer goes into the step and back, so a step allocates none.
+pub fn apply_step(
+    state: &mut State,
+    batch: &WriteBatch,
+    now: Timestamp,
+    limits: &Limits,
+    touched: &mut super::constraints::Touched,
+) -> Result<Created, WriteError> {
+    let start = Created { touched: std::mem::take(touched), ..Created::default() };
+    let mut created = apply_into(state, batch, now, limits, Deferred::default(), start)?;
+    *touched = std::mem::take(&mut created.touched);
+    Ok(created)
+}
+
+fn apply_into(
+    state: &mut State,
+    batch: &WriteBatch,
+    now: Timestamp,
+    limits: &Limits,
+    deferred: Deferred,
+    created: Created,
 ) -> Result<Created, WriteError> {
     let fail = |op_index, op, (field, kind)| WriteError { op_index, op, field, kind };
     let ws = state
@@ -99,17 +126,8 @@ pub fn apply_batch_with(
     let rebase = batch.ops.len() >= REBASE_TEXT_OPS_MIN && batch.ops.len() * 4 >= rows;
     let index_text = !rebase && !deferred.text;
     let entities_before = state.entities.len();
-    let mut w = Writer {
-        st: state,
-        ws,
-        now,
-        limits,
-        created: Created::default(),
-        names_changed: Vec::new(),
-        index_text,
-        link_graph: !deferred.graph,
-        entities_before,
-    };
+    let mut w =
+        Writer { st: state, ws, now, limits, created, names_changed: Vec::new(), index_text, link_graph: !deferred.graph, entities_before };
     for (i, op) in batch.ops.iter().enumerate() {
         w.apply(op).map_err(|e| fail(i, op_name(op), e))?;
     }

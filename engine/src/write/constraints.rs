@@ -73,14 +73,6 @@ pub struct Touched {
     pub claims: Vec<u32>,
 }
 
-impl Touched {
-    /// Adds what `other` wrote.
-    pub fn extend(&mut self, other: &Touched) {
-        self.entities.extend_from_slice(&other.entities);
-        self.claims.extend_from_slice(&other.claims);
-    }
-}
-
 /// A row of a label: a node or a relationship (dense ids).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Row {
