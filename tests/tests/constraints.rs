@@ -282,3 +282,32 @@ fn every_write_path_keeps_the_constraints_and_they_survive_a_reopen() {
     let reader = std::sync::Arc::new(engram::Principal::named("r").grant("default", engram::Access::Read, false));
     assert!(db.scope(reader).query("default", "CREATE CONSTRAINT FOR (x:P) REQUIRE x.z IS UNIQUE", &Params::new()).is_err());
 }
+
+/// Writers racing to take the same values (their queries share group commits): each value is
+/// taken once, by exactly one of them, and every refusal is the constraint's.
+#[test]
+fn concurrent_writers_never_take_a_unique_value_twice() {
+    let db = std::sync::Arc::new(Database::in_memory());
+    ok(&db, "CREATE CONSTRAINT FOR (x:P) REQUIRE x.k IS UNIQUE");
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut won = Vec::new();
+                for k in 0..40 {
+                    match db.query("default", &format!("CREATE (:P {{k: {k}, t: {t}}})"), &Params::new()) {
+                        Ok(_) => won.push(k),
+                        Err(e) => assert!(e.to_string().contains("same values"), "{e}"),
+                    }
+                }
+                won
+            })
+        })
+        .collect();
+    let mut won: Vec<i64> = threads.into_iter().flat_map(|h| h.join().expect("a writer")).collect();
+    won.sort_unstable();
+    assert_eq!(won, (0..40).collect::<Vec<i64>>(), "each value taken exactly once");
+    let stored = ok(&db, "MATCH (x:P) RETURN x.k AS k, count(*) AS n ORDER BY k");
+    assert_eq!(stored.rows.len(), 40);
+    assert!(stored.rows.iter().all(|r| r[1] == QueryValue::Int(1)), "{:?}", stored.rows);
+}
