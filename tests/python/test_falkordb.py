@@ -202,6 +202,24 @@ def test_constraints_through_falkordbs_client_hold_on_every_write(db):
         g.drop_node_unique_constraint("P", "email")
 
 
+def test_copy_makes_a_graph_of_its_own(db):
+    """falkordb-py's `Graph.copy` (`GRAPH.COPY src dst`): the copy reads as its source, is listed,
+    changes apart from it, and a taken name or an unknown source is an error."""
+    g = db.select_graph("orig")
+    g.query("CREATE (:A {v: 1})-[:R {w: 2}]->(:B {v: [1.5, 2.5]})")
+    c = g.copy("clone")
+    assert c.name == "clone" and "clone" in db.list_graphs()
+    text = "MATCH (a)-[r]->(b) RETURN labels(a), a.v, type(r), r.w, labels(b), b.v"
+    assert c.ro_query(text).result_set == g.ro_query(text).result_set == [[["A"], 1, "R", 2, ["B"], [1.5, 2.5]]]
+    c.query("MATCH (a:A) SET a.v = 9")
+    assert g.ro_query("MATCH (a:A) RETURN a.v").result_set == [[1]]
+    with pytest.raises(redis.ResponseError, match="already exists"):
+        g.copy("clone")
+    with pytest.raises(redis.ResponseError, match="unknown workspace"):
+        db.select_graph("never").copy("other")
+    assert "other" not in db.list_graphs()
+
+
 def test_vocabulary_ids_are_dense_and_stable(db):
     g = db.select_graph("vocab")
     g.query("CREATE (:L1 {k1: 1})")

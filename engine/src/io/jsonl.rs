@@ -240,7 +240,7 @@ fn time(t: Timestamp) -> Option<String> {
 
 /// `snap` with every standing merge undone, newest first, and the merges undone as
 /// `(workspace, from, into)` external ids, oldest first; `snap` itself when none stands.
-fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, String, String)>) {
+pub(super) fn before_merges(snap: &Snapshot) -> (Snapshot, Vec<(crate::ids::WorkspaceId, String, String)>) {
     let st = &snap.state;
     let standing: Vec<&crate::state::MergeRecord> = st.entities.merges.iter().filter(|m| m.undone_at == Timestamp::MAX).collect();
     if standing.is_empty() {
@@ -340,7 +340,7 @@ fn policy_lines(settings: &crate::settings::Settings, ws: &str) -> Vec<Line> {
 
 /// The lines of `workspaces`, each read through the view `open` gives for it; the policies of
 /// those `governs` says the exporter administers.
-fn export_views<'s>(
+pub(super) fn export_views<'s>(
     snap: &'s Snapshot,
     merges: &[(crate::ids::WorkspaceId, String, String)],
     workspaces: Vec<crate::model::WorkspaceInfo>,

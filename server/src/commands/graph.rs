@@ -48,6 +48,22 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         }
         "GRAPH.CONFIG" => config(shared, args),
         "GRAPH.SLOWLOG" => slowlog(shared, &who, args),
+        "GRAPH.COPY" => {
+            let (Some(from), Some(to), 3) = (arg(args, 1).map(ToOwned::to_owned), arg(args, 2).map(ToOwned::to_owned), args.len()) else {
+                return arity(name);
+            };
+            // The copy holds all of the source: its admins' to make, where they may write.
+            if let Err(r) = require(&who, &from, engram::Access::Admin).and_then(|()| require(&who, &to, engram::Access::Write)) {
+                return r;
+            }
+            let s = shared.clone();
+            match engine(shared, move |db| engram::io::copy::copy_workspace(db, &from, &to)).await {
+                Ok(Ok(_)) => Reply::ok(),
+                Ok(Err(engram::io::jsonl::ImportError::Database(e))) => error_reply(&s, &e),
+                Ok(Err(e)) => Reply::err(e.to_string()),
+                Err(r) => r,
+            }
+        }
         "GRAPH.CONSTRAINT" => constraint(shared, who, args).await,
         _ => Reply::err(format!("unknown command '{name}'")),
     }

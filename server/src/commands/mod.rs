@@ -98,6 +98,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("GRAPH.LIST", 1, "The graphs (workspaces)."),
     ("GRAPH.CONFIG", -3, "GET / SET of the graph settings (TIMEOUT, TIMEOUT_DEFAULT, TIMEOUT_MAX)."),
     ("GRAPH.CONSTRAINT", -8, "CREATE|DROP key UNIQUE|MANDATORY NODE|RELATIONSHIP label PROPERTIES n prop...: a constraint on the graph."),
+    ("GRAPH.COPY", 3, "src dst: copies a graph (a workspace) into a new one, with its settings and policies."),
     ("GRAPH.SLOWLOG", -2, "key [RESET]: the slowest query commands on the graph in the slow log (admin on the key)."),
     (
         "ENGRAM.QUERY",
@@ -211,8 +212,8 @@ fn writes(args: &[Vec<u8>]) -> bool {
         "GRAPH.QUERY" | "GRAPH.PROFILE" | "ENGRAM.QUERY" | "ENGRAM.PROFILE" => {
             arg(args, 2).is_none_or(|t| engram::exec::writes(t).unwrap_or(false))
         }
-        "GRAPH.DELETE" | "GRAPH.CONSTRAINT" | "ENGRAM.INGEST" | "ENGRAM.TRANSACTION" | "ENGRAM.DELETE" | "ENGRAM.RESTORE"
-        | "ENGRAM.FORGET" => true,
+        "GRAPH.DELETE" | "GRAPH.CONSTRAINT" | "GRAPH.COPY" | "ENGRAM.INGEST" | "ENGRAM.TRANSACTION" | "ENGRAM.DELETE"
+        | "ENGRAM.RESTORE" | "ENGRAM.FORGET" => true,
         "ENGRAM.TAG" => arg(args, 2).is_some_and(|w| !w.eq_ignore_ascii_case("GET")),
         _ => false,
     }
