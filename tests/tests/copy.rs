@@ -63,3 +63,39 @@ fn a_copy_reads_as_its_source_and_keeps_its_protections() {
     let db = Database::open(dir.path()).expect("reopens");
     assert_eq!(rows(&db, "dst", "MATCH (x:P) RETURN count(x)"), vec![vec![QueryValue::Int(3)]]);
 }
+
+/// An admin's export carries each workspace's settings (`setting` lines), and an import stores
+/// them before the rows: a restored workspace keeps its sensitive keys, constraints and index
+/// declarations, and export → import → export gives the same lines. A reader's export has none.
+#[test]
+fn an_export_carries_the_settings_and_an_import_stores_them_first() {
+    let db = Database::in_memory();
+    let p = Params::new();
+    db.query("default", "CREATE (:P {email: 'a', ssn: 'S-1'})", &p).expect("writes");
+    db.query("default", "CREATE CONSTRAINT FOR (x:P) REQUIRE x.email IS UNIQUE", &p).expect("declares");
+    db.set_workspace_setting("default", "sensitive_properties", "ssn").expect("sets");
+    let lines = engram::jsonl::export(&db.snapshot());
+    let settings: Vec<&String> = lines.iter().filter(|l| l.contains(r#""kind":"setting""#)).collect();
+    assert_eq!(settings.len(), 2, "{settings:?}");
+    assert!(settings.iter().any(|l| l.contains(r#""key":"sensitive_properties","value":"ssn""#)));
+    let first_entity = lines.iter().position(|l| l.contains(r#""kind":"entity""#)).expect("an entity");
+    assert!(lines.iter().rposition(|l| l.contains(r#""kind":"setting""#)).expect("a setting") < first_entity);
+
+    let restored = Database::in_memory();
+    engram::jsonl::import(&restored, &lines.join("\n"), "dump.jsonl").expect("imports");
+    assert_eq!(engram::jsonl::export(&restored.snapshot()), lines, "export → import → export");
+    let reader = std::sync::Arc::new(engram::Principal::named("r").grant("default", engram::Access::Read, false));
+    let seen = restored.scope(reader.clone()).query("default", "MATCH (x:P) RETURN x.ssn", &p).expect("reads").rows;
+    assert_eq!(seen, vec![vec![QueryValue::Null]], "still sensitive");
+    let e = restored.query("default", "CREATE (:P {email: 'a'})", &p).expect_err("still unique");
+    assert!(e.to_string().contains("same values"), "{e}");
+    // A reader's export gives no settings (they are an administrator's).
+    let theirs = engram::jsonl::export_scope(&db.scope(reader)).expect("exports");
+    assert!(theirs.iter().all(|l| !l.contains(r#""kind":"setting""#)));
+    // A bad setting line is named and nothing is written.
+    let bad = format!("{}\n{}", lines[0], r#"{"kind":"setting","workspace":"default","key":"retention_days","value":"zero"}"#);
+    let empty = Database::in_memory();
+    let e = engram::jsonl::import(&empty, &bad, "bad.jsonl").expect_err("refused");
+    assert!(e.to_string().starts_with("bad.jsonl:2:1: setting `retention_days`"), "{e}");
+    assert!(engram::jsonl::export(&empty.snapshot()).iter().all(|l| !l.contains(r#""kind":"entity""#) && !l.contains("retention")));
+}

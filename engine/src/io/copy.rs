@@ -1,9 +1,10 @@
-//! Copying a workspace (FalkorDB's `GRAPH.COPY`): the new workspace is made first, then given the
-//! source's settings (constraints, index declarations, sensitive properties, row and masking
-//! policies), then filled with the source's export, renamed. So the copy is never readable
-//! without its source's protections, and holds what an export holds: entities, claims, evidence,
-//! merges, tags and predicates, every state and soft delete. Transaction times are the copy's (an
-//! import records its own), and vectors stay with the source.
+//! Copying a workspace (FalkorDB's `GRAPH.COPY`): the source's export, as its administrator's
+//! (with its settings, row and masking policies), renamed and imported into a new workspace. The
+//! import stores settings and policies before the rows, so the copy is never readable without its
+//! source's protections (constraints, sensitive keys, policies), and it holds what an export
+//! holds: entities, claims, evidence, merges, tags and predicates, every state and soft delete.
+//! Transaction times are the copy's (an import records its own), and vectors stay with the
+//! source.
 
 use super::jsonl::{before_merges, export_views, import, ImportError, Line};
 use crate::db::Database;
@@ -17,34 +18,18 @@ pub fn copy_workspace(db: &Database, from: &str, to: &str) -> Result<usize, Impo
         return Err(Error::from(WorkspaceError::Unknown(from.to_owned())).into());
     }
     db.create_workspace(to)?;
-    let filled = settings(db, from, to).map_err(ImportError::from).and_then(|()| fill(db, from, to));
+    let filled = fill(db, from, to);
     if filled.is_err() {
         let _ = db.drop_workspace(to);
     }
     filled
 }
 
-/// The source's workspace settings, row policies and masking policies, under `to`'s name.
-fn settings(db: &Database, from: &str, to: &str) -> Result<(), Error> {
-    db.update_settings(|s, _| {
-        if let Some(m) = s.workspaces.get(from).cloned() {
-            s.workspaces.insert(to.to_owned(), m);
-        }
-        if let Some(p) = s.policies.get(from).cloned() {
-            s.policies.insert(to.to_owned(), p);
-        }
-        if let Some(m) = s.masks.get(from).cloned() {
-            s.masks.insert(to.to_owned(), m);
-        }
-        Ok(())
-    })
-}
-
-/// The source's export (without its policies: `settings` copied them), renamed, imported.
+/// The source's export (its settings and policies with it), renamed, imported.
 fn fill(db: &Database, from: &str, to: &str) -> Result<usize, ImportError> {
     let (snap, merges) = before_merges(&db.snapshot());
     let source: Vec<_> = snap.workspaces().into_iter().filter(|w| *w.name == *from).collect();
-    let lines = export_views(&snap, &merges, source, |name| snap.workspace(name).ok(), &|_| false, &ROOT_CONTEXT, None)
+    let lines = export_views(&snap, &merges, source, |name| snap.workspace(name).ok(), &|ws| ws == from, &ROOT_CONTEXT, None)
         .map_err(|e| ImportError::Database(e.into()))?;
     let mut text = String::new();
     for l in lines {
@@ -66,7 +51,8 @@ fn rename(line: &mut Line, to: &str) {
         | Line::Merge { workspace, .. }
         | Line::Message { workspace, .. }
         | Line::Policy { workspace, .. }
-        | Line::Mask { workspace, .. } => to.clone_into(workspace),
+        | Line::Mask { workspace, .. }
+        | Line::Setting { workspace, .. } => to.clone_into(workspace),
         Line::Role { .. } => {}
     }
 }

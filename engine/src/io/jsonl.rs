@@ -27,8 +27,13 @@
 //! `{"kind":"role","name":"agent","grants":{"support":{"access":"write","see_sensitive":true}}}`,
 //! `{"kind":"policy","workspace":"default","name":"own","target":"claims","roles":["agent"],"predicate":"c.user_id = $user"}`,
 //! `{"kind":"mask","workspace":"default","name":"pii","on":"pii:*","mode":"redact","roles":["engineer"]}`.
-//! Lines of a workspace come after its `workspace` line; within it, policies, masks, predicates,
-//! entities, claims, messages, evidence, merges.
+//! An admin's export also gives each workspace's stored settings (its constraints, index
+//! declarations, sensitive keys, …), one `setting` line each:
+//! `{"kind":"setting","workspace":"default","key":"sensitive_properties","value":"ssn"}`. An import
+//! stores roles first, then each workspace's settings and policies before its rows, so what it
+//! writes is never readable without them.
+//! Lines of a workspace come after its `workspace` line; within it, settings, policies, masks,
+//! predicates, entities, claims, messages, evidence, merges.
 //!
 //! Entity merges that stand are exported as they happened, so an import can undo them too: the
 //! other lines show the workspace as it was before its standing merges (claims at their original
@@ -150,6 +155,11 @@ pub enum Line {
         on: String,
         mode: String,
         roles: Vec<String>,
+    },
+    Setting {
+        workspace: String,
+        key: String,
+        value: String,
     },
 }
 
@@ -315,6 +325,13 @@ fn role_lines(settings: &crate::settings::Settings) -> Vec<Line> {
 }
 
 /// The `policy` and `mask` lines of workspace `ws`.
+/// The `setting` lines of workspace `ws`: its stored settings, by key (its constraints, index
+/// declarations and sensitive keys among them).
+fn setting_lines(settings: &crate::settings::Settings, ws: &str) -> Vec<Line> {
+    let all = settings.workspaces.get(ws).into_iter().flatten();
+    all.map(|(key, value)| Line::Setting { workspace: ws.to_owned(), key: key.clone(), value: value.clone() }).collect()
+}
+
 fn policy_lines(settings: &crate::settings::Settings, ws: &str) -> Vec<Line> {
     let mut out = Vec::new();
     for (name, p) in settings.policies.get(ws).into_iter().flatten() {
@@ -360,6 +377,7 @@ pub(super) fn export_views<'s>(
         let Some(ws) = open(&w.name) else { continue };
         out.push(line(Line::Workspace { name: w.name.to_string() }));
         if governs(&w.name) {
+            out.extend(setting_lines(&st.settings, &w.name).into_iter().map(line));
             out.extend(policy_lines(&st.settings, &w.name).into_iter().map(line));
         }
         out.extend(predicate_lines(st, &w).into_iter().map(line));
@@ -507,6 +525,7 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
     let mut plan = Plan::default();
     let mut policies: Vec<(usize, String, String, Governance)> = Vec::new();
     let mut roles: Vec<RoleLine> = Vec::new();
+    let mut settings: Vec<(usize, String, String, String)> = Vec::new();
     let mut count = 0;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -707,6 +726,12 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 ws_of(&mut plan, &workspace)?;
                 policies.push((n, workspace, name, Governance::Mask(crate::settings::StoredMask { on, mode, roles })));
             }
+            Line::Setting { workspace, key, value } => {
+                ws_of(&mut plan, &workspace)?;
+                // Checked now, as the database will check it: a refused one writes nothing.
+                crate::settings::Settings::default().set_for(&workspace, &key, &value).map_err(|e| bad(e.to_string()))?;
+                settings.push((n, workspace, key, value));
+            }
         }
     }
     // Policies are checked before anything is written: a refused one writes nothing.
@@ -719,9 +744,30 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
         };
         checked.map_err(|message| JsonlError { file: file.to_owned(), line: *n, column: 1, message })?;
     }
+    // Roles, then each workspace's settings and policies before its data: what is imported is
+    // never readable without the protections it was exported with.
+    for RoleLine { line: n, name, grants } in roles {
+        let stored = db.add_role(&name).and_then(|_| grants.into_iter().try_for_each(|(ws, g)| db.grant_role(&name, &ws, g)));
+        stored.map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
+    }
     for ws in &plan.order {
         if db.snapshot().workspace(ws).is_err() {
             db.create_workspace(ws)?;
+        }
+        for (n, _, key, value) in settings.iter().filter(|s| s.1 == *ws) {
+            db.set_workspace_setting(ws, key, value).map_err(|e| JsonlError {
+                file: file.to_owned(),
+                line: *n,
+                column: 1,
+                message: e.to_string(),
+            })?;
+        }
+        for (n, _, name, g) in policies.iter().filter(|p| p.1 == *ws) {
+            match g.clone() {
+                Governance::Row(p) => db.put_policy(ws, name, p),
+                Governance::Mask(m) => db.put_mask(ws, name, m),
+            }
+            .map_err(|e| JsonlError { file: file.to_owned(), line: *n, column: 1, message: e.to_string() })?;
         }
         for phase in PHASES {
             let batch = &plan.batches[&(ws.clone(), phase)];
@@ -738,17 +784,6 @@ pub fn import(db: &Database, text: &str, file: &str) -> Result<usize, ImportErro
                 None => ImportError::Database(e),
             })?;
         }
-    }
-    for RoleLine { line: n, name, grants } in roles {
-        let stored = db.add_role(&name).and_then(|_| grants.into_iter().try_for_each(|(ws, g)| db.grant_role(&name, &ws, g)));
-        stored.map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
-    }
-    for (n, ws, name, g) in policies {
-        match g {
-            Governance::Row(p) => db.put_policy(&ws, &name, p),
-            Governance::Mask(m) => db.put_mask(&ws, &name, m),
-        }
-        .map_err(|e| JsonlError { file: file.to_owned(), line: n, column: 1, message: e.to_string() })?;
     }
     Ok(count)
 }
@@ -768,7 +803,8 @@ struct RoleLine {
     grants: Vec<(String, crate::settings::StoredGrant)>,
 }
 
-/// A policy line of an import, stored after the rows.
+/// A policy line of an import, stored before the rows.
+#[derive(Clone)]
 enum Governance {
     Row(crate::settings::StoredPolicy),
     Mask(crate::settings::StoredMask),
