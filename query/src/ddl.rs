@@ -75,6 +75,8 @@ pub enum ConstraintKind {
     Unique,
     /// Every live element of the label has each property.
     Mandatory,
+    /// Both (Neo4j's `IS NODE KEY` / `IS RELATIONSHIP KEY`).
+    Key,
 }
 
 impl ConstraintKind {
@@ -83,6 +85,7 @@ impl ConstraintKind {
         match self {
             ConstraintKind::Unique => "UNIQUE",
             ConstraintKind::Mandatory => "MANDATORY",
+            ConstraintKind::Key => "KEY",
         }
     }
 }
@@ -358,10 +361,13 @@ impl Parser<'_> {
                 ConstraintKind::Mandatory
             } else {
                 let _ = self.keyword("NODE") || self.keyword("RELATIONSHIP") || self.keyword("REL");
-                if !self.keyword("UNIQUE") {
-                    return Err(self.error("UNIQUE or NOT NULL (the constraints engram keeps)"));
+                if self.keyword("KEY") {
+                    ConstraintKind::Key
+                } else if self.keyword("UNIQUE") {
+                    ConstraintKind::Unique
+                } else {
+                    return Err(self.error("UNIQUE, KEY or NOT NULL (the constraints engram keeps)"));
                 }
-                ConstraintKind::Unique
             };
             (properties, kind)
         };
@@ -659,10 +665,14 @@ mod tests {
             let Ddl::CreateConstraint { constraint, .. } = ok(text) else { panic!("{text}") };
             assert_eq!((constraint.kind, constraint.properties), (ConstraintKind::Mandatory, vec!["name".to_owned()]), "{text}");
         }
+        let Ddl::CreateConstraint { constraint, .. } = ok("CREATE CONSTRAINT FOR (p:Person) REQUIRE (p.a, p.b) IS NODE KEY") else {
+            panic!()
+        };
+        assert_eq!((constraint.kind, constraint.properties.len()), (ConstraintKind::Key, 2));
         assert_eq!(ok("DROP CONSTRAINT has_name IF EXISTS"), Ddl::DropConstraintNamed { name: "has_name".to_owned(), if_exists: true });
         for (q, col) in [
             ("CREATE CONSTRAINT FOR (p:Person) REQUIRE q.email IS UNIQUE", 42),
-            ("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.email IS NODE KEY", 58),
+            ("CREATE CONSTRAINT FOR (p:Person) REQUIRE p.email IS NODE TYPED", 58),
         ] {
             match parse(q) {
                 Some(Err(e)) => assert_eq!(e.at.map(|a| a.column), Some(col), "{q}: {e}"),

@@ -311,3 +311,26 @@ fn concurrent_writers_never_take_a_unique_value_twice() {
     assert_eq!(stored.rows.len(), 40);
     assert!(stored.rows.iter().all(|r| r[1] == QueryValue::Int(1)), "{:?}", stored.rows);
 }
+
+/// `IS NODE KEY`: both at once — every node of the label holds the properties, and no two hold
+/// the same values of all of them.
+#[test]
+fn a_key_is_required_and_unique() {
+    let db = Database::in_memory();
+    ok(&db, "CREATE (:K {a: 1, b: 1}), (:K {a: 1, b: 2})");
+    ok(&db, "CREATE CONSTRAINT k FOR (x:K) REQUIRE (x.a, x.b) IS NODE KEY");
+    refused(&db, "CREATE (:K {a: 1})", "has no property `b`");
+    refused(&db, "CREATE (:K {a: 1, b: 2.0})", "same values");
+    ok(&db, "CREATE (:K {a: 2, b: 2})");
+    let shown = ok(&db, "SHOW CONSTRAINTS YIELD type, properties RETURN type, properties").rows;
+    assert_eq!(
+        shown,
+        vec![vec![
+            QueryValue::String("NODE_KEY".into()),
+            QueryValue::List(vec![QueryValue::String("a".into()), QueryValue::String("b".into())])
+        ]]
+    );
+    ok(&db, "DROP CONSTRAINT k");
+    ok(&db, "CREATE (:K {a: 1})");
+    refused(&db, "CREATE CONSTRAINT FOR (x:K) REQUIRE (x.a, x.b) IS NODE KEY", "has no property `b`");
+}

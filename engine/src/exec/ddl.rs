@@ -403,6 +403,8 @@ pub(crate) fn show_constraint_rows(all: &[Constraint]) -> Vec<Vec<super::value::
         .map(|(i, c)| {
             let kind = match (c.entity.as_str(), c.kind.as_str()) {
                 ("NODE", "UNIQUE") => "UNIQUENESS",
+                ("NODE", "KEY") => "NODE_KEY",
+                (_, "KEY") => "RELATIONSHIP_KEY",
                 ("NODE", _) => "NODE_PROPERTY_EXISTENCE",
                 (_, "UNIQUE") => "RELATIONSHIP_UNIQUENESS",
                 _ => "RELATIONSHIP_PROPERTY_EXISTENCE",

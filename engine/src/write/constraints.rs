@@ -18,7 +18,7 @@ use crate::value::Value;
 /// One declared constraint, as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Constraint {
-    /// `UNIQUE` or `MANDATORY`.
+    /// `UNIQUE`, `MANDATORY` or `KEY` (both).
     pub kind: String,
     /// `NODE` or `RELATIONSHIP`.
     pub entity: String,
@@ -32,6 +32,16 @@ pub(crate) struct Constraint {
 impl Constraint {
     fn nodes(&self) -> bool {
         self.entity == "NODE"
+    }
+
+    /// Every element of the label must hold every property.
+    fn requires(&self) -> bool {
+        self.kind == "MANDATORY" || self.kind == "KEY"
+    }
+
+    /// No two elements of the label may hold the same values.
+    fn unique(&self) -> bool {
+        self.kind == "UNIQUE" || self.kind == "KEY"
     }
 
     /// How an error names it: `UNIQUE (:Person {email})`.
@@ -175,10 +185,12 @@ fn candidates(st: &State, ws: WorkspaceId, nodes: bool, key: &str, v: &Value) ->
 /// Whether `row` meets `c` in `ws`; the violation, in words, when it does not.
 fn check_row(st: &State, ws: WorkspaceId, c: &Constraint, id: Ids, row: Row) -> Result<(), String> {
     let values: Vec<Option<Value>> = c.properties.iter().map(|p| value(st, row, p)).collect();
-    if c.kind == "MANDATORY" {
+    if c.requires() {
         if let Some(i) = values.iter().position(Option::is_none) {
             return Err(format!("{} has no property `{}`, which {} requires", name_of(st, row), c.properties[i], c.describe()));
         }
+    }
+    if !c.unique() {
         return Ok(());
     }
     // Uniqueness compares only rows holding every property.
@@ -239,8 +251,14 @@ pub(crate) fn check_all(st: &State, workspace: &str, c: &Constraint) -> Result<(
         (0..st.claims.len() as u32).map(Row::Rel).collect()
     };
     let mine: Vec<Row> = rows.into_iter().filter(|&r| live(st, ws, r) && labelled(st, r, id)).collect();
-    if c.kind == "MANDATORY" {
+    if !c.unique() {
         return mine.into_iter().try_for_each(|r| check_row(st, ws, c, id, r));
+    }
+    if c.requires() {
+        let present = |r: &Row| c.properties.iter().all(|p| value(st, *r, p).is_some());
+        if let Some(r) = mine.iter().find(|r| !present(r)) {
+            return check_row(st, ws, c, id, *r);
+        }
     }
     // Uniqueness by sorting the rows' values once, not a lookup per row.
     let mut keyed: Vec<(String, Row)> = mine
