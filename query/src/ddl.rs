@@ -143,6 +143,13 @@ pub enum Ddl {
     },
 }
 
+impl Ddl {
+    /// A constraint statement (they bind every writer of the workspace: its admins' to make).
+    pub fn is_constraint(&self) -> bool {
+        matches!(self, Ddl::CreateConstraint { .. } | Ddl::DropConstraint(_) | Ddl::DropConstraintNamed { .. })
+    }
+}
+
 /// Whether `text` is an index statement: `None` when it is not (it is an ordinary query); the
 /// statement, or a syntax error naming its place, when it is.
 pub fn parse(text: &str) -> Option<Result<Ddl, QueryError>> {

@@ -92,6 +92,11 @@ def test_a_read_only_users_write_is_refused_and_writes_nothing(secured):
         with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access to workspace 'sec'"):
             who.execute_command("GRAPH.COPY", "sec", "sec-copy")
     assert b"sec-copy" not in client(secured, "admin", "adm-pw").execute_command("GRAPH.LIST")
+    # A constraint binds every writer: the workspace's admins declare it.
+    with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access to workspace 'sec'"):
+        w.execute_command("GRAPH.CONSTRAINT", "CREATE", "sec", "UNIQUE", "NODE", "P", "PROPERTIES", 1, "name")
+    with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access"):
+        w.execute_command("ENGRAM.QUERY", "sec", "CREATE CONSTRAINT FOR (p:P) REQUIRE p.name IS UNIQUE")
     assert isinstance(client(secured, "admin", "adm-pw").execute_command("GRAPH.SLOWLOG", "sec"), list)
 
 

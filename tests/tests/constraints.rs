@@ -278,9 +278,18 @@ fn every_write_path_keeps_the_constraints_and_they_survive_a_reopen() {
     ok(&db, "CREATE (:P {email: 'a', name: 'Z'})");
     refused(&db, "DROP CONSTRAINT p_email", "no such constraint");
     ok(&db, "DROP CONSTRAINT p_email IF EXISTS");
-    // A reader may not declare one.
-    let reader = std::sync::Arc::new(engram::Principal::named("r").grant("default", engram::Access::Read, false));
-    assert!(db.scope(reader).query("default", "CREATE CONSTRAINT FOR (x:P) REQUIRE x.z IS UNIQUE", &Params::new()).is_err());
+    // Only the workspace's admins declare or drop one (a writer may still index).
+    for access in [engram::Access::Read, engram::Access::Write] {
+        let who = std::sync::Arc::new(engram::Principal::named("w").grant("default", access, false));
+        for text in ["CREATE CONSTRAINT FOR (x:P) REQUIRE x.z IS UNIQUE", "DROP CONSTRAINT p_email IF EXISTS"] {
+            let e = db.scope(who.clone()).query("default", text, &Params::new()).expect_err(text);
+            assert!(e.to_string().contains("admin"), "{text}: {e}");
+        }
+    }
+    let writer = std::sync::Arc::new(engram::Principal::named("w").grant("default", engram::Access::Write, false));
+    db.scope(writer).query("default", "CREATE INDEX FOR (x:P) ON (x.z)", &Params::new()).expect("a writer indexes");
+    let admin = std::sync::Arc::new(engram::Principal::named("a").grant("default", engram::Access::Admin, false));
+    db.scope(admin).query("default", "CREATE CONSTRAINT FOR (x:P) REQUIRE x.z IS UNIQUE", &Params::new()).expect("an admin declares");
 }
 
 /// Writers racing to take the same values (their queries share group commits): each value is
@@ -333,4 +342,31 @@ fn a_key_is_required_and_unique() {
     ok(&db, "DROP CONSTRAINT k");
     ok(&db, "CREATE (:K {a: 1})");
     refused(&db, "CREATE CONSTRAINT FOR (x:K) REQUIRE (x.a, x.b) IS NODE KEY", "has no property `b`");
+}
+
+/// A writer whose row policy hides a node learns of it from a uniqueness refusal only that some
+/// element holds the value (as any database's unique check tells): never its id or values.
+#[test]
+fn a_refusal_never_names_a_row_the_writer_may_not_see() {
+    let db = Database::in_memory();
+    let p = Params::new();
+    ok(&db, "CREATE (:P {email: 'shared', tenant: 'theirs', secret: 'CANARY-4471'})");
+    ok(&db, "CREATE CONSTRAINT FOR (x:P) REQUIRE x.email IS UNIQUE");
+    let own = engram::settings::StoredPolicy {
+        target: "entities".to_owned(),
+        roles: vec!["agent".to_owned()],
+        predicate: "e.tenant IS NULL OR e.tenant = $user".to_owned(),
+    };
+    db.put_policy("default", "own", own).expect("a policy");
+    let agent = std::sync::Arc::new(engram::Principal::named("mine").grant("default", engram::Access::Write, true).with_role("agent"));
+    let scope = db.scope(agent);
+    assert_eq!(scope.query("default", "MATCH (x:P) RETURN count(x)", &p).expect("reads").rows, vec![vec![QueryValue::Int(0)]]);
+    let hidden = ok(&db, "MATCH (x:P) RETURN id(x)").rows[0][0].clone();
+    let QueryValue::Int(hidden) = hidden else { panic!("{hidden:?}") };
+    let hidden = engram::EntityId(u32::try_from(hidden).expect("an id"));
+    let hidden = db.snapshot().workspace("default").expect("ws").entity(hidden).expect("stored").ext_id.to_string();
+    let e = scope.query("default", "CREATE (:P {email: 'shared', tenant: 'mine'})", &p).expect_err("the value is taken");
+    let text = e.to_string();
+    assert!(text.contains("another element of the label"), "{text}");
+    assert!(!text.contains(&hidden) && !text.contains("CANARY") && !text.contains("theirs"), "{text}");
 }

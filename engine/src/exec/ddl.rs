@@ -282,7 +282,7 @@ pub(crate) fn run(db: &crate::db::Database, workspace: &str, ddl: &Ddl) -> Resul
     }
     let mut stats = QueryStats::default();
     db.update_settings(|s, st| {
-        if matches!(ddl, Ddl::CreateConstraint { .. } | Ddl::DropConstraint(_) | Ddl::DropConstraintNamed { .. }) {
+        if ddl.is_constraint() {
             let key = crate::settings::CONSTRAINTS_KEY;
             let before = constraints::declared(s.workspaces.get(workspace).and_then(|m| m.get(key)).map(String::as_str));
             let next = constrain(before.clone(), ddl, |c| constraints::check_all(st, workspace, c))?;

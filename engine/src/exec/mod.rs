@@ -796,8 +796,12 @@ impl crate::db::scope::Scope {
     ) -> Result<(QueryResult, bool), crate::error::Error> {
         let (compiled, vals) = match ready(text, args)? {
             Ready::Index(ddl) => {
-                self.require(workspace, crate::model::Access::Write)?;
-                return ddl::run(self.database(), workspace, &ddl?).map(|r| (r, false));
+                let ddl = ddl?;
+                // A constraint binds every writer of the workspace, and declaring one reads all
+                // its rows (a violation names them): its admins' to make.
+                let access = if ddl.is_constraint() { crate::model::Access::Admin } else { crate::model::Access::Write };
+                self.require(workspace, access)?;
+                return ddl::run(self.database(), workspace, &ddl).map(|r| (r, false));
             }
             Ready::Query(compiled, vals) => (compiled, vals),
         };

@@ -182,7 +182,8 @@ fn candidates(st: &State, ws: WorkspaceId, nodes: bool, key: &str, v: &Value) ->
     rows
 }
 
-/// Whether `row` meets `c` in `ws`; the violation, in words, when it does not.
+/// Whether `row` meets `c` in `ws`; the violation, in words, when it does not (naming `row`,
+/// which the transaction wrote, never the row it clashes with).
 fn check_row(st: &State, ws: WorkspaceId, c: &Constraint, id: Ids, row: Row) -> Result<(), String> {
     let values: Vec<Option<Value>> = c.properties.iter().map(|p| value(st, row, p)).collect();
     if c.requires() {
@@ -201,8 +202,12 @@ fn check_row(st: &State, ws: WorkspaceId, c: &Constraint, id: Ids, row: Row) -> 
             && labelled(st, other, id)
             && c.properties.iter().zip(&values).all(|(p, v)| value(st, other, p).is_some_and(|o| same(&o, v)))
     });
+    // The other row is not named: the writer may not see it (row policies), as with any
+    // uniqueness check, its existence is all the refusal tells.
     match clash {
-        Some(other) => Err(format!("{} and {} hold the same values, which {} forbids", name_of(st, row), name_of(st, other), c.describe())),
+        Some(_) => {
+            Err(format!("{} holds the same values as another element of the label, which {} forbids", name_of(st, row), c.describe()))
+        }
         None => Ok(()),
     }
 }
