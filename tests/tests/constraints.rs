@@ -370,3 +370,24 @@ fn a_refusal_never_names_a_row_the_writer_may_not_see() {
     assert!(text.contains("another element of the label"), "{text}");
     assert!(!text.contains(&hidden) && !text.contains("CANARY") && !text.contains("theirs"), "{text}");
 }
+
+/// A transaction of several statements is checked once, when it ends: a statement may leave a
+/// constraint broken for a later one to mend; one that ends broken writes nothing.
+#[test]
+fn a_transaction_of_statements_is_checked_when_it_ends() {
+    let db = Database::in_memory();
+    let p = Params::new();
+    ok(&db, "CREATE CONSTRAINT FOR (x:P) REQUIRE x.name IS NOT NULL");
+    ok(&db, "CREATE CONSTRAINT FOR (x:P) REQUIRE x.email IS UNIQUE");
+    let mended: [(&str, &Params); 2] = [("CREATE (:P {email: 't'})", &p), ("MATCH (x:P {email: 't'}) SET x.name = 'T'", &p)];
+    db.transaction("default", &mended).expect("mended before the end");
+    let broken: [(&str, &Params); 2] = [("CREATE (:P {email: 'u', name: 'U'})", &p), ("CREATE (:P {email: 'u', name: 'V'})", &p)];
+    let e = db.transaction("default", &broken).expect_err("two of one email at the end");
+    assert!(e.to_string().contains("same values"), "{e}");
+    let unnamed: [(&str, &Params); 1] = [("CREATE (:P {email: 'w'})", &p)];
+    assert!(db.transaction("default", &unnamed).expect_err("no name").to_string().contains("has no property `name`"));
+    assert_eq!(
+        ok(&db, "MATCH (x:P) RETURN x.email, x.name").rows,
+        vec![vec![QueryValue::String("t".into()), QueryValue::String("T".into())]]
+    );
+}

@@ -482,7 +482,7 @@ fn write_job<'a>(
 ) -> impl FnMut(&mut crate::state::State, &crate::db::commit::JobContext<'_>) -> Result<crate::db::commit::Applied, crate::error::Error> + 'a
 {
     move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
-        let (ops, result) = run_on_state(st, jcx, workspace, who, compiled, vals, embed)?;
+        let (ops, result) = run_on_state(st, jcx, workspace, who, (compiled, vals), embed, None)?;
         Ok(applied(workspace, ops, jcx, result))
     }
 }
@@ -505,14 +505,16 @@ fn applied(
 
 /// Runs one query's plan on the writer's copy of the state: the operations it applied (in
 /// order) and its result.
+/// `deferred`: a statement of a longer transaction, which checks the constraints once when it
+/// ends (what the statement wrote is added there); `None`: the query is the transaction.
 fn run_on_state(
     st: &mut crate::state::State,
     jcx: &crate::db::commit::JobContext<'_>,
     workspace: &str,
     who: &Writer<'_>,
-    compiled: &Compiled,
-    vals: &Bound,
+    (compiled, vals): (&Compiled, &Bound),
     embed: Option<&Embed<'_>>,
+    deferred: Option<&mut crate::write::constraints::Touched>,
 ) -> Result<(Vec<crate::write::batch::Op>, QueryResult), crate::error::Error> {
     let profile = compiled.mode == Mode::Profile;
     let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, (who.see_sensitive, who.rules), vals, embed)?;
@@ -534,7 +536,10 @@ fn run_on_state(
         }
     }
     tx.check_deletes()?;
-    tx.check_constraints()?;
+    match deferred {
+        Some(all) => tx.hand_touched(all),
+        None => tx.check_constraints()?,
+    }
     let view = tx.view();
     let graph = graph::Graph { view: &view, vis: Visibility::current(), now: graph::clock_at(jcx.now) };
     let rows = finish_rows(compiled, all_rows, &graph);
@@ -1111,11 +1116,14 @@ fn run_transaction(
         let who = Writer { cx: &cx, see_sensitive, rules: &rules };
         let mut ops = Vec::new();
         let mut results = Vec::with_capacity(bound.len());
+        // Constraints hold when the transaction ends, not after each statement.
+        let mut touched = crate::write::constraints::Touched::default();
         for (i, (compiled, vals)) in bound.iter().enumerate() {
-            let (more, result) = run_on_state(st, jcx, &workspace, &who, compiled, vals, Some(&embed)).map_err(|e| match e {
-                crate::error::Error::Query(q) => in_statement(i, q),
-                other => other,
-            })?;
+            let (more, result) =
+                run_on_state(st, jcx, &workspace, &who, (compiled, vals), Some(&embed), Some(&mut touched)).map_err(|e| match e {
+                    crate::error::Error::Query(q) => in_statement(i, q),
+                    other => other,
+                })?;
             ops.extend(more);
             // The transaction's record is one batch: its replay holds it to the same limit.
             if ops.len() > jcx.limits.batch_ops_max {
@@ -1130,6 +1138,8 @@ fn run_transaction(
             }
             results.push(result);
         }
+        crate::write::constraints::check(st, &workspace, &touched)
+            .map_err(|why| QueryError::runtime(ErrorType::ConstraintValidationFailed, Detail::InvalidArgumentValue, why))?;
         Ok(applied(&workspace, ops, jcx, results))
     };
     let done = db.commit_queued(job)?;

@@ -292,6 +292,13 @@ impl<'s> Tx<'s> {
             .map_err(|why| QueryError::runtime(ErrorType::ConstraintValidationFailed, Detail::InvalidArgumentValue, why))
     }
 
+    /// Adds what the query wrote to `all`, which a longer transaction checks when it ends.
+    pub fn hand_touched(&mut self, all: &mut crate::write::constraints::Touched) {
+        let mine = std::mem::take(&mut self.touched);
+        all.entities.extend(mine.entities);
+        all.claims.extend(mine.claims);
+    }
+
     pub fn check_deletes(&mut self) -> Result<(), QueryError> {
         for e in std::mem::take(&mut self.deleted_nodes) {
             if self.st.has_standing_claims(e.0, self.see_sensitive) {
