@@ -149,8 +149,8 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
 
 /// A Python `datetime`, `date`, `time` or `timedelta` as the temporal value it is, read from the
 /// ISO 8601 text the client back end sends for it (so both back ends bind the same value): a
-/// `datetime` or `time` with a time zone is a `datetime` / `time` at its offset then, one without
-/// is local; a `timedelta` is a duration of its days and its seconds (with the microseconds).
+/// `datetime` or `time` with a time zone is a `datetime` / `time` at its offset then (a `datetime`
+/// whose zone is a `zoneinfo.ZoneInfo` keeps the zone's name), one without is local; a `timedelta` is a duration of its days and its seconds (with the microseconds).
 fn temporal_param(v: &Bound<'_, PyAny>) -> PyResult<Option<QueryValue>> {
     use engram::temporal::{Kind, Temporal};
     use pyo3::sync::PyOnceLock;
@@ -160,7 +160,16 @@ fn temporal_param(v: &Bound<'_, PyAny>) -> PyResult<Option<QueryValue>> {
     let class = |i: usize, name: &str| CLASSES[i].import(py, "datetime", name);
     let zoned = |v: &Bound<'_, PyAny>| -> PyResult<bool> { Ok(!v.call_method0("utcoffset")?.is_none()) };
     let (kind, text) = if v.is_instance(class(0, "datetime")?)? {
-        (if zoned(v)? { Kind::DateTime } else { Kind::LocalDateTime }, v.call_method0("isoformat")?.extract::<String>()?)
+        let mut text = v.call_method0("isoformat")?.extract::<String>()?;
+        if zoned(v)? {
+            // A `zoneinfo.ZoneInfo` names its zone: kept, so the value stays in that zone.
+            if let Ok(key) = v.getattr("tzinfo")?.getattr("key").and_then(|k| k.extract::<String>()) {
+                text = format!("{text}[{key}]");
+            }
+            (Kind::DateTime, text)
+        } else {
+            (Kind::LocalDateTime, text)
+        }
     } else if v.is_instance(class(1, "date")?)? {
         (Kind::Date, v.call_method0("isoformat")?.extract::<String>()?)
     } else if v.is_instance(class(2, "time")?)? {

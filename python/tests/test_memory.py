@@ -47,6 +47,28 @@ def test_temporal_values_are_their_iso_text_on_both_back_ends(mem):
     assert row[4].properties == {"at": "2024-05-06T07:08:09.123456789+02:00", "took": "PT1H0.000000005S"}
 
 
+def test_a_zoneinfo_datetime_keeps_its_zone_on_both_back_ends(mem):
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    berlin = ZoneInfo("Europe/Berlin")
+    # 02:30 on 2021-10-31 happens twice in Berlin; fold=1 is the second, at +01:00.
+    second = dt.datetime(2021, 10, 31, 2, 30, fold=1, tzinfo=berlin)
+    row = mem.query("RETURN $t, $t.timezone, $t.offset, $t + duration({days: 1}), $t - duration({hours: 1})", {"t": second}).rows[0]
+    assert row == (
+        "2021-10-31T02:30+01:00[Europe/Berlin]",
+        "Europe/Berlin",
+        "+01:00",
+        "2021-11-01T02:30+01:00[Europe/Berlin]",
+        "2021-10-31T02:30+02:00[Europe/Berlin]",
+    )
+    first = dt.datetime(2021, 10, 31, 2, 30, tzinfo=berlin)
+    assert mem.query("RETURN $a < $b, duration.between($a, $b)", {"a": first, "b": second}).rows == [(True, "PT1H")]
+    # Stored with its zone, and found by the same instant in it.
+    mem.query("CREATE (:Meeting {at: $t})", {"t": second})
+    assert mem.query("MATCH (m:Meeting) WHERE m.at = datetime('2021-10-31T02:30+01:00[Europe/Berlin]') RETURN m.at.timezone").rows == [("Europe/Berlin",)]
+
+
 def test_python_temporal_objects_are_parameters_on_both_back_ends(mem):
     import datetime as dt
 

@@ -182,7 +182,7 @@ fn bad_input_is_refused_by_name() {
         ("RETURN date({yaer: 2020})", ErrorType::ArgumentError, "'yaer'"),
         ("RETURN date({month: 2})", ErrorType::ArgumentError, "'year'"),
         ("RETURN localtime({hour: 24})", ErrorType::ArgumentError, "hour 24"),
-        ("RETURN datetime({year: 2020, timezone: 'Europe/Paris'})", ErrorType::ArgumentError, "Europe/Paris"),
+        ("RETURN datetime({year: 2020, timezone: 'Europe/Pariss'})", ErrorType::ArgumentError, "'Europe/Pariss' is neither"),
         ("RETURN time({hour: 1, timezone: '+19:00'})", ErrorType::ArgumentError, "+19:00"),
         ("RETURN date('2020-02-30')", ErrorType::ArgumentError, "day 30"),
         ("RETURN date('21 July 2015')", ErrorType::ArgumentError, "21 July 2015"),

@@ -225,9 +225,11 @@ fn time_value(v: &value::Val) -> Result<Timestamp, QueryError> {
         value::Val::Str(s) => Timestamp::parse(s)
             .map_err(|e| QueryError::runtime(ErrorType::ArgumentError, Detail::InvalidArgumentValue, format!("AS OF: {e}"))),
         // A date-time (or a date, at its midnight in UTC): its instant, to the microsecond.
-        value::Val::Temporal(t) if matches!(**t, crate::temporal::Temporal::DateTime { .. } | crate::temporal::Temporal::Date(_)) => {
+        value::Val::Temporal(t) if t.kind() == crate::temporal::Kind::DateTime || t.kind() == crate::temporal::Kind::Date => {
             let instant = match **t {
-                crate::temporal::Temporal::DateTime { secs, nanos, .. } => (secs, nanos),
+                crate::temporal::Temporal::DateTime { secs, nanos, .. } | crate::temporal::Temporal::ZonedDateTime { secs, nanos, .. } => {
+                    (secs, nanos)
+                }
                 _ => (t.falkordb_seconds(), 0),
             };
             Ok(Timestamp(instant.0.saturating_mul(1_000_000).saturating_add(i64::from(instant.1 / 1000))))

@@ -255,7 +255,11 @@ pub fn tagged_temporal<'a>(
     let (key, text) = entries.next()?;
     let kind = crate::temporal::Kind::of_function(key.strip_prefix('$')?)?;
     Some(match text {
-        Some(text) => crate::temporal::Temporal::parse(kind, text).map_err(|e| format!("{{\"{key}\": {text:?}}}: {}", e.0)),
+        Some(text) => crate::temporal::Temporal::parse(kind, text).map_err(|e| {
+            // The tag names the text already.
+            let why = e.0.strip_prefix(&format!("'{text}': ")).unwrap_or(&e.0).to_owned();
+            format!("{{\"{key}\": {text:?}}}: {why}")
+        }),
         None => Err(format!("{{\"{key}\": …}} takes the value's ISO 8601 text")),
     })
 }

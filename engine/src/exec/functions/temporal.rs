@@ -7,7 +7,7 @@ use engram_query::{Detail, QueryError};
 
 use super::super::eval::{arg_error, type_error};
 use super::super::value::Val;
-use crate::temporal::{Component, Duration, Fields, Kind, Temporal, TemporalError};
+use crate::temporal::{Component, Duration, Fields, Kind, Temporal, TemporalError, TimeZone};
 
 /// A temporal value that cannot be made, as the `ArgumentError` Cypher raises.
 pub(crate) fn temporal_error(e: TemporalError) -> QueryError {
@@ -29,7 +29,7 @@ pub(super) fn call_temporal(name: &str, args: &[Val], now: &dyn Fn() -> i128) ->
     };
     if let Some((kind, what)) = name.split_once('.').and_then(|(k, w)| Some((Kind::of_function(k).filter(|k| *k != Kind::Duration)?, w))) {
         return match what {
-            "truncate" => Some(truncate(kind, args)),
+            "truncate" => Some(truncate(kind, args, now)),
             // One clock per statement: a transaction is one statement here.
             "transaction" | "statement" => Some(at_now(kind, args.first(), now())),
             "realtime" => Some(at_now(
@@ -52,7 +52,7 @@ pub(super) fn call_temporal(name: &str, args: &[Val], now: &dyn Fn() -> i128) ->
 
 /// `kind.truncate(unit, value [, map])`: `value` truncated to `unit`, then the map's components
 /// set (`date.truncate('month', d, {day: 5})`).
-fn truncate(kind: Kind, args: &[Val]) -> Result<Val, QueryError> {
+fn truncate(kind: Kind, args: &[Val], now: &dyn Fn() -> i128) -> Result<Val, QueryError> {
     let (unit, from) = match (args.first(), args.get(1)) {
         (Some(Val::Null), _) | (_, Some(Val::Null)) => return Ok(Val::Null),
         (Some(Val::Str(u)), Some(Val::Temporal(t))) => (u, t),
@@ -77,37 +77,22 @@ fn truncate(kind: Kind, args: &[Val]) -> Result<Val, QueryError> {
             };
             let mut map: Vec<(std::sync::Arc<str>, Val)> = vec![(std::sync::Arc::from(base), Val::temporal(cut))];
             map.extend(m.iter().filter(|(k, _)| k.as_ref() != base).map(|(k, v)| (k.clone(), v.clone())));
-            construct(kind, Some(&Val::map(map.into_iter().collect())), &|| 0)
+            construct(kind, Some(&Val::map(map.into_iter().collect())), now)
         }
         Some(other) => Err(type_error(format!("{}.truncate()'s third argument is a map of components, got {}", kind.name(), other.kind()))),
     }
 }
 
-/// `kind.statement([timezone])` and its kin: now as `kind`, at `timezone` (an offset) if given.
+/// `kind.statement([timezone])` and its kin (and `kind({timezone: …})`): now as `kind`, seen
+/// from `timezone` (an offset or a zone's name) if given: `date.statement('Asia/Tokyo')` is the
+/// date in Tokyo.
 fn at_now(kind: Kind, timezone: Option<&Val>, now: i128) -> Result<Val, QueryError> {
-    let utc = Temporal::now(kind, now);
-    let offset = match (timezone, utc) {
-        (None | Some(Val::Null), _) => return Ok(Val::temporal(utc)),
-        (Some(Val::Str(zone)), Temporal::DateTime { .. } | Temporal::Time { .. }) => {
-            crate::temporal::parse_offset(zone).map_err(temporal_error)?
-        }
-        (Some(other), _) => {
-            return Err(type_error(format!(
-                "{}'s now takes a time zone offset only for time and datetime, got {}",
-                kind.name(),
-                other.kind()
-            )))
-        }
+    let zone = match timezone {
+        None | Some(Val::Null) => None,
+        Some(Val::Str(zone)) => Some(TimeZone::parse(zone).map_err(temporal_error)?),
+        Some(other) => return Err(type_error(format!("{}'s time zone is a string, got {}", kind.name(), other.kind()))),
     };
-    Ok(Val::temporal(match utc {
-        Temporal::DateTime { secs, nanos, .. } => Temporal::DateTime { secs, nanos, offset },
-        // A time is local to its offset: the instant's time of day there.
-        Temporal::Time { nanos, .. } => {
-            let day = 86_400 * 1_000_000_000;
-            Temporal::Time { nanos: (nanos + i64::from(offset) * 1_000_000_000).rem_euclid(day), offset }
-        }
-        other => other,
-    }))
+    Ok(Val::temporal(Temporal::now_at(kind, now, zone)))
 }
 
 /// `datetime.fromepoch(seconds, nanoseconds)` and `datetime.fromepochmillis(ms)`, in UTC.
@@ -138,6 +123,10 @@ fn construct(kind: Kind, arg: Option<&Val>, now: &dyn Fn() -> i128) -> Result<Va
         Some(Val::Null) => return Ok(Val::Null),
         Some(Val::Str(s)) => Temporal::parse(kind, s.trim()),
         Some(Val::Temporal(t)) => Temporal::convert(kind, t),
+        // Only a time zone: now, there (`datetime({timezone: 'Europe/Paris'})`).
+        Some(Val::Map(m)) if kind != Kind::Duration && m.len() == 1 && m.contains_key("timezone") => {
+            return at_now(kind, m.get("timezone"), now());
+        }
         Some(Val::Map(m)) => {
             let mut fields = Vec::with_capacity(m.len());
             for (k, v) in m.iter() {
@@ -151,7 +140,7 @@ fn construct(kind: Kind, arg: Option<&Val>, now: &dyn Fn() -> i128) -> Result<Va
                 };
                 fields.push((k.as_ref(), c));
             }
-            Temporal::from_fields(kind, &Fields(&fields))
+            Temporal::from_fields(kind, &Fields(&fields), now())
         }
         Some(other) => {
             return Err(type_error(format!("{}() expects a map, a string or a temporal value, got {}", kind.name(), other.kind())))
@@ -184,10 +173,7 @@ fn between(a: &Temporal, b: &Temporal, unit: Unit) -> Option<Duration> {
             Temporal::LocalTime(n) => Some(i128::from(n)),
             _ => None,
         });
-        let offset = match *t {
-            Temporal::Time { offset, .. } | Temporal::DateTime { offset, .. } => Some(i64::from(offset)),
-            _ => None,
-        };
+        let offset = t.offset().map(i64::from);
         (day, time, offset)
     };
     let (da, ta, oa) = parts(a);

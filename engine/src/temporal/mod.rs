@@ -1,13 +1,15 @@
-//! Cypher's temporal values: dates, times with and without a UTC offset, date-times with and
-//! without one, and durations. Stored as plain integers (so they persist, hash and compare
-//! without a calendar at hand); the `time` crate does the calendar arithmetic. Offsets only: a
-//! named zone (`Europe/Stockholm`) needs a zone database engram does not carry, and is refused.
-//! Years run from -9999 to 9999.
+//! Cypher's temporal values: dates, times with and without a UTC offset, date-times with an
+//! offset, a named time zone (`Europe/Stockholm`, see `zone`) or neither, and durations. Stored as
+//! plain integers (so they persist, hash and compare without a calendar at hand); the `time` crate
+//! does the calendar arithmetic. Years run from -9999 to 9999.
 
 use std::cmp::Ordering;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+mod zone;
+pub use zone::Zone;
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 const SECONDS_PER_DAY: i64 = 86_400;
@@ -51,6 +53,75 @@ pub enum Temporal {
     },
     /// An amount of time.
     Duration(Duration),
+    /// An instant in a named time zone; `offset` is the zone's at that instant, kept so a value
+    /// prints and compares without the zone's rules. (Appended last: older records decode
+    /// unchanged.)
+    ZonedDateTime {
+        /// Seconds since the epoch (UTC).
+        secs: i64,
+        /// Nanoseconds of the second.
+        nanos: u32,
+        /// Seconds east of UTC at that instant.
+        offset: i32,
+        /// The zone.
+        zone: Zone,
+    },
+}
+
+/// Where a zoned value is: a fixed offset or a named zone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeZone {
+    /// Seconds east of UTC.
+    Offset(i32),
+    /// A named zone.
+    Named(Zone),
+}
+
+impl TimeZone {
+    /// An offset (`Z`, `+01:00`, …) or a zone's name (`Europe/Stockholm`, any case).
+    pub fn parse(text: &str) -> Result<TimeZone, TemporalError> {
+        if let Some(zone) = Zone::named(text) {
+            return Ok(TimeZone::Named(zone));
+        }
+        match parse_offset(text) {
+            Ok(o) => Ok(TimeZone::Offset(o)),
+            Err(e) if text.starts_with(['+', '-', 'Z', 'z']) => Err(e),
+            Err(_) => err(format!(
+                "timezone '{text}' is neither an offset such as 'Z', '+01:00' or '-08:00' nor a time zone name such as 'Europe/Stockholm'"
+            )),
+        }
+    }
+
+    /// Its offset at the instant `utc_secs`.
+    pub fn offset_at(&self, utc_secs: i64) -> i32 {
+        match self {
+            TimeZone::Offset(o) => *o,
+            TimeZone::Named(z) => z.offset_at(utc_secs),
+        }
+    }
+
+    /// The offset of a local time here (see `Zone::resolve`).
+    fn resolve(self, local_secs: i64, preferred: Option<i32>) -> i32 {
+        match self {
+            TimeZone::Offset(o) => o,
+            TimeZone::Named(z) => z.resolve(local_secs, preferred),
+        }
+    }
+
+    /// A date-time at local seconds and nanoseconds here.
+    fn at_local(self, secs: i64, nanos: u32, preferred: Option<i32>) -> Temporal {
+        // In a gap the instant comes from the offset before it and shows with the one after.
+        self.at_instant(secs - i64::from(self.resolve(secs, preferred)), nanos)
+    }
+
+    /// A date-time at the instant `utc_secs` and nanoseconds here.
+    fn at_instant(self, secs: i64, nanos: u32) -> Temporal {
+        let offset = self.offset_at(secs);
+        match self {
+            TimeZone::Offset(_) => Temporal::DateTime { secs, nanos, offset },
+            TimeZone::Named(zone) => Temporal::ZonedDateTime { secs, nanos, offset, zone },
+        }
+    }
 }
 
 /// An amount of time: months, days and seconds kept apart, since a month's and a day's length
@@ -196,8 +267,7 @@ pub fn parse_offset(text: &str) -> Result<i32, TemporalError> {
     if text == "Z" || text == "z" {
         return Ok(0);
     }
-    let bad =
-        || TemporalError(format!("timezone '{text}' is not an offset such as 'Z', '+01:00' or '-08:00' (named zones are not supported)"));
+    let bad = || TemporalError(format!("timezone '{text}' is not an offset such as 'Z', '+01:00' or '-08:00'"));
     let (sign, rest) = match text.as_bytes().first() {
         Some(b'+') => (1, &text[1..]),
         Some(b'-') => (-1, &text[1..]),
@@ -281,12 +351,16 @@ impl fmt::Display for Temporal {
                 f.write_str("T")?;
                 write_time(f, n)
             }
-            Temporal::DateTime { secs, nanos, offset } => {
+            Temporal::DateTime { secs, nanos, offset } | Temporal::ZonedDateTime { secs, nanos, offset, .. } => {
                 let (d, n) = split(secs.saturating_add(i64::from(offset)), nanos);
                 write_date(f, d)?;
                 f.write_str("T")?;
                 write_time(f, n)?;
-                f.write_str(&offset_text(offset))
+                f.write_str(&offset_text(offset))?;
+                match self {
+                    Temporal::ZonedDateTime { zone, .. } => write!(f, "[{}]", zone.name()),
+                    _ => Ok(()),
+                }
             }
             Temporal::Duration(d) => d.fmt(f),
         }
@@ -435,6 +509,9 @@ impl Duration {
     pub fn parse(text: &str) -> Result<Duration, TemporalError> {
         let bad = |why: &str| TemporalError(format!("'{text}' is not an ISO 8601 duration ({why})"));
         let mut rest = text.strip_prefix(['P', 'p']).ok_or_else(|| bad("it must start with P"))?;
+        if let Some(d) = Duration::parse_alternative(rest) {
+            return d;
+        }
         let mut in_time = false;
         let mut fields: Vec<(&str, Component)> = Vec::new();
         if rest.is_empty() {
@@ -472,6 +549,31 @@ impl Duration {
             fields.push((name, value));
         }
         Duration::from_components(&fields)
+    }
+
+    /// ISO 8601's alternative form, `PYYYY-MM-DDThh:mm:ss[.f]`: `None` when `rest` (after the `P`)
+    /// is not in it.
+    fn parse_alternative(rest: &str) -> Option<Result<Duration, TemporalError>> {
+        let (date, time) = rest.split_once(['T', 't'])?;
+        let date: Vec<&str> = date.split('-').collect();
+        let (hms, frac) = time.split_once(['.', ',']).map_or((time, None), |(a, b)| (a, Some(b)));
+        let hms: Vec<&str> = hms.split(':').collect();
+        let num = |p: &&str| -> Option<i64> { p.bytes().all(|b| b.is_ascii_digit()).then(|| p.parse().ok()).flatten() };
+        let ([y, mo, d], [h, mi, se]) = (date.as_slice(), hms.as_slice()) else { return None };
+        if y.len() != 4 || [mo, d, h, mi, se].iter().any(|p| p.len() != 2) {
+            return None;
+        }
+        let mut fields: Vec<(&str, Component)> = Vec::new();
+        for (name, p) in [("years", y), ("months", mo), ("days", d), ("hours", h), ("minutes", mi), ("seconds", se)] {
+            fields.push((name, Component::Int(num(p)?)));
+        }
+        if let Some(f) = frac {
+            if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            fields.push(("nanoseconds", Component::Int(format!("{f:0<9}").parse().ok()?)));
+        }
+        Some(Duration::from_components(&fields))
     }
 
     /// Months, days and nanoseconds as one number of seconds with Neo4j's average month:
@@ -521,12 +623,93 @@ impl Fields<'_> {
         Ok(total)
     }
 
-    fn offset(&self) -> Result<Option<i32>, TemporalError> {
+    fn time_zone(&self) -> Result<Option<TimeZone>, TemporalError> {
         match self.get("timezone") {
             None => Ok(None),
-            Some(Component::Str(s)) => parse_offset(s).map(Some),
-            Some(_) => err("'timezone' must be a string such as '+01:00'"),
+            Some(Component::Str(s)) => TimeZone::parse(s).map(Some),
+            Some(_) => err("'timezone' must be a string such as '+01:00' or 'Europe/Stockholm'"),
         }
+    }
+
+    /// The date the date components give, each missing one taken from `base` (days since the
+    /// epoch) or else at its least. One style only: calendar (`month`, `day`), week (`week`,
+    /// `dayOfWeek`), ordinal (`ordinalDay`) or quarter (`quarter`, `dayOfQuarter`).
+    fn date(&self, kind: Kind, base: Option<i64>) -> Result<i64, TemporalError> {
+        let has = |names: &[&str]| names.iter().any(|n| self.get(n).is_some());
+        let styles = [&["month", "day"][..], &["week", "dayOfWeek"], &["ordinalDay"], &["quarter", "dayOfQuarter"]];
+        let given: Vec<usize> = (0..styles.len()).filter(|i| has(styles[*i])).collect();
+        if given.len() > 1 {
+            let names: Vec<String> = given.iter().map(|i| styles[*i].join("/")).collect();
+            return err(format!("{}() takes one way to name a day, not {}", kind.name(), names.join(" and ")));
+        }
+        let b = base.map(calendar);
+        let year = |default: Option<i32>| -> Result<i32, TemporalError> {
+            match self.int("year")? {
+                Some(y) => i32::try_from(y)
+                    .ok()
+                    .filter(|y| (-9999..=9999).contains(y))
+                    .ok_or_else(|| TemporalError(format!("year {y} is outside -9999..9999"))),
+                None => default.ok_or_else(|| TemporalError(format!("{}() needs 'year'", kind.name()))),
+            }
+        };
+        let small = |name: &str, default: i64, max: i64| -> Result<i64, TemporalError> {
+            let v = self.int_or(name, default)?;
+            if (1..=max).contains(&v) {
+                Ok(v)
+            } else {
+                err(format!("{name} {v} is outside 1..{max}"))
+            }
+        };
+        match given.first() {
+            Some(1) => {
+                let (wy, w, wd) = b.map_or((None, 1, 1), |d| {
+                    let (wy, w, wd) = d.to_iso_week_date();
+                    (Some(wy), i64::from(w), i64::from(wd.number_from_monday()))
+                });
+                let y = year(wy)?;
+                let (w, wd) = (small("week", w, 53)?, small("dayOfWeek", wd, 7)?);
+                let weekday = time::Weekday::Sunday.nth_next(wd as u8);
+                time::Date::from_iso_week_date(y, w as u8, weekday)
+                    .map(days_of)
+                    .map_err(|_| TemporalError(format!("week {w} is not a week of {y}")))
+            }
+            Some(2) => {
+                let y = year(b.map(time::Date::year))?;
+                let o = small("ordinalDay", b.map_or(1, |d| i64::from(d.ordinal())), 366)?;
+                time::Date::from_ordinal_date(y, o as u16)
+                    .map(days_of)
+                    .map_err(|_| TemporalError(format!("ordinalDay {o} is not a day of {y}")))
+            }
+            Some(3) => {
+                let (q, dq) = b.map_or((1, 1), |d| {
+                    let q = (i64::from(d.month() as u8) - 1) / 3 + 1;
+                    let start = make_date(i64::from(d.year()), (q - 1) * 3 + 1, 1).unwrap_or(0);
+                    (q, days_of(d) - start + 1)
+                });
+                let y = year(b.map(time::Date::year))?;
+                let (q, dq) = (small("quarter", q, 4)?, small("dayOfQuarter", dq, 92)?);
+                let start = make_date(i64::from(y), (q - 1) * 3 + 1, 1)?;
+                let next = if q == 4 { make_date(i64::from(y) + 1, 1, 1) } else { make_date(i64::from(y), q * 3 + 1, 1) };
+                let last = next.map_or(start + 91, |n| n - 1);
+                if start + dq - 1 > last {
+                    return err(format!("dayOfQuarter {dq} is not a day of quarter {q} of {y}"));
+                }
+                Ok(start + dq - 1)
+            }
+            _ => {
+                let (by, bm, bd) = b.map_or((None, 1, 1), |d| (Some(d.year()), i64::from(d.month() as u8), i64::from(d.day())));
+                make_date(i64::from(year(by)?), self.int_or("month", bm)?, self.int_or("day", bd)?)
+            }
+        }
+    }
+
+    /// Nanoseconds of the day from the time components, each missing one taken from `base`.
+    fn time(&self, base: i64) -> Result<i64, TemporalError> {
+        let bs = base / NANOS_PER_SECOND;
+        let (bh, bmin, bsec, bfrac) = (bs / 3600, bs / 60 % 60, bs % 60, base % NANOS_PER_SECOND);
+        let has_fraction = ["millisecond", "microsecond", "nanosecond"].iter().any(|k| self.get(k).is_some());
+        let frac = if has_fraction { self.fraction()? } else { bfrac };
+        make_time(self.int_or("hour", bh)?, self.int_or("minute", bmin)?, self.int_or("second", bsec)?, frac)
     }
 
     fn base(&self, key: &str) -> Option<Temporal> {
@@ -546,7 +729,7 @@ impl Fields<'_> {
     }
 }
 
-const DATE_FIELDS: &[&str] = &["year", "month", "day", "date"];
+const DATE_FIELDS: &[&str] = &["year", "month", "day", "week", "dayOfWeek", "ordinalDay", "quarter", "dayOfQuarter", "date"];
 const TIME_FIELDS: &[&str] = &["hour", "minute", "second", "millisecond", "microsecond", "nanosecond", "time"];
 
 impl Temporal {
@@ -562,11 +745,15 @@ impl Temporal {
             Temporal::LocalDateTime { secs, nanos } => {
                 i64::from(nanos) < NANOS_PER_SECOND && check_day_range(secs.div_euclid(SECONDS_PER_DAY)).is_ok()
             }
-            Temporal::DateTime { secs, nanos, offset } => {
+            Temporal::DateTime { secs, nanos, offset } | Temporal::ZonedDateTime { secs, nanos, offset, .. } => {
                 i64::from(nanos) < NANOS_PER_SECOND
                     && offset_ok(offset)
                     && check_day_range(secs.div_euclid(SECONDS_PER_DAY)).is_ok()
                     && check_day_range(secs.saturating_add(i64::from(offset)).div_euclid(SECONDS_PER_DAY)).is_ok()
+                    && match self {
+                        Temporal::ZonedDateTime { zone, .. } => zone.offset_at(secs) == offset,
+                        _ => true,
+                    }
             }
             Temporal::Duration(d) => (0..NANOS_PER_SECOND).contains(&i64::from(d.nanos)),
         };
@@ -592,8 +779,40 @@ impl Temporal {
             Temporal::LocalTime(_) => Kind::LocalTime,
             Temporal::Time { .. } => Kind::Time,
             Temporal::LocalDateTime { .. } => Kind::LocalDateTime,
-            Temporal::DateTime { .. } => Kind::DateTime,
+            Temporal::DateTime { .. } | Temporal::ZonedDateTime { .. } => Kind::DateTime,
             Temporal::Duration(_) => Kind::Duration,
+        }
+    }
+
+    /// The instant (seconds and nanoseconds since the epoch) and offset of a date-time.
+    fn instant(&self) -> Option<(i64, u32, i32)> {
+        match *self {
+            Temporal::DateTime { secs, nanos, offset } | Temporal::ZonedDateTime { secs, nanos, offset, .. } => Some((secs, nanos, offset)),
+            _ => None,
+        }
+    }
+
+    /// Seconds east of UTC, for the kinds that have an offset (times and date-times).
+    pub fn offset(&self) -> Option<i32> {
+        match *self {
+            Temporal::Time { offset, .. } | Temporal::DateTime { offset, .. } | Temporal::ZonedDateTime { offset, .. } => Some(offset),
+            _ => None,
+        }
+    }
+
+    /// Where it is: its named zone, else its offset; `None` for the kinds without either.
+    pub fn time_zone(&self) -> Option<TimeZone> {
+        match *self {
+            Temporal::ZonedDateTime { zone, .. } => Some(TimeZone::Named(zone)),
+            _ => self.offset().map(TimeZone::Offset),
+        }
+    }
+
+    /// Its named zone, if it has one.
+    pub fn zone(&self) -> Option<Zone> {
+        match *self {
+            Temporal::ZonedDateTime { zone, .. } => Some(zone),
+            _ => None,
         }
     }
 
@@ -604,7 +823,7 @@ impl Temporal {
             Temporal::LocalTime(_) => "a local time",
             Temporal::Time { .. } => "a time",
             Temporal::LocalDateTime { .. } => "a local date-time",
-            Temporal::DateTime { .. } => "a date-time",
+            Temporal::DateTime { .. } | Temporal::ZonedDateTime { .. } => "a date-time",
             Temporal::Duration(_) => "a duration",
         }
     }
@@ -614,7 +833,9 @@ impl Temporal {
         match *self {
             Temporal::Date(d) => Some(d),
             Temporal::LocalDateTime { secs, nanos } => Some(split(secs, nanos).0),
-            Temporal::DateTime { secs, nanos, offset } => Some(split(secs.saturating_add(i64::from(offset)), nanos).0),
+            Temporal::DateTime { secs, nanos, offset } | Temporal::ZonedDateTime { secs, nanos, offset, .. } => {
+                Some(split(secs.saturating_add(i64::from(offset)), nanos).0)
+            }
             _ => None,
         }
     }
@@ -625,7 +846,9 @@ impl Temporal {
             Temporal::LocalTime(n) => Some((n, None)),
             Temporal::Time { nanos, offset } => Some((nanos, Some(offset))),
             Temporal::LocalDateTime { secs, nanos } => Some((split(secs, nanos).1, None)),
-            Temporal::DateTime { secs, nanos, offset } => Some((split(secs.saturating_add(i64::from(offset)), nanos).1, Some(offset))),
+            Temporal::DateTime { secs, nanos, offset } | Temporal::ZonedDateTime { secs, nanos, offset, .. } => {
+                Some((split(secs.saturating_add(i64::from(offset)), nanos).1, Some(offset)))
+            }
             _ => None,
         }
     }
@@ -638,41 +861,37 @@ impl Temporal {
         }
     }
 
-    /// `kind(map)`: a value from its components. Missing smaller components default to their
-    /// least value (`date({year: 2024})` is 2024-01-01); `timezone` defaults to UTC; a `date` or
-    /// `time` key takes those parts from another temporal value.
-    pub fn from_fields(kind: Kind, fields: &Fields<'_>) -> Result<Temporal, TemporalError> {
-        let date = |f: &Fields<'_>| -> Result<i64, TemporalError> {
-            let base = f.base("date").and_then(|t| t.date_part());
-            let (by, bm, bd) = base.map_or((None, 1, 1), |d| {
-                let (y, m, dd) = calendar(d).to_calendar_date();
-                (Some(i64::from(y)), i64::from(m as u8), i64::from(dd))
-            });
-            let Some(year) = f.int("year")?.or(by) else { return err(format!("{}() needs 'year'", kind.name())) };
-            make_date(year, f.int_or("month", bm)?, f.int_or("day", bd)?)
-        };
-        let time = |f: &Fields<'_>| -> Result<(i64, Option<i32>), TemporalError> {
-            let (base, base_offset) = f.base("time").and_then(|t| t.time_part()).unwrap_or((0, None));
-            let bs = base / NANOS_PER_SECOND;
-            let (bh, bmin, bsec, bfrac) = (bs / 3600, bs / 60 % 60, bs % 60, base % NANOS_PER_SECOND);
-            let has_fraction = ["millisecond", "microsecond", "nanosecond"].iter().any(|k| f.get(k).is_some());
-            let frac = if has_fraction { f.fraction()? } else { bfrac };
-            let nanos = make_time(f.int_or("hour", bh)?, f.int_or("minute", bmin)?, f.int_or("second", bsec)?, frac)?;
-            Ok((nanos, base_offset))
-        };
+    /// `kind(map)`: a value from its components. The date from `year` with `month` and `day`,
+    /// `week` and `dayOfWeek` (an ISO week date), `ordinalDay`, or `quarter` and `dayOfQuarter`;
+    /// missing smaller components default to their least value (`date({year: 2024})` is
+    /// 2024-01-01) or, with a `date` / `time` / `datetime` key, to that value's (`date({date: d,
+    /// week: 2})` keeps `d`'s day of the week). `timezone` is an offset or a zone's name and
+    /// defaults to the base value's, then UTC; given beside a base value that has one, the base's
+    /// moment is moved there before the time components apply (`datetime({datetime: d, timezone:
+    /// '+05:00'})` is the same instant). A time in a named zone takes the zone's offset at
+    /// `now_nanos` (the statement's clock).
+    pub fn from_fields(kind: Kind, fields: &Fields<'_>, now_nanos: i128) -> Result<Temporal, TemporalError> {
+        let now_secs = i64::try_from(now_nanos.div_euclid(i128::from(NANOS_PER_SECOND))).unwrap_or(0);
         match kind {
             Kind::Date => {
                 fields.check_names(kind, DATE_FIELDS)?;
-                Ok(Temporal::Date(date(fields)?))
+                Ok(Temporal::Date(fields.date(kind, fields.base("date").and_then(|t| t.date_part()))?))
             }
             Kind::LocalTime => {
                 fields.check_names(kind, TIME_FIELDS)?;
-                Ok(Temporal::LocalTime(time(fields)?.0))
+                let base = fields.base("time").and_then(|t| t.time_part()).map_or(0, |t| t.0);
+                Ok(Temporal::LocalTime(fields.time(base)?))
             }
             Kind::Time => {
                 fields.check_names(kind, &[TIME_FIELDS, &["timezone"]].concat())?;
-                let (nanos, base_offset) = time(fields)?;
-                Ok(Temporal::Time { nanos, offset: fields.offset()?.or(base_offset).unwrap_or(0) })
+                let (base, base_offset) = fields.base("time").and_then(|t| t.time_part()).unwrap_or((0, None));
+                let target = fields.time_zone()?.map(|tz| tz.offset_at(now_secs));
+                // Moved to the new offset first, then the components set.
+                let (base, offset) = match (base_offset, target) {
+                    (Some(from), Some(to)) => ((base + i64::from(to - from) * NANOS_PER_SECOND).rem_euclid(NANOS_PER_DAY), to),
+                    _ => (base, target.or(base_offset).unwrap_or(0)),
+                };
+                Ok(Temporal::Time { nanos: fields.time(base)?, offset })
             }
             Kind::LocalDateTime | Kind::DateTime => {
                 let epoch = ["epochSeconds", "epochMillis"];
@@ -682,20 +901,33 @@ impl Temporal {
                 }
                 let allowed = [DATE_FIELDS, TIME_FIELDS, &["timezone", "datetime"]].concat();
                 fields.check_names(kind, &allowed)?;
-                let base = fields.base("datetime");
-                let merged: Vec<(&str, Component)> = match base {
-                    Some(b) => [("date", Component::Temporal(b)), ("time", Component::Temporal(b))]
-                        .into_iter()
-                        .filter(|(k, _)| fields.get(k).is_none())
-                        .chain(fields.0.iter().filter(|(k, _)| *k != "datetime").cloned())
-                        .collect(),
-                    None => fields.0.to_vec(),
+                let whole = fields.base("datetime");
+                let date_base = fields.base("date").or(whole).and_then(|t| t.date_part());
+                let time_base = fields.base("time").or(whole);
+                let mut days = check_day_range(fields.date(kind, date_base)?)?;
+                let mut time_of_day = time_base.and_then(|t| t.time_part()).map_or(0, |t| t.0);
+                let base_zone = time_base.and_then(|t| t.time_zone());
+                let target = fields.time_zone()?;
+                if kind == Kind::LocalDateTime {
+                    let (secs, nanos) = local(days, fields.time(time_of_day)?);
+                    return Ok(Temporal::LocalDateTime { secs, nanos });
+                }
+                let mut preferred = time_base.and_then(|t| t.offset());
+                let zone = match (base_zone, target) {
+                    (Some(from), Some(to)) if from != to => {
+                        // The base's moment (on the date the date components give) seen from `to`.
+                        let (secs, nanos) = local(days, time_of_day);
+                        let instant = secs - i64::from(from.resolve(secs, preferred));
+                        let (d, t) = split(instant.saturating_add(i64::from(to.offset_at(instant))), nanos);
+                        (days, time_of_day, preferred) = (check_day_range(d)?, t, None);
+                        to
+                    }
+                    _ => target.or(base_zone).unwrap_or(TimeZone::Offset(0)),
                 };
-                let f = Fields(&merged);
-                let days = check_day_range(date(&f)?)?;
-                let (nanos, base_offset) = time(&f)?;
-                let offset = f.offset()?.or(base_offset).unwrap_or(0);
-                Ok(Temporal::date_time(kind, days, nanos, offset))
+                let (secs, nanos) = local(days, fields.time(time_of_day)?);
+                let made = zone.at_local(secs, nanos, preferred);
+                made.validate()?;
+                Ok(made)
             }
             Kind::Duration => Ok(Temporal::Duration(Duration::from_components(fields.0)?)),
         }
@@ -714,9 +946,20 @@ impl Temporal {
         let n = i128::from(NANOS_PER_SECOND);
         let secs = i64::try_from(total.div_euclid(n)).map_err(|_| TemporalError("the epoch time is out of range".to_owned()))?;
         check_day_range(secs.div_euclid(SECONDS_PER_DAY))?;
-        let offset = fields.offset()?.unwrap_or(0);
-        check_day_range((secs.saturating_add(i64::from(offset))).div_euclid(SECONDS_PER_DAY))?;
-        Ok(Temporal::DateTime { secs, nanos: total.rem_euclid(n) as u32, offset })
+        let zone = fields.time_zone()?.unwrap_or(TimeZone::Offset(0));
+        let made = zone.at_instant(secs, total.rem_euclid(n) as u32);
+        made.validate()?;
+        Ok(made)
+    }
+
+    /// The current moment as `kind` at `timezone` (UTC when `None`): `datetime({timezone:
+    /// 'Asia/Tokyo'})`, `date.statement('-08:00')`.
+    pub fn now_at(kind: Kind, epoch_nanos: i128, timezone: Option<TimeZone>) -> Temporal {
+        let n = i128::from(NANOS_PER_SECOND);
+        let secs = i64::try_from(epoch_nanos.div_euclid(n)).unwrap_or(0);
+        let nanos = epoch_nanos.rem_euclid(n) as u32;
+        let now = timezone.unwrap_or(TimeZone::Offset(0)).at_instant(secs, nanos);
+        Temporal::convert(kind, &now).unwrap_or(now)
     }
 
     /// `kind(other)`: the parts of another temporal value (`date(datetime)` is its date,
@@ -730,6 +973,8 @@ impl Temporal {
                 let (nanos, offset) = from.time_part().ok_or_else(cannot)?;
                 Temporal::Time { nanos, offset: offset.unwrap_or(0) }
             }
+            // A date-time stays itself, named zone and all.
+            Kind::DateTime if from.instant().is_some() => *from,
             Kind::LocalDateTime | Kind::DateTime => {
                 let days = from.date_part().ok_or_else(cannot)?;
                 let (nanos, offset) = from.time_part().unwrap_or((0, None));
@@ -742,9 +987,16 @@ impl Temporal {
         })
     }
 
-    /// `kind(text)`: ISO 8601 (`2015-07-21`, `21:40:32.142`, `21:40+01:00`,
-    /// `2015-07-21T21:40:32Z`, `P1DT2H`). A missing offset is UTC.
+    /// `kind(text)`: ISO 8601 (`2015-07-21`, `2015-W30-2`, `2015-202`, `2015-07`, `21:40:32.142`,
+    /// `21:40+01:00`, `2015-07-21T21:40:32Z`, `P1DT2H`) and a zone's name after a date-time
+    /// (`2015-07-21T21:40[Europe/Stockholm]`; an offset given with it must be the zone's there).
+    /// A missing offset is UTC.
     pub fn parse(kind: Kind, text: &str) -> Result<Temporal, TemporalError> {
+        // Every refusal names the text it refuses.
+        Temporal::parse_text(kind, text).map_err(|e| if e.0.contains(text) { e } else { TemporalError(format!("'{text}': {}", e.0)) })
+    }
+
+    fn parse_text(kind: Kind, text: &str) -> Result<Temporal, TemporalError> {
         let bad = |what: &str| TemporalError(format!("'{text}' is not {what}"));
         match kind {
             Kind::Duration => Ok(Temporal::Duration(Duration::parse(text)?)),
@@ -761,15 +1013,30 @@ impl Temporal {
                 } else {
                     "a date-time such as '2015-07-21T21:40:32'"
                 };
-                let (d, t) = text.split_once(['T', 't', ' ']).unwrap_or((text, "00:00"));
+                let (body, zone) = match text.strip_suffix(']').and_then(|t| t.rsplit_once('[')) {
+                    Some((body, name)) if kind == Kind::DateTime => {
+                        let zone =
+                            Zone::named(name).ok_or_else(|| TemporalError(format!("'{name}' in '{text}' is not a time zone name")))?;
+                        (body, Some(zone))
+                    }
+                    _ => (text, None),
+                };
+                let (d, t) = body.split_once(['T', 't', ' ']).unwrap_or((body, "00:00"));
                 let days = check_day_range(parse_date(d).ok_or_else(|| bad(want))??)?;
                 let (t, off) = split_offset(t);
                 if kind == Kind::LocalDateTime && off.is_some() {
                     return Err(bad(want));
                 }
                 let nanos = parse_time(t).ok_or_else(|| bad(want))??;
-                let offset = off.map(parse_offset).transpose()?.unwrap_or(0);
-                Ok(Temporal::date_time(kind, days, nanos, offset))
+                let offset = off.map(parse_offset).transpose()?;
+                let Some(zone) = zone else { return Ok(Temporal::date_time(kind, days, nanos, offset.unwrap_or(0))) };
+                let (secs, nanos) = local(days, nanos);
+                if let Some(o) = offset.filter(|o| !zone.accepts(secs, *o)) {
+                    return err(format!("'{text}': {} is not {}'s offset at that time", offset_text(o), zone.name()));
+                }
+                let made = TimeZone::Named(zone).at_local(secs, nanos, offset);
+                made.validate()?;
+                Ok(made)
             }
         }
     }
@@ -834,22 +1101,24 @@ impl Temporal {
             other => other,
         };
         let days = days.map(check_day_range).transpose()?;
-        let offset = offset.unwrap_or(0);
-        Ok(match kind {
-            Kind::Date => Temporal::Date(days.unwrap_or(0)),
-            Kind::LocalTime => Temporal::LocalTime(nanos),
-            Kind::Time => Temporal::Time { nanos, offset },
-            _ => Temporal::date_time(kind, days.unwrap_or(0), nanos, offset),
+        Ok(match (kind, from.zone()) {
+            (Kind::Date, _) => Temporal::Date(days.unwrap_or(0)),
+            (Kind::LocalTime, _) => Temporal::LocalTime(nanos),
+            (Kind::Time, _) => Temporal::Time { nanos, offset: offset.unwrap_or(0) },
+            // A named zone is kept: the truncated local time takes the zone's offset there.
+            (Kind::DateTime, Some(zone)) => {
+                let (secs, n) = local(days.unwrap_or(0), nanos);
+                let made = TimeZone::Named(zone).at_local(secs, n, offset);
+                made.validate()?;
+                made
+            }
+            _ => Temporal::date_time(kind, days.unwrap_or(0), nanos, offset.unwrap_or(0)),
         })
     }
 
     /// The current moment as `kind` (UTC), from nanoseconds since the epoch.
     pub fn now(kind: Kind, epoch_nanos: i128) -> Temporal {
-        let n = i128::from(NANOS_PER_SECOND);
-        let secs = i64::try_from(epoch_nanos.div_euclid(n)).unwrap_or(0);
-        let nanos = epoch_nanos.rem_euclid(n) as u32;
-        let now = Temporal::DateTime { secs, nanos, offset: 0 };
-        Temporal::convert(kind, &now).unwrap_or(now)
+        Temporal::now_at(kind, epoch_nanos, None)
     }
 
     /// `t + d` (and `t - d` with `d` negated): months first (the day clamped to the month's
@@ -878,6 +1147,19 @@ impl Temporal {
             }
             Temporal::LocalTime(n) => Temporal::LocalTime(shift_time(n)),
             Temporal::Time { nanos, offset } => Temporal::Time { nanos: shift_time(nanos), offset },
+            // Months and days on the local time line (the zone's offset there, the old one if it
+            // still holds), then the time on the instant's (Java's and Neo4j's order).
+            Temporal::ZonedDateTime { secs, nanos, offset, zone } => {
+                let (days, nanos_of_day) = split(secs.saturating_add(i64::from(offset)), nanos);
+                let (local_secs, n) = local(shift_date(days)?, nanos_of_day);
+                let moved = local_secs - i64::from(zone.resolve(local_secs, Some(offset)));
+                let total = i128::from(moved) * i128::from(NANOS_PER_SECOND) + i128::from(n) + d.total_nanos();
+                let per = i128::from(NANOS_PER_SECOND);
+                let secs = i64::try_from(total.div_euclid(per)).map_err(|_| TemporalError("the result is out of range".to_owned()))?;
+                let made = TimeZone::Named(zone).at_instant(secs, total.rem_euclid(per) as u32);
+                made.validate().map_err(|_| TemporalError("the result is outside the years -9999..9999".to_owned()))?;
+                made
+            }
             Temporal::LocalDateTime { .. } | Temporal::DateTime { .. } => {
                 let offset = match *self {
                     Temporal::DateTime { offset, .. } => offset,
@@ -898,7 +1180,12 @@ impl Temporal {
         if self.kind() != other.kind() || matches!(self, Temporal::Duration(_)) {
             return None;
         }
-        Some(self.key().cmp(&other.key()))
+        Some(self.key().cmp(&other.key()).then_with(|| self.zone_name().cmp(&other.zone_name())))
+    }
+
+    /// The zone's name, for the last tie-break between equal instants at equal offsets.
+    fn zone_name(&self) -> Option<&'static str> {
+        self.zone().map(|z| z.name())
     }
 
     /// The kind's rank and the instant part of the comparison's key, which orders values of
@@ -916,7 +1203,7 @@ impl Temporal {
             Temporal::LocalTime(n) => (i128::from(n), 0),
             Temporal::Time { nanos, offset } => (i128::from(nanos) - i128::from(offset) * i128::from(NANOS_PER_SECOND), i64::from(offset)),
             Temporal::LocalDateTime { secs, nanos } => (i128::from(secs) * i128::from(NANOS_PER_SECOND) + i128::from(nanos), 0),
-            Temporal::DateTime { secs, nanos, offset } => {
+            Temporal::DateTime { secs, nanos, offset } | Temporal::ZonedDateTime { secs, nanos, offset, .. } => {
                 (i128::from(secs) * i128::from(NANOS_PER_SECOND) + i128::from(nanos), i64::from(offset))
             }
             Temporal::Duration(d) => (d.total_nanos(), 0),
@@ -925,7 +1212,7 @@ impl Temporal {
 
     fn rank(&self) -> u8 {
         match self {
-            Temporal::DateTime { .. } => 0,
+            Temporal::DateTime { .. } | Temporal::ZonedDateTime { .. } => 0,
             Temporal::LocalDateTime { .. } => 1,
             Temporal::Date(_) => 2,
             Temporal::Time { .. } => 3,
@@ -940,7 +1227,7 @@ impl Temporal {
     pub fn order(&self, other: &Temporal) -> Ordering {
         self.rank().cmp(&other.rank()).then_with(|| match (self, other) {
             (Temporal::Duration(a), Temporal::Duration(b)) => (a.months, a.days, a.total_nanos()).cmp(&(b.months, b.days, b.total_nanos())),
-            _ => self.key().cmp(&other.key()),
+            _ => self.key().cmp(&other.key()).then_with(|| self.zone_name().cmp(&other.zone_name())),
         })
     }
 
@@ -953,10 +1240,7 @@ impl Temporal {
         }
         let date = self.date_part().map(calendar);
         let time = self.time_part();
-        let offset = match *self {
-            Temporal::Time { offset, .. } | Temporal::DateTime { offset, .. } => Some(offset),
-            _ => None,
-        };
+        let offset = self.offset();
         let int = |v: i64| Some(Component::Int(v));
         match (name, date, time, offset) {
             ("year", Some(d), ..) => int(i64::from(d.year())),
@@ -973,13 +1257,16 @@ impl Temporal {
             ("millisecond", _, Some((n, _)), _) => int(n % NANOS_PER_SECOND / 1_000_000),
             ("microsecond", _, Some((n, _)), _) => int(n % NANOS_PER_SECOND / 1000),
             ("nanosecond", _, Some((n, _)), _) => int(n % NANOS_PER_SECOND),
+            ("timezone", ..) if self.zone().is_some() => Some(Component::Str(self.zone_name().unwrap_or("").to_owned())),
             ("timezone" | "offset", .., Some(o)) => {
                 Some(Component::Str(if o == 0 && name == "offset" { "+00:00".to_owned() } else { offset_text(o) }))
             }
             ("offsetMinutes", .., Some(o)) => int(i64::from(o) / 60),
             ("offsetSeconds", .., Some(o)) => int(i64::from(o)),
             ("epochSeconds" | "epochMillis", ..) => match *self {
-                Temporal::DateTime { secs, nanos, .. } | Temporal::LocalDateTime { secs, nanos } => {
+                Temporal::DateTime { secs, nanos, .. }
+                | Temporal::ZonedDateTime { secs, nanos, .. }
+                | Temporal::LocalDateTime { secs, nanos } => {
                     int(if name == "epochSeconds" { secs } else { secs.saturating_mul(1000) + i64::from(nanos / 1_000_000) })
                 }
                 _ => None,
@@ -995,7 +1282,7 @@ impl Temporal {
             Temporal::Date(d) => d * SECONDS_PER_DAY,
             Temporal::LocalTime(n) => n / NANOS_PER_SECOND,
             Temporal::Time { .. } => (self.key().0.rem_euclid(i128::from(NANOS_PER_DAY)) / i128::from(NANOS_PER_SECOND)) as i64,
-            Temporal::LocalDateTime { secs, .. } | Temporal::DateTime { secs, .. } => secs,
+            Temporal::LocalDateTime { secs, .. } | Temporal::DateTime { secs, .. } | Temporal::ZonedDateTime { secs, .. } => secs,
             Temporal::Duration(d) => d.approximate_seconds(),
         }
     }
@@ -1037,28 +1324,53 @@ fn split_offset(text: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// `YYYY-MM-DD` (or `YYYYMMDD`); `None` when the shape is wrong, an error when the date is.
+/// A date: calendar `YYYY-MM-DD` / `YYYYMMDD`, month `YYYY-MM` / `YYYYMM`, year `YYYY`, week
+/// `YYYY-Www-D` / `YYYYWwwD` / `YYYY-Www` / `YYYYWww`, ordinal `YYYY-DDD` / `YYYYDDD`; `None` when
+/// the shape is wrong, an error when the date is.
 fn parse_date(text: &str) -> Option<Result<i64, TemporalError>> {
     let (neg, body) = match text.strip_prefix('-') {
         Some(b) => (true, b),
         None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
-    if !body.is_ascii() {
+    if !body.is_ascii() || body.len() < 4 || !body.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let parts: Vec<&str> = if body.contains('-') {
-        body.split('-').collect()
-    } else if body.len() == 8 {
-        vec![&body[..4], &body[4..6], &body[6..]]
-    } else {
-        return None;
+    let year: i64 = body[..4].parse().ok()?;
+    let year = if neg { -year } else { year };
+    let rest = &body[4..];
+    let dashed = rest.starts_with('-');
+    let rest = rest.strip_prefix('-').unwrap_or(rest);
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if let Some(week) = rest.strip_prefix('W') {
+        // `Www`, then `-D` (dashed) or `D`.
+        let (w, d) = match (week.get(..2), week.get(2..)) {
+            (Some(w), Some("")) => (w, None),
+            (Some(w), Some(d)) if dashed => (w, Some(d.strip_prefix('-')?)),
+            (Some(w), Some(d)) => (w, Some(d)),
+            _ => return None,
+        };
+        if !digits(w) || d.is_some_and(|d| d.len() != 1 || !digits(d)) {
+            return None;
+        }
+        let mut fields = vec![("year", Component::Int(year)), ("week", Component::Int(w.parse().ok()?))];
+        if let Some(d) = d {
+            fields.push(("dayOfWeek", Component::Int(d.parse().ok()?)));
+        }
+        return Some(Fields(&fields).date(Kind::Date, None));
+    }
+    let parts: Vec<&str> = if dashed { rest.split('-').collect() } else { vec![rest] };
+    let (month, day) = match parts.as_slice() {
+        [""] if !dashed => (1, 1),
+        [p] if !dashed && p.len() == 4 && digits(p) => (p[..2].parse().ok()?, p[2..].parse().ok()?),
+        [p] if p.len() == 2 && digits(p) => (p.parse().ok()?, 1),
+        [p] if p.len() == 3 && digits(p) => {
+            let f = [("year", Component::Int(year)), ("ordinalDay", Component::Int(p.parse().ok()?))];
+            return Some(Fields(&f).date(Kind::Date, None));
+        }
+        [m, d] if dashed && m.len() == 2 && d.len() == 2 && digits(m) && digits(d) => (m.parse().ok()?, d.parse().ok()?),
+        _ => return None,
     };
-    let [y, m, d] = parts.as_slice() else { return None };
-    if y.len() != 4 || m.len() != 2 || d.len() != 2 || ![y, m, d].iter().all(|p| p.bytes().all(|b| b.is_ascii_digit())) {
-        return None;
-    }
-    let year: i64 = y.parse().ok()?;
-    Some(make_date(if neg { -year } else { year }, m.parse().ok()?, d.parse().ok()?))
+    Some(make_date(year, month, day))
 }
 
 /// `HH:MM`, `HH:MM:SS`, `HH:MM:SS.f…` (or without colons); `None` when the shape is wrong.
@@ -1096,7 +1408,7 @@ mod tests {
         if let Some(tz) = tz {
             f.push(("timezone", Component::Str(tz.to_owned())));
         }
-        Temporal::from_fields(kind, &Fields(&f)).expect("valid")
+        Temporal::from_fields(kind, &Fields(&f), 0).expect("valid")
     }
 
     #[test]
@@ -1135,6 +1447,9 @@ mod tests {
             (Kind::LocalDateTime, "2015-07-21T21:40:32.000000001"),
             (Kind::DateTime, "2015-07-21T21:40:32.500-08:00"),
             (Kind::DateTime, "2015-07-21T21:40Z"),
+            (Kind::DateTime, "2015-07-21T21:40:32.142+02:00[Europe/Stockholm]"),
+            (Kind::DateTime, "1818-07-21T21:40:32.142+00:53:28[Europe/Stockholm]"),
+            (Kind::DateTime, "2015-01-21T21:40Z[Europe/London]"),
             (Kind::Duration, "P14DT16H12M"),
         ] {
             let t = Temporal::parse(kind, text).expect(text);
@@ -1143,7 +1458,9 @@ mod tests {
         }
         assert!(Temporal::parse(Kind::Date, "2015-02-30").is_err());
         assert!(Temporal::parse(Kind::Time, "25:00").is_err());
-        assert!(Temporal::parse(Kind::DateTime, "2015-07-21T21:40[Europe/Stockholm]").is_err());
+        assert!(Temporal::parse(Kind::DateTime, "2015-07-21T21:40[Europe/Atlantis]").is_err());
+        assert!(Temporal::parse(Kind::DateTime, "2015-07-21T21:40+05:00[Europe/Stockholm]").is_err());
+        assert!(Temporal::parse(Kind::LocalDateTime, "2015-07-21T21:40[Europe/Stockholm]").is_err());
         assert!(Temporal::parse(Kind::Duration, "P1Q").is_err());
     }
 
