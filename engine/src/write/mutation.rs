@@ -20,8 +20,11 @@ use std::cell::Cell;
 /// policies (`Mutation::SettingsV5`), appended likewise; format 7 `Op::SetTags`, appended last;
 /// format 8 the settings with masking policies (`Mutation::SettingsV6`), appended last; format 9
 /// temporal property values (`Value::Temporal`) and packed float lists (`Value::Floats`), appended
-/// last to `Value`.
-pub const RECORD_FORMAT_VERSION: u8 = 9;
+/// last to `Value`; format 10 date-times in a named time zone (`Temporal::ZonedDateTime`, the zone
+/// by its name), appended last to `Temporal`.
+pub const RECORD_FORMAT_VERSION: u8 = 10;
+/// The format before named time zones: the same encoding, without them.
+const RECORD_FORMAT_9: u8 = 9;
 /// The format before temporal values: the same encoding, without them.
 const RECORD_FORMAT_8: u8 = 8;
 /// The format before masking policies: the same encoding, without them.
@@ -129,6 +132,7 @@ impl WalRecord {
         match payload.split_first() {
             Some((
                 &(RECORD_FORMAT_VERSION
+                | RECORD_FORMAT_9
                 | RECORD_FORMAT_8
                 | RECORD_FORMAT_7
                 | RECORD_FORMAT_6
