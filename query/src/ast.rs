@@ -403,17 +403,35 @@ pub enum Shortest {
     All,
 }
 
-/// `(n:A:B {k: v})`.
+/// `(n:A:B {k: v})`, or with a label expression `(n:A|B)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodePattern {
     /// The variable.
     pub var: Option<Var>,
     /// Labels, all required.
     pub labels: Vec<Name>,
+    /// A label expression that is more than labels all required (`:A|B`, `:!A`, `:%`); matched
+    /// as well as `labels`.
+    pub label_expr: Option<LabelExpr>,
     /// A property map (or a parameter, which MATCH refuses).
     pub props: Option<Expr>,
     /// The node pattern.
     pub span: Span,
+}
+
+/// A label expression (Neo4j 5's): `A`, `%` (any label), `!e`, `e & f`, `e | f`, `(e)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LabelExpr {
+    /// The label.
+    Name(Name),
+    /// `%`: at least one label.
+    Any,
+    /// `!e`.
+    Not(Box<LabelExpr>),
+    /// `e & f & …`.
+    And(Vec<LabelExpr>),
+    /// `e | f | …`.
+    Or(Vec<LabelExpr>),
 }
 
 /// Which way a relationship pattern points.
@@ -584,6 +602,8 @@ pub enum ExprKind {
     Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
     /// `e:A:B` (a label test).
     HasLabels(Box<Expr>, Vec<Name>),
+    /// `e:A|B`, `e:!A`, `e:%` (a label test with a label expression).
+    HasLabelExpr(Box<Expr>, LabelExpr),
     /// A unary operator.
     Unary(UnaryOp, Box<Expr>),
     /// A binary operator.
@@ -718,7 +738,11 @@ impl Expr {
             | ExprKind::Subquery { .. } => {}
             ExprKind::List(items) => items.iter().for_each(f),
             ExprKind::Map(items) => items.iter().for_each(|(_, e)| f(e)),
-            ExprKind::Prop(e, _) | ExprKind::HasLabels(e, _) | ExprKind::Unary(_, e) | ExprKind::IsNull(e, _) => f(e),
+            ExprKind::Prop(e, _)
+            | ExprKind::HasLabels(e, _)
+            | ExprKind::HasLabelExpr(e, _)
+            | ExprKind::Unary(_, e)
+            | ExprKind::IsNull(e, _) => f(e),
             ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
                 f(a);
                 f(b);

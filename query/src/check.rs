@@ -263,7 +263,7 @@ impl Checker<'_> {
                 }
                 Clause::Delete(d) => {
                     for e in &d.exprs {
-                        if matches!(e.kind, ExprKind::HasLabels(..)) {
+                        if matches!(e.kind, ExprKind::HasLabels(..) | ExprKind::HasLabelExpr(..)) {
                             return Err(self.error(
                                 e.span,
                                 Detail::InvalidDelete,
@@ -498,6 +498,13 @@ impl Checker<'_> {
         let nodes = std::iter::once(&part.start).chain(part.chain.iter().map(|(_, n)| n));
         // Property maps see the variables bound before this part, and earlier nodes of it.
         for node in nodes {
+            if node.label_expr.is_some() {
+                return Err(self.error(
+                    node.span,
+                    Detail::UnexpectedSyntax,
+                    format!("{clause} gives a node its labels: write them as :A:B or :A&B, not with |, ! or %"),
+                ));
+            }
             if let Some(p) = &node.props {
                 if merge && matches!(p.kind, ExprKind::Param(_)) {
                     return Err(self.error(
@@ -865,7 +872,7 @@ impl Checker<'_> {
                 }
                 Ty::List
             }
-            ExprKind::HasLabels(target, _) => {
+            ExprKind::HasLabels(target, _) | ExprKind::HasLabelExpr(target, _) => {
                 let ty = self.expr(target, scope, agg)?;
                 self.want(target.span, ty, &[Ty::Node], "a label test")?;
                 Ty::Bool

@@ -14,11 +14,14 @@ pub(crate) struct Parser<'a> {
     pub(crate) pos: usize,
     /// Nesting depth of expressions and patterns, bounded so deep input cannot overflow the stack.
     pub(crate) depth: usize,
+    /// Set while a comprehension's `WHERE` is read: there `|` ends the predicate, so a label
+    /// test's `|` needs parentheses (`x:(A|B)`).
+    pub(crate) pipe_ends_predicate: bool,
 }
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(text: &'a str, tokens: Vec<Token>) -> Parser<'a> {
-        Parser { text, tokens, pos: 0, depth: 0 }
+        Parser { text, tokens, pos: 0, depth: 0, pipe_ends_predicate: false }
     }
 
     // ---- tokens --------------------------------------------------------------------------

@@ -228,9 +228,15 @@ impl Parser<'_> {
                     e = Expr::new(ExprKind::Index(Box::new(e), index), span);
                 }
             } else if self.at_sym(Sym::Colon) && matches!(e.kind, ExprKind::Var(_)) {
-                let labels = self.labels()?;
+                let (labels, expr) = self.label_spec(!self.pipe_ends_predicate)?;
                 let span = e.span.to(self.prev_span());
-                e = Expr::new(ExprKind::HasLabels(Box::new(e), labels), span);
+                e = Expr::new(
+                    match expr {
+                        Some(x) => ExprKind::HasLabelExpr(Box::new(e), x),
+                        None => ExprKind::HasLabels(Box::new(e), labels),
+                    },
+                    span,
+                );
             } else {
                 return Ok(e);
             }
@@ -561,13 +567,21 @@ impl Parser<'_> {
         result
     }
 
+    /// A comprehension's `WHERE` predicate, which a `|` ends.
+    fn predicate_before_pipe(&mut self) -> Result<Expr, QueryError> {
+        let outer = std::mem::replace(&mut self.pipe_ends_predicate, true);
+        let e = self.expr();
+        self.pipe_ends_predicate = outer;
+        e
+    }
+
     fn list_body(&mut self, start: Span) -> Result<Expr, QueryError> {
         // `[x IN list WHERE p | e]`.
         if self.at_var() && self.peek_at(1).is_keyword("IN") {
             let var = self.var()?;
             self.pos += 1;
             let list = Box::new(self.expr()?);
-            let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+            let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.predicate_before_pipe()?)) } else { None };
             let map = if self.eat_sym(Sym::Pipe) { Some(Box::new(self.expr()?)) } else { None };
             let end = self.expect_sym(Sym::RBracket)?;
             return Ok(Expr::new(ExprKind::ListComprehension { var, list, predicate, map }, start.to(end)));
@@ -579,7 +593,7 @@ impl Parser<'_> {
             let saved = (self.pos, self.depth);
             if let Ok(part) = self.pattern_part() {
                 if !part.chain.is_empty() && (self.at_kw("WHERE") || self.at_sym(Sym::Pipe)) {
-                    let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.expr()?)) } else { None };
+                    let predicate = if self.eat_kw("WHERE") { Some(Box::new(self.predicate_before_pipe()?)) } else { None };
                     self.expect_sym(Sym::Pipe)?;
                     let map = Box::new(self.expr()?);
                     let end = self.expect_sym(Sym::RBracket)?;

@@ -60,6 +60,10 @@ pub enum Sym {
     Caret,
     RegexMatch,
     PlusEq,
+    /// `!` (a label expression's negation).
+    Bang,
+    /// `&` (a label expression's conjunction).
+    Amp,
 }
 
 impl Sym {
@@ -92,6 +96,8 @@ impl Sym {
             Sym::Caret => "^",
             Sym::RegexMatch => "=~",
             Sym::PlusEq => "+=",
+            Sym::Bang => "!",
+            Sym::Amp => "&",
         }
     }
 }
@@ -408,6 +414,8 @@ impl Lexer<'_> {
             (b'/', _) => (Sym::Slash, 1),
             (b'%', _) => (Sym::Percent, 1),
             (b'^', _) => (Sym::Caret, 1),
+            (b'!', _) => (Sym::Bang, 1),
+            (b'&', _) => (Sym::Amp, 1),
             _ => {
                 let c = self.peek_char().unwrap_or('?');
                 return Err(self.error(start, Detail::UnexpectedSyntax, format!("unexpected character '{c}'")));

@@ -5,9 +5,9 @@
 //! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
 
 use crate::ast::{
-    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, Match, Merge, Mode, Name, NodePattern, PatternPart, Projection,
-    ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem, Statement, Temporal,
-    Unwind, Var,
+    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, LabelExpr, Match, Merge, Mode, Name, NodePattern, PatternPart,
+    Projection, ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem,
+    Statement, Temporal, Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
@@ -498,10 +498,70 @@ impl Parser<'_> {
     pub(crate) fn node_pattern(&mut self) -> Result<NodePattern, QueryError> {
         let start = self.expect_sym(Sym::LParen)?;
         let var = if self.at_var() { Some(self.var()?) } else { None };
-        let labels = if self.at_sym(Sym::Colon) { self.labels()? } else { Vec::new() };
+        let (labels, label_expr) = if self.at_sym(Sym::Colon) { self.label_spec(true)? } else { (Vec::new(), None) };
         let props = self.pattern_props()?;
         let end = self.expect_sym(Sym::RParen)?;
-        Ok(NodePattern { var, labels, props, span: start.to(end) })
+        Ok(NodePattern { var, labels, label_expr, props, span: start.to(end) })
+    }
+
+    /// After a node or an expression: `:A:B` (labels all required) or `:` and a label expression
+    /// (`A|B`, `A&B`, `!A`, `%`, parentheses). A conjunction of names is returned as the labels;
+    /// anything else as the expression. `pipe` says whether `|` may continue it here.
+    pub(crate) fn label_spec(&mut self, pipe: bool) -> Result<(Vec<Name>, Option<LabelExpr>), QueryError> {
+        self.expect_sym(Sym::Colon)?;
+        let first = self.label_or(pipe)?;
+        if self.at_sym(Sym::Colon) {
+            let LabelExpr::Name(name) = first else {
+                return Err(self.error_at(self.span(), Detail::UnexpectedSyntax, "`:` joins labels; after a label expression use `&`"));
+            };
+            let mut labels = vec![name];
+            while self.eat_sym(Sym::Colon) {
+                labels.push(self.name("a label")?);
+            }
+            return Ok((labels, None));
+        }
+        Ok(match first {
+            LabelExpr::Name(n) => (vec![n], None),
+            LabelExpr::And(items) if items.iter().all(|i| matches!(i, LabelExpr::Name(_))) => {
+                (items.into_iter().filter_map(|i| if let LabelExpr::Name(n) = i { Some(n) } else { None }).collect(), None)
+            }
+            other => (Vec::new(), Some(other)),
+        })
+    }
+
+    fn label_or(&mut self, pipe: bool) -> Result<LabelExpr, QueryError> {
+        let mut items = vec![self.label_and()?];
+        while pipe && self.eat_sym(Sym::Pipe) {
+            // `:A|:B` (the older spelling) reads as `:A|B`.
+            self.eat_sym(Sym::Colon);
+            items.push(self.label_and()?);
+        }
+        Ok(if items.len() == 1 { items.remove(0) } else { LabelExpr::Or(items) })
+    }
+
+    fn label_and(&mut self) -> Result<LabelExpr, QueryError> {
+        let mut items = vec![self.label_factor()?];
+        while self.eat_sym(Sym::Amp) {
+            items.push(self.label_factor()?);
+        }
+        Ok(if items.len() == 1 { items.remove(0) } else { LabelExpr::And(items) })
+    }
+
+    fn label_factor(&mut self) -> Result<LabelExpr, QueryError> {
+        self.enter()?;
+        let e = if self.eat_sym(Sym::Bang) {
+            self.label_factor().map(|e| LabelExpr::Not(Box::new(e)))
+        } else if self.eat_sym(Sym::Percent) {
+            Ok(LabelExpr::Any)
+        } else if self.eat_sym(Sym::LParen) {
+            // Inside parentheses `|` is always the expression's.
+            let e = self.label_or(true);
+            self.expect_sym(Sym::RParen).and(e)
+        } else {
+            self.name("a label").map(LabelExpr::Name)
+        };
+        self.leave();
+        e
     }
 
     /// `:A:B` (also `:A|B` is refused here; that form is for relationship types).

@@ -46,6 +46,8 @@ pub enum CExpr {
     Slice(Box<CExpr>, Option<Box<CExpr>>, Option<Box<CExpr>>),
     /// `e:A:B`.
     HasLabels(Box<CExpr>, Vec<Arc<str>>),
+    /// `e:A|B`, `e:!A`, `e:%`.
+    HasLabelExpr(Box<CExpr>, Labels),
     /// `NOT e`.
     Not(Box<CExpr>),
     /// `-e`.
@@ -160,8 +162,75 @@ pub struct Aggregate {
 pub struct NodeTest {
     /// Labels, all required.
     pub labels: Vec<Arc<str>>,
+    /// A label expression the node must match as well (`(n:A|B)`).
+    pub label_expr: Option<Labels>,
     /// Properties, each required equal.
     pub props: Vec<(Arc<str>, CExpr)>,
+}
+
+/// A label expression, planned: what a node's labels must satisfy.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Labels {
+    /// The label.
+    Name(Arc<str>),
+    /// At least one label.
+    Any,
+    /// Not the inner expression.
+    Not(Box<Labels>),
+    /// All of them.
+    And(Vec<Labels>),
+    /// One of them.
+    Or(Vec<Labels>),
+}
+
+impl fmt::Display for Labels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |f: &mut fmt::Formatter<'_>, items: &[Labels], sep: &str| -> fmt::Result {
+            for (i, e) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(sep)?;
+                }
+                match e {
+                    Labels::And(_) | Labels::Or(_) => write!(f, "({e})")?,
+                    _ => write!(f, "{e}")?,
+                }
+            }
+            Ok(())
+        };
+        match self {
+            Labels::Name(l) => f.write_str(l),
+            Labels::Any => f.write_str("%"),
+            Labels::Not(e) if matches!(**e, Labels::And(_) | Labels::Or(_)) => write!(f, "!({e})"),
+            Labels::Not(e) => write!(f, "!{e}"),
+            Labels::And(items) => join(f, items, "&"),
+            Labels::Or(items) => join(f, items, "|"),
+        }
+    }
+}
+
+impl Labels {
+    /// Whether a node whose labels `has` answers passes.
+    pub fn matches(&self, has: &dyn Fn(&str) -> bool, any: &dyn Fn() -> bool) -> bool {
+        match self {
+            Labels::Name(l) => has(l),
+            Labels::Any => any(),
+            Labels::Not(e) => !e.matches(has, any),
+            Labels::And(items) => items.iter().all(|e| e.matches(has, any)),
+            Labels::Or(items) => items.iter().any(|e| e.matches(has, any)),
+        }
+    }
+
+    /// From the parsed expression.
+    pub fn of(e: &crate::ast::LabelExpr) -> Labels {
+        use crate::ast::LabelExpr as L;
+        match e {
+            L::Name(n) => Labels::Name(Arc::from(n.name.as_str())),
+            L::Any => Labels::Any,
+            L::Not(e) => Labels::Not(Box::new(Labels::of(e))),
+            L::And(items) => Labels::And(items.iter().map(Labels::of).collect()),
+            L::Or(items) => Labels::Or(items.iter().map(Labels::of).collect()),
+        }
+    }
 }
 
 /// The relationship keys that read a claim's memory fields rather than stored properties.
@@ -186,6 +255,22 @@ pub fn node_key_indexed(key: &str) -> bool {
 }
 
 impl NodeTest {
+    /// How a plan shows it: `:A:B {k}`, a label expression after the labels.
+    fn text(&self) -> String {
+        let mut s = String::new();
+        for l in &self.labels {
+            let _ = write!(s, ":{l}");
+        }
+        if let Some(e) = &self.label_expr {
+            let _ = write!(s, ":{e}");
+        }
+        if !self.props.is_empty() {
+            let keys: Vec<&str> = self.props.iter().map(|(k, _)| k.as_ref()).collect();
+            let _ = write!(s, " {{{}}}", keys.join(", "));
+        }
+        s
+    }
+
     /// Whether a scan with this test is a lookup in the engine's property index: an equality on
     /// a stored property or the name (`node_key_indexed`) with a parameter, a constant or a bound
     /// variable, none of which can fail to evaluate.
@@ -193,9 +278,9 @@ impl NodeTest {
         self.props.iter().any(|(k, e)| node_key_indexed(k) && matches!(e, CExpr::Param(_) | CExpr::Slot(_) | CExpr::Const(_)))
     }
 
-    /// No label and no property: every node passes.
+    /// No label, no label expression and no property: every node passes.
     pub fn is_empty(&self) -> bool {
-        self.labels.is_empty() && self.props.is_empty()
+        self.labels.is_empty() && self.label_expr.is_none() && self.props.is_empty()
     }
 }
 
@@ -602,6 +687,7 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::ScanNodes { test, .. } if test.looks_up() => "NodeByPropertyLookup",
+            Op::ScanNodes { test, .. } if test.labels.is_empty() && matches!(test.label_expr, Some(Labels::Or(_))) => "NodeByLabelScan",
             Op::ScanNodes { test, .. } if test.labels.is_empty() => "AllNodesScan",
             Op::ScanNodes { .. } => "NodeByLabelScan",
             Op::SeekNode { .. } => "NodeByIdSeek",
@@ -641,17 +727,7 @@ impl Op {
 
     /// A short description of the operator's arguments.
     pub fn detail(&self, slots: &dyn Fn(usize) -> String) -> String {
-        let test = |t: &NodeTest| -> String {
-            let mut s = String::new();
-            for l in &t.labels {
-                let _ = write!(s, ":{l}");
-            }
-            if !t.props.is_empty() {
-                let keys: Vec<&str> = t.props.iter().map(|(k, _)| k.as_ref()).collect();
-                let _ = write!(s, " {{{}}}", keys.join(", "));
-            }
-            s
-        };
+        let test = NodeTest::text;
         match self {
             Op::ScanNodes { slot, test: t }
             | Op::SeekNode { slot, test: t, .. }

@@ -654,7 +654,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
         if let Some(p) = &n.props {
             props = self.prop_map(p)?;
         }
-        Ok(NodeTest { labels, props })
+        Ok(NodeTest { labels, label_expr: n.label_expr.as_ref().map(crate::plan::Labels::of), props })
     }
 
     fn prop_map(&mut self, p: &Expr) -> Result<Vec<(Arc<str>, CExpr)>, QueryError> {
@@ -1101,6 +1101,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 CExpr::Slice(t, a, b)
             }
             ExprKind::HasLabels(t, labels) => CExpr::HasLabels(self.boxed(t)?, labels.iter().map(|l| Arc::from(l.name.as_str())).collect()),
+            ExprKind::HasLabelExpr(t, e) => CExpr::HasLabelExpr(self.boxed(t)?, crate::plan::Labels::of(e)),
             ExprKind::Unary(op, inner) => match op {
                 UnaryOp::Not => CExpr::Not(self.boxed(inner)?),
                 UnaryOp::Neg => CExpr::Neg(self.boxed(inner)?),
@@ -1439,7 +1440,7 @@ fn infallible_test(e: &Expr, vars: &HashMap<&str, (usize, bool)>, slots: &mut Ve
             operand(a, slots) && operand(b, slots)
         }
         ExprKind::IsNull(a, _) => operand(a, slots),
-        ExprKind::HasLabels(t, _) => match &t.kind {
+        ExprKind::HasLabels(t, _) | ExprKind::HasLabelExpr(t, _) => match &t.kind {
             // On a node only (on anything else it is a type error).
             ExprKind::Var(v) => vars.get(v.as_str()).filter(|(_, node)| *node).map(|(s, _)| slots.push(*s)).is_some(),
             _ => false,

@@ -155,6 +155,11 @@ impl<'a> Env<'_, '_, 'a> {
                 Val::Node(n) => Val::Bool(labels.iter().all(|l| self.graph.has_label(n, l))),
                 other => return Err(type_error(format!("a label test needs a node, got {}", other.kind())).into()),
             },
+            CExpr::HasLabelExpr(t, e) => match self.eval(t, row, locals)? {
+                Val::Null => Val::Null,
+                Val::Node(n) => Val::Bool(self.graph.labels_match(n, e)),
+                other => return Err(type_error(format!("a label test needs a node, got {}", other.kind())).into()),
+            },
             CExpr::Not(inner) => bool_val(truth(&self.eval(inner, row, locals)?)?.map(|b| !b)),
             CExpr::Neg(inner) => match self.eval(inner, row, locals)? {
                 Val::Int(i) => Val::Int(i.checked_neg().ok_or_else(|| overflow("negation"))?),

@@ -505,6 +505,11 @@ impl<'a> Graph<'_, 'a> {
         self.view.label_ids(label).into_iter().flatten().any(|t| self.view.entity_carries(e, t))
     }
 
+    /// Whether the node's labels satisfy a label expression (`:A|B`, `:!A`, `:%`).
+    pub fn labels_match(&self, e: EntityId, expr: &engram_query::plan::Labels) -> bool {
+        expr.matches(&|l| self.has_label(e, l), &|| !self.labels(e).is_empty())
+    }
+
     /// Refuses to read an element deleted under a present-time visibility: one the running
     /// query deleted itself (a read of the present never binds a deleted element).
     pub fn check_not_deleted(&self, v: &Val) -> Result<(), engram_query::QueryError> {

@@ -20,7 +20,7 @@ use super::eval::{truth, type_error, Env, Fallible, Matcher};
 use super::graph::Graph;
 use super::procedures;
 use super::value::{Key, PathVal, Val};
-use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, NodeTest, Op, OpStats, PathSpec, RelLookup, SortKey};
+use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, Labels, NodeTest, Op, OpStats, PathSpec, RelLookup, SortKey};
 
 mod ordered;
 mod seek;
@@ -224,7 +224,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 // `MATCH (n[:L]) RETURN count(*)` (or `count(n)`): the scan's nodes counted, no
                 // row built for each. Not under PROFILE either.
                 (Op::ScanNodes { slot, test }, Some(Op::Aggregate { keys, aggregates }), None)
-                    if keys.is_empty() && test.props.is_empty() && test.labels.len() <= 1 && counts_each(aggregates, *slot) =>
+                    if keys.is_empty()
+                        && test.props.is_empty()
+                        && test.label_expr.is_none()
+                        && test.labels.len() <= 1
+                        && counts_each(aggregates, *slot) =>
                 {
                     let nodes = match test.labels.first() {
                         Some(l) => self.graph.count_nodes_with_label(l),
@@ -318,11 +322,22 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         rows
     }
 
-    /// The nodes carrying `test`'s first label, or every node when it has none.
+    /// The nodes carrying `test`'s first label; without one, those carrying one of the labels a
+    /// label expression `:A|B|…` names (in id order, as every scan); else every node.
     fn scanned(&self, test: &NodeTest) -> Vec<EntityId> {
-        match test.labels.first() {
-            Some(l) => self.graph.nodes_with_label(l),
-            None => self.graph.nodes(),
+        match (test.labels.first(), &test.label_expr) {
+            (Some(l), _) => self.graph.nodes_with_label(l),
+            (None, Some(Labels::Or(items))) if items.iter().all(|i| matches!(i, Labels::Name(_))) => {
+                let mut ids: Vec<EntityId> = items
+                    .iter()
+                    .filter_map(|i| if let Labels::Name(l) = i { Some(l) } else { None })
+                    .flat_map(|l| self.graph.nodes_with_label(l))
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            }
+            (None, _) => self.graph.nodes(),
         }
     }
 
@@ -654,6 +669,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         mut wanted: Option<&mut Vec<Val>>,
     ) -> Fallible<bool> {
         if !test.labels.iter().skip(labels_from).all(|l| self.graph.has_label(n, l)) {
+            return Ok(false);
+        }
+        if test.label_expr.as_ref().is_some_and(|e| !self.graph.labels_match(n, e)) {
             return Ok(false);
         }
         for (i, (k, e)) in test.props.iter().enumerate() {
@@ -1062,7 +1080,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         }
         let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(0) };
         let mut n = 0;
-        if hop.distinct_from.is_empty() && hop.to_test.labels.is_empty() && hop.to_test.props.is_empty() {
+        if hop.distinct_from.is_empty() && hop.to_test.is_empty() {
             // Nothing to test per edge: the expander's internal iteration counts (one tight loop
             // per stored run instead of its state machine per edge).
             for row in rows {

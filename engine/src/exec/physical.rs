@@ -66,7 +66,7 @@ pub(crate) fn choose<'p>(ops: &'p [Op], view: &WorkspaceView<'_>) -> Cow<'p, [Op
             if best != 0 {
                 let mut labels = test.labels.clone();
                 labels.swap(0, best);
-                let scan = Op::ScanNodes { slot: *slot, test: NodeTest { labels, props: test.props.clone() } };
+                let scan = Op::ScanNodes { slot: *slot, test: NodeTest { labels, ..test.clone() } };
                 out.get_or_insert_with(|| ops.to_vec())[0] = scan;
             }
         }
@@ -195,7 +195,9 @@ fn reads_node(e: &CExpr, a: usize, b: usize) -> bool {
         CExpr::Slot(s) => *s == a || *s == b,
         CExpr::List(items) | CExpr::Func(_, items) => items.iter().any(r),
         CExpr::Map(items) => items.iter().any(|(_, e)| r(e)),
-        CExpr::Prop(e, _) | CExpr::HasLabels(e, _) | CExpr::Not(e) | CExpr::Neg(e) | CExpr::IsNull(e, _) => r(e),
+        CExpr::Prop(e, _) | CExpr::HasLabels(e, _) | CExpr::HasLabelExpr(e, _) | CExpr::Not(e) | CExpr::Neg(e) | CExpr::IsNull(e, _) => {
+            r(e)
+        }
         CExpr::Index(x, y) | CExpr::Bin(_, x, y) => r(x) || r(y),
         CExpr::Slice(x, y, z) => r(x) || ro(y) || ro(z),
         CExpr::Case { subject, whens, otherwise } => ro(subject) || ro(otherwise) || whens.iter().any(|(w, t)| r(w) || r(t)),

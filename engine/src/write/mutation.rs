@@ -297,7 +297,10 @@ mod tests {
         v2[0] = 8;
         let Mutation::Batch(as_eight) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
         assert_eq!(as_eight, batch);
-        v2[0] = 10;
-        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(10));
+        v2[0] = 9;
+        let Mutation::Batch(as_nine) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_nine, batch);
+        v2[0] = 11;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(11));
     }
 }
