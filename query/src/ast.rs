@@ -53,6 +53,8 @@ pub struct Query {
 pub struct SingleQuery {
     /// The clauses in order.
     pub clauses: Vec<Clause>,
+    /// Ended by `FINISH`: it returns nothing, whatever its last clause.
+    pub finish: bool,
     /// The whole part.
     pub span: Span,
 }
@@ -114,6 +116,8 @@ pub struct Subquery {
     pub query: Box<Query>,
     /// `CALL (a, b) { … }` / `CALL (*) { … }`: the outer variables every part sees.
     pub scope: Option<Imports>,
+    /// `OPTIONAL CALL`: a row the subquery gives nothing for goes on with its columns null.
+    pub optional: bool,
     /// The clause.
     pub span: Span,
 }
@@ -311,6 +315,8 @@ pub struct Call {
     pub yield_all: bool,
     /// A `WHERE` after `YIELD`.
     pub predicate: Option<Expr>,
+    /// `OPTIONAL CALL`: a row the procedure yields nothing for goes on with its columns null.
+    pub optional: bool,
     /// The clause.
     pub span: Span,
 }
@@ -610,6 +616,8 @@ pub enum ExprKind {
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     /// `e IS NULL` (false) / `e IS NOT NULL` (true).
     IsNull(Box<Expr>, bool),
+    /// `e IS [NOT] :: T` (`true` when `NOT`), `e :: T`.
+    IsType(Box<Expr>, crate::types::TypeSpec, bool),
     /// `CASE [subject] WHEN … THEN … [ELSE …] END`.
     Case {
         /// The simple form's subject.
@@ -742,7 +750,8 @@ impl Expr {
             | ExprKind::HasLabels(e, _)
             | ExprKind::HasLabelExpr(e, _)
             | ExprKind::Unary(_, e)
-            | ExprKind::IsNull(e, _) => f(e),
+            | ExprKind::IsNull(e, _)
+            | ExprKind::IsType(e, _, _) => f(e),
             ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
                 f(a);
                 f(b);

@@ -298,7 +298,7 @@ impl Checker<'_> {
         let Some(last_clause) = query.clauses.last() else {
             return Ok(Checked { columns, writes });
         };
-        let ends_well = matches!(last_clause, Clause::Return(_) | Clause::Call(_)) || last_clause.writes();
+        let ends_well = query.finish || matches!(last_clause, Clause::Return(_) | Clause::Call(_)) || last_clause.writes();
         if !ends_well {
             return Err(self.error(
                 last_clause.span_start(),
@@ -355,7 +355,7 @@ impl Checker<'_> {
         }
         let mut inner = scope.clone();
         self.bind_new(&mut inner, &f.var, Ty::Any)?;
-        self.single_from(&SingleQuery { clauses: f.clauses.clone(), span: f.span }, inner)?;
+        self.single_from(&SingleQuery { clauses: f.clauses.clone(), finish: false, span: f.span }, inner)?;
         Ok(())
     }
 
@@ -895,7 +895,7 @@ impl Checker<'_> {
                 let tb = self.expr(b, scope, agg)?;
                 binary_type(self, *op, (a, ta), (b, tb))?
             }
-            ExprKind::IsNull(inner, _) => {
+            ExprKind::IsNull(inner, _) | ExprKind::IsType(inner, _, _) => {
                 self.expr(inner, scope, agg)?;
                 Ty::Bool
             }

@@ -10,6 +10,7 @@ use crate::ast::{
 use crate::cursor::{is_reserved, parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
 use crate::lexer::{Sym, Tok};
+use crate::types::{BaseType, TypeSpec};
 
 impl Parser<'_> {
     /// A whole expression.
@@ -113,9 +114,23 @@ impl Parser<'_> {
             } else if self.at_kw("IS") {
                 self.pos += 1;
                 let not = self.eat_kw("NOT");
-                self.expect_kw("NULL")?;
+                // `IS [NOT] :: T`, `IS [NOT] TYPED T` (a type predicate) or `IS [NOT] NULL`.
+                let typed = self.at_double_colon() || self.at_kw("TYPED");
+                let start = e.span;
+                let kind = if typed {
+                    self.pos += if self.at_kw("TYPED") { 1 } else { 2 };
+                    ExprKind::IsType(Box::new(e), self.type_spec()?, not)
+                } else {
+                    self.expect_kw("NULL")?;
+                    ExprKind::IsNull(Box::new(e), not)
+                };
+                e = Expr::new(kind, start.to(self.prev_span()));
+                continue;
+            } else if self.at_double_colon() {
+                self.pos += 2;
+                let t = self.type_spec()?;
                 let span = e.span.to(self.prev_span());
-                e = Expr::new(ExprKind::IsNull(Box::new(e), not), span);
+                e = Expr::new(ExprKind::IsType(Box::new(e), t, false), span);
                 continue;
             } else {
                 return Ok(e);
@@ -227,7 +242,7 @@ impl Parser<'_> {
                     let span = e.span.to(end);
                     e = Expr::new(ExprKind::Index(Box::new(e), index), span);
                 }
-            } else if self.at_sym(Sym::Colon) && matches!(e.kind, ExprKind::Var(_)) {
+            } else if self.at_sym(Sym::Colon) && !self.at_double_colon() && matches!(e.kind, ExprKind::Var(_)) {
                 let (labels, expr) = self.label_spec(!self.pipe_ends_predicate)?;
                 let span = e.span.to(self.prev_span());
                 e = Expr::new(
@@ -378,7 +393,7 @@ impl Parser<'_> {
             }
             let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
             let span = start.to(self.prev_span());
-            SingleQuery { clauses: vec![Clause::Match(Match { optional: false, pattern, predicate, span })], span }
+            SingleQuery { clauses: vec![Clause::Match(Match { optional: false, pattern, predicate, span })], finish: false, span }
         } else {
             let query = self.query()?;
             if let Some((_, part)) = query.unions.first() {
@@ -503,6 +518,14 @@ impl Parser<'_> {
         if let (Some(which), [Expr { kind: ExprKind::Pattern(part), .. }]) = (shortest, args.as_mut_slice()) {
             part.shortest = Some(which);
         }
+        // `normalize(s, NFKC)`: the form is a bare word.
+        if let ("normalize", [_, form @ Expr { kind: ExprKind::Var(_), .. }]) = (lower.as_str(), args.as_mut_slice()) {
+            if let ExprKind::Var(v) = &form.kind {
+                if ["NFC", "NFD", "NFKC", "NFKD"].iter().any(|f| f.eq_ignore_ascii_case(v)) {
+                    form.kind = ExprKind::Lit(Literal::Str(v.to_ascii_uppercase()));
+                }
+            }
+        }
         Ok(Expr::new(ExprKind::Call { name, distinct, args }, start.to(end)))
     }
 
@@ -565,6 +588,70 @@ impl Parser<'_> {
         let result = self.list_body(start);
         self.leave();
         result
+    }
+
+    fn at_double_colon(&self) -> bool {
+        self.at_sym(Sym::Colon) && matches!(self.peek_at(1), Tok::Sym(Sym::Colon))
+    }
+
+    /// A type (`INTEGER`, `LIST<STRING NOT NULL>`, `INTEGER | FLOAT`, `ANY<…>`).
+    pub(crate) fn type_spec(&mut self) -> Result<TypeSpec, QueryError> {
+        let mut items = vec![self.type_member()?];
+        while !self.pipe_ends_predicate && self.eat_sym(Sym::Pipe) {
+            items.push(self.type_member()?);
+        }
+        if items.len() == 1 {
+            return Ok(items.remove(0));
+        }
+        let nullable = items.iter().any(|t| t.nullable);
+        Ok(TypeSpec { base: BaseType::Union(items), nullable })
+    }
+
+    fn type_member(&mut self) -> Result<TypeSpec, QueryError> {
+        self.enter()?;
+        let t = self.type_member_inner();
+        self.leave();
+        t
+    }
+
+    fn type_member_inner(&mut self) -> Result<TypeSpec, QueryError> {
+        let wrapper = ["LIST", "ARRAY", "ANY"].into_iter().find(|w| self.at_kw(w));
+        let base = if let (Some(w), Tok::Sym(Sym::Lt)) = (wrapper, self.peek_at(1)) {
+            self.pos += 2;
+            // Inside `<…>` a `|` is the type's.
+            let outer = std::mem::replace(&mut self.pipe_ends_predicate, false);
+            let inner = self.type_spec();
+            self.pipe_ends_predicate = outer;
+            let inner = inner?;
+            self.expect_sym(Sym::Gt)?;
+            if w == "ANY" {
+                inner.base
+            } else {
+                BaseType::List(Box::new(inner))
+            }
+        } else if self.at_kw("LIST") || self.at_kw("ARRAY") {
+            self.pos += 1;
+            BaseType::List(Box::new(TypeSpec::nullable(BaseType::Any)))
+        } else {
+            let mut words: Vec<&str> = Vec::new();
+            for i in 0..crate::types::MAX_TYPE_WORDS {
+                match self.peek_at(i) {
+                    Tok::Ident(w) => words.push(w),
+                    _ => break,
+                }
+            }
+            let found = (1..=words.len()).rev().find_map(|n| crate::types::base_of_words(&words[..n]).map(|b| (n, b)));
+            let Some((n, base)) = found else {
+                return Err(self.unexpected("a type such as INTEGER, STRING, LIST<…> or ZONED DATETIME"));
+            };
+            self.pos += n;
+            base
+        };
+        let not_null = (self.at_kw("NOT") && self.peek_at(1).is_keyword("NULL")) || self.at_sym(Sym::Bang);
+        if not_null {
+            self.pos += if self.at_sym(Sym::Bang) { 1 } else { 2 };
+        }
+        Ok(TypeSpec { base, nullable: !not_null })
     }
 
     /// A comprehension's `WHERE` predicate, which a `|` ends.
@@ -651,6 +738,7 @@ mod tests {
             ExprKind::Unary(UnaryOp::Not, a) => format!("(NOT {})", show(a)),
             ExprKind::Unary(UnaryOp::Neg, a) => format!("(-{})", show(a)),
             ExprKind::IsNull(a, not) => format!("({} IS {}NULL)", show(a), if *not { "NOT " } else { "" }),
+            ExprKind::IsType(a, t, not) => format!("({} IS {}:: {t})", show(a), if *not { "NOT " } else { "" }),
             ExprKind::Prop(a, k) => format!("{}.{}", show(a), k.name),
             other => format!("{other:?}"),
         }

@@ -18,6 +18,7 @@ pub mod limits;
 pub mod parser;
 pub mod plan;
 pub mod planner;
+pub mod types;
 
 pub use check::{check, Checked};
 pub use error::{Detail, ErrorType, Phase, Position, QueryError, Span};

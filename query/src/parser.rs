@@ -95,12 +95,20 @@ impl Parser<'_> {
             if matches!(self.peek(), Tok::End) || self.at_sym(Sym::Semicolon) || self.at_sym(Sym::RBrace) || self.at_kw("UNION") {
                 break;
             }
+            if !clauses.is_empty() && self.eat_kw("FINISH") {
+                let ends =
+                    matches!(self.peek(), Tok::End) || self.at_sym(Sym::Semicolon) || self.at_sym(Sym::RBrace) || self.at_kw("UNION");
+                if !ends {
+                    return Err(self.unexpected("the end of the query after FINISH"));
+                }
+                return Ok(SingleQuery { clauses, finish: true, span: start.to(self.prev_span()) });
+            }
             clauses.push(self.clause()?);
         }
         if clauses.is_empty() {
             return Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"));
         }
-        Ok(SingleQuery { clauses, span: start.to(self.prev_span()) })
+        Ok(SingleQuery { clauses, finish: false, span: start.to(self.prev_span()) })
     }
 
     /// `FOREACH (x IN list | clause …)`, after its keyword.
@@ -121,6 +129,19 @@ impl Parser<'_> {
     fn clause(&mut self) -> Result<Clause, QueryError> {
         let start = self.span();
         if self.eat_kw("OPTIONAL") {
+            if self.eat_kw("CALL") {
+                return match self.call_clause(start)? {
+                    Clause::Subquery(mut s) => {
+                        s.optional = true;
+                        Ok(Clause::Subquery(s))
+                    }
+                    Clause::Call(mut c) => {
+                        c.optional = true;
+                        Ok(Clause::Call(c))
+                    }
+                    other => Ok(other),
+                };
+            }
             self.expect_kw("MATCH")?;
             return self.match_clause(true, start);
         }
@@ -169,6 +190,14 @@ impl Parser<'_> {
             return Ok(Clause::Delete(Delete { detach, exprs, span: start.to(self.prev_span()) }));
         }
         if self.eat_kw("CALL") {
+            return self.call_clause(start);
+        }
+        Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"))
+    }
+
+    /// After `CALL`: a subquery (`{ … }`, with its scope `(…)`) or a procedure call.
+    fn call_clause(&mut self, start: Span) -> Result<Clause, QueryError> {
+        {
             let scope = if self.eat_sym(Sym::LParen) {
                 let scope = if self.eat_sym(Sym::Star) {
                     crate::ast::Imports::All
@@ -204,11 +233,15 @@ impl Parser<'_> {
                          drop IN TRANSACTIONS, or send the batches as separate queries",
                     ));
                 }
-                return Ok(Clause::Subquery(crate::ast::Subquery { query: Box::new(query), scope, span: start.to(self.prev_span()) }));
+                return Ok(Clause::Subquery(crate::ast::Subquery {
+                    query: Box::new(query),
+                    scope,
+                    optional: false,
+                    span: start.to(self.prev_span()),
+                }));
             }
-            return self.call(start);
+            self.call(start)
         }
-        Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"))
     }
 
     fn match_clause(&mut self, optional: bool, start: Span) -> Result<Clause, QueryError> {
@@ -324,7 +357,7 @@ impl Parser<'_> {
             None
         };
         let (yields, yield_all, predicate) = self.call_yields()?;
-        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, span: start.to(self.prev_span()) }))
+        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, optional: false, span: start.to(self.prev_span()) }))
     }
 
     /// `SHOW [ALL | RANGE | FULLTEXT | VECTOR | TEXT | POINT | LOOKUP] INDEX[ES] [YIELD …] [WHERE …]`,
@@ -347,7 +380,7 @@ impl Parser<'_> {
             yield_all = true;
             predicate = Some(self.expr()?);
         }
-        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, span: start.to(self.prev_span()) }))
+        Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, optional: false, span: start.to(self.prev_span()) }))
     }
 
     /// A call's `YIELD` items (or `YIELD *`) and the `WHERE` after them.
@@ -406,7 +439,8 @@ impl Parser<'_> {
                 }
             }
         }
-        let skip = if self.eat_kw("SKIP") { Some(self.expr()?) } else { None };
+        // `OFFSET` is GQL's `SKIP`.
+        let skip = if self.eat_kw("SKIP") || self.eat_kw("OFFSET") { Some(self.expr()?) } else { None };
         let limit = if self.eat_kw("LIMIT") { Some(self.expr()?) } else { None };
         let predicate = if is_with && self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
         Ok(Projection { distinct, star, items, order, skip, limit, predicate, span: start.to(self.prev_span()) })

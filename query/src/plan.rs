@@ -56,6 +56,8 @@ pub enum CExpr {
     Bin(BinaryOp, Box<CExpr>, Box<CExpr>),
     /// `e IS NULL` (`true`) or `e IS NOT NULL` (`false`).
     IsNull(Box<CExpr>, bool),
+    /// `e IS [NOT] :: T` (`true` when `NOT`).
+    IsType(Box<CExpr>, crate::types::TypeSpec, bool),
     /// `CASE [subject] WHEN … THEN … [ELSE …] END`.
     Case {
         /// The simple form's subject.

@@ -176,14 +176,28 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     self.projection(p, &mut ops)?;
                 }
                 Clause::Return(p) => columns = self.projection(p, &mut ops)?,
+                Clause::Call(c) if c.optional => {
+                    let mut inner = Vec::new();
+                    columns = self.call(c, &mut inner)?;
+                    ops.push(Op::Optional { ops: inner, slots: columns.iter().map(|(_, s)| *s).collect() });
+                }
                 Clause::Call(c) => columns = self.call(c, &mut ops)?,
-                Clause::Subquery(sq) => ops.push(self.subquery(sq)?),
+                Clause::Subquery(sq) => {
+                    let op = self.subquery(sq)?;
+                    match op {
+                        Op::Subquery { ref columns, .. } if sq.optional => {
+                            let slots = columns.clone();
+                            ops.push(Op::Optional { ops: vec![op], slots });
+                        }
+                        op => ops.push(op),
+                    }
+                }
                 Clause::Foreach(f) => {
                     let list = self.expr(&f.list)?;
                     let outer = self.scope.clone();
                     let slot = self.slot(&f.var.name);
                     self.scope.insert(f.var.name.clone(), slot);
-                    let inner = self.single(&SingleQuery { clauses: f.clauses.clone(), span: f.span });
+                    let inner = self.single(&SingleQuery { clauses: f.clauses.clone(), finish: false, span: f.span });
                     self.scope = outer;
                     ops.push(Op::Foreach { list, slot, ops: inner?.ops });
                 }
@@ -228,6 +242,10 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     ops.push(Op::Delete { exprs, detach: d.detach });
                 }
             }
+        }
+        if q.finish {
+            // `FINISH`: everything runs, nothing is returned.
+            ops.push(Op::Limit(CExpr::Const(Const::Int(0))));
         }
         Ok(Part { ops: fuse(ops), width: self.slots.len(), columns })
     }
@@ -1109,6 +1127,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             },
             ExprKind::Binary(op, a, b) => CExpr::Bin(*op, self.boxed(a)?, self.boxed(b)?),
             ExprKind::IsNull(inner, not) => CExpr::IsNull(self.boxed(inner)?, *not),
+            ExprKind::IsType(inner, t, not) => CExpr::IsType(self.boxed(inner)?, t.clone(), *not),
             ExprKind::Case { subject, whens, otherwise } => {
                 let subject = match subject {
                     Some(s) => Some(self.boxed(s)?),
@@ -1439,7 +1458,7 @@ fn infallible_test(e: &Expr, vars: &HashMap<&str, (usize, bool)>, slots: &mut Ve
         ExprKind::Binary(B::Eq | B::Neq | B::Lt | B::Le | B::Gt | B::Ge | B::StartsWith | B::EndsWith | B::Contains, a, b) => {
             operand(a, slots) && operand(b, slots)
         }
-        ExprKind::IsNull(a, _) => operand(a, slots),
+        ExprKind::IsNull(a, _) | ExprKind::IsType(a, _, _) => operand(a, slots),
         ExprKind::HasLabels(t, _) | ExprKind::HasLabelExpr(t, _) => match &t.kind {
             // On a node only (on anything else it is a type error).
             ExprKind::Var(v) => vars.get(v.as_str()).filter(|(_, node)| *node).map(|(s, _)| slots.push(*s)).is_some(),

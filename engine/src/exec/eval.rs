@@ -173,6 +173,7 @@ impl<'a> Env<'_, '_, 'a> {
             }
             CExpr::Bin(op, a, b) => self.binary(*op, a, b, row, locals)?,
             CExpr::IsNull(inner, not) => Val::Bool(self.eval(inner, row, locals)?.is_null() != *not),
+            CExpr::IsType(inner, t, not) => Val::Bool(self.eval(inner, row, locals)?.is_type(t) != *not),
             CExpr::Case { subject, whens, otherwise } => {
                 let subject = subject.as_ref().map(|s| self.eval(s, row, locals)).transpose()?;
                 for (w, t) in whens {

@@ -257,6 +257,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         "rand" => return Ok(Val::Float(rand_unit())),
         "randomuuid" => return Ok(Val::str(&random_uuid())),
         "pi" => return Ok(Val::Float(std::f64::consts::PI)),
+        "valuetype" => return Ok(Val::str(&a.value_type().to_string())),
         "e" => return Ok(Val::Float(std::f64::consts::E)),
         // The plain conversion, with null where it refuses the argument.
         "tostringornull" | "tointegerornull" | "tofloatornull" | "tobooleanornull" => {
@@ -295,7 +296,19 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
     }
     if matches!(
         name,
-        "split" | "left" | "right" | "replace" | "substring" | "vec.cosinedistance" | "vec.euclideandistance" | "atan2" | "round"
+        "split"
+            | "left"
+            | "right"
+            | "replace"
+            | "substring"
+            | "ltrim"
+            | "rtrim"
+            | "btrim"
+            | "normalize"
+            | "vec.cosinedistance"
+            | "vec.euclideandistance"
+            | "atan2"
+            | "round"
     ) && b.as_ref().is_some_and(Val::is_null)
     {
         return Ok(Val::Null);
@@ -415,8 +428,29 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("isnan", Val::Float(f)) => Val::Bool(f.is_nan()),
         ("isnan", Val::Int(_)) => Val::Bool(false),
         ("trim", Val::Str(s)) => Val::str(s.trim()),
-        ("ltrim", Val::Str(s)) => Val::str(s.trim_start()),
-        ("rtrim", Val::Str(s)) => Val::str(s.trim_end()),
+        // With a second argument, the characters it holds are trimmed instead of whitespace.
+        ("ltrim" | "rtrim" | "btrim", Val::Str(s)) => {
+            let chars: Option<Vec<char>> = b.as_ref().map(|c| want_str(name, c).map(|c| c.chars().collect())).transpose()?;
+            let trim = |c: char| chars.as_ref().map_or(c.is_whitespace(), |set| set.contains(&c));
+            Val::str(match name {
+                "ltrim" => s.trim_start_matches(trim),
+                "rtrim" => s.trim_end_matches(trim),
+                _ => s.trim_matches(trim),
+            })
+        }
+        ("normalize", Val::Str(s)) => {
+            use unicode_normalization::UnicodeNormalization as _;
+            let form = b.as_ref().map(|f| want_str(name, f)).transpose()?.unwrap_or("NFC");
+            Val::str(&match form.to_ascii_uppercase().as_str() {
+                "NFC" => s.nfc().collect::<String>(),
+                "NFD" => s.nfd().collect(),
+                "NFKC" => s.nfkc().collect(),
+                "NFKD" => s.nfkd().collect(),
+                other => {
+                    return Err(arg_error(Detail::InvalidArgumentValue, format!("normalize() takes NFC, NFD, NFKC or NFKD, not {other}")))
+                }
+            })
+        }
         ("split", Val::Str(s)) => {
             let sep = want_str(name, b.as_ref().unwrap_or(&Val::Null))?;
             Val::list(s.split(sep).map(Val::str).collect())

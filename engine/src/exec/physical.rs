@@ -195,9 +195,13 @@ fn reads_node(e: &CExpr, a: usize, b: usize) -> bool {
         CExpr::Slot(s) => *s == a || *s == b,
         CExpr::List(items) | CExpr::Func(_, items) => items.iter().any(r),
         CExpr::Map(items) => items.iter().any(|(_, e)| r(e)),
-        CExpr::Prop(e, _) | CExpr::HasLabels(e, _) | CExpr::HasLabelExpr(e, _) | CExpr::Not(e) | CExpr::Neg(e) | CExpr::IsNull(e, _) => {
-            r(e)
-        }
+        CExpr::Prop(e, _)
+        | CExpr::HasLabels(e, _)
+        | CExpr::HasLabelExpr(e, _)
+        | CExpr::Not(e)
+        | CExpr::Neg(e)
+        | CExpr::IsNull(e, _)
+        | CExpr::IsType(e, _, _) => r(e),
         CExpr::Index(x, y) | CExpr::Bin(_, x, y) => r(x) || r(y),
         CExpr::Slice(x, y, z) => r(x) || ro(y) || ro(z),
         CExpr::Case { subject, whens, otherwise } => ro(subject) || ro(otherwise) || whens.iter().any(|(w, t)| r(w) || r(t)),

@@ -8,6 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::ids::{ClaimId, EntityId};
+use engram_query::types::{BaseType, TypeSpec};
 
 /// A value while a query runs. Nodes and relationships are ids into the snapshot; they are
 /// materialized (labels, properties) only in the result.
@@ -104,6 +105,88 @@ impl Val {
             Val::Path(_) => "a path",
             Val::Temporal(t) => t.kind_text(),
         }
+    }
+
+    /// Whether the value is of type `t` (a type predicate, `v IS :: t`): null is of every type
+    /// that holds null; a list is of `LIST<t>` when each item is of `t`.
+    pub fn is_type(&self, t: &TypeSpec) -> bool {
+        use crate::temporal::Kind as K;
+        if self.is_null() {
+            return t.nullable && t.base != BaseType::Nothing;
+        }
+        if t.base == BaseType::Any {
+            return true;
+        }
+        match (&t.base, self) {
+            (BaseType::Union(items), v) => items.iter().any(|i| v.is_type(i)),
+            (BaseType::List(inner), Val::List(items)) => items.iter().all(|i| i.is_type(inner)),
+            (BaseType::PropertyValue, Val::List(items)) => items.iter().all(|i| !i.is_null() && i.is_property_scalar()),
+            (BaseType::PropertyValue, v) => v.is_property_scalar(),
+            (base, Val::Temporal(tv)) => matches!(
+                (base, tv.kind()),
+                (BaseType::Date, K::Date)
+                    | (BaseType::LocalTime, K::LocalTime)
+                    | (BaseType::ZonedTime, K::Time)
+                    | (BaseType::LocalDateTime, K::LocalDateTime)
+                    | (BaseType::ZonedDateTime, K::DateTime)
+                    | (BaseType::Duration, K::Duration)
+            ),
+            (BaseType::Boolean, Val::Bool(_))
+            | (BaseType::String, Val::Str(_))
+            | (BaseType::Integer, Val::Int(_))
+            | (BaseType::Float, Val::Float(_))
+            | (BaseType::Node, Val::Node(_))
+            | (BaseType::Relationship, Val::Rel(_))
+            | (BaseType::Map, Val::Map(_))
+            | (BaseType::Path, Val::Path(_)) => true,
+            _ => false,
+        }
+    }
+
+    fn is_property_scalar(&self) -> bool {
+        matches!(self, Val::Bool(_) | Val::Str(_) | Val::Int(_) | Val::Float(_) | Val::Temporal(_))
+    }
+
+    /// The value's most precise type, as `valueType()` names it (`INTEGER NOT NULL`,
+    /// `LIST<INTEGER | STRING> NOT NULL`, `NULL`).
+    pub fn value_type(&self) -> TypeSpec {
+        use crate::temporal::Kind as K;
+        let base = match self {
+            Val::Null => return TypeSpec::nullable(BaseType::Null),
+            Val::Bool(_) => BaseType::Boolean,
+            Val::Int(_) => BaseType::Integer,
+            Val::Float(_) => BaseType::Float,
+            Val::Str(_) => BaseType::String,
+            Val::Map(_) => BaseType::Map,
+            Val::Node(_) => BaseType::Node,
+            Val::Rel(_) => BaseType::Relationship,
+            Val::Path(_) => BaseType::Path,
+            Val::Temporal(t) => match t.kind() {
+                K::Date => BaseType::Date,
+                K::LocalTime => BaseType::LocalTime,
+                K::Time => BaseType::ZonedTime,
+                K::LocalDateTime => BaseType::LocalDateTime,
+                K::DateTime => BaseType::ZonedDateTime,
+                K::Duration => BaseType::Duration,
+            },
+            Val::List(items) => {
+                let has_null = items.iter().any(Val::is_null);
+                let mut kinds: Vec<TypeSpec> = items.iter().filter(|i| !i.is_null()).map(Val::value_type).collect();
+                kinds.sort();
+                kinds.dedup();
+                for k in &mut kinds {
+                    k.nullable = has_null;
+                }
+                let inner = match kinds.len() {
+                    0 if has_null => TypeSpec::nullable(BaseType::Null),
+                    0 => TypeSpec { base: BaseType::Nothing, nullable: false },
+                    1 => kinds.remove(0),
+                    _ => TypeSpec { base: BaseType::Union(kinds), nullable: has_null },
+                };
+                BaseType::List(Box::new(inner))
+            }
+        };
+        TypeSpec { base, nullable: false }
     }
 
     /// `a = b` with null propagation: `None` is null.

@@ -272,6 +272,26 @@ impl<'s> Tx<'s> {
                 }
                 rows
             }
+            // An `OPTIONAL CALL { … }` that writes: row by row, as the subquery runs.
+            Op::Optional { ops, slots } if ops.iter().any(|o| matches!(o, Op::Subquery { .. })) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let mut inner = vec![row.clone()];
+                    for op in ops {
+                        inner = self.run_op(part, op, inner)?;
+                    }
+                    if inner.is_empty() {
+                        let mut r = row;
+                        for s in slots {
+                            r[*s] = Val::Null;
+                        }
+                        out.push(r);
+                    } else {
+                        out.extend(inner);
+                    }
+                }
+                out
+            }
             // Writes inside run here, row by row, each seeing what the rows before it wrote.
             Op::Subquery { branches, distinct, columns } => subquery_rows(rows, branches, *distinct, columns, |ops, row| {
                 let mut inner = vec![row];

@@ -1,0 +1,177 @@
+//! Forms newer Cypher (Neo4j 5, GQL) brought that programs and models write: type predicates
+//! (`IS :: INTEGER`) and `valueType()`, `OPTIONAL CALL`, `FINISH`, `OFFSET`, `btrim` and trims of
+//! given characters, `normalize`.
+
+use engram::{Database, Params, QueryValue};
+use proptest::prelude::*;
+
+fn rows(db: &Database, text: &str) -> Vec<Vec<QueryValue>> {
+    db.query("default", text, &Params::new()).unwrap_or_else(|e| panic!("{text}: {e}")).rows
+}
+
+fn one(db: &Database, text: &str) -> QueryValue {
+    let r = rows(db, text);
+    assert_eq!(r.len(), 1, "{text}: {r:?}");
+    r[0][0].clone()
+}
+
+fn s(v: &str) -> QueryValue {
+    QueryValue::String(v.to_owned())
+}
+
+#[test]
+fn type_predicates_and_value_types() {
+    let db = Database::in_memory();
+    rows(&db, "CREATE (:P {i: 1})-[:R]->(:P {i: 2})");
+    let t = QueryValue::Bool(true);
+    let f = QueryValue::Bool(false);
+    for (q, want) in [
+        ("RETURN 1 IS :: INTEGER", t.clone()),
+        ("RETURN 1 IS :: INTEGER NOT NULL", t.clone()),
+        ("RETURN null IS :: INTEGER", t.clone()),
+        ("RETURN null IS :: INTEGER NOT NULL", f.clone()),
+        ("RETURN 1.0 IS :: INTEGER", f.clone()),
+        ("RETURN 'x' IS NOT :: STRING", f.clone()),
+        ("RETURN 'x' :: STRING", t.clone()),
+        ("RETURN 1 IS TYPED INT", t.clone()),
+        ("RETURN 2.5 IS :: INTEGER | FLOAT", t.clone()),
+        ("RETURN 'a' IS :: ANY<INTEGER | FLOAT>", f.clone()),
+        ("RETURN [1, 2] IS :: LIST<INTEGER>", t.clone()),
+        ("RETURN [1, 'a'] IS :: LIST<INTEGER>", f.clone()),
+        ("RETURN [1, 'a'] IS :: LIST<INTEGER | STRING>", t.clone()),
+        ("RETURN [1, null] IS :: LIST<INTEGER NOT NULL>", f.clone()),
+        ("RETURN [] IS :: LIST<NOTHING>", t.clone()),
+        ("RETURN [[1]] IS :: LIST<LIST<INTEGER>>", t.clone()),
+        ("RETURN [1, [2]] IS :: PROPERTY VALUE", f.clone()),
+        ("RETURN [1, 2] IS :: PROPERTY VALUE", t.clone()),
+        ("RETURN {a: 1} IS :: MAP", t.clone()),
+        ("RETURN date('2024-01-01') IS :: ANY NOT NULL AND duration('P1D') IS :: ANY VALUE", t.clone()),
+        ("RETURN null IS :: NULL", t.clone()),
+        ("RETURN 1 IS :: NULL", f.clone()),
+        ("RETURN null IS :: NOTHING", f.clone()),
+        ("RETURN date('2024-01-01') IS :: DATE", t.clone()),
+        ("RETURN datetime('2024-01-01T00:00[Europe/Paris]') IS :: TIMESTAMP WITH TIME ZONE", t.clone()),
+        ("RETURN localtime('10:00') IS :: TIME WITHOUT TIME ZONE", t.clone()),
+        ("RETURN time('10:00Z') IS :: ZONED TIME", t.clone()),
+        ("RETURN duration('P1D') IS :: DURATION", t.clone()),
+        ("MATCH (a)-[r]->(b) RETURN a IS :: NODE AND r IS :: RELATIONSHIP AND NOT a IS :: RELATIONSHIP", t.clone()),
+        ("MATCH p = ()-->() RETURN p IS :: PATH", t.clone()),
+        ("RETURN valueType(1)", s("INTEGER NOT NULL")),
+        ("RETURN valueType(null)", s("NULL")),
+        ("RETURN valueType(1.5)", s("FLOAT NOT NULL")),
+        ("RETURN valueType([1, null])", s("LIST<INTEGER> NOT NULL")),
+        ("RETURN valueType([])", s("LIST<NOTHING> NOT NULL")),
+        ("RETURN valueType([null])", s("LIST<NULL> NOT NULL")),
+        ("RETURN valueType([1, 'a'])", s("LIST<STRING NOT NULL | INTEGER NOT NULL> NOT NULL")),
+        ("RETURN valueType(datetime('2024-01-01T00:00Z'))", s("ZONED DATETIME NOT NULL")),
+        ("MATCH (a)-[r]->() RETURN valueType(a) + ',' + valueType(r)", s("NODE NOT NULL,RELATIONSHIP NOT NULL")),
+        // A comprehension's `|` ends its predicate; a union there is written `ANY<…>`.
+        ("RETURN [x IN [1, 'a', 2.0] WHERE x IS :: INTEGER | x]", QueryValue::List(vec![QueryValue::Int(1)])),
+        (
+            "RETURN [x IN [1, 'a', 2.0] WHERE x :: ANY<INTEGER | FLOAT> | x]",
+            QueryValue::List(vec![QueryValue::Int(1), QueryValue::Float(2.0)]),
+        ),
+        ("RETURN size([x IN [1, 'a', null] WHERE x IS NOT :: STRING NOT NULL])", QueryValue::Int(2)),
+    ] {
+        assert_eq!(one(&db, q), want, "{q}");
+    }
+    for (q, says) in [
+        ("RETURN 1 IS :: INTEGR", "expected a type such as INTEGER"),
+        ("RETURN 1 IS :: LIST<INTEGER", "expected '>'"),
+        ("RETURN 1 :: ", "expected a type"),
+    ] {
+        let e = db.query("default", q, &Params::new()).expect_err(q).to_string();
+        assert!(e.contains(says), "{q}: {e}");
+    }
+}
+
+/// Values of every kind the generator below makes, as Cypher text.
+fn value_text() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("null".to_owned()),
+        any::<bool>().prop_map(|b| b.to_string()),
+        (-5i64..5).prop_map(|i| i.to_string()),
+        (-5i64..5).prop_map(|i| format!("{i}.5")),
+        "[a-c]{0,2}".prop_map(|s| format!("'{s}'")),
+        Just("date('2024-05-06')".to_owned()),
+        Just("duration('PT1S')".to_owned()),
+        Just("{k: 1}".to_owned()),
+    ];
+    leaf.prop_recursive(2, 8, 4, |inner| prop::collection::vec(inner, 0..4).prop_map(|items| format!("[{}]", items.join(", "))))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// A value is of the type `valueType()` names for it, of every type that holds that one (its
+    /// nullable form, `ANY`), and of a scalar type exactly when its kind says so.
+    #[test]
+    fn a_value_is_of_its_value_type(v in value_text()) {
+        let db = Database::in_memory();
+        let QueryValue::String(ty) = one(&db, &format!("RETURN valueType({v})")) else { panic!("a string") };
+        prop_assert_eq!(one(&db, &format!("RETURN {v} IS :: {ty}")), QueryValue::Bool(true), "{} :: {}", v, ty);
+        let nullable = ty.strip_suffix(" NOT NULL").unwrap_or(&ty);
+        prop_assert_eq!(one(&db, &format!("RETURN {v} IS :: {nullable}")), QueryValue::Bool(true));
+        prop_assert_eq!(one(&db, &format!("RETURN {v} IS :: ANY")), QueryValue::Bool(true));
+        let kind = one(&db, &format!("RETURN CASE WHEN {v} IS NULL THEN 'NULL' ELSE typeOf({v}) END"));
+        for (name, typeof_name) in [("INTEGER", "Integer"), ("FLOAT", "Float"), ("STRING", "String"), ("BOOLEAN", "Boolean"), ("MAP", "Map")] {
+            let is = one(&db, &format!("RETURN {v} IS :: {name} NOT NULL"));
+            prop_assert_eq!(is, QueryValue::Bool(kind == s(typeof_name)), "{} :: {} NOT NULL ({:?})", v, name, kind);
+        }
+    }
+}
+
+#[test]
+fn optional_call_finish_and_offset() {
+    let db = Database::in_memory();
+    rows(&db, "CREATE (:P {i: 1})-[:R]->(:P {i: 2}), (:P {i: 3})");
+    let ints = |q: &str| -> Vec<Vec<QueryValue>> { rows(&db, q) };
+    let (i, n) = (QueryValue::Int, QueryValue::Null);
+    assert_eq!(
+        ints("MATCH (p:P) OPTIONAL CALL (p) { MATCH (p)-[:R]->(q) RETURN q.i AS next } RETURN p.i, next ORDER BY p.i"),
+        vec![vec![i(1), i(2)], vec![i(2), n.clone()], vec![i(3), n.clone()]]
+    );
+    assert_eq!(ints("MATCH (p:P) CALL (p) { MATCH (p)-[:R]->(q) RETURN q.i AS next } RETURN p.i, next"), vec![vec![i(1), i(2)]]);
+    assert_eq!(
+        ints("UNWIND ['P', 'Q'] AS l OPTIONAL CALL db.labels() YIELD label WHERE label = l RETURN l, label"),
+        vec![vec![s("P"), s("P")], vec![s("Q"), n.clone()]]
+    );
+    // A subquery that writes, optional: rows it writes nothing for go on.
+    assert_eq!(
+        ints("UNWIND [1, 2] AS x OPTIONAL CALL (x) { WITH x WHERE x > 1 CREATE (t:T {x: x}) RETURN t.x AS made } RETURN x, made"),
+        vec![vec![i(1), n.clone()], vec![i(2), i(2)]]
+    );
+    assert_eq!(one(&db, "MATCH (t:T) RETURN count(t)"), i(1));
+    // FINISH: the query runs (and writes), nothing is returned.
+    let r = db.query("default", "UNWIND range(1, 3) AS x CREATE (:F {x: x}) FINISH", &Params::new()).expect("runs");
+    assert!(r.rows.is_empty() && r.columns.is_empty(), "{r:?}");
+    assert_eq!(r.stats.nodes_created, 3);
+    assert!(rows(&db, "MATCH (n) WITH n FINISH").is_empty());
+    assert!(db.query("default", "MATCH (n) FINISH RETURN n", &Params::new()).is_err());
+    // OFFSET is SKIP.
+    assert_eq!(ints("UNWIND range(1, 5) AS x RETURN x ORDER BY x OFFSET 2 LIMIT 2"), vec![vec![i(3)], vec![i(4)]]);
+    assert_eq!(
+        ints("UNWIND range(1, 5) AS x WITH x ORDER BY x DESC OFFSET 3 RETURN collect(x)"),
+        vec![vec![QueryValue::List(vec![i(2), i(1)])]]
+    );
+}
+
+#[test]
+fn trims_and_normal_forms() {
+    let db = Database::in_memory();
+    for (q, want) in [
+        ("RETURN btrim('  a  ')", s("a")),
+        ("RETURN btrim('xxhixx', 'x')", s("hi")),
+        ("RETURN ltrim('xyxhi', 'xy')", s("hi")),
+        ("RETURN rtrim('hi..', '.')", s("hi")),
+        ("RETURN ltrim('  a ')", s("a ")),
+        ("RETURN btrim('a', null)", QueryValue::Null),
+        ("RETURN normalize('e' + '\\u0301') = '\\u00e9'", QueryValue::Bool(true)),
+        ("RETURN normalize('\\ufb01', NFKC)", s("fi")),
+        ("RETURN size(normalize('\\u00e9', 'nfd'))", QueryValue::Int(2)),
+    ] {
+        assert_eq!(one(&db, q), want, "{q}");
+    }
+    let e = db.query("default", "RETURN normalize('a', 'NFX')", &Params::new()).expect_err("a bad form").to_string();
+    assert!(e.contains("NFC, NFD, NFKC or NFKD"), "{e}");
+}
