@@ -10,6 +10,9 @@ use crate::ast::{
     Statement, Temporal, Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
+
+/// A variable length's bounds: at least, at most.
+type Bounds = (Option<u64>, Option<u64>);
 use crate::error::{Detail, QueryError, Span};
 use crate::lexer::{lex, Sym, Tok};
 
@@ -653,11 +656,52 @@ impl Parser<'_> {
             (false, true) => Direction::Out,
             _ => Direction::Both,
         };
+        // A quantifier after it (GQL's and Neo4j 5's `-[:T]->{1,3}`, `+`, `*`) is its variable length.
+        if let Some(q) = self.quantifier()? {
+            if length.is_some() {
+                return Err(self.error_at(
+                    self.prev_span(),
+                    Detail::InvalidRelationshipPattern,
+                    "a relationship has one length: `*` inside its brackets or a quantifier after them, not both",
+                ));
+            }
+            length = Some(q);
+        }
         Ok(RelPattern { var, types, direction, length, props, predicate, span: start.to(self.prev_span()) })
     }
 
+    /// `{n}`, `{m,n}`, `{m,}`, `{,n}`, `+` (one or more) or `*` (any number), if one comes next.
+    fn quantifier(&mut self) -> Result<Option<Bounds>, QueryError> {
+        if self.eat_sym(Sym::Plus) {
+            return Ok(Some((Some(1), None)));
+        }
+        if self.eat_sym(Sym::Star) {
+            return Ok(Some((Some(0), None)));
+        }
+        if !self.at_sym(Sym::LBrace) {
+            return Ok(None);
+        }
+        self.pos += 1;
+        let low = self.range_bound()?;
+        let bounds = if self.eat_sym(Sym::Comma) { (Some(low.unwrap_or(0)), self.range_bound()?) } else { (low, low) };
+        if bounds.0.is_none() {
+            return Err(self.unexpected("a number in the quantifier `{m,n}`"));
+        }
+        self.expect_sym(Sym::RBrace)?;
+        if let (Some(l), Some(h)) = bounds {
+            if l > h {
+                return Err(self.error_at(
+                    self.prev_span(),
+                    Detail::InvalidRelationshipPattern,
+                    format!("the quantifier {{{l},{h}}} has its bounds the wrong way round"),
+                ));
+            }
+        }
+        Ok(Some(bounds))
+    }
+
     /// After `*`: `n`, `n..m`, `..m`, `n..` or nothing.
-    fn range(&mut self) -> Result<(Option<u64>, Option<u64>), QueryError> {
+    fn range(&mut self) -> Result<Bounds, QueryError> {
         let low = self.range_bound()?;
         if self.eat_sym(Sym::DotDot) {
             let high = self.range_bound()?;

@@ -1,6 +1,6 @@
 //! Forms newer Cypher (Neo4j 5, GQL) brought that programs and models write: type predicates
-//! (`IS :: INTEGER`) and `valueType()`, `OPTIONAL CALL`, `FINISH`, `OFFSET`, `btrim` and trims of
-//! given characters, `normalize`.
+//! (`IS :: INTEGER`) and `valueType()`, `OPTIONAL CALL`, `FINISH`, `OFFSET`, quantified
+//! relationships (`-[:R]->{1,3}`), `btrim` and trims of given characters, `normalize`.
 
 use engram::{Database, Params, QueryValue};
 use proptest::prelude::*;
@@ -154,6 +154,37 @@ fn optional_call_finish_and_offset() {
         ints("UNWIND range(1, 5) AS x WITH x ORDER BY x DESC OFFSET 3 RETURN collect(x)"),
         vec![vec![QueryValue::List(vec![i(2), i(1)])]]
     );
+}
+
+/// A quantifier after a relationship pattern is its variable length: the same rows as `*m..n`.
+#[test]
+fn quantified_relationships_are_variable_lengths() {
+    let db = Database::in_memory();
+    rows(&db, "CREATE (a:N {i: 0})-[:R]->(:N {i: 1})-[:R]->(:N {i: 2})-[:R]->(:N {i: 3}), (a)-[:S]->(:N {i: 9})");
+    let ends = |q: &str| -> Vec<Vec<QueryValue>> { rows(&db, &format!("MATCH (a:N {{i: 0}}){q}(b) RETURN b.i ORDER BY b.i")) };
+    for (quantified, starred) in [
+        ("-[:R]->{1,2}", "-[:R*1..2]->"),
+        ("-[:R]->{2}", "-[:R*2]->"),
+        ("-[:R]->{2,}", "-[:R*2..]->"),
+        ("-[:R]->{,2}", "-[:R*0..2]->"),
+        ("-[:R]->+", "-[:R*1..]->"),
+        ("-[:R]->*", "-[:R*0..]->"),
+        ("-->{1,3}", "-[*1..3]->"),
+        ("<-[:R]-{1,2}", "<-[:R*1..2]-"),
+    ] {
+        let (a, b) = (ends(quantified), ends(starred));
+        assert!(!a.is_empty() || quantified.starts_with('<'), "{quantified}");
+        assert_eq!(a, b, "{quantified} against {starred}");
+    }
+    assert_eq!(rows(&db, "MATCH (:N {i: 0})-[r:R]->{3}(b) RETURN size(r), b.i"), vec![vec![QueryValue::Int(3), QueryValue::Int(3)]]);
+    for (q, says) in [
+        ("MATCH (a)-[:R*1..2]->{1,2}(b) RETURN b", "one length"),
+        ("MATCH (a)-[:R]->{3,1}(b) RETURN b", "the wrong way round"),
+        ("MATCH (a)-[:R]->{}(b) RETURN b", "a number in the quantifier"),
+    ] {
+        let e = db.query("default", q, &Params::new()).expect_err(q).to_string();
+        assert!(e.contains(says), "{q}: {e}");
+    }
 }
 
 #[test]

@@ -19,6 +19,11 @@ fn one(db: &Database, text: &str) -> String {
         QueryValue::Int(i) => i.to_string(),
         QueryValue::Bool(b) => b.to_string(),
         QueryValue::Null => "null".to_owned(),
+        QueryValue::List(items) => {
+            let ints: Vec<String> =
+                items.iter().map(|v| if let QueryValue::Int(i) = v { i.to_string() } else { format!("{v:?}") }).collect();
+            format!("[{}]", ints.join(", "))
+        }
         other => format!("{other:?}"),
     }
 }
@@ -103,6 +108,22 @@ fn tck_rows_with_named_zones_and_other_day_forms() {
         ),
         ("datetime({datetime: localdatetime('1984-03-07T12:31:14.645'), timezone: '+05:00'})".into(), "1984-03-07T12:31:14.645+05:00"),
         // Components.
+        // Temporal5: every component of a date-time in a named zone, and a duration's.
+        (
+            "[d IN [datetime({year: 1984, month: 11, day: 11, hour: 12, minute: 31, second: 14, nanosecond: 645876123, timezone: 'Europe/Stockholm'})] | \
+             [d.year, d.quarter, d.month, d.week, d.weekYear, d.day, d.ordinalDay, d.weekDay, d.dayOfQuarter, d.hour, d.minute, d.second, \
+             d.millisecond, d.microsecond, d.nanosecond, d.offsetMinutes, d.offsetSeconds, d.epochSeconds, d.epochMillis]][0]"
+                .into(),
+            "[1984, 4, 11, 45, 1984, 11, 316, 7, 42, 12, 31, 14, 645, 645876, 645876123, 60, 3600, 469020674, 469020674645]",
+        ),
+        ("[d IN [date('1984-01-01')] | [d.year, d.weekYear, d.week, d.weekDay, d.dayOfQuarter]][0]".into(), "[1984, 1983, 52, 7, 1]"),
+        (
+            "[d IN [duration({years: 1, months: 4, days: 10, hours: 1, minutes: 1, seconds: 1, nanoseconds: 111111111})] | \
+             [d.years, d.quarters, d.months, d.weeks, d.days, d.hours, d.minutes, d.seconds, d.milliseconds, d.quartersOfYear, \
+             d.monthsOfQuarter, d.monthsOfYear, d.daysOfWeek, d.minutesOfHour, d.secondsOfMinute, d.nanosecondsOfSecond]][0]"
+                .into(),
+            "[1, 5, 16, 1, 10, 1, 61, 3661, 3661111, 1, 1, 4, 3, 1, 1, 111111111]",
+        ),
         (format!("{s}.timezone"), "'Europe/Stockholm'"),
         (format!("{s}.offset"), "'+01:00'"),
         (format!("{s}.offsetSeconds"), "3600"),

@@ -1250,6 +1250,11 @@ impl Temporal {
             ("weekYear", Some(d), ..) => int(i64::from(d.to_iso_week_date().0)),
             ("day", Some(d), ..) => int(i64::from(d.day())),
             ("ordinalDay", Some(d), ..) => int(i64::from(d.ordinal())),
+            ("dayOfQuarter", Some(d), ..) => {
+                let m = i64::from(d.month() as u8);
+                let start = make_date(i64::from(d.year()), m - (m - 1) % 3, 1).unwrap_or(0);
+                int(days_of(d) - start + 1)
+            }
             ("dayOfWeek" | "weekDay", Some(d), ..) => int(i64::from(d.weekday().number_from_monday())),
             ("hour", _, Some((n, _)), _) => int(n / NANOS_PER_SECOND / 3600),
             ("minute", _, Some((n, _)), _) => int(n / NANOS_PER_SECOND / 60 % 60),
@@ -1298,6 +1303,7 @@ fn duration_component(d: &Duration, name: &str) -> Option<i64> {
         "months" => Some(d.months),
         "monthsOfYear" => Some(d.months % 12),
         "monthsOfQuarter" => Some(d.months % 3),
+        "quartersOfYear" => Some(d.months / 3 % 4),
         "weeks" => Some(d.days / 7),
         "days" => Some(d.days),
         "daysOfWeek" => Some(d.days % 7),
