@@ -21,14 +21,7 @@ fn rows(db: &Database, text: &str) -> Vec<Vec<QueryValue>> {
 fn one(db: &Database, text: &str) -> String {
     let r = rows(db, text);
     assert_eq!(r.len(), 1, "{text}: {r:?}");
-    match &r[0][0] {
-        QueryValue::Temporal(t) => t.to_string(),
-        QueryValue::String(s) => format!("'{s}'"),
-        QueryValue::Int(i) => i.to_string(),
-        QueryValue::Bool(b) => b.to_string(),
-        QueryValue::Null => "null".to_owned(),
-        other => format!("{other:?}"),
-    }
+    engram_tests::shown(&r[0][0])
 }
 
 #[test]
@@ -265,19 +258,21 @@ fn json_parameters_take_tagged_temporal_values() {
     }
 }
 
-/// Temporal properties (alone and in lists), and a packed list of floats, come back the same
-/// after a WAL replay, from a checkpoint, and through the JSON-lines export and import.
+/// Temporal properties (alone and in lists, date-times in a named zone among them), and a packed
+/// list of floats, come back the same after a WAL replay, from a checkpoint, and through the
+/// JSON-lines export and import.
 #[test]
 fn stored_temporal_values_survive_replay_checkpoint_and_export() {
     let dir = tempfile::tempdir().unwrap();
-    let q = "MATCH (n:Event) RETURN n.at, n.day, n.t, n.lt, n.ldt, n.took, n.days, toString(n.at), n.emb ORDER BY n.at";
+    let q = "MATCH (n:Event) RETURN n.at, n.day, n.t, n.lt, n.ldt, n.took, n.days, toString(n.at), n.emb, n.zoned, [z IN n.zoned | z.timezone] ORDER BY n.at";
     let want = {
         let db = Database::open(dir.path()).unwrap();
         rows(
             &db,
             "CREATE (:Event {at: datetime('2024-05-06T07:08:09.123456789+02:00'), day: date('2024-05-06'), t: time('10:00-03:30'), \
              lt: localtime('23:59:59.5'), ldt: localdatetime('1900-02-28T12:00'), took: duration('P1Y2M3DT4H5M6.007S'), \
-             days: [date('2024-01-01'), date('-0044-03-15')], emb: [0.5, -1.0, 1e-300]})",
+             days: [date('2024-01-01'), date('-0044-03-15')], emb: [0.5, -1.0, 1e-300], \
+             zoned: [datetime('2021-10-31T02:30+01:00[Europe/Berlin]'), datetime('1818-07-21T21:40[Europe/Stockholm]')]})",
         );
         rows(&db, "CREATE (:Event {at: datetime({epochSeconds: 0})})-[:THEN {gap: duration({days: 2})}]->(:Event {at: datetime('1970-01-03T00:00Z')})");
         let want = rows(&db, q);
@@ -285,6 +280,11 @@ fn stored_temporal_values_survive_replay_checkpoint_and_export() {
         assert_eq!(want[1][7], QueryValue::String("1970-01-03T00:00Z".to_owned()));
         // A list of floats only (stored packed) reads back as the list written.
         assert_eq!(want[2][8], QueryValue::List(vec![QueryValue::Float(0.5), QueryValue::Float(-1.0), QueryValue::Float(1e-300)]));
+        // A named zone is kept by name (record and snapshot format 10).
+        assert_eq!(
+            want[2][10],
+            QueryValue::List(vec![QueryValue::String("Europe/Berlin".into()), QueryValue::String("Europe/Stockholm".into())])
+        );
         want
     };
     let gap = "MATCH ()-[r:THEN]->() RETURN r.gap";
@@ -300,6 +300,7 @@ fn stored_temporal_values_survive_replay_checkpoint_and_export() {
     let text = lines.join("\n");
     assert!(text.contains(r#"{"$date":"2024-05-06"}"#), "{text}");
     assert!(text.contains(r#"{"$duration":"P1Y2M3DT4H5M6.007S"}"#), "{text}");
+    assert!(text.contains(r#"{"$datetime":"2021-10-31T02:30+01:00[Europe/Berlin]"}"#), "{text}");
     let copy = Database::in_memory();
     engram::jsonl::import(&copy, &text, "events.jsonl").unwrap();
     assert_eq!(rows(&copy, q), want, "through export and import");

@@ -1,6 +1,7 @@
 //! Named time zones and the other ways to name a day (ISO week dates, ordinal dates, quarters):
 //! the rows of the openCypher TCK's temporal features (Temporal1–3) that use them, daylight
-//! saving gaps and overlaps, the clock seen from a zone, errors, storage and the ordered index.
+//! saving gaps and overlaps, the clock seen from a zone, errors and the ordered index (storage:
+//! `temporal.rs`).
 
 use engram::{Database, Params, QueryValue, Temporal};
 use proptest::prelude::*;
@@ -13,19 +14,7 @@ fn rows(db: &Database, text: &str) -> Vec<Vec<QueryValue>> {
 fn one(db: &Database, text: &str) -> String {
     let r = rows(db, text);
     assert_eq!(r.len(), 1, "{text}: {r:?}");
-    match &r[0][0] {
-        QueryValue::Temporal(t) => t.to_string(),
-        QueryValue::String(s) => format!("'{s}'"),
-        QueryValue::Int(i) => i.to_string(),
-        QueryValue::Bool(b) => b.to_string(),
-        QueryValue::Null => "null".to_owned(),
-        QueryValue::List(items) => {
-            let ints: Vec<String> =
-                items.iter().map(|v| if let QueryValue::Int(i) = v { i.to_string() } else { format!("{v:?}") }).collect();
-            format!("[{}]", ints.join(", "))
-        }
-        other => format!("{other:?}"),
-    }
+    engram_tests::shown(&r[0][0])
 }
 
 fn error(db: &Database, text: &str) -> String {
@@ -213,38 +202,6 @@ fn bad_zones_and_days_are_refused_by_name() {
         let e = error(&db, &format!("RETURN {q}"));
         assert!(e.contains(says), "{q}: {e}");
     }
-}
-
-/// Zoned values are stored by the zone's name: they come back the same after a WAL replay,
-/// from a checkpoint, and through the JSON-lines export and import.
-#[test]
-fn zoned_values_survive_replay_checkpoint_and_export() {
-    let dir = tempfile::tempdir().unwrap();
-    let q = "MATCH (n:Meeting) RETURN n.at, n.at.timezone, n.ats ORDER BY n.at";
-    let want = {
-        let db = Database::open(dir.path()).unwrap();
-        rows(
-            &db,
-            "CREATE (:Meeting {at: datetime('2021-10-31T02:30+01:00[Europe/Berlin]'), ats: [datetime('1818-07-21T21:40[Europe/Stockholm]')]}), \
-             (:Meeting {at: datetime({year: 2024, month: 2, day: 29, hour: 9, timezone: 'America/Sao_Paulo'}), ats: []})",
-        );
-        let want = rows(&db, q);
-        assert_eq!(want.len(), 2);
-        assert_eq!(want[0][1], QueryValue::String("Europe/Berlin".to_owned()));
-        want
-    };
-    {
-        let db = Database::open(dir.path()).unwrap();
-        assert_eq!(rows(&db, q), want, "after WAL replay");
-        db.checkpoint().unwrap();
-    }
-    let db = Database::open(dir.path()).unwrap();
-    assert_eq!(rows(&db, q), want, "from a checkpoint");
-    let text = engram::jsonl::export(&db.snapshot()).join("\n");
-    assert!(text.contains(r#"{"$datetime":"2021-10-31T02:30+01:00[Europe/Berlin]"}"#), "{text}");
-    let copy = Database::in_memory();
-    engram::jsonl::import(&copy, &text, "meetings.jsonl").unwrap();
-    assert_eq!(rows(&copy, q), want, "through export and import");
 }
 
 const ZONES: &[&str] = &[

@@ -67,6 +67,25 @@ pub(crate) fn subquery_rows<E>(
     Ok(out)
 }
 
+/// `OPTIONAL`'s rule over a run per row: each row's results, or the row itself with `slots` null
+/// when the run gives none.
+pub(crate) fn optional_rows<E>(rows: Vec<Row>, slots: &[usize], mut run: impl FnMut(Row) -> Result<Vec<Row>, E>) -> Result<Vec<Row>, E> {
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let matched = run(row.clone())?;
+        if matched.is_empty() {
+            let mut r = row;
+            for s in slots {
+                r[*s] = Val::Null;
+            }
+            out.push(r);
+        } else {
+            out.extend(matched);
+        }
+    }
+    Ok(out)
+}
+
 /// Rows at or above which an expand runs in parallel.
 const PARALLEL_ROWS: usize = 256;
 /// One row's grouping key and aggregate arguments.
@@ -535,22 +554,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 out
             }
             Op::Filter(e) => retain_rows(rows, |row| self.keep(e, row))?,
-            Op::Optional { ops, slots } => {
-                let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    let matched = self.run_ops(ops, vec![row.clone()], false)?;
-                    if matched.is_empty() {
-                        let mut r = row;
-                        for s in slots {
-                            r[*s] = Val::Null;
-                        }
-                        out.push(r);
-                    } else {
-                        out.extend(matched);
-                    }
-                }
-                out
-            }
+            Op::Optional { ops, slots } => optional_rows(rows, slots, |row| self.run_ops(ops, vec![row], false))?,
             Op::Subquery { branches, distinct, columns } => {
                 subquery_rows(rows, branches, *distinct, columns, |ops, row| self.run_ops(ops, vec![row], false))?
             }

@@ -21,7 +21,7 @@ use crate::write::apply::{apply_step, Created};
 use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, EntityRef, Op as BatchOp, WriteBatch};
 
 use super::graph::Graph;
-use super::ops::{build_path, subquery_rows, Row, Runner};
+use super::ops::{build_path, optional_rows, subquery_rows, Row, Runner};
 use super::procedures::Embed;
 use super::value::Val;
 use super::QueryStats;
@@ -273,25 +273,13 @@ impl<'s> Tx<'s> {
                 rows
             }
             // An `OPTIONAL CALL { … }` that writes: row by row, as the subquery runs.
-            Op::Optional { ops, slots } if ops.iter().any(|o| matches!(o, Op::Subquery { .. })) => {
-                let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    let mut inner = vec![row.clone()];
-                    for op in ops {
-                        inner = self.run_op(part, op, inner)?;
-                    }
-                    if inner.is_empty() {
-                        let mut r = row;
-                        for s in slots {
-                            r[*s] = Val::Null;
-                        }
-                        out.push(r);
-                    } else {
-                        out.extend(inner);
-                    }
+            Op::Optional { ops, slots } if ops.iter().any(|o| matches!(o, Op::Subquery { .. })) => optional_rows(rows, slots, |row| {
+                let mut inner = vec![row];
+                for op in ops {
+                    inner = self.run_op(part, op, inner)?;
                 }
-                out
-            }
+                Ok(inner)
+            })?,
             // Writes inside run here, row by row, each seeing what the rows before it wrote.
             Op::Subquery { branches, distinct, columns } => subquery_rows(rows, branches, *distinct, columns, |ops, row| {
                 let mut inner = vec![row];
