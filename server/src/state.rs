@@ -66,6 +66,61 @@ pub struct SlowEntry {
 /// Bytes of a query's text a slow-log entry keeps for `GRAPH.SLOWLOG` (`args` keep 128).
 pub const SLOW_QUERY_TEXT_MAX: usize = 16 * 1024;
 
+/// A query accepted and not yet answered (what `GRAPH.INFO` lists).
+#[derive(Debug)]
+pub struct InFlight {
+    /// When it was received (Unix milliseconds).
+    pub received_ms: u64,
+    /// When it was received.
+    pub received: Instant,
+    /// Its workspace (graph key).
+    pub workspace: String,
+    /// Its text without the parameter header, up to `SLOW_QUERY_TEXT_MAX` bytes.
+    pub query: String,
+    /// Microseconds after `received` when it started to run; 0 while it waits for the pool.
+    started_after_micros: AtomicU64,
+}
+
+impl InFlight {
+    /// Marks it running.
+    pub fn start(&self) {
+        let after = u64::try_from(self.received.elapsed().as_micros()).unwrap_or(u64::MAX).max(1);
+        self.started_after_micros.store(after, Ordering::Relaxed);
+    }
+
+    /// When it started to run, if it has.
+    pub fn started(&self) -> Option<Instant> {
+        match self.started_after_micros.load(Ordering::Relaxed) {
+            0 => None,
+            after => Some(self.received + std::time::Duration::from_micros(after)),
+        }
+    }
+}
+
+/// A query's place in the in-flight list: removed when dropped.
+pub struct InFlightGuard<'a> {
+    shared: &'a Shared,
+    id: u64,
+    /// The entry.
+    pub entry: Arc<InFlight>,
+}
+
+impl Drop for InFlightGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut all) = self.shared.in_flight.lock() {
+            all.remove(&self.id);
+        }
+    }
+}
+
+/// A query's text as logs and lists keep it: without its parameter header (values are not kept;
+/// the access history keeps only their digest), cut at `SLOW_QUERY_TEXT_MAX` bytes.
+pub fn shown_query(text: &str) -> String {
+    let body = engram::query::header::body(text).unwrap_or(text);
+    let cut = (0..=body.len().min(SLOW_QUERY_TEXT_MAX)).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
+    body[..cut].to_owned()
+}
+
 /// The commands whose slow-log entries `GRAPH.SLOWLOG` lists: those running a query on a key.
 pub const SLOW_QUERY_COMMANDS: [&str; 6] =
     ["GRAPH.QUERY", "GRAPH.RO_QUERY", "GRAPH.PROFILE", "ENGRAM.QUERY", "ENGRAM.RO_QUERY", "ENGRAM.PROFILE"];
@@ -134,6 +189,9 @@ pub struct Shared {
     pub stopped: tokio::sync::watch::Sender<bool>,
     /// Query texts that once passed `inline-query-budget`: they go straight to the pool.
     pub pool_only: SlowTexts,
+    /// The queries accepted and not yet answered, by a running id.
+    pub in_flight: Mutex<BTreeMap<u64, Arc<InFlight>>>,
+    next_in_flight: AtomicU64,
     next_id: AtomicU64,
     next_slow_id: AtomicU64,
 }
@@ -191,6 +249,8 @@ impl Shared {
             metrics: crate::metrics::Metrics::new(),
             stopped: tokio::sync::watch::Sender::new(false),
             pool_only: SlowTexts::default(),
+            in_flight: Mutex::new(BTreeMap::new()),
+            next_in_flight: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
             next_slow_id: AtomicU64::new(0),
         }
@@ -199,6 +259,23 @@ impl Shared {
     /// The id the next slow-log entry will have.
     pub fn next_slow_id(&self) -> u64 {
         self.next_slow_id.load(Ordering::SeqCst)
+    }
+
+    /// Lists a query as in flight until the guard is dropped.
+    pub fn in_flight(&self, workspace: &str, text: &str) -> InFlightGuard<'_> {
+        let id = self.next_in_flight.fetch_add(1, Ordering::Relaxed);
+        let received_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let entry = Arc::new(InFlight {
+            received_ms,
+            received: Instant::now(),
+            workspace: workspace.to_owned(),
+            query: shown_query(text),
+            started_after_micros: AtomicU64::new(0),
+        });
+        if let Ok(mut all) = self.in_flight.lock() {
+            all.insert(id, entry.clone());
+        }
+        InFlightGuard { shared: self, id, entry }
     }
 
     /// A new client id.
@@ -229,14 +306,7 @@ impl Shared {
         }
         let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let query = match (SLOW_QUERY_COMMANDS.contains(&command.as_str()), args.get(1), args.get(2)) {
-            (true, Some(key), Some(text)) => {
-                // Without its parameter header: values are not kept (the access history keeps
-                // only their digest).
-                let text = String::from_utf8_lossy(text);
-                let body = engram::query::header::body(&text).unwrap_or(&text);
-                let cut = (0..=body.len().min(SLOW_QUERY_TEXT_MAX)).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
-                Some((String::from_utf8_lossy(key).into_owned(), body[..cut].to_owned()))
-            }
+            (true, Some(key), Some(text)) => Some((String::from_utf8_lossy(key).into_owned(), shown_query(&String::from_utf8_lossy(text)))),
             _ => None,
         };
         let entry = SlowEntry { id: self.next_slow_id.fetch_add(1, Ordering::SeqCst), at, micros, args: shown, addr, name, query };

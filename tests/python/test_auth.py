@@ -98,6 +98,25 @@ def test_a_read_only_users_write_is_refused_and_writes_nothing(secured):
     with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access"):
         w.execute_command("ENGRAM.QUERY", "sec", "CREATE CONSTRAINT FOR (p:P) REQUIRE p.name IS UNIQUE")
     assert isinstance(client(secured, "admin", "adm-pw").execute_command("GRAPH.SLOWLOG", "sec"), list)
+    # GRAPH.INFO lists only queries on graphs the caller administers (texts are other users'):
+    # while an admin's query with the canary in its text runs on `sec`, its admins see it and a
+    # reader of `sec` never does.
+    import threading
+
+    from conftest import wait_until
+
+    adm = client(secured, "admin", "adm-pw", socket_timeout=120)
+    long = f"UNWIND range(1, 1000) AS a WITH a WHERE '{CANARY}' <> 'x' RETURN sum(reduce(s = 0, i IN range(1, 20000) | s + i))"
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(adm.execute_command("ENGRAM.QUERY", "sec", long, "TIMEOUT", 120000)))
+    worker.start()
+    try:
+        wait_until(lambda: CANARY.encode() in repr(client(secured, "admin", "adm-pw").execute_command("GRAPH.INFO")).encode(), timeout=60)
+        for who in [r, w]:
+            assert who.execute_command("GRAPH.INFO") == [b"# Running queries", [], b"# Waiting queries", []]
+    finally:
+        worker.join(120)
+    assert answers and answers[0][b"rows"] == [[200010000000]]
 
 
 def test_a_user_without_see_sensitive_never_receives_the_canary(secured):

@@ -160,6 +160,46 @@ def test_slowlog_lists_a_graphs_slowest_queries_without_parameter_values(db):
         db.connection.execute_command("GRAPH.SLOWLOG", "slow", "NOPE")
 
 
+def running_queries(conn, *sections):
+    """`GRAPH.INFO`'s reply as {section title: [record as a dict]}."""
+    reply = conn.execute_command("GRAPH.INFO", *sections)
+    return {reply[i]: [dict(zip(r[::2], r[1::2])) for r in reply[i + 1]] for i in range(0, len(reply), 2)}
+
+
+def test_graph_info_lists_the_queries_running_now(db):
+    """`GRAPH.INFO [RunningQueries] [WaitingQueries]` (FalkorDB's; its clients count it read-only):
+    a query shows while it runs, as FalkorDB shows it (received in Unix ms, graph, text without its
+    `CYPHER` header, milliseconds so far, replicated 0), and is gone once answered."""
+    import threading
+    import time
+
+    from conftest import wait_until
+
+    g = db.select_graph("busy")
+    g.query("UNWIND range(1, 3000) AS i CREATE (:N {i: i})")
+    slow = "MATCH (a:N), (b:N) WHERE a.i * b.i = $x RETURN count(*)"
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(g.query(slow, {"x": 7770001}, timeout=120000).result_set))
+    before = int(time.time() * 1000)
+    worker.start()
+    try:
+        wait_until(lambda: any(r["Query"] == slow for r in running_queries(db.connection)["# Running queries"]), timeout=60)
+        info = running_queries(db.connection)
+        assert set(info) == {"# Running queries", "# Waiting queries"}
+        (mine,) = [r for r in info["# Running queries"] if r["Query"] == slow]
+        assert mine["Graph name"] == "busy" and mine["Replicated command"] == 0
+        assert before - 1000 <= mine["Received at"] <= int(time.time() * 1000)
+        assert float(mine["Execution duration"]) >= 0
+        assert "7770001" not in repr(info) and "CYPHER" not in repr(info)
+        assert list(running_queries(db.connection, "RunningQueries")) == ["# Running queries"]
+        assert list(running_queries(db.connection, "waitingqueries")) == ["# Waiting queries"]
+    finally:
+        worker.join(120)
+    assert answers == [[[0]]]
+    assert not any(r["Query"] == slow for r in running_queries(db.connection)["# Running queries"])
+    assert db.connection.execute_command("GRAPH.INFO", "Nope") == "no section found"
+
+
 def test_constraints_through_falkordbs_client_hold_on_every_write(db):
     """falkordb-py's constraint calls (`GRAPH.CONSTRAINT`, `db.constraints()`): a unique or
     mandatory constraint is checked against the stored data when declared and on every write

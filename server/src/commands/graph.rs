@@ -48,6 +48,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         }
         "GRAPH.CONFIG" => config(shared, args),
         "GRAPH.SLOWLOG" => slowlog(shared, &who, args),
+        "GRAPH.INFO" => info(shared, &who, args),
         "GRAPH.COPY" => {
             let (Some(from), Some(to), 3) = (arg(args, 1).map(ToOwned::to_owned), arg(args, 2).map(ToOwned::to_owned), args.len()) else {
                 return arity(name);
@@ -153,6 +154,57 @@ fn slowlog(shared: &Shared, who: &engram::Principal, args: &[Vec<u8>]) -> Reply 
             })
             .collect(),
     )
+}
+
+/// `GRAPH.INFO [RunningQueries] [WaitingQueries]` (both when neither is named): the queries
+/// running now and those accepted but waiting for the engine pool, as FalkorDB lists them: per
+/// section its title and one flat record per query (`Received at` in Unix milliseconds, `Graph
+/// name`, `Query` without its parameter header, `Execution duration` or `Wait duration` in
+/// milliseconds, `Replicated command` 0). Only queries on graphs the caller administers: the texts
+/// are other users' queries.
+fn info(shared: &Shared, who: &engram::Principal, args: &[Vec<u8>]) -> Reply {
+    let (mut running, mut waiting) = (args.len() == 1, args.len() == 1);
+    for a in args.iter().skip(1).filter_map(|a| std::str::from_utf8(a).ok()) {
+        running |= a.eq_ignore_ascii_case("RunningQueries");
+        waiting |= a.eq_ignore_ascii_case("WaitingQueries");
+    }
+    if !running && !waiting {
+        return Reply::Simple("no section found".to_owned());
+    }
+    let all: Vec<Arc<crate::state::InFlight>> = match shared.in_flight.lock() {
+        Ok(all) => all.values().filter(|q| who.may(&q.workspace, engram::Access::Admin)).cloned().collect(),
+        Err(_) => return Reply::err("the in-flight list is unavailable"),
+    };
+    let record = |q: &crate::state::InFlight, label: &str, ms: f64, replicated: bool| {
+        let mut r = vec![
+            Reply::text("Received at".to_owned()),
+            Reply::Int(i64::try_from(q.received_ms).unwrap_or(i64::MAX)),
+            Reply::text("Graph name".to_owned()),
+            Reply::text(q.workspace.clone()),
+            Reply::text("Query".to_owned()),
+            Reply::text(q.query.clone()),
+            Reply::text(label.to_owned()),
+            Reply::Double(ms),
+        ];
+        if replicated {
+            r.extend([Reply::text("Replicated command".to_owned()), Reply::Int(0)]);
+        }
+        Reply::Array(r)
+    };
+    let mut out = Vec::new();
+    if running {
+        let rows =
+            all.iter().filter_map(|q| q.started().map(|s| record(q, "Execution duration", s.elapsed().as_secs_f64() * 1000.0, true)));
+        out.extend([Reply::text("# Running queries".to_owned()), Reply::Array(rows.collect())]);
+    }
+    if waiting {
+        let rows = all
+            .iter()
+            .filter(|q| q.started().is_none())
+            .map(|q| record(q, "Wait duration", q.received.elapsed().as_secs_f64() * 1000.0, false));
+        out.extend([Reply::text("# Waiting queries".to_owned()), Reply::Array(rows.collect())]);
+    }
+    Reply::Array(out)
 }
 
 /// `GRAPH.CONFIG GET name` → `[name, value]` (`*`: all); `GRAPH.CONFIG SET name value`.

@@ -100,6 +100,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("GRAPH.CONSTRAINT", -8, "CREATE|DROP key UNIQUE|MANDATORY NODE|RELATIONSHIP label PROPERTIES n prop...: a constraint on the graph."),
     ("GRAPH.COPY", 3, "src dst: copies a graph (a workspace) into a new one, with its settings and policies."),
     ("GRAPH.SLOWLOG", -2, "key [RESET]: the slowest query commands on the graph in the slow log (admin on the key)."),
+    ("GRAPH.INFO", -1, "[RunningQueries] [WaitingQueries]: the queries running and waiting now, on graphs the caller administers."),
     (
         "ENGRAM.QUERY",
         -3,
@@ -471,7 +472,9 @@ pub(crate) async fn run_query<T: Send + 'static>(
         && engram::exec::bounded_read(&call.text)
         && (call.read_only || shared.db.workspace_exists(&call.workspace));
     let pool_only = eligible && shared.pool_only.contains(&call.text);
+    let listed = shared.in_flight(&call.workspace, &call.text);
     if eligible && !pool_only {
+        listed.entry.start();
         let started = Instant::now();
         let claims = audit::CLAIMS.try_with(Arc::clone).ok();
         let outcome = audit::with_claims(claims, || call.run_within(&shared.db, &command, budget));
@@ -482,7 +485,9 @@ pub(crate) async fn run_query<T: Send + 'static>(
         shared.stats.inline_overruns.fetch_add(1, Ordering::Relaxed);
     }
     let text = eligible.then(|| call.text.clone());
+    let entry = listed.entry.clone();
     let (out, took) = engine(shared, move |db| {
+        entry.start();
         let started = Instant::now();
         let outcome = call.run(db, &command);
         let took = started.elapsed();
