@@ -88,6 +88,9 @@ def test_a_read_only_users_write_is_refused_and_writes_nothing(secured):
             who.execute_command("GRAPH.SLOWLOG", "sec")
         with pytest.raises(redis.exceptions.NoPermissionError):
             who.execute_command("GRAPH.SLOWLOG", "sec", "RESET")
+        # A graph's size says how much is there, hidden rows included: its admins'.
+        with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access to workspace 'sec'"):
+            who.execute_command("GRAPH.MEMORY", "USAGE", "sec")
         # A copy holds all of the source (sensitive values too): its admins' to make.
         with pytest.raises(redis.exceptions.NoPermissionError, match="no admin access to workspace 'sec'"):
             who.execute_command("GRAPH.COPY", "sec", "sec-copy")

@@ -200,6 +200,41 @@ def test_graph_info_lists_the_queries_running_now(db):
     assert db.connection.execute_command("GRAPH.INFO", "Nope") == "no section found"
 
 
+def memory_usage(conn, key, *more):
+    reply = conn.execute_command("GRAPH.MEMORY", "USAGE", key, *more)
+    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
+
+
+def test_graph_memory_usage_reports_a_graphs_share(db):
+    """`GRAPH.MEMORY USAGE key [SAMPLES n]` (FalkorDB's): the graph's heap in MB by FalkorDB's
+    parts, the total their sum; its own strings and properties counted, another graph's not."""
+    conn = db.connection
+    g, other = db.select_graph("mem"), db.select_graph("mem-other")
+    g.query("CREATE (:N)")
+    small = memory_usage(conn, "mem")
+    parts = ["label_matrices_sz_mb", "relation_matrices_sz_mb", "amortized_node_storage_sz_mb", "amortized_edge_storage_sz_mb", "indices_sz_mb"]
+    assert set(small) == {"total_graph_sz_mb", "total_graph_sz_bytes", *parts}
+    assert small["total_graph_sz_mb"] == 0 and 0 < small["total_graph_sz_bytes"] < 1 << 20
+    g.query("UNWIND range(1, 3000) AS i CREATE (:N {i: i, s: $big})-[:R {t: $big}]->(:M)", {"big": "x" * 1000})
+    big = memory_usage(conn, "mem", "SAMPLES", 100)
+    assert big["total_graph_sz_bytes"] >= 6_000_000, big
+    assert big["amortized_node_storage_sz_mb"] >= 2 and big["amortized_edge_storage_sz_mb"] >= 2, big
+    assert big["total_graph_sz_mb"] == sum(big[p] for p in parts)
+    other.query("UNWIND range(1, 3000) AS i CREATE (:N {s: $big})", {"big": "y" * 2000})
+    after = memory_usage(conn, "mem")
+    assert abs(after["total_graph_sz_bytes"] - big["total_graph_sz_bytes"]) < big["total_graph_sz_bytes"] // 10, (big, after)
+    assert memory_usage(conn, "mem-other")["amortized_node_storage_sz_mb"] >= 5
+    for args, says in [
+        (("GRAPH.MEMORY", "USAGE", "nope"), "empty key"),
+        (("GRAPH.MEMORY", "USED", "mem"), "unknown subcommand 'USED'"),
+        (("GRAPH.MEMORY", "USAGE", "mem", "SAMPLE", 5), "unknown subcommand 'SAMPLE'"),
+        (("GRAPH.MEMORY", "USAGE", "mem", "SAMPLES", -1), "non-negative"),
+        (("GRAPH.MEMORY", "USAGE"), "wrong number of arguments"),
+    ]:
+        with pytest.raises(redis.ResponseError, match=says):
+            conn.execute_command(*args)
+
+
 def test_constraints_through_falkordbs_client_hold_on_every_write(db):
     """falkordb-py's constraint calls (`GRAPH.CONSTRAINT`, `db.constraints()`): a unique or
     mandatory constraint is checked against the stored data when declared and on every write

@@ -293,6 +293,13 @@ impl Scope {
         Ok(self.snapshot.memory())
     }
 
+    /// `workspace`'s share of the heap (`GRAPH.MEMORY USAGE`), for its admins: a size says how
+    /// much is there, rows a row policy hides included. `None` when there is no such workspace.
+    pub fn workspace_memory(&self, workspace: &str) -> Result<Option<crate::stats::WorkspaceMemory>, Error> {
+        self.require(workspace, Access::Admin)?;
+        Ok(self.snapshot.state.workspace_id(workspace).map(|ws| self.snapshot.workspace_memory(ws)))
+    }
+
     fn require_all(&self) -> Result<(), Error> {
         if self.principal.sees_all() {
             return Ok(());

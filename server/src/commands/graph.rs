@@ -49,6 +49,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
         "GRAPH.CONFIG" => config(shared, args),
         "GRAPH.SLOWLOG" => slowlog(shared, &who, args),
         "GRAPH.INFO" => info(shared, &who, args),
+        "GRAPH.MEMORY" => memory(shared, who, args).await,
         "GRAPH.COPY" => {
             let (Some(from), Some(to), 3) = (arg(args, 1).map(ToOwned::to_owned), arg(args, 2).map(ToOwned::to_owned), args.len()) else {
                 return arity(name);
@@ -205,6 +206,51 @@ fn info(shared: &Shared, who: &engram::Principal, args: &[Vec<u8>]) -> Reply {
         out.extend([Reply::text("# Waiting queries".to_owned()), Reply::Array(rows.collect())]);
     }
     Reply::Array(out)
+}
+
+/// `GRAPH.MEMORY USAGE key [SAMPLES n]`: the graph's share of the heap in megabytes, as FalkorDB
+/// names its parts (`total_graph_sz_mb`, `label_matrices_sz_mb`, `relation_matrices_sz_mb`,
+/// `amortized_node_storage_sz_mb`, `amortized_edge_storage_sz_mb`, `indices_sz_mb`, each rounded
+/// down, the total their sum), plus `total_graph_sz_bytes`. Exact for the graph's own strings
+/// and properties, so `SAMPLES` changes nothing. Admin on the key: a size tells how much is there.
+async fn memory(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    if !matches!(args.len(), 3 | 5) {
+        return arity("graph.memory");
+    }
+    let sub = arg(args, 1).unwrap_or("");
+    if !sub.eq_ignore_ascii_case("USAGE") {
+        return Reply::err(format!("ERR unknown subcommand '{sub}'. expecting GRAPH.MEMORY USAGE <key>"));
+    }
+    if args.len() == 5 {
+        let word = arg(args, 3).unwrap_or("");
+        if !word.eq_ignore_ascii_case("SAMPLES") {
+            return Reply::err(format!("ERR unknown subcommand '{word}'. expecting GRAPH.MEMORY USAGE <key> SAMPLES <x>"));
+        }
+        if !arg(args, 4).and_then(|n| n.parse::<f64>().ok()).is_some_and(|n| n >= 0.0) {
+            return Reply::err("ERR SAMPLES must be a non-negative number");
+        }
+    }
+    let Some(key) = arg(args, 2).map(ToOwned::to_owned) else { return Reply::err("the graph key must be UTF-8") };
+    let s = shared.clone();
+    let got = engine(shared, move |db| db.scope(who).workspace_memory(&key)).await;
+    let m = match got {
+        Ok(Ok(Some(m))) => m,
+        Ok(Ok(None)) => return Reply::err("ERR Invalid graph operation on empty key"),
+        Ok(Err(e)) => return error_reply(&s, &e),
+        Err(r) => return r,
+    };
+    const MB: usize = 1 << 20;
+    let parts = [m.label_bytes / MB, m.relation_bytes / MB, m.node_bytes / MB, m.edge_bytes / MB, m.index_bytes / MB];
+    let int = |n: usize| Reply::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    Reply::Map(vec![
+        ("total_graph_sz_mb".to_owned(), int(parts.iter().sum())),
+        ("label_matrices_sz_mb".to_owned(), int(parts[0])),
+        ("relation_matrices_sz_mb".to_owned(), int(parts[1])),
+        ("amortized_node_storage_sz_mb".to_owned(), int(parts[2])),
+        ("amortized_edge_storage_sz_mb".to_owned(), int(parts[3])),
+        ("indices_sz_mb".to_owned(), int(parts[4])),
+        ("total_graph_sz_bytes".to_owned(), int(m.total())),
+    ])
 }
 
 /// `GRAPH.CONFIG GET name` → `[name, value]` (`*`: all); `GRAPH.CONFIG SET name value`.

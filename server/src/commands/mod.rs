@@ -100,6 +100,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("GRAPH.CONSTRAINT", -8, "CREATE|DROP key UNIQUE|MANDATORY NODE|RELATIONSHIP label PROPERTIES n prop...: a constraint on the graph."),
     ("GRAPH.COPY", 3, "src dst: copies a graph (a workspace) into a new one, with its settings and policies."),
     ("GRAPH.SLOWLOG", -2, "key [RESET]: the slowest query commands on the graph in the slow log (admin on the key)."),
+    ("GRAPH.MEMORY", -3, "USAGE key [SAMPLES n]: the graph's share of the heap in MB, by part (admin on the key)."),
     ("GRAPH.INFO", -1, "[RunningQueries] [WaitingQueries]: the queries running and waiting now, on graphs the caller administers."),
     (
         "ENGRAM.QUERY",
