@@ -214,6 +214,7 @@ fn info(shared: &Shared, who: &engram::Principal, args: &[Vec<u8>]) -> Reply {
 /// down, the total their sum), plus `total_graph_sz_bytes`. Exact for the graph's own strings
 /// and properties, so `SAMPLES` changes nothing. Admin on the key: a size tells how much is there.
 async fn memory(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    const MB: usize = 1 << 20;
     if !matches!(args.len(), 3 | 5) {
         return arity("graph.memory");
     }
@@ -239,7 +240,6 @@ async fn memory(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u
         Ok(Err(e)) => return error_reply(&s, &e),
         Err(r) => return r,
     };
-    const MB: usize = 1 << 20;
     let parts = [m.label_bytes / MB, m.relation_bytes / MB, m.node_bytes / MB, m.edge_bytes / MB, m.index_bytes / MB];
     let int = |n: usize| Reply::Int(i64::try_from(n).unwrap_or(i64::MAX));
     Reply::Map(vec![
