@@ -10,11 +10,11 @@ use crate::ast::{
     Statement, Temporal, Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
+use crate::error::{Detail, QueryError, Span};
+use crate::lexer::{lex, Sym, Tok};
 
 /// A variable length's bounds: at least, at most.
 type Bounds = (Option<u64>, Option<u64>);
-use crate::error::{Detail, QueryError, Span};
-use crate::lexer::{lex, Sym, Tok};
 
 /// Parses one statement (an optional trailing `;` is allowed).
 pub fn parse(text: &str) -> Result<Statement, QueryError> {
@@ -200,51 +200,49 @@ impl Parser<'_> {
 
     /// After `CALL`: a subquery (`{ … }`, with its scope `(…)`) or a procedure call.
     fn call_clause(&mut self, start: Span) -> Result<Clause, QueryError> {
-        {
-            let scope = if self.eat_sym(Sym::LParen) {
-                let scope = if self.eat_sym(Sym::Star) {
-                    crate::ast::Imports::All
-                } else {
-                    let mut vars = Vec::new();
-                    while !self.at_sym(Sym::RParen) {
-                        vars.push(self.var()?);
-                        if !self.eat_sym(Sym::Comma) {
-                            break;
-                        }
-                    }
-                    crate::ast::Imports::Vars(vars)
-                };
-                self.expect_sym(Sym::RParen)?;
-                if !self.at_sym(Sym::LBrace) {
-                    return Err(self.unexpected("`{` opening the subquery after its scope `(…)`"));
-                }
-                Some(scope)
+        let scope = if self.eat_sym(Sym::LParen) {
+            let scope = if self.eat_sym(Sym::Star) {
+                crate::ast::Imports::All
             } else {
-                None
-            };
-            if self.eat_sym(Sym::LBrace) {
-                self.enter()?;
-                let query = self.query()?;
-                self.expect_sym(Sym::RBrace)?;
-                self.leave();
-                if self.at_kw("IN") && matches!(self.peek_at(1), Tok::Ident(w) if w.eq_ignore_ascii_case("TRANSACTIONS")) {
-                    return Err(QueryError::syntax(
-                        self.text,
-                        self.span(),
-                        Detail::Unsupported,
-                        "CALL { … } IN TRANSACTIONS is not supported: a query is one transaction here (up to batch_ops_max writes); \
-                         drop IN TRANSACTIONS, or send the batches as separate queries",
-                    ));
+                let mut vars = Vec::new();
+                while !self.at_sym(Sym::RParen) {
+                    vars.push(self.var()?);
+                    if !self.eat_sym(Sym::Comma) {
+                        break;
+                    }
                 }
-                return Ok(Clause::Subquery(crate::ast::Subquery {
-                    query: Box::new(query),
-                    scope,
-                    optional: false,
-                    span: start.to(self.prev_span()),
-                }));
+                crate::ast::Imports::Vars(vars)
+            };
+            self.expect_sym(Sym::RParen)?;
+            if !self.at_sym(Sym::LBrace) {
+                return Err(self.unexpected("`{` opening the subquery after its scope `(…)`"));
             }
-            self.call(start)
+            Some(scope)
+        } else {
+            None
+        };
+        if self.eat_sym(Sym::LBrace) {
+            self.enter()?;
+            let query = self.query()?;
+            self.expect_sym(Sym::RBrace)?;
+            self.leave();
+            if self.at_kw("IN") && matches!(self.peek_at(1), Tok::Ident(w) if w.eq_ignore_ascii_case("TRANSACTIONS")) {
+                return Err(QueryError::syntax(
+                    self.text,
+                    self.span(),
+                    Detail::Unsupported,
+                    "CALL { … } IN TRANSACTIONS is not supported: a query is one transaction here (up to batch_ops_max writes); \
+                     drop IN TRANSACTIONS, or send the batches as separate queries",
+                ));
+            }
+            return Ok(Clause::Subquery(crate::ast::Subquery {
+                query: Box::new(query),
+                scope,
+                optional: false,
+                span: start.to(self.prev_span()),
+            }));
         }
+        self.call(start)
     }
 
     fn match_clause(&mut self, optional: bool, start: Span) -> Result<Clause, QueryError> {
@@ -586,19 +584,25 @@ impl Parser<'_> {
 
     fn label_factor(&mut self) -> Result<LabelExpr, QueryError> {
         self.enter()?;
-        let e = if self.eat_sym(Sym::Bang) {
-            self.label_factor().map(|e| LabelExpr::Not(Box::new(e)))
-        } else if self.eat_sym(Sym::Percent) {
-            Ok(LabelExpr::Any)
-        } else if self.eat_sym(Sym::LParen) {
-            // Inside parentheses `|` is always the expression's.
-            let e = self.label_or(true);
-            self.expect_sym(Sym::RParen).and(e)
-        } else {
-            self.name("a label").map(LabelExpr::Name)
-        };
+        let e = self.label_factor_inner();
         self.leave();
         e
+    }
+
+    fn label_factor_inner(&mut self) -> Result<LabelExpr, QueryError> {
+        if self.eat_sym(Sym::Bang) {
+            return Ok(LabelExpr::Not(Box::new(self.label_factor()?)));
+        }
+        if self.eat_sym(Sym::Percent) {
+            return Ok(LabelExpr::Any);
+        }
+        if self.eat_sym(Sym::LParen) {
+            // Inside parentheses `|` is always the expression's.
+            let e = self.label_or(true)?;
+            self.expect_sym(Sym::RParen)?;
+            return Ok(e);
+        }
+        self.name("a label").map(LabelExpr::Name)
     }
 
     /// `:A:B` (also `:A|B` is refused here; that form is for relationship types).
