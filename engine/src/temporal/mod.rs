@@ -85,6 +85,10 @@ pub enum TimeZone {
 impl TimeZone {
     /// An offset (`Z`, `+01:00`, …) or a zone's name (`Europe/Stockholm`, any case).
     pub fn parse(text: &str) -> Result<TimeZone, TemporalError> {
+        // An offset is never a zone's name: no search of the zone names for it.
+        if text.starts_with(['+', '-']) || text.eq_ignore_ascii_case("Z") {
+            return parse_offset(text).map(TimeZone::Offset);
+        }
         if let Some(zone) = Zone::named(text) {
             return Ok(TimeZone::Named(zone));
         }
