@@ -90,6 +90,7 @@ fn cell(v: &QueryValue) -> String {
         QueryValue::Float(f) => format!("{f:?}"),
         QueryValue::String(s) => format!("{s:?}"),
         QueryValue::Temporal(t) => t.to_string(),
+        QueryValue::Point(p) => p.to_string(),
         QueryValue::List(items) => format!("[{}]", items.iter().map(cell).collect::<Vec<_>>().join(", ")),
         QueryValue::Map(m) => format!("{{{}}}", m.iter().map(|(k, v)| format!("{k}: {}", cell(v))).collect::<Vec<_>>().join(", ")),
         QueryValue::Node(n) => node(n),

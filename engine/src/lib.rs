@@ -43,6 +43,7 @@ mod reaper;
 pub mod report;
 pub mod search;
 pub mod settings;
+pub mod spatial;
 pub(crate) mod state;
 pub mod stats;
 pub mod tags;

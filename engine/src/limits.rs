@@ -20,6 +20,9 @@ pub struct Limits {
     pub traversal_visited_max: usize,
     /// Largest vector dimension a database may be created with (default 8,192).
     pub vector_dim_max: usize,
+    /// Largest file `LOAD CSV` reads from the import folder, in bytes (default 256 MiB): the
+    /// file is read whole, and its rows live for the query.
+    pub import_file_bytes_max: usize,
 }
 
 impl Default for Limits {
@@ -33,6 +36,7 @@ impl Default for Limits {
             batch_ops_max: 1_000_000,
             traversal_visited_max: 10_000_000,
             vector_dim_max: 8192,
+            import_file_bytes_max: 256 << 20,
         }
     }
 }

@@ -28,6 +28,8 @@ pub enum Value {
     /// each): what the query language stores for one, an embedding above all. Equal to the same
     /// numbers as a `List`; appended last like `Temporal`.
     Floats(Arc<[f64]>),
+    /// A spatial point (appended last like `Floats`; boxed, as a point is 32 bytes).
+    Point(Box<crate::spatial::Point>),
 }
 
 impl PartialEq for Value {
@@ -43,6 +45,7 @@ impl PartialEq for Value {
             (Value::Map(a), Value::Map(b)) => a == b,
             (Value::Temporal(a), Value::Temporal(b)) => a == b,
             (Value::Floats(a), Value::Floats(b)) => a == b,
+            (Value::Point(a), Value::Point(b)) => a == b,
             (Value::List(l), Value::Floats(f)) | (Value::Floats(f), Value::List(l)) => {
                 #[allow(clippy::float_cmp)] // Reason: the same numbers, exactly.
                 let same = l.len() == f.len() && l.iter().zip(f.iter()).all(|(x, y)| matches!(x, Value::Float(x) if x == y));
@@ -73,7 +76,7 @@ impl Value {
         match self {
             Value::Null | Value::Bool(_) => 1,
             Value::Int(_) | Value::Float(_) => 8,
-            Value::Temporal(_) => 24,
+            Value::Temporal(_) | Value::Point(_) => 24,
             Value::Str(s) => s.len(),
             Value::List(items) => items.iter().map(Value::approx_bytes).sum::<usize>() + 4,
             Value::Floats(items) => items.len() * 8 + 4,

@@ -42,7 +42,8 @@ class Memory:
     def query(self, cypher: str, params: dict | None = None, *, workspace: str | None = None) -> Result:
         """Runs one query; a query that writes is one atomic transaction. `params` values: None,
         bool, int, float, str, lists, dicts, and `datetime`, `date`, `time`, `timedelta` (temporal
-        values come back as their ISO 8601 text)."""
+        values come back as their ISO 8601 text), and `{"$point": {…}}` for a point (points come
+        back as the dict `point()` takes: `{"crs": "wgs-84", "longitude": …, "latitude": …}`)."""
         # The back end checks `params` (a dict or None): no Python call more on the hot path.
         return self._b.query(workspace or self.workspace, cypher, params)
 

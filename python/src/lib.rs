@@ -129,6 +129,9 @@ fn param_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<QueryValue> {
         if let Some(t) = tagged_temporal(d)? {
             return Ok(t);
         }
+        if let Some(p) = tagged_point(d)? {
+            return Ok(p);
+        }
         let mut m = std::collections::BTreeMap::new();
         for (k, x) in d.iter() {
             let k: String = k.extract().map_err(|_| caller("params: map keys must be strings"))?;
@@ -198,6 +201,34 @@ fn tagged_temporal(d: &Bound<'_, PyDict>) -> PyResult<Option<QueryValue>> {
     }
 }
 
+/// A one-key dict `{"$point": {"crs": "wgs-84", "longitude": …, "latitude": …}}` as that point,
+/// as JSON parameters read it on the server.
+fn tagged_point(d: &Bound<'_, PyDict>) -> PyResult<Option<QueryValue>> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+    let (1, Some(inner)) = (d.len(), d.get_item("$point")?) else { return Ok(None) };
+    let json = match inner.cast::<PyDict>() {
+        Ok(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m.iter() {
+                let k: String = k.extract().map_err(|_| caller("params: $point: keys must be strings"))?;
+                let v = if let Ok(s) = v.cast::<PyString>() {
+                    serde_json::Value::from(s.to_str()?)
+                } else if v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>() {
+                    serde_json::Value::from(v.extract::<i64>().map_err(|_| caller(format!("params: $point.{k}: out of range")))?)
+                } else if let Ok(f) = v.cast::<PyFloat>() {
+                    serde_json::Number::from_f64(f.value()).map_or(serde_json::Value::Null, serde_json::Value::Number)
+                } else {
+                    serde_json::Value::Null
+                };
+                out.insert(k, v);
+            }
+            serde_json::Value::Object(out)
+        }
+        Err(_) => serde_json::Value::Null,
+    };
+    engram::exec::tagged_point(&json).map(|p| Some(QueryValue::Point(p))).map_err(|e| caller(format!("params: {e}")))
+}
+
 /// Parameters: a dict of Python values (or `None`), bound straight into the engine's values (a
 /// string is copied once, from Python's own UTF-8).
 fn params_from(params: Option<&Bound<'_, PyAny>>) -> PyResult<Bindings> {
@@ -251,6 +282,18 @@ fn value<'py>(py: Python<'py>, types: &Types<'py>, v: &QueryValue) -> PyResult<B
         // Python's `datetime` holds microseconds and no offset-only time zone for `time`:
         // temporal values come as their ISO 8601 text, exact.
         QueryValue::Temporal(t) => t.to_string().into_pyobject(py)?.into_any(),
+        // A point as the dict `point()` takes (`{"crs": "wgs-84", "longitude": …, "latitude": …}`),
+        // as the server back end gives it.
+        QueryValue::Point(p) => {
+            let d = PyDict::new(py);
+            for (k, v) in p.map_fields() {
+                match v {
+                    engram::spatial::PointMapValue::Str(s) => d.set_item(k, s)?,
+                    engram::spatial::PointMapValue::Float(f) => d.set_item(k, f)?,
+                }
+            }
+            d.into_any()
+        }
         QueryValue::List(items) => PyList::new(py, items.iter().map(|i| value(py, types, i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
         QueryValue::Map(m) => props(m)?.into_any(),
         QueryValue::Node(n) => node(n)?,

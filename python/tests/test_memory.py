@@ -119,6 +119,24 @@ def test_python_temporal_objects_are_parameters_on_both_back_ends(mem):
         mem.query("RETURN $x", {"x": {1, 2}})
 
 
+def test_points_are_the_dicts_point_takes_on_both_back_ends(mem):
+    # A point comes back as the map `point()` takes, so it goes in again as `point($p)` or as a
+    # `{"$point": …}` parameter; stored, it is found by equality.
+    row = mem.query("RETURN point({longitude: 12.5, latitude: 55.6}), point({x: 1, y: 2, z: 3}), point({x: 1, y: 2}).srid").rows[0]
+    assert row == ({"crs": "wgs-84", "longitude": 12.5, "latitude": 55.6}, {"crs": "cartesian-3d", "x": 1.0, "y": 2.0, "z": 3.0}, 7203)
+    here = row[0]
+    assert mem.query("RETURN point($p) = point({longitude: 12.5, latitude: 55.6})", {"p": here}).rows == [(True,)]
+    mem.query("CREATE (:Place {name: 'office', at: $p})", {"p": {"$point": here}})
+    near = mem.query(
+        "MATCH (p:Place) WHERE point.distance(p.at, $q) < 1000 RETURN p.name, p.at, round(point.distance(p.at, $q))",
+        {"q": {"$point": {"longitude": 12.51, "latitude": 55.6}}},
+    ).rows
+    assert near == [("office", here, 629.0)]
+    assert mem.query("MATCH (p:Place {at: $p}) RETURN p.name", {"p": {"$point": here}}).rows == [("office",)]
+    with pytest.raises(engram.CallerError, match=r"\$point: latitude should be within \[-90, 90\]"):
+        mem.query("RETURN $x", {"x": {"$point": {"longitude": 0, "latitude": 91}}})
+
+
 def test_a_result_is_one_type_with_all_its_counters(mem):
     zero = dict.fromkeys(
         [

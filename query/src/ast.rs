@@ -74,6 +74,8 @@ pub enum Clause {
     Match(Match),
     /// `UNWIND e AS x`.
     Unwind(Unwind),
+    /// `LOAD CSV [WITH HEADERS] FROM e AS x [FIELDTERMINATOR c]`.
+    LoadCsv(LoadCsv),
     /// `WITH …`.
     With(Projection),
     /// `RETURN …`.
@@ -118,8 +120,32 @@ pub struct Subquery {
     pub scope: Option<Imports>,
     /// `OPTIONAL CALL`: a row the subquery gives nothing for goes on with its columns null.
     pub optional: bool,
+    /// `IN TRANSACTIONS …`: the input rows in batches, each its own transaction.
+    pub in_transactions: Option<InTransactions>,
     /// The clause.
     pub span: Span,
+}
+
+/// `IN TRANSACTIONS [OF n ROWS] [ON ERROR FAIL | CONTINUE | BREAK]` after `CALL { … }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InTransactions {
+    /// `OF n ROWS` (1,000 when not given).
+    pub rows: Option<Expr>,
+    /// What a failing batch does.
+    pub on_error: OnError,
+    /// The `IN TRANSACTIONS …` words.
+    pub span: Span,
+}
+
+/// `ON ERROR …` of `IN TRANSACTIONS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// The query fails (the batches before stay committed).
+    Fail,
+    /// The failed batch writes nothing; the next ones run.
+    Continue,
+    /// The failed batch writes nothing; no more run.
+    Break,
 }
 
 /// A subquery's scope clause.
@@ -151,6 +177,7 @@ impl Clause {
             Clause::Match(m) if m.optional => "OPTIONAL MATCH",
             Clause::Match(_) => "MATCH",
             Clause::Unwind(_) => "UNWIND",
+            Clause::LoadCsv(_) => "LOAD CSV",
             Clause::With(_) => "WITH",
             Clause::Return(_) => "RETURN",
             Clause::Create(_) => "CREATE",
@@ -198,6 +225,22 @@ pub struct Unwind {
     pub expr: Expr,
     /// The variable each element binds.
     pub var: Var,
+    /// The clause.
+    pub span: Span,
+}
+
+/// `LOAD CSV [WITH HEADERS] FROM e AS x [FIELDTERMINATOR c]`: one row per line of a file of the
+/// import folder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadCsv {
+    /// `WITH HEADERS`: the first line names the fields, and each row is a map.
+    pub headers: bool,
+    /// The file's URL (`file:///name.csv`, or the name).
+    pub from: Expr,
+    /// The variable each row binds (a list of strings, or a map with headers).
+    pub var: Var,
+    /// The field terminator (`,` when not given), with its span.
+    pub terminator: Option<(String, Span)>,
     /// The clause.
     pub span: Span,
 }
@@ -367,6 +410,9 @@ pub struct SortItem {
     pub expr: Expr,
     /// Descending.
     pub descending: bool,
+    /// `NULLS FIRST` (`Some(true)`) or `NULLS LAST` (GQL's); by default nulls sort as the
+    /// largest value: last ascending, first descending.
+    pub nulls_first: Option<bool>,
 }
 
 /// `[p =] (a)-[r]->(b)…`.
@@ -538,6 +584,8 @@ pub enum BinaryOp {
     Ge,
     Add,
     Sub,
+    /// `||`: two strings or two lists, concatenated.
+    Concat,
     Mul,
     Div,
     Mod,
@@ -563,6 +611,7 @@ impl BinaryOp {
             BinaryOp::Le => "<=",
             BinaryOp::Ge => ">=",
             BinaryOp::Add => "+",
+            BinaryOp::Concat => "||",
             BinaryOp::Sub => "-",
             BinaryOp::Mul => "*",
             BinaryOp::Div => "/",

@@ -141,6 +141,15 @@ impl Checker<'_> {
     /// starts with a `WITH` of plain variables (the importing WITH); every part ends with RETURN
     /// of the same columns, which must be new names outside.
     fn subquery(&self, sq: &crate::ast::Subquery, outer: &Scope) -> Result<Vec<String>, QueryError> {
+        if let Some(t) = &sq.in_transactions {
+            if sq.optional {
+                return Err(self.error(t.span, Detail::InvalidClauseComposition, "OPTIONAL CALL { … } cannot run IN TRANSACTIONS"));
+            }
+            // The batch size is known before any row: a literal or a parameter.
+            if let Some(n) = &t.rows {
+                self.expr(n, &Scope::new(), Agg::Forbidden)?;
+            }
+        }
         // A part that writes may end without RETURN (a unit subquery: each outer row passes on
         // once); UNION needs RETURN in every part.
         let unit = |q: &SingleQuery| !matches!(q.clauses.last(), Some(Clause::Return(_))) && q.clauses.iter().any(Clause::writes);
@@ -206,6 +215,43 @@ impl Checker<'_> {
         Ok(columns)
     }
 
+    /// `DELETE`: nodes, relationships or paths (or lists of them).
+    fn delete(&self, d: &crate::ast::Delete, scope: &Scope) -> Result<(), QueryError> {
+        for e in &d.exprs {
+            if matches!(e.kind, ExprKind::HasLabels(..) | ExprKind::HasLabelExpr(..)) {
+                return Err(self.error(
+                    e.span,
+                    Detail::InvalidDelete,
+                    "DELETE takes nodes, relationships or paths; to remove a label use REMOVE n:Label",
+                ));
+            }
+            let ty = self.expr(e, scope, Agg::Forbidden)?;
+            if !ty.fits(&[Ty::Node, Ty::Rel, Ty::Path, Ty::List, Ty::RelList]) {
+                return Err(self.error(
+                    e.span,
+                    Detail::InvalidArgumentType,
+                    format!("DELETE takes nodes, relationships or paths, not {}", ty.name()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `LOAD CSV`: its URL, its field terminator (one byte the CSV reader takes), its variable.
+    fn load_csv(&self, l: &crate::ast::LoadCsv, scope: &mut Scope) -> Result<(), QueryError> {
+        self.expr(&l.from, scope, Agg::Forbidden)?;
+        if let Some((t, span)) = &l.terminator {
+            if crate::plan::field_terminator(t).is_none() {
+                return Err(self.error(
+                    *span,
+                    Detail::InvalidArgumentValue,
+                    format!("FIELDTERMINATOR takes one ASCII character other than a quote or a line break, got {t:?}"),
+                ));
+            }
+        }
+        self.bind_new(scope, &l.var, Ty::Any)
+    }
+
     fn single_from(&self, query: &SingleQuery, scope: Scope) -> Result<Checked, QueryError> {
         let mut scope = scope;
         let mut columns = Vec::new();
@@ -219,6 +265,7 @@ impl Checker<'_> {
                     self.expr(&u.expr, &scope, Agg::Forbidden)?;
                     self.bind_new(&mut scope, &u.var, Ty::Any)?;
                 }
+                Clause::LoadCsv(l) => self.load_csv(l, &mut scope)?,
                 Clause::With(p) => {
                     let (next, _) = self.projection(p, &scope, false)?;
                     scope = next;
@@ -261,25 +308,7 @@ impl Checker<'_> {
                         }
                     }
                 }
-                Clause::Delete(d) => {
-                    for e in &d.exprs {
-                        if matches!(e.kind, ExprKind::HasLabels(..) | ExprKind::HasLabelExpr(..)) {
-                            return Err(self.error(
-                                e.span,
-                                Detail::InvalidDelete,
-                                "DELETE takes nodes, relationships or paths; to remove a label use REMOVE n:Label",
-                            ));
-                        }
-                        let ty = self.expr(e, &scope, Agg::Forbidden)?;
-                        if !ty.fits(&[Ty::Node, Ty::Rel, Ty::Path, Ty::List, Ty::RelList]) {
-                            return Err(self.error(
-                                e.span,
-                                Detail::InvalidArgumentType,
-                                format!("DELETE takes nodes, relationships or paths, not {}", ty.name()),
-                            ));
-                        }
-                    }
-                }
+                Clause::Delete(d) => self.delete(d, &scope)?,
                 Clause::Subquery(sq) => {
                     for c in self.subquery(sq, &scope)? {
                         scope.insert(c, Ty::Any);
@@ -1202,6 +1231,11 @@ fn binary_type(c: &Checker<'_>, op: BinaryOp, (a, ta): (&Expr, Ty), (b, tb): (&E
             (Ty::List | Ty::RelList, _) | (_, Ty::List | Ty::RelList) => Ty::List,
             _ => Ty::Any,
         },
+        BinaryOp::Concat => match (ta, tb) {
+            (Ty::Str, Ty::Str) => Ty::Str,
+            (Ty::List | Ty::RelList, Ty::List | Ty::RelList) => Ty::List,
+            _ => Ty::Any,
+        },
         BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => match (ta, tb) {
             (Ty::Int, Ty::Int) if op != BinaryOp::Pow => Ty::Int,
             (Ty::Float | Ty::Int, Ty::Float | Ty::Int) => Ty::Float,
@@ -1216,6 +1250,7 @@ impl Clause {
         match self {
             Clause::Match(m) => m.span,
             Clause::Unwind(u) => u.span,
+            Clause::LoadCsv(l) => l.span,
             Clause::With(p) | Clause::Return(p) => p.span,
             Clause::Create(c) => c.span,
             Clause::Merge(m) => m.span,

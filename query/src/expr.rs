@@ -147,6 +147,8 @@ impl Parser<'_> {
                 BinaryOp::Add
             } else if self.eat_sym(Sym::Minus) {
                 BinaryOp::Sub
+            } else if self.eat_sym(Sym::Concat) {
+                BinaryOp::Concat
             } else {
                 return Ok(e);
             };

@@ -142,6 +142,14 @@ pub const FUNCTIONS: &[Function] = &[
     scalar("intern", 1, 1),
     scalar("indegree", 1, usize::MAX),
     scalar("outdegree", 1, usize::MAX),
+    // The line and the file of `LOAD CSV`'s row (slots it fills: the planner reads them).
+    scalar("linenumber", 0, 0),
+    scalar("file", 0, 0),
+    // Spatial points (`exec/functions/spatial.rs`).
+    scalar("point", 1, 1),
+    scalar("point.distance", 2, 2),
+    scalar("distance", 2, 2),
+    scalar("point.withinbbox", 3, 3),
     // Temporal values (`exec/functions/temporal.rs`).
     scalar("date", 0, 1),
     scalar("localtime", 0, 1),

@@ -5,9 +5,9 @@
 //! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
 
 use crate::ast::{
-    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, LabelExpr, Match, Merge, Mode, Name, NodePattern, PatternPart,
-    Projection, ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery, SortItem,
-    Statement, Temporal, Unwind, Var,
+    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, LabelExpr, LoadCsv, Match, Merge, Mode, Name, NodePattern,
+    PatternPart, Projection, ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery,
+    SortItem, Statement, Temporal, Unwind, Var,
 };
 use crate::cursor::{parse_int, Parser};
 use crate::error::{Detail, QueryError, Span};
@@ -129,6 +129,31 @@ impl Parser<'_> {
         Ok(Clause::Foreach(Foreach { var, list, clauses, span: start.to(self.prev_span()) }))
     }
 
+    /// `LOAD CSV [WITH HEADERS] FROM e AS x [FIELDTERMINATOR 'c']`, at its first keyword.
+    fn load_csv(&mut self, start: Span) -> Result<Clause, QueryError> {
+        self.expect_kw("LOAD")?;
+        self.expect_kw("CSV")?;
+        let headers = self.eat_kw("WITH");
+        if headers {
+            self.expect_kw("HEADERS")?;
+        }
+        self.expect_kw("FROM")?;
+        let from = self.expr()?;
+        self.expect_kw("AS")?;
+        let var = self.var()?;
+        let terminator = if self.eat_kw("FIELDTERMINATOR") {
+            let at = self.span();
+            let Tok::Str(s) = self.peek().clone() else {
+                return Err(self.unexpected("a string after FIELDTERMINATOR (one character, such as ';' or '\\t')"));
+            };
+            self.bump();
+            Some((s, at))
+        } else {
+            None
+        };
+        Ok(Clause::LoadCsv(LoadCsv { headers, from, var, terminator, span: start.to(self.prev_span()) }))
+    }
+
     fn clause(&mut self) -> Result<Clause, QueryError> {
         let start = self.span();
         if self.eat_kw("OPTIONAL") {
@@ -150,6 +175,9 @@ impl Parser<'_> {
         }
         if self.eat_kw("MATCH") {
             return self.match_clause(false, start);
+        }
+        if self.at_kw("LOAD") {
+            return self.load_csv(start);
         }
         if self.eat_kw("UNWIND") {
             let expr = self.expr()?;
@@ -198,6 +226,55 @@ impl Parser<'_> {
         Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"))
     }
 
+    /// `IN TRANSACTIONS [OF n ROW|ROWS] [ON ERROR FAIL|CONTINUE|BREAK]` after a subquery, if there.
+    fn in_transactions(&mut self) -> Result<Option<crate::ast::InTransactions>, QueryError> {
+        if !(self.at_kw("IN") && matches!(self.peek_at(1), Tok::Ident(w) if w.eq_ignore_ascii_case("TRANSACTIONS"))) {
+            return Ok(None);
+        }
+        let start = self.span();
+        self.bump();
+        self.bump();
+        let rows = if self.eat_kw("OF") {
+            let n = self.expr()?;
+            if !(self.eat_kw("ROWS") || self.eat_kw("ROW")) {
+                return Err(self.unexpected("ROWS"));
+            }
+            Some(n)
+        } else {
+            None
+        };
+        let on_error = if self.eat_kw("ON") {
+            self.expect_kw("ERROR")?;
+            if self.eat_kw("FAIL") {
+                crate::ast::OnError::Fail
+            } else if self.eat_kw("CONTINUE") {
+                crate::ast::OnError::Continue
+            } else if self.eat_kw("BREAK") {
+                crate::ast::OnError::Break
+            } else if self.at_kw("RETRY") {
+                return Err(QueryError::syntax(
+                    self.text,
+                    self.span(),
+                    Detail::Unsupported,
+                    "ON ERROR RETRY is not supported: FAIL, CONTINUE or BREAK",
+                ));
+            } else {
+                return Err(self.unexpected("FAIL, CONTINUE or BREAK after ON ERROR"));
+            }
+        } else {
+            crate::ast::OnError::Fail
+        };
+        if self.at_kw("REPORT") {
+            return Err(QueryError::syntax(
+                self.text,
+                self.span(),
+                Detail::Unsupported,
+                "REPORT STATUS is not supported after IN TRANSACTIONS",
+            ));
+        }
+        Ok(Some(crate::ast::InTransactions { rows, on_error, span: start.to(self.prev_span()) }))
+    }
+
     /// After `CALL`: a subquery (`{ … }`, with its scope `(…)`) or a procedure call.
     fn call_clause(&mut self, start: Span) -> Result<Clause, QueryError> {
         let scope = if self.eat_sym(Sym::LParen) {
@@ -226,19 +303,12 @@ impl Parser<'_> {
             let query = self.query()?;
             self.expect_sym(Sym::RBrace)?;
             self.leave();
-            if self.at_kw("IN") && matches!(self.peek_at(1), Tok::Ident(w) if w.eq_ignore_ascii_case("TRANSACTIONS")) {
-                return Err(QueryError::syntax(
-                    self.text,
-                    self.span(),
-                    Detail::Unsupported,
-                    "CALL { … } IN TRANSACTIONS is not supported: a query is one transaction here (up to batch_ops_max writes); \
-                     drop IN TRANSACTIONS, or send the batches as separate queries",
-                ));
-            }
+            let in_transactions = self.in_transactions()?;
             return Ok(Clause::Subquery(crate::ast::Subquery {
                 query: Box::new(query),
                 scope,
                 optional: false,
+                in_transactions,
                 span: start.to(self.prev_span()),
             }));
         }
@@ -434,7 +504,18 @@ impl Parser<'_> {
                     let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
                     false
                 };
-                order.push(SortItem { expr, descending });
+                let nulls_first = if self.eat_kw("NULLS") {
+                    if self.eat_kw("FIRST") {
+                        Some(true)
+                    } else if self.eat_kw("LAST") {
+                        Some(false)
+                    } else {
+                        return Err(self.unexpected("FIRST or LAST after NULLS"));
+                    }
+                } else {
+                    None
+                };
+                order.push(SortItem { expr, descending, nulls_first });
                 if !self.eat_sym(Sym::Comma) {
                     break;
                 }

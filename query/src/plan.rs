@@ -341,6 +341,8 @@ pub struct SortKey {
     pub expr: CExpr,
     /// `DESC`.
     pub descending: bool,
+    /// Nulls before every other value (`NULLS FIRST`, or `DESC` without `NULLS LAST`).
+    pub nulls_first: bool,
 }
 
 /// The order a seek reads its nodes in (`Op::SeekNodesByRange`'s `order`).
@@ -541,6 +543,32 @@ pub enum Op {
         /// Where each element goes.
         slot: usize,
     },
+    /// One row per line of a file of the import folder: a list of strings, or with `headers` a
+    /// map from the first line's names (`LOAD CSV`).
+    LoadCsv {
+        /// The file's URL.
+        from: CExpr,
+        /// Where each line goes.
+        slot: usize,
+        /// `WITH HEADERS`.
+        headers: bool,
+        /// The field terminator.
+        delimiter: u8,
+        /// Where each row's line number goes (`linenumber()`).
+        line_slot: usize,
+        /// Where its file's path goes (`file()`).
+        file_slot: usize,
+    },
+    /// `CALL { … } IN TRANSACTIONS`: the subquery over the input rows in batches, each batch its
+    /// own transaction (the engine runs it at the top of a query; a read runs `sub` as is).
+    InTransactions {
+        /// The subquery (`Op::Subquery`).
+        sub: Box<Op>,
+        /// Rows per batch (`OF n ROWS`).
+        rows: Option<CExpr>,
+        /// What a failing batch does.
+        on_error: crate::ast::OnError,
+    },
     /// A procedure call, one row per row it yields.
     Call(ProcCall),
     /// For each row, creates the pattern's new elements (the writes below run in a write
@@ -676,11 +704,35 @@ impl Plan {
             ops.iter().any(|op| match op {
                 Op::Call(_) => true,
                 Op::Optional { ops, .. } | Op::Foreach { ops, .. } => any_call(ops),
+                Op::InTransactions { sub, .. } => any_call(std::slice::from_ref(sub)),
                 Op::Subquery { branches, .. } => branches.iter().any(|b| any_call(b)),
                 _ => false,
             })
         }
         self.parts.iter().any(|p| any_call(&p.ops))
+    }
+
+    /// Whether the plan reads a file (`LOAD CSV`), in any part or nested operator.
+    pub fn loads_files(&self) -> bool {
+        fn any_load(ops: &[Op]) -> bool {
+            ops.iter().any(|op| match op {
+                Op::LoadCsv { .. } => true,
+                Op::Optional { ops, .. } | Op::Foreach { ops, .. } => any_load(ops),
+                Op::InTransactions { sub, .. } => any_load(std::slice::from_ref(sub)),
+                Op::Subquery { branches, .. } => branches.iter().any(|b| any_load(b)),
+                _ => false,
+            })
+        }
+        self.parts.iter().any(|p| any_load(&p.ops))
+    }
+}
+
+/// A `FIELDTERMINATOR`'s byte: one ASCII character other than a quote, a carriage return or a line
+/// feed; `None` for anything else.
+pub fn field_terminator(t: &str) -> Option<u8> {
+    match t.as_bytes() {
+        [b] if b.is_ascii() && !matches!(b, b'"' | b'\r' | b'\n') => Some(*b),
+        _ => None,
     }
 }
 
@@ -711,6 +763,7 @@ impl Op {
             Op::Optional { .. } => "Optional",
             Op::Foreach { .. } => "Foreach",
             Op::Subquery { .. } => "Subquery",
+            Op::InTransactions { .. } => "InTransactions",
             Op::Project(_) => "Project",
             Op::Aggregate { .. } => "Aggregate",
             Op::Distinct(_) => "Distinct",
@@ -718,6 +771,7 @@ impl Op {
             Op::Skip(_) => "Skip",
             Op::Limit(_) => "Limit",
             Op::Unwind { .. } => "Unwind",
+            Op::LoadCsv { .. } => "LoadCSV",
             Op::Call(_) => "ProcedureCall",
             Op::Create(_) => "Create",
             Op::Merge(_) => "Merge",
@@ -799,9 +853,10 @@ impl Op {
                 format!("keys [{}], {}", k.join(", "), a.join(", "))
             }
             Op::Distinct(s) => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
-            Op::Unwind { slot, .. } | Op::Foreach { slot, .. } => slots(*slot),
+            Op::Unwind { slot, .. } | Op::Foreach { slot, .. } | Op::LoadCsv { slot, .. } => slots(*slot),
             Op::Call(c) => c.name.to_owned(),
             Op::Optional { slots: s, .. } => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
+            Op::InTransactions { on_error, .. } => format!("batches, on error {}", format!("{on_error:?}").to_uppercase()),
             Op::Subquery { columns, .. } if columns.is_empty() => "1 part, each row once (unit)".to_owned(),
             Op::Subquery { columns, branches, distinct } => format!(
                 "{} into {}{}",
@@ -883,6 +938,9 @@ fn render_ops(out: &mut String, ops: &[Op], indent: usize, names: &dyn Fn(usize)
         out.push('\n');
         if let Op::Optional { ops, .. } | Op::Foreach { ops, .. } = op {
             render_ops(out, ops, indent + 2, names, None);
+        }
+        if let Op::InTransactions { sub, .. } = op {
+            render_ops(out, std::slice::from_ref(sub), indent + 2, names, None);
         }
         if let Op::Subquery { branches, .. } = op {
             for ops in branches {

@@ -69,6 +69,10 @@ impl Clone for RanFlag {
     }
 }
 
+/// The hidden names of the slots `LOAD CSV` fills with a row's line number and file's path.
+const LINE_SLOT: &str = " linenumber()";
+const FILE_SLOT: &str = " file()";
+
 /// Parses, checks and compiles `text`.
 pub fn compile(text: &str) -> Result<Compiled, QueryError> {
     if text.len() > crate::limits::MAX_TEXT_BYTES {
@@ -172,6 +176,17 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     self.scope.insert(u.var.name.clone(), slot);
                     ops.push(Op::Unwind { expr, slot });
                 }
+                Clause::LoadCsv(l) => {
+                    let from = self.expr(&l.from)?;
+                    let slot = self.slot(&l.var.name);
+                    self.scope.insert(l.var.name.clone(), slot);
+                    // Hidden names (a leading space): `linenumber()` and `file()` read them.
+                    let (line_slot, file_slot) = (self.slot(LINE_SLOT), self.slot(FILE_SLOT));
+                    self.scope.insert(LINE_SLOT.to_owned(), line_slot);
+                    self.scope.insert(FILE_SLOT.to_owned(), file_slot);
+                    let delimiter = l.terminator.as_ref().and_then(|(t, _)| crate::plan::field_terminator(t)).unwrap_or(b',');
+                    ops.push(Op::LoadCsv { from, slot, headers: l.headers, delimiter, line_slot, file_slot });
+                }
                 Clause::With(p) => {
                     self.projection(p, &mut ops)?;
                 }
@@ -182,16 +197,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                     ops.push(Op::Optional { ops: inner, slots: columns.iter().map(|(_, s)| *s).collect() });
                 }
                 Clause::Call(c) => columns = self.call(c, &mut ops)?,
-                Clause::Subquery(sq) => {
-                    let op = self.subquery(sq)?;
-                    match op {
-                        Op::Subquery { ref columns, .. } if sq.optional => {
-                            let slots = columns.clone();
-                            ops.push(Op::Optional { ops: vec![op], slots });
-                        }
-                        op => ops.push(op),
-                    }
-                }
+                Clause::Subquery(sq) => ops.push(self.subquery_clause(sq)?),
                 Clause::Foreach(f) => {
                     let list = self.expr(&f.list)?;
                     let outer = self.scope.clone();
@@ -253,6 +259,24 @@ impl<'t, 'p> Compiler<'t, 'p> {
     /// `CALL { … }`: each part compiled with the outer variables in scope only if it starts with
     /// an importing `WITH` (the checker's rule), ending with a projection of its columns into
     /// slots shared by every part, which the outer query then sees.
+    /// `[OPTIONAL] CALL { … } [IN TRANSACTIONS …]`: the subquery, wrapped as each asks.
+    fn subquery_clause(&mut self, sq: &crate::ast::Subquery) -> Result<Op, QueryError> {
+        let op = self.subquery(sq)?;
+        Ok(match (&sq.in_transactions, op) {
+            (Some(t), op) => {
+                Op::InTransactions { sub: Box::new(op), rows: t.rows.as_ref().map(|n| self.expr(n)).transpose()?, on_error: t.on_error }
+            }
+            (None, op @ Op::Subquery { .. }) if sq.optional => {
+                let slots = match &op {
+                    Op::Subquery { columns, .. } => columns.clone(),
+                    _ => Vec::new(),
+                };
+                Op::Optional { ops: vec![op], slots }
+            }
+            (None, op) => op,
+        })
+    }
+
     fn subquery(&mut self, sq: &crate::ast::Subquery) -> Result<Op, QueryError> {
         let outer = self.scope.clone();
         let outer_subst = std::mem::take(&mut self.subst);
@@ -1014,7 +1038,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             let mut keys = Vec::new();
             for s in &p.order {
                 match self.expr(&s.expr) {
-                    Ok(expr) => keys.push(SortKey { expr, descending: s.descending }),
+                    Ok(expr) => keys.push(SortKey { expr, descending: s.descending, nulls_first: s.nulls_first.unwrap_or(s.descending) }),
                     Err(e) => {
                         result = Err(e);
                         break;
@@ -1166,6 +1190,13 @@ impl<'t, 'p> Compiler<'t, 'p> {
                             self.aggregate(func, *distinct, Some(&both), e)?
                         } else {
                             self.aggregate(func, *distinct, args.first(), e)?
+                        }
+                    }
+                    // The row's line and file, from the `LOAD CSV` in scope (null without one).
+                    _ if (lower == "linenumber" || lower == "file") && args.is_empty() => {
+                        match self.scope.get(if lower == "linenumber" { LINE_SLOT } else { FILE_SLOT }) {
+                            Some(s) => CExpr::Slot(*s),
+                            None => CExpr::Const(Const::Null),
                         }
                     }
                     // `exists(pattern)` is the pattern predicate itself (whether the pattern
@@ -1400,7 +1431,11 @@ fn ignores_repeats(p: &Projection) -> bool {
 /// `timestamp()`).
 fn varies_per_row(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Call { name, .. } if ["rand", "randomuuid", "timestamp"].iter().any(|f| name.name.eq_ignore_ascii_case(f)) => true,
+        ExprKind::Call { name, .. }
+            if ["rand", "randomuuid", "timestamp", "linenumber", "file"].iter().any(|f| name.name.eq_ignore_ascii_case(f)) =>
+        {
+            true
+        }
         _ => {
             let mut found = false;
             e.for_each_child(|c| found |= varies_per_row(c));

@@ -35,7 +35,7 @@ pub enum BaseType {
     ZonedDateTime,
     /// `DURATION`.
     Duration,
-    /// `POINT` (engram has no points: nothing is one).
+    /// `POINT`.
     Point,
     /// `NODE` (`ANY NODE`, `VERTEX`).
     Node,

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 /// claims, entities and messages after format 3's archive; format 8 masking policies inside the
 /// settings (same archive layout as 7; a format-7 body gets its claims' `pii` tags when read);
 /// format 9 temporal property values and packed float lists inside the encoded properties (same
-/// layout as 8); format 10 date-times in a named time zone inside them (same layout as 9).
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 10;
+/// layout as 8); format 10 date-times in a named time zone inside them (same layout as 9); format
+/// 11 spatial points inside them (same layout as 10).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 11;
 /// The oldest snapshot format this engram reads.
 pub const SNAPSHOT_FORMAT_OLDEST: u32 = 1;
 const MAGIC: &[u8; 8] = b"ENGRMSNP";

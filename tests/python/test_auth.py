@@ -233,3 +233,27 @@ def test_concurrent_writes_of_two_users_are_each_checked_and_recorded_as_theirs(
             assert r["outcome"] == "ok" or (r["user"] == "w" and r["workspace"] == "theirs" and "NOPERM" in r["outcome"]), r
     finally:
         s.stop()
+
+
+def test_load_csv_reads_the_import_folder_for_admins_of_every_workspace_only(secured):
+    """The import folder is every workspace's: a writer of one is refused with NOPERM before
+    anything is read, through GRAPH.QUERY, GRAPH.RO_QUERY and ENGRAM.QUERY; the file's text never
+    reaches them; an admin of `*` loads it."""
+    folder = secured.folder / "import"
+    folder.mkdir(exist_ok=True)
+    (folder / "people.csv").write_text("name\nCANARY-LOAD-5521\n")
+    writer = client(secured, "writer", "write-pw", protocol=3, decode_responses=True)
+    for cmd, q in [
+        ("GRAPH.QUERY", "LOAD CSV WITH HEADERS FROM 'file:///people.csv' AS row CREATE (:Loaded {name: row.name})"),
+        ("GRAPH.RO_QUERY", "LOAD CSV WITH HEADERS FROM 'file:///people.csv' AS row RETURN row.name"),
+        ("ENGRAM.QUERY", "LOAD CSV FROM 'people.csv' AS row RETURN row"),
+    ]:
+        with pytest.raises(redis.exceptions.NoPermissionError) as refused:
+            writer.execute_command(cmd, "sec", q)
+        assert "CANARY-LOAD" not in str(refused.value)
+    admin = client(secured, "admin", "adm-pw", protocol=3, decode_responses=True)
+    assert writer.execute_command("GRAPH.RO_QUERY", "sec", "MATCH (l:Loaded) RETURN count(l)")[1] == [[0]]
+    g = FalkorDB(host=secured.host, port=secured.port, username="admin", password="adm-pw").select_graph("sec")
+    res = g.query("LOAD CSV WITH HEADERS FROM 'file://people.csv' AS row CREATE (:Loaded {name: row.name}) RETURN row.name")
+    assert res.result_set == [["CANARY-LOAD-5521"]] and res.nodes_created == 1
+    assert admin.execute_command("GRAPH.RO_QUERY", "sec", "LOAD CSV FROM 'people.csv' AS row RETURN row")[1] == [[["name"]], [["CANARY-LOAD-5521"]]]

@@ -348,6 +348,42 @@ def test_temporal_values_read_as_pythons(db, server):
         raw.execute_command("GRAPH.QUERY", "temporal", "RETURN date({year: 2024, month: 13})")
 
 
+def test_points_read_as_falkordbs(db, server):
+    """FalkorDB's point tests through its client: a geographic point is cell 11, `[latitude,
+    longitude]`, read as `{"latitude", "longitude"}` (in lists and properties too); `distance`
+    in meters; the verbose form is FalkorDB's text. engram's other points travel as the map
+    `point()` takes, and ENGRAM.QUERY gives every point so."""
+    g = db.select_graph("points")
+    g.query("CREATE (:N {name: 'home', loc: point({latitude: 32.070794860, longitude: 34.820751118})})")
+    g.query("CREATE (:N {name: 'univ', loc: point({latitude: 30.621734079, longitude: -96.33775507}), v: [point({latitude: 32, longitude: 34})]})")
+    res = g.query("MATCH (n:N) RETURN n.name, n.loc, n ORDER BY n.name").result_set
+    assert res[0][0] == "home"
+    assert res[0][1] == pytest.approx({"latitude": 32.070794860, "longitude": 34.820751118})
+    assert res[1][2].properties["v"] == [{"latitude": 32.0, "longitude": 34.0}]
+    # Near the kiosk (200 m): home only; every node beyond 0 m of Austin: both.
+    kiosk = "point({latitude: 32.07011414663042, longitude: 34.82235394761603})"
+    assert g.query(f"MATCH (n:N) WHERE distance(n.loc, {kiosk}) < 200 RETURN n.name").result_set == [["home"]]
+    austin = "point({latitude: 30.274919961709788, longitude: -97.7403239617543})"
+    assert g.query(f"MATCH (n:N) WHERE 0 < distance(n.loc, {austin}) RETURN n.name ORDER BY n.name").result_set == [["home"], ["univ"]]
+    (lat, lon), = g.query("MATCH (n:N {name: 'home'}) RETURN n.loc.latitude, n.loc.longitude").result_set
+    assert (lat, lon) == pytest.approx((32.070794860, 34.820751118))
+    with pytest.raises(redis.ResponseError, match="latitude should be within"):
+        g.query("RETURN point({latitude: 90.1, longitude: 20})")
+    raw = redis.Redis(host=server.host, port=server.port, protocol=3, decode_responses=True)
+    compact = raw.execute_command("GRAPH.QUERY", "points", "RETURN point({latitude: 32, longitude: 34}), point({x: 1, y: 2})", "--compact")
+    geo, cartesian = compact[1][0]
+    assert geo[0] == 11 and [float(c) for c in geo[1]] == [32.0, 34.0]
+    assert cartesian[0] == 10 and cartesian[1][0::2] == ["crs", "x", "y"]
+    assert g.query("RETURN point({x: 1, y: 2, z: 3})").result_set == [[{"crs": "cartesian-3d", "x": 1.0, "y": 2.0, "z": 3.0}]]
+    verbose = raw.execute_command("GRAPH.QUERY", "points", "RETURN point({latitude: 32, longitude: 34}), point({x: 1, y: 2})")
+    assert verbose[1] == [["point({latitude:32.000000, longitude:34.000000})", "point({x: 1.0, y: 2.0, crs: 'cartesian'})"]]
+    mine = raw.execute_command("ENGRAM.QUERY", "points", "MATCH (n:N {name: 'univ'}) RETURN n.v[0], typeOf(n.v[0])")
+    assert mine["rows"] == [[{"crs": "wgs-84", "longitude": 34.0, "latitude": 32.0}, "Point"]]
+    two = redis.Redis(host=server.host, port=server.port, protocol=2, decode_responses=True)
+    mine = two.execute_command("ENGRAM.QUERY", "points", "RETURN point({x: 1, y: 2})", "PARAMS", json.dumps({}))
+    assert mine[3] == [[["crs", "cartesian", "x", "1.0", "y", "2.0"]]]
+
+
 def test_graphiti_style_reads_use_the_property_index(db):
     """The reads Graphiti sends by uuid, by a list of uuids, by a date range (ISO text) and by
     name, over falkordb-py's parameter header: the same rows as before, found through the
@@ -385,3 +421,30 @@ def test_graphiti_style_reads_use_the_property_index(db):
         ("MATCH (n:Entity {name: 'x'}) RETURN n", "NodeByPropertyLookup"),
     ]:
         assert operator in str(g.explain(query, {"uuids": [], "since": "", "until": "", "t": ""})), query
+
+
+def test_load_csv_in_transactions_over_the_wire(db, server):
+    """Neo4j's import idiom through falkordb-py: `LOAD CSV … CALL { … } IN TRANSACTIONS OF n ROWS`,
+    sent alone (not in a commit group) and run as one transaction per batch; a failing batch keeps
+    the ones before it, and the error says so."""
+    folder = server.folder / "import"
+    folder.mkdir(exist_ok=True)
+    (folder / "people.csv").write_text("name,team\n" + "".join(f"p{i},t{i % 3}\n" for i in range(250)))
+    g = db.select_graph("imports")
+    res = g.query(
+        "LOAD CSV WITH HEADERS FROM 'file://people.csv' AS row "
+        "CALL { WITH row MERGE (t:Team {name: row.team}) CREATE (:Person {name: row.name})-[:IN]->(t) } IN TRANSACTIONS OF 100 ROWS"
+    )
+    assert res.nodes_created == 253 and res.relationships_created == 250
+    assert g.query("MATCH (:Person)-[:IN]->(t:Team) RETURN t.name, count(*) ORDER BY t.name").result_set == [["t0", 84], ["t1", 83], ["t2", 83]]
+    with pytest.raises(redis.ResponseError, match="the 2 batches before this one are committed"):
+        g.query("UNWIND range(1, 7) AS i CALL (i) { CREATE (:N {v: 10 / (i - 5)}) } IN TRANSACTIONS OF 2 ROWS")
+    assert g.query("MATCH (n:N) RETURN count(n)").result_set == [[4]]
+    # Pipelined with other writes, it still runs alone, in order.
+    r = redis.Redis(host=server.host, port=server.port, protocol=3, decode_responses=True)
+    pipe = r.pipeline(transaction=False)
+    pipe.execute_command("GRAPH.QUERY", "imports", "CREATE (:Before)")
+    pipe.execute_command("GRAPH.QUERY", "imports", "MATCH (b:Before) UNWIND range(1, 5) AS i CALL (i) { CREATE (:Batched {i: i}) } IN TRANSACTIONS OF 2 ROWS")
+    pipe.execute_command("GRAPH.QUERY", "imports", "MATCH (x:Batched) CREATE (:After {seen: x.i})")
+    pipe.execute()
+    assert g.query("MATCH (a:After) RETURN count(a)").result_set == [[5]]

@@ -11,14 +11,16 @@ pub fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// A query's value as a test compares it: a temporal value as its ISO 8601 text, a string
-/// quoted, a list of them bracketed, scalars as Cypher prints them.
+/// A query's value as a test compares it: a temporal value as its ISO 8601 text, a point as
+/// `point({…})`, a string quoted, a list of them bracketed, scalars as Cypher prints them.
 pub fn shown(v: &engram::QueryValue) -> String {
     use engram::QueryValue as V;
     match v {
         V::Temporal(t) => t.to_string(),
         V::String(s) => format!("'{s}'"),
         V::Int(i) => i.to_string(),
+        V::Float(f) => format!("{f:?}"),
+        V::Point(p) => p.to_string(),
         V::Bool(b) => b.to_string(),
         V::Null => "null".to_owned(),
         V::List(items) => format!("[{}]", items.iter().map(shown).collect::<Vec<_>>().join(", ")),

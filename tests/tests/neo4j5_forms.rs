@@ -206,3 +206,62 @@ fn trims_and_normal_forms() {
     let e = db.query("default", "RETURN normalize('a', 'NFX')", &Params::new()).expect_err("a bad form").to_string();
     assert!(e.contains("NFC, NFD, NFKC or NFKD"), "{e}");
 }
+
+#[test]
+fn concatenation_with_double_bars() {
+    let db = Database::in_memory();
+    assert_eq!(one(&db, "RETURN 'Alpha' || 'bet' || '!'"), s("Alphabet!"));
+    assert_eq!(one(&db, "RETURN [1, 2] || [3] || []"), QueryValue::List(vec![QueryValue::Int(1), QueryValue::Int(2), QueryValue::Int(3)]));
+    assert_eq!(one(&db, "RETURN 'a' || null"), QueryValue::Null);
+    // As `+` binds: `1 + 2` first, then the string; a comprehension's `|` is still its own.
+    assert_eq!(one(&db, "RETURN toString(1 + 2) || 'x'"), s("3x"));
+    assert_eq!(one(&db, "RETURN [x IN ['a', 'b'] | x || x]"), QueryValue::List(vec![s("aa"), s("bb")]));
+    assert_eq!(one(&db, "RETURN reduce(acc = '', x IN ['p', 'q'] | acc || x)"), s("pq"));
+    let e = db.query("default", "RETURN 'a' || 1", &Params::new()).unwrap_err().to_string();
+    assert!(e.contains("|| concatenates two strings or two lists, got a string and an integer"), "{e}");
+}
+
+/// `ORDER BY … NULLS FIRST | NULLS LAST` (GQL): the default puts nulls last ascending and first
+/// descending; either may be asked for, per key, on a sort, a top-k (`LIMIT`) and an index's order.
+#[test]
+fn nulls_first_or_last() {
+    let db = Database::in_memory();
+    rows(&db, "UNWIND [3, null, 1, 2, null] AS k CREATE (:N {k: k, name: coalesce(toString(k), 'none')})");
+    let ks = |q: &str| -> Vec<QueryValue> { rows(&db, q).into_iter().map(|r| r[0].clone()).collect() };
+    let (i, null) = (QueryValue::Int, QueryValue::Null);
+    for indexed in [false, true] {
+        assert_eq!(ks("MATCH (n:N) RETURN n.k ORDER BY n.k"), [i(1), i(2), i(3), null.clone(), null.clone()], "indexed: {indexed}");
+        assert_eq!(ks("MATCH (n:N) RETURN n.k ORDER BY n.k DESC"), [null.clone(), null.clone(), i(3), i(2), i(1)]);
+        assert_eq!(ks("MATCH (n:N) RETURN n.k ORDER BY n.k NULLS FIRST"), [null.clone(), null.clone(), i(1), i(2), i(3)]);
+        assert_eq!(ks("MATCH (n:N) RETURN n.k ORDER BY n.k DESC NULLS LAST"), [i(3), i(2), i(1), null.clone(), null.clone()]);
+        assert_eq!(ks("MATCH (n:N) RETURN n.k ORDER BY n.k ASC NULLS LAST LIMIT 2"), [i(1), i(2)]);
+        assert_eq!(ks("MATCH (n:N) RETURN n.k ORDER BY n.k NULLS FIRST LIMIT 3"), [null.clone(), null.clone(), i(1)]);
+        assert_eq!(
+            ks("MATCH (n:N) WHERE n.k >= 2 OR n.k IS NULL RETURN n.k ORDER BY n.k DESC NULLS LAST SKIP 1 LIMIT 2"),
+            [i(2), null.clone()]
+        );
+        if !indexed {
+            rows(&db, "CREATE INDEX FOR (n:N) ON (n.k)");
+        }
+    }
+    assert_eq!(
+        ks("MATCH (n:N) WITH n ORDER BY n.k IS NULL, n.k DESC NULLS FIRST RETURN collect(n.name)"),
+        [QueryValue::List(vec![s("3"), s("2"), s("1"), s("none"), s("none")])]
+    );
+    let e = db.query("default", "MATCH (n) RETURN n ORDER BY n.k NULLS MIDDLE", &Params::new()).unwrap_err().to_string();
+    assert!(e.contains("expected FIRST or LAST after NULLS at 1:39, found MIDDLE"), "{e}");
+}
+
+/// An `ORDER BY … LIMIT` read in the index's order over a range finds no null, so `NULLS FIRST`
+/// changes nothing there: the same rows as a sort of all.
+#[test]
+fn nulls_first_over_an_ordered_range_read() {
+    let db = Database::in_memory();
+    rows(&db, "UNWIND range(1, 50) AS k CREATE (:N {k: CASE WHEN k % 7 = 0 THEN null ELSE k END})");
+    rows(&db, "CREATE INDEX FOR (n:N) ON (n.k)");
+    let q = "MATCH (n:N) WHERE n.k > 10 RETURN n.k ORDER BY n.k DESC NULLS FIRST LIMIT 3";
+    let plan = db.query("default", &format!("EXPLAIN {q}"), &Params::new()).unwrap().plan.unwrap();
+    assert!(plan.contains("in order DESC"), "{plan}");
+    let got: Vec<QueryValue> = rows(&db, q).into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(got, [QueryValue::Int(50), QueryValue::Int(48), QueryValue::Int(47)]);
+}

@@ -1484,7 +1484,7 @@ fn call_subqueries_run_per_row_with_imported_variables() {
         ("MATCH (a:A) WITH a, 1 AS b CALL (b) { RETURN a.x AS v } RETURN v", "variable `a` not defined"),
         ("CALL (zz) { RETURN 1 AS one } RETURN one", "variable `zz` not defined"),
         ("MATCH (a:A) CALL (a) RETURN a", "`{` opening the subquery"),
-        ("UNWIND [1] AS x CALL (x) { CREATE (:Z) } IN TRANSACTIONS OF 10 ROWS", "IN TRANSACTIONS is not supported"),
+        ("UNWIND [1] AS x CALL (x) { CREATE (:Z) } IN TRANSACTIONS OF 10 ROWS ON ERROR RETRY", "ON ERROR RETRY is not supported"),
         ("CALL { RETURN 1 AS x UNION RETURN 2 AS y } RETURN x", "same columns"),
         ("CALL { RETURN 1 AS x RETURN x", "expected"),
     ] {

@@ -43,6 +43,8 @@ fn to_tck(v: &QueryValue) -> value::Value {
         // The TCK writes a temporal value as its ISO 8601 text in quotes (it has no temporal
         // literal), as openCypher's own adapters compare them.
         QueryValue::Temporal(t) => V::Str(t.to_string()),
+        // No scenario here makes a point; its text is what Neo4j's adapters would compare.
+        QueryValue::Point(p) => V::Str(p.to_string()),
         QueryValue::List(items) => V::List(items.iter().map(to_tck).collect()),
         QueryValue::Map(m) => V::Map(props(m)),
         QueryValue::Node(n) => V::Node(node(n)),

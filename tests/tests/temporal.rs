@@ -237,7 +237,7 @@ fn json_parameters_take_tagged_temporal_values() {
         "at": {"$datetime": "2024-05-06T07:08:09.5+02:00"},
         "list": [{"$duration": "P1DT2H"}, {"$localtime": "10:11"}, {"$time": "10:11:12Z"}, {"$localdatetime": "2020-01-01T00:00"}],
         "two_keys": {"$date": "2024-01-01", "x": 1},
-        "other_tag": {"$point": "x"},
+        "other_tag": {"$geo": "x"},
         "plain": {"d": {"$date": "2024-01-01"}},
     });
     let serde_json::Value::Object(map) = json else { unreachable!() };
@@ -246,7 +246,7 @@ fn json_parameters_take_tagged_temporal_values() {
         .query("default", "RETURN $at.epochMillis, [x IN $list | toString(x)], size(keys($two_keys)), $other_tag, $plain.d.year", &p)
         .expect("runs");
     let shown: Vec<String> = r.rows[0].iter().map(|v| v.to_json().to_string()).collect();
-    assert_eq!(shown, ["1714972089500", r#"["P1DT2H","10:11","10:11:12Z","2020-01-01T00:00"]"#, "2", r#"{"$point":"x"}"#, "2024",]);
+    assert_eq!(shown, ["1714972089500", r#"["P1DT2H","10:11","10:11:12Z","2020-01-01T00:00"]"#, "2", r#"{"$geo":"x"}"#, "2024",]);
     for (bad, want) in [
         (serde_json::json!({"t": {"$date": "2024-02-30"}}), r#"parameter $t: {"$date": "2024-02-30"}: "#),
         (serde_json::json!({"t": [1, {"x": {"$duration": "1 day"}}]}), r#"parameter $t: x: {"$duration": "1 day"}: "#),

@@ -146,7 +146,7 @@ fn consumers_of_the_read_surface_read_no_raw_columns() {
 /// its own layer or lower ones, and never through the crate root's re-exports, so no import
 /// circle can form (`python3 ../shared/tools/modcycles.py engine/src` says 0).
 const ENGINE_LAYERS: &[&[&str]] = &[
-    &["ids", "time", "temporal", "value", "model", "normalize", "limits", "pmap", "error", "settings", "tags", "pii"],
+    &["ids", "time", "temporal", "spatial", "value", "model", "normalize", "limits", "pmap", "error", "settings", "tags", "pii"],
     &["index"],
     &["state"],
     &["read", "stats"],

@@ -33,6 +33,7 @@ pub mod audit;
 pub(crate) mod commit;
 mod files;
 mod governance;
+mod import;
 mod jobs;
 mod recovery;
 pub mod scope;

@@ -28,6 +28,7 @@ pub(super) fn replay_record(st: &mut State, record: &WalRecord, deferred: crate:
         batch_ops_max: usize::MAX,
         traversal_visited_max: usize::MAX,
         vector_dim_max: usize::MAX,
+        import_file_bytes_max: usize::MAX,
     };
     let now = record.committed_at;
     st.version += 1;

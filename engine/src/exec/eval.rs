@@ -11,6 +11,7 @@ use engram_query::{Detail, ErrorType, QueryError};
 use super::functions;
 use super::graph::Graph;
 use super::value::Val;
+use crate::spatial::Field;
 use crate::temporal::Component;
 use engram_query::plan::{CExpr, Const, Op};
 
@@ -361,6 +362,15 @@ impl<'a> Env<'_, '_, 'a> {
                 Some(Component::Str(s)) => Val::str(&s),
                 _ => return Err(arg_error(Detail::InvalidArgumentValue, format!("{} has no component `{key}`", t.kind_text())).into()),
             },
+            Val::Point(p) => match p.field(key) {
+                Some(Field::Float(f)) => Val::Float(f),
+                Some(Field::Int(i)) => Val::Int(i),
+                Some(Field::Str(s)) => Val::str(s),
+                None => {
+                    let why = format!("a {} point has no field `{key}` (its fields: {})", p.crs().name(), p.field_names());
+                    return Err(arg_error(Detail::InvalidArgumentValue, why).into());
+                }
+            },
             other => return Err(type_error(format!("cannot read property `{key}` of {}", other.kind())).into()),
         })
     }
@@ -491,6 +501,12 @@ pub(crate) fn binary_values(op: BinaryOp, l: &Val, r: &Val) -> Fallible<Val> {
             _ => Val::Null,
         },
         BinaryOp::Add => add(l, r)?,
+        BinaryOp::Concat => match (l, r) {
+            (Val::Null, _) | (_, Val::Null) => Val::Null,
+            (Val::Str(a), Val::Str(b)) => Val::Str(Arc::from(format!("{a}{b}"))),
+            (Val::List(a), Val::List(b)) => Val::list(a.iter().chain(b.iter()).cloned().collect()),
+            _ => return Err(type_error(format!("|| concatenates two strings or two lists, got {} and {}", l.kind(), r.kind())).into()),
+        },
         BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Pow => arithmetic(op, l, r)?,
         BinaryOp::And | BinaryOp::Or => unreachable!("AND and OR are evaluated with short-circuit"),
     })

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use engram_query::{Detail, ErrorType, QueryError};
 
 mod falkordb;
+mod spatial;
 mod temporal;
 
 pub(crate) use temporal::temporal_error;
@@ -236,6 +237,9 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
     if let Some(done) = temporal::call_temporal(name, &args, &|| g.now()) {
         return done;
     }
+    if let Some(done) = spatial::call_spatial(name, &args) {
+        return done;
+    }
     let mut args = args.into_iter();
     let a = args.next().unwrap_or(Val::Null);
     let b = args.next();
@@ -367,6 +371,7 @@ pub(crate) fn call(g: &Graph<'_, '_>, name: &str, args: Vec<Val>) -> Result<Val,
         ("tostring", Val::Float(f)) => Val::str(&float_text(*f)),
         ("tostring", Val::Bool(b)) => Val::str(if *b { "true" } else { "false" }),
         ("tostring", Val::Temporal(t)) => Val::str(&t.to_string()),
+        ("tostring", Val::Point(p)) => Val::str(&p.to_string()),
         ("toboolean", Val::Str(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" => Val::Bool(true),
             "false" => Val::Bool(false),

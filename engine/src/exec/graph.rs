@@ -242,6 +242,7 @@ pub(crate) fn from_value(v: &Value) -> Val {
         Value::List(items) => Val::list(items.iter().map(from_value).collect()),
         Value::Floats(items) => Val::list(items.iter().map(|f| Val::Float(*f)).collect()),
         Value::Temporal(t) => Val::temporal(**t),
+        Value::Point(p) => Val::point(**p),
         Value::Map(m) => Val::map(m.iter().map(|(k, v)| (k.clone(), from_value(v))).collect()),
     }
 }

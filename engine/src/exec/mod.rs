@@ -6,6 +6,7 @@
 //! A query that writes runs as one transaction on the writer's copy of the state (`write`).
 
 mod algo_procs;
+mod batches;
 mod ddl;
 mod eval;
 mod fulltext;
@@ -31,8 +32,9 @@ use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 use crate::time::Timestamp;
 
-pub use output::{params_from_json, tagged_temporal, Node, Path, QueryValue, Relationship};
-pub use procedures::{AuditFn, Embed};
+pub use output::{params_from_json, point_json, tagged_point, tagged_temporal, Node, Path, QueryValue, Relationship};
+use procedures::Host;
+pub use procedures::{AuditFn, Embed, FilesFn, ImportFile};
 
 /// Query parameters by name.
 pub type Params = BTreeMap<String, QueryValue>;
@@ -67,6 +69,22 @@ pub struct QueryStats {
 }
 
 impl QueryStats {
+    /// Adds `other`'s counts to these (the batches of `IN TRANSACTIONS`).
+    pub(crate) fn add(&mut self, other: &QueryStats) {
+        self.nodes_created += other.nodes_created;
+        self.nodes_deleted += other.nodes_deleted;
+        self.relationships_created += other.relationships_created;
+        self.relationships_deleted += other.relationships_deleted;
+        self.properties_set += other.properties_set;
+        self.properties_removed += other.properties_removed;
+        self.labels_added += other.labels_added;
+        self.labels_removed += other.labels_removed;
+        self.indexes_added += other.indexes_added;
+        self.indexes_removed += other.indexes_removed;
+        self.constraints_added += other.constraints_added;
+        self.constraints_removed += other.constraints_removed;
+    }
+
     /// The counters by name, in the documented order.
     pub fn counters(&self) -> [(&'static str, u64); 12] {
         [
@@ -198,6 +216,29 @@ pub fn writes(text: &str) -> Result<bool, QueryError> {
     Ok(plan_for(body)?.writes)
 }
 
+/// Whether `text` runs `CALL { … } IN TRANSACTIONS`: several transactions, so never in a commit
+/// group or a transaction of several statements (a server sends it alone).
+pub fn in_transactions(text: &str) -> bool {
+    let Ok(body) = engram_query::header::body(text) else { return false };
+    let plan = match cached(body) {
+        Some(hit) => hit,
+        None => match plan_for(body) {
+            Ok(c) => c,
+            Err(_) => return false,
+        },
+    };
+    plan.plan.parts.iter().any(|p| p.ops.iter().any(|op| matches!(op, Op::InTransactions { .. })))
+}
+
+/// Whether `text` compiles to a plan that reads a file of the import folder (`LOAD CSV`).
+fn loads_files(text: &str) -> bool {
+    let Ok(body) = engram_query::header::body(text) else { return false };
+    match cached(body) {
+        Some(hit) => hit.plan.loads_files(),
+        None => plan_for(body).is_ok_and(|c| c.plan.loads_files()),
+    }
+}
+
 /// Whether `text` is a read whose work the deadline bounds: it compiles, writes nothing and
 /// calls no procedure. A server may run such a query on its I/O thread under a short deadline
 /// (and on its worker pool if that passes) instead of paying a thread hop for a quick read.
@@ -211,7 +252,7 @@ pub fn bounded_read(text: &str) -> bool {
             Err(_) => return false,
         },
     };
-    !plan.writes && !plan.plan.calls_procedure()
+    !plan.writes && !plan.plan.calls_procedure() && !plan.plan.loads_files()
 }
 
 /// Looks `text` up in the plan cache, planning it on a miss (what a query pays before running).
@@ -423,6 +464,18 @@ struct Writer<'a> {
     rules: &'a crate::read::policy::Rules,
 }
 
+/// `LOAD CSV`'s reader: the database's import folder when the principal `may` read it (admins of
+/// `*`: every workspace shares the folder).
+fn files_reader(db: &crate::db::Database, may: bool) -> impl Fn(&str) -> Result<ImportFile, String> + Sync + '_ {
+    move |url| {
+        if may {
+            db.import_file(url)
+        } else {
+            Err("LOAD CSV reads the import folder, which every workspace shares: it needs admin on *".to_owned())
+        }
+    }
+}
+
 impl crate::db::Database {
     /// Runs a writing query on `workspace` as one transaction: everything it wrote is committed
     /// together (durably, per the fsync policy), or, when it fails, nothing is.
@@ -432,7 +485,7 @@ impl crate::db::Database {
         &self,
         workspace: &str,
         cx: crate::read::scope::ReadContext,
-        (see_sensitive, rules): (bool, crate::read::policy::Rules),
+        (see_sensitive, rules, may_load): (bool, crate::read::policy::Rules, bool),
         compiled: Arc<Compiled>,
         vals: Bound,
         record: Option<MakeRecorder<'_>>,
@@ -451,12 +504,17 @@ impl crate::db::Database {
             let snap = self.snapshot();
             return Ok((explained(&compiled, snap.workspace(workspace).ok().as_ref()), false));
         }
+        if let Some(at) = batches::batched_at(&compiled.plan)? {
+            // Several transactions: its access record is noted once it ends, not carried.
+            return self.run_batched(workspace, &cx, (see_sensitive, &rules, may_load), (&compiled, &vals), at);
+        }
         let workspace = workspace.to_owned();
         let db = self.clone();
         let job = move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
             let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+            let files = files_reader(&db, may_load);
             let who = Writer { cx: &cx, see_sensitive, rules: &rules };
-            let mut run = write_job(&workspace, &who, &compiled, &vals, Some(&embed));
+            let mut run = write_job(&workspace, &who, &compiled, &vals, Host { embed: Some(&embed), files: Some(&files) });
             let result = run(st, jcx);
             drop(run);
             result
@@ -480,11 +538,11 @@ fn write_job<'a>(
     who: &'a Writer<'a>,
     compiled: &'a Compiled,
     vals: &'a Bound,
-    embed: Option<&'a Embed<'a>>,
+    host: Host<'a>,
 ) -> impl FnMut(&mut crate::state::State, &crate::db::commit::JobContext<'_>) -> Result<crate::db::commit::Applied, crate::error::Error> + 'a
 {
     move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
-        let (ops, result) = run_on_state(st, jcx, workspace, who, (compiled, vals), embed, None)?;
+        let (ops, result) = run_on_state(st, jcx, workspace, who, (compiled, vals), host, None)?;
         Ok(applied(workspace, ops, jcx, result))
     }
 }
@@ -515,11 +573,11 @@ fn run_on_state(
     workspace: &str,
     who: &Writer<'_>,
     (compiled, vals): (&Compiled, &Bound),
-    embed: Option<&Embed<'_>>,
+    host: Host<'_>,
     deferred: Option<&mut crate::write::constraints::Touched>,
 ) -> Result<(Vec<crate::write::batch::Op>, QueryResult), crate::error::Error> {
     let profile = compiled.mode == Mode::Profile;
-    let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, (who.see_sensitive, who.rules), vals, embed)?;
+    let mut tx = write::Tx::new(st, workspace, jcx.now, jcx.limits, who.cx, (who.see_sensitive, who.rules), vals, host)?;
     let mut all_rows = Vec::new();
     let mut chosen = Vec::new();
     let mut profiles = Vec::new();
@@ -604,7 +662,7 @@ impl WorkspaceView<'_> {
         if compiled.writes {
             return Err(view_writes());
         }
-        self.run_read(&compiled, &vals, embed, None)
+        self.run_read(&compiled, &vals, Host { embed, files: None }, None)
     }
 
     /// `query` with parameters bound ahead (`Bindings`): nothing is converted per call.
@@ -616,31 +674,20 @@ impl WorkspaceView<'_> {
         if compiled.writes {
             return Err(view_writes());
         }
-        self.run_read(&compiled, &vals, None, None)
+        self.run_read(&compiled, &vals, Host::default(), None)
     }
 
-    /// `query_embedding`, with the access history's reader for `engram.audit.history`.
-    fn query_services(
-        &self,
-        text: &str,
-        params: &Params,
-        embed: Option<&Embed<'_>>,
-        audit: &AuditFn<'_>,
-    ) -> Result<QueryResult, QueryError> {
+    /// `query_embedding`, with the import folder's reader for `LOAD CSV` and the access
+    /// history's for `engram.audit.history`.
+    fn query_services(&self, text: &str, params: &Params, host: Host<'_>, audit: &AuditFn<'_>) -> Result<QueryResult, QueryError> {
         let (compiled, vals) = bind(text, params)?;
         if compiled.writes {
-            return self.query_embedding(text, params, embed);
+            return self.query_embedding(text, params, host.embed);
         }
-        self.run_read(&compiled, &vals, embed, Some(audit))
+        self.run_read(&compiled, &vals, host, Some(audit))
     }
 
-    fn run_read(
-        &self,
-        compiled: &Compiled,
-        vals: &Bound,
-        embed: Option<&Embed<'_>>,
-        audit: Option<&AuditFn<'_>>,
-    ) -> Result<QueryResult, QueryError> {
+    fn run_read(&self, compiled: &Compiled, vals: &Bound, host: Host<'_>, audit: Option<&AuditFn<'_>>) -> Result<QueryResult, QueryError> {
         // The statement's clock is the graph's that reads the temporal prefix, handed on.
         let empty = graph::Graph { view: self, vis: Visibility::current(), now: graph::clock_at(self.now) };
         let vis = {
@@ -672,8 +719,9 @@ impl WorkspaceView<'_> {
                 params: vals,
                 cx: self.context(),
                 width: part.width,
-                embed,
+                embed: host.embed,
                 audit,
+                files: host.files,
                 profile: profile.then(|| Mutex::new(ops::Profile::default())),
             };
             let ops = physical::choose(&part.ops, self);
@@ -749,17 +797,18 @@ impl crate::db::Database {
             return self.run_write(
                 workspace,
                 crate::read::scope::ROOT_CONTEXT.fork(),
-                (true, crate::read::policy::Rules::NONE),
+                (true, crate::read::policy::Rules::NONE, true),
                 compiled,
                 vals.into_owned(),
                 record,
             );
         }
         let embed = |t: &str| self.embed_query(t).map_err(|e| e.to_string());
+        let files = files_reader(self, true);
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f).map_err(|e| e.to_string());
         let snap = self.snapshot();
         let ws = snap.workspace(workspace)?;
-        Ok((ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?, false))
+        Ok((ws.run_read(&compiled, &vals, Host { embed: Some(&embed), files: Some(&files) }, Some(&audit))?, false))
     }
 }
 
@@ -813,16 +862,29 @@ impl crate::db::scope::Scope {
             Ready::Query(compiled, vals) => (compiled, vals),
         };
         let db = self.database();
+        // The import folder is every workspace's: reading it is for admins of all (checked
+        // again by the reader, for a LOAD CSV inside an expression).
+        if compiled.plan.loads_files() {
+            self.require(crate::read::scope::ALL_WORKSPACES, crate::model::Access::Admin)?;
+        }
+        let may_load = self.may_load();
         if compiled.writes {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
             let rules = self.policy_rules(workspace).clone();
-            return db.run_write(workspace, self.context().fork(), (see_sensitive, rules), compiled, vals.into_owned(), record);
+            return db.run_write(workspace, self.context().fork(), (see_sensitive, rules, may_load), compiled, vals.into_owned(), record);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        let files = files_reader(db, may_load);
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
         let ws = self.workspace(workspace)?;
-        Ok((ws.run_read(&compiled, &vals, Some(&embed), Some(&audit))?, false))
+        Ok((ws.run_read(&compiled, &vals, Host { embed: Some(&embed), files: Some(&files) }, Some(&audit))?, false))
+    }
+
+    /// Whether this principal may read the import folder (`LOAD CSV`): admins of `*`, as every
+    /// workspace shares the folder.
+    fn may_load(&self) -> bool {
+        self.principal().may(crate::read::scope::ALL_WORKSPACES, crate::model::Access::Admin)
     }
 
     /// The access history, for a principal with admin on `*` (others: an error naming it).
@@ -890,6 +952,7 @@ impl crate::db::scope::Scope {
     ) -> (Vec<Result<QueryResult, crate::error::Error>>, bool) {
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        let files = files_reader(db, self.may_load());
         let mut results: Vec<Option<Result<QueryResult, crate::error::Error>>> = Vec::with_capacity(queries.len());
         let mut prepared = Vec::new();
         for (i, (workspace, text, params)) in queries.iter().enumerate() {
@@ -897,7 +960,13 @@ impl crate::db::scope::Scope {
                 if !compiled.writes || compiled.mode == Mode::Explain || !matches!(compiled.when, When::Now) {
                     return Err(crate::error::Error::Internal("query_group takes queries that write, as they are".to_owned()));
                 }
+                if batches::batched_at(&compiled.plan)?.is_some() {
+                    return Err(write::misplaced().into());
+                }
                 self.require(workspace, crate::model::Access::Write)?;
+                if compiled.plan.loads_files() {
+                    self.require(crate::read::scope::ALL_WORKSPACES, crate::model::Access::Admin)?;
+                }
                 let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
                 Ok((i, *workspace, compiled, vals, see_sensitive))
             });
@@ -911,7 +980,8 @@ impl crate::db::scope::Scope {
         }
         let writers: Vec<Writer<'_>> =
             prepared.iter().map(|p| Writer { cx: self.context(), see_sensitive: p.4, rules: self.policy_rules(p.1) }).collect();
-        let mut jobs: Vec<_> = prepared.iter().zip(&writers).map(|(p, w)| write_job(p.1, w, &p.2, &p.3, Some(&embed))).collect();
+        let host = Host { embed: Some(&embed), files: Some(&files) };
+        let mut jobs: Vec<_> = prepared.iter().zip(&writers).map(|(p, w)| write_job(p.1, w, &p.2, &p.3, host)).collect();
         let mut refs: Vec<&mut crate::db::commit::JobFn<'_>> = jobs.iter_mut().map(|j| j as &mut crate::db::commit::JobFn<'_>).collect();
         let (done, carried) = match record {
             None => (db.commit_group(&mut refs), false),
@@ -951,11 +1021,19 @@ impl crate::db::scope::Scope {
         let (at, started) = (crate::time::Clock::now(&*self.database().config().clock), std::time::Instant::now());
         let db = self.database();
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
+        let may_load = self.may_load();
+        let files = files_reader(db, may_load);
         let audit = |f: &crate::db::audit::AuditFilter| self.access_history(f);
-        let result = self
-            .workspace(workspace)
-            .map_err(crate::error::Error::from)
-            .and_then(|ws| Ok(ws.query_services(text, params, Some(&embed), &audit)?));
+        let host = Host { embed: Some(&embed), files: Some(&files) };
+        // Refused before it runs, as the other entries refuse it (the reader refuses it too).
+        let loading = if !may_load && loads_files(text) {
+            self.require(crate::read::scope::ALL_WORKSPACES, crate::model::Access::Admin)
+        } else {
+            Ok(())
+        };
+        let result = loading
+            .and_then(|()| self.workspace(workspace).map_err(crate::error::Error::from))
+            .and_then(|ws| Ok(ws.query_services(text, params, host, &audit)?));
         if self.audited() {
             self.note_access(query_note(workspace, text, Args::Params(params).digest(), (at, started), result.as_ref()), false)?;
         }
@@ -1047,7 +1125,13 @@ impl crate::db::Database {
     /// Runs `statements` on `workspace` as one transaction with full access (the embedded
     /// shorthand for [`crate::Scope::transaction`]).
     pub fn transaction(&self, workspace: &str, statements: &Statements<'_>) -> Result<Vec<QueryResult>, crate::error::Error> {
-        run_transaction(self, workspace, crate::read::scope::ROOT_CONTEXT.fork(), (true, crate::read::policy::Rules::NONE), statements)
+        run_transaction(
+            self,
+            workspace,
+            crate::read::scope::ROOT_CONTEXT.fork(),
+            (true, crate::read::policy::Rules::NONE, true),
+            statements,
+        )
     }
 }
 
@@ -1061,7 +1145,10 @@ impl crate::db::scope::Scope {
         let result = self.require(workspace, crate::model::Access::Write).and_then(|()| {
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
             let rules = self.policy_rules(workspace).clone();
-            run_transaction(self.database(), workspace, self.context().fork(), (see_sensitive, rules), statements)
+            if statements.iter().any(|(text, _)| loads_files(text)) {
+                self.require(crate::read::scope::ALL_WORKSPACES, crate::model::Access::Admin)?;
+            }
+            run_transaction(self.database(), workspace, self.context().fork(), (see_sensitive, rules, self.may_load()), statements)
         });
         let text: Vec<&str> = statements.iter().map(|(t, _)| *t).collect();
         let params: Vec<&Params> = statements.iter().map(|(_, p)| *p).filter(|p| !p.is_empty()).collect();
@@ -1091,7 +1178,7 @@ fn run_transaction(
     db: &crate::db::Database,
     workspace: &str,
     cx: crate::read::scope::ReadContext,
-    (see_sensitive, rules): (bool, crate::read::policy::Rules),
+    (see_sensitive, rules, may_load): (bool, crate::read::policy::Rules, bool),
     statements: &Statements<'_>,
 ) -> Result<Vec<QueryResult>, crate::error::Error> {
     let mut bound = Vec::with_capacity(statements.len());
@@ -1115,6 +1202,8 @@ fn run_transaction(
     let handle = db.clone();
     let job = move |st: &mut crate::state::State, jcx: &crate::db::commit::JobContext<'_>| {
         let embed = |t: &str| handle.embed_query(t).map_err(|e| e.to_string());
+        let files = files_reader(&handle, may_load);
+        let host = Host { embed: Some(&embed), files: Some(&files) };
         let who = Writer { cx: &cx, see_sensitive, rules: &rules };
         let mut ops = Vec::new();
         let mut results = Vec::with_capacity(bound.len());
@@ -1122,7 +1211,7 @@ fn run_transaction(
         let mut touched = crate::write::constraints::Touched::default();
         for (i, (compiled, vals)) in bound.iter().enumerate() {
             let (more, result) =
-                run_on_state(st, jcx, &workspace, &who, (compiled, vals), Some(&embed), Some(&mut touched)).map_err(|e| match e {
+                run_on_state(st, jcx, &workspace, &who, (compiled, vals), host, Some(&mut touched)).map_err(|e| match e {
                     crate::error::Error::Query(q) => in_statement(i, q),
                     other => other,
                 })?;

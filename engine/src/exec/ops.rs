@@ -22,6 +22,7 @@ use super::procedures;
 use super::value::{Key, PathVal, Val};
 use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, Labels, NodeTest, Op, OpStats, PathSpec, RelLookup, SortKey};
 
+mod load_csv;
 mod ordered;
 mod seek;
 mod shortest;
@@ -105,6 +106,8 @@ pub(crate) struct Runner<'e, 'v, 'a> {
     pub embed: Option<&'e procedures::Embed<'e>>,
     /// Reads the access history, when the query may reach it (`engram.audit.history`).
     pub audit: Option<&'e procedures::AuditFn<'e>>,
+    /// Reads the import folder's files, when the query may reach them (`LOAD CSV`).
+    pub files: Option<&'e procedures::FilesFn<'e>>,
     /// Rows, microseconds and candidates read per top-level operator, when profiling.
     pub profile: Option<std::sync::Mutex<Profile>>,
 }
@@ -610,6 +613,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                     }
                 }
                 out
+            }
+            // A read's subquery needs no transactions of its own.
+            Op::InTransactions { sub, .. } => self.op(sub, rows)?,
+            Op::LoadCsv { from, slot, headers, delimiter, line_slot, file_slot } => {
+                self.load_csv(from, (*slot, *line_slot, *file_slot), *headers, *delimiter, rows)?
             }
             Op::Call(call) => {
                 let mut out = Vec::new();
@@ -1134,8 +1142,15 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         // The input position breaks ties: an unstable sort or selection orders as a stable sort.
         let cmp = |a: &(Vec<Val>, usize, Row), b: &(Vec<Val>, usize, Row)| {
             for (i, key) in keys.iter().enumerate() {
-                let o = a.0[i].order(&b.0[i]);
-                let o = if key.descending { o.reverse() } else { o };
+                let (x, y) = (&a.0[i], &b.0[i]);
+                let o = match (x.is_null(), y.is_null()) {
+                    (true, false) if key.nulls_first => std::cmp::Ordering::Less,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) if key.nulls_first => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ if key.descending => x.order(y).reverse(),
+                    _ => x.order(y),
+                };
                 if o != std::cmp::Ordering::Equal {
                     return o;
                 }

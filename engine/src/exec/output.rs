@@ -32,6 +32,8 @@ pub enum QueryValue {
     Path(Path),
     /// A date, time, date-time or duration.
     Temporal(crate::temporal::Temporal),
+    /// A spatial point.
+    Point(crate::spatial::Point),
 }
 
 /// A node in a result.
@@ -91,6 +93,7 @@ fn stored(v: &Value) -> QueryValue {
         Value::Floats(items) => QueryValue::List(items.iter().map(|f| QueryValue::Float(*f)).collect()),
         Value::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), stored(v))).collect()),
         Value::Temporal(t) => QueryValue::Temporal(**t),
+        Value::Point(p) => QueryValue::Point(**p),
     }
 }
 
@@ -136,6 +139,7 @@ pub(crate) fn materialize(g: &Graph<'_, '_>, v: &Val) -> QueryValue {
             relationships: p.steps.iter().map(|(c, _)| rel(g, *c)).collect(),
         }),
         Val::Temporal(t) => QueryValue::Temporal(**t),
+        Val::Point(p) => QueryValue::Point(**p),
     }
 }
 
@@ -151,6 +155,7 @@ pub(crate) fn plain(v: &Val) -> QueryValue {
         Val::List(items) => QueryValue::List(items.iter().map(plain).collect()),
         Val::Map(m) => QueryValue::Map(m.iter().map(|(k, v)| (k.to_string(), plain(v))).collect()),
         Val::Temporal(t) => QueryValue::Temporal(**t),
+        Val::Point(p) => QueryValue::Point(**p),
     }
 }
 
@@ -184,6 +189,7 @@ pub(crate) fn parameter(v: &QueryValue) -> Result<Val, String> {
             t.validate().map_err(|e| e.0)?;
             Val::temporal(*t)
         }
+        QueryValue::Point(p) => Val::point(*p),
         QueryValue::Node(_) | QueryValue::Relationship(_) | QueryValue::Path(_) => {
             return Err("a node, relationship or path cannot be a parameter; pass its id".to_owned())
         }
@@ -194,7 +200,8 @@ impl QueryValue {
     /// The JSON form: scalars as JSON values (a float always reads as a float: `1.0`; NaN and
     /// the infinities as the strings `"NaN"`, `"Inf"`, `"-Inf"`), nodes as `{"id", "labels",
     /// "properties"}`, relationships as `{"id", "type", "start", "end", "properties"}`, paths as
-    /// `{"nodes", "relationships"}`, temporal values as their ISO 8601 text.
+    /// `{"nodes", "relationships"}`, temporal values as their ISO 8601 text, points as the map
+    /// `point()` takes (`{"crs": "wgs-84", "longitude": 12.5, "latitude": 55.6}`).
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::{json, Value};
         match self {
@@ -214,11 +221,13 @@ impl QueryValue {
                 "relationships": p.relationships.iter().map(Relationship::to_json).collect::<Vec<_>>(),
             }),
             QueryValue::Temporal(t) => json!(t.to_string()),
+            QueryValue::Point(p) => point_json(p),
         }
     }
 
-    /// A parameter from JSON: a number without fraction or exponent is an integer, and an object
-    /// `{"$datetime": "…"}` (any temporal kind; see [`tagged_temporal`]) is that value.
+    /// A parameter from JSON: a number without fraction or exponent is an integer, an object
+    /// `{"$datetime": "…"}` (any temporal kind; see [`tagged_temporal`]) is that value, and
+    /// `{"$point": {…}}` the point its map describes (see [`tagged_point`]).
     pub fn from_json(v: &serde_json::Value) -> Result<QueryValue, String> {
         use serde_json::Value;
         Ok(match v {
@@ -232,6 +241,7 @@ impl QueryValue {
             Value::Array(items) => QueryValue::List(items.iter().map(QueryValue::from_json).collect::<Result<_, _>>()?),
             Value::Object(m) => match tagged_temporal(m.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
                 Some(t) => QueryValue::Temporal(t?),
+                None if m.len() == 1 && m.contains_key("$point") => QueryValue::Point(tagged_point(&m["$point"])?),
                 None => QueryValue::Map(
                     m.iter()
                         .map(|(k, v)| QueryValue::from_json(v).map(|v| (k.clone(), v)).map_err(|e| format!("{k}: {e}")))
@@ -262,6 +272,47 @@ pub fn tagged_temporal<'a>(
         }),
         None => Err(format!("{{\"{key}\": …}} takes the value's ISO 8601 text")),
     })
+}
+
+/// A point as JSON: the map `point()` takes, `crs` first.
+pub fn point_json(p: &crate::spatial::Point) -> serde_json::Value {
+    use crate::spatial::PointMapValue;
+    serde_json::Value::Object(
+        p.map_fields()
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    PointMapValue::Str(s) => serde_json::json!(s),
+                    PointMapValue::Float(f) => serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number),
+                };
+                (k.to_owned(), v)
+            })
+            .collect(),
+    )
+}
+
+/// JSON's stand-in for a point, as the JSON-lines export writes it and parameters take it: the
+/// value of `{"$point": {…}}`, a map as `point()` takes it (`crs` or `srid`, and `x`/`y`[/`z`] or
+/// `longitude`/`latitude`[/`height`], numbers). The error names the key at fault.
+pub fn tagged_point(v: &serde_json::Value) -> Result<crate::spatial::Point, String> {
+    use crate::spatial::{Point, PointFields};
+    let serde_json::Value::Object(m) = v else {
+        return Err("{\"$point\": …} takes a map such as {\"crs\": \"wgs-84\", \"longitude\": 12.5, \"latitude\": 55.6}".to_owned());
+    };
+    let mut f = PointFields::default();
+    for (k, v) in m {
+        let key = k.to_ascii_lowercase();
+        if let Some(slot) = f.coordinate(&key) {
+            *slot = Some(v.as_f64().ok_or_else(|| format!("$point.{k}: a number, not {v}"))?);
+            continue;
+        }
+        match key.as_str() {
+            "crs" => f.crs = Some(v.as_str().ok_or_else(|| format!("$point.{k}: a string, not {v}"))?.to_owned()),
+            "srid" => f.srid = Some(v.as_i64().ok_or_else(|| format!("$point.{k}: an integer, not {v}"))?),
+            _ => return Err(format!("$point.{k}: not a point's key (x, y, z, longitude, latitude, height, crs, srid)")),
+        }
+    }
+    Point::from_fields(&f).map_err(|e| format!("$point: {e}"))
 }
 
 /// Query parameters from a JSON object (what `PARAMS`, HTTP, MCP and `--param` take): values as

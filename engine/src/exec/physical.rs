@@ -247,6 +247,7 @@ fn read_order(ops: &[Op]) -> Option<ReadOrder> {
                     CExpr::Slot(x) => values.contains(x),
                     _ => false,
                 };
+                // (A range seek finds no null: where nulls would sort does not matter.)
                 let limited = matches!(&ops[i + 1..], [Op::Limit(_), ..] | [Op::Skip(_), Op::Limit(_), ..]);
                 return (reads && limited).then_some(if first.descending { ReadOrder::Descending } else { ReadOrder::Ascending });
             }

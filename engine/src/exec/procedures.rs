@@ -55,6 +55,21 @@ fn option<'m>(options: Option<&'m Val>, key: &str) -> Option<&'m Val> {
 /// Embeds a text with the database's embedder: `None` when the database has none.
 pub type Embed<'a> = dyn Fn(&str) -> Result<Option<Vec<f32>>, String> + Sync + 'a;
 
+/// Reads a file of the import folder (`LOAD CSV`), checking who asks: its path and bytes, or why
+/// not.
+pub type FilesFn<'a> = dyn Fn(&str) -> Result<ImportFile, String> + Sync + 'a;
+
+/// A file of the import folder: its path and its bytes.
+pub type ImportFile = (Arc<str>, Arc<[u8]>);
+
+/// What a query may reach beyond its snapshot, as its caller hands it on: the database's embedder
+/// and the import folder's files (each `None` where the caller has none to give).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Host<'a> {
+    pub embed: Option<&'a Embed<'a>>,
+    pub files: Option<&'a FilesFn<'a>>,
+}
+
 /// Reads the access history (checking who asks), when the query may reach it.
 pub type AuditFn<'a> = dyn Fn(&AuditFilter) -> Result<Vec<AccessRecord>, String> + Sync + 'a;
 

@@ -26,6 +26,8 @@ pub(crate) enum Val {
     Path(Arc<PathVal>),
     /// Shared: a temporal value is 40 bytes, every other value fits in 24.
     Temporal(Arc<crate::temporal::Temporal>),
+    /// Shared, as a point is 32 bytes.
+    Point(Arc<crate::spatial::Point>),
 }
 
 // Rows are vectors of values: a larger value slows every operator (checked at compile time).
@@ -82,6 +84,10 @@ impl Val {
         Val::Temporal(Arc::new(t))
     }
 
+    pub fn point(p: crate::spatial::Point) -> Val {
+        Val::Point(Arc::new(p))
+    }
+
     pub fn map(items: BTreeMap<Arc<str>, Val>) -> Val {
         Val::Map(Arc::new(items))
     }
@@ -104,6 +110,7 @@ impl Val {
             Val::Rel(_) => "a relationship",
             Val::Path(_) => "a path",
             Val::Temporal(t) => t.kind_text(),
+            Val::Point(_) => "a point",
         }
     }
 
@@ -138,13 +145,14 @@ impl Val {
             | (BaseType::Node, Val::Node(_))
             | (BaseType::Relationship, Val::Rel(_))
             | (BaseType::Map, Val::Map(_))
-            | (BaseType::Path, Val::Path(_)) => true,
+            | (BaseType::Path, Val::Path(_))
+            | (BaseType::Point, Val::Point(_)) => true,
             _ => false,
         }
     }
 
     fn is_property_scalar(&self) -> bool {
-        matches!(self, Val::Bool(_) | Val::Str(_) | Val::Int(_) | Val::Float(_) | Val::Temporal(_))
+        matches!(self, Val::Bool(_) | Val::Str(_) | Val::Int(_) | Val::Float(_) | Val::Temporal(_) | Val::Point(_))
     }
 
     /// The value's most precise type, as `valueType()` names it (`INTEGER NOT NULL`,
@@ -161,6 +169,7 @@ impl Val {
             Val::Node(_) => BaseType::Node,
             Val::Rel(_) => BaseType::Relationship,
             Val::Path(_) => BaseType::Path,
+            Val::Point(_) => BaseType::Point,
             Val::Temporal(t) => match t.kind() {
                 K::Date => BaseType::Date,
                 K::LocalTime => BaseType::LocalTime,
@@ -203,6 +212,7 @@ impl Val {
             (Val::Rel(a), Val::Rel(b)) => Some(a == b),
             (Val::Path(a), Val::Path(b)) => Some(a == b),
             (Val::Temporal(a), Val::Temporal(b)) => Some(a == b),
+            (Val::Point(a), Val::Point(b)) => Some(a == b),
             (Val::List(a), Val::List(b)) => {
                 if a.len() != b.len() {
                     return Some(false);
@@ -219,7 +229,8 @@ impl Val {
         }
     }
 
-    /// `a < b` and friends: `None` (null) across kinds or with null; NaN compares false.
+    /// `a < b` and friends: `None` (null) across kinds or with null; NaN compares false. Points
+    /// do not compare (null, as Neo4j); `ORDER BY` still orders them.
     pub fn compare(&self, other: &Val) -> Option<Ordering> {
         match (self, other) {
             (Val::Int(a), Val::Int(b)) => Some(a.cmp(b)),
@@ -254,15 +265,16 @@ impl Val {
             Val::Rel(_) => 2,
             Val::List(_) => 3,
             Val::Path(_) => 4,
-            Val::Temporal(_) => 5,
-            Val::Str(_) => 6,
-            Val::Bool(_) => 7,
-            Val::Int(_) | Val::Float(_) => 8,
-            Val::Null => 9,
+            Val::Point(_) => 5,
+            Val::Temporal(_) => 6,
+            Val::Str(_) => 7,
+            Val::Bool(_) => 8,
+            Val::Int(_) | Val::Float(_) => 9,
+            Val::Null => 10,
         }
     }
 
-    /// The total order of `ORDER BY` (ascending): maps, nodes, relationships, lists, paths,
+    /// The total order of `ORDER BY` (ascending): maps, nodes, relationships, lists, paths, points,
     /// temporal values, strings, booleans, numbers (NaN last among them), then null.
     pub fn order(&self, other: &Val) -> Ordering {
         let (ra, rb) = (self.order_rank(), other.order_rank());
@@ -279,6 +291,7 @@ impl Val {
             (Val::Str(a), Val::Str(b)) => a.cmp(b),
             (Val::Bool(a), Val::Bool(b)) => a.cmp(b),
             (Val::Temporal(a), Val::Temporal(b)) => a.order(b),
+            (Val::Point(a), Val::Point(b)) => a.order(b),
             (Val::Node(a), Val::Node(b)) => a.0.cmp(&b.0),
             (Val::Rel(a), Val::Rel(b)) => a.0.cmp(&b.0),
             (Val::List(a), Val::List(b)) => {
@@ -404,6 +417,7 @@ fn hash_val<H: Hasher>(v: &Val, state: &mut H) {
         Val::Rel(c) => (9u8, c.0).hash(state),
         Val::Path(p) => (10u8, p).hash(state),
         Val::Temporal(t) => (11u8, t).hash(state),
+        Val::Point(p) => (12u8, p.hash_key()).hash(state),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::write::batch::{ClaimRef, CreateNode, CreateRelationship, Element, Ent
 
 use super::graph::Graph;
 use super::ops::{build_path, optional_rows, subquery_rows, Row, Runner};
-use super::procedures::Embed;
+use super::procedures::{Embed, FilesFn, Host};
 use super::value::Val;
 use super::QueryStats;
 use engram_query::plan::{CExpr, MergePlan, NewPattern, Op, OpStats, Part, SetItem};
@@ -44,6 +44,7 @@ pub(crate) struct Tx<'s> {
     masker: Option<crate::read::mask::Masker>,
     params: &'s super::value::Bound,
     embed: Option<&'s Embed<'s>>,
+    files: Option<&'s FilesFn<'s>>,
     /// Every operation applied, in order: the transaction's record.
     pub applied: Vec<BatchOp>,
     pub stats: QueryStats,
@@ -63,7 +64,7 @@ fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
         QueryError::runtime(
             ErrorType::TypeError,
             Detail::InvalidPropertyType,
-            format!("property {key}: {} cannot be stored (scalars, temporal values and lists of them can)", v.kind()),
+            format!("property {key}: {} cannot be stored (scalars, temporal values, points and lists of them can)", v.kind()),
         )
     };
     Ok(match v {
@@ -73,6 +74,7 @@ fn property_value(key: &str, v: &Val) -> Result<Value, QueryError> {
         Val::Float(f) => Value::Float(*f),
         Val::Str(s) => Value::Str(s.clone()),
         Val::Temporal(t) => Value::Temporal(Box::new(**t)),
+        Val::Point(p) => Value::Point(Box::new(**p)),
         Val::List(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items.iter() {
@@ -102,7 +104,7 @@ impl<'s> Tx<'s> {
         cx: &'s ReadContext,
         (see_sensitive, rules): (bool, &Rules),
         params: &'s super::value::Bound,
-        embed: Option<&'s Embed<'s>>,
+        host: Host<'s>,
     ) -> Result<Tx<'s>, crate::error::Error> {
         let ws = st.workspace_id(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;
         let policy = (!rules.is_empty()).then(|| Hidden::compute(st, ws, rules)).filter(|h| !h.is_empty());
@@ -118,7 +120,8 @@ impl<'s> Tx<'s> {
             cx,
             see_sensitive,
             params,
-            embed,
+            embed: host.embed,
+            files: host.files,
             applied: Vec::new(),
             stats: QueryStats::default(),
             deleted_nodes: Vec::new(),
@@ -147,11 +150,20 @@ impl<'s> Tx<'s> {
     fn read<R>(&self, width: usize, f: impl FnOnce(&Runner<'_, '_, '_>) -> R) -> R {
         let view = self.view();
         let graph = Graph { view: &view, vis: Visibility::current(), now: super::graph::clock_at(self.now) };
-        let runner = Runner { graph: &graph, params: self.params, cx: self.cx, width, embed: self.embed, audit: None, profile: None };
+        let runner = Runner {
+            graph: &graph,
+            params: self.params,
+            cx: self.cx,
+            width,
+            embed: self.embed,
+            audit: None,
+            files: self.files,
+            profile: None,
+        };
         f(&runner)
     }
 
-    fn eval(&self, width: usize, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
+    pub(super) fn eval(&self, width: usize, e: &CExpr, row: &[Val]) -> Result<Val, QueryError> {
         self.read(width, |r| r.eval(e, row)).map_err(|e| *e)
     }
 
@@ -191,6 +203,9 @@ impl<'s> Tx<'s> {
     /// `profile`, records rows out and µs per operator.
     pub fn run_part(&mut self, part: &Part, ops: &[Op], mut profile: Option<&mut Vec<OpStats>>) -> Result<Vec<Row>, QueryError> {
         let mut rows = vec![vec![Val::Null; part.width]];
+        if profile.is_none() {
+            return self.run_ops(part, ops, rows);
+        }
         for op in ops {
             let started = profile.is_some().then(std::time::Instant::now);
             rows = self.run_op(part, op, rows)?;
@@ -198,6 +213,14 @@ impl<'s> Tx<'s> {
                 let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
                 p.push(OpStats { rows: rows.len() as u64, micros, read: Vec::new() });
             }
+        }
+        Ok(rows)
+    }
+
+    /// Runs `ops` over `rows` (a batch of `IN TRANSACTIONS`, or the clauses around it).
+    pub fn run_ops(&mut self, part: &Part, ops: &[Op], mut rows: Vec<Row>) -> Result<Vec<Row>, QueryError> {
+        for op in ops {
+            rows = self.run_op(part, op, rows)?;
         }
         Ok(rows)
     }
@@ -288,6 +311,8 @@ impl<'s> Tx<'s> {
                 }
                 Ok(inner)
             })?,
+            // Met here, it is not at the top of a query (`batches.rs` runs those).
+            Op::InTransactions { .. } => return Err(misplaced()),
             read => self.read(part.width, |r| r.run_ops(std::slice::from_ref(read), rows, true).map_err(|e| *e))?,
         })
     }
@@ -576,4 +601,14 @@ impl<'s> Tx<'s> {
         self.stats.nodes_deleted += 1;
         Ok(())
     }
+}
+
+/// `IN TRANSACTIONS` where it may not run (`batches.rs` runs it at the top of a query).
+pub(super) fn misplaced() -> QueryError {
+    QueryError::runtime(
+        ErrorType::SemanticError,
+        Detail::InvalidClauseComposition,
+        "CALL { … } IN TRANSACTIONS runs at the top of a query of one part (not inside a subquery, FOREACH, UNION or a \
+         transaction of several statements), once, after clauses that only read",
+    )
 }

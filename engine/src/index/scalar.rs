@@ -38,7 +38,8 @@ impl<'a> Scalar<'a> {
             Value::Bool(b) => Some(Scalar::Bool(*b)),
             Value::Str(s) => Some(Scalar::Str(s)),
             Value::Temporal(t) => Some(Scalar::Temporal(t)),
-            Value::Null | Value::List(_) | Value::Floats(_) | Value::Map(_) => None,
+            // Points are found by a scan: equality is their only comparison, and rare.
+            Value::Null | Value::List(_) | Value::Floats(_) | Value::Map(_) | Value::Point(_) => None,
         }
     }
 }

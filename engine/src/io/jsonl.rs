@@ -221,6 +221,8 @@ fn to_json(v: &Value) -> serde_json::Value {
         Value::Map(m) => m.iter().map(|(k, v)| (k.to_string(), to_json(v))).collect::<serde_json::Map<_, _>>().into(),
         // JSON has no temporal type: a one-key object naming the kind, read back as the value.
         Value::Temporal(t) => serde_json::json!({ format!("${}", t.kind().name()): t.to_string() }),
+        // Nor a point: `{"$point": {"crs": …, …}}`, its map as `point()` takes it.
+        Value::Point(p) => serde_json::json!({ "$point": crate::exec::point_json(p) }),
     }
 }
 
@@ -238,6 +240,10 @@ fn from_json(v: &serde_json::Value) -> Value {
         serde_json::Value::String(s) => Value::Str(Arc::from(s.as_str())),
         // Packed when floats only, as the query language stores such a list.
         serde_json::Value::Array(a) => Value::list(a.iter().map(from_json).collect()),
+        serde_json::Value::Object(m) if m.len() == 1 && m.contains_key("$point") => match crate::exec::tagged_point(&m["$point"]) {
+            Ok(p) => Value::Point(Box::new(p)),
+            Err(_) => Value::Map(m.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()),
+        },
         serde_json::Value::Object(m) => {
             temporal_json(m).unwrap_or_else(|| Value::Map(m.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()))
         }

@@ -157,6 +157,7 @@ fn values(v: &Value, out: &mut Vec<String>) {
         Value::Int(i) => out.push(i.to_string()),
         Value::Float(f) => out.push(f.to_string()),
         Value::Temporal(t) => out.push(t.to_string()),
+        Value::Point(p) => out.push(p.to_string()),
     }
 }
 

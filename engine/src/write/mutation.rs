@@ -21,8 +21,11 @@ use std::cell::Cell;
 /// format 8 the settings with masking policies (`Mutation::SettingsV6`), appended last; format 9
 /// temporal property values (`Value::Temporal`) and packed float lists (`Value::Floats`), appended
 /// last to `Value`; format 10 date-times in a named time zone (`Temporal::ZonedDateTime`, the zone
-/// by its name), appended last to `Temporal`.
-pub const RECORD_FORMAT_VERSION: u8 = 10;
+/// by its name), appended last to `Temporal`; format 11 spatial points (`Value::Point`), appended
+/// last to `Value`.
+pub const RECORD_FORMAT_VERSION: u8 = 11;
+/// The format before spatial points: the same encoding, without them.
+const RECORD_FORMAT_10: u8 = 10;
 /// The format before named time zones: the same encoding, without them.
 const RECORD_FORMAT_9: u8 = 9;
 /// The format before temporal values: the same encoding, without them.
@@ -132,6 +135,7 @@ impl WalRecord {
         match payload.split_first() {
             Some((
                 &(RECORD_FORMAT_VERSION
+                | RECORD_FORMAT_10
                 | RECORD_FORMAT_9
                 | RECORD_FORMAT_8
                 | RECORD_FORMAT_7
@@ -300,7 +304,10 @@ mod tests {
         v2[0] = 9;
         let Mutation::Batch(as_nine) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
         assert_eq!(as_nine, batch);
-        v2[0] = 11;
-        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(11));
+        v2[0] = 10;
+        let Mutation::Batch(as_ten) = WalRecord::decode(&v2).unwrap().mutation else { panic!("a batch") };
+        assert_eq!(as_ten, batch);
+        v2[0] = 12;
+        assert_eq!(WalRecord::decode(&v2).unwrap_err(), DecodeError::Version(12));
     }
 }

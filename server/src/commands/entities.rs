@@ -44,6 +44,7 @@ fn property(v: &Value) -> Reply {
         Value::Floats(items) => Reply::Array(items.iter().map(|f| Reply::Double(*f)).collect()),
         Value::Map(m) => Reply::Map(m.iter().map(|(k, v)| (k.to_string(), property(v))).collect()),
         Value::Temporal(t) => Reply::text(t.to_string()),
+        Value::Point(p) => super::values::point(p),
     }
 }
 

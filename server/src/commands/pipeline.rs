@@ -43,7 +43,8 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
         _ => return None,
     };
     // A read (most commands) is told apart by its cached plan before anything else is looked at.
-    if !engram::exec::writes(text).ok()? || engram::exec::is_index_statement(text) {
+    // An index statement, and a query of several transactions (`IN TRANSACTIONS`), run alone.
+    if !engram::exec::writes(text).ok()? || engram::exec::is_index_statement(text) || engram::exec::in_transactions(text) {
         return None;
     }
     let who = conn.principal.as_ref()?;

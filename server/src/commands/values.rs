@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use engram::exec::{Node, Path, Relationship};
+use engram::spatial::{Crs, Point, PointMapValue};
 use engram::temporal::Kind;
 use engram::{QueryResult, QueryValue};
 
@@ -46,7 +47,25 @@ pub(super) fn value(v: &QueryValue) -> Reply {
             ("relationships".to_owned(), Reply::Array(p.relationships.iter().map(rel).collect())),
         ]),
         QueryValue::Temporal(t) => Reply::text(t.to_string()),
+        QueryValue::Point(p) => point(p),
     }
+}
+
+/// A point as the map `point()` takes: `crs`, then `x`, `y`[, `z`] or `longitude`, `latitude`[,
+/// `height`] (engram's replies and the entity commands).
+pub(super) fn point(p: &Point) -> Reply {
+    Reply::Map(
+        p.map_fields()
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    PointMapValue::Str(s) => Reply::text(s),
+                    PointMapValue::Float(f) => Reply::Double(f),
+                };
+                (k.to_owned(), v)
+            })
+            .collect(),
+    )
 }
 
 fn id(i: u64) -> i64 {
@@ -204,6 +223,21 @@ pub(super) fn compact(v: &QueryValue, vocab: Option<&Vocab>) -> Reply {
             };
             cell(code, Reply::Int(t.falkordb_seconds()))
         }
+        // FalkorDB's points are geographic and 2D: `[latitude, longitude]`, as the clients read
+        // them. engram's other points travel as the map `point()` takes, so nothing is lost.
+        QueryValue::Point(p) if p.crs() == Crs::Wgs84 => {
+            cell(11, Reply::Array(vec![Reply::text(double_text(p.y())), Reply::text(double_text(p.x()))]))
+        }
+        QueryValue::Point(p) => {
+            let map = p.map_fields().into_iter().map(|(k, v)| {
+                let v = match v {
+                    PointMapValue::Str(s) => QueryValue::String(s.to_owned()),
+                    PointMapValue::Float(f) => QueryValue::Float(f),
+                };
+                (k.to_owned(), v)
+            });
+            compact(&QueryValue::Map(map.collect()), vocab)
+        }
     }
 }
 
@@ -242,6 +276,9 @@ pub(super) fn verbose(v: &QueryValue) -> Reply {
             Reply::Array(vec![Reply::Array(p.nodes.iter().map(node).collect()), Reply::Array(p.relationships.iter().map(rel).collect())])
         }
         QueryValue::Temporal(t) => Reply::text(t.to_string()),
+        // FalkorDB's text for its (geographic, 2D) points; Neo4j's for the others.
+        QueryValue::Point(p) if p.crs() == Crs::Wgs84 => Reply::text(format!("point({{latitude:{:.6}, longitude:{:.6}}})", p.y(), p.x())),
+        QueryValue::Point(p) => Reply::text(p.to_string()),
     }
 }
 

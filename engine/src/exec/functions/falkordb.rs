@@ -69,6 +69,7 @@ fn type_of(v: &Val) -> &'static str {
         Val::Node(_) => "Node",
         Val::Rel(_) => "Edge",
         Val::Path(_) => "Path",
+        Val::Point(_) => "Point",
         Val::Temporal(t) => match t.kind() {
             Kind::Date => "Date",
             Kind::LocalTime | Kind::Time => "Time",
@@ -224,6 +225,7 @@ fn to_json(g: &Graph<'_, '_>, v: &Val) -> Result<Json, QueryError> {
         Val::Float(f) => json!(float_text(*f).replace("Infinity", "Inf")),
         Val::Str(s) => json!(s.as_ref()),
         Val::Temporal(t) => json!(t.to_string()),
+        Val::Point(p) => crate::exec::point_json(p),
         Val::List(l) => Json::Array(l.iter().map(|x| to_json(g, x)).collect::<Result<_, _>>()?),
         Val::Map(m) => Json::Object(m.iter().map(|(k, x)| Ok((k.to_string(), to_json(g, x)?))).collect::<Result<_, QueryError>>()?),
         Val::Node(n) => {
