@@ -504,6 +504,9 @@ pub struct RelPattern {
     pub var: Option<Var>,
     /// Type alternatives (any of them).
     pub types: Vec<Name>,
+    /// A type expression that is more than alternatives (`:!A`, `:A&B`, `:%`, `:(A|B)&!C`),
+    /// tested on the relationship's one type; `types` is then empty.
+    pub type_expr: Option<LabelExpr>,
     /// Direction.
     pub direction: Direction,
     /// Variable length: `None` for one hop, else the bounds (`*` = (None, None)).

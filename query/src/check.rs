@@ -903,7 +903,7 @@ impl Checker<'_> {
             }
             ExprKind::HasLabels(target, _) | ExprKind::HasLabelExpr(target, _) => {
                 let ty = self.expr(target, scope, agg)?;
-                self.want(target.span, ty, &[Ty::Node], "a label test")?;
+                self.want(target.span, ty, &[Ty::Node, Ty::Rel], "a label test")?;
                 Ty::Bool
             }
             ExprKind::Unary(op, inner) => {

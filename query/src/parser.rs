@@ -625,7 +625,7 @@ impl Parser<'_> {
     /// anything else as the expression. `pipe` says whether `|` may continue it here.
     pub(crate) fn label_spec(&mut self, pipe: bool) -> Result<(Vec<Name>, Option<LabelExpr>), QueryError> {
         self.expect_sym(Sym::Colon)?;
-        let first = self.label_or(pipe)?;
+        let first = self.label_or(pipe, "a label")?;
         if self.at_sym(Sym::Colon) {
             let LabelExpr::Name(name) = first else {
                 return Err(self.error_at(self.span(), Detail::UnexpectedSyntax, "`:` joins labels; after a label expression use `&`"));
@@ -645,45 +645,46 @@ impl Parser<'_> {
         })
     }
 
-    fn label_or(&mut self, pipe: bool) -> Result<LabelExpr, QueryError> {
-        let mut items = vec![self.label_and()?];
+    /// `what` names a label or a relationship type in errors.
+    fn label_or(&mut self, pipe: bool, what: &'static str) -> Result<LabelExpr, QueryError> {
+        let mut items = vec![self.label_and(what)?];
         while pipe && self.eat_sym(Sym::Pipe) {
             // `:A|:B` (the older spelling) reads as `:A|B`.
             self.eat_sym(Sym::Colon);
-            items.push(self.label_and()?);
+            items.push(self.label_and(what)?);
         }
         Ok(if items.len() == 1 { items.remove(0) } else { LabelExpr::Or(items) })
     }
 
-    fn label_and(&mut self) -> Result<LabelExpr, QueryError> {
-        let mut items = vec![self.label_factor()?];
+    fn label_and(&mut self, what: &'static str) -> Result<LabelExpr, QueryError> {
+        let mut items = vec![self.label_factor(what)?];
         while self.eat_sym(Sym::Amp) {
-            items.push(self.label_factor()?);
+            items.push(self.label_factor(what)?);
         }
         Ok(if items.len() == 1 { items.remove(0) } else { LabelExpr::And(items) })
     }
 
-    fn label_factor(&mut self) -> Result<LabelExpr, QueryError> {
+    fn label_factor(&mut self, what: &'static str) -> Result<LabelExpr, QueryError> {
         self.enter()?;
-        let e = self.label_factor_inner();
+        let e = self.label_factor_inner(what);
         self.leave();
         e
     }
 
-    fn label_factor_inner(&mut self) -> Result<LabelExpr, QueryError> {
+    fn label_factor_inner(&mut self, what: &'static str) -> Result<LabelExpr, QueryError> {
         if self.eat_sym(Sym::Bang) {
-            return Ok(LabelExpr::Not(Box::new(self.label_factor()?)));
+            return Ok(LabelExpr::Not(Box::new(self.label_factor(what)?)));
         }
         if self.eat_sym(Sym::Percent) {
             return Ok(LabelExpr::Any);
         }
         if self.eat_sym(Sym::LParen) {
             // Inside parentheses `|` is always the expression's.
-            let e = self.label_or(true)?;
+            let e = self.label_or(true, what)?;
             self.expect_sym(Sym::RParen)?;
             return Ok(e);
         }
-        self.name("a label").map(LabelExpr::Name)
+        self.name(what).map(LabelExpr::Name)
     }
 
     /// `:A:B` (also `:A|B` is refused here; that form is for relationship types).
@@ -707,16 +708,20 @@ impl Parser<'_> {
         let start = self.span();
         let left = self.eat_sym(Sym::Lt);
         self.expect_sym(Sym::Minus)?;
-        let (mut var, mut types, mut length, mut props, mut predicate) = (None, Vec::new(), None, None, None);
+        let (mut var, mut types, mut type_expr, mut length, mut props, mut predicate) = (None, Vec::new(), None, None, None, None);
         if self.eat_sym(Sym::LBracket) {
             if self.at_var() {
                 var = Some(self.var()?);
             }
             if self.eat_sym(Sym::Colon) {
-                types.push(self.name("a relationship type")?);
-                while self.eat_sym(Sym::Pipe) {
-                    let _ = self.eat_sym(Sym::Colon);
-                    types.push(self.name("a relationship type")?);
+                // Alternatives of names are the types; anything else (`!A`, `A&B`, `%`) is a type
+                // expression, tested on the one type each relationship has.
+                match self.label_or(true, "a relationship type")? {
+                    LabelExpr::Name(n) => types.push(n),
+                    LabelExpr::Or(items) if items.iter().all(|i| matches!(i, LabelExpr::Name(_))) => {
+                        types.extend(items.into_iter().filter_map(|i| if let LabelExpr::Name(n) = i { Some(n) } else { None }));
+                    }
+                    other => type_expr = Some(other),
                 }
             }
             if self.eat_sym(Sym::Star) {
@@ -752,7 +757,7 @@ impl Parser<'_> {
             }
             length = Some(q);
         }
-        Ok(RelPattern { var, types, direction, length, props, predicate, span: start.to(self.prev_span()) })
+        Ok(RelPattern { var, types, type_expr, direction, length, props, predicate, span: start.to(self.prev_span()) })
     }
 
     /// `{n}`, `{m,n}`, `{m,}`, `{,n}`, `+` (one or more) or `*` (any number), if one comes next.

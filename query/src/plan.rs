@@ -299,8 +299,10 @@ pub struct Hop {
     pub to_bound: bool,
     /// Seen from `from`.
     pub direction: Direction,
-    /// Type alternatives (any of them; none: any type).
+    /// Type alternatives (any of them; none: any type, unless `type_expr`).
     pub types: Vec<Arc<str>>,
+    /// A type expression (`:!A`, `:A&B`) the relationship's type must pass; `types` is empty.
+    pub type_expr: Option<Labels>,
     /// `Some((min, max))` for a variable length.
     pub length: Option<(u64, Option<u64>)>,
     /// The relationship's property map, each required equal.
@@ -319,6 +321,17 @@ pub struct Hop {
     /// `shortestPath` / `allShortestPaths`: between `from` and the bound `to`, only the paths
     /// of fewest hops (breadth first), one or all of them.
     pub shortest: Option<Shortest>,
+}
+
+impl Hop {
+    /// The types as a pattern writes them: `:A|B`, `:!A`, or nothing for any type.
+    pub fn types_text(&self) -> String {
+        match &self.type_expr {
+            Some(e) => format!(":{e}"),
+            None if self.types.is_empty() => String::new(),
+            None => format!(":{}", self.types.join("|")),
+        }
+    }
 }
 
 /// How a path variable is put together: its start node and hops.
@@ -806,8 +819,7 @@ impl Op {
                 format!("({}{}) {key}{l}{u}{order}{instead}", slots(*slot), test(t))
             }
             Op::SeekRels { slot, test: t, hop: h, lookup } => {
-                let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
-                let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };
+                let types = h.types_text();
                 let mut keys: Vec<String> = h.rel_props.iter().map(|(k, _)| k.to_string()).collect();
                 keys.extend(lookup.iter().map(|l| match l {
                     RelLookup::In(k, _) => format!("{k} IN"),
@@ -831,8 +843,7 @@ impl Op {
                 )
             }
             Op::Expand(h) | Op::CountExpand { hop: h, .. } => {
-                let types: Vec<&str> = h.types.iter().map(AsRef::as_ref).collect();
-                let types = if types.is_empty() { String::new() } else { format!(":{}", types.join("|")) };
+                let types = h.types_text();
                 let len = match h.length {
                     Some((min, Some(max))) => format!("*{min}..{max}"),
                     Some((min, None)) => format!("*{min}.."),

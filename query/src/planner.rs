@@ -733,6 +733,51 @@ impl<'t, 'p> Compiler<'t, 'p> {
         self.element_slot(n.var.as_ref(), "  anon_node")
     }
 
+    /// The op that binds a pattern part's start node: a check of a node bound before, a seek
+    /// (by internal id, external id, a property's values or range: `seek`, an index into
+    /// `seeks`) or a scan. Returns its slot.
+    fn start_op(
+        &mut self,
+        node: &NodePattern,
+        seek: Option<usize>,
+        ops: &mut Vec<Op>,
+        seeks: &mut [Seek],
+        span: crate::Span,
+    ) -> Result<usize, QueryError> {
+        let (slot, was_bound) = self.node_slot(node);
+        let test = self.node_test(node)?;
+        if was_bound {
+            if !test.is_empty() {
+                ops.push(Op::CheckNode { slot, test });
+            }
+        } else if let Some((k, SeekBy::Identity { value, many })) = seek.map(|k| (k, &seeks[k].by)).filter(|(k, _)| seeks[*k].by_identity())
+        {
+            let (id, many) = (self.expr(value)?, *many);
+            seeks[k].used = true;
+            ops.push(Op::SeekNodeByIdentity { slot, id, many, test });
+        } else if let Some(at) = test.props.iter().position(|(k, _)| k.as_ref() == "id") {
+            // The seek finds exactly the node with that id: the test need not check it again.
+            let mut test = test;
+            let (_, id) = test.props.remove(at);
+            ops.push(Op::SeekNode { slot, id, test });
+        } else if let Some(k) = seek {
+            seeks[k].used = true;
+            let op = match &seeks[k].by {
+                SeekBy::Values { key, value } => Op::SeekNodesByProperty { slot, key: key.clone(), values: self.expr(value)?, test },
+                SeekBy::Range { key, lower, upper } => {
+                    let lower = lower.as_ref().map(|e| self.expr(e)).transpose()?;
+                    let upper = upper.as_ref().map(|e| self.expr(e)).transpose()?;
+                    Op::SeekNodesByRange { slot, key: key.clone(), lower, upper, test, order: None, instead: None }
+                }
+                SeekBy::Identity { .. } => return Err(unsupported(self.text, "this seek", span)),
+            };
+            ops.push(op);
+        } else {
+            ops.push(Op::ScanNodes { slot, test });
+        }
+        Ok(slot)
+    }
+
     /// Compiles one pattern part into `ops`; gives the path it matches: the first node's slot
     /// and each hop's relationship slot (and whether it has a variable length).
     /// `seeks` are the seeks by internal id its MATCH's WHERE allows (see `identity_seeks`); the
@@ -764,40 +809,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             .unwrap_or(0);
         let mut node_slots = vec![usize::MAX; nodes.len()];
         let mut rel_slots = vec![usize::MAX; part.chain.len()];
-        // The start node.
-        let (slot, was_bound) = self.node_slot(nodes[start]);
-        node_slots[start] = slot;
-        let test = self.node_test(nodes[start])?;
-        let seek = seek_of(nodes[start]);
-        if was_bound {
-            if !test.is_empty() {
-                ops.push(Op::CheckNode { slot, test });
-            }
-        } else if let Some((k, SeekBy::Identity { value, many })) = seek.map(|k| (k, &seeks[k].by)).filter(|(k, _)| seeks[*k].by_identity())
-        {
-            let (id, many) = (self.expr(value)?, *many);
-            seeks[k].used = true;
-            ops.push(Op::SeekNodeByIdentity { slot, id, many, test });
-        } else if let Some(at) = test.props.iter().position(|(k, _)| k.as_ref() == "id") {
-            // The seek finds exactly the node with that id: the test need not check it again.
-            let mut test = test;
-            let (_, id) = test.props.remove(at);
-            ops.push(Op::SeekNode { slot, id, test });
-        } else if let Some(k) = seek {
-            seeks[k].used = true;
-            let op = match &seeks[k].by {
-                SeekBy::Values { key, value } => Op::SeekNodesByProperty { slot, key: key.clone(), values: self.expr(value)?, test },
-                SeekBy::Range { key, lower, upper } => {
-                    let lower = lower.as_ref().map(|e| self.expr(e)).transpose()?;
-                    let upper = upper.as_ref().map(|e| self.expr(e)).transpose()?;
-                    Op::SeekNodesByRange { slot, key: key.clone(), lower, upper, test, order: None, instead: None }
-                }
-                SeekBy::Identity { .. } => return Err(unsupported(self.text, "this seek", part.span)),
-            };
-            ops.push(op);
-        } else {
-            ops.push(Op::ScanNodes { slot, test });
-        }
+        node_slots[start] = self.start_op(nodes[start], seek_of(nodes[start]), ops, seeks, part.span)?;
         // Rightwards from the start, then leftwards.
         let order: Vec<(usize, bool)> = (start..part.chain.len()).map(|i| (i, true)).chain((0..start).rev().map(|i| (i, false))).collect();
         for (i, forward) in order {
@@ -825,6 +837,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 to_bound,
                 direction,
                 types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
+                type_expr: rel.type_expr.as_ref().map(crate::plan::Labels::of),
                 length,
                 rel_props,
                 rel_predicate,
@@ -894,6 +907,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             to_bound: true,
             direction: rel.direction,
             types: rel.types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
+            type_expr: rel.type_expr.as_ref().map(crate::plan::Labels::of),
             length: rel.length.map(|(min, max)| (min.unwrap_or(1), max)),
             rel_props,
             rel_predicate,

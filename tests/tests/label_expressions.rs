@@ -1,5 +1,6 @@
 //! Label expressions (`:A|B`, `:A&B`, `:!A`, `:%`, parentheses) in node patterns and in `WHERE`,
-//! against a naive evaluation on random graphs; the forms that stay refused.
+//! and type expressions in relationship patterns (`[:!A]`, `[:(A|B)&!C]`), against a naive
+//! evaluation on random graphs; the forms that stay refused.
 
 use engram::{Database, Params, QueryValue};
 use proptest::prelude::*;
@@ -98,6 +99,107 @@ proptest! {
         prop_assert_eq!(ints(&db, &format!("MATCH ()-[:R]->(m:{text}) RETURN m.i ORDER BY m.i")), reached.clone(), "expand to :{}", text);
         prop_assert_eq!(ints(&db, &format!("MATCH (m:{text})<-[:R]-() RETURN m.i ORDER BY m.i")), reached, "scan :{}", text);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// A relationship pattern's type expression (each relationship has one of A, B, C), the same
+    /// test in `WHERE r:…`, and the expression over a variable length (walked breadth first for
+    /// `count(DISTINCT b)`, path by path with a named path), select what a naive evaluation does.
+    #[test]
+    fn type_expressions_select_what_a_naive_evaluation_does(
+        n in 1usize..12,
+        edges in prop::collection::vec((0usize..12, 0usize..12, 0usize..3), 0..20),
+        e in label_expr(),
+    ) {
+        let db = Database::in_memory();
+        for i in 0..n {
+            rows(&db, &format!("CREATE ({{i: {i}}})"));
+        }
+        let edges: Vec<(usize, usize, usize)> = edges.into_iter().map(|(a, b, t)| (a % n, b % n, t)).collect();
+        for (k, (a, b, t)) in edges.iter().enumerate() {
+            rows(&db, &format!("MATCH (a {{i: {a}}}), (b {{i: {b}}}) CREATE (a)-[:{} {{i: {k}}}]->(b)", LABELS[*t]));
+        }
+        let passes = |t: usize| e.holds([t == 0, t == 1, t == 2]);
+        let text = e.text();
+        let want: Vec<i64> = (0..edges.len()).filter(|k| passes(edges[*k].2)).map(|k| k as i64).collect();
+        prop_assert_eq!(ints(&db, &format!("MATCH ()-[r:{text}]->() RETURN r.i ORDER BY r.i")), want.clone(), "pattern :{}", text);
+        prop_assert_eq!(ints(&db, &format!("MATCH ()-[r]->() WHERE r:{text} RETURN r.i ORDER BY r.i")), want.clone(), "WHERE r:{}", text);
+        prop_assert_eq!(ints(&db, &format!("MATCH ()<-[r:{text}]-() RETURN count(r)")), vec![want.len() as i64]);
+        // Reached from node 0 by one hop or more over passing relationships (the start too when a
+        // cycle leads back to it), and the fewest hops each needs.
+        let mut depth: Vec<Option<usize>> = vec![None; n];
+        let mut frontier = vec![0usize];
+        for d in 1.. {
+            let mut next = Vec::new();
+            for x in frontier {
+                for (a, b, t) in &edges {
+                    if *a == x && passes(*t) && depth[*b].is_none() {
+                        depth[*b] = Some(d);
+                        next.push(*b);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        let within = |k: usize| -> Vec<i64> { (0..n).filter(|i| depth[*i].is_some_and(|d| d <= k)).map(|i| i as i64).collect() };
+        let want = within(usize::MAX);
+        prop_assert_eq!(
+            ints(&db, &format!("MATCH (a {{i: 0}})-[:{text}*]->(b) RETURN count(DISTINCT b)")),
+            vec![want.len() as i64],
+            "reach :{}", text
+        );
+        prop_assert_eq!(
+            ints(&db, &format!("MATCH p = (a {{i: 0}})-[:{text}*1..3]->(b) RETURN DISTINCT b.i ORDER BY b.i")),
+            within(3),
+            "paths :{}", text
+        );
+    }
+}
+
+#[test]
+fn type_expression_forms() {
+    let db = Database::in_memory();
+    rows(&db, "CREATE (a {i: 1})-[:R {i: 1}]->(b {i: 2})-[:S {i: 2}]->(c {i: 3})-[:T {i: 3}]->(a)");
+    for (q, want) in [
+        ("MATCH ()-[r:!R]->() RETURN r.i ORDER BY r.i", vec![2, 3]),
+        ("MATCH ()-[r:R&S]->() RETURN count(r)", vec![0]),
+        ("MATCH ()-[r:%]->() RETURN count(r)", vec![3]),
+        ("MATCH ()-[r:!%]->() RETURN count(r)", vec![0]),
+        ("MATCH ()-[r:(R|S)&!S]->() RETURN r.i", vec![1]),
+        ("MATCH ()-[r:!UNKNOWN]->() RETURN count(r)", vec![3]),
+        ("MATCH ()-[r:R|:S]->() RETURN r.i ORDER BY r.i", vec![1, 2]),
+        ("MATCH ()-[r]->() WHERE r:S|T RETURN r.i ORDER BY r.i", vec![2, 3]),
+        ("MATCH ()-[r]->() WHERE r:R:R RETURN r.i", vec![1]),
+        ("MATCH ()-[r]->() WHERE r:R:S RETURN count(r)", vec![0]),
+        ("MATCH ()-[r]->() WHERE NOT r:!T RETURN r.i", vec![3]),
+        ("MATCH (a {i: 1})-[:!T*]->(b) RETURN b.i ORDER BY b.i", vec![2, 3]),
+        ("MATCH (a {i: 1})-[:!T]->{1,2}(b) RETURN b.i ORDER BY b.i", vec![2, 3]),
+        ("MATCH p = shortestPath((a {i: 1})-[:!R*]-(b {i: 2})) RETURN length(p)", vec![2]),
+        ("MATCH (a {i: 1}) RETURN COUNT { (a)-[:!R]-() }", vec![1]),
+        ("MATCH (a {i: 1}) RETURN size([(a)-[:!(S|T)]->(x) | x.i])", vec![1]),
+    ] {
+        assert_eq!(ints(&db, q), want, "{q}");
+    }
+    let plan = db.query("default", "EXPLAIN MATCH (a)-[:!(R|S)]->(b) RETURN b", &Params::new()).expect("plans").plan.unwrap_or_default();
+    assert!(plan.contains("[:!(R|S)]") || plan.contains(":!(R|S)]"), "{plan}");
+    for (q, says) in [
+        ("CREATE ()-[:!R]->()", "needs exactly one relationship type"),
+        ("MERGE ()-[:R&S]->()", "needs exactly one relationship type"),
+        ("MATCH ()-[:R&]->() RETURN 1", "expected a relationship type"),
+        ("MATCH ()-[:R:S]->() RETURN 1", "expected"),
+    ] {
+        let e = db.query("default", q, &Params::new()).expect_err(q).to_string();
+        assert!(e.contains(says), "{q}: {e}");
+    }
+    // A lower-case name (as ingest writes) matches in any case, here as in `[:DEPENDS_ON]`.
+    rows(&db, "CREATE ({i: 9})-[:depends_on {i: 9}]->({i: 10})");
+    assert_eq!(ints(&db, "MATCH ()-[r:!(R|S|T)]->() RETURN r.i"), vec![9]);
+    assert_eq!(ints(&db, "MATCH ()-[r:!DEPENDS_ON]->() RETURN count(r)"), vec![3]);
 }
 
 #[test]

@@ -57,7 +57,7 @@ pub(super) fn bfs(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<V
         None => 0,
     };
     let types: Vec<Arc<str>> = name_or_null(NAME, args.get(2))?.into_iter().cloned().collect();
-    let Some(expander) = g.expander(Direction::Out, &types) else { return Ok(Vec::new()) };
+    let Some(expander) = g.expander(Direction::Out, &types, None) else { return Ok(Vec::new()) };
     let visited_max = cx.limits.visited_max;
     let mut ticker = Ticker::new(cx);
     let mut seen: foldhash::HashSet<EntityId> = foldhash::HashSet::from_iter([source]);
@@ -97,7 +97,7 @@ pub(super) fn page_rank(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Re
         Some(l) => g.nodes_with_label(l),
         None => g.nodes(),
     };
-    let Some(expander) = g.expander(Direction::Out, &types) else { return Ok(Vec::new()) };
+    let Some(expander) = g.expander(Direction::Out, &types, None) else { return Ok(Vec::new()) };
     if nodes.is_empty() {
         return Ok(Vec::new());
     }
@@ -184,7 +184,7 @@ pub(super) fn wcc(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<V
     // component's smallest id).
     let mut parent: Vec<usize> = (0..nodes.len()).collect();
     let types = types.unwrap_or_default();
-    if let Some(expander) = g.expander(Direction::Out, &types) {
+    if let Some(expander) = g.expander(Direction::Out, &types, None) {
         let mut ticker = Ticker::new(cx);
         for (i, &n) in nodes.iter().enumerate() {
             for edge in expander.edges(n) {

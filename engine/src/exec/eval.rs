@@ -13,7 +13,7 @@ use super::graph::Graph;
 use super::value::Val;
 use crate::spatial::Field;
 use crate::temporal::Component;
-use engram_query::plan::{CExpr, Const, Op};
+use engram_query::plan::{CExpr, Const, Labels, Op};
 
 /// Runs a pattern's operators on one row (implemented by the operator runner, so expressions
 /// can hold patterns without this module depending on it).
@@ -154,12 +154,15 @@ impl<'a> Env<'_, '_, 'a> {
             CExpr::HasLabels(t, labels) => match self.eval(t, row, locals)? {
                 Val::Null => Val::Null,
                 Val::Node(n) => Val::Bool(labels.iter().all(|l| self.graph.has_label(n, l))),
-                other => return Err(type_error(format!("a label test needs a node, got {}", other.kind())).into()),
+                // A relationship has one type: `r:A` tests it, `r:A:B` holds only when A and B name it.
+                Val::Rel(c) => Val::Bool(labels.iter().all(|l| self.graph.rel_type_matches(c, &Labels::Name(l.clone())))),
+                other => return Err(type_error(format!("a label test needs a node or a relationship, got {}", other.kind())).into()),
             },
             CExpr::HasLabelExpr(t, e) => match self.eval(t, row, locals)? {
                 Val::Null => Val::Null,
                 Val::Node(n) => Val::Bool(self.graph.labels_match(n, e)),
-                other => return Err(type_error(format!("a label test needs a node, got {}", other.kind())).into()),
+                Val::Rel(c) => Val::Bool(self.graph.rel_type_matches(c, e)),
+                other => return Err(type_error(format!("a label test needs a node or a relationship, got {}", other.kind())).into()),
             },
             CExpr::Not(inner) => bool_val(truth(&self.eval(inner, row, locals)?)?.map(|b| !b)),
             CExpr::Neg(inner) => match self.eval(inner, row, locals)? {

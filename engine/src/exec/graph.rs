@@ -19,6 +19,7 @@ use crate::time::Timestamp;
 use crate::value::Value;
 
 use super::value::Val;
+use engram_query::plan::Labels;
 
 /// A workspace view, the visibility a query reads it under, and the statement's clock.
 pub(crate) struct Graph<'v, 'a> {
@@ -507,7 +508,7 @@ impl<'a> Graph<'_, 'a> {
     }
 
     /// Whether the node's labels satisfy a label expression (`:A|B`, `:!A`, `:%`).
-    pub fn labels_match(&self, e: EntityId, expr: &engram_query::plan::Labels) -> bool {
+    pub fn labels_match(&self, e: EntityId, expr: &Labels) -> bool {
         expr.matches(&|l| self.has_label(e, l), &|| !self.labels(e).is_empty())
     }
 
@@ -636,6 +637,11 @@ impl<'a> Graph<'_, 'a> {
         self.view.predicate_name(p)
     }
 
+    /// Whether a relationship's type passes a label test on it (`WHERE r:KNOWS`, `r:!KNOWS`).
+    pub fn rel_type_matches(&self, c: ClaimId, e: &Labels) -> bool {
+        self.view.claim_triple(c).is_some_and(|(_, p, _)| self.type_passes(p, e))
+    }
+
     /// A relationship's start and end nodes.
     pub fn endpoints(&self, c: ClaimId) -> Option<(EntityId, EntityId)> {
         self.view.claim_triple(c).map(|(s, _, o)| (s, o))
@@ -696,19 +702,35 @@ impl<'a> Graph<'_, 'a> {
         }
     }
 
-    /// An expander over `types` (any type when empty) in `direction`; `None` when none of the
-    /// named types exists here (then nothing can match).
-    pub fn expander(&self, direction: Direction, types: &[Arc<str>]) -> Option<Expander<'a>> {
+    /// An expander over `types` (any type when empty) or type expression `expr` in `direction`;
+    /// `None` when no predicate here is one of them (then nothing can match).
+    pub fn expander(&self, direction: Direction, types: &[Arc<str>], expr: Option<&Labels>) -> Option<Expander<'a>> {
+        match self.type_ids(types, expr) {
+            None => Some(self.view.expander(direction, None, &self.vis)),
+            Some(ids) if ids.is_empty() => None,
+            Some(ids) => Some(self.view.expander(direction, Some(&ids), &self.vis)),
+        }
+    }
+
+    /// The predicates a hop may follow: any of `types`, or those whose name passes the type
+    /// expression (a relationship has one type, so testing each predicate is exact). `None`:
+    /// any predicate.
+    pub fn type_ids(&self, types: &[Arc<str>], expr: Option<&Labels>) -> Option<Vec<PredicateId>> {
+        if let Some(e) = expr {
+            return Some(self.view.predicate_ids().filter(|p| self.type_passes(*p, e)).collect());
+        }
         if types.is_empty() {
-            return Some(self.view.expander(direction, None, &self.vis));
+            return None;
         }
         let mut ids: Vec<PredicateId> = types.iter().flat_map(|t| self.view.rel_type_ids(t).into_iter().flatten()).collect();
         ids.sort_unstable();
         ids.dedup();
-        if ids.is_empty() {
-            return None;
-        }
-        Some(self.view.expander(direction, Some(&ids), &self.vis))
+        Some(ids)
+    }
+
+    /// Whether a relationship of predicate `p` passes type expression `e` (`%`: every one has a type).
+    pub fn type_passes(&self, p: PredicateId, e: &Labels) -> bool {
+        e.matches(&|name| self.view.rel_type_ids(name).contains(&Some(p)), &|| true)
     }
 
     /// An expander that finds no edge (for types no relationship has).

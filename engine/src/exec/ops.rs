@@ -199,7 +199,7 @@ impl Matcher for Runner<'_, '_, '_> {
             _ => return Ok(!self.run_ops(ops, vec![row], false)?.is_empty()),
         };
         let at = last.unwrap_or_default();
-        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(false) };
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types, hop.type_expr.as_ref()) else { return Ok(false) };
         let (head, tail) = (&ops[..at], &ops[at + 1..]);
         for r in self.run_ops(head, vec![row], false)? {
             let Val::Node(from) = r[hop.from] else { continue };
@@ -737,7 +737,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     fn expand(&self, hop: &Hop, rows: Vec<Row>) -> Fallible<Vec<Row>> {
-        let expander = match self.graph.expander(engine_dir(hop.direction), &hop.types) {
+        let expander = match self.graph.expander(engine_dir(hop.direction), &hop.types, hop.type_expr.as_ref()) {
             Some(x) => x,
             // No relationship has these types: a `*0..` still matches its zero hops.
             None if hop.length.is_some_and(|(min, _)| min == 0) => self.graph.no_edges(engine_dir(hop.direction)),
@@ -789,7 +789,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     /// an end that passes the scan's `test`, then the hop's tests as `expand_one` makes them. A
     /// row the index cannot answer (a masked view) runs as the scan and expand it stands for.
     fn seek_rels(&self, slot: usize, test: &NodeTest, (hop, lookup): (&Hop, Option<&RelLookup>), rows: Vec<Row>) -> Fallible<Vec<Row>> {
-        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(Vec::new()) };
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types, hop.type_expr.as_ref()) else {
+            return Ok(Vec::new());
+        };
         let mut out = Vec::new();
         for row in rows {
             let Some((by, found)) = self.indexed_rels(slot, hop, lookup, &row) else {
@@ -1036,7 +1038,14 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     fn khop_walk(&self, hop: &Hop, from: EntityId, max: Option<u64>) -> Fallible<(crate::read::khop::KHopResult, bool)> {
         let mut filter = crate::read::filter::EdgeFilter::new(engine_dir(hop.direction));
         filter.predicates = hop.types.iter().map(ToString::to_string).collect();
-        let max_depth = max.map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX));
+        let mut max_depth = max.map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX));
+        if let Some(e) = &hop.type_expr {
+            filter.predicate_ids = self.graph.type_ids(&[], Some(e)).unwrap_or_default();
+            if filter.predicate_ids.is_empty() {
+                // No predicate passes the expression: the walk reaches nothing past the start.
+                max_depth = 0;
+            }
+        }
         let visited_max = self.cx.limits.visited_max;
         let q = crate::read::khop::KHopQuery {
             max_depth,
@@ -1052,8 +1061,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let mut back_to_start = false;
         if engine_dir(hop.direction) != Direction::Both && !hop.exclude_start && max_depth >= 1 {
             let back = if engine_dir(hop.direction) == Direction::Out { Direction::In } else { Direction::Out };
-            let preds: Vec<EntityId> =
-                self.graph.expander(back, &hop.types).map(|x| x.edges(from).map(|e| e.neighbor).collect()).unwrap_or_default();
+            let preds: Vec<EntityId> = self
+                .graph
+                .expander(back, &hop.types, hop.type_expr.as_ref())
+                .map(|x| x.edges(from).map(|e| e.neighbor).collect())
+                .unwrap_or_default();
             if !preds.is_empty() {
                 let depth: foldhash::HashMap<u32, u32> = found.entities.iter().map(|r| (r.entity.0, r.depth)).collect();
                 // A predecessor p closes a walk of depth(p) + 1 hops (p = the start: a self-loop).
@@ -1090,7 +1102,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             }
             return Ok(if one_row { n } else { all.len() });
         }
-        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types) else { return Ok(0) };
+        let Some(expander) = self.graph.expander(engine_dir(hop.direction), &hop.types, hop.type_expr.as_ref()) else { return Ok(0) };
         let mut n = 0;
         if hop.distinct_from.is_empty() && hop.to_test.is_empty() {
             // Nothing to test per edge: the expander's internal iteration counts (one tight loop

@@ -196,7 +196,7 @@ pub(crate) fn call(
                 Some(Val::List(items)) => items.iter().filter_map(|v| if let Val::Str(s) = v { Some(s.clone()) } else { None }).collect(),
                 Some(other) => return Err(type_error(format!("{name}: types must be a list of strings, got {}", other.kind()))),
             };
-            let Some(expander) = g.expander(direction, &types) else { return Ok(Vec::new()) };
+            let Some(expander) = g.expander(direction, &types, None) else { return Ok(Vec::new()) };
             Ok(expander
                 .edges(node)
                 .map(|e| {

@@ -565,7 +565,7 @@ impl<'s> Tx<'s> {
         self.read(0, |r| {
             let mut out = Vec::new();
             for dir in [crate::index::graph::Direction::Out, crate::index::graph::Direction::In] {
-                if let Some(x) = r.graph.expander(dir, &[]) {
+                if let Some(x) = r.graph.expander(dir, &[], None) {
                     out.extend(x.edges(n).map(|e| e.claim));
                 }
             }

@@ -205,6 +205,11 @@ impl<'a> WorkspaceView<'a> {
         (usize::from(t.0) < types.len()).then(|| &**types.name(t.0))
     }
 
+    /// Every predicate any write used, database-wide (a type expression is tested on each).
+    pub fn predicate_ids(&self) -> impl Iterator<Item = PredicateId> {
+        (0..self.st.catalog.predicates.len()).filter_map(|p| u16::try_from(p).ok()).map(PredicateId)
+    }
+
     /// The name of predicate `p` as interned (lowercase).
     pub fn predicate_name(&self, p: PredicateId) -> Option<Arc<str>> {
         (usize::from(p.0) < self.st.catalog.predicates.len()).then(|| self.st.catalog.predicates.name(p.0).clone())

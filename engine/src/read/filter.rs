@@ -1,6 +1,7 @@
 //! Per-hop edge filters: direction, predicates, neighbour types and minimum confidence, given by
 //! name and compiled once per query to interned ids.
 
+use crate::ids::PredicateId;
 use crate::index::graph::csr::Edge;
 use crate::index::graph::Direction;
 use crate::normalize::vocabulary_key_of;
@@ -15,6 +16,9 @@ pub struct EdgeFilter {
     /// Predicate names (case-insensitive for ingested names, exact for the query language's);
     /// empty = any predicate.
     pub predicates: Vec<String>,
+    /// Predicates by id, followed as well as those `predicates` names (the query language's
+    /// type expressions resolve to ids); both empty = any predicate.
+    pub predicate_ids: Vec<PredicateId>,
     /// Types the entity at the other end must have; empty = any type.
     pub neighbor_types: Vec<String>,
     /// Claims below this confidence are not followed.
@@ -23,7 +27,13 @@ pub struct EdgeFilter {
 
 impl Default for EdgeFilter {
     fn default() -> Self {
-        EdgeFilter { direction: Direction::Both, predicates: Vec::new(), neighbor_types: Vec::new(), min_confidence: 0.0 }
+        EdgeFilter {
+            direction: Direction::Both,
+            predicates: Vec::new(),
+            predicate_ids: Vec::new(),
+            neighbor_types: Vec::new(),
+            min_confidence: 0.0,
+        }
     }
 }
 
@@ -74,8 +84,9 @@ pub(crate) struct Compiled {
 
 impl Compiled {
     pub fn new(f: &EdgeFilter, st: &State) -> Compiled {
-        let preds = (!f.predicates.is_empty()).then(|| {
+        let preds = (!f.predicates.is_empty() || !f.predicate_ids.is_empty()).then(|| {
             let mut v: Vec<u16> = f.predicates.iter().flat_map(|p| named(&st.catalog.predicates, p)).flatten().collect();
+            v.extend(f.predicate_ids.iter().map(|p| p.0));
             v.sort_unstable();
             v.dedup();
             v

@@ -172,7 +172,7 @@ fn degree(g: &Graph<'_, '_>, name: &str, node: &Val, types: &[Val]) -> Result<Va
     };
     let types = listed.into_iter().map(|t| want_str(name, t).map(Arc::from)).collect::<Result<Vec<Arc<str>>, _>>()?;
     let dir = if name == "indegree" { Direction::In } else { Direction::Out };
-    Ok(Val::Int(g.expander(dir, &types).map_or(0, |x| x.edges(*n).count()) as i64))
+    Ok(Val::Int(g.expander(dir, &types, None).map_or(0, |x| x.edges(*n).count()) as i64))
 }
 
 /// `string.join(list[, delimiter = ''])`.

@@ -80,7 +80,7 @@ impl Runner<'_, '_, '_> {
         search: impl FnOnce(&mut Edges<'_, Box<engram_query::QueryError>>, &dyn Fn() -> Box<engram_query::QueryError>) -> Fallible<T>,
     ) -> Fallible<T> {
         let back_dir = engine_dir(hop.direction).reversed();
-        let backward = self.graph.expander(back_dir, &hop.types).unwrap_or_else(|| self.graph.no_edges(back_dir));
+        let backward = self.graph.expander(back_dir, &hop.types, hop.type_expr.as_ref()).unwrap_or_else(|| self.graph.no_edges(back_dir));
         let used = Self::used_rels(hop, row);
         let visited_max = self.cx.limits.visited_max;
         let mut seen = 0usize;
