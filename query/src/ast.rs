@@ -515,7 +515,25 @@ pub struct RelPattern {
     pub props: Option<Expr>,
     /// engram's inline `WHERE`, applied on every hop.
     pub predicate: Option<Expr>,
+    /// A quantified group this relationship is the one relationship of:
+    /// `((x:A)-[r:R]->(y:B) WHERE …){1,3}` (its quantifier is `length`).
+    pub group: Option<Box<Group>>,
     /// The relationship pattern.
+    pub span: Span,
+}
+
+/// The nodes and `WHERE` of a quantified path pattern (Neo4j 5, GQL) of one relationship: each
+/// repetition's first node passes `first`, its last `last`, and the three together `predicate`;
+/// outside the group, their variables are the lists of each repetition's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    /// The node each repetition starts from (the node before the group, for the first).
+    pub first: NodePattern,
+    /// The node each repetition ends on (the node after the group, for the last).
+    pub last: NodePattern,
+    /// `WHERE` inside the group's parentheses, on one repetition.
+    pub predicate: Option<Expr>,
+    /// The group, quantifier included.
     pub span: Span,
 }
 

@@ -448,6 +448,9 @@ impl Checker<'_> {
             }
         }
         for (rel, _) in &part.chain {
+            if let Some(g) = &rel.group {
+                self.bind_group(g, scope)?;
+            }
             if let Some(v) = &rel.var {
                 let ty = if rel.length.is_some() { Ty::RelList } else { Ty::Rel };
                 if rels_here.contains(&v.name.as_str()) {
@@ -464,6 +467,30 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Binds a quantified group's node variables, new ones, as the lists of each repetition's.
+    fn bind_group(&self, g: &crate::ast::Group, scope: &mut Scope) -> Result<(), QueryError> {
+        if let (Some(a), Some(b)) = (&g.first.var, &g.last.var) {
+            if a.name == b.name {
+                return Err(self.error(
+                    b.span,
+                    Detail::Unsupported,
+                    format!("a quantified group's two nodes are two variables, not `{}` twice", b.name),
+                ));
+            }
+        }
+        for v in [&g.first.var, &g.last.var].into_iter().flatten() {
+            if scope.contains_key(&v.name) {
+                return Err(self.error(
+                    v.span,
+                    Detail::VariableAlreadyBound,
+                    format!("variable `{}` is already defined; a quantified group's variables are its own", v.name),
+                ));
+            }
+            scope.insert(v.name.clone(), Ty::List);
+        }
+        Ok(())
+    }
+
     /// A `shortestPath(…)` / `allShortestPaths(…)` part: one relationship, from a lower bound of
     /// 0 or 1 (a breadth-first search finds the fewest hops; a longer lower bound is not that).
     fn shortest_part(&self, part: &PatternPart) -> Result<(), QueryError> {
@@ -474,6 +501,13 @@ impl Checker<'_> {
                 "shortestPath and allShortestPaths take a pattern of one relationship, like (a)-[:KNOWS*]-(b)",
             ));
         };
+        if rel.group.is_some() {
+            return Err(self.error(
+                rel.span,
+                Detail::Unsupported,
+                "shortestPath and allShortestPaths take a relationship, not a quantified group",
+            ));
+        }
         if let Some((Some(min), _)) = rel.length {
             if min > 1 {
                 return Err(self.error(
@@ -501,12 +535,23 @@ impl Checker<'_> {
             self.expr(p, scope, Agg::Forbidden)?;
         }
         for (rel, _) in &part.chain {
-            if let Some(w) = &rel.predicate {
-                let mut inner = scope.clone();
-                if let Some(v) = &rel.var {
-                    // Inside the inline WHERE the variable is one hop, not the list.
-                    inner.insert(v.name.clone(), Ty::Rel);
+            // Inside the inline WHERE, and a group's, the variables are one hop's, not the lists.
+            let mut inner = scope.clone();
+            if let Some(v) = &rel.var {
+                inner.insert(v.name.clone(), Ty::Rel);
+            }
+            if let Some(g) = &rel.group {
+                for v in [&g.first.var, &g.last.var].into_iter().flatten() {
+                    inner.insert(v.name.clone(), Ty::Node);
                 }
+                for p in [&g.first.props, &g.last.props].into_iter().flatten() {
+                    self.expr(p, &inner, Agg::Forbidden)?;
+                }
+                if let Some(w) = &g.predicate {
+                    self.expr(w, &inner, Agg::Forbidden)?;
+                }
+            }
+            if let Some(w) = &rel.predicate {
                 self.expr(w, &inner, Agg::Forbidden)?;
             }
         }
@@ -1373,6 +1418,9 @@ fn pattern_vars(part: &PatternPart) -> Vec<(&str, Span)> {
     for (r, _) in &part.chain {
         if let Some(v) = &r.var {
             out.push((v.name.as_str(), v.span));
+        }
+        if let Some(g) = &r.group {
+            out.extend([&g.first.var, &g.last.var].into_iter().flatten().map(|v| (v.name.as_str(), v.span)));
         }
     }
     out

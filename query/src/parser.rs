@@ -5,7 +5,7 @@
 //! token list is bounds-checked by `peek`, which returns `Tok::End` past the end.
 
 use crate::ast::{
-    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, LabelExpr, LoadCsv, Match, Merge, Mode, Name, NodePattern,
+    Call, Clause, Create, Delete, Direction, Expr, ExprKind, Foreach, Group, LabelExpr, LoadCsv, Match, Merge, Mode, Name, NodePattern,
     PatternPart, Projection, ProjectionItem, Query, RelPattern, RemoveClause, RemoveItem, SetClause, SetItem, Shortest, SingleQuery,
     SortItem, Statement, Temporal, Unwind, Var,
 };
@@ -595,20 +595,94 @@ impl Parser<'_> {
     }
 
     fn pattern_element_inner(&mut self) -> Result<(NodePattern, Vec<(RelPattern, NodePattern)>), QueryError> {
-        if self.at_sym(Sym::LParen) && matches!(self.peek_at(1), Tok::Sym(Sym::LParen)) {
-            self.pos += 1;
-            let inner = self.pattern_element()?;
-            self.expect_sym(Sym::RParen)?;
-            return Ok(inner);
-        }
-        let start = self.node_pattern()?;
         let mut chain = Vec::new();
-        while self.at_sym(Sym::Minus) || (self.at_sym(Sym::Lt) && matches!(self.peek_at(1), Tok::Sym(Sym::Minus))) {
-            let rel = self.rel_pattern()?;
-            let node = self.node_pattern()?;
-            chain.push((rel, node));
+        let start = if self.at_group() {
+            let at = self.span();
+            match self.group()? {
+                // Parentheses around a whole element, without a quantifier, are only parentheses.
+                Err(inner) => return Ok(inner),
+                // A pattern may start with a group: the node before it is anonymous.
+                Ok(rel) => {
+                    chain.push((rel, self.node_after_group()?));
+                    NodePattern { var: None, labels: Vec::new(), label_expr: None, props: None, span: at.to(at) }
+                }
+            }
+        } else {
+            self.node_pattern()?
+        };
+        loop {
+            if self.at_sym(Sym::Minus) || (self.at_sym(Sym::Lt) && matches!(self.peek_at(1), Tok::Sym(Sym::Minus))) {
+                let rel = self.rel_pattern()?;
+                let node = self.node_pattern()?;
+                chain.push((rel, node));
+            } else if self.at_group() {
+                let span = self.span();
+                let Ok(rel) = self.group()? else {
+                    return Err(self.error_at(
+                        span,
+                        Detail::InvalidRelationshipPattern,
+                        "a parenthesised group after a node needs a quantifier: ((a)-->(b)){1,3}, +, *",
+                    ));
+                };
+                chain.push((rel, self.node_after_group()?));
+            } else {
+                return Ok((start, chain));
+            }
         }
-        Ok((start, chain))
+    }
+
+    /// At `((`: a group (or parentheses around a pattern).
+    fn at_group(&self) -> bool {
+        self.at_sym(Sym::LParen) && matches!(self.peek_at(1), Tok::Sym(Sym::LParen))
+    }
+
+    /// `( element [WHERE …] )` and its quantifier: a quantified group of one relationship, as
+    /// that relationship with its `group`; without a quantifier (or WHERE), the element itself.
+    #[allow(clippy::type_complexity)] // Reason: a group, or the element it turned out to be.
+    fn group(&mut self) -> Result<Result<RelPattern, (NodePattern, Vec<(RelPattern, NodePattern)>)>, QueryError> {
+        let start = self.expect_sym(Sym::LParen)?;
+        let (first, mut chain) = self.pattern_element()?;
+        let predicate = if self.eat_kw("WHERE") { Some(self.expr()?) } else { None };
+        self.expect_sym(Sym::RParen)?;
+        let Some(bounds) = self.quantifier()? else {
+            if let Some(w) = predicate {
+                return Err(self.error_at(
+                    w.span,
+                    Detail::Unsupported,
+                    "a WHERE inside parentheses in a pattern is for a quantified group: add a quantifier ({1,3}, +, *)",
+                ));
+            }
+            return Ok(Err((first, chain)));
+        };
+        let span = start.to(self.prev_span());
+        let (rel, last) = match chain.len() {
+            1 => chain.remove(0),
+            _ => {
+                return Err(self.error_at(
+                    span,
+                    Detail::Unsupported,
+                    "a quantified group here holds one relationship, like ((a)-[:R]->(b)){1,3}",
+                ))
+            }
+        };
+        if rel.length.is_some() || rel.group.is_some() {
+            return Err(self.error_at(
+                rel.span,
+                Detail::InvalidRelationshipPattern,
+                "a relationship inside a quantified group has no length of its own",
+            ));
+        }
+        Ok(Ok(RelPattern { length: Some(bounds), group: Some(Box::new(Group { first, last, predicate, span })), ..rel }))
+    }
+
+    /// The node written after a group, or an anonymous one where the pattern goes on or ends
+    /// without one (`((a)-->(b))+ -->(c)`).
+    fn node_after_group(&mut self) -> Result<NodePattern, QueryError> {
+        if self.at_sym(Sym::LParen) && !self.at_group() {
+            return self.node_pattern();
+        }
+        let at = self.prev_span();
+        Ok(NodePattern { var: None, labels: Vec::new(), label_expr: None, props: None, span: at.to(at) })
     }
 
     pub(crate) fn node_pattern(&mut self) -> Result<NodePattern, QueryError> {
@@ -757,7 +831,7 @@ impl Parser<'_> {
             }
             length = Some(q);
         }
-        Ok(RelPattern { var, types, type_expr, direction, length, props, predicate, span: start.to(self.prev_span()) })
+        Ok(RelPattern { var, types, type_expr, direction, length, props, predicate, group: None, span: start.to(self.prev_span()) })
     }
 
     /// `{n}`, `{m,n}`, `{m,}`, `{,n}`, `+` (one or more) or `*` (any number), if one comes next.

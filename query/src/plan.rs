@@ -321,9 +321,67 @@ pub struct Hop {
     /// `shortestPath` / `allShortestPaths`: between `from` and the bound `to`, only the paths
     /// of fewest hops (breadth first), one or all of them.
     pub shortest: Option<Shortest>,
+    /// A quantified group's tests on each repetition (the hop has a length then).
+    pub group: Option<Box<GroupHop>>,
+}
+
+/// A quantified group `((x:A)-[r]->(y:B) WHERE …){m,n}` walked as a variable-length hop: each
+/// step's two nodes pass the group's node tests and, with the relationship in the hop's `rel`,
+/// its predicate.
+#[derive(Clone, Debug)]
+pub struct GroupHop {
+    /// Where one repetition's first node is put while its tests run.
+    pub first_slot: usize,
+    /// Where its last node is put.
+    pub last_slot: usize,
+    /// What each repetition's first node must pass.
+    pub first: NodeTest,
+    /// What each repetition's last node must pass.
+    pub last: NodeTest,
+    /// The group's WHERE.
+    pub predicate: Option<CExpr>,
+    /// The slot of the list of each repetition's first node, where it has a variable.
+    pub firsts: Option<usize>,
+    /// The slot of the list of each repetition's last node.
+    pub lasts: Option<usize>,
+    /// The walk goes from the group's last node to its first (the pattern is matched leftwards).
+    pub backward: bool,
 }
 
 impl Hop {
+    /// The hop as a pattern, for EXPLAIN: `(a)-[r:T*1..3]->(b:L)`, a group as `((:A)-[r:T]->())`.
+    pub fn text(&self, slots: &dyn Fn(usize) -> String) -> String {
+        let (h, test) = (self, NodeTest::text);
+        let types = h.types_text();
+        let len = match h.length {
+            Some((min, Some(max))) => format!("*{min}..{max}"),
+            Some((min, None)) => format!("*{min}.."),
+            None => String::new(),
+        };
+        let (l, r) = match h.direction {
+            Direction::Out => ("-", "->"),
+            Direction::In => ("<-", "-"),
+            Direction::Both => ("-", "-"),
+        };
+        match &h.group {
+            Some(g) => {
+                let len = len.trim_start_matches('*');
+                let w = if g.predicate.is_some() { " WHERE …" } else { "" };
+                let (first, last) = (test(&g.first), test(&g.last));
+                let (first, last) = if g.backward { (last, first) } else { (first, last) };
+                format!(
+                    "({}) (({first}){l}[{}{types}]{r}({last}){w}){{{}}} ({}{})",
+                    slots(h.from),
+                    slots(h.rel),
+                    len.replace("..", ","),
+                    slots(h.to),
+                    test(&h.to_test)
+                )
+            }
+            None => format!("({}){l}[{}{types}{len}]{r}({}{})", slots(h.from), slots(h.rel), slots(h.to), test(&h.to_test)),
+        }
+    }
+
     /// The types as a pattern writes them: `:A|B`, `:!A`, or nothing for any type.
     pub fn types_text(&self) -> String {
         match &self.type_expr {
@@ -842,20 +900,7 @@ impl Op {
                     test(&h.to_test)
                 )
             }
-            Op::Expand(h) | Op::CountExpand { hop: h, .. } => {
-                let types = h.types_text();
-                let len = match h.length {
-                    Some((min, Some(max))) => format!("*{min}..{max}"),
-                    Some((min, None)) => format!("*{min}.."),
-                    None => String::new(),
-                };
-                let (l, r) = match h.direction {
-                    Direction::Out => ("-", "->"),
-                    Direction::In => ("<-", "-"),
-                    Direction::Both => ("-", "-"),
-                };
-                format!("({}){l}[{}{types}{len}]{r}({}{})", slots(h.from), slots(h.rel), slots(h.to), test(&h.to_test))
-            }
+            Op::Expand(h) | Op::CountExpand { hop: h, .. } => h.text(slots),
             Op::BindPath(p) => slots(p.slot),
             Op::Project(items) => items.iter().map(|(s, _)| slots(*s)).collect::<Vec<_>>().join(", "),
             Op::Aggregate { keys, aggregates } => {

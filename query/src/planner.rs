@@ -16,8 +16,8 @@ use crate::functions::{function, procedure, FunctionKind};
 use crate::{Detail, ErrorType, QueryError};
 
 use crate::plan::{
-    AggFn, Aggregate, CExpr, Const, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall, SetItem,
-    SortKey,
+    AggFn, Aggregate, CExpr, Const, GroupHop, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall,
+    SetItem, SortKey,
 };
 
 /// The temporal prefix, compiled.
@@ -826,6 +826,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 (Direction::In, true) | (Direction::Out, false) => Direction::In,
             };
             let (rel_props, rel_predicate) = self.rel_tests(rel)?;
+            let group = self.group_hop(rel, forward, rel_bound)?;
             let length = rel.length.map(|(min, max)| (min.unwrap_or(1), max));
             // A bound relationship is matched again into a fresh slot and compared after.
             let target = if rel_bound { self.slot("  rebound_rel") } else { rel_slot };
@@ -846,6 +847,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 reach: self.reach && length.is_some(),
                 exclude_start: false,
                 shortest: None,
+                group,
             })));
             if rel_bound {
                 ops.push(Op::Filter(CExpr::Bin(crate::ast::BinaryOp::Eq, Box::new(CExpr::Slot(target)), Box::new(CExpr::Slot(rel_slot)))));
@@ -864,6 +866,44 @@ impl<'t, 'p> Compiler<'t, 'p> {
             ops.push(Op::BindPath(path.clone()));
         }
         Ok(path)
+    }
+
+    /// A quantified group's node tests and WHERE, compiled with its variables in the slots
+    /// where each step puts one repetition's nodes; after it, the variables are the lists.
+    fn group_hop(&mut self, rel: &crate::ast::RelPattern, forward: bool, rel_bound: bool) -> Result<Option<Box<GroupHop>>, QueryError> {
+        let Some(g) = &rel.group else { return Ok(None) };
+        if rel_bound {
+            return Err(unsupported(self.text, "a quantified group over a relationship variable bound before", rel.span));
+        }
+        let (first_slot, last_slot) = (self.slot("  group_first"), self.slot("  group_last"));
+        let names = [&g.first.var, &g.last.var].map(|v| v.as_ref().map(|v| v.name.clone()));
+        for (name, slot) in names.iter().zip([first_slot, last_slot]) {
+            if let Some(n) = name {
+                self.scope.insert(n.clone(), slot);
+            }
+        }
+        let first = self.node_test(&g.first)?;
+        let last = self.node_test(&g.last)?;
+        let predicate = g.predicate.as_ref().map(|w| self.expr(w)).transpose()?;
+        let mut lists = [None, None];
+        for (name, list) in names.iter().zip(&mut lists) {
+            if let Some(n) = name {
+                let slot = self.slot(n);
+                self.scope.insert(n.clone(), slot);
+                *list = Some(slot);
+            }
+        }
+        let [first_list, last_list] = lists;
+        Ok(Some(Box::new(GroupHop {
+            first_slot,
+            last_slot,
+            first,
+            last,
+            predicate,
+            firsts: first_list,
+            lasts: last_list,
+            backward: !forward,
+        })))
     }
 
     /// A relationship pattern's property map and inline WHERE, compiled.
@@ -916,6 +956,7 @@ impl<'t, 'p> Compiler<'t, 'p> {
             reach: false,
             exclude_start: false,
             shortest: Some(which),
+            group: None,
         })));
         rels_here.push(rel_slot);
         let mut path = PathSpec { slot: usize::MAX, start: from, hops: vec![(rel_slot, rel.length.is_some())], nodes: vec![from, to] };
@@ -938,7 +979,13 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let [part] = m.pattern.as_slice() else { return false };
         let [(rel, end)] = part.chain.as_slice() else { return false };
         let Some((min, _)) = rel.length else { return false };
-        if part.var.is_some() || rel.var.is_some() || rel.props.is_some() || rel.predicate.is_some() || min.unwrap_or(1) > 1 {
+        if part.var.is_some()
+            || rel.var.is_some()
+            || rel.props.is_some()
+            || rel.predicate.is_some()
+            || rel.group.is_some()
+            || min.unwrap_or(1) > 1
+        {
             return false;
         }
         let Some(b) = end.var.as_ref().map(|v| v.name.as_str()) else { return false };

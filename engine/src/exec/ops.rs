@@ -20,7 +20,7 @@ use super::eval::{truth, type_error, Env, Fallible, Matcher};
 use super::graph::Graph;
 use super::procedures;
 use super::value::{Key, PathVal, Val};
-use engram_query::plan::{AggFn, Aggregate, CExpr, Hop, Labels, NodeTest, Op, OpStats, PathSpec, RelLookup, SortKey};
+use engram_query::plan::{AggFn, Aggregate, CExpr, GroupHop, Hop, Labels, NodeTest, Op, OpStats, PathSpec, RelLookup, SortKey};
 
 mod load_csv;
 mod ordered;
@@ -723,6 +723,29 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         Ok(true)
     }
 
+    /// One step of a variable-length hop, `from` over `c` to `to`: the relationship's tests and,
+    /// in a quantified group, the group's node tests and WHERE on this repetition.
+    fn step_passes(&self, hop: &Hop, (from, c, to): (EntityId, ClaimId, EntityId), row: &mut Row) -> Fallible<bool> {
+        if !self.rel_passes(c, hop, row)? {
+            return Ok(false);
+        }
+        let Some(g) = &hop.group else { return Ok(true) };
+        let (first, last) = if g.backward { (to, from) } else { (from, to) };
+        let saved = [
+            std::mem::replace(&mut row[g.first_slot], Val::Node(first)),
+            std::mem::replace(&mut row[g.last_slot], Val::Node(last)),
+            std::mem::replace(&mut row[hop.rel], Val::Rel(c)),
+        ];
+        let passes = (|| -> Fallible<bool> {
+            Ok(self.node_passes(first, &g.first, row)?
+                && self.node_passes(last, &g.last, row)?
+                && g.predicate.as_ref().map_or(Ok(true), |p| self.keep(p, row))?)
+        })();
+        let [a, b, r] = saved;
+        (row[g.first_slot], row[g.last_slot], row[hop.rel]) = (a, b, r);
+        passes
+    }
+
     /// Relationships bound earlier in the same MATCH, which this hop may not use again.
     fn used_rels(hop: &Hop, row: &[Val]) -> Vec<ClaimId> {
         let mut used = Vec::new();
@@ -904,7 +927,9 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let visited_max = self.cx.limits.visited_max;
         let mut visited = 0usize;
         let rows_max = self.rows_max();
-        let emit = |node: EntityId, trail: &[ClaimId], row: &Row, out: &mut Vec<Row>| -> Fallible<()> {
+        // The nodes along the trail, `from` first (a group's lists are made of them).
+        let mut walk: Vec<EntityId> = vec![from];
+        let emit = |node: EntityId, trail: &[ClaimId], walk: &[EntityId], row: &Row, out: &mut Vec<Row>| -> Fallible<()> {
             if out.len() >= rows_max {
                 return Err(limit("rows_max", rows_max, "a variable-length pattern's matches").into());
             }
@@ -912,11 +937,14 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 let mut r = row.clone();
                 r[hop.rel] = Val::list(trail.iter().map(|c| Val::Rel(*c)).collect());
                 r[hop.to] = Val::Node(node);
+                if let Some(g) = &hop.group {
+                    group_lists(g, walk, &mut r);
+                }
                 out.push(r);
             }
             Ok(())
         };
-        emit(from, &trail, &row, &mut out)?;
+        emit(from, &trail, &walk, &row, &mut out)?;
         if max == Some(0) {
             return Ok(out);
         }
@@ -926,7 +954,10 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 if second_sight(hop, node, &edge) {
                     continue;
                 }
-                if trail.contains(&edge.claim) || used.contains(&edge.claim) || !self.rel_passes(edge.claim, hop, row)? {
+                if trail.contains(&edge.claim)
+                    || used.contains(&edge.claim)
+                    || !self.step_passes(hop, (node, edge.claim, edge.neighbor), row)?
+                {
                     continue;
                 }
                 next.push((edge.claim, edge.neighbor));
@@ -940,6 +971,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             let Some((claim, next)) = edges.pop() else {
                 stack.pop();
                 trail.pop();
+                walk.truncate(trail.len() + 1);
                 continue;
             };
             visited += 1;
@@ -950,9 +982,11 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 return Err(limit("visited_max", visited_max, "a variable-length pattern").into());
             }
             trail.push(claim);
-            emit(next, &trail, &row, &mut out)?;
+            walk.push(next);
+            emit(next, &trail, &walk, &row, &mut out)?;
             if max.is_some_and(|m| trail.len() as u64 >= m) {
                 trail.pop();
+                walk.pop();
                 continue;
             }
             let more = edges_of(next, &mut row, &trail)?;
@@ -1271,6 +1305,26 @@ pub(crate) fn rel_lookup(slot: usize, hop: &Hop, k: &str, e: &CExpr) -> bool {
             CExpr::List(items) => items.iter().all(|i| matches!(i, CExpr::Param(_) | CExpr::Const(_))),
             _ => false,
         }
+}
+
+/// Binds a quantified group's lists from the nodes `walk` went through: each repetition's first
+/// and last node, in the pattern's order (reversed when the walk went against it).
+fn group_lists(g: &GroupHop, walk: &[EntityId], row: &mut Row) {
+    let nodes = |w: &[EntityId]| {
+        let mut v: Vec<Val> = w.iter().map(|n| Val::Node(*n)).collect();
+        if g.backward {
+            v.reverse();
+        }
+        Val::list(v)
+    };
+    let k = walk.len() - 1;
+    let (firsts, lasts) = if g.backward { (&walk[1..], &walk[..k]) } else { (&walk[..k], &walk[1..]) };
+    if let Some(s) = g.firsts {
+        row[s] = nodes(firsts);
+    }
+    if let Some(s) = g.lasts {
+        row[s] = nodes(lasts);
+    }
 }
 
 /// Whether `edge` of `node` is an undirected self-loop's second appearance: the expander yields
