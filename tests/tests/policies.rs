@@ -111,6 +111,8 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "CALL db.relationshipTypes()",
         "CALL db.propertyKeys()",
         "CALL db.meta.stats()",
+        "CALL db.schema.nodeTypeProperties()",
+        "CALL db.schema.relTypeProperties()",
         "CALL engram.search.text('zebracanary router', 10) YIELD relationship RETURN relationship",
         "CALL engram.neighbors('router') YIELD relationship RETURN relationship.text",
         "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
@@ -146,6 +148,8 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     assert_eq!(rows(&owner, "MATCH ()-[c]->() RETURN count(c)"), ["Int(5)"]);
     assert_eq!(rows(&owner, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(2)"]);
     assert!(rows(&owner, "MATCH ()-[c]->() RETURN c.text").join(" ").contains(CANARY));
+    assert!(rows(&owner, "CALL db.schema.relTypeProperties()").join(" ").contains(":`FUNDS`|user_id"));
+    assert!(rows(&owner, "CALL db.schema.nodeTypeProperties()").join(" ").to_lowercase().contains("project"));
     // bob, under the same policies, sees his own and the shared rows, not ann's.
     let bob_scope = db.scope(agent("bob"));
     let seen = rows(&bob_scope, "MATCH (a)-[c]->(b) RETURN a.name, c.text, b.name").join("\n");

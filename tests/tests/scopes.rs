@@ -537,6 +537,8 @@ fn queries_see_only_what_the_scope_may_see() {
         "MATCH (a {id: 'auth'})-[r*1..3]-(b) RETURN r",
         "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
         "CALL db.meta.stats()",
+        "CALL db.schema.relTypeProperties()",
+        "CALL db.schema.nodeTypeProperties()",
         "CALL engram.search.text('zebracanary', 10) YIELD relationship RETURN relationship",
         "CALL engram.neighbors('auth') YIELD relationship RETURN relationship.text",
         "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
@@ -564,6 +566,9 @@ fn queries_see_only_what_the_scope_may_see() {
     assert!(text(&full, "CALL db.propertyKeys()").contains("zebrakey"));
     let full_keys = text(&full, "CALL db.propertyKeys()");
     assert_eq!(blind_keys, full_keys.replace("zebrakey", ""), "{blind_keys} / {full_keys}");
+    let blind_schema = text(&blind, "CALL db.schema.relTypeProperties()");
+    assert!(!blind_schema.contains("zebrakey") && !blind_schema.to_lowercase().contains("reads_secret_from"), "{blind_schema}");
+    assert!(text(&full, "CALL db.schema.relTypeProperties()").contains("zebrakey"));
     let blind_types = text(&blind, "CALL db.relationshipTypes()");
     assert_eq!(blind_types, text(&full, "CALL db.relationshipTypes()").replace("READS_SECRET_FROM", "").replace("reads_secret_from", ""));
     // Another workspace does not open for this principal.

@@ -16,6 +16,7 @@ mod ops;
 mod output;
 mod physical;
 mod procedures;
+mod schema_procs;
 mod value;
 mod vector_procs;
 mod write;
