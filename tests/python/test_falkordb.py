@@ -46,6 +46,25 @@ def test_shortest_paths_in_falkordbs_form_and_neo4js(db):
     assert res.result_set == [[None]]
 
 
+def test_quantified_groups_and_type_expressions_over_the_wire(db):
+    """Neo4j 5's forms through FalkorDB's client: a group's variables come back as lists of
+    nodes and relationships resolved like any other; `[:!T]` leaves one type out."""
+    g = db.select_graph("groups")
+    g.query("CREATE (:Stop {n: 1, at: 10})-[:NEXT]->(:Stop {n: 2, at: 20})-[:NEXT]->(:Stop {n: 3, at: 15})-[:WALK]->(:Stop {n: 4, at: 30})")
+    res = g.query(
+        "MATCH (a:Stop {n: $n}) ((x)-[r]->(y) WHERE y.at > x.at){1,3} (b) RETURN x, r, b.n ORDER BY b.n", {"n": 1}
+    )
+    assert [row[2] for row in res.result_set] == [2]
+    x, r, _ = res.result_set[0]
+    assert [n.properties["n"] for n in x] == [1] and [e.relation for e in r] == ["NEXT"]
+    res = g.query("MATCH (a:Stop {n: 3}) ((x)-[:NEXT|WALK]->(y)){1,2} (b) RETURN [s IN y | s.n]")
+    assert res.result_set == [[[4]]]
+    res = g.query("MATCH ()-[r:!NEXT]->() RETURN type(r), count(*)")
+    assert res.result_set == [["WALK", 1]]
+    shape = g.query("CALL db.schema.relTypeProperties() YIELD relType RETURN relType ORDER BY relType")
+    assert shape.result_set == [[":`NEXT`"], [":`WALK`"]]
+
+
 def test_falkordbs_own_functions(db):
     """Queries written for FalkorDB use its function extensions: they answer as it documents."""
     g = db.select_graph("functions")

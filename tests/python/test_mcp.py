@@ -208,6 +208,13 @@ def test_graph_tools_speak_the_reference_servers_shapes(tmp_path):
             q = await ok(s, "query", {"query": "MATCH (a:service)-[:depends_on]->(b) RETURN b.name", "params": {}})
             assert q["rows"] == [["UserDB"]]
             assert (await ok(s, "query", {"query": "CREATE (:Note {t: $t})", "params": {"t": "x"}}))["stats"]["nodes_created"] == 1
+            # What the query tool's description tells an agent to call to learn the graph's shape.
+            shape = await ok(s, "query", {"query": "CALL db.schema.relTypeProperties() YIELD relType RETURN DISTINCT relType ORDER BY relType"})
+            assert shape["rows"] == [[":`depends_on`"], [":`observation`"]]
+            labels = await ok(s, "query", {"query": "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName WHERE propertyName = 't' RETURN nodeLabels"})
+            assert labels["rows"] == [[["Note"]]]
+            procs = await ok(s, "query", {"query": "SHOW PROCEDURES YIELD name, mode WHERE name STARTS WITH 'engram.recall'"})
+            assert procs["rows"] == [["engram.recall", "READ"]]
             await ok(s, "delete_entities", {"entityNames": ["UserDB"]})
             assert (await ok(s, "open_nodes", {"names": ["UserDB"]}))["missing"] == ["UserDB"]
 
@@ -249,6 +256,7 @@ async def everything_visible(s):
     out = []
     out.append(await tool(s, "search_memory", {"query": f"Ann clinic visit {CANARY}", "seeds": ["Ann"], "hops": 2}))
     out.append(await tool(s, "query", {"query": "MATCH (a)-[r]->(b) RETURN a, r, b"}))
+    out.append(await tool(s, "query", {"query": "CALL db.schema.relTypeProperties()"}))
     out.append(await tool(s, "read_graph", {}))
     out.append(await tool(s, "open_nodes", {"names": ["Ann", "Clinic"]}))
     out.append(await tool(s, "search_nodes", {"query": "a"}))

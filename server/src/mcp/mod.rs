@@ -728,7 +728,7 @@ impl EngramMcp {
     }
 
     #[tool(
-        description = "Run a query in a subset of Cypher on the memory graph: entities are nodes (labels = types), facts are relationships (type = predicate). Read-only unless this connection may write. Returns columns, rows and statistics."
+        description = "Run a query in a subset of Cypher on the memory graph: entities are nodes (labels = types), facts are relationships (type = predicate). Read-only unless this connection may write. Returns columns, rows and statistics. To learn the graph's labels, types and property keys first: CALL db.schema.nodeTypeProperties(), CALL db.schema.relTypeProperties(); the procedures (engram.recall, engram.neighbors, …): SHOW PROCEDURES."
     )]
     async fn query(&self, Parameters(a): Parameters<QueryArg>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let scope = match self.scope(&ctx) {
