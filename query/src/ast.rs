@@ -522,19 +522,30 @@ pub struct RelPattern {
     pub span: Span,
 }
 
-/// The nodes and `WHERE` of a quantified path pattern (Neo4j 5, GQL) of one relationship: each
-/// repetition's first node passes `first`, its last `last`, and the three together `predicate`;
-/// outside the group, their variables are the lists of each repetition's.
+/// The rest of a quantified path pattern (Neo4j 5, GQL) whose first relationship is the
+/// `RelPattern` holding it: each repetition's nodes pass their tests, its relationships theirs,
+/// and all of them together `predicate`; outside the group, their variables are the lists of
+/// each repetition's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     /// The node each repetition starts from (the node before the group, for the first).
     pub first: NodePattern,
-    /// The node each repetition ends on (the node after the group, for the last).
-    pub last: NodePattern,
+    /// The node the first relationship reaches.
+    pub next: NodePattern,
+    /// The group's further relationships, each with the node it reaches; the last node is where
+    /// each repetition ends (the node after the group, for the last).
+    pub more: Vec<(RelPattern, NodePattern)>,
     /// `WHERE` inside the group's parentheses, on one repetition.
     pub predicate: Option<Expr>,
     /// The group, quantifier included.
     pub span: Span,
+}
+
+impl Group {
+    /// One repetition's nodes, in order.
+    pub fn nodes(&self) -> impl Iterator<Item = &NodePattern> {
+        [&self.first, &self.next].into_iter().chain(self.more.iter().map(|(_, n)| n))
+    }
 }
 
 /// A variable and where it is written.

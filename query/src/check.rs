@@ -449,7 +449,7 @@ impl Checker<'_> {
         }
         for (rel, _) in &part.chain {
             if let Some(g) = &rel.group {
-                self.bind_group(g, scope)?;
+                self.bind_group(rel, g, scope, rels_here)?;
             }
             if let Some(v) = &rel.var {
                 let ty = if rel.length.is_some() { Ty::RelList } else { Ty::Rel };
@@ -467,18 +467,26 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// Binds a quantified group's node variables, new ones, as the lists of each repetition's.
-    fn bind_group(&self, g: &crate::ast::Group, scope: &mut Scope) -> Result<(), QueryError> {
-        if let (Some(a), Some(b)) = (&g.first.var, &g.last.var) {
-            if a.name == b.name {
+    /// Binds a quantified group's variables, new ones, as the lists of each repetition's (its
+    /// first relationship's is bound with the pattern's relationships).
+    fn bind_group<'p>(
+        &self,
+        rel: &'p crate::ast::RelPattern,
+        g: &'p crate::ast::Group,
+        scope: &mut Scope,
+        rels_here: &mut Vec<&'p str>,
+    ) -> Result<(), QueryError> {
+        let mut mine: Vec<&str> = rel.var.iter().map(|v| v.name.as_str()).collect();
+        let nodes = g.nodes().filter_map(|n| n.var.as_ref()).map(|v| (v, Ty::List));
+        let rels = g.more.iter().filter_map(|(r, _)| r.var.as_ref()).map(|v| (v, Ty::RelList));
+        for (v, ty) in nodes.chain(rels) {
+            if mine.contains(&v.name.as_str()) || rels_here.contains(&v.name.as_str()) {
                 return Err(self.error(
-                    b.span,
+                    v.span,
                     Detail::Unsupported,
-                    format!("a quantified group's two nodes are two variables, not `{}` twice", b.name),
+                    format!("a quantified group's elements are each a variable of their own: `{}` twice", v.name),
                 ));
             }
-        }
-        for v in [&g.first.var, &g.last.var].into_iter().flatten() {
             if scope.contains_key(&v.name) {
                 return Err(self.error(
                     v.span,
@@ -486,8 +494,10 @@ impl Checker<'_> {
                     format!("variable `{}` is already defined; a quantified group's variables are its own", v.name),
                 ));
             }
-            scope.insert(v.name.clone(), Ty::List);
+            mine.push(&v.name);
+            scope.insert(v.name.clone(), ty);
         }
+        rels_here.extend(g.more.iter().filter_map(|(r, _)| r.var.as_ref()).map(|v| v.name.as_str()));
         Ok(())
     }
 
@@ -541,14 +551,15 @@ impl Checker<'_> {
                 inner.insert(v.name.clone(), Ty::Rel);
             }
             if let Some(g) = &rel.group {
-                for v in [&g.first.var, &g.last.var].into_iter().flatten() {
+                for v in g.nodes().filter_map(|n| n.var.as_ref()) {
                     inner.insert(v.name.clone(), Ty::Node);
                 }
-                for p in [&g.first.props, &g.last.props].into_iter().flatten() {
-                    self.expr(p, &inner, Agg::Forbidden)?;
+                for v in g.more.iter().filter_map(|(r, _)| r.var.as_ref()) {
+                    inner.insert(v.name.clone(), Ty::Rel);
                 }
-                if let Some(w) = &g.predicate {
-                    self.expr(w, &inner, Agg::Forbidden)?;
+                let more = g.more.iter().flat_map(|(r, _)| [&r.props, &r.predicate]);
+                for e in g.nodes().map(|n| &n.props).chain(more).chain([&g.predicate]).flatten() {
+                    self.expr(e, &inner, Agg::Forbidden)?;
                 }
             }
             if let Some(w) = &rel.predicate {
@@ -1420,7 +1431,8 @@ fn pattern_vars(part: &PatternPart) -> Vec<(&str, Span)> {
             out.push((v.name.as_str(), v.span));
         }
         if let Some(g) = &r.group {
-            out.extend([&g.first.var, &g.last.var].into_iter().flatten().map(|v| (v.name.as_str(), v.span)));
+            let rels = g.more.iter().filter_map(|(r, _)| r.var.as_ref());
+            out.extend(g.nodes().filter_map(|n| n.var.as_ref()).chain(rels).map(|v| (v.name.as_str(), v.span)));
         }
     }
     out

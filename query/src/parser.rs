@@ -691,24 +691,25 @@ impl Parser<'_> {
             return Ok(Err((first, chain)));
         };
         let span = start.to(self.prev_span());
-        let (rel, last) = match chain.len() {
-            1 => chain.remove(0),
-            _ => {
-                return Err(self.error_at(
-                    span,
-                    Detail::Unsupported,
-                    "a quantified group here holds one relationship, like ((a)-[:R]->(b)){1,3}",
-                ))
-            }
-        };
-        if rel.length.is_some() || rel.group.is_some() {
+        if chain.is_empty() {
             return Err(self.error_at(
-                rel.span,
+                span,
                 Detail::InvalidRelationshipPattern,
-                "a relationship inside a quantified group has no length of its own",
+                "a quantified group holds a relationship, like ((a)-[:R]->(b)){1,3}",
             ));
         }
-        Ok(Ok(RelPattern { length: Some(bounds), group: Some(Box::new(Group { first, last, predicate, span })), ..rel }))
+        let (rel, next) = chain.remove(0);
+        for r in std::iter::once(&rel).chain(chain.iter().map(|(r, _)| r)) {
+            if r.length.is_some() || r.group.is_some() {
+                return Err(self.error_at(
+                    r.span,
+                    Detail::InvalidRelationshipPattern,
+                    "a relationship inside a quantified group has no length of its own",
+                ));
+            }
+        }
+        let group = Group { first, next, more: chain, predicate, span };
+        Ok(Ok(RelPattern { length: Some(bounds), group: Some(Box::new(group)), ..rel }))
     }
 
     /// The node written after a group, or an anonymous one where the pattern goes on or ends

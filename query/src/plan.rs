@@ -325,70 +325,121 @@ pub struct Hop {
     pub group: Option<Box<GroupHop>>,
 }
 
-/// A quantified group `((x:A)-[r]->(y:B) WHERE …){m,n}` walked as a variable-length hop: each
-/// step's two nodes pass the group's node tests and, with the relationship in the hop's `rel`,
-/// its predicate.
+/// A quantified group `((x:A)-[r]->(y:B)-[s]->(z) WHERE …){m,n}` walked as a variable-length
+/// hop whose steps go round the group's relationships (the hop's own first, then `steps`): each
+/// step's relationship and the node it reaches pass their tests, each repetition's first node
+/// its own, and a completed repetition the group's predicate, with one repetition's elements in
+/// their slots.
 #[derive(Clone, Debug)]
 pub struct GroupHop {
-    /// Where one repetition's first node is put while its tests run.
-    pub first_slot: usize,
-    /// Where its last node is put.
-    pub last_slot: usize,
-    /// What each repetition's first node must pass.
-    pub first: NodeTest,
-    /// What each repetition's last node must pass.
-    pub last: NodeTest,
+    /// One repetition's nodes, in the pattern's order (one more than its relationships).
+    pub nodes: Vec<GroupNode>,
+    /// Where the first relationship (the hop's) is put while the tests run: the hop's `rel` for
+    /// a group of one relationship, whose list is then the hop's.
+    pub rel_slot: usize,
+    /// The slot of the list of each repetition's first relationship, for a group of more than
+    /// one with a variable there (the hop's `rel` lists all the walk's).
+    pub rel_list: Option<usize>,
+    /// The group's relationships after the first.
+    pub steps: Vec<GroupStep>,
     /// The group's WHERE.
     pub predicate: Option<CExpr>,
-    /// The slot of the list of each repetition's first node, where it has a variable.
-    pub firsts: Option<usize>,
-    /// The slot of the list of each repetition's last node.
-    pub lasts: Option<usize>,
-    /// The walk goes from the group's last node to its first (the pattern is matched leftwards).
+    /// The walk goes from the group's last node to its first (the pattern is matched leftwards;
+    /// only a group of one relationship is).
     pub backward: bool,
+}
+
+/// A node of a quantified group.
+#[derive(Clone, Debug)]
+pub struct GroupNode {
+    /// Where it is put while the tests run.
+    pub slot: usize,
+    /// What it must pass.
+    pub test: NodeTest,
+    /// The slot of the list of it in each repetition, where it has a variable.
+    pub list: Option<usize>,
+}
+
+/// A quantified group's relationship after its first, and what it must pass.
+#[derive(Clone, Debug)]
+pub struct GroupStep {
+    /// Seen from the node before it.
+    pub direction: Direction,
+    /// Type alternatives (none: any type, unless `type_expr`).
+    pub types: Vec<Arc<str>>,
+    /// A type expression.
+    pub type_expr: Option<Labels>,
+    /// Its property map, each required equal.
+    pub rel_props: Vec<(Arc<str>, CExpr)>,
+    /// Its inline WHERE.
+    pub rel_predicate: Option<CExpr>,
+    /// Where it is put while the tests run.
+    pub slot: usize,
+    /// The slot of the list of it in each repetition, where it has a variable.
+    pub list: Option<usize>,
+}
+
+impl GroupHop {
+    /// How many relationships one repetition has.
+    pub fn rels(&self) -> usize {
+        self.steps.len() + 1
+    }
 }
 
 impl Hop {
     /// The hop as a pattern, for EXPLAIN: `(a)-[r:T*1..3]->(b:L)`, a group as `((:A)-[r:T]->())`.
     pub fn text(&self, slots: &dyn Fn(usize) -> String) -> String {
         let (h, test) = (self, NodeTest::text);
-        let types = h.types_text();
-        let len = match h.length {
-            Some((min, Some(max))) => format!("*{min}..{max}"),
-            Some((min, None)) => format!("*{min}.."),
-            None => String::new(),
-        };
-        let (l, r) = match h.direction {
-            Direction::Out => ("-", "->"),
-            Direction::In => ("<-", "-"),
-            Direction::Both => ("-", "-"),
-        };
-        match &h.group {
-            Some(g) => {
-                let len = len.trim_start_matches('*');
+        let types = types_text(&h.types, h.type_expr.as_ref());
+        let (l, r) = arrows(h.direction);
+        match (&h.group, h.length) {
+            (Some(g), Some((min, max))) => {
+                let mut inner = String::new();
+                for (step, node) in g.steps.iter().zip(g.nodes.iter().skip(2)) {
+                    let (l, r) = arrows(step.direction);
+                    let types = types_text(&step.types, step.type_expr.as_ref());
+                    // Writing to a String cannot fail.
+                    let _ = write!(inner, "{l}[{}{types}]{r}({})", slots(step.slot), test(&node.test));
+                }
+                let (first, next) = (test(&g.nodes[0].test), test(&g.nodes[1].test));
+                let (first, next) = if g.backward { (next, first) } else { (first, next) };
                 let w = if g.predicate.is_some() { " WHERE …" } else { "" };
-                let (first, last) = (test(&g.first), test(&g.last));
-                let (first, last) = if g.backward { (last, first) } else { (first, last) };
+                let max = max.map_or(String::new(), |m| m.to_string());
                 format!(
-                    "({}) (({first}){l}[{}{types}]{r}({last}){w}){{{}}} ({}{})",
+                    "({}) (({first}){l}[{}{types}]{r}({next}){inner}{w}){{{min},{max}}} ({}{})",
                     slots(h.from),
-                    slots(h.rel),
-                    len.replace("..", ","),
+                    slots(g.rel_slot),
                     slots(h.to),
                     test(&h.to_test)
                 )
             }
-            None => format!("({}){l}[{}{types}{len}]{r}({}{})", slots(h.from), slots(h.rel), slots(h.to), test(&h.to_test)),
+            _ => {
+                let len = match h.length {
+                    Some((min, Some(max))) => format!("*{min}..{max}"),
+                    Some((min, None)) => format!("*{min}.."),
+                    None => String::new(),
+                };
+                format!("({}){l}[{}{types}{len}]{r}({}{})", slots(h.from), slots(h.rel), slots(h.to), test(&h.to_test))
+            }
         }
     }
+}
 
-    /// The types as a pattern writes them: `:A|B`, `:!A`, or nothing for any type.
-    pub fn types_text(&self) -> String {
-        match &self.type_expr {
-            Some(e) => format!(":{e}"),
-            None if self.types.is_empty() => String::new(),
-            None => format!(":{}", self.types.join("|")),
-        }
+/// Types as a pattern writes them: `:A|B`, `:!A`, or nothing for any type.
+fn types_text(types: &[Arc<str>], expr: Option<&Labels>) -> String {
+    match expr {
+        Some(e) => format!(":{e}"),
+        None if types.is_empty() => String::new(),
+        None => format!(":{}", types.join("|")),
+    }
+}
+
+/// A relationship pattern's two ends seen from the node before it: `-`/`->`, `<-`/`-`, `-`/`-`.
+fn arrows(d: Direction) -> (&'static str, &'static str) {
+    match d {
+        Direction::Out => ("-", "->"),
+        Direction::In => ("<-", "-"),
+        Direction::Both => ("-", "-"),
     }
 }
 
@@ -877,7 +928,7 @@ impl Op {
                 format!("({}{}) {key}{l}{u}{order}{instead}", slots(*slot), test(t))
             }
             Op::SeekRels { slot, test: t, hop: h, lookup } => {
-                let types = h.types_text();
+                let types = types_text(&h.types, h.type_expr.as_ref());
                 let mut keys: Vec<String> = h.rel_props.iter().map(|(k, _)| k.to_string()).collect();
                 keys.extend(lookup.iter().map(|l| match l {
                     RelLookup::In(k, _) => format!("{k} IN"),
@@ -885,11 +936,7 @@ impl Op {
                         format!("{key}{}{}", if lower.is_some() { " > …" } else { "" }, if upper.is_some() { " < …" } else { "" })
                     }
                 }));
-                let (l, r) = match h.direction {
-                    Direction::Out => ("-", "->"),
-                    Direction::In => ("<-", "-"),
-                    Direction::Both => ("-", "-"),
-                };
+                let (l, r) = arrows(h.direction);
                 format!(
                     "({}{}){l}[{}{types} {{{}}}]{r}({}{})",
                     slots(*slot),

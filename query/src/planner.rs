@@ -16,8 +16,8 @@ use crate::functions::{function, procedure, FunctionKind};
 use crate::{Detail, ErrorType, QueryError};
 
 use crate::plan::{
-    AggFn, Aggregate, CExpr, Const, GroupHop, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part, PathSpec, Plan, ProcCall,
-    SetItem, SortKey,
+    AggFn, Aggregate, CExpr, Const, GroupHop, GroupNode, GroupStep, Hop, MergePlan, NewNode, NewPattern, NewRel, NodeTest, Op, Part,
+    PathSpec, Plan, ProcCall, SetItem, SortKey,
 };
 
 /// The temporal prefix, compiled.
@@ -799,13 +799,17 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let by_identity = |n: &NodePattern| seek_of(n).is_some_and(|k| seeks[k].by_identity());
         // Bound, then a seek by internal id, by external id, by a property's list of values,
         // then a label scan.
-        let start = nodes
+        // A group of several relationships is walked rightwards only: the start is left of it.
+        let several = |r: &crate::ast::RelPattern| r.group.as_ref().is_some_and(|g| !g.more.is_empty());
+        let leftmost = part.chain.iter().position(|(r, _)| several(r)).unwrap_or(part.chain.len());
+        let candidates = &nodes[..=leftmost];
+        let start = candidates
             .iter()
             .position(|n| bound(n))
-            .or_else(|| nodes.iter().position(|n| by_identity(n)))
-            .or_else(|| nodes.iter().position(|n| has_id(n)))
-            .or_else(|| nodes.iter().position(|n| seek_of(n).is_some()))
-            .or_else(|| nodes.iter().position(|n| !n.labels.is_empty()))
+            .or_else(|| candidates.iter().position(|n| by_identity(n)))
+            .or_else(|| candidates.iter().position(|n| has_id(n)))
+            .or_else(|| candidates.iter().position(|n| seek_of(n).is_some()))
+            .or_else(|| candidates.iter().position(|n| !n.labels.is_empty()))
             .unwrap_or(0);
         let mut node_slots = vec![usize::MAX; nodes.len()];
         let mut rel_slots = vec![usize::MAX; part.chain.len()];
@@ -826,10 +830,17 @@ impl<'t, 'p> Compiler<'t, 'p> {
                 (Direction::In, true) | (Direction::Out, false) => Direction::In,
             };
             let (rel_props, rel_predicate) = self.rel_tests(rel)?;
-            let group = self.group_hop(rel, forward, rel_bound)?;
+            let group = self.group_hop(rel, forward, (rel_slot, rel_bound))?;
             let length = rel.length.map(|(min, max)| (min.unwrap_or(1), max));
-            // A bound relationship is matched again into a fresh slot and compared after.
-            let target = if rel_bound { self.slot("  rebound_rel") } else { rel_slot };
+            // A bound relationship is matched again into a fresh slot and compared after; a
+            // group of several relationships lists the walk's in a slot of its own.
+            let target = if rel_bound {
+                self.slot("  rebound_rel")
+            } else if group.as_ref().is_some_and(|g| !g.steps.is_empty()) {
+                self.slot("  group_rels")
+            } else {
+                rel_slot
+            };
             rel_slots[i] = target;
             ops.push(Op::Expand(Box::new(Hop {
                 from,
@@ -868,42 +879,58 @@ impl<'t, 'p> Compiler<'t, 'p> {
         Ok(path)
     }
 
-    /// A quantified group's node tests and WHERE, compiled with its variables in the slots
-    /// where each step puts one repetition's nodes; after it, the variables are the lists.
-    fn group_hop(&mut self, rel: &crate::ast::RelPattern, forward: bool, rel_bound: bool) -> Result<Option<Box<GroupHop>>, QueryError> {
+    /// A quantified group's tests and WHERE, compiled with its variables in the slots where each
+    /// step puts one repetition's elements (`rel_slot` is the first relationship's, where the
+    /// hop's own tests see it); after it, the variables are the lists of each repetition's.
+    fn group_hop(
+        &mut self,
+        rel: &crate::ast::RelPattern,
+        forward: bool,
+        (rel_slot, rel_bound): (usize, bool),
+    ) -> Result<Option<Box<GroupHop>>, QueryError> {
         let Some(g) = &rel.group else { return Ok(None) };
         if rel_bound {
             return Err(unsupported(self.text, "a quantified group over a relationship variable bound before", rel.span));
         }
-        let (first_slot, last_slot) = (self.slot("  group_first"), self.slot("  group_last"));
-        let names = [&g.first.var, &g.last.var].map(|v| v.as_ref().map(|v| v.name.clone()));
-        for (name, slot) in names.iter().zip([first_slot, last_slot]) {
+        let named = |v: &Option<crate::ast::Var>| v.as_ref().map(|v| v.name.clone());
+        let node_names: Vec<Option<String>> = g.nodes().map(|n| named(&n.var)).collect();
+        let rel_names: Vec<Option<String>> = g.more.iter().map(|(r, _)| named(&r.var)).collect();
+        let node_slots: Vec<usize> = node_names.iter().map(|_| self.slot("  group_node")).collect();
+        let step_slots: Vec<usize> = rel_names.iter().map(|_| self.slot("  group_rel")).collect();
+        for (name, slot) in node_names.iter().zip(&node_slots).chain(rel_names.iter().zip(&step_slots)) {
             if let Some(n) = name {
-                self.scope.insert(n.clone(), slot);
+                self.scope.insert(n.clone(), *slot);
             }
         }
-        let first = self.node_test(&g.first)?;
-        let last = self.node_test(&g.last)?;
+        let mut nodes = Vec::with_capacity(node_slots.len());
+        for (n, slot) in g.nodes().zip(&node_slots) {
+            nodes.push(GroupNode { slot: *slot, test: self.node_test(n)?, list: None });
+        }
+        let mut steps = Vec::with_capacity(g.more.len());
+        for ((r, _), slot) in g.more.iter().zip(&step_slots) {
+            let (rel_props, rel_predicate) = self.rel_tests(r)?;
+            let types = r.types.iter().map(|t| Arc::from(t.name.as_str())).collect();
+            let type_expr = r.type_expr.as_ref().map(crate::plan::Labels::of);
+            steps.push(GroupStep { direction: r.direction, types, type_expr, rel_props, rel_predicate, slot: *slot, list: None });
+        }
         let predicate = g.predicate.as_ref().map(|w| self.expr(w)).transpose()?;
-        let mut lists = [None, None];
-        for (name, list) in names.iter().zip(&mut lists) {
-            if let Some(n) = name {
+        let mut list_of = |name: &Option<String>| {
+            name.as_ref().map(|n| {
                 let slot = self.slot(n);
                 self.scope.insert(n.clone(), slot);
-                *list = Some(slot);
-            }
+                slot
+            })
+        };
+        for (node, name) in nodes.iter_mut().zip(&node_names) {
+            node.list = list_of(name);
         }
-        let [first_list, last_list] = lists;
-        Ok(Some(Box::new(GroupHop {
-            first_slot,
-            last_slot,
-            first,
-            last,
-            predicate,
-            firsts: first_list,
-            lasts: last_list,
-            backward: !forward,
-        })))
+        for (step, name) in steps.iter_mut().zip(&rel_names) {
+            step.list = list_of(name);
+        }
+        // With more than one relationship, the hop's own list holds every relationship of the
+        // walk (for a path), and the first relationship's variable a list of its own.
+        let rel_list = if steps.is_empty() { None } else { list_of(&named(&rel.var)) };
+        Ok(Some(Box::new(GroupHop { nodes, rel_slot, rel_list, steps, predicate, backward: !forward })))
     }
 
     /// A relationship pattern's property map and inline WHERE, compiled.

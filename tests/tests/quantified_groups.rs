@@ -1,7 +1,8 @@
-//! Quantified path patterns of one relationship (Neo4j 5, GQL): `(a) ((x:A)-[r:R]->(y) WHERE
-//! …){1,3} (b)`. Each repetition's nodes pass the group's tests and its WHERE; outside, `x`,
-//! `y` and `r` are the lists of each repetition's. Checked against a naive enumeration of trails
-//! on random graphs, walked from either end; the forms refused say why.
+//! Quantified path patterns (Neo4j 5, GQL): `(a) ((x:A)-[r:R]->(y) WHERE …){1,3} (b)`, and of
+//! several relationships, `((x)-[r:R]->(y)-[s:S]->(z)){1,2}`. Each repetition's elements pass
+//! their tests and the group's WHERE; outside, the group's variables are the lists of each
+//! repetition's. Checked against a naive enumeration of trails on random graphs (a group of one
+//! relationship walked from either end); the forms refused say why.
 
 use engram::{Database, Params, QueryValue};
 use proptest::prelude::*;
@@ -69,6 +70,17 @@ fn groups_test_each_repetition_and_bind_lists() {
         ("MATCH (a {n: 2}) ((x)-[:NEXT]->(y))+ -->(c) RETURN c.n", vec![vec![vec![4]]]),
         ("MATCH (a {n: 1}) ((x)-[:NEXT]->(y) WHERE x.n >= 2)+ (b) RETURN count(b)", vec![vec![vec![0]]]),
         ("MATCH (a {n: 1}) RETURN COUNT { (a) ((x)-->(y)){1,2} (b) }", vec![vec![vec![2]]]),
+        // Several relationships: a match is whole repetitions, the lists one entry per repetition.
+        (
+            "MATCH (a {n: 1}) ((x)-[r:NEXT]->(y)-[s]->(z)){1} (b) RETURN [n IN x | n.n], [n IN y | n.n], [n IN z | n.n], [e IN r | e.d], [e IN s | e.d], b.n",
+            vec![vec![vec![1], vec![2], vec![3], vec![1], vec![2], vec![3]]],
+        ),
+        ("MATCH ((x)-->(y)-->(z))+ RETURN count(*)", vec![vec![vec![2]]]),
+        ("MATCH p = (a {n: 1}) ((x)-->(y)-->(z))+ (b) RETURN length(p), b.n", vec![vec![vec![2], vec![3]]]),
+        ("MATCH (a) ((x)-[r]->(y)-[s]->(z) WHERE s.d > r.d AND z:S) + (b) RETURN a.n, b.n", vec![vec![vec![1], vec![3]]]),
+        ("MATCH (a) ((x)-[:NEXT]->(:S)<-[:NEXT]-(z))+ (b) RETURN count(*)", vec![vec![vec![0]]]),
+        // A node bound after the group is checked when reached: the walk starts left of it.
+        ("MATCH (b:X) MATCH (a) ((x)-->(y)-->(z))+ (b) RETURN a.n", vec![vec![vec![2]]]),
     ];
     for (q, want) in cases {
         assert_eq!(table(&db, q), want, "{q}");
@@ -83,9 +95,12 @@ fn refused_group_forms_say_why() {
     let db = Database::in_memory();
     line(&db);
     for (q, says) in [
-        ("MATCH ((a)-->(b)-->(c))+ RETURN 1", "holds one relationship"),
+        ("MATCH ((x)-[r]->(y)-[r]->(z))+ RETURN 1", "twice"),
+        ("MATCH ((x)-->(y)-->(x))+ RETURN 1", "twice"),
+        ("MATCH ((x)-[y]->(y))+ RETURN 1", "twice"),
+        ("MATCH (((x)-->(y))+)+ RETURN 1", "no length of its own"),
         ("MATCH (x) ((x)-->(y))+ RETURN 1", "already defined"),
-        ("MATCH ((x)-->(x))+ RETURN 1", "two variables"),
+        ("MATCH ((x)-->(x))+ RETURN 1", "`x` twice"),
         ("MATCH (a) ((x)-->(y)) (b) RETURN 1", "needs a quantifier"),
         ("MATCH (a) ((x)-->(y) WHERE x.n > 1) RETURN 1", "add a quantifier"),
         ("MATCH ((x)-[*2]->(y))+ RETURN 1", "no length of its own"),
@@ -165,5 +180,70 @@ proptest! {
         }
         from_start.sort();
         prop_assert_eq!(from_start, want);
+    }
+}
+
+/// The naive trails for the group `((x:A)-[r:R]->(y)-[s:S]->(z) WHERE s.w >= r.w){1,2}` from
+/// each node: (start, end, each repetition's x, z, and s's weight).
+fn naive_pairs(n: usize, labelled: &[bool], edges: &[(usize, usize, usize, i64)]) -> Vec<Vec<Vec<i64>>> {
+    let mut out = Vec::new();
+    // (node, trail of edge indexes)
+    let mut stack: Vec<(usize, Vec<usize>)> = (0..n).map(|s| (s, Vec::new())).collect();
+    while let Some((at, trail)) = stack.pop() {
+        if !trail.is_empty() && trail.len() % 2 == 0 {
+            let start = edges[trail[0]].0 as i64;
+            let reps = trail.len() / 2;
+            let xs: Vec<i64> = (0..reps).map(|i| edges[trail[2 * i]].0 as i64).collect();
+            let zs: Vec<i64> = (0..reps).map(|i| edges[trail[2 * i + 1]].1 as i64).collect();
+            let ws: Vec<i64> = (0..reps).map(|i| edges[trail[2 * i + 1]].3).collect();
+            out.push(vec![vec![start], vec![at as i64], xs, zs, ws]);
+        }
+        if trail.len() == 4 {
+            continue;
+        }
+        let j = trail.len() % 2;
+        for (e, (a, b, t, w)) in edges.iter().enumerate() {
+            let ok = *a == at
+                && *t == j
+                && !trail.contains(&e)
+                && (j == 1 || labelled[at])
+                && (j == 0 || *w >= edges[*trail.last().unwrap_or(&e)].3);
+            if ok {
+                let mut next = trail.clone();
+                next.push(e);
+                stack.push((*b, next));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// A group of two relationships (R then S, the second no lighter than the first) matches the
+    /// naive trails of whole repetitions.
+    #[test]
+    fn groups_of_two_relationships_match_a_naive_enumeration(
+        labelled in prop::collection::vec(any::<bool>(), 1..7),
+        edges in prop::collection::vec((0usize..7, 0usize..7, 0usize..2, 0i64..3), 0..14),
+    ) {
+        let n = labelled.len();
+        let db = Database::in_memory();
+        for (i, a) in labelled.iter().enumerate() {
+            rows(&db, &format!("CREATE (n{} {{i: {i}}})", if *a { ":A" } else { "" }));
+        }
+        let edges: Vec<(usize, usize, usize, i64)> = edges.into_iter().map(|(a, b, t, w)| (a % n, b % n, t, w)).collect();
+        for (a, b, t, w) in &edges {
+            let ty = ["R", "S"][*t];
+            rows(&db, &format!("MATCH (a {{i: {a}}}), (b {{i: {b}}}) CREATE (a)-[:{ty} {{w: {w}}}]->(b)"));
+        }
+        let got = table(
+            &db,
+            "MATCH (p) ((x:A)-[r:R]->(y)-[s:S]->(z) WHERE s.w >= r.w){1,2} (q) \
+             RETURN p.i, q.i, [v IN x | v.i], [v IN z | v.i], [e IN s | e.w]",
+        );
+        prop_assert_eq!(got, naive_pairs(n, &labelled, &edges));
     }
 }

@@ -708,41 +708,68 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     }
 
     fn rel_passes(&self, c: ClaimId, hop: &Hop, row: &mut Row) -> Fallible<bool> {
-        for (k, e) in &hop.rel_props {
+        if hop.rel_predicate.is_none() {
+            return self.rel_tests_pass(c, (&hop.rel_props, None), row);
+        }
+        let saved = std::mem::replace(&mut row[hop.rel], Val::Rel(c));
+        let ok = self.rel_tests_pass(c, (&hop.rel_props, hop.rel_predicate.as_ref()), row);
+        row[hop.rel] = saved;
+        ok
+    }
+
+    /// A relationship's property map and inline WHERE (which reads it from its slot in `row`).
+    fn rel_tests_pass(&self, c: ClaimId, (props, predicate): (&[(Arc<str>, CExpr)], Option<&CExpr>), row: &Row) -> Fallible<bool> {
+        for (k, e) in props {
             let want = self.eval(e, row)?;
             if self.graph.rel_prop(c, k).equals(&want) != Some(true) {
                 return Ok(false);
             }
         }
-        if let Some(p) = &hop.rel_predicate {
-            let saved = std::mem::replace(&mut row[hop.rel], Val::Rel(c));
-            let ok = self.keep(p, row);
-            row[hop.rel] = saved;
-            return ok;
-        }
-        Ok(true)
+        predicate.map_or(Ok(true), |p| self.keep(p, row))
     }
 
-    /// One step of a variable-length hop, `from` over `c` to `to`: the relationship's tests and,
-    /// in a quantified group, the group's node tests and WHERE on this repetition.
-    fn step_passes(&self, hop: &Hop, (from, c, to): (EntityId, ClaimId, EntityId), row: &mut Row) -> Fallible<bool> {
-        if !self.rel_passes(c, hop, row)? {
-            return Ok(false);
+    /// One step of a variable-length hop, `from` over `c` to `to`, with `walk` and `trail` the
+    /// nodes and relationships before it: the relationship's tests and, in a quantified group,
+    /// those of the group's relationship `j` (the step's place in its repetition), of the node
+    /// it reaches, of the repetition's first node when it starts one, and the group's WHERE
+    /// when it ends one, with the repetition's elements in their slots.
+    fn step_passes(
+        &self,
+        hop: &Hop,
+        (from, c, to): (EntityId, ClaimId, EntityId),
+        (walk, trail): (&[EntityId], &[ClaimId]),
+        row: &mut Row,
+    ) -> Fallible<bool> {
+        let Some(g) = &hop.group else { return self.rel_passes(c, hop, row) };
+        let j = trail.len() % g.rels();
+        let start = trail.len() - j;
+        let mut saved: Vec<(usize, Val)> = Vec::with_capacity(2 * j + 3);
+        let mut put = |row: &mut Row, slot: usize, v: Val| saved.push((slot, std::mem::replace(&mut row[slot], v)));
+        // Leftwards (a group of one relationship only), the step goes from its last node to its first.
+        let (here, there) = if g.backward { (to, from) } else { (from, to) };
+        for (p, node) in g.nodes.iter().enumerate().take(j) {
+            put(row, node.slot, Val::Node(walk[start + p]));
         }
-        let Some(g) = &hop.group else { return Ok(true) };
-        let (first, last) = if g.backward { (to, from) } else { (from, to) };
-        let saved = [
-            std::mem::replace(&mut row[g.first_slot], Val::Node(first)),
-            std::mem::replace(&mut row[g.last_slot], Val::Node(last)),
-            std::mem::replace(&mut row[hop.rel], Val::Rel(c)),
-        ];
+        put(row, g.nodes[j].slot, Val::Node(here));
+        put(row, g.nodes[j + 1].slot, Val::Node(there));
+        let rel_slot = |q: usize| if q == 0 { g.rel_slot } else { g.steps[q - 1].slot };
+        for q in 0..j {
+            put(row, rel_slot(q), Val::Rel(trail[start + q]));
+        }
+        put(row, rel_slot(j), Val::Rel(c));
+        let tests = match j {
+            0 => (&hop.rel_props[..], hop.rel_predicate.as_ref()),
+            _ => (&g.steps[j - 1].rel_props[..], g.steps[j - 1].rel_predicate.as_ref()),
+        };
         let passes = (|| -> Fallible<bool> {
-            Ok(self.node_passes(first, &g.first, row)?
-                && self.node_passes(last, &g.last, row)?
-                && g.predicate.as_ref().map_or(Ok(true), |p| self.keep(p, row))?)
+            Ok((j > 0 || self.node_passes(here, &g.nodes[0].test, row)?)
+                && self.rel_tests_pass(c, tests, row)?
+                && self.node_passes(there, &g.nodes[j + 1].test, row)?
+                && (j + 1 < g.rels() || g.predicate.as_ref().map_or(Ok(true), |p| self.keep(p, row))?))
         })();
-        let [a, b, r] = saved;
-        (row[g.first_slot], row[g.last_slot], row[hop.rel]) = (a, b, r);
+        for (slot, v) in saved.into_iter().rev() {
+            row[slot] = v;
+        }
         passes
     }
 
@@ -929,16 +956,23 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         let rows_max = self.rows_max();
         // The nodes along the trail, `from` first (a group's lists are made of them).
         let mut walk: Vec<EntityId> = vec![from];
+        // A group of k relationships: the steps go round them, and a match is whole repetitions
+        // (`min` and `max` count repetitions).
+        let k = hop.group.as_ref().map_or(1, |g| g.rels());
+        let more: Vec<(Direction, Option<crate::read::expand::Expander<'_>>)> = hop.group.as_ref().map_or_else(Vec::new, |g| {
+            let dir = |s: &engram_query::plan::GroupStep| engine_dir(s.direction);
+            g.steps.iter().map(|s| (dir(s), self.graph.expander(dir(s), &s.types, s.type_expr.as_ref()))).collect()
+        });
         let emit = |node: EntityId, trail: &[ClaimId], walk: &[EntityId], row: &Row, out: &mut Vec<Row>| -> Fallible<()> {
             if out.len() >= rows_max {
                 return Err(limit("rows_max", rows_max, "a variable-length pattern's matches").into());
             }
-            if (trail.len() as u64) >= min && self.target_ok(hop, node, row)? {
+            if trail.len().is_multiple_of(k) && (trail.len() / k) as u64 >= min && self.target_ok(hop, node, row)? {
                 let mut r = row.clone();
                 r[hop.rel] = Val::list(trail.iter().map(|c| Val::Rel(*c)).collect());
                 r[hop.to] = Val::Node(node);
                 if let Some(g) = &hop.group {
-                    group_lists(g, walk, &mut r);
+                    group_lists(g, (walk, trail), &mut r);
                 }
                 out.push(r);
             }
@@ -948,15 +982,20 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
         if max == Some(0) {
             return Ok(out);
         }
-        let edges_of = |node: EntityId, row: &mut Row, trail: &[ClaimId]| -> Fallible<Vec<(ClaimId, EntityId)>> {
+        let edges_of = |node: EntityId, row: &mut Row, (walk, trail): (&[EntityId], &[ClaimId])| -> Fallible<Vec<(ClaimId, EntityId)>> {
             let mut next = Vec::new();
-            for edge in expander.edges(node) {
-                if second_sight(hop, node, &edge) {
+            let (dir, step) = match trail.len() % k {
+                0 => (engine_dir(hop.direction), Some(expander)),
+                j => (more[j - 1].0, more[j - 1].1.as_ref()),
+            };
+            for edge in step.into_iter().flat_map(|x| x.edges(node)) {
+                if dir == Direction::Both && edge.neighbor == node && edge.direction == Direction::In {
+                    // An undirected self-loop's second appearance: it is one relationship.
                     continue;
                 }
                 if trail.contains(&edge.claim)
                     || used.contains(&edge.claim)
-                    || !self.step_passes(hop, (node, edge.claim, edge.neighbor), row)?
+                    || !self.step_passes(hop, (node, edge.claim, edge.neighbor), (walk, trail), row)?
                 {
                     continue;
                 }
@@ -965,7 +1004,7 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             next.reverse();
             Ok(next)
         };
-        let first = edges_of(from, &mut row, &trail)?;
+        let first = edges_of(from, &mut row, (&walk, &trail))?;
         stack.push((from, first));
         while let Some((_, edges)) = stack.last_mut() {
             let Some((claim, next)) = edges.pop() else {
@@ -984,13 +1023,13 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
             trail.push(claim);
             walk.push(next);
             emit(next, &trail, &walk, &row, &mut out)?;
-            if max.is_some_and(|m| trail.len() as u64 >= m) {
+            if max.is_some_and(|m| trail.len() as u64 >= m.saturating_mul(k as u64)) {
                 trail.pop();
                 walk.pop();
                 continue;
             }
-            let more = edges_of(next, &mut row, &trail)?;
-            stack.push((next, more));
+            let edges = edges_of(next, &mut row, (&walk, &trail))?;
+            stack.push((next, edges));
         }
         Ok(out)
     }
@@ -1307,23 +1346,29 @@ pub(crate) fn rel_lookup(slot: usize, hop: &Hop, k: &str, e: &CExpr) -> bool {
         }
 }
 
-/// Binds a quantified group's lists from the nodes `walk` went through: each repetition's first
-/// and last node, in the pattern's order (reversed when the walk went against it).
-fn group_lists(g: &GroupHop, walk: &[EntityId], row: &mut Row) {
-    let nodes = |w: &[EntityId]| {
-        let mut v: Vec<Val> = w.iter().map(|n| Val::Node(*n)).collect();
+/// Binds a quantified group's lists from the nodes `walk` went through and the relationships of
+/// `trail`: each repetition's, in the pattern's order (reversed when the walk went against it).
+fn group_lists(g: &GroupHop, (walk, trail): (&[EntityId], &[ClaimId]), row: &mut Row) {
+    let k = g.rels();
+    let reps = trail.len() / k;
+    let ordered = |mut v: Vec<Val>| {
         if g.backward {
             v.reverse();
         }
         Val::list(v)
     };
-    let k = walk.len() - 1;
-    let (firsts, lasts) = if g.backward { (&walk[1..], &walk[..k]) } else { (&walk[..k], &walk[1..]) };
-    if let Some(s) = g.firsts {
-        row[s] = nodes(firsts);
+    for (p, node) in g.nodes.iter().enumerate() {
+        if let Some(s) = node.list {
+            // Leftwards (one relationship), a repetition's first node is the later of its two.
+            let at = |i: usize| if g.backward { walk[i + 1 - p] } else { walk[i * k + p] };
+            row[s] = ordered((0..reps).map(|i| Val::Node(at(i))).collect());
+        }
     }
-    if let Some(s) = g.lasts {
-        row[s] = nodes(lasts);
+    let lists = std::iter::once(g.rel_list).chain(g.steps.iter().map(|s| s.list));
+    for (q, list) in lists.enumerate() {
+        if let Some(s) = list {
+            row[s] = ordered((0..reps).map(|i| Val::Rel(trail[i * k + q])).collect());
+        }
     }
 }
 
