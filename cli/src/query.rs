@@ -188,9 +188,17 @@ pub fn run(dir: &Path, workspace: &str, text: &str, params: &[String], json: boo
 const SHELL_HELP: &str = "Statements end with `;` and may span lines.
   :explain QUERY;   the plan, without running it
   :profile QUERY;   run it, with rows and time per operator
+  :schema           the labels, types and property keys, with their value types
+  SHOW PROCEDURES;  the procedures (engram.recall, engram.neighbors, …)
   :help             this text
   :quit             leave (or Ctrl-D)
 ";
+
+/// What `:schema` runs: the graph's shape as Neo4j's schema procedures give it.
+const SCHEMA: [&str; 2] = [
+    "CALL db.schema.nodeTypeProperties() YIELD nodeType, propertyName, propertyTypes, mandatory",
+    "CALL db.schema.relTypeProperties() YIELD relType, propertyName, propertyTypes, mandatory",
+];
 
 /// `engram shell DIR`: a read-eval-print loop with history.
 pub fn shell(dir: &Path, workspace: &str) -> Result<(), Failure> {
@@ -224,6 +232,15 @@ pub fn shell(dir: &Path, workspace: &str) -> Result<(), Failure> {
                     continue;
                 }
                 ":quit" | ":q" | ":exit" => break,
+                ":schema" => {
+                    for text in SCHEMA {
+                        match run_one(&db, workspace, text, &Params::new())? {
+                            Ok(r) => out::print(&table(&r, false))?,
+                            Err(e) => out::print(&format!("error: {e}\n"))?,
+                        }
+                    }
+                    continue;
+                }
                 _ => {}
             }
         }

@@ -758,7 +758,9 @@ fn the_shell_reads_statements_until_a_semicolon() {
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(b"MATCH (n)\nRETURN count(n) AS n;\n:explain MATCH (n:technology) RETURN n;\nRETURN nope;\n:quit\n").unwrap();
+        stdin
+            .write_all(b"MATCH (n)\nRETURN count(n) AS n;\n:explain MATCH (n:technology) RETURN n;\nRETURN nope;\n:schema\n:quit\n")
+            .unwrap();
     }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
@@ -766,6 +768,7 @@ fn the_shell_reads_statements_until_a_semicolon() {
     assert!(stdout.contains("| 4 |"), "{stdout}");
     assert!(stdout.contains("NodeByLabelScan (n:technology)"), "{stdout}");
     assert!(stdout.contains("error: variable `nope` not defined"), "{stdout}");
+    assert!(stdout.contains("\":`technology`\"") && stdout.contains("| relType"), "{stdout}");
 }
 
 /// A `.json` file is one document or an array of them: a second document or trailing garbage is

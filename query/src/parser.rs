@@ -640,7 +640,7 @@ impl Parser<'_> {
                 // A pattern may start with a group: the node before it is anonymous.
                 Ok(rel) => {
                     chain.push((rel, self.node_after_group()?));
-                    NodePattern { var: None, labels: Vec::new(), label_expr: None, props: None, span: at.to(at) }
+                    anonymous_node(at)
                 }
             }
         } else {
@@ -672,8 +672,8 @@ impl Parser<'_> {
         self.at_sym(Sym::LParen) && matches!(self.peek_at(1), Tok::Sym(Sym::LParen))
     }
 
-    /// `( element [WHERE …] )` and its quantifier: a quantified group of one relationship, as
-    /// that relationship with its `group`; without a quantifier (or WHERE), the element itself.
+    /// `( element [WHERE …] )` and its quantifier: a quantified group, as its first relationship
+    /// holding the rest (`group`); without a quantifier (or WHERE), the element itself.
     #[allow(clippy::type_complexity)] // Reason: a group, or the element it turned out to be.
     fn group(&mut self) -> Result<Result<RelPattern, (NodePattern, Vec<(RelPattern, NodePattern)>)>, QueryError> {
         let start = self.expect_sym(Sym::LParen)?;
@@ -718,8 +718,7 @@ impl Parser<'_> {
         if self.at_sym(Sym::LParen) && !self.at_group() {
             return self.node_pattern();
         }
-        let at = self.prev_span();
-        Ok(NodePattern { var: None, labels: Vec::new(), label_expr: None, props: None, span: at.to(at) })
+        Ok(anonymous_node(self.prev_span()))
     }
 
     pub(crate) fn node_pattern(&mut self) -> Result<NodePattern, QueryError> {
@@ -924,6 +923,11 @@ impl Parser<'_> {
         }
         Ok(None)
     }
+}
+
+/// A node pattern nobody wrote, where a group starts or ends a pattern without one.
+fn anonymous_node(at: Span) -> NodePattern {
+    NodePattern { var: None, labels: Vec::new(), label_expr: None, props: None, span: at.to(at) }
 }
 
 #[cfg(test)]

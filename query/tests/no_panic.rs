@@ -110,6 +110,11 @@ const WORDS: &[&str] = &[
     "->",
     "<-",
     "--",
+    "!",
+    "&",
+    "SHOW",
+    "PROCEDURES",
+    "EXECUTABLE",
 ];
 
 fn compile(text: &str) {
@@ -135,7 +140,7 @@ proptest! {
     }
 
     #[test]
-    fn valid_prefixes_never_panic(cut in 0usize..260, which in 0usize..4) {
+    fn valid_prefixes_never_panic(cut in 0usize..260, which in 0usize..6) {
         let q = [
             "MATCH p = (a:A {id: $s})-[r:T|U*1..3 WHERE r.w > 0.5]->(b) WITH a, count(DISTINCT b) AS n, collect(r) AS rs \
              WHERE n > 1 RETURN a.name AS name, [x IN rs | type(x)][0..2] AS ts ORDER BY n DESC SKIP 1 LIMIT 10 \
@@ -145,6 +150,9 @@ proptest! {
             "UNWIND $rows AS row FOREACH (x IN row.items | MERGE (n:N {id: x}) FOREACH (y IN [1, 2] | SET n.v = round(y * 1.5, 1, 'HALF_EVEN')))",
             "MATCH (n) WHERE COUNT { MATCH (n)-->(m) WITH m WHERE m.k > $t RETURN m } > 1 RETURN COLLECT { MATCH (n)--(o:O) \
              RETURN o.name ORDER BY o.name LIMIT 3 } AS names, EXISTS { (x:X) WHERE x.k = n.k } AS e",
+            "MATCH (a:A {id: $s}) ((x:B)-[r:!T WHERE r.w > 0]->(y)<-[s:U|V]-(z) WHERE x.k < z.k){1,3} (b)-[:(T|U)&!V]->(c) \
+             WHERE c:X|Y RETURN [v IN x | v.k] AS ks, size(s) AS n, ((:B)-[:T]->())+ AS bad",
+            "SHOW BUILT IN PROCEDURES EXECUTABLE BY CURRENT USER YIELD name, signature WHERE name STARTS WITH 'db.' RETURN name",
         ][which];
         let mut end = cut.min(q.len());
         while !q.is_char_boundary(end) {
