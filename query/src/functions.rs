@@ -364,11 +364,19 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "dbms.showFunctions",
+        args: &["kind"],
+        required: 0,
+        yields: &["name", "category", "description", "signature", "isBuiltIn", "aggregating", "isDeprecated"],
+        doc: "what SHOW FUNCTIONS gives: every function in Neo4j's columns (kind: ALL, BUILT IN or USER DEFINED, of which there are none)",
+        writes: false,
+    },
+    Procedure {
         name: "dbms.showProcedures",
-        args: &[],
+        args: &["kind"],
         required: 0,
         yields: &["name", "description", "mode", "worksOnSystem", "signature", "argumentDescription", "returnDescription", "isDeprecated"],
-        doc: "what SHOW PROCEDURES gives: every procedure in Neo4j's columns (mode READ or WRITE; argument and column types are ANY: they are checked when called)",
+        doc: "what SHOW PROCEDURES gives: every procedure in Neo4j's columns (kind: ALL, BUILT IN or USER DEFINED, of which there are none; mode READ or WRITE; argument and column types are ANY: they are checked when called)",
         writes: false,
     },
     Procedure {

@@ -11,6 +11,7 @@ mod cursor;
 pub mod ddl;
 pub mod error;
 mod expr;
+pub mod function_docs;
 pub mod functions;
 pub mod header;
 pub mod lexer;

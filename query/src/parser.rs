@@ -447,7 +447,7 @@ impl Parser<'_> {
             let kind = Expr::new(ExprKind::Lit(crate::ast::Literal::Str(kind.to_owned())), start);
             (Name { name: "db.showIndexes".to_owned(), span: start }, Some(vec![kind]))
         } else {
-            return Err(self.unexpected("INDEXES, CONSTRAINTS or PROCEDURES after SHOW (the listings here)"));
+            return Err(self.unexpected("INDEXES, CONSTRAINTS, PROCEDURES or FUNCTIONS after SHOW (the listings here)"));
         };
         let (yields, mut yield_all, mut predicate) = self.call_yields()?;
         if yields.is_none() && !yield_all && self.eat_kw("WHERE") {
@@ -457,36 +457,50 @@ impl Parser<'_> {
         Ok(Clause::Call(Call { procedure, args, yields, yield_all, predicate, optional: false, span: start.to(self.prev_span()) }))
     }
 
-    /// `SHOW [ALL | BUILT IN] PROCEDURE[S] [EXECUTABLE [BY CURRENT USER]] [YIELD …] [WHERE …]`
-    /// after `SHOW`, as a call of `dbms.showProcedures()`: Neo4j's four columns (`name`,
-    /// `description`, `mode`, `worksOnSystem`) unless a YIELD names others (`YIELD *`: all).
-    /// `None` when the listing is not of procedures.
+    /// `SHOW [ALL | BUILT IN | USER DEFINED] PROCEDURE[S] | FUNCTION[S] [EXECUTABLE [BY CURRENT
+    /// USER]] [YIELD …] [WHERE …]` after `SHOW`, as a call of `dbms.showProcedures(kind)` /
+    /// `dbms.showFunctions(kind)`: Neo4j's default columns (`name`, `description`, `mode`,
+    /// `worksOnSystem`; `name`, `category`, `description`) unless a YIELD names others (`YIELD *`:
+    /// all). `None` when the listing is of something else.
     fn show_procedures(&mut self, start: Span) -> Result<Option<Clause>, QueryError> {
         let at = self.pos;
-        if !self.eat_kw("ALL") && self.eat_kw("BUILT") {
+        let kind = if self.eat_kw("ALL") {
+            "ALL"
+        } else if self.eat_kw("BUILT") {
             self.expect_kw("IN")?;
-        }
-        if !(self.eat_kw("PROCEDURES") || self.eat_kw("PROCEDURE")) {
+            "BUILT IN"
+        } else if self.eat_kw("USER") {
+            self.expect_kw("DEFINED")?;
+            "USER DEFINED"
+        } else {
+            "ALL"
+        };
+        let (procedure, defaults): (&str, &[&str]) = if self.eat_kw("PROCEDURES") || self.eat_kw("PROCEDURE") {
+            ("dbms.showProcedures", &["name", "description", "mode", "worksOnSystem"])
+        } else if self.eat_kw("FUNCTIONS") || self.eat_kw("FUNCTION") {
+            ("dbms.showFunctions", &["name", "category", "description"])
+        } else {
             self.pos = at;
             return Ok(None);
-        }
+        };
         if self.eat_kw("EXECUTABLE") && self.eat_kw("BY") {
-            // Every procedure here is executable by whoever may read the graph.
+            // Every procedure and function here is executable by whoever may read the graph.
             if !(self.eat_kw("CURRENT") && self.eat_kw("USER")) {
                 return Err(self.unexpected("CURRENT USER after EXECUTABLE BY (another user's rights are not listed)"));
             }
         }
-        let procedure = Name { name: "dbms.showProcedures".to_owned(), span: start };
+        let procedure = Name { name: procedure.to_owned(), span: start };
         let (mut yields, yield_all, mut predicate) = self.call_yields()?;
         if yields.is_none() && !yield_all {
-            let column = |c: &str| (Name { name: c.to_owned(), span: start }, Var { name: c.to_owned(), span: start });
-            yields = Some(["name", "description", "mode", "worksOnSystem"].map(column).into());
+            let column = |c: &&str| (Name { name: (*c).to_owned(), span: start }, Var { name: (*c).to_owned(), span: start });
+            yields = Some(defaults.iter().map(column).collect());
             if self.eat_kw("WHERE") {
                 predicate = Some(self.expr()?);
             }
         }
+        let kind = Expr::new(ExprKind::Lit(crate::ast::Literal::Str(kind.to_owned())), start);
         let call =
-            Call { procedure, args: Some(Vec::new()), yields, yield_all, predicate, optional: false, span: start.to(self.prev_span()) };
+            Call { procedure, args: Some(vec![kind]), yields, yield_all, predicate, optional: false, span: start.to(self.prev_span()) };
         Ok(Some(Clause::Call(call)))
     }
 

@@ -258,8 +258,8 @@ fn neo4j_index_procedures_query_by_name() {
     assert_eq!(q("SHOW INDEXES WHERE type = 'RANGE' RETURN count(*)"), [[i(1)]]);
     assert_eq!(q("CALL db.index.vector.queryNodes('vector_node_Img', 1, [0, 0]) YIELD score RETURN score"), Vec::<Vec<QueryValue>>::new());
     let err = |text: &str| db.query("default", text, &Params::new()).expect_err(text).to_string();
-    assert!(err("SHOW USERS").contains("expected INDEXES, CONSTRAINTS or PROCEDURES after SHOW"));
-    assert!(err("SHOW RANGE CONSTRAINTS").contains("expected INDEXES, CONSTRAINTS or PROCEDURES after SHOW"));
+    assert!(err("SHOW USERS").contains("expected INDEXES, CONSTRAINTS, PROCEDURES or FUNCTIONS after SHOW"));
+    assert!(err("SHOW RANGE CONSTRAINTS").contains("expected INDEXES, CONSTRAINTS, PROCEDURES or FUNCTIONS after SHOW"));
     assert_eq!(q("SHOW CONSTRAINTS YIELD name RETURN count(*)"), [[i(0)]]);
     assert!(err("CREATE FULLTEXT INDEX titles FOR (n:Other) ON EACH [n.x]").contains("There already exists an index called 'titles'"));
     assert!(err("CALL db.index.vector.queryNodes('nope', 1, [1, 0]) YIELD node RETURN node")

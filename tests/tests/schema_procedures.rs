@@ -1,4 +1,4 @@
-//! `SHOW PROCEDURES` and the schema procedures tools call before they write a query
+//! `SHOW PROCEDURES`, `SHOW FUNCTIONS` and the schema procedures tools call before they write a query
 //! (`db.schema.nodeTypeProperties()`, `db.schema.relTypeProperties()`), in Neo4j's columns.
 
 use engram::{Database, Params, QueryValue};
@@ -43,7 +43,7 @@ fn show_procedures_lists_every_procedure_in_neo4js_columns() {
     for (text, says) in [
         ("SHOW PROCEDURES EXECUTABLE BY ann", "CURRENT USER"),
         ("SHOW PROCEDURES YIELD nope", "nope"),
-        ("SHOW FUNCTIONS", "INDEXES, CONSTRAINTS or PROCEDURES"),
+        ("SHOW USERS", "INDEXES, CONSTRAINTS, PROCEDURES or FUNCTIONS"),
     ] {
         let e = db.query("default", text, &Params::new()).expect_err(text).to_string();
         assert!(e.contains(says), "{text}: {e}");
@@ -77,4 +77,30 @@ fn schema_procedures_give_each_label_set_and_types_keys() {
     q("MATCH (p:Person {name: 'Lin'}) DELETE p");
     let keys = q("CALL db.schema.nodeTypeProperties() YIELD propertyName RETURN collect(propertyName)");
     assert_eq!(keys, vec![vec![list(&["since", "title", "born", "name"])]]);
+}
+
+#[test]
+fn show_functions_lists_every_function_with_its_category_and_line() {
+    let db = Database::in_memory();
+    let q = |text: &str| db.query("default", text, &Params::new()).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let all = q("SHOW FUNCTIONS");
+    assert_eq!(*all.columns, ["name", "category", "description"]);
+    assert_eq!(all.rows.len(), engram_query::functions::FUNCTIONS.len());
+    let lower = all.rows.iter().find(|r| r[0] == s("toLower")).expect("toLower, as documented");
+    assert_eq!(lower[1], s("String"));
+    let agg = q("SHOW BUILT IN FUNCTIONS YIELD name, aggregating WHERE aggregating RETURN collect(name) AS names");
+    let QueryValue::List(names) = &agg.rows[0][0] else { panic!("{agg:?}") };
+    assert!(names.contains(&s("percentileCont")) && names.contains(&s("count")) && !names.contains(&s("size")), "{names:?}");
+    let star = q("SHOW FUNCTIONS YIELD * WHERE name = 'substring'");
+    assert_eq!(*star.columns, ["name", "category", "description", "signature", "isBuiltIn", "aggregating", "isDeprecated"]);
+    assert_eq!(star.rows[0][3], s("substring(string, start[, length])"));
+    assert_eq!(star.rows[0][4], QueryValue::Bool(true));
+    // Every name listed is one a query can call, in the case shown.
+    for row in &q("SHOW FUNCTIONS YIELD name WHERE name STARTS WITH 'to' AND name ENDS WITH 'Null'").rows {
+        let QueryValue::String(name) = &row[0] else { panic!("{row:?}") };
+        assert!(db.query("default", &format!("RETURN {name}('1')"), &Params::new()).is_ok(), "{name}");
+    }
+    assert!(q("SHOW USER DEFINED FUNCTIONS").rows.is_empty());
+    assert!(q("SHOW USER DEFINED PROCEDURES").rows.is_empty());
+    assert_eq!(q("SHOW FUNCTIONS EXECUTABLE BY CURRENT USER WHERE category = 'Spatial' RETURN count(*)").rows[0][0], QueryValue::Int(4));
 }

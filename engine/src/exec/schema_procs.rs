@@ -1,5 +1,5 @@
-//! What a caller learns about the language and the graph's shape: `SHOW PROCEDURES`
-//! (`dbms.showProcedures()`) and Neo4j's `db.schema.nodeTypeProperties()` /
+//! What a caller learns about the language and the graph's shape: `SHOW PROCEDURES` and `SHOW
+//! FUNCTIONS` (`dbms.showProcedures()`, `dbms.showFunctions()`) and Neo4j's `db.schema.nodeTypeProperties()` /
 //! `db.schema.relTypeProperties()`, which tools and models call to learn a graph's labels,
 //! types and property keys before they write a query. The schema is read through the query's
 //! graph: a principal learns only the shape of what it may see.
@@ -7,20 +7,49 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use engram_query::functions::{Procedure, PROCEDURES};
+use engram_query::function_docs::{FunctionDoc, FUNCTION_DOCS};
+use engram_query::functions::{function, FunctionKind, Procedure, PROCEDURES};
 use engram_query::types::BaseType;
 
 use super::graph::Graph;
 use super::value::Val;
 
-/// The rows of `dbms.showProcedures`, `db.schema.nodeTypeProperties` or
+/// The procedures this module answers.
+pub(super) const NAMES: [&str; 4] =
+    ["dbms.showProcedures", "dbms.showFunctions", "db.schema.nodeTypeProperties", "db.schema.relTypeProperties"];
+
+/// The rows of `dbms.showProcedures`, `dbms.showFunctions`, `db.schema.nodeTypeProperties` or
 /// `db.schema.relTypeProperties` (`name`).
-pub(super) fn call(g: &Graph<'_, '_>, name: &str) -> Vec<Vec<Val>> {
+pub(super) fn call(g: &Graph<'_, '_>, name: &str, args: &[Val]) -> Vec<Vec<Val>> {
+    // Everything here is built in: a listing of user-defined ones is empty.
+    let user_defined = matches!(args.first(), Some(Val::Str(k)) if k.eq_ignore_ascii_case("USER DEFINED"));
     match name {
-        "dbms.showProcedures" => show_procedures(),
+        "dbms.showProcedures" if !user_defined => show_procedures(),
+        "dbms.showFunctions" if !user_defined => show_functions(),
+        "dbms.showProcedures" | "dbms.showFunctions" => Vec::new(),
         "db.schema.nodeTypeProperties" => node_type_properties(g),
         _ => rel_type_properties(g),
     }
+}
+
+/// `SHOW FUNCTIONS`'s rows, in `dbms.showFunctions`'s columns, by name.
+fn show_functions() -> Vec<Vec<Val>> {
+    let mut docs: Vec<&FunctionDoc> = FUNCTION_DOCS.iter().collect();
+    docs.sort_by_key(|d| d.name.to_ascii_lowercase());
+    docs.into_iter()
+        .map(|d| {
+            let aggregating = function(d.name).is_some_and(|f| f.kind == FunctionKind::Aggregate);
+            vec![
+                Val::str(d.name),
+                Val::str(d.category),
+                Val::str(d.description),
+                Val::str(&format!("{}({})", d.name, d.args)),
+                Val::Bool(true),
+                Val::Bool(aggregating),
+                Val::Bool(false),
+            ]
+        })
+        .collect()
 }
 
 /// `SHOW PROCEDURES`'s rows, in `dbms.showProcedures`'s columns.
