@@ -190,6 +190,7 @@ const SHELL_HELP: &str = "Statements end with `;` and may span lines.
   :profile QUERY;   run it, with rows and time per operator
   :schema           the labels, types and property keys, with their value types
   SHOW PROCEDURES;  the procedures (engram.recall, engram.neighbors, …)
+  SHOW FUNCTIONS;   the functions, each with a line
   :help             this text
   :quit             leave (or Ctrl-D)
 ";
