@@ -12,9 +12,19 @@ pub(crate) fn require_database(dir: &Path) -> Result<(), Failure> {
     let holds = |e: &std::fs::DirEntry| Path::new(&e.file_name()).extension().is_some_and(|x| x == "wal" || x == "snap");
     if std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().any(|e| holds(&e))) {
         Ok(())
+    } else if !dir.exists() {
+        Err(missing(dir))
     } else {
         Err(Failure::operator(format!("{} is not an engram database", dir.display())))
     }
+}
+
+/// The error for a database folder that does not exist, naming the commands that make one.
+pub(crate) fn missing(dir: &Path) -> Failure {
+    Failure::operator(format!(
+        "{0} does not exist: `engram init {0}` creates an empty database (import, ingest, serve and mcp create one too)",
+        dir.display()
+    ))
 }
 
 /// Opens an existing database for writing.

@@ -105,6 +105,9 @@ pub fn mcp_connect(url: &str, workspace: &str) -> Result<(), Failure> {
 
 /// Opens DIR for a user change: a server holding it is named, with what to use instead.
 fn open(dir: &Path, command: &str) -> Result<engram::Database, Failure> {
+    if !dir.exists() {
+        return Err(crate::admin::missing(dir));
+    }
     if !dir.is_dir() {
         return Err(Failure::operator(format!("{} is not an engram database", dir.display())));
     }

@@ -682,7 +682,9 @@ fn exit_codes_follow_the_error_classes() {
         assert!(text(&out.stderr).contains("is not an engram database"), "{cmd}: {}", text(&out.stderr));
     }
     assert_eq!(std::fs::read_dir(&plain).unwrap().count(), 1, "a read command wrote into a folder that is not a database");
-    assert_eq!(engram(&["stats", &tmp.path().join("missing").display().to_string()]).status.code(), Some(5));
+    let out = engram(&["stats", &tmp.path().join("missing").display().to_string()]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(text(&out.stderr).contains("does not exist: `engram init"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("missing").exists());
     // The table is in --help.
     let help = text(&engram(&["--help"]).stdout);

@@ -364,6 +364,22 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "algo.SPpaths",
+        args: &["config"],
+        required: 1,
+        yields: &["path", "pathWeight", "pathCost"],
+        doc: "the lightest simple paths from config.sourceNode to config.targetNode along config.relTypes (any when absent) in config.relDirection ('outgoing', 'incoming' or 'both'): weight the sum of weightProp, cost the sum of costProp (1 where a relationship lacks it), within maxCost and maxLen; pathCount 1 (default) the best, n the n best, 0 every one of least weight; best first",
+        writes: false,
+    },
+    Procedure {
+        name: "algo.SSpaths",
+        args: &["config"],
+        required: 1,
+        yields: &["path", "pathWeight", "pathCost"],
+        doc: "algo.SPpaths from config.sourceNode to any node: the lightest simple paths within maxCost and maxLen, by weight, then cost, then length; pathCount 1 (default) the best, n the n best, 0 every one of least weight",
+        writes: false,
+    },
+    Procedure {
         name: "dbms.showFunctions",
         args: &["kind"],
         required: 0,

@@ -84,6 +84,20 @@ def test_falkordbs_own_functions(db):
     assert [r[0] for r in ranked] == ["b", "a"] and abs(sum(r[1] for r in ranked) - 1.0) < 1e-9
     reached = g.query("MATCH (a:Doc {name: 'a'}) CALL algo.BFS(a, 0, NULL) YIELD nodes, edges RETURN nodes, edges").result_set
     assert [n.properties["name"] for n in reached[0][0]] == ["b"] and reached[0][1][0].relation == "CITES"
+    # The weighted path procedures: a path cell and two floats, the lighter of two routes.
+    g.query("MATCH (a:Doc {name: 'a'}), (b:Doc {name: 'b'}) CREATE (b)-[:CITES {w: 1}]->(:Doc {name: 'c'})<-[:CITES {w: 9}]-(a)")
+    best = g.query(
+        "MATCH (a:Doc {name: 'a'}), (c:Doc {name: 'c'}) "
+        "CALL algo.SPpaths({sourceNode: a, targetNode: c, relTypes: ['CITES'], weightProp: 'w'}) "
+        "YIELD path, pathWeight, pathCost RETURN path, pathWeight, pathCost"
+    ).result_set
+    path, weight, cost = best[0]
+    assert [n.properties["name"] for n in path.nodes()] == ["a", "b", "c"] and (weight, cost) == (3.0, 2.0)
+    ranked = g.query(
+        "MATCH (a:Doc {name: 'a'}) CALL algo.SSpaths({sourceNode: a, weightProp: 'w', pathCount: 3}) "
+        "YIELD path, pathWeight RETURN [n IN nodes(path) | n.name], pathWeight"
+    ).result_set
+    assert ranked == [[["a", "b"], 2.0], [["a", "b", "c"], 3.0], [["a", "c"], 9.0]]
 
 
 def test_parameters_of_every_kind(db):

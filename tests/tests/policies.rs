@@ -116,6 +116,10 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "CALL engram.search.text('zebracanary router', 10) YIELD relationship RETURN relationship",
         "CALL engram.neighbors('router') YIELD relationship RETURN relationship.text",
         "MATCH (n) OPTIONAL MATCH (n)-[r]->(m) RETURN n.name, type(r), m.name",
+        // The weighted path procedures walk and weigh only what the caller sees.
+        "MATCH (n) CALL algo.SSpaths({sourceNode: n, relDirection: 'both', pathCount: 100}) YIELD path, pathWeight RETURN path, pathWeight",
+        "MATCH (a), (b) CALL algo.SPpaths({sourceNode: a, targetNode: b, relDirection: 'both', weightProp: 'confidence', pathCount: 0}) \
+         YIELD path RETURN path",
         // Lookups in the property index: bob's rows are no candidates either.
         "MATCH (n {tenant: 'bob'}) RETURN n.name, n.tenant",
         "MATCH (n:Project {tenant: 'bob'}) RETURN count(n)",
@@ -148,6 +152,9 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     assert_eq!(rows(&owner, "MATCH ()-[c]->() RETURN count(c)"), ["Int(5)"]);
     assert_eq!(rows(&owner, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(2)"]);
     assert!(rows(&owner, "MATCH ()-[c]->() RETURN c.text").join(" ").contains(CANARY));
+    let walked =
+        "MATCH (n) CALL algo.SSpaths({sourceNode: n, relDirection: 'both', pathCount: 100}) YIELD path, pathWeight RETURN path, pathWeight";
+    assert!(rows(&owner, walked).join(" ").contains(CANARY));
     assert!(rows(&owner, "CALL db.schema.relTypeProperties()").join(" ").contains(":`FUNDS`|user_id"));
     assert!(rows(&owner, "CALL db.schema.nodeTypeProperties()").join(" ").to_lowercase().contains("project"));
     // bob, under the same policies, sees his own and the shared rows, not ann's.
@@ -338,6 +345,8 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
         "MATCH (n) RETURN count(*)",
         "MATCH (n:Person) RETURN count(n)",
         "MATCH (n:Secret) RETURN count(*)",
+        "MATCH (n) CALL algo.SSpaths({sourceNode: n, relDirection: 'both', maxLen: 3, pathCount: 4}) YIELD pathWeight RETURN n.name, collect(pathWeight)",
+        "MATCH (a), (b) CALL algo.SPpaths({sourceNode: a, targetNode: b, weightProp: 'confidence', pathCount: 0}) YIELD pathWeight RETURN a.name, b.name, pathWeight",
         "CALL db.labels()",
         "CALL db.relationshipTypes()",
         "CALL db.meta.stats()",

@@ -23,11 +23,11 @@ const DAMPING: f64 = 0.85;
 const TOLERANCE: f64 = 1e-4;
 const ITERATIONS_MAX: usize = 100;
 
-fn stopped(e: crate::error::Interrupted) -> QueryError {
+pub(super) fn stopped(e: crate::error::Interrupted) -> QueryError {
     read_error(&ReadError::Interrupted(e), engram_query::ErrorType::ProcedureError)
 }
 
-fn over(name: &'static str, limit: usize, what: &'static str) -> QueryError {
+pub(super) fn over(name: &'static str, limit: usize, what: &'static str) -> QueryError {
     read_error(&ReadError::Limit { name, limit: limit as u64, what }, engram_query::ErrorType::ProcedureError)
 }
 

@@ -14,6 +14,7 @@ mod functions;
 mod graph;
 mod ops;
 mod output;
+mod path_procs;
 mod physical;
 mod procedures;
 mod schema_procs;

@@ -170,6 +170,7 @@ pub(crate) fn call(
         "algo.BFS" => super::algo_procs::bfs(g, cx, args),
         "algo.pageRank" => super::algo_procs::page_rank(g, cx, args),
         "algo.WCC" => super::algo_procs::wcc(g, cx, args),
+        "algo.SPpaths" | "algo.SSpaths" => super::path_procs::call(g, cx, name, args),
         _ if super::schema_procs::NAMES.contains(&name) => Ok(super::schema_procs::call(g, name, args)),
         "dbms.procedures" => Ok(engram_query::functions::PROCEDURES
             .iter()

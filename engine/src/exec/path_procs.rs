@@ -1,0 +1,450 @@
+//! FalkorDB's weighted path procedures: `algo.SPpaths` (the lightest paths between two nodes)
+//! and `algo.SSpaths` (the lightest paths from one node to any other).
+//!
+//! A path is simple (no node twice) and has at least one relationship. Its weight is the sum of
+//! its relationships' `weightProp`, its cost the sum of their `costProp` (a relationship without
+//! the property, or with a value that is not a number, counts 1); a path costing more than
+//! `maxCost` or longer than `maxLen` is no answer. Paths rank by weight, then cost, then length:
+//! `pathCount` 1 (the default) returns the best, n the n best, 0 every path of the least weight.
+//!
+//! The search is a depth-first walk with branch and bound. Weights and costs are never negative
+//! (a negative one is an error naming it), so a partial path that already ranks after the worst
+//! path kept cannot lead to a better one. Between two nodes, a walk backwards from the target
+//! first gives each node a lower bound on the weight, cost and length still to go (ignoring
+//! simplicity): nodes that cannot reach the target are never entered, and the walk tries the most
+//! promising relationship first, so the first path it finds is a lightest one.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use engram_query::{Detail, QueryError};
+
+use super::algo_procs::{over, stopped};
+use super::eval::{arg_error, type_error};
+use super::graph::Graph;
+use super::value::{PathVal, Val};
+use crate::ids::{ClaimId, EntityId};
+use crate::index::graph::Direction;
+use crate::read::expand::Expander;
+use crate::read::scope::{ReadContext, Ticker};
+
+type Map<K, V> = foldhash::HashMap<K, V>;
+
+/// The configuration keys the procedures take (`targetNode` only for `algo.SPpaths`).
+const KEYS: [&str; 9] =
+    ["sourceNode", "targetNode", "relTypes", "relDirection", "weightProp", "costProp", "maxCost", "maxLen", "pathCount"];
+
+/// What a call asks for.
+struct Config {
+    source: EntityId,
+    target: Option<EntityId>,
+    types: Option<Vec<Arc<str>>>,
+    direction: Direction,
+    weight: Option<Arc<str>>,
+    cost: Option<Arc<str>>,
+    max_cost: f64,
+    max_len: usize,
+    /// 0: every path of the least weight.
+    count: usize,
+}
+
+/// A path's rank: weight, then cost, then length (every part only grows as a path goes on).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Key {
+    weight: f64,
+    cost: f64,
+    len: usize,
+}
+
+impl Key {
+    const ZERO: Key = Key { weight: 0.0, cost: 0.0, len: 0 };
+
+    fn cmp(&self, other: &Key) -> Ordering {
+        self.weight.total_cmp(&other.weight).then(self.cost.total_cmp(&other.cost)).then(self.len.cmp(&other.len))
+    }
+
+    fn plus(&self, weight: f64, cost: f64, len: usize) -> Key {
+        Key { weight: self.weight + weight, cost: self.cost + cost, len: self.len + len }
+    }
+}
+
+/// A path found: its rank, then the order it was found in (so equal ranks keep their order).
+struct Found {
+    key: Key,
+    seq: usize,
+    path: PathVal,
+}
+
+impl PartialEq for Found {
+    fn eq(&self, other: &Found) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Found {}
+
+impl PartialOrd for Found {
+    fn partial_cmp(&self, other: &Found) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Found {
+    fn cmp(&self, other: &Found) -> Ordering {
+        self.key.cmp(&other.key).then(self.seq.cmp(&other.seq))
+    }
+}
+
+/// The paths kept so far: the `count` best (a heap whose top is the worst kept), or with
+/// `count` 0 every path of the least weight seen.
+struct Best {
+    count: usize,
+    heap: BinaryHeap<Found>,
+    seq: usize,
+    rows_max: usize,
+}
+
+impl Best {
+    /// Whether a path ranking at least `lower` could still be kept.
+    fn admits(&self, lower: &Key) -> bool {
+        match self.heap.peek() {
+            None => true,
+            Some(worst) if self.count == 0 => lower.weight <= worst.key.weight,
+            Some(worst) => self.heap.len() < self.count || lower.cmp(&worst.key) == Ordering::Less,
+        }
+    }
+
+    fn offer(&mut self, key: Key, path: impl FnOnce() -> PathVal) -> Result<(), QueryError> {
+        if !self.admits(&key) {
+            return Ok(());
+        }
+        if self.count == 0 && self.heap.peek().is_some_and(|w| key.weight < w.key.weight) {
+            self.heap.clear();
+        }
+        if self.count > 0 && self.heap.len() == self.count {
+            self.heap.pop();
+        }
+        self.seq += 1;
+        self.heap.push(Found { key, seq: self.seq, path: path() });
+        if self.heap.len() > self.rows_max {
+            return Err(over("rows_max", self.rows_max, "the paths of least weight"));
+        }
+        Ok(())
+    }
+}
+
+/// Lower bounds on what is still to go from a node to the target: weight, cost and length,
+/// each the least over every walk (simple or not); a node missing cannot reach the target.
+type Remaining = Map<EntityId, Key>;
+
+/// `algo.SPpaths(config)` (`pair`) or `algo.SSpaths(config)`: rows of `path`, `pathWeight`,
+/// `pathCost`, best first. No row when the source (or target) is null.
+pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    let pair = name == "algo.SPpaths";
+    let Some(config) = config(name, pair, args.first())? else { return Ok(Vec::new()) };
+    if config.count > cx.limits.rows_max {
+        return Err(over("rows_max", cx.limits.rows_max, "the paths asked for (pathCount)"));
+    }
+    // `relTypes: []` follows no relationship (`expander` reads no types as any type).
+    let types = match &config.types {
+        Some(t) if t.is_empty() => return Ok(Vec::new()),
+        Some(t) => t.clone(),
+        None => Vec::new(),
+    };
+    let Some(expander) = g.expander(config.direction, &types, None) else { return Ok(Vec::new()) };
+    let mut ticker = Ticker::new(cx);
+    let amounts = Amounts { g, name, weight: config.weight.as_deref(), cost: config.cost.as_deref() };
+    let remaining = match config.target {
+        Some(target) => {
+            let Some(back) = g.expander(reverse(config.direction), &types, None) else { return Ok(Vec::new()) };
+            Some(remaining(&back, &amounts, target, &mut ticker, cx.limits.visited_max)?)
+        }
+        None => None,
+    };
+    let mut best = Best { count: config.count, heap: BinaryHeap::new(), seq: 0, rows_max: cx.limits.rows_max };
+    let walk = Walk { expander: &expander, amounts: &amounts, config: &config, remaining: remaining.as_ref() };
+    walk.run(&mut best, &mut ticker)?;
+    Ok(best
+        .heap
+        .into_sorted_vec()
+        .into_iter()
+        .map(|f| vec![Val::Path(Arc::new(f.path)), Val::Float(f.key.weight), Val::Float(f.key.cost)])
+        .collect())
+}
+
+fn reverse(d: Direction) -> Direction {
+    match d {
+        Direction::Out => Direction::In,
+        Direction::In => Direction::Out,
+        Direction::Both => Direction::Both,
+    }
+}
+
+/// Reads the configuration map; `None` when the source or the target is null.
+fn config(name: &str, pair: bool, arg: Option<&Val>) -> Result<Option<Config>, QueryError> {
+    let map = match arg {
+        Some(Val::Map(m)) => m,
+        other => {
+            return Err(type_error(format!("{name} takes a map (sourceNode, …), got {}", other.map_or("nothing", Val::kind))));
+        }
+    };
+    if let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_ref()) || (!pair && k.as_ref() == "targetNode")) {
+        return Err(arg_error(Detail::InvalidArgumentValue, format!("{name}: unknown configuration key `{unknown}`")));
+    }
+    let node = |key: &str| -> Result<Option<EntityId>, QueryError> {
+        match map.get(key) {
+            Some(Val::Node(n)) => Ok(Some(*n)),
+            Some(Val::Null) => Ok(None),
+            None => Err(arg_error(Detail::InvalidArgumentValue, format!("{name}: {key} is required"))),
+            Some(other) => Err(type_error(format!("{name}: {key} should be a node, got {}", other.kind()))),
+        }
+    };
+    let text = |key: &str| -> Result<Option<Arc<str>>, QueryError> {
+        match map.get(key) {
+            None | Some(Val::Null) => Ok(None),
+            Some(Val::Str(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(type_error(format!("{name}: {key} should be a string, got {}", other.kind()))),
+        }
+    };
+    let count = |key: &str, default: usize| -> Result<usize, QueryError> {
+        match map.get(key) {
+            None | Some(Val::Null) => Ok(default),
+            Some(Val::Int(i)) => usize::try_from(*i)
+                .map_err(|_| arg_error(Detail::InvalidArgumentValue, format!("{name}: {key} should not be negative, got {i}"))),
+            Some(other) => Err(type_error(format!("{name}: {key} should be an integer, got {}", other.kind()))),
+        }
+    };
+    let Some(source) = node("sourceNode")? else { return Ok(None) };
+    let target = if pair {
+        match node("targetNode")? {
+            Some(t) => Some(t),
+            None => return Ok(None),
+        }
+    } else {
+        None
+    };
+    let types = match map.get("relTypes") {
+        None | Some(Val::Null) => None,
+        Some(Val::List(items)) => Some(
+            items
+                .iter()
+                .map(|v| match v {
+                    Val::Str(s) => Ok(s.clone()),
+                    other => Err(type_error(format!("{name}: relTypes should be a list of strings, got {} in it", other.kind()))),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(other) => return Err(type_error(format!("{name}: relTypes should be a list of strings, got {}", other.kind()))),
+    };
+    let direction = match text("relDirection")?.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("outgoing") => Direction::Out,
+        Some("incoming") => Direction::In,
+        Some("both") => Direction::Both,
+        Some(other) => {
+            return Err(arg_error(
+                Detail::InvalidArgumentValue,
+                format!("{name}: relDirection should be 'outgoing', 'incoming' or 'both', got '{other}'"),
+            ))
+        }
+    };
+    let max_cost = match map.get("maxCost") {
+        None | Some(Val::Null) => f64::INFINITY,
+        Some(Val::Int(i)) => *i as f64,
+        Some(Val::Float(f)) if !f.is_nan() => *f,
+        Some(other) => return Err(type_error(format!("{name}: maxCost should be a number, got {}", other.kind()))),
+    };
+    Ok(Some(Config {
+        source,
+        target,
+        types,
+        direction,
+        weight: text("weightProp")?,
+        cost: text("costProp")?,
+        max_cost,
+        max_len: count("maxLen", usize::MAX)?,
+        count: count("pathCount", 1)?,
+    }))
+}
+
+/// A relationship's weight and cost.
+struct Amounts<'g, 'a, 'b> {
+    g: &'g Graph<'a, 'b>,
+    name: &'g str,
+    weight: Option<&'g str>,
+    cost: Option<&'g str>,
+}
+
+impl Amounts<'_, '_, '_> {
+    fn of(&self, c: ClaimId) -> Result<(f64, f64), QueryError> {
+        Ok((self.amount(c, self.weight, "weightProp")?, self.amount(c, self.cost, "costProp")?))
+    }
+
+    /// The property's value as a number; 1 without the property or when it is no number.
+    fn amount(&self, c: ClaimId, key: Option<&str>, what: &str) -> Result<f64, QueryError> {
+        let Some(key) = key else { return Ok(1.0) };
+        let v = match self.g.rel_prop(c, key) {
+            Val::Int(i) => i as f64,
+            Val::Float(f) => f,
+            _ => return Ok(1.0),
+        };
+        if v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(arg_error(
+                Detail::InvalidArgumentValue,
+                format!("{}: {what} `{key}` is {v} on relationship {}; weights and costs must be numbers ≥ 0", self.name, c.0),
+            ))
+        }
+    }
+}
+
+/// Walks backwards from `target` (Dijkstra on each of weight, cost and length): the least of
+/// each still to go from every node that can reach it.
+fn remaining(
+    back: &Expander<'_>,
+    amounts: &Amounts<'_, '_, '_>,
+    target: EntityId,
+    ticker: &mut Ticker<'_>,
+    visited_max: usize,
+) -> Result<Remaining, QueryError> {
+    let mut out: Remaining = Map::default();
+    for part in 0..3 {
+        let mut dist: Map<EntityId, f64> = Map::from_iter([(target, 0.0)]);
+        let mut queue = BinaryHeap::from([Near(0.0, target)]);
+        while let Some(Near(d, node)) = queue.pop() {
+            if dist.get(&node).is_some_and(|best| *best < d) {
+                continue;
+            }
+            for edge in back.edges(node) {
+                ticker.tick(1).map_err(stopped)?;
+                let (w, c) = amounts.of(edge.claim)?;
+                let next = d + [w, c, 1.0][part];
+                if dist.get(&edge.neighbor).is_none_or(|old| next < *old) {
+                    dist.insert(edge.neighbor, next);
+                    if dist.len() > visited_max {
+                        return Err(over("visited_max", visited_max, "a weighted path search"));
+                    }
+                    queue.push(Near(next, edge.neighbor));
+                }
+            }
+        }
+        for (node, d) in dist {
+            let key = out.entry(node).or_insert(Key::ZERO);
+            match part {
+                0 => key.weight = d,
+                1 => key.cost = d,
+                _ => key.len = d as usize,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A queue entry of the backward walk, nearest first.
+struct Near(f64, EntityId);
+
+impl PartialEq for Near {
+    fn eq(&self, other: &Near) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Near {}
+
+impl PartialOrd for Near {
+    fn partial_cmp(&self, other: &Near) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Near {
+    fn cmp(&self, other: &Near) -> Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+/// The depth-first search.
+struct Walk<'w, 'g, 'a, 'b> {
+    expander: &'w Expander<'w>,
+    amounts: &'w Amounts<'g, 'a, 'b>,
+    config: &'w Config,
+    remaining: Option<&'w Remaining>,
+}
+
+/// A step the walk may take from the node it is at: the rank of the path through it (with the
+/// lower bound of what is still to go, between two nodes), the rank of the path ending there,
+/// the relationship and the node.
+type Step = (Key, Key, ClaimId, EntityId);
+
+impl Walk<'_, '_, '_, '_> {
+    fn run(&self, best: &mut Best, ticker: &mut Ticker<'_>) -> Result<(), QueryError> {
+        let source = self.config.source;
+        // A path never comes back to its start, and from a node that cannot reach the target
+        // there is none.
+        if self.config.target == Some(source) || self.remaining.is_some_and(|r| !r.contains_key(&source)) {
+            return Ok(());
+        }
+        let mut on_path: foldhash::HashSet<EntityId> = foldhash::HashSet::from_iter([source]);
+        let mut steps: Vec<(ClaimId, EntityId)> = Vec::new();
+        // Each level's steps, best last (taken by `pop`).
+        let mut levels: Vec<Vec<Step>> = vec![self.steps(source, Key::ZERO, &on_path, ticker)?];
+        while let Some(level) = levels.last_mut() {
+            let Some((through, key, claim, node)) = level.pop() else {
+                levels.pop();
+                if let Some((_, left)) = steps.pop() {
+                    on_path.remove(&left);
+                }
+                continue;
+            };
+            if !best.admits(&through) {
+                continue;
+            }
+            steps.push((claim, node));
+            if self.config.target.is_none_or(|t| t == node) {
+                best.offer(key, || PathVal { start: source, steps: steps.clone() })?;
+            }
+            if key.len < self.config.max_len && self.config.target != Some(node) {
+                on_path.insert(node);
+                levels.push(self.steps(node, key, &on_path, ticker)?);
+            } else {
+                // Nothing to go on to: step back at once.
+                steps.pop();
+            }
+        }
+        Ok(())
+    }
+
+    /// The steps from `node`, reached with rank `at`, that keep within the bounds: best last.
+    fn steps(
+        &self,
+        node: EntityId,
+        at: Key,
+        on_path: &foldhash::HashSet<EntityId>,
+        ticker: &mut Ticker<'_>,
+    ) -> Result<Vec<Step>, QueryError> {
+        let mut out: Vec<Step> = Vec::new();
+        for edge in self.expander.edges(node) {
+            ticker.tick(1).map_err(stopped)?;
+            if on_path.contains(&edge.neighbor) {
+                continue;
+            }
+            let (w, c) = self.amounts.of(edge.claim)?;
+            let key = at.plus(w, c, 1);
+            let rest = match self.remaining {
+                None => Key::ZERO,
+                Some(r) => match r.get(&edge.neighbor) {
+                    Some(rest) => *rest,
+                    None => continue,
+                },
+            };
+            let through = key.plus(rest.weight, rest.cost, rest.len);
+            if through.cost > self.config.max_cost || through.len > self.config.max_len {
+                continue;
+            }
+            out.push((through, key, edge.claim, edge.neighbor));
+        }
+        out.sort_by(|a, b| b.0.cmp(&a.0));
+        Ok(out)
+    }
+}
