@@ -380,6 +380,22 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "algo.betweenness",
+        args: &["config"],
+        required: 0,
+        yields: &["node", "score"],
+        doc: "each node (of config.nodeLabels; any when absent) with its betweenness centrality along directed relationships of config.relationshipTypes (any when absent), not normalized: exact when at most config.samplingSize (32) nodes have outgoing relationships, else from that many sources drawn with config.samplingSeed (0)",
+        writes: false,
+    },
+    Procedure {
+        name: "algo.labelPropagation",
+        args: &["config"],
+        required: 0,
+        yields: &["node", "communityId"],
+        doc: "each node (of config.nodeLabels; any when absent) with its community by synchronous label propagation over config.relationshipTypes (any when absent) in either direction: the most frequent neighbouring community, the smallest id on a tie, for at most config.maxIterations (10) rounds; a community is named by a node id",
+        writes: false,
+    },
+    Procedure {
         name: "dbms.showFunctions",
         args: &["kind"],
         required: 0,

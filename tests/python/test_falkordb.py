@@ -98,6 +98,10 @@ def test_falkordbs_own_functions(db):
         "YIELD path, pathWeight RETURN [n IN nodes(path) | n.name], pathWeight"
     ).result_set
     assert ranked == [[["a", "b"], 2.0], [["a", "b", "c"], 3.0], [["a", "c"], 9.0]]
+    central = g.query("CALL algo.betweenness() YIELD node, score RETURN node.name, score ORDER BY node.name").result_set
+    assert central == [["a", 0.0], ["b", 0.0], ["c", 0.0]]
+    communities = g.query("CALL algo.labelPropagation() YIELD node, communityId RETURN node.name, communityId").result_set
+    assert len(communities) == 3 and len({c for _, c in communities}) == 1 and isinstance(communities[0][1], int)
 
 
 def test_parameters_of_every_kind(db):

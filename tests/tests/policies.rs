@@ -120,6 +120,8 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
         "MATCH (n) CALL algo.SSpaths({sourceNode: n, relDirection: 'both', pathCount: 100}) YIELD path, pathWeight RETURN path, pathWeight",
         "MATCH (a), (b) CALL algo.SPpaths({sourceNode: a, targetNode: b, relDirection: 'both', weightProp: 'confidence', pathCount: 0}) \
          YIELD path RETURN path",
+        "CALL algo.betweenness() YIELD node, score RETURN node.name, score",
+        "CALL algo.labelPropagation() YIELD node, communityId MATCH (c) WHERE id(c) = communityId RETURN node.name, c.name",
         // Lookups in the property index: bob's rows are no candidates either.
         "MATCH (n {tenant: 'bob'}) RETURN n.name, n.tenant",
         "MATCH (n:Project {tenant: 'bob'}) RETURN count(n)",
@@ -346,6 +348,7 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
         "MATCH (n:Person) RETURN count(n)",
         "MATCH (n:Secret) RETURN count(*)",
         "MATCH (n) CALL algo.SSpaths({sourceNode: n, relDirection: 'both', maxLen: 3, pathCount: 4}) YIELD pathWeight RETURN n.name, collect(pathWeight)",
+        "CALL algo.betweenness() YIELD node, score RETURN node.name, score",
         "MATCH (a), (b) CALL algo.SPpaths({sourceNode: a, targetNode: b, weightProp: 'confidence', pathCount: 0}) YIELD pathWeight RETURN a.name, b.name, pathWeight",
         "CALL db.labels()",
         "CALL db.relationshipTypes()",

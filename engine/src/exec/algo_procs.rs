@@ -1,4 +1,5 @@
-//! FalkorDB's graph algorithm procedures over what the query sees: `algo.BFS` (the nodes a
+//! FalkorDB's graph algorithm procedures over what the query sees (the weighted paths in
+//! `path_procs`, betweenness and communities in `analytics_procs`): `algo.BFS` (the nodes a
 //! breadth-first walk along outgoing relationships reaches, with the edge that reached each),
 //! `algo.pageRank` (each node's page rank over the relationships between nodes of a label) and
 //! `algo.WCC` (weakly connected components).
@@ -37,6 +38,23 @@ fn name_or_null<'v>(proc: &str, v: Option<&'v Val>) -> Result<Option<&'v Arc<str
         None | Some(Val::Null) => Ok(None),
         Some(Val::Str(s)) => Ok(Some(s)),
         Some(other) => Err(type_error(format!("{proc} takes a name or null, got {}", other.kind()))),
+    }
+}
+
+/// Runs the `algo.*` procedure `name`.
+pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    match name {
+        "algo.BFS" => bfs(g, cx, args),
+        "algo.pageRank" => page_rank(g, cx, args),
+        "algo.WCC" => wcc(g, cx, args),
+        "algo.SPpaths" | "algo.SSpaths" => super::path_procs::call(g, cx, name, args),
+        "algo.betweenness" => super::analytics_procs::betweenness(g, cx, args),
+        "algo.labelPropagation" => super::analytics_procs::label_propagation(g, cx, args),
+        _ => Err(QueryError::runtime(
+            engram_query::ErrorType::ProcedureError,
+            engram_query::Detail::ProcedureNotFound,
+            format!("there is no procedure `{name}`"),
+        )),
     }
 }
 
@@ -145,45 +163,10 @@ pub(super) fn page_rank(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Re
 /// (any type when absent) between such nodes, in either direction. A component's id is the
 /// smallest node id in it. `config` may be null or left out; another key is refused by name.
 pub(super) fn wcc(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
-    const NAME: &str = "algo.WCC";
-    let config = match args.first() {
-        None | Some(Val::Null) => None,
-        Some(Val::Map(m)) => Some(m),
-        Some(other) => return Err(type_error(format!("{NAME} takes a map of nodeLabels and relationshipTypes, got {}", other.kind()))),
-    };
-    let names = |key: &str| -> Result<Option<Vec<Arc<str>>>, QueryError> {
-        match config.and_then(|m| m.get(key)) {
-            None => Ok(None),
-            Some(Val::List(items)) => items
-                .iter()
-                .map(|v| match v {
-                    Val::Str(s) => Ok(s.clone()),
-                    other => Err(type_error(format!("{NAME}: {key} should be a list of strings, got {} in it", other.kind()))),
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(other) => Err(type_error(format!("{NAME}: {key} should be a list of strings, got {}", other.kind()))),
-        }
-    };
-    if let Some(unknown) = config.and_then(|m| m.keys().find(|k| !matches!(k.as_ref(), "nodeLabels" | "relationshipTypes"))) {
-        return Err(super::eval::arg_error(
-            engram_query::Detail::InvalidArgumentValue,
-            format!("{NAME}: unknown configuration key `{unknown}` (it takes nodeLabels and relationshipTypes)"),
-        ));
-    }
-    let labels = names("nodeLabels")?;
-    let types = names("relationshipTypes")?;
-    let mut nodes: Vec<EntityId> = match &labels {
-        None => g.nodes(),
-        Some(ls) => ls.iter().flat_map(|l| g.nodes_with_label(l)).collect(),
-    };
-    nodes.sort_unstable();
-    nodes.dedup();
-    let index: Map<EntityId, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let Projection { nodes, index, types } = projection(g, "algo.WCC", args.first(), &[])?.0;
     // Union-find over the nodes' positions (ascending ids, so a root kept smallest is the
     // component's smallest id).
     let mut parent: Vec<usize> = (0..nodes.len()).collect();
-    let types = types.unwrap_or_default();
     if let Some(expander) = g.expander(Direction::Out, &types, None) {
         let mut ticker = Ticker::new(cx);
         for (i, &n) in nodes.iter().enumerate() {
@@ -204,6 +187,91 @@ pub(super) fn wcc(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<V
             vec![Val::Node(nodes[i]), Val::Int(i64::from(nodes[r].0))]
         })
         .collect())
+}
+
+/// The nodes an algorithm runs over and the relationship types it follows.
+pub(super) struct Projection {
+    /// The nodes of the labels asked for (every node when none were), ascending.
+    pub nodes: Vec<EntityId>,
+    /// Each node's position in `nodes`.
+    pub index: Map<EntityId, usize>,
+    /// The types asked for; empty: any type.
+    pub types: Vec<Arc<str>>,
+}
+
+impl Projection {
+    /// Each node's distinct neighbours among the nodes (by position, ascending, itself left
+    /// out) along the types in `direction`; none when none of the types exists.
+    pub(super) fn neighbours(&self, g: &Graph<'_, '_>, direction: Direction, cx: &ReadContext) -> Result<Vec<Vec<usize>>, QueryError> {
+        let Some(expander) = g.expander(direction, &self.types, None) else { return Ok(vec![Vec::new(); self.nodes.len()]) };
+        let mut ticker = Ticker::new(cx);
+        let mut out = Vec::with_capacity(self.nodes.len());
+        for (i, &n) in self.nodes.iter().enumerate() {
+            let mut next: Vec<usize> = Vec::new();
+            for edge in expander.edges(n) {
+                ticker.tick(1).map_err(stopped)?;
+                if let Some(&j) = self.index.get(&edge.neighbor) {
+                    if j != i {
+                        next.push(j);
+                    }
+                }
+            }
+            next.sort_unstable();
+            next.dedup();
+            out.push(next);
+        }
+        Ok(out)
+    }
+}
+
+/// Reads an algorithm's configuration (a map, null or nothing): `nodeLabels` and
+/// `relationshipTypes` (lists of names; absent, any), and the keys of `extra` (returned by
+/// name); another key is refused by name.
+pub(super) fn projection<'v>(
+    g: &Graph<'_, '_>,
+    name: &str,
+    config: Option<&'v Val>,
+    extra: &[&str],
+) -> Result<(Projection, std::collections::BTreeMap<&'v str, &'v Val>), QueryError> {
+    let config = match config {
+        None | Some(Val::Null) => None,
+        Some(Val::Map(m)) => Some(m),
+        Some(other) => return Err(type_error(format!("{name} takes a map of nodeLabels and relationshipTypes, got {}", other.kind()))),
+    };
+    let names = |key: &str| -> Result<Option<Vec<Arc<str>>>, QueryError> {
+        match config.and_then(|m| m.get(key)) {
+            None => Ok(None),
+            Some(Val::List(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Val::Str(s) => Ok(s.clone()),
+                    other => Err(type_error(format!("{name}: {key} should be a list of strings, got {} in it", other.kind()))),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(type_error(format!("{name}: {key} should be a list of strings, got {}", other.kind()))),
+        }
+    };
+    let mut rest = std::collections::BTreeMap::new();
+    for (k, v) in config.iter().flat_map(|m| m.iter()) {
+        if extra.contains(&k.as_ref()) {
+            rest.insert(k.as_ref(), v);
+        } else if !matches!(k.as_ref(), "nodeLabels" | "relationshipTypes") {
+            let takes = ["nodeLabels", "relationshipTypes"].iter().chain(extra).copied().collect::<Vec<_>>().join(", ");
+            return Err(super::eval::arg_error(
+                engram_query::Detail::InvalidArgumentValue,
+                format!("{name}: unknown configuration key `{k}` (it takes {takes})"),
+            ));
+        }
+    }
+    let mut nodes: Vec<EntityId> = match names("nodeLabels")? {
+        None => g.nodes(),
+        Some(ls) => ls.iter().flat_map(|l| g.nodes_with_label(l)).collect(),
+    };
+    nodes.sort_unstable();
+    nodes.dedup();
+    let index: Map<EntityId, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    Ok((Projection { nodes, index, types: names("relationshipTypes")?.unwrap_or_default() }, rest))
 }
 
 /// The representative of `i`'s set in a union-find forest, halving the path on the way.

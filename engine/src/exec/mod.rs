@@ -6,6 +6,7 @@
 //! A query that writes runs as one transaction on the writer's copy of the state (`write`).
 
 mod algo_procs;
+mod analytics_procs;
 mod batches;
 mod ddl;
 mod eval;

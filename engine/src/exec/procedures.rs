@@ -167,10 +167,7 @@ pub(crate) fn call(
         | "db.idx.vector.queryNodes"
         | "db.idx.vector.queryRelationships" => super::vector_procs::call(g, name, args, cx.limits.vector_k_max.min(cx.limits.rows_max)),
         "db.indexes" | "db.showIndexes" | "db.constraints" | "db.showConstraints" => Ok(super::ddl::listing(view, name, args.first())),
-        "algo.BFS" => super::algo_procs::bfs(g, cx, args),
-        "algo.pageRank" => super::algo_procs::page_rank(g, cx, args),
-        "algo.WCC" => super::algo_procs::wcc(g, cx, args),
-        "algo.SPpaths" | "algo.SSpaths" => super::path_procs::call(g, cx, name, args),
+        _ if name.starts_with("algo.") => super::algo_procs::call(g, cx, name, args),
         _ if super::schema_procs::NAMES.contains(&name) => Ok(super::schema_procs::call(g, name, args)),
         "dbms.procedures" => Ok(engram_query::functions::PROCEDURES
             .iter()

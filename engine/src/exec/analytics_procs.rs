@@ -1,0 +1,143 @@
+//! FalkorDB's whole-graph analytics over what the query sees: `algo.betweenness` (Brandes'
+//! betweenness centrality along directed relationships, exact or from a seeded sample of
+//! sources) and `algo.labelPropagation` (synchronous community detection by label propagation,
+//! LDBC Graphalytics' CDLP). Both run on a projection: the nodes of `nodeLabels` and the
+//! relationships of `relationshipTypes` between them, several relationships between two nodes
+//! counted once and a relationship from a node to itself left out.
+
+use std::collections::VecDeque;
+
+use engram_query::{Detail, QueryError};
+use rand::SeedableRng;
+
+use super::algo_procs::{projection, stopped};
+use super::eval::{arg_error, type_error};
+use super::graph::Graph;
+use super::value::Val;
+use crate::index::graph::Direction;
+use crate::read::scope::{ReadContext, Ticker};
+
+/// Sources `algo.betweenness` samples when `samplingSize` is not given: FalkorDB's default.
+const SAMPLING_SIZE: usize = 32;
+/// Iterations `algo.labelPropagation` runs at most when `maxIterations` is not given:
+/// FalkorDB's default.
+const MAX_ITERATIONS: usize = 10;
+
+/// A positive integer setting, or `default` when absent.
+fn positive(name: &str, key: &str, v: Option<&&Val>, default: usize) -> Result<usize, QueryError> {
+    match v {
+        None => Ok(default),
+        Some(Val::Int(i)) if *i > 0 => Ok(usize::try_from(*i).unwrap_or(usize::MAX)),
+        Some(Val::Int(i)) => Err(arg_error(Detail::InvalidArgumentValue, format!("{name}: {key} should be a positive integer, got {i}"))),
+        Some(other) => Err(type_error(format!("{name}: {key} should be a positive integer, got {}", other.kind()))),
+    }
+}
+
+/// `algo.betweenness(config)`: each node with the number of shortest directed paths between
+/// other nodes it lies on, each path shared among the shortest ones of its pair (Brandes'
+/// dependencies, not normalized). The sources are every node with an outgoing relationship
+/// when there are at most `samplingSize` (32) of them, else `samplingSize` of them drawn
+/// without repetition by a generator seeded with `samplingSeed` (0): the same call gives the
+/// same scores. Rows in node order.
+pub(super) fn betweenness(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    const NAME: &str = "algo.betweenness";
+    let (proj, extra) = projection(g, NAME, args.first(), &["samplingSize", "samplingSeed"])?;
+    let sampling = positive(NAME, "samplingSize", extra.get("samplingSize"), SAMPLING_SIZE)?;
+    let seed = match extra.get("samplingSeed") {
+        None => 0,
+        Some(Val::Int(i)) => *i,
+        Some(other) => return Err(type_error(format!("{NAME}: samplingSeed should be an integer, got {}", other.kind()))),
+    };
+    let out = proj.neighbours(g, Direction::Out, cx)?;
+    let mut sources: Vec<usize> = (0..out.len()).filter(|&i| !out[i].is_empty()).collect();
+    if sources.len() > sampling {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed as u64);
+        let mut picked: Vec<usize> = rand::seq::index::sample(&mut rng, sources.len(), sampling).into_iter().map(|i| sources[i]).collect();
+        picked.sort_unstable();
+        sources = picked;
+    }
+    let score = brandes(&out, &sources, cx)?;
+    Ok(proj.nodes.iter().zip(score).map(|(n, s)| vec![Val::Node(*n), Val::Float(s)]).collect())
+}
+
+/// Brandes' accumulation of dependencies from each source over unweighted directed edges.
+fn brandes(out: &[Vec<usize>], sources: &[usize], cx: &ReadContext) -> Result<Vec<f64>, QueryError> {
+    let n = out.len();
+    let mut ticker = Ticker::new(cx);
+    let mut score = vec![0.0; n];
+    let (mut sigma, mut dist, mut delta) = (vec![0.0f64; n], vec![usize::MAX; n], vec![0.0f64; n]);
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &s in sources {
+        let mut order = Vec::new();
+        sigma[s] = 1.0;
+        dist[s] = 0;
+        let mut queue = VecDeque::from([s]);
+        while let Some(v) = queue.pop_front() {
+            order.push(v);
+            for &w in &out[v] {
+                ticker.tick(1).map_err(stopped)?;
+                if dist[w] == usize::MAX {
+                    dist[w] = dist[v] + 1;
+                    queue.push_back(w);
+                }
+                if dist[w] == dist[v] + 1 {
+                    sigma[w] += sigma[v];
+                    preds[w].push(v);
+                }
+            }
+        }
+        for &w in order.iter().rev() {
+            for &v in &preds[w] {
+                delta[v] += sigma[v] / sigma[w] * (1.0 + delta[w]);
+            }
+            if w != s {
+                score[w] += delta[w];
+            }
+        }
+        for &v in &order {
+            (sigma[v], dist[v], delta[v]) = (0.0, usize::MAX, 0.0);
+            preds[v].clear();
+        }
+    }
+    Ok(score)
+}
+
+/// `algo.labelPropagation(config)`: each node with its community. Every node starts in its
+/// own, named by its id; then, all at once, each node with neighbours (either direction) takes
+/// the community most of them are in, the smallest id on a tie; until nothing changes or
+/// `maxIterations` (10) rounds ran. Rows in node order.
+pub(super) fn label_propagation(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    const NAME: &str = "algo.labelPropagation";
+    let (proj, extra) = projection(g, NAME, args.first(), &["maxIterations"])?;
+    let rounds = positive(NAME, "maxIterations", extra.get("maxIterations"), MAX_ITERATIONS)?;
+    let near = proj.neighbours(g, Direction::Both, cx)?;
+    let mut ticker = Ticker::new(cx);
+    // Communities as positions: nodes are ascending, so the smallest position is the smallest id.
+    let mut label: Vec<usize> = (0..near.len()).collect();
+    let mut counts: Vec<usize> = Vec::new();
+    for _ in 0..rounds {
+        let next: Vec<usize> = near
+            .iter()
+            .enumerate()
+            .map(|(i, ns)| {
+                ticker.tick(ns.len().max(1) as u32).map_err(stopped)?;
+                counts.clear();
+                counts.extend(ns.iter().map(|&j| label[j]));
+                counts.sort_unstable();
+                // The most frequent, the smallest first among equals (runs are ascending).
+                let mut best = (0usize, label[i]);
+                for run in counts.chunk_by(|a, b| a == b) {
+                    if run.len() > best.0 {
+                        best = (run.len(), run[0]);
+                    }
+                }
+                Ok(best.1)
+            })
+            .collect::<Result<_, QueryError>>()?;
+        if next == label {
+            break;
+        }
+        label = next;
+    }
+    Ok(proj.nodes.iter().zip(&label).map(|(n, l)| vec![Val::Node(*n), Val::Int(i64::from(proj.nodes[*l].0))]).collect())
+}
