@@ -396,6 +396,14 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "algo.MSF",
+        args: &["config"],
+        required: 0,
+        yields: &["edges", "nodes"],
+        doc: "the minimum spanning forest (config.objective 'maximize': maximum) of the nodes of config.nodeLabels and the relationships of config.relationshipTypes taken as undirected, weighed by config.weightAttribute (1 where absent): a row per connected component with its tree's relationships and its nodes",
+        writes: false,
+    },
+    Procedure {
         name: "dbms.showFunctions",
         args: &["kind"],
         required: 0,

@@ -1,8 +1,8 @@
-//! FalkorDB's whole-graph analytics, `algo.betweenness` and `algo.labelPropagation`, against
-//! naive references on random graphs: betweenness from the definition (for each ordered pair,
-//! the share of its shortest directed paths through each node, counted by breadth-first
-//! distances), label propagation as its rounds are defined; both on the projection of labels
-//! and types asked for, several relationships between two nodes counted once, loops left out.
+//! FalkorDB's whole-graph analytics, `algo.betweenness`, `algo.labelPropagation` and
+//! `algo.MSF`, against naive references on random graphs: betweenness from the definition (for
+//! each ordered pair, the share of its shortest directed paths through each node, counted by
+//! breadth-first distances), label propagation as its rounds are defined, the spanning forest
+//! by its components and Prim's weight; each on the projection of labels and types asked for.
 
 use engram::{Database, Params, QueryValue};
 use proptest::prelude::*;
@@ -203,6 +203,100 @@ proptest! {
     }
 }
 
+/// Prim's minimum (or, `sign` -1, maximum) total weight of a spanning tree of each component
+/// of the undirected projection, and the components.
+fn prim(n: usize, nodes: &[usize], edges: &[(usize, usize, f64)], sign: f64) -> (f64, Vec<Vec<usize>>) {
+    let mut seen = vec![false; n];
+    let (mut total, mut components) = (0.0, Vec::new());
+    for &start in nodes {
+        if seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        let mut component = vec![start];
+        loop {
+            let best = edges.iter().filter(|(a, b, _)| seen[*a] != seen[*b]).min_by(|x, y| (sign * x.2).total_cmp(&(sign * y.2)));
+            let Some(&(a, b, w)) = best else { break };
+            let new = if seen[a] { b } else { a };
+            seen[new] = true;
+            component.push(new);
+            total += w;
+        }
+        component.sort_unstable();
+        components.push(component);
+    }
+    (total, components)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: engram_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// `algo.MSF` gives one tree per connected component (the component's nodes, one
+    /// relationship fewer, joining them all), of Prim's total weight, minimum or maximum.
+    #[test]
+    fn spanning_forest_is_a_lightest_forest_of_the_components(
+        n in 1usize..8,
+        labelled in prop::collection::vec(any::<bool>(), 8),
+        rels in prop::collection::vec((0usize..8, 0usize..8, any::<bool>(), prop::option::of(0u8..6)), 0..16),
+        only_p in any::<bool>(),
+        only_a in any::<bool>(),
+        maximize in any::<bool>(),
+    ) {
+        let db = graph(n, &labelled, &[]);
+        for (k, (a, b, t, w)) in rels.iter().enumerate() {
+            let w = w.map(|w| format!(", w: {w}")).unwrap_or_default();
+            let t = if *t { "A" } else { "B" };
+            rows(&db, &format!("MATCH (a {{n: {}}}), (b {{n: {}}}) CREATE (a)-[:{t} {{k: {k}{w}}}]->(b)", a % n, b % n));
+        }
+        let (nodes, _) = projection(n, &labelled, &[], only_p, only_a);
+        let weight = |k: usize| rels[k].3.map_or(1.0, f64::from);
+        let edges: Vec<(usize, usize, f64)> = rels
+            .iter()
+            .enumerate()
+            .filter(|(_, (a, b, t, _))| a % n != b % n && (!only_a || *t) && nodes.contains(&(a % n)) && nodes.contains(&(b % n)))
+            .map(|(k, (a, b, _, _))| (a % n, b % n, weight(k)))
+            .collect();
+        let (want_total, want_components) = prim(n, &nodes, &edges, if maximize { -1.0 } else { 1.0 });
+        let objective = if maximize { "objective: 'maximize', " } else { "" };
+        let text = format!(
+            "CALL algo.MSF({}) YIELD edges, nodes RETURN [e IN edges | e.k], [x IN nodes | x.n]",
+            config(only_p, only_a, &format!("{objective}weightAttribute: 'w'"))
+        );
+        let mut total = 0.0;
+        let mut components = Vec::new();
+        for r in rows(&db, &text) {
+            let ints = |v: &QueryValue| -> Vec<usize> {
+                let QueryValue::List(items) = v else { panic!("{v:?}") };
+                items.iter().map(|x| if let QueryValue::Int(i) = x { *i as usize } else { panic!("{x:?}") }).collect()
+            };
+            let (tree, members) = (ints(&r[0]), ints(&r[1]));
+            prop_assert_eq!(tree.len() + 1, members.len(), "a tree has one relationship fewer than nodes");
+            // Its relationships join all its nodes (so, being one fewer, without a cycle).
+            let mut joined = vec![members[0]];
+            let mut grew = true;
+            while grew {
+                grew = false;
+                for &k in &tree {
+                    let (a, b) = (rels[k].0 % n, rels[k].1 % n);
+                    prop_assert!(members.contains(&a) && members.contains(&b));
+                    if joined.contains(&a) != joined.contains(&b) {
+                        joined.push(if joined.contains(&a) { b } else { a });
+                        grew = true;
+                    }
+                }
+            }
+            prop_assert_eq!(joined.len(), members.len());
+            total += tree.iter().map(|&k| weight(k)).sum::<f64>();
+            components.push(members);
+        }
+        components.sort();
+        let mut want_components = want_components;
+        want_components.sort();
+        prop_assert_eq!(components, want_components);
+        prop_assert!((total - want_total).abs() < 1e-9, "{} against Prim's {}", total, want_total);
+    }
+}
+
 /// The settings refused, each by name; null or no configuration means every node and type.
 #[test]
 fn settings_are_checked() {
@@ -214,6 +308,8 @@ fn settings_are_checked() {
         ("CALL algo.labelPropagation({maxIterations: -2})", "maxIterations should be a positive integer"),
         ("CALL algo.labelPropagation({nodeLabels: 'P'})", "nodeLabels should be a list of strings"),
         ("CALL algo.labelPropagation(3)", "takes a map"),
+        ("CALL algo.MSF({objective: 'smallest'})", "objective should be 'minimize' or 'maximize'"),
+        ("CALL algo.MSF({weightAttribute: 3})", "weightAttribute should be a string"),
     ] {
         let e = db.query("default", text, &Params::new()).expect_err(text).to_string();
         assert!(e.contains(want), "{text}: {e}");

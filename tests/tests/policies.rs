@@ -122,6 +122,7 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
          YIELD path RETURN path",
         "CALL algo.betweenness() YIELD node, score RETURN node.name, score",
         "CALL algo.labelPropagation() YIELD node, communityId MATCH (c) WHERE id(c) = communityId RETURN node.name, c.name",
+        "CALL algo.MSF() YIELD edges, nodes RETURN edges, nodes",
         // Lookups in the property index: bob's rows are no candidates either.
         "MATCH (n {tenant: 'bob'}) RETURN n.name, n.tenant",
         "MATCH (n:Project {tenant: 'bob'}) RETURN count(n)",

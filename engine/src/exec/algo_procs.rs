@@ -50,6 +50,7 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
         "algo.SPpaths" | "algo.SSpaths" => super::path_procs::call(g, cx, name, args),
         "algo.betweenness" => super::analytics_procs::betweenness(g, cx, args),
         "algo.labelPropagation" => super::analytics_procs::label_propagation(g, cx, args),
+        "algo.MSF" => super::analytics_procs::spanning_forest(g, cx, args),
         _ => Err(QueryError::runtime(
             engram_query::ErrorType::ProcedureError,
             engram_query::Detail::ProcedureNotFound,
@@ -275,7 +276,7 @@ pub(super) fn projection<'v>(
 }
 
 /// The representative of `i`'s set in a union-find forest, halving the path on the way.
-fn root(parent: &mut [usize], mut i: usize) -> usize {
+pub(super) fn root(parent: &mut [usize], mut i: usize) -> usize {
     while parent[i] != i {
         parent[i] = parent[parent[i]];
         i = parent[i];

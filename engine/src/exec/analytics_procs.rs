@@ -1,19 +1,21 @@
 //! FalkorDB's whole-graph analytics over what the query sees: `algo.betweenness` (Brandes'
 //! betweenness centrality along directed relationships, exact or from a seeded sample of
-//! sources) and `algo.labelPropagation` (synchronous community detection by label propagation,
-//! LDBC Graphalytics' CDLP). Both run on a projection: the nodes of `nodeLabels` and the
-//! relationships of `relationshipTypes` between them, several relationships between two nodes
-//! counted once and a relationship from a node to itself left out.
+//! sources), `algo.labelPropagation` (synchronous community detection by label propagation,
+//! LDBC Graphalytics' CDLP) and `algo.MSF` (Kruskal's minimum spanning forest). Each runs on a
+//! projection: the nodes of `nodeLabels` and the
+//! relationships of `relationshipTypes` between them, a relationship from a node to itself left
+//! out (and, but for the forest, several between two nodes counted once).
 
 use std::collections::VecDeque;
 
 use engram_query::{Detail, QueryError};
 use rand::SeedableRng;
 
-use super::algo_procs::{projection, stopped};
+use super::algo_procs::{projection, root, stopped};
 use super::eval::{arg_error, type_error};
 use super::graph::Graph;
 use super::value::Val;
+use crate::ids::ClaimId;
 use crate::index::graph::Direction;
 use crate::read::scope::{ReadContext, Ticker};
 
@@ -140,4 +142,73 @@ pub(super) fn label_propagation(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val
         label = next;
     }
     Ok(proj.nodes.iter().zip(&label).map(|(n, l)| vec![Val::Node(*n), Val::Int(i64::from(proj.nodes[*l].0))]).collect())
+}
+
+/// `algo.MSF(config)`: the minimum (or, with `objective: 'maximize'`, maximum) spanning forest
+/// of the projection taken as undirected, one row per connected component: `edges`, the
+/// relationships of its tree in the order Kruskal's algorithm takes them, and `nodes`, its
+/// nodes ascending (a node without relationships is a tree of its own). A relationship weighs
+/// its `weightAttribute` (1 where absent or not a number, and every one without the setting);
+/// equal weights go by relationship id. Rows by their smallest node.
+pub(super) fn spanning_forest(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    const NAME: &str = "algo.MSF";
+    let (proj, extra) = projection(g, NAME, args.first(), &["weightAttribute", "objective"])?;
+    let weight = match extra.get("weightAttribute") {
+        None => None,
+        Some(Val::Str(s)) => Some(s.clone()),
+        Some(other) => return Err(type_error(format!("{NAME}: weightAttribute should be a string, got {}", other.kind()))),
+    };
+    let maximize = match extra.get("objective") {
+        None => false,
+        Some(Val::Str(s)) if s.eq_ignore_ascii_case("minimize") => false,
+        Some(Val::Str(s)) if s.eq_ignore_ascii_case("maximize") => true,
+        Some(other) => {
+            return Err(arg_error(
+                Detail::InvalidArgumentValue,
+                format!("{NAME}: objective should be 'minimize' or 'maximize', got {other:?}"),
+            ))
+        }
+    };
+    // Every relationship between two nodes of the projection, once (from its subject's side).
+    let mut edges: Vec<(f64, ClaimId, usize, usize)> = Vec::new();
+    if let Some(expander) = g.expander(Direction::Out, &proj.types, None) {
+        let mut ticker = Ticker::new(cx);
+        for (i, &n) in proj.nodes.iter().enumerate() {
+            for edge in expander.edges(n) {
+                ticker.tick(1).map_err(stopped)?;
+                match proj.index.get(&edge.neighbor) {
+                    Some(&j) if j != i => {
+                        let w = match weight.as_deref().map(|k| g.rel_prop(edge.claim, k)) {
+                            Some(Val::Int(x)) => x as f64,
+                            Some(Val::Float(x)) if !x.is_nan() => x,
+                            _ => 1.0,
+                        };
+                        edges.push((if maximize { -w } else { w }, edge.claim, i, j));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut parent: Vec<usize> = (0..proj.nodes.len()).collect();
+    let mut taken: Vec<(ClaimId, usize)> = Vec::new();
+    for (_, claim, i, j) in edges {
+        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+        if a != b {
+            parent[a.max(b)] = a.min(b);
+            taken.push((claim, i));
+        }
+    }
+    // Trees by their root, which is their smallest node (roots are kept smallest).
+    let mut trees: std::collections::BTreeMap<usize, (Vec<Val>, Vec<Val>)> = std::collections::BTreeMap::new();
+    for i in 0..proj.nodes.len() {
+        let r = root(&mut parent, i);
+        trees.entry(r).or_default().1.push(Val::Node(proj.nodes[i]));
+    }
+    for (claim, i) in taken {
+        let r = root(&mut parent, i);
+        trees.entry(r).or_default().0.push(Val::Rel(claim));
+    }
+    Ok(trees.into_values().map(|(edges, nodes)| vec![Val::list(edges), Val::list(nodes)]).collect())
 }
