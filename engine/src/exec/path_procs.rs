@@ -11,7 +11,8 @@
 //! (a negative one is an error naming it), so a partial path that already ranks after the worst
 //! path kept cannot lead to a better one. Between two nodes, a walk backwards from the target
 //! first gives each node a lower bound on the weight, cost and length still to go (ignoring
-//! simplicity): nodes that cannot reach the target are never entered, and the walk tries the most
+//! simplicity; each search stops early, so it reads about what a shortest-path search would):
+//! nodes that cannot keep within the bounds are never entered, and the walk tries the most
 //! promising relationship first, so the first path it finds is a lightest one.
 
 use std::cmp::Ordering;
@@ -134,9 +135,33 @@ impl Best {
     }
 }
 
-/// Lower bounds on what is still to go from a node to the target: weight, cost and length,
-/// each the least over every walk (simple or not); a node missing cannot reach the target.
-type Remaining = Map<EntityId, Key>;
+/// Lower bounds on what is still to go from a node to the target, from searches backwards
+/// from it that stop early: the weight search once it settles the source (a node it did not
+/// settle has at least the source's weight to go, `radius`), the cost search past `maxCost`
+/// and the length search past `maxLen` (a node neither reached cannot keep within them; without
+/// the bound, those searches do not run and what is left to go counts 0).
+struct Remaining {
+    weight: Map<EntityId, f64>,
+    radius: f64,
+    cost: Option<Map<EntityId, f64>>,
+    len: Option<Map<EntityId, f64>>,
+}
+
+impl Remaining {
+    /// The least still to go from `node`; `None` when no path through it keeps within the bounds.
+    fn from(&self, node: EntityId) -> Option<Key> {
+        let weight = self.weight.get(&node).copied().unwrap_or(self.radius);
+        let cost = match &self.cost {
+            None => 0.0,
+            Some(m) => *m.get(&node)?,
+        };
+        let len = match &self.len {
+            None => 0,
+            Some(m) => *m.get(&node)? as usize,
+        };
+        Some(Key { weight, cost, len })
+    }
+}
 
 /// `algo.SPpaths(config)` (`pair`) or `algo.SSpaths(config)`: rows of `path`, `pathWeight`,
 /// `pathCost`, best first. No row when the source (or target) is null.
@@ -158,7 +183,12 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
     let remaining = match config.target {
         Some(target) => {
             let Some(back) = g.expander(reverse(config.direction), &types, None) else { return Ok(Vec::new()) };
-            Some(remaining(&back, &amounts, target, &mut ticker, cx.limits.visited_max)?)
+            let search = Backwards { back: &back, amounts: &amounts, target, visited_max: cx.limits.visited_max };
+            match search.bounds(config.source, &config, &mut ticker)? {
+                Some(r) => Some(r),
+                // The target cannot be reached from the source.
+                None => return Ok(Vec::new()),
+            }
         }
         None => None,
     };
@@ -299,46 +329,82 @@ impl Amounts<'_, '_, '_> {
     }
 }
 
-/// Walks backwards from `target` (Dijkstra on each of weight, cost and length): the least of
-/// each still to go from every node that can reach it.
-fn remaining(
-    back: &Expander<'_>,
-    amounts: &Amounts<'_, '_, '_>,
+/// The searches backwards from the target.
+struct Backwards<'s, 'g, 'a, 'b> {
+    back: &'s Expander<'s>,
+    amounts: &'s Amounts<'g, 'a, 'b>,
     target: EntityId,
-    ticker: &mut Ticker<'_>,
     visited_max: usize,
-) -> Result<Remaining, QueryError> {
-    let mut out: Remaining = Map::default();
-    for part in 0..3 {
-        let mut dist: Map<EntityId, f64> = Map::from_iter([(target, 0.0)]);
-        let mut queue = BinaryHeap::from([Near(0.0, target)]);
+}
+
+/// What a backward search measures: a relationship's weight, its cost, or 1 (length).
+#[derive(Clone, Copy)]
+enum Measure {
+    Weight,
+    Cost,
+    Length,
+}
+
+impl Backwards<'_, '_, '_, '_> {
+    /// The bounds for a walk from `source`; `None` when the source cannot reach the target.
+    fn bounds(&self, source: EntityId, config: &Config, ticker: &mut Ticker<'_>) -> Result<Option<Remaining>, QueryError> {
+        let (weight, reached) = self.settle(Measure::Weight, Stop::At(source), ticker)?;
+        let Some(radius) = reached else { return Ok(None) };
+        let cost =
+            if config.max_cost.is_finite() { Some(self.settle(Measure::Cost, Stop::Beyond(config.max_cost), ticker)?.0) } else { None };
+        let len = if config.max_len < usize::MAX {
+            Some(self.settle(Measure::Length, Stop::Beyond(config.max_len as f64), ticker)?.0)
+        } else {
+            None
+        };
+        Ok(Some(Remaining { weight, radius, cost, len }))
+    }
+
+    /// Dijkstra backwards from the target by `measure`: the nodes it settled with their
+    /// distance, and the source's distance when it stopped there.
+    fn settle(&self, measure: Measure, stop: Stop, ticker: &mut Ticker<'_>) -> Result<(Map<EntityId, f64>, Option<f64>), QueryError> {
+        let mut settled: Map<EntityId, f64> = Map::default();
+        let mut tentative: Map<EntityId, f64> = Map::from_iter([(self.target, 0.0)]);
+        let mut queue = BinaryHeap::from([Near(0.0, self.target)]);
         while let Some(Near(d, node)) = queue.pop() {
-            if dist.get(&node).is_some_and(|best| *best < d) {
+            if settled.contains_key(&node) {
                 continue;
             }
-            for edge in back.edges(node) {
+            if let Stop::Beyond(limit) = stop {
+                if d > limit {
+                    break;
+                }
+            }
+            settled.insert(node, d);
+            if stop == Stop::At(node) {
+                return Ok((settled, Some(d)));
+            }
+            for edge in self.back.edges(node) {
                 ticker.tick(1).map_err(stopped)?;
-                let (w, c) = amounts.of(edge.claim)?;
-                let next = d + [w, c, 1.0][part];
-                if dist.get(&edge.neighbor).is_none_or(|old| next < *old) {
-                    dist.insert(edge.neighbor, next);
-                    if dist.len() > visited_max {
-                        return Err(over("visited_max", visited_max, "a weighted path search"));
+                let amount = match measure {
+                    Measure::Weight => self.amounts.of(edge.claim)?.0,
+                    Measure::Cost => self.amounts.of(edge.claim)?.1,
+                    Measure::Length => 1.0,
+                };
+                let next = d + amount;
+                if tentative.get(&edge.neighbor).is_none_or(|old| next < *old) {
+                    tentative.insert(edge.neighbor, next);
+                    if tentative.len() > self.visited_max {
+                        return Err(over("visited_max", self.visited_max, "a weighted path search"));
                     }
                     queue.push(Near(next, edge.neighbor));
                 }
             }
         }
-        for (node, d) in dist {
-            let key = out.entry(node).or_insert(Key::ZERO);
-            match part {
-                0 => key.weight = d,
-                1 => key.cost = d,
-                _ => key.len = d as usize,
-            }
-        }
+        Ok((settled, None))
     }
-    Ok(out)
+}
+
+/// Where a backward search stops: once it settles a node, or past a distance.
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    At(EntityId),
+    Beyond(f64),
 }
 
 /// A queue entry of the backward walk, nearest first.
@@ -382,7 +448,7 @@ impl Walk<'_, '_, '_, '_> {
         let source = self.config.source;
         // A path never comes back to its start, and from a node that cannot reach the target
         // there is none.
-        if self.config.target == Some(source) || self.remaining.is_some_and(|r| !r.contains_key(&source)) {
+        if self.config.target == Some(source) || self.remaining.is_some_and(|r| r.from(source).is_none()) {
             return Ok(());
         }
         let mut on_path: foldhash::HashSet<EntityId> = foldhash::HashSet::from_iter([source]);
@@ -433,8 +499,8 @@ impl Walk<'_, '_, '_, '_> {
             let key = at.plus(w, c, 1);
             let rest = match self.remaining {
                 None => Key::ZERO,
-                Some(r) => match r.get(&edge.neighbor) {
-                    Some(rest) => *rest,
+                Some(r) => match r.from(edge.neighbor) {
+                    Some(rest) => rest,
                     None => continue,
                 },
             };
