@@ -126,13 +126,16 @@ pub struct Subquery {
     pub span: Span,
 }
 
-/// `IN TRANSACTIONS [OF n ROWS] [ON ERROR FAIL | CONTINUE | BREAK]` after `CALL { … }`.
+/// `IN TRANSACTIONS [OF n ROWS] [ON ERROR FAIL | CONTINUE | BREAK] [REPORT STATUS AS s]` after
+/// `CALL { … }`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InTransactions {
     /// `OF n ROWS` (1,000 when not given).
     pub rows: Option<Expr>,
     /// What a failing batch does.
     pub on_error: OnError,
+    /// `REPORT STATUS AS s`: the variable each row's batch status binds.
+    pub status: Option<Var>,
     /// The `IN TRANSACTIONS …` words.
     pub span: Span,
 }

@@ -313,6 +313,9 @@ impl Checker<'_> {
                     for c in self.subquery(sq, &scope)? {
                         scope.insert(c, Ty::Any);
                     }
+                    if let Some(v) = sq.in_transactions.as_ref().and_then(|t| t.status.as_ref()) {
+                        self.bind_new(&mut scope, v, Ty::Map)?;
+                    }
                 }
                 Clause::Foreach(f) => self.foreach(f, &scope)?,
                 Clause::Call(c) => {

@@ -229,7 +229,8 @@ impl Parser<'_> {
         Err(self.unexpected("a clause (MATCH, RETURN, CREATE, …)"))
     }
 
-    /// `IN TRANSACTIONS [OF n ROW|ROWS] [ON ERROR FAIL|CONTINUE|BREAK]` after a subquery, if there.
+    /// `IN TRANSACTIONS [OF n ROW|ROWS] [ON ERROR FAIL|CONTINUE|BREAK] [REPORT STATUS AS s]` after a
+    /// subquery, if there.
     fn in_transactions(&mut self) -> Result<Option<crate::ast::InTransactions>, QueryError> {
         if !(self.at_kw("IN") && matches!(self.peek_at(1), Tok::Ident(w) if w.eq_ignore_ascii_case("TRANSACTIONS"))) {
             return Ok(None);
@@ -267,15 +268,24 @@ impl Parser<'_> {
         } else {
             crate::ast::OnError::Fail
         };
-        if self.at_kw("REPORT") {
-            return Err(QueryError::syntax(
-                self.text,
-                self.span(),
-                Detail::Unsupported,
-                "REPORT STATUS is not supported after IN TRANSACTIONS",
-            ));
-        }
-        Ok(Some(crate::ast::InTransactions { rows, on_error, span: start.to(self.prev_span()) }))
+        let status = if self.at_kw("REPORT") {
+            let at = self.span();
+            self.bump();
+            self.expect_kw("STATUS")?;
+            self.expect_kw("AS")?;
+            if on_error == crate::ast::OnError::Fail {
+                return Err(QueryError::syntax(
+                    self.text,
+                    at,
+                    Detail::InvalidClauseComposition,
+                    "REPORT STATUS needs ON ERROR CONTINUE or ON ERROR BREAK (with FAIL a failed batch ends the query)",
+                ));
+            }
+            Some(self.var()?)
+        } else {
+            None
+        };
+        Ok(Some(crate::ast::InTransactions { rows, on_error, status, span: start.to(self.prev_span()) }))
     }
 
     /// After `CALL`: a subquery (`{ … }`, with its scope `(…)`) or a procedure call.

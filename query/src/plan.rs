@@ -690,6 +690,8 @@ pub enum Op {
         rows: Option<CExpr>,
         /// What a failing batch does.
         on_error: crate::ast::OnError,
+        /// `REPORT STATUS AS s`: the slot each row's batch status goes to.
+        status: Option<usize>,
     },
     /// A procedure call, one row per row it yields.
     Call(ProcCall),
@@ -959,7 +961,11 @@ impl Op {
             Op::Unwind { slot, .. } | Op::Foreach { slot, .. } | Op::LoadCsv { slot, .. } => slots(*slot),
             Op::Call(c) => c.name.to_owned(),
             Op::Optional { slots: s, .. } => s.iter().map(|s| slots(*s)).collect::<Vec<_>>().join(", "),
-            Op::InTransactions { on_error, .. } => format!("batches, on error {}", format!("{on_error:?}").to_uppercase()),
+            Op::InTransactions { on_error, status, .. } => format!(
+                "batches, on error {}{}",
+                format!("{on_error:?}").to_uppercase(),
+                status.map(|s| format!(", status into {}", slots(s))).unwrap_or_default()
+            ),
             Op::Subquery { columns, .. } if columns.is_empty() => "1 part, each row once (unit)".to_owned(),
             Op::Subquery { columns, branches, distinct } => format!(
                 "{} into {}{}",

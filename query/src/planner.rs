@@ -264,7 +264,13 @@ impl<'t, 'p> Compiler<'t, 'p> {
         let op = self.subquery(sq)?;
         Ok(match (&sq.in_transactions, op) {
             (Some(t), op) => {
-                Op::InTransactions { sub: Box::new(op), rows: t.rows.as_ref().map(|n| self.expr(n)).transpose()?, on_error: t.on_error }
+                let rows = t.rows.as_ref().map(|n| self.expr(n)).transpose()?;
+                let status = t.status.as_ref().map(|v| {
+                    let slot = self.slot(&v.name);
+                    self.scope.insert(v.name.clone(), slot);
+                    slot
+                });
+                Op::InTransactions { sub: Box::new(op), rows, on_error: t.on_error, status }
             }
             (None, op @ Op::Subquery { .. }) if sq.optional => {
                 let slots = match &op {

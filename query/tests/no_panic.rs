@@ -115,6 +115,9 @@ const WORDS: &[&str] = &[
     "SHOW",
     "PROCEDURES",
     "EXECUTABLE",
+    "TRANSACTIONS",
+    "ON ERROR CONTINUE",
+    "REPORT STATUS AS s",
 ];
 
 fn compile(text: &str) {

@@ -1,5 +1,5 @@
-//! `CALL { … } IN TRANSACTIONS [OF n ROWS] [ON ERROR FAIL | CONTINUE | BREAK]`: each batch its own
-//! transaction. A property test against a naive model of batches (which commit, which rows come
+//! `CALL { … } IN TRANSACTIONS [OF n ROWS] [ON ERROR FAIL | CONTINUE | BREAK] [REPORT STATUS AS
+//! s]`: each batch its own transaction. A property test against a naive model of batches (which commit, which rows come
 //! out, what the error says), the same answer as one transaction when nothing fails, batches that
 //! survive a reopen after a later one failed, Neo4j's import idiom with `LOAD CSV`, and the places
 //! it may not run.
@@ -84,6 +84,39 @@ proptest! {
         }
     }
 
+    /// `REPORT STATUS AS s` gives each row its batch's status as the model says: started (not
+    /// after a BREAK), committed, the batch's number as its id, and the error of a failed one.
+    #[test]
+    fn report_status_follows_the_model(xs in proptest::collection::vec(0i64..6, 0..24), k in 1usize..7, mode in prop_oneof![Just("CONTINUE"), Just("BREAK")]) {
+        let db = Database::in_memory();
+        let q = format!(
+            "UNWIND $xs AS i CALL (i) {{ CREATE (:N {{v: 60 / i}}) }} IN TRANSACTIONS OF $k ROWS ON ERROR {mode} REPORT STATUS AS s \
+             RETURN i, s.started, s.committed, s.transactionId, s.errorMessage"
+        );
+        let r = db.query("default", &q, &params(&xs, k as i64)).unwrap();
+        let mut want = Vec::new();
+        let mut stopped = false;
+        for (b, batch) in xs.chunks(k).enumerate() {
+            let started = !stopped;
+            let ok = started && batch.iter().all(|x| *x != 0);
+            stopped |= started && !ok && mode == "BREAK";
+            for x in batch {
+                want.push((*x, started, ok, started.then(|| (b + 1).to_string()), started && !ok));
+            }
+        }
+        let got: Vec<(i64, bool, bool, Option<String>, bool)> = r.rows.iter().map(|row| match row.as_slice() {
+            [QueryValue::Int(i), QueryValue::Bool(st), QueryValue::Bool(c), id, err] => (
+                *i,
+                *st,
+                *c,
+                match id { QueryValue::String(s) => Some(s.clone()), QueryValue::Null => None, other => panic!("{other:?}") },
+                match err { QueryValue::String(e) => { assert!(e.contains("division by zero"), "{e}"); true }, QueryValue::Null => false, other => panic!("{other:?}") },
+            ),
+            other => panic!("{other:?}"),
+        }).collect();
+        prop_assert_eq!(got, want);
+    }
+
     /// When nothing fails, the batches answer as one transaction does: the same rows, the same
     /// counters, the same graph.
     #[test]
@@ -166,7 +199,12 @@ fn where_it_may_not_run() {
         ("UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS OF x ROWS", "x"),
         ("UNWIND [1] AS x OPTIONAL CALL (x) { CREATE (:W) } IN TRANSACTIONS", "OPTIONAL CALL { … } cannot run IN TRANSACTIONS"),
         ("UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS ON ERROR RETRY", "ON ERROR RETRY is not supported"),
-        ("UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS REPORT STATUS AS s", "REPORT STATUS is not supported"),
+        (
+            "UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS REPORT STATUS AS s",
+            "REPORT STATUS needs ON ERROR CONTINUE or ON ERROR BREAK",
+        ),
+        ("UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS ON ERROR CONTINUE REPORT STATUS AS x RETURN x", "`x`"),
+        ("UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS ON ERROR CONTINUE REPORT AS s", "expected STATUS"),
         ("UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS OF 2", "expected ROWS"),
     ] {
         let e = db.query("default", q, &p).unwrap_err().to_string();
@@ -182,6 +220,17 @@ fn where_it_may_not_run() {
     let r =
         db.query("default", "UNWIND [1, 2, 3] AS x CALL (x) { RETURN x * 2 AS y } IN TRANSACTIONS OF 2 ROWS RETURN sum(y)", &p).unwrap();
     assert_eq!(r.rows, [[QueryValue::Int(12)]]);
+    // With REPORT STATUS, its batches' rows carry their status too, every one committed.
+    let r = db
+        .query(
+            "default",
+            "UNWIND [1, 2, 3] AS x CALL (x) { RETURN x * 2 AS y } IN TRANSACTIONS OF 2 ROWS ON ERROR CONTINUE REPORT STATUS AS s \
+             RETURN y, s.transactionId, s.committed",
+            &p,
+        )
+        .unwrap();
+    let b = |y: i64, id: &str| vec![QueryValue::Int(y), QueryValue::String(id.to_owned()), QueryValue::Bool(true)];
+    assert_eq!(r.rows, [b(2, "1"), b(4, "1"), b(6, "2")]);
     let plan = db
         .query("default", "EXPLAIN UNWIND [1] AS x CALL (x) { CREATE (:W) } IN TRANSACTIONS OF 10 ROWS ON ERROR CONTINUE", &p)
         .unwrap()

@@ -5,21 +5,20 @@
 //! A failing batch writes nothing: `FAIL` ends the query with its error (the batches before stay
 //! committed, and the error says how many), `CONTINUE` goes on with the next batch and `BREAK`
 //! stops; with either, the failed batch's rows go on with the subquery's columns null.
+//! `REPORT STATUS AS s` gives each row its batch's status (`ops::batch_status`).
 
 use std::sync::Arc;
 
 use engram_query::ast::OnError;
 use engram_query::plan::{CExpr, Op, Part, Plan};
-use engram_query::{Detail, ErrorType, QueryError};
+use engram_query::QueryError;
 
+use super::ops::{batch_size, batch_status};
 use super::value::{Bound, Val};
 use super::{files_reader, finish_rows, graph, write, Compiled, Host, QueryResult, QueryStats, Writer};
 use crate::db::commit::{Applied, JobContext};
 use crate::read::visibility::Visibility;
 use crate::state::State;
-
-/// Rows per batch when `OF n ROWS` is not given (Neo4j's default).
-const DEFAULT_BATCH_ROWS: i64 = 1000;
 
 type Row = Vec<Val>;
 
@@ -66,25 +65,8 @@ pub(super) fn batched_at(plan: &Plan) -> Result<Option<usize>, QueryError> {
 
 /// The batch size: a positive integer.
 fn batch_rows(rows: Option<&CExpr>, tx: &write::Tx<'_>, width: usize) -> Result<usize, QueryError> {
-    let n = match rows {
-        None => DEFAULT_BATCH_ROWS,
-        Some(e) => match tx.eval(width, e, &vec![Val::Null; width])? {
-            Val::Int(n) => n,
-            other => return Err(bad_rows(other.kind())),
-        },
-    };
-    if n < 1 {
-        return Err(bad_rows(&n.to_string()));
-    }
-    Ok(usize::try_from(n).unwrap_or(usize::MAX))
-}
-
-fn bad_rows(got: &str) -> QueryError {
-    QueryError::runtime(
-        ErrorType::ArgumentError,
-        Detail::InvalidArgumentValue,
-        format!("IN TRANSACTIONS OF n ROWS takes a positive integer, got {got}"),
-    )
+    let n = rows.map(|e| tx.eval(width, e, &vec![Val::Null; width])).transpose()?;
+    batch_size(n.as_ref())
 }
 
 /// What one job of a batched query does: the clauses before (and the batch size), one batch, or
@@ -138,7 +120,7 @@ impl crate::db::Database {
         at: usize,
     ) -> Result<(QueryResult, bool), crate::error::Error> {
         let part = &compiled.plan.parts[0];
-        let Op::InTransactions { sub, rows: size, on_error } = &part.ops[at] else { return Err(write::misplaced().into()) };
+        let Op::InTransactions { sub, rows: size, on_error, status } = &part.ops[at] else { return Err(write::misplaced().into()) };
         let run = |ops: Vec<Op>, input: Option<Vec<Row>>, stage: Stage| -> Result<Step, crate::error::Error> {
             let (db, workspace, cx, rules, compiled, vals) =
                 (self.clone(), workspace.to_owned(), cx.fork(), rules.clone(), Arc::clone(compiled), vals.clone());
@@ -157,18 +139,29 @@ impl crate::db::Database {
         };
         let before = run(part.ops[..at].to_vec(), None, Stage::Before(size.clone()))?;
         let (mut stats, mut out, mut committed) = (QueryStats::default(), Vec::with_capacity(before.rows.len()), 0);
+        // `REPORT STATUS AS s`: each row gets its batch's status.
+        let report = |rows: &mut [Row], s: &Val| {
+            if let Some(slot) = status {
+                for r in rows {
+                    r[*slot] = s.clone();
+                }
+            }
+        };
         let mut chunks = before.rows.chunks(before.size);
-        for chunk in chunks.by_ref() {
+        for (n, chunk) in chunks.by_ref().enumerate() {
             match run(vec![(**sub).clone()], Some(chunk.to_vec()), Stage::Batch) {
-                Ok(step) => {
+                Ok(mut step) => {
                     stats.add(&step.stats);
+                    report(&mut step.rows, &batch_status(Some(n + 1), None));
                     out.extend(step.rows);
                     committed += 1;
                 }
                 Err(e) if *on_error == OnError::Fail || !batchs_own(&e) => return Err(in_batch(e, committed)),
                 // The failed batch's rows go on as they came: the subquery's columns are null in them.
-                Err(_) => {
-                    out.extend(chunk.iter().cloned());
+                Err(e) => {
+                    let mut rows = chunk.to_vec();
+                    report(&mut rows, &batch_status(Some(n + 1), Some(&e.to_string())));
+                    out.extend(rows);
                     if *on_error == OnError::Break {
                         break;
                     }
@@ -176,7 +169,9 @@ impl crate::db::Database {
             }
         }
         // After a BREAK, the batches not run pass their rows on as a failed one does.
-        out.extend(chunks.flatten().cloned());
+        let mut rest: Vec<Row> = chunks.flatten().cloned().collect();
+        report(&mut rest, &batch_status(None, None));
+        out.extend(rest);
         let after = run(part.ops[at + 1..].to_vec(), Some(out), Stage::After)?;
         let mut result = after.result.ok_or_else(|| crate::error::Error::Internal("a batched query without its result".to_owned()))?;
         result.stats = stats;

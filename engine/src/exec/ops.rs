@@ -615,7 +615,25 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 out
             }
             // A read's subquery needs no transactions of its own.
-            Op::InTransactions { sub, .. } => self.op(sub, rows)?,
+            Op::InTransactions { sub, status: None, .. } => self.op(sub, rows)?,
+            // With `REPORT STATUS`, each batch's rows carry its status (every batch commits).
+            Op::InTransactions { sub, rows: size, status: Some(slot), .. } => {
+                let n = size.as_ref().map(|e| self.eval(e, &vec![Val::Null; self.width])).transpose()?;
+                let size = batch_size(n.as_ref())?;
+                let mut out = Vec::with_capacity(rows.len());
+                let mut rows = rows.into_iter().peekable();
+                let mut batch = 0;
+                while rows.peek().is_some() {
+                    batch += 1;
+                    let mut done = self.op(sub, rows.by_ref().take(size).collect())?;
+                    let status = batch_status(Some(batch), None);
+                    for r in &mut done {
+                        r[*slot] = status.clone();
+                    }
+                    out.extend(done);
+                }
+                out
+            }
             Op::LoadCsv { from, slot, headers, delimiter, line_slot, file_slot } => {
                 self.load_csv(from, (*slot, *line_slot, *file_slot), *headers, *delimiter, rows)?
             }
@@ -1574,4 +1592,39 @@ fn engine_dir(d: engram_query::ast::Direction) -> Direction {
         engram_query::ast::Direction::In => Direction::In,
         engram_query::ast::Direction::Both => Direction::Both,
     }
+}
+
+/// Rows per batch of `IN TRANSACTIONS` when `OF n ROWS` is not given (Neo4j's default).
+const DEFAULT_BATCH_ROWS: i64 = 1000;
+
+/// The rows per batch `OF n ROWS` asks for (`n` evaluated; the default without it).
+pub(super) fn batch_size(n: Option<&Val>) -> Result<usize, QueryError> {
+    let bad = |got: &str| {
+        QueryError::runtime(
+            ErrorType::ArgumentError,
+            Detail::InvalidArgumentValue,
+            format!("IN TRANSACTIONS OF n ROWS takes a positive integer, got {got}"),
+        )
+    };
+    let n = match n {
+        None => DEFAULT_BATCH_ROWS,
+        Some(Val::Int(n)) => *n,
+        Some(other) => return Err(bad(other.kind())),
+    };
+    if n < 1 {
+        return Err(bad(&n.to_string()));
+    }
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// What `REPORT STATUS AS s` binds for a row of batch `batch` (its number in the query, from 1;
+/// `None`: the batch did not start, after a `BREAK`): Neo4j's map of `started`, `committed`,
+/// `transactionId` (here the batch's number as text) and `errorMessage` (the failed batch's error).
+pub(super) fn batch_status(batch: Option<usize>, error: Option<&str>) -> Val {
+    let mut m = std::collections::BTreeMap::new();
+    m.insert(Arc::from("started"), Val::Bool(batch.is_some()));
+    m.insert(Arc::from("committed"), Val::Bool(batch.is_some() && error.is_none()));
+    m.insert(Arc::from("transactionId"), batch.map_or(Val::Null, |b| Val::str(&b.to_string())));
+    m.insert(Arc::from("errorMessage"), error.map_or(Val::Null, Val::str));
+    Val::map(m)
 }

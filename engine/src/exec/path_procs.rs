@@ -11,12 +11,14 @@
 //! (a negative one is an error naming it), so a partial path that already ranks after the worst
 //! path kept cannot lead to a better one. Between two nodes, a walk backwards from the target
 //! first gives each node a lower bound on the weight, cost and length still to go (ignoring
-//! simplicity; each search stops early, so it reads about what a shortest-path search would):
-//! nodes that cannot keep within the bounds are never entered, and the walk tries the most
-//! promising relationship first, so the first path it finds is a lightest one.
+//! simplicity; each search stops once it reaches the source, so it reads about what one
+//! shortest-path search reads): the walk tries the most promising relationship first, so the
+//! first path it finds is a lightest one, and no path is looked for when none keeps within the
+//! bounds.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use engram_query::{Detail, QueryError};
@@ -135,31 +137,36 @@ impl Best {
     }
 }
 
-/// Lower bounds on what is still to go from a node to the target, from searches backwards
-/// from it that stop early: the weight search once it settles the source (a node it did not
-/// settle has at least the source's weight to go, `radius`), the cost search past `maxCost`
-/// and the length search past `maxLen` (a node neither reached cannot keep within them; without
-/// the bound, those searches do not run and what is left to go counts 0).
-struct Remaining {
-    weight: Map<EntityId, f64>,
+/// What one backward search learnt: the distance to the target of each node it settled, and
+/// the source's (`radius`), where it stopped; a node it did not settle is at least as far.
+struct Bound {
+    settled: Map<EntityId, f64>,
     radius: f64,
-    cost: Option<Map<EntityId, f64>>,
-    len: Option<Map<EntityId, f64>>,
+}
+
+impl Bound {
+    fn at(&self, node: EntityId) -> f64 {
+        self.settled.get(&node).copied().unwrap_or(self.radius)
+    }
+}
+
+/// Lower bounds on the weight, cost and length still to go from a node to the target (cost and
+/// length only under `maxCost` and `maxLen`: else 0, which is a lower bound too). A measure
+/// that counts 1 per relationship (no `weightProp` or `costProp`) shares the length's search.
+struct Remaining {
+    weight: Rc<Bound>,
+    cost: Option<Rc<Bound>>,
+    len: Option<Rc<Bound>>,
 }
 
 impl Remaining {
-    /// The least still to go from `node`; `None` when no path through it keeps within the bounds.
-    fn from(&self, node: EntityId) -> Option<Key> {
-        let weight = self.weight.get(&node).copied().unwrap_or(self.radius);
-        let cost = match &self.cost {
-            None => 0.0,
-            Some(m) => *m.get(&node)?,
-        };
-        let len = match &self.len {
-            None => 0,
-            Some(m) => *m.get(&node)? as usize,
-        };
-        Some(Key { weight, cost, len })
+    /// The least still to go from `node`.
+    fn from(&self, node: EntityId) -> Key {
+        Key {
+            weight: self.weight.at(node),
+            cost: self.cost.as_ref().map_or(0.0, |b| b.at(node)),
+            len: self.len.as_ref().map_or(0, |b| b.at(node) as usize),
+        }
     }
 }
 
@@ -183,8 +190,8 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
     let remaining = match config.target {
         Some(target) => {
             let Some(back) = g.expander(reverse(config.direction), &types, None) else { return Ok(Vec::new()) };
-            let search = Backwards { back: &back, amounts: &amounts, target, visited_max: cx.limits.visited_max };
-            match search.bounds(config.source, &config, &mut ticker)? {
+            let search = Backwards { back: &back, amounts: &amounts, target, source: config.source, visited_max: cx.limits.visited_max };
+            match search.bounds(&config, &mut ticker)? {
                 Some(r) => Some(r),
                 // The target cannot be reached from the source.
                 None => return Ok(Vec::new()),
@@ -329,11 +336,12 @@ impl Amounts<'_, '_, '_> {
     }
 }
 
-/// The searches backwards from the target.
+/// The searches backwards from the target, each stopping once it settles the source.
 struct Backwards<'s, 'g, 'a, 'b> {
     back: &'s Expander<'s>,
     amounts: &'s Amounts<'g, 'a, 'b>,
     target: EntityId,
+    source: EntityId,
     visited_max: usize,
 }
 
@@ -346,38 +354,57 @@ enum Measure {
 }
 
 impl Backwards<'_, '_, '_, '_> {
-    /// The bounds for a walk from `source`; `None` when the source cannot reach the target.
-    fn bounds(&self, source: EntityId, config: &Config, ticker: &mut Ticker<'_>) -> Result<Option<Remaining>, QueryError> {
-        let (weight, reached) = self.settle(Measure::Weight, Stop::At(source), ticker)?;
-        let Some(radius) = reached else { return Ok(None) };
-        let cost =
-            if config.max_cost.is_finite() { Some(self.settle(Measure::Cost, Stop::Beyond(config.max_cost), ticker)?.0) } else { None };
+    /// The bounds for the walk; `None` when no path can keep within them (the source cannot
+    /// reach the target, or not within `maxCost` or `maxLen`).
+    fn bounds(&self, config: &Config, ticker: &mut Ticker<'_>) -> Result<Option<Remaining>, QueryError> {
+        let mut unit: Option<Rc<Bound>> = None;
+        let mut search = |measure: Measure, counted: bool, limit: f64, ticker: &mut Ticker<'_>| -> Result<Option<Rc<Bound>>, QueryError> {
+            if !counted {
+                if let Some(b) = &unit {
+                    return Ok(Some(b.clone()).filter(|b| b.radius <= limit));
+                }
+            }
+            let found = self.settle(if counted { measure } else { Measure::Length }, limit, ticker)?.map(Rc::new);
+            if !counted {
+                unit.clone_from(&found);
+            }
+            Ok(found)
+        };
+        let Some(weight) = search(Measure::Weight, config.weight.is_some(), f64::INFINITY, ticker)? else { return Ok(None) };
         let len = if config.max_len < usize::MAX {
-            Some(self.settle(Measure::Length, Stop::Beyond(config.max_len as f64), ticker)?.0)
+            match search(Measure::Length, false, config.max_len as f64, ticker)? {
+                Some(b) => Some(b),
+                None => return Ok(None),
+            }
         } else {
             None
         };
-        Ok(Some(Remaining { weight, radius, cost, len }))
+        let cost = if config.max_cost.is_finite() {
+            match search(Measure::Cost, config.cost.is_some(), config.max_cost, ticker)? {
+                Some(b) => Some(b),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
+        Ok(Some(Remaining { weight, cost, len }))
     }
 
-    /// Dijkstra backwards from the target by `measure`: the nodes it settled with their
-    /// distance, and the source's distance when it stopped there.
-    fn settle(&self, measure: Measure, stop: Stop, ticker: &mut Ticker<'_>) -> Result<(Map<EntityId, f64>, Option<f64>), QueryError> {
+    /// Dijkstra backwards from the target by `measure` until it settles the source; `None` when
+    /// it cannot, or only beyond `limit`.
+    fn settle(&self, measure: Measure, limit: f64, ticker: &mut Ticker<'_>) -> Result<Option<Bound>, QueryError> {
         let mut settled: Map<EntityId, f64> = Map::default();
         let mut tentative: Map<EntityId, f64> = Map::from_iter([(self.target, 0.0)]);
         let mut queue = BinaryHeap::from([Near(0.0, self.target)]);
         while let Some(Near(d, node)) = queue.pop() {
-            if settled.contains_key(&node) {
+            if d > limit {
+                return Ok(None);
+            }
+            if settled.insert(node, d).is_some() {
                 continue;
             }
-            if let Stop::Beyond(limit) = stop {
-                if d > limit {
-                    break;
-                }
-            }
-            settled.insert(node, d);
-            if stop == Stop::At(node) {
-                return Ok((settled, Some(d)));
+            if node == self.source {
+                return Ok(Some(Bound { settled, radius: d }));
             }
             for edge in self.back.edges(node) {
                 ticker.tick(1).map_err(stopped)?;
@@ -396,15 +423,8 @@ impl Backwards<'_, '_, '_, '_> {
                 }
             }
         }
-        Ok((settled, None))
+        Ok(None)
     }
-}
-
-/// Where a backward search stops: once it settles a node, or past a distance.
-#[derive(Clone, Copy, PartialEq)]
-enum Stop {
-    At(EntityId),
-    Beyond(f64),
 }
 
 /// A queue entry of the backward walk, nearest first.
@@ -446,9 +466,8 @@ type Step = (Key, Key, ClaimId, EntityId);
 impl Walk<'_, '_, '_, '_> {
     fn run(&self, best: &mut Best, ticker: &mut Ticker<'_>) -> Result<(), QueryError> {
         let source = self.config.source;
-        // A path never comes back to its start, and from a node that cannot reach the target
-        // there is none.
-        if self.config.target == Some(source) || self.remaining.is_some_and(|r| r.from(source).is_none()) {
+        // A path never comes back to its start.
+        if self.config.target == Some(source) {
             return Ok(());
         }
         let mut on_path: foldhash::HashSet<EntityId> = foldhash::HashSet::from_iter([source]);
@@ -497,13 +516,7 @@ impl Walk<'_, '_, '_, '_> {
             }
             let (w, c) = self.amounts.of(edge.claim)?;
             let key = at.plus(w, c, 1);
-            let rest = match self.remaining {
-                None => Key::ZERO,
-                Some(r) => match r.from(edge.neighbor) {
-                    Some(rest) => rest,
-                    None => continue,
-                },
-            };
+            let rest = self.remaining.map_or(Key::ZERO, |r| r.from(edge.neighbor));
             let through = key.plus(rest.weight, rest.cost, rest.len);
             if through.cost > self.config.max_cost || through.len > self.config.max_len {
                 continue;

@@ -228,7 +228,8 @@ fn scan_where(ws: &engram::WorkspaceView<'_>, scale: &str, concepts: &[u32], fir
 
 /// Shortest paths between pairs of seeds (seed i to seed i + 1, undirected, at most 6 hops):
 /// `shortestPath` in the language against the engine's own `shortest_path`, both given the
-/// dense ids (lengths must agree), and `allShortestPaths` (the paths counted).
+/// dense ids (lengths must agree), `allShortestPaths` (the paths counted) and `algo.SPpaths`
+/// without weights (lengths must agree again).
 fn shortest_paths(ws: &engram::WorkspaceView<'_>, scale: &str, seeds: &[u32], first: u32) {
     let pairs: Vec<(u32, u32)> = seeds.windows(2).take(30).map(|w| (first + w[0], first + w[1])).collect();
     let params: Vec<engram::Params> = pairs
@@ -263,6 +264,17 @@ fn shortest_paths(ws: &engram::WorkspaceView<'_>, scale: &str, seeds: &[u32], fi
         },
         Err(_) => 0,
     };
+    // The lightest path by `algo.SPpaths` with no weight (each relationship weighs 1): the
+    // same lengths as `shortestPath`.
+    let sp_text = "MATCH (a), (b) WHERE id(a) = $a AND id(b) = $b \
+                   CALL algo.SPpaths({sourceNode: a, targetNode: b, relDirection: 'both', maxLen: 6}) YIELD path RETURN length(path)";
+    let lightest = |i: usize| match ws.query(sp_text, &params[i]) {
+        Ok(r) => match r.rows.first().and_then(|row| row.first()) {
+            Some(engram::QueryValue::Int(n)) => usize::try_from(*n).unwrap_or(0) + 1,
+            _ => 0,
+        },
+        Err(_) => 0,
+    };
     let index: Vec<u32> = (0..pairs.len() as u32).collect();
     run_rounds(
         scale,
@@ -270,6 +282,7 @@ fn shortest_paths(ws: &engram::WorkspaceView<'_>, scale: &str, seeds: &[u32], fi
             ("SHORTEST_path_direct", &index, &mut |i| direct(i as usize)),
             ("SHORTEST_path_query", &index, &mut |i| query(i as usize)),
             ("SHORTEST_all_paths_query", &index, &mut |i| all(i as usize)),
+            ("SHORTEST_sppaths_query", &index, &mut |i| lightest(i as usize)),
         ],
     );
 }
