@@ -13,6 +13,7 @@ mod eval;
 mod fulltext;
 mod functions;
 mod graph;
+mod lightest;
 mod ops;
 mod output;
 mod path_procs;

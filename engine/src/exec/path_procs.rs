@@ -7,7 +7,9 @@
 //! `maxCost` or longer than `maxLen` is no answer. Paths rank by weight, then cost, then length:
 //! `pathCount` 1 (the default) returns the best, n the n best, 0 every path of the least weight.
 //!
-//! The search is a depth-first walk with branch and bound. Weights and costs are never negative
+//! The one lightest path between two nodes is a bidirectional Dijkstra (`lightest`); when it
+//! breaks `maxCost` or `maxLen`, and for more paths, the search is a depth-first walk with
+//! branch and bound. Weights and costs are never negative
 //! (a negative one is an error naming it), so a partial path that already ranks after the worst
 //! path kept cannot lead to a better one. Between two nodes, a walk backwards from the target
 //! first gives each node a lower bound on the weight, cost and length still to go (ignoring
@@ -26,6 +28,7 @@ use engram_query::{Detail, QueryError};
 use super::algo_procs::{over, stopped};
 use super::eval::{arg_error, type_error};
 use super::graph::Graph;
+use super::lightest::{lightest, Ask, Rank};
 use super::value::{PathVal, Val};
 use crate::ids::{ClaimId, EntityId};
 use crate::index::graph::Direction;
@@ -187,9 +190,24 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
     let Some(expander) = g.expander(config.direction, &types, None) else { return Ok(Vec::new()) };
     let mut ticker = Ticker::new(cx);
     let amounts = Amounts { g, name, weight: config.weight.as_deref(), cost: config.cost.as_deref() };
+    let row = |key: Key, path: PathVal| vec![Val::Path(Arc::new(path)), Val::Float(key.weight), Val::Float(key.cost)];
     let remaining = match config.target {
         Some(target) => {
             let Some(back) = g.expander(reverse(config.direction), &types, None) else { return Ok(Vec::new()) };
+            // The one lightest path: bidirectional Dijkstra; when it keeps within the bounds, it
+            // is the answer (the branch and bound below is for the rest).
+            if config.count == 1 {
+                let amount = |c: ClaimId| amounts.of(c);
+                let too_many = || over("visited_max", cx.limits.visited_max, "a weighted path search");
+                let ask = Ask { amount: &amount, visited_max: cx.limits.visited_max, over: &too_many, stopped: &stopped };
+                match lightest((&expander, &back), (config.source, target), &ask, &mut ticker)? {
+                    None => return Ok(Vec::new()),
+                    Some((Rank(weight, cost, len), path)) if cost <= config.max_cost && len <= config.max_len => {
+                        return Ok(vec![row(Key { weight, cost, len }, path)]);
+                    }
+                    Some(_) => {}
+                }
+            }
             let search = Backwards { back: &back, amounts: &amounts, target, source: config.source, visited_max: cx.limits.visited_max };
             match search.bounds(&config, &mut ticker)? {
                 Some(r) => Some(r),
@@ -202,12 +220,7 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
     let mut best = Best { count: config.count, heap: BinaryHeap::new(), seq: 0, rows_max: cx.limits.rows_max };
     let walk = Walk { expander: &expander, amounts: &amounts, config: &config, remaining: remaining.as_ref() };
     walk.run(&mut best, &mut ticker)?;
-    Ok(best
-        .heap
-        .into_sorted_vec()
-        .into_iter()
-        .map(|f| vec![Val::Path(Arc::new(f.path)), Val::Float(f.key.weight), Val::Float(f.key.cost)])
-        .collect())
+    Ok(best.heap.into_sorted_vec().into_iter().map(|f| row(f.key, f.path)).collect())
 }
 
 fn reverse(d: Direction) -> Direction {
