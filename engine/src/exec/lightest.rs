@@ -1,7 +1,7 @@
 //! The one lightest path between two nodes by bidirectional Dijkstra: a path ranks by its
 //! weight, then its cost, then its length (each relationship adds a weight and a cost, never
 //! negative, and 1 to the length). Both searches grow from their end, each step the side whose
-//! next node is nearer, and stop once the two nearest nodes together are no better than the best
+//! next node is nearer (on a tie, the one with fewer nodes queued), and stop once the two nearest nodes together are no better than the best
 //! meeting found: what two balls of half the distance read, not one of the whole.
 //!
 //! The rank only grows along a path and a cycle adds at least 1 to the length, so the lightest
@@ -104,7 +104,10 @@ pub(super) fn lightest(
         if met.is_some_and(|(m, _)| a.plus(b) >= m) {
             break;
         }
-        let i = usize::from(b < a);
+        // The side whose next node is nearer grows, on a tie the one with fewer nodes queued: a
+        // hub on one side is left for the other to reach.
+        let (qa, qb) = (sides[0].queue.len(), sides[1].queue.len());
+        let i = usize::from(b < a || (b == a && qb < qa));
         let Some(Reverse((rank, node))) = sides[i].queue.pop() else { break };
         sides[i].settled.insert(node);
         for edge in sides[i].expander.edges(node) {
