@@ -413,9 +413,11 @@ impl Backwards<'_, '_, '_, '_> {
             if d > limit {
                 return Ok(None);
             }
-            if settled.insert(node, d).is_some() {
+            // A node settles once, at its least distance (later entries are stale).
+            if settled.contains_key(&node) {
                 continue;
             }
+            settled.insert(node, d);
             if node == self.source {
                 return Ok(Some(Bound { settled, radius: d }));
             }
