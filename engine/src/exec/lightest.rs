@@ -19,15 +19,24 @@ use crate::read::scope::Ticker;
 
 type Map<K, V> = foldhash::HashMap<K, V>;
 
-/// A rank: weight, cost, length.
+/// A path's rank: weight, then cost, then length (every part only grows as a path goes on).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Rank(pub f64, pub f64, pub usize);
+pub(super) struct Rank {
+    pub weight: f64,
+    pub cost: f64,
+    pub len: usize,
+}
 
 impl Rank {
-    const ZERO: Rank = Rank(0.0, 0.0, 0);
+    pub const ZERO: Rank = Rank { weight: 0.0, cost: 0.0, len: 0 };
 
-    fn plus(self, o: Rank) -> Rank {
-        Rank(self.0 + o.0, self.1 + o.1, self.2 + o.2)
+    /// One relationship's: its weight and cost, length 1.
+    pub fn step(weight: f64, cost: f64) -> Rank {
+        Rank { weight, cost, len: 1 }
+    }
+
+    pub fn plus(self, o: Rank) -> Rank {
+        Rank { weight: self.weight + o.weight, cost: self.cost + o.cost, len: self.len + o.len }
     }
 }
 
@@ -41,7 +50,7 @@ impl PartialOrd for Rank {
 
 impl Ord for Rank {
     fn cmp(&self, other: &Rank) -> Ordering {
-        self.0.total_cmp(&other.0).then(self.1.total_cmp(&other.1)).then(self.2.cmp(&other.2))
+        self.weight.total_cmp(&other.weight).then(self.cost.total_cmp(&other.cost)).then(self.len.cmp(&other.len))
     }
 }
 
@@ -113,7 +122,7 @@ pub(super) fn lightest(
         for edge in sides[i].expander.edges(node) {
             ticker.tick(1).map_err(ask.stopped)?;
             let (w, c) = (ask.amount)(edge.claim)?;
-            let next = rank.plus(Rank(w, c, 1));
+            let next = rank.plus(Rank::step(w, c));
             let side = &mut sides[i];
             if side.settled.contains(&edge.neighbor) || side.best.get(&edge.neighbor).is_some_and(|(r, _)| *r <= next) {
                 continue;

@@ -55,29 +55,9 @@ struct Config {
     count: usize,
 }
 
-/// A path's rank: weight, then cost, then length (every part only grows as a path goes on).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Key {
-    weight: f64,
-    cost: f64,
-    len: usize,
-}
-
-impl Key {
-    const ZERO: Key = Key { weight: 0.0, cost: 0.0, len: 0 };
-
-    fn cmp(&self, other: &Key) -> Ordering {
-        self.weight.total_cmp(&other.weight).then(self.cost.total_cmp(&other.cost)).then(self.len.cmp(&other.len))
-    }
-
-    fn plus(&self, weight: f64, cost: f64, len: usize) -> Key {
-        Key { weight: self.weight + weight, cost: self.cost + cost, len: self.len + len }
-    }
-}
-
 /// A path found: its rank, then the order it was found in (so equal ranks keep their order).
 struct Found {
-    key: Key,
+    key: Rank,
     seq: usize,
     path: PathVal,
 }
@@ -113,15 +93,15 @@ struct Best {
 
 impl Best {
     /// Whether a path ranking at least `lower` could still be kept.
-    fn admits(&self, lower: &Key) -> bool {
+    fn admits(&self, lower: &Rank) -> bool {
         match self.heap.peek() {
             None => true,
             Some(worst) if self.count == 0 => lower.weight <= worst.key.weight,
-            Some(worst) => self.heap.len() < self.count || lower.cmp(&worst.key) == Ordering::Less,
+            Some(worst) => self.heap.len() < self.count || *lower < worst.key,
         }
     }
 
-    fn offer(&mut self, key: Key, path: impl FnOnce() -> PathVal) -> Result<(), QueryError> {
+    fn offer(&mut self, key: Rank, path: impl FnOnce() -> PathVal) -> Result<(), QueryError> {
         if !self.admits(&key) {
             return Ok(());
         }
@@ -164,8 +144,8 @@ struct Remaining {
 
 impl Remaining {
     /// The least still to go from `node`.
-    fn from(&self, node: EntityId) -> Key {
-        Key {
+    fn from(&self, node: EntityId) -> Rank {
+        Rank {
             weight: self.weight.at(node),
             cost: self.cost.as_ref().map_or(0.0, |b| b.at(node)),
             len: self.len.as_ref().map_or(0, |b| b.at(node) as usize),
@@ -190,7 +170,7 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
     let Some(expander) = g.expander(config.direction, &types, None) else { return Ok(Vec::new()) };
     let mut ticker = Ticker::new(cx);
     let amounts = Amounts { g, name, weight: config.weight.as_deref(), cost: config.cost.as_deref() };
-    let row = |key: Key, path: PathVal| vec![Val::Path(Arc::new(path)), Val::Float(key.weight), Val::Float(key.cost)];
+    let row = |key: Rank, path: PathVal| vec![Val::Path(Arc::new(path)), Val::Float(key.weight), Val::Float(key.cost)];
     let remaining = match config.target {
         Some(target) => {
             let Some(back) = g.expander(reverse(config.direction), &types, None) else { return Ok(Vec::new()) };
@@ -202,8 +182,8 @@ pub(super) fn call(g: &Graph<'_, '_>, cx: &ReadContext, name: &str, args: &[Val]
                 let ask = Ask { amount: &amount, visited_max: cx.limits.visited_max, over: &too_many, stopped: &stopped };
                 match lightest((&expander, &back), (config.source, target), &ask, &mut ticker)? {
                     None => return Ok(Vec::new()),
-                    Some((Rank(weight, cost, len), path)) if cost <= config.max_cost && len <= config.max_len => {
-                        return Ok(vec![row(Key { weight, cost, len }, path)]);
+                    Some((rank, path)) if rank.cost <= config.max_cost && rank.len <= config.max_len => {
+                        return Ok(vec![row(rank, path)]);
                     }
                     Some(_) => {}
                 }
@@ -476,7 +456,7 @@ struct Walk<'w, 'g, 'a, 'b> {
 /// A step the walk may take from the node it is at: the rank of the path through it (with the
 /// lower bound of what is still to go, between two nodes), the rank of the path ending there,
 /// the relationship and the node.
-type Step = (Key, Key, ClaimId, EntityId);
+type Step = (Rank, Rank, ClaimId, EntityId);
 
 impl Walk<'_, '_, '_, '_> {
     fn run(&self, best: &mut Best, ticker: &mut Ticker<'_>) -> Result<(), QueryError> {
@@ -488,7 +468,7 @@ impl Walk<'_, '_, '_, '_> {
         let mut on_path: foldhash::HashSet<EntityId> = foldhash::HashSet::from_iter([source]);
         let mut steps: Vec<(ClaimId, EntityId)> = Vec::new();
         // Each level's steps, best last (taken by `pop`).
-        let mut levels: Vec<Vec<Step>> = vec![self.steps(source, Key::ZERO, &on_path, ticker)?];
+        let mut levels: Vec<Vec<Step>> = vec![self.steps(source, Rank::ZERO, &on_path, ticker)?];
         while let Some(level) = levels.last_mut() {
             let Some((through, key, claim, node)) = level.pop() else {
                 levels.pop();
@@ -519,7 +499,7 @@ impl Walk<'_, '_, '_, '_> {
     fn steps(
         &self,
         node: EntityId,
-        at: Key,
+        at: Rank,
         on_path: &foldhash::HashSet<EntityId>,
         ticker: &mut Ticker<'_>,
     ) -> Result<Vec<Step>, QueryError> {
@@ -530,15 +510,15 @@ impl Walk<'_, '_, '_, '_> {
                 continue;
             }
             let (w, c) = self.amounts.of(edge.claim)?;
-            let key = at.plus(w, c, 1);
-            let rest = self.remaining.map_or(Key::ZERO, |r| r.from(edge.neighbor));
-            let through = key.plus(rest.weight, rest.cost, rest.len);
+            let key = at.plus(Rank::step(w, c));
+            let rest = self.remaining.map_or(Rank::ZERO, |r| r.from(edge.neighbor));
+            let through = key.plus(rest);
             if through.cost > self.config.max_cost || through.len > self.config.max_len {
                 continue;
             }
             out.push((through, key, edge.claim, edge.neighbor));
         }
-        out.sort_by(|a, b| b.0.cmp(&a.0));
+        out.sort_by_key(|s| std::cmp::Reverse(s.0));
         Ok(out)
     }
 }
