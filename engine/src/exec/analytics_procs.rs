@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 
 use engram_query::{Detail, QueryError};
 use rand::SeedableRng;
+use rayon::prelude::*;
 
 use super::algo_procs::{projection, root, stopped};
 use super::eval::{arg_error, type_error};
@@ -40,7 +41,7 @@ fn positive(name: &str, key: &str, v: Option<&&Val>, default: usize) -> Result<u
 /// dependencies, not normalized). The sources are every node with an outgoing relationship
 /// when there are at most `samplingSize` (32) of them, else `samplingSize` of them drawn
 /// without repetition by a generator seeded with `samplingSeed` (0): the same call gives the
-/// same scores. Rows in node order.
+/// same scores, on any number of threads. Rows in node order.
 pub(super) fn betweenness(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
     const NAME: &str = "algo.betweenness";
     let (proj, extra) = projection(g, NAME, args.first(), &["samplingSize", "samplingSeed"])?;
@@ -62,46 +63,83 @@ pub(super) fn betweenness(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val]) -> 
     Ok(proj.nodes.iter().zip(score).map(|(n, s)| vec![Val::Node(*n), Val::Float(s)]).collect())
 }
 
-/// Brandes' accumulation of dependencies from each source over unweighted directed edges.
+/// Sources one parallel task walks from, its dependencies summed alone; the tasks' sums are
+/// added in source order, so the scores do not depend on how many threads ran.
+const SOURCES_PER_TASK: usize = 4;
+/// Tasks run at once: bounds the partial sums held (one score per node each).
+const TASKS_PER_ROUND: usize = 8;
+
+/// Brandes' accumulation of dependencies from each source over unweighted directed edges, the
+/// sources split into tasks run in parallel (see `SOURCES_PER_TASK`).
 fn brandes(out: &[Vec<usize>], sources: &[usize], cx: &ReadContext) -> Result<Vec<f64>, QueryError> {
     let n = out.len();
-    let mut ticker = Ticker::new(cx);
     let mut score = vec![0.0; n];
-    let (mut sigma, mut dist, mut delta) = (vec![0.0f64; n], vec![usize::MAX; n], vec![0.0f64; n]);
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &s in sources {
-        let mut order = Vec::new();
-        sigma[s] = 1.0;
-        dist[s] = 0;
-        let mut queue = VecDeque::from([s]);
-        while let Some(v) = queue.pop_front() {
-            order.push(v);
-            for &w in &out[v] {
-                ticker.tick(1).map_err(stopped)?;
-                if dist[w] == usize::MAX {
-                    dist[w] = dist[v] + 1;
-                    queue.push_back(w);
-                }
-                if dist[w] == dist[v] + 1 {
-                    sigma[w] += sigma[v];
-                    preds[w].push(v);
-                }
+    for round in sources.chunks(SOURCES_PER_TASK * TASKS_PER_ROUND) {
+        let partials: Vec<Vec<f64>> = round
+            .par_chunks(SOURCES_PER_TASK)
+            .map_init(|| Scratch::new(n), |scratch, task| scratch.dependencies(out, task, cx))
+            .collect::<Result<_, _>>()?;
+        for partial in partials {
+            for (s, x) in score.iter_mut().zip(partial) {
+                *s += x;
             }
-        }
-        for &w in order.iter().rev() {
-            for &v in &preds[w] {
-                delta[v] += sigma[v] / sigma[w] * (1.0 + delta[w]);
-            }
-            if w != s {
-                score[w] += delta[w];
-            }
-        }
-        for &v in &order {
-            (sigma[v], dist[v], delta[v]) = (0.0, usize::MAX, 0.0);
-            preds[v].clear();
         }
     }
     Ok(score)
+}
+
+/// One thread's working arrays for Brandes' walks, reset after each.
+struct Scratch {
+    sigma: Vec<f64>,
+    dist: Vec<usize>,
+    delta: Vec<f64>,
+    preds: Vec<Vec<usize>>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Scratch {
+        Scratch { sigma: vec![0.0; n], dist: vec![usize::MAX; n], delta: vec![0.0; n], preds: vec![Vec::new(); n] }
+    }
+
+    /// The dependencies of every node on the shortest paths from `sources`, summed in order.
+    fn dependencies(&mut self, out: &[Vec<usize>], sources: &[usize], cx: &ReadContext) -> Result<Vec<f64>, QueryError> {
+        let Scratch { sigma, dist, delta, preds } = self;
+        let mut ticker = Ticker::new(cx);
+        let mut score = vec![0.0; out.len()];
+        for &s in sources {
+            let mut order = Vec::new();
+            sigma[s] = 1.0;
+            dist[s] = 0;
+            let mut queue = VecDeque::from([s]);
+            while let Some(v) = queue.pop_front() {
+                order.push(v);
+                for &w in &out[v] {
+                    ticker.tick(1).map_err(stopped)?;
+                    if dist[w] == usize::MAX {
+                        dist[w] = dist[v] + 1;
+                        queue.push_back(w);
+                    }
+                    if dist[w] == dist[v] + 1 {
+                        sigma[w] += sigma[v];
+                        preds[w].push(v);
+                    }
+                }
+            }
+            for &w in order.iter().rev() {
+                for &v in &preds[w] {
+                    delta[v] += sigma[v] / sigma[w] * (1.0 + delta[w]);
+                }
+                if w != s {
+                    score[w] += delta[w];
+                }
+            }
+            for &v in &order {
+                (sigma[v], dist[v], delta[v]) = (0.0, usize::MAX, 0.0);
+                preds[v].clear();
+            }
+        }
+        Ok(score)
+    }
 }
 
 /// `algo.labelPropagation(config)`: each node with its community. Every node starts in its
