@@ -300,22 +300,27 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: engram_tests::cases(24), ..ProptestConfig::default() })]
 
-    /// Betweenness from many sources runs them in parallel: on one thread and on four, the
-    /// scores are the same to the last bit.
+    /// The analytics run in parallel (betweenness's sources, label propagation's nodes, the
+    /// forest's sort): on one thread and on four, the answers are the same to the last bit.
     #[test]
-    fn betweenness_on_one_thread_equals_on_four(
+    fn analytics_on_one_thread_equal_on_four(
         n in 20usize..60,
         rels in prop::collection::vec((0usize..60, 0usize..60, any::<bool>()), 40..200),
     ) {
         let db = graph(n, &[], &rels);
-        let text = "CALL algo.betweenness({samplingSize: 64}) YIELD node, score RETURN node.n, score";
-        let on = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
-            pool.install(|| rows(&db, text))
-        };
-        let one = on(1);
-        prop_assert_eq!(one.len(), n);
-        prop_assert_eq!(one, on(4));
+        for text in [
+            "CALL algo.betweenness({samplingSize: 64}) YIELD node, score RETURN node.n, score",
+            "CALL algo.labelPropagation() YIELD node, communityId RETURN node.n, communityId",
+            "CALL algo.MSF() YIELD edges, nodes RETURN [e IN edges | id(e)], [x IN nodes | x.n]",
+        ] {
+            let on = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a pool");
+                pool.install(|| rows(&db, text))
+            };
+            let one = on(1);
+            prop_assert!(!one.is_empty());
+            prop_assert_eq!(one, on(4), "{}", text);
+        }
     }
 }
 

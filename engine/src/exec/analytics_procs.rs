@@ -151,28 +151,30 @@ pub(super) fn label_propagation(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val
     let (proj, extra) = projection(g, NAME, args.first(), &["maxIterations"])?;
     let rounds = positive(NAME, "maxIterations", extra.get("maxIterations"), MAX_ITERATIONS)?;
     let near = proj.neighbours(g, Direction::Both, cx)?;
-    let mut ticker = Ticker::new(cx);
     // Communities as positions: nodes are ascending, so the smallest position is the smallest id.
     let mut label: Vec<usize> = (0..near.len()).collect();
-    let mut counts: Vec<usize> = Vec::new();
     for _ in 0..rounds {
+        // Each node's next community reads only this round's: the nodes go in parallel, in order.
         let next: Vec<usize> = near
-            .iter()
+            .par_iter()
             .enumerate()
-            .map(|(i, ns)| {
-                ticker.tick(ns.len().max(1) as u32).map_err(stopped)?;
-                counts.clear();
-                counts.extend(ns.iter().map(|&j| label[j]));
-                counts.sort_unstable();
-                // The most frequent, the smallest first among equals (runs are ascending).
-                let mut best = (0usize, label[i]);
-                for run in counts.chunk_by(|a, b| a == b) {
-                    if run.len() > best.0 {
-                        best = (run.len(), run[0]);
+            .map_init(
+                || (Ticker::new(cx), Vec::new()),
+                |(ticker, counts), (i, ns)| {
+                    ticker.tick(ns.len().max(1) as u32).map_err(stopped)?;
+                    counts.clear();
+                    counts.extend(ns.iter().map(|&j| label[j]));
+                    counts.sort_unstable();
+                    // The most frequent, the smallest first among equals (runs are ascending).
+                    let mut best = (0usize, label[i]);
+                    for run in counts.chunk_by(|a, b| a == b) {
+                        if run.len() > best.0 {
+                            best = (run.len(), run[0]);
+                        }
                     }
-                }
-                Ok(best.1)
-            })
+                    Ok(best.1)
+                },
+            )
             .collect::<Result<_, QueryError>>()?;
         if next == label {
             break;
@@ -228,7 +230,8 @@ pub(super) fn spanning_forest(g: &Graph<'_, '_>, cx: &ReadContext, args: &[Val])
             }
         }
     }
-    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // A total order (a relationship is listed once), so any sort gives the same forest.
+    edges.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut parent: Vec<usize> = (0..proj.nodes.len()).collect();
     let mut taken: Vec<(ClaimId, usize)> = Vec::new();
     for (_, claim, i, j) in edges {
