@@ -4,13 +4,17 @@
 //! later runs find it on disk. Prints the two-hop neighbourhood of the migration and the
 //! Kafka → Kinesis supersession, ingests a new message of extractor output (once: a re-run is
 //! recognised as the same message), and shows what an agent gets back for a question: the
-//! context block, within a token budget, each fact citing its evidence.
+//! context block, within a token budget, each fact citing its evidence. The memory's clock is the
+//! story's, the day after its last message (2026-03-21): what recall weighs by age (the decay of
+//! `streams_events_with`, recency) reads the same on whatever day the example runs.
 //!
 //! Run: `cargo run --release --example agent_memory [-- FOLDER]`
 
 use engram::{
-    AddClaim, AddEvidence, ClaimState, Database, DeclarePredicate, Direction, KHopQuery, Op, StateSet, Timestamp, Visibility, WriteBatch,
+    AddClaim, AddEvidence, ClaimState, Config, Database, DeclarePredicate, Direction, KHopQuery, ManualClock, Op, OsVfs, StateSet,
+    Timestamp, Visibility, WriteBatch,
 };
+use std::sync::Arc;
 
 fn at(text: &str) -> Timestamp {
     Timestamp::parse(text).expect("literal times are valid")
@@ -31,7 +35,8 @@ fn evidence(claim: &str, conversation: &str, message: &str, snippet: &str) -> Op
 
 fn main() -> Result<(), engram::Error> {
     let folder = std::env::args().nth(1).unwrap_or_else(|| "engram-data".to_owned());
-    let db = Database::open(&folder)?;
+    let clock = Arc::new(ManualClock::new(at("2026-03-21T12:00:00Z")));
+    let db = Database::open_with(&folder, Config { clock, ..Config::default() }, Arc::new(OsVfs))?;
     let known = db.snapshot().workspace("default")?.entity_id("auth-migration").is_some();
     if known {
         println!("(memory found in {folder}/, {} commits)\n", db.snapshot().version());

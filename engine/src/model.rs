@@ -279,3 +279,42 @@ pub const FOLLOWS: &str = "follows";
 pub fn is_link(predicate: &str, text: Option<&str>) -> bool {
     text.is_none() && (predicate.eq_ignore_ascii_case(MENTIONS) || predicate.eq_ignore_ascii_case(FOLLOWS))
 }
+
+/// The words of a predicate's name, appended to `out`: `STREAMS_EVENTS_WITH` → `STREAMS EVENTS
+/// WITH`, `worksAt` → `works At`, `part-of` → `part of` (a name is one token to the tokenizer,
+/// which keeps `_` inside words and does not split camel case).
+pub fn predicate_words(name: &str, out: &mut String) {
+    let mut prev: Option<char> = None;
+    for ch in name.chars() {
+        if ch == '_' || ch == '-' || ch == '.' || ch == ':' || ch == '/' {
+            out.push(' ');
+        } else {
+            if ch.is_uppercase() && prev.is_some_and(char::is_lowercase) {
+                out.push(' ');
+            }
+            out.push(ch);
+        }
+        prev = Some(ch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(predicate: &str) -> String {
+        let mut out = String::new();
+        predicate_words(predicate, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_predicates_words() {
+        assert_eq!(words("STREAMS_EVENTS_WITH"), "STREAMS EVENTS WITH");
+        assert_eq!(words("worksAt"), "works At");
+        assert_eq!(words("part-of"), "part of");
+        assert_eq!(words("schema:knows"), "schema knows");
+        assert_eq!(words("HTTPServer"), "HTTPServer", "a run of capitals is one word");
+        assert_eq!(words("said"), "said");
+    }
+}

@@ -239,14 +239,7 @@ impl Harness {
                 for dir in [Direction::Out, Direction::In, Direction::Both] {
                     for preds in &pred_sets {
                         for (types, min_conf) in [(None, 0.0f32), (Some(vec![1usize]), 0.0), (None, 0.5)] {
-                            let mut filter = EdgeFilter::new(dir).min_confidence(min_conf);
-                            if let Some(p) = preds {
-                                filter.predicates =
-                                    if p.is_empty() { vec!["nope".into()] } else { p.iter().map(|p| format!("p{p}")).collect() };
-                            }
-                            if let Some(t) = &types {
-                                filter.neighbor_types = t.iter().map(|t| format!("T{t}")).collect();
-                            }
+                            let filter = filter_of(dir, preds.as_deref(), types.as_deref(), min_conf);
                             let want = r.edges(e, dir, preds.as_deref(), types.as_deref(), min_conf, &v, now);
                             let want: Vec<(usize, usize, usize)> = if r.entity_visible(e, &v) { want } else { Vec::new() };
                             let q = NeighborQuery { filter: filter.clone(), visibility: v.clone(), limit: None, cursor: None };
@@ -299,6 +292,7 @@ impl Harness {
                     }
                 }
             }
+            self.check_claims_between(&ws, &pred_sets, &v, now);
             // k-hop from a couple of seeds, sequential and parallel.
             if n_e > 0 {
                 let seeds = [0usize, n_e / 2];
@@ -382,6 +376,51 @@ impl Harness {
             assert_eq!(ws.predicate_id(&format!("p{p}")).map_or(0, |id| cat.predicate_count(id)), want, "predicate p{p}");
         }
         let _ = Visibility::default();
+    }
+}
+
+/// The edge filter of a direction, predicates (`Some(empty)`: one that matches none), neighbour
+/// types and a least confidence.
+fn filter_of(dir: Direction, preds: Option<&[usize]>, types: Option<&[usize]>, min_conf: f32) -> EdgeFilter {
+    let mut filter = EdgeFilter::new(dir).min_confidence(min_conf);
+    if let Some(p) = preds {
+        filter.predicates = if p.is_empty() { vec!["nope".into()] } else { p.iter().map(|p| format!("p{p}")).collect() };
+    }
+    if let Some(t) = types {
+        filter.neighbor_types = t.iter().map(|t| format!("T{t}")).collect();
+    }
+    filter
+}
+
+impl Harness {
+    /// The claims among a few entities (`claims_between`, which recall's graph path adds for
+    /// its seeds) equal every edge the reference has from one of them to another, per filter.
+    fn check_claims_between(&self, ws: &engram::WorkspaceView<'_>, pred_sets: &[Option<Vec<usize>>], v: &Visibility, now: Timestamp) {
+        let r = &self.reference;
+        let n_e = r.entities.len();
+        if n_e == 0 {
+            return;
+        }
+        let set = [0usize, n_e / 2, n_e - 1, n_e / 3];
+        for dir in [Direction::Out, Direction::In, Direction::Both] {
+            for preds in pred_sets {
+                for (types, min_conf) in [(None, 0.0f32), (Some(vec![1usize]), 0.0), (None, 0.5)] {
+                    let filter = filter_of(dir, preds.as_deref(), types.as_deref(), min_conf);
+                    let mut want: Vec<usize> = set
+                        .iter()
+                        .filter(|&&e| r.entity_visible(e, v))
+                        .flat_map(|&e| r.edges(e, dir, preds.as_deref(), types.as_deref(), min_conf, v, now))
+                        .filter(|x| set.contains(&x.2))
+                        .map(|x| x.0)
+                        .collect();
+                    want.sort_unstable();
+                    want.dedup();
+                    let got = ws.claims_between(&set.map(|e| EntityId(e as u32)), &filter, v).unwrap();
+                    let got: Vec<usize> = got.into_iter().map(|c| c.0 as usize).collect();
+                    assert_eq!(got, want, "claims between {set:?} dir {dir:?} preds {preds:?} types {types:?} conf {min_conf} vis {v:?}");
+                }
+            }
+        }
     }
 }
 

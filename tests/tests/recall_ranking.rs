@@ -1,6 +1,6 @@
-//! Recall ranks the answer first: the example story (the authentication service migration) and
-//! the CX refund follow-up, ingested as extraction documents with `MiniLM` and with the static
-//! table, and questions whose answer is one fact. At a budget of 100 tokens (two or three fact
+//! Recall ranks the answer first: the example story (the authentication service migration), typed
+//! facts with no text, and the CX refund follow-up, ingested as extraction documents with `MiniLM`
+//! and with the static table, and questions whose answer is one fact. At a budget of 100 tokens (two or three fact
 //! lines) the expected fact is the first line, with either embedder. A question of stop words
 //! only has no lexical hits.
 
@@ -84,6 +84,24 @@ fn refund() -> Vec<String> {
     ]
 }
 
+/// Typed facts with no text, as an extractor that gives only triples writes them: the question
+/// names the relation, and nothing else tells the facts about `AuthService` apart.
+fn triples() -> Vec<String> {
+    vec![doc(
+        "conv-7",
+        "2026-05-02T10:00:00Z",
+        r#""entities": [{"name": "AuthService", "type": "service"}, {"name": "UpstreamService", "type": "service"},
+            {"name": "Platform team", "type": "team"}, {"name": "eu-west-1", "type": "region"}, {"name": "Rust", "type": "language"},
+            {"name": "Priya", "type": "person"}, {"name": "Kinesis", "type": "technology"}],
+        "claims": [{"subject": "AuthService", "predicate": "depends_on", "object": "UpstreamService", "confidence": 0.9},
+                   {"subject": "AuthService", "predicate": "deployed_in", "object": "eu-west-1", "confidence": 0.9},
+                   {"subject": "AuthService", "predicate": "written_in", "object": "Rust", "confidence": 0.9},
+                   {"subject": "Priya", "predicate": "maintains", "object": "AuthService", "confidence": 0.9},
+                   {"subject": "AuthService", "predicate": "streams_events_with", "object": "Kinesis", "confidence": 0.9},
+                   {"subject": "Platform team", "predicate": "owns", "object": "AuthService", "confidence": 0.9}]"#,
+    )]
+}
+
 /// A scenario: its name, its documents, its "now", and each question with the claim that answers
 /// it (`conversation/message/index`).
 type Scenario = (&'static str, Vec<String>, &'static str, Vec<(&'static str, &'static str)>);
@@ -100,6 +118,19 @@ fn cases() -> Vec<Scenario> {
                 ("Why did we choose OAuth2 over SAML?", "conv-23/m/0"),
                 ("Is there a compatibility risk with old clients?", "conv-38/m/0"),
                 ("Were there any Kinesis lag alarms?", "conv-44/m/0"),
+            ],
+        ),
+        (
+            "triples",
+            triples(),
+            "2026-05-03T12:00:00Z",
+            vec![
+                ("What does AuthService depend on?", "conv-7/m/0"),
+                ("Where is AuthService deployed?", "conv-7/m/1"),
+                ("Which language is AuthService written in?", "conv-7/m/2"),
+                ("Who maintains AuthService?", "conv-7/m/3"),
+                ("What does AuthService use for event streaming?", "conv-7/m/4"),
+                ("Who owns AuthService?", "conv-7/m/5"),
             ],
         ),
         (

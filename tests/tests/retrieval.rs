@@ -565,3 +565,63 @@ fn a_large_batch_rebuilding_the_keyword_indexes_answers_like_small_batches() {
     };
     assert_eq!(recent(&a), recent(&b));
 }
+
+/// A fact's relation is part of what it says: among the facts near the question's entities, the
+/// one whose predicate the question names ranks first, though it has no text and is the last
+/// written of a hub's 60 facts (the graph path keeps 50), and also when it links two of the
+/// question's entities; a question that names no relation ranks the more trusted facts first,
+/// as before.
+#[test]
+fn a_question_naming_a_relation_ranks_its_fact_first() {
+    let (db, _) = clock_db();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("up", "service", "UpstreamService")
+        .upsert_entity("team", "team", "Platform Team")
+        .upsert_entity("kinesis", "technology", "Kinesis")
+        .upsert_entity("eu", "region", "eu-west-1")
+        .upsert_entity("rust", "language", "Rust")
+        .upsert_entity("priya", "person", "Priya");
+    for i in 0..60 {
+        b.upsert_entity(&format!("doc{i}"), "document", &format!("Design note {i}"));
+        b.add_claim(AddClaim::new("auth", "described_in", format!("doc{i}").as_str()).id(&format!("doc{i}")));
+    }
+    let facts = [
+        ("auth", "DEPENDS_ON", "up", "depends"),
+        ("auth", "STREAMS_EVENTS_WITH", "kinesis", "streams"),
+        ("auth", "DEPLOYED_IN", "eu", "deployed"),
+        ("auth", "WRITTEN_IN", "rust", "written"),
+        ("priya", "MAINTAINS", "auth", "maintains"),
+        ("team", "OWNS", "auth", "owns"),
+    ];
+    for (s, p, o, id) in facts {
+        b.add_claim(AddClaim::new(s, p, o).id(id).confidence(0.9));
+    }
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let first = |question: &str| {
+        let r = ws.recall(&RecallQuery::new(question)).unwrap();
+        (r.packed.facts.first().map(|f| f.claim_id.clone()).unwrap_or_default(), r.packed.context)
+    };
+    for (question, want) in [
+        ("Who owns AuthService?", "owns"),
+        ("What does AuthService depend on?", "depends"),
+        ("Where is AuthService deployed?", "deployed"),
+        ("Which language is AuthService written in?", "written"),
+        ("Who maintains AuthService?", "maintains"),
+        ("What does AuthService use for event streaming?", "streams"),
+    ] {
+        let (got, context) = first(question);
+        assert_eq!(got, want, "{question}\n{context}");
+    }
+    // The fact between two of the question's entities is the nearest of all, though it reaches
+    // no entity the others do not.
+    let both = [ws.entity_id("auth").unwrap(), ws.entity_id("team").unwrap()];
+    let r = ws.recall(&RecallQuery { seeds: both.to_vec(), ..RecallQuery::new("who owns it") }).unwrap();
+    let owns = r.packed.facts.first().filter(|f| f.claim_id == "owns");
+    assert!(owns.is_some_and(|f| f.ranks.graph == Some(1)), "{}", r.packed.context);
+    // No relation named: the more trusted facts (1.0 against 0.9) first, as before.
+    let (got, context) = first("Tell me about AuthService");
+    assert!(got.starts_with("doc"), "{got}\n{context}");
+}

@@ -318,6 +318,31 @@ impl Walk {
 }
 
 impl WorkspaceView<'_> {
+    /// The claims a hop under `filter` follows from one of `entities` to another (a claim from one
+    /// to itself too), ascending: what `khop` lists for none, since they reach no entity of a
+    /// later level. Checks the view's deadline and cancel token before each entity.
+    pub fn claims_between(&self, entities: &[EntityId], filter: &EdgeFilter, visibility: &Visibility) -> Result<Vec<ClaimId>, ReadError> {
+        let vis = self.vis(visibility);
+        let compiled = Compiled::new(filter, self.st);
+        let mut set: Vec<u32> = entities.iter().map(|e| e.0).collect();
+        set.sort_unstable();
+        set.dedup();
+        let mut out = Vec::new();
+        for &e in &set {
+            self.cx.check().map_err(ReadError::Interrupted)?;
+            if (e as usize) < self.st.entities.len() && vis.entity(self.st, e) {
+                for_each_edge(self.st, &vis, &compiled, e, true, |nbr, claim| {
+                    if set.binary_search(&nbr).is_ok() {
+                        out.push(ClaimId(claim));
+                    }
+                });
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
     /// Expands from `seeds` (all in this workspace) and returns every entity within
     /// `max_depth` hops with its minimum depth.
     pub fn khop(&self, seeds: &[EntityId], q: &KHopQuery) -> Result<KHopResult, ReadError> {

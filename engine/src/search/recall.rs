@@ -5,7 +5,8 @@
 //! Fusion: `score = Σ_path w_path × s_path × confidence × 0.5^(age / half_life)`, a convex
 //! combination of each path's own score scaled to `[0, 1]` within its candidates: the cosine
 //! min-max scaled (the best candidate 1, the weakest 0), BM25 over the best BM25, `1 / depth` for
-//! the graph, and position for recency. Scores, not ranks: a fact that is the clear answer of one
+//! the graph (twice that of the others for a relation the question names, `Asked`), and position
+//! for recency. Scores, not ranks: a fact that is the clear answer of one
 //! path (1.0) is not beaten by one that sits in the middle of every list, as reciprocal-rank
 //! fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
 //! candidates' mean instead (`scaled_above_mean`): they crowd together. The lexical path weighs 1,
@@ -193,6 +194,44 @@ fn lower_words(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
+/// The relations a question asks about: for a predicate, the share of the words of its name
+/// (`model::predicate_words`, stemmed, stop words out: `STREAMS_EVENTS_WITH` is `stream event`)
+/// that the question's keywords hold. A fact's predicate is part of what it says, and a typed
+/// fact often has no text: "Who owns the auth service?" names no text of `team OWNS auth`,
+/// only its relation. It orders and scores the graph path's claims, which are near
+/// the question's entities; it is no keyword of the lexical path, where in a graph of typed facts
+/// every `OWNS` fact would match alike, near the question's entities or not.
+struct Asked {
+    terms: std::collections::HashSet<String>,
+    /// Per predicate met, its share.
+    shares: HashMap<u16, f64>,
+}
+
+impl Asked {
+    fn new(keywords: &str) -> Asked {
+        Asked { terms: crate::index::text::terms(keywords).into_iter().collect(), shares: HashMap::new() }
+    }
+
+    /// The share of predicate `p`'s words the question holds (0 when its name has no keyword).
+    fn share(&mut self, view: &WorkspaceView<'_>, p: crate::ids::PredicateId) -> f64 {
+        if self.terms.is_empty() {
+            return 0.0;
+        }
+        let terms = &self.terms;
+        *self.shares.entry(p.0).or_insert_with(|| {
+            let mut words = String::new();
+            if let Some(name) = view.predicate_name(p) {
+                crate::model::predicate_words(&name, &mut words);
+            }
+            let own = crate::index::text::terms(&words);
+            if own.is_empty() {
+                return 0.0;
+            }
+            own.iter().filter(|t| terms.contains(*t)).count() as f64 / own.len() as f64
+        })
+    }
+}
+
 /// The scope's limits on a recall's size.
 fn check_limits(limits: &ReadLimits, q: &RecallQuery) -> Result<(), ReadError> {
     ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the recall's token budget")?;
@@ -243,7 +282,7 @@ impl WorkspaceView<'_> {
                 (r, t.elapsed().as_micros() as u64)
             },
         );
-        let (lexical, lexical_entities) = lexical_out?;
+        let (lexical, lexical_entities, mut asked) = lexical_out?;
         let semantic: Scored = match semantic_out? {
             Ok((claims, entities)) => {
                 graph_seeds.extend(entities);
@@ -275,9 +314,10 @@ impl WorkspaceView<'_> {
         // Among claims as near, those the question's words or meaning also found come first: the
         // graph then says which of them are about the entities it names.
         let found: std::collections::HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
-        let graph = self.graph_path(&graph_seeds, q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning))?;
-        // Nearer is better: 1 at depth 1, ½ at depth 2, …
-        let graph: Scored = graph.into_iter().map(|(c, depth)| (c, 1.0 / f64::from(depth.max(1)))).collect();
+        let graph = self.graph_path(&graph_seeds, q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning, &mut asked))?;
+        // Nearer is better: 1 at depth 1, ½ at depth 2, …; a relation the question names doubles
+        // it (`Asked`: "who owns X?" puts X's OWNS facts before its others).
+        let graph: Scored = graph.into_iter().map(|(c, depth, share)| (c, f64::midpoint(1.0, share) / f64::from(depth.max(1)))).collect();
         paths_run.push("graph");
         lap!("graph");
 
@@ -493,11 +533,13 @@ impl WorkspaceView<'_> {
     }
 
     /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
-    fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>), ReadError> {
+    /// The lexical path: claims by BM25, entities by name (for the graph path), and the
+    /// question's keywords without those names (`Asked`, for the graph path).
+    fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>, Asked), ReadError> {
         let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
         let text = self.without_names(&q.text, &entities, vis);
         let claims = self.search_claim_text(&text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
-        Ok((claims, entities))
+        Ok((claims, entities, Asked::new(&text)))
     }
 
     /// `text` without the words of the names of `entities` that it spells out whole (`Caroline`
@@ -566,8 +608,11 @@ impl WorkspaceView<'_> {
         };
         let r = self.khop(seeds, &kq)?;
         let exhausted = r.truncated || r.entities.iter().all(|x| x.depth < hops);
-        let mut out: Vec<(u32, ClaimId)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        // The claims between two seeds are the nearest of all ("Platform Team OWNS AuthService"
+        // when the question's words found both), though they reach no new entity.
+        let hop = filters.first().cloned().unwrap_or_default();
+        let mut out: Vec<(u32, ClaimId)> = self.claims_between(seeds, &hop, vis)?.into_iter().map(|c| (1, c)).collect();
+        let mut seen: std::collections::HashSet<ClaimId> = out.iter().map(|x| x.1).collect();
         for (reached, via) in r.entities.iter().zip(&r.via) {
             for c in via {
                 if seen.insert(*c) {
@@ -579,8 +624,9 @@ impl WorkspaceView<'_> {
     }
 
     /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at depth 1),
-    /// by the depth of the entity they reach, then whether they are in `prefer`, then confidence
-    /// (descending), then id; at most `limit`. Links are walked, not returned.
+    /// by the depth of the entity they reach, then how much of their predicate the question asks
+    /// (`Asked`, descending), then whether they are in `prefer`, then confidence (descending), then
+    /// id; at most `limit`, each with its depth and that share. Links are walked, not returned.
     /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
     /// nearer claims always rank first, so a hub's second hop is never walked when its first
     /// already fills the list.
@@ -591,8 +637,8 @@ impl WorkspaceView<'_> {
         (visited_max, filters): (usize, &[EdgeFilter]),
         vis: &Visibility,
         limit: usize,
-        (prefer, mentioning): (&std::collections::HashSet<ClaimId>, &[ClaimId]),
-    ) -> Result<Vec<(ClaimId, u32)>, ReadError> {
+        (prefer, mentioning, asked): (&std::collections::HashSet<ClaimId>, &[ClaimId], &mut Asked),
+    ) -> Result<Vec<(ClaimId, u32, f64)>, ReadError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -603,10 +649,17 @@ impl WorkspaceView<'_> {
             let mut seen: std::collections::HashSet<ClaimId> = found.iter().map(|x| x.1).collect();
             found.extend(mentioning.iter().filter(|c| seen.insert(**c)).map(|c| (1, *c)));
             if found.len() >= limit || depth >= hops || exhausted {
-                let mut out: Vec<(u32, bool, f32, ClaimId)> =
-                    found.into_iter().map(|(d, c)| (d, !prefer.contains(&c), self.claim_confidence(c).unwrap_or(0.0), c)).collect();
-                out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.total_cmp(&a.2)).then(a.3.cmp(&b.3)));
-                return Ok(out.into_iter().take(limit).map(|x| (x.3, x.0)).collect());
+                let mut out: Vec<(u32, f64, bool, f32, ClaimId)> = found
+                    .into_iter()
+                    .map(|(d, c)| {
+                        let share = self.claim_triple(c).map_or(0.0, |(_, p, _)| asked.share(self, p));
+                        (d, share, !prefer.contains(&c), self.claim_confidence(c).unwrap_or(0.0), c)
+                    })
+                    .collect();
+                out.sort_by(|a, b| {
+                    a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)).then(b.3.total_cmp(&a.3)).then(a.4.cmp(&b.4))
+                });
+                return Ok(out.into_iter().take(limit).map(|x| (x.4, x.0, x.1)).collect());
             }
             depth += 1;
         }
