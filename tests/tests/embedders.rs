@@ -133,6 +133,31 @@ fn ingest_embeds_mentions_and_claim_texts() {
     assert_eq!(db.claim_vector(claim[0]), Some(hash.embed_one("AuthService streams events with Kinesis")));
 }
 
+/// An ingested claim without text is embedded by its statement (subject, predicate words,
+/// object), so vector search finds a typed fact; a link (`mentions` without text) is not
+/// embedded, and a claim with text keeps its text's vector.
+#[test]
+fn ingest_embeds_a_claim_without_text_by_its_statement() {
+    let db = Database::in_memory();
+    let hash = HashEmbedder::new(64);
+    db.set_embedder(Arc::new(hash.clone())).unwrap();
+    let doc = r#"{"source": {"conversation_id": "c1", "message_id": "m1"},
+      "entities": [{"name": "AuthService", "type": "service"}, {"name": "Platform team", "type": "team"}],
+      "claims": [{"subject": "Platform team", "predicate": "OWNS_SERVICE", "object": "AuthService", "confidence": 0.9},
+                 {"subject": "AuthService", "predicate": "mentions", "object": "Platform team", "confidence": 0.9},
+                 {"subject": "AuthService", "predicate": "dependsOn", "object": "Platform team", "confidence": 0.9, "text": "it needs them"}]}"#;
+    db.ingest(doc, &engram::ingest::IngestOptions::default()).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let owns = ws.claim_id("c1/m1/0").unwrap();
+    assert_eq!(db.claim_vector(owns), Some(hash.embed_one("Platform team owns service AuthService")));
+    assert_eq!(db.claim_vector(ws.claim_id("c1/m1/1").unwrap()), None, "a link is not embedded");
+    assert_eq!(db.claim_vector(ws.claim_id("c1/m1/2").unwrap()), Some(hash.embed_one("it needs them")));
+    let q = hash.embed_one("who owns the AuthService service");
+    let hits = ws.search_claim_vectors(&q, &engram::VectorOptions { k: 1, ..engram::VectorOptions::default() }).unwrap();
+    assert_eq!(hits.first().map(|h| h.0), Some(owns));
+}
+
 /// A group of documents embeds each distinct text once (a speaker named in every document is
 /// embedded once), and every mention and claim still gets its own text's vector.
 #[test]

@@ -405,10 +405,14 @@ impl Database {
         docs: &mut [crate::write::ingest::IngestDoc],
     ) -> Result<Vec<Vec<Option<crate::write::ingest::VectorHint>>>, Error> {
         if let Some(e) = self.embedder() {
+            // A claim is embedded by its text, or, without one, by its statement.
+            let statements: Vec<Vec<Option<String>>> =
+                docs.iter().map(|doc| doc.claims.iter().map(crate::write::ingest::ClaimIn::statement).collect()).collect();
             let mut texts: Vec<&str> = Vec::new();
-            for doc in docs.iter() {
+            for (doc, statements) in docs.iter().zip(&statements) {
                 texts.extend(doc.entities.iter().filter(|x| x.vector.is_none()).map(|x| x.name.as_str()));
-                texts.extend(doc.claims.iter().filter(|c| c.vector.is_none()).filter_map(|c| c.text.as_deref()));
+                let claims = doc.claims.iter().zip(statements).filter(|(c, _)| c.vector.is_none());
+                texts.extend(claims.filter_map(|(c, statement)| c.text.as_deref().or(statement.as_deref())));
             }
             if !texts.is_empty() {
                 // Each distinct text is embedded once: a group repeats names (a speaker in every
@@ -426,12 +430,14 @@ impl Database {
                     .collect();
                 let embedded = e.embed(&unique)?;
                 let mut vectors = at.into_iter().map(|i| embedded.get(i).cloned());
-                for doc in docs.iter_mut() {
+                for (doc, statements) in docs.iter_mut().zip(&statements) {
                     for x in doc.entities.iter_mut().filter(|x| x.vector.is_none()) {
                         x.vector = vectors.next().flatten();
                     }
-                    for c in doc.claims.iter_mut().filter(|c| c.vector.is_none() && c.text.is_some()) {
-                        c.vector = vectors.next().flatten();
+                    for (c, statement) in doc.claims.iter_mut().zip(statements) {
+                        if c.vector.is_none() && (c.text.is_some() || statement.is_some()) {
+                            c.vector = vectors.next().flatten();
+                        }
                     }
                 }
             }

@@ -6,7 +6,7 @@
 //! combination of each path's own score scaled to `[0, 1]` within its candidates: the cosine
 //! min-max scaled (the best candidate 1, the weakest 0), BM25 over the best BM25, `1 / depth` for
 //! the graph (twice that of the others for a relation the question names, `Asked`), and position
-//! for recency. Scores, not ranks: a fact that is the clear answer of one
+//! for recency (claims as recent alike). Scores, not ranks: a fact that is the clear answer of one
 //! path (1.0) is not beaten by one that sits in the middle of every list, as reciprocal-rank
 //! fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
 //! candidates' mean instead (`scaled_above_mean`): they crowd together. The lexical path weighs 1,
@@ -170,6 +170,20 @@ fn scaled(list: &Scored) -> Vec<(ClaimId, f64)> {
     list.iter().map(|&(c, s)| (c, if top > 1e-9 { (s / top).clamp(0.0, 1.0) } else { 1.0 })).collect()
 }
 
+/// Recency's scores: by position, newest first (`(n - i) / n`), and the same for claims as
+/// recent: a run of equal times takes its first position's score, so the order in which the
+/// index lists them (by id) ranks nothing.
+fn by_position(recent: &[(ClaimId, Timestamp)]) -> Scored {
+    let n = recent.len() as f64;
+    let mut out: Scored = Vec::with_capacity(recent.len());
+    for (i, &(c, t)) in recent.iter().enumerate() {
+        let tied = i > 0 && recent[i - 1].1 == t;
+        let score = if tied { out[i - 1].1 } else { (n - i as f64) / n };
+        out.push((c, score));
+    }
+    out
+}
+
 /// Fewest candidates whose cosines are scaled above their mean.
 const ABOVE_MEAN_MIN: usize = 10;
 
@@ -326,8 +340,7 @@ impl WorkspaceView<'_> {
         let after = until.plus_seconds(-i64::from(q.recency_days) * 86_400);
         let mut recent = self.recent_claims(after, until, per, vis);
         recent.retain(|(c, _)| !self.is_link(*c));
-        let n = recent.len() as f64;
-        let recency: Scored = recent.into_iter().enumerate().map(|(i, (c, _))| (c, (n - i as f64) / n)).collect();
+        let recency = by_position(&recent);
         paths_run.push("recency");
         lap!("recency");
 
@@ -776,5 +789,20 @@ impl Default for ContextQuery {
             visibility: Visibility::current(),
             activity_half_life_days: Some(30.0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Newer ranks higher; claims as recent score alike, whatever their ids.
+    #[test]
+    fn equally_recent_claims_score_alike() {
+        let t = |s: i64| Timestamp::from_epoch_seconds(s);
+        let recent = [(ClaimId(9), t(30)), (ClaimId(3), t(20)), (ClaimId(7), t(20)), (ClaimId(1), t(20)), (ClaimId(2), t(10))];
+        let scores: Vec<f64> = by_position(&recent).into_iter().map(|x| x.1).collect();
+        assert_eq!(scores, [1.0, 0.8, 0.8, 0.8, 0.2]);
+        assert!(by_position(&[]).is_empty());
     }
 }

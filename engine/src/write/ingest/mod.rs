@@ -162,6 +162,22 @@ pub struct ClaimIn {
     pub tags: std::collections::BTreeMap<String, String>,
 }
 
+impl ClaimIn {
+    /// What stands for a claim without text where one is embedded: its statement, subject,
+    /// predicate words and object (`Platform team owns AuthService`), so vector search finds a
+    /// typed fact by what it says. `None` for a claim with text (its text is embedded) and for a
+    /// link (`model::is_link`: recall never returns one). Only ingest does this: a `WriteBatch`
+    /// names entities by id, not by name, and its caller sends the vectors it wants.
+    pub(crate) fn statement(&self) -> Option<String> {
+        if self.text.is_some() || is_link(&self.predicate, None) {
+            return None;
+        }
+        let mut words = String::new();
+        crate::model::predicate_words(&self.predicate, &mut words);
+        Some(format!("{} {} {}", self.subject, words.to_lowercase(), self.object))
+    }
+}
+
 /// A verdict about an existing claim (the seed uses an LLM classifier; engram applies it).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
