@@ -545,7 +545,6 @@ impl WorkspaceView<'_> {
         })
     }
 
-    /// The lexical path: the best `per` claims by keywords, and the entities whose names match.
     /// The lexical path: claims by BM25, entities by name (for the graph path), and the
     /// question's keywords without those names (`Asked`, for the graph path).
     fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>, Asked), ReadError> {
