@@ -568,9 +568,9 @@ fn a_large_batch_rebuilding_the_keyword_indexes_answers_like_small_batches() {
 
 /// A fact's relation is part of what it says: among the facts near the question's entities, the
 /// one whose predicate the question names ranks first, though it has no text and is the last
-/// written of a hub's 60 facts (the graph path keeps 50), and also when it links two of the
-/// question's entities; a question that names no relation ranks the more trusted facts first,
-/// as before.
+/// written of a hub's 60 facts (the graph path keeps 50), before a more trusted one of an entity
+/// whose name the question only resembles, and also when it links two of the question's
+/// entities; a question that names no relation ranks the more trusted facts first, as before.
 #[test]
 fn a_question_naming_a_relation_ranks_its_fact_first() {
     let (db, _) = clock_db();
@@ -581,7 +581,10 @@ fn a_question_naming_a_relation_ranks_its_fact_first() {
         .upsert_entity("kinesis", "technology", "Kinesis")
         .upsert_entity("eu", "region", "eu-west-1")
         .upsert_entity("rust", "language", "Rust")
-        .upsert_entity("priya", "person", "Priya");
+        .upsert_entity("priya", "person", "Priya")
+        .upsert_entity("legacy", "service", "AuthService Legacy")
+        .upsert_entity("ops", "team", "Ops Team");
+
     for i in 0..60 {
         b.upsert_entity(&format!("doc{i}"), "document", &format!("Design note {i}"));
         b.add_claim(AddClaim::new("auth", "described_in", format!("doc{i}").as_str()).id(&format!("doc{i}")));
@@ -597,6 +600,8 @@ fn a_question_naming_a_relation_ranks_its_fact_first() {
     for (s, p, o, id) in facts {
         b.add_claim(AddClaim::new(s, p, o).id(id).confidence(0.9));
     }
+    // A namesake the entity search also finds, with a more trusted (and newer) answer of its own.
+    b.add_claim(AddClaim::new("ops", "OWNS", "legacy").id("owns-legacy"));
     db.write(&b).unwrap();
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();

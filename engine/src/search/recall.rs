@@ -328,7 +328,11 @@ impl WorkspaceView<'_> {
         // Among claims as near, those the question's words or meaning also found come first: the
         // graph then says which of them are about the entities it names.
         let found: std::collections::HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
-        let graph = self.graph_path(&graph_seeds, q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning, &mut asked))?;
+        // The seeds the question names (or the caller gave) are nearer than those its words or
+        // meaning only resemble ("document-0050054" for "document-0050010").
+        let spelled: Vec<EntityId> = graph_seeds.iter().copied().filter(|e| q.seeds.contains(e) || self.spelled_out(&q.text, *e)).collect();
+        let graph =
+            self.graph_path((&graph_seeds, &spelled), q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning, &mut asked))?;
         // Nearer is better: 1 at depth 1, ½ at depth 2, …; a relation the question names doubles
         // it (`Asked`: "who owns X?" puts X's OWNS facts before its others).
         let graph: Scored = graph.into_iter().map(|(c, depth, share)| (c, f64::midpoint(1.0, share) / f64::from(depth.max(1)))).collect();
@@ -636,7 +640,8 @@ impl WorkspaceView<'_> {
     }
 
     /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at depth 1),
-    /// by the depth of the entity they reach, then how much of their predicate the question asks
+    /// by the depth of the entity they reach (one more when some seeds are `spelled` and these do
+    /// not reach it as near), then how much of their predicate the question asks
     /// (`Asked`, descending), then whether they are in `prefer`, then confidence (descending), then
     /// id; at most `limit`, each with its depth and that share. Links are walked, not returned.
     /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
@@ -644,7 +649,7 @@ impl WorkspaceView<'_> {
     /// already fills the list.
     fn graph_path(
         &self,
-        seeds: &[EntityId],
+        (seeds, spelled): (&[EntityId], &[EntityId]),
         hops: u32,
         (visited_max, filters): (usize, &[EdgeFilter]),
         vis: &Visibility,
@@ -658,9 +663,18 @@ impl WorkspaceView<'_> {
         loop {
             let (mut found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
             found.retain(|(_, c)| !self.is_link(*c));
+            let traversed = found.len();
             let mut seen: std::collections::HashSet<ClaimId> = found.iter().map(|x| x.1).collect();
             found.extend(mentioning.iter().filter(|c| seen.insert(**c)).map(|c| (1, *c)));
             if found.len() >= limit || depth >= hops || exhausted {
+                if !spelled.is_empty() && spelled.len() < seeds.len() {
+                    // A claim the named seeds do not reach as near is one hop further.
+                    let near: HashMap<ClaimId, u32> =
+                        self.graph_claims(spelled, depth, visited_max, filters, vis)?.0.into_iter().map(|(d, c)| (c, d)).collect();
+                    for (d, c) in &mut found[..traversed] {
+                        *d = near.get(c).map_or(*d + 1, |n| (*n).min(*d + 1));
+                    }
+                }
                 let mut out: Vec<(u32, f64, bool, f32, ClaimId)> = found
                     .into_iter()
                     .map(|(d, c)| {
