@@ -388,6 +388,13 @@ fn answers(scope: &engram::Scope) -> Vec<String> {
         named.sort();
         out.push(format!("entities {word}: {named:?}"));
     }
+    // The claims among every entity the principal sees (recall's graph path adds them for its
+    // seeds): a hidden row is none of them.
+    let all: Vec<engram::EntityId> = ws.entity_set().iter().collect();
+    let between = ws.claims_between(&all, &engram::EdgeFilter::default(), &Visibility::default()).unwrap();
+    let mut texts: Vec<String> = between.iter().map(|c| ws.claim_text(*c).unwrap_or_default().to_owned()).collect();
+    texts.sort();
+    out.push(format!("between: {texts:?}"));
     for e in ws.entity_set().iter() {
         let name = ws.entity_name(e).unwrap_or_default().to_owned();
         let reach = ws.khop(&[e], &KHopQuery::depth(3)).unwrap();

@@ -1,8 +1,8 @@
 //! Recall ranks the answer first: the example story (the authentication service migration), typed
 //! facts with no text, and the CX refund follow-up, ingested as extraction documents with `MiniLM`
-//! and with the static table, and questions whose answer is one fact. At a budget of 100 tokens (two or three fact
-//! lines) the expected fact is the first line, with either embedder. A question of stop words
-//! only has no lexical hits.
+//! and with the static table, and questions whose answer is one fact. At a budget of 100 tokens
+//! (two or three fact lines) the expected fact is the first line, with either embedder. A question
+//! of stop words only has no lexical hits.
 
 #![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
 
