@@ -4,8 +4,6 @@
 //! were written already masked (same scores, same ranks: a word only the clear text holds moves
 //! nothing).
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::embed::HashEmbedder;
 use engram::ingest::IngestOptions;
 use engram::search::recall::RecallQuery;

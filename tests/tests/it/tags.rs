@@ -3,8 +3,6 @@
 //! supersedes another keeps the strictest sensitivity; forgetting the evidence recomputes; row
 //! policies read tags; and tags survive checkpoint, restart and export → import.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::ingest::IngestOptions;
 use engram::{Access, ClaimId, Database, Principal, StoredPolicy};
 use serde_json::json;

@@ -2,8 +2,6 @@
 //! supersession, evidence, time travel on both axes, expiry, deletion and restore, workspaces,
 //! pagination under concurrent writes, and the hierarchy and path reads.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{
     AddClaim, AddEvidence, ClaimState, Config, Database, DeclarePredicate, Direction, EdgeFilter, EntityId, KHopQuery, ManualClock,
     NeighborQuery, Op, ReadError, StateSet, Timestamp, UpsertEntity, Value, Visibility, WorkspaceError, WriteBatch,

@@ -4,8 +4,6 @@
 //! (two or three fact lines) the expected fact is the first line, with either embedder. A question
 //! of stop words only has no lexical hits.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::ingest::IngestOptions;
 use engram::{Config, Database, ManualClock, RecallQuery, Timestamp};
 use std::sync::Arc;

@@ -4,8 +4,6 @@
 //! survive a reopen after a later one failed, Neo4j's import idiom with `LOAD CSV`, and the places
 //! it may not run.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use std::sync::Arc;
 
 use engram::{Access, Database, Error, Params, Principal, QueryValue};

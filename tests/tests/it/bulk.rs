@@ -1,8 +1,6 @@
 //! Bulk load: the same data loaded in bulk and through write batches reads back identically, and
 //! a bad row is reported by section, row and field with nothing written.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{
     AddClaim, BulkClaims, BulkEntities, BulkLoad, ClaimRef, ClaimState, Database, DeclarePredicate, EntityId, KHopQuery, NeighborQuery, Op,
     TextColumn, Timestamp, UpsertEntity, Visibility, WriteBatch, WriteErrorKind,

@@ -2,8 +2,6 @@
 //! fails at a known index; the test asserts the typed error (index, operation, field, kind) and
 //! that the database is exactly as it was: same version, same rows.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use std::fmt::Write;
 
 use engram::{

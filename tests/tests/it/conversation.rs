@@ -3,8 +3,6 @@
 //! it. Recall never returns the links, and the graph knows what they say: a seed or a speaker the
 //! question names visibly changes the ranking.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::ingest::{conversation_documents, parse_conversation, IngestOptions};
 use engram::{Database, RecallQuery};
 

@@ -5,8 +5,6 @@
 //! The child is this same test binary re-run on the `child_writer` test with an environment
 //! variable naming the folder; run normally, `child_writer` does nothing.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{AddClaim, AddEvidence, Database, Op, WriteBatch};
 use rand::{Rng, SeedableRng};
 use std::io::{BufRead, BufReader, Write};
@@ -70,7 +68,7 @@ fn kill_9_loses_nothing_acknowledged() {
     let mut next = 0;
     for cycle in 0..50 {
         let mut child = Command::new(&exe)
-            .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
+            .args(["process_kill::child_writer", "--exact", "--nocapture", "--test-threads=1"])
             .env(DIR_VAR, tmp.path())
             .env(START_VAR, next.to_string())
             .stdout(Stdio::piped())

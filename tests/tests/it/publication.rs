@@ -3,8 +3,6 @@
 //! not even when entity vectors are imported meanwhile; once the fsync returns, both the commit and
 //! the vectors are visible, and stay so.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{AddClaim, Config, Database, FsyncPolicy, WriteBatch};
 use engram_storage::{FaultPlan, FaultyVfs, MemVfs};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,8 +5,6 @@
 //! returns; corruption before the tail is refused with the file and byte offset; a folder written
 //! by this format version (checked in) keeps opening.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{
     AddClaim, ClaimState, Config, Database, EntityId, FsyncPolicy, ManualClock, NeighborQuery, Op, StorageError, Timestamp, Value,
     Visibility, WriteBatch,
@@ -351,7 +349,7 @@ fn format_v1_fixture_keeps_opening() {
 }
 
 /// Writes the v1 fixture (run by hand once per new format version:
-/// `cargo test -p engram-tests --test durability -- --ignored write_fixture`).
+/// `cargo test -p engram-tests --test it -- --ignored write_fixture`).
 #[test]
 #[ignore = "writes the checked-in fixture; run by hand for a new format version"]
 fn write_fixture() {
@@ -399,7 +397,7 @@ fn write_fixture() {
 
 /// Writes the format-2 fixture (record format 2, snapshot format 2): evidence with reasoning and
 /// an entity merge in a snapshot, then a WAL tail. Run by hand once:
-/// `cargo test -p engram-tests --test durability -- --ignored write_fixture_v2`.
+/// `cargo test -p engram-tests --test it -- --ignored write_fixture_v2`.
 #[test]
 #[ignore = "writes the checked-in fixture; run by hand for a new format version"]
 fn write_fixture_v2() {
@@ -462,7 +460,7 @@ fn format_v2_fixture_keeps_opening() {
 /// Writes the format-3 fixture (record format 3, snapshot format 3): what the query language
 /// writes (labels as written, a nameless node, typed claim properties, a deleted node) in a
 /// snapshot, then more in a WAL tail. Run by hand once:
-/// `cargo test -p engram-tests --test durability -- --ignored write_fixture_v3`.
+/// `cargo test -p engram-tests --test it -- --ignored write_fixture_v3`.
 #[test]
 #[ignore = "writes the checked-in fixture; run by hand for a new format version"]
 fn write_fixture_v3() {

@@ -4,8 +4,6 @@
 //! in-memory database, files over the limit), and who may read the folder (admins of every
 //! workspace: a canary file's text never reaches anyone else, on every entry point).
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use std::sync::Arc;
 
 use engram::{Access, Config, Database, Error, OsVfs, Params, Principal, QueryValue};

@@ -2,8 +2,6 @@
 //! while several readers check that they never see part of a batch and that a snapshot they hold
 //! never changes under them.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{AddClaim, Config, Database, KHopQuery, NeighborQuery, Op, WriteBatch};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

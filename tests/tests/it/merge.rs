@@ -4,8 +4,6 @@
 //! snapshot, and for every refusal leaving no trace. (Random merge histories against the naive
 //! reference are in `differential.rs`.)
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::ingest::IngestOptions;
 use engram::{
     AddClaim, AddEvidence, Config, Database, Direction, EntityId, Error, FsyncPolicy, KHopQuery, ManualClock, NeighborQuery, Op, Timestamp,

@@ -2,8 +2,6 @@
 //! a `//!` doc saying what it is for, no `dbg!` is left behind, every `unsafe` block carries a
 //! `// Safety:` comment, and the crate dependency arrows point the way `ARCHITECTURE.md` says.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {

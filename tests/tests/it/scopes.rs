@@ -4,8 +4,6 @@
 //! limits name themselves and its deadline or cancel token stops a read within `CHECK_EVERY` units
 //! of work. Error classes say who must act.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::scope::CHECK_EVERY;
 use engram::search::recall::RecallQuery;
 use engram::search::semantic::VectorOptions;

@@ -4,8 +4,6 @@
 //! written with only the rows the policy keeps (compared by names and texts, since ids differ),
 //! keyword scores included (a hidden claim's words move no score).
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::search::recall::RecallQuery;
 use engram::{Access, Database, ErrorClass, KHopQuery, NeighborQuery, Params, Principal, QueryValue, StoredPolicy, Visibility};
 use proptest::prelude::*;

@@ -3,8 +3,6 @@
 //! random history compacts at random points), the lifecycle flags and bitmaps, neighbours with every
 //! filter and pagination, k-hop (sequential and parallel) and transitive closure.
 
-#![allow(clippy::unwrap_used)] // Reason: a failed unwrap is a failed test, with its location.
-
 use engram::{
     AddClaim, ClaimId, ClaimRef, ClaimState, Config, Database, DeclarePredicate, Direction, EdgeFilter, EntityId, EntityRef, KHopQuery,
     ManualClock, NeighborQuery, Op, Timestamp, Visibility, WriteBatch,
