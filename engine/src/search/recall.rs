@@ -5,7 +5,7 @@
 //! Fusion: `score = Σ_path w_path × s_path × confidence × 0.5^(age / half_life)`, a convex
 //! combination of each path's own score scaled to `[0, 1]` within its candidates: the cosine
 //! min-max scaled (the best candidate 1, the weakest 0), BM25 over the best BM25, `1 / depth` for
-//! the graph (twice that of the others for a relation the question names, `Asked`), and position
+//! the graph (twice that of the others for a relation and kind the question names, `Asked`), and position
 //! for recency (claims as recent alike). Scores, not ranks: a fact that is the clear answer of one
 //! path (1.0) is not beaten by one that sits in the middle of every list, as reciprocal-rank
 //! fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
@@ -208,22 +208,40 @@ fn lower_words(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
-/// The relations a question asks about: for a predicate, the share of the words of its name
-/// (`model::predicate_words`, stemmed, stop words out: `STREAMS_EVENTS_WITH` is `stream event`)
-/// that the question's keywords hold. A fact's predicate is part of what it says, and a typed
-/// fact often has no text: "Who owns the auth service?" names no text of `team OWNS auth`,
-/// only its relation. It orders and scores the graph path's claims, which are near
-/// the question's entities; it is no keyword of the lexical path, where in a graph of typed facts
-/// every `OWNS` fact would match alike, near the question's entities or not.
+/// What a question asks about a fact: the relation it names, and the kind of thing it asks for.
+/// For a predicate, the share of the words of its name (`model::predicate_words`, stemmed, stop
+/// words out: `STREAMS_EVENTS_WITH` is `stream event`) that the question's keywords hold; for an
+/// entity, the same share of the words of its labels (`secret_store`, `ProgrammingLanguage`). A
+/// fact's predicate and the kind of its far end are part of what it says, and a typed fact often
+/// has no text: "Who owns the auth service?" names no text of `team OWNS auth`, only its relation;
+/// "Which database does it use?" names neither `Postgres` nor `Redis`, only the kind of one. It
+/// orders and scores the graph path's claims, which are near the question's entities; it is no
+/// keyword of the lexical path, where in a graph of typed facts every `OWNS` fact would match
+/// alike, near the question's entities or not.
 struct Asked {
     terms: std::collections::HashSet<String>,
     /// Per predicate met, its share.
     shares: HashMap<u16, f64>,
+    /// Per label met, its share.
+    kinds: HashMap<u16, f64>,
 }
 
 impl Asked {
     fn new(keywords: &str) -> Asked {
-        Asked { terms: crate::index::text::terms(keywords).into_iter().collect(), shares: HashMap::new() }
+        Asked { terms: crate::index::text::terms(keywords).into_iter().collect(), shares: HashMap::new(), kinds: HashMap::new() }
+    }
+
+    /// The share of `name`'s words (split as a predicate's) the question holds (0 when it has none).
+    fn share_of(terms: &std::collections::HashSet<String>, name: Option<&str>) -> f64 {
+        let mut words = String::new();
+        if let Some(name) = name {
+            crate::model::predicate_words(name, &mut words);
+        }
+        let own = crate::index::text::terms(&words);
+        if own.is_empty() {
+            return 0.0;
+        }
+        own.iter().filter(|t| terms.contains(*t)).count() as f64 / own.len() as f64
     }
 
     /// The share of predicate `p`'s words the question holds (0 when its name has no keyword).
@@ -232,17 +250,19 @@ impl Asked {
             return 0.0;
         }
         let terms = &self.terms;
-        *self.shares.entry(p.0).or_insert_with(|| {
-            let mut words = String::new();
-            if let Some(name) = view.predicate_name(p) {
-                crate::model::predicate_words(&name, &mut words);
-            }
-            let own = crate::index::text::terms(&words);
-            if own.is_empty() {
-                return 0.0;
-            }
-            own.iter().filter(|t| terms.contains(*t)).count() as f64 / own.len() as f64
-        })
+        *self.shares.entry(p.0).or_insert_with(|| Asked::share_of(terms, view.predicate_name(p).as_deref()))
+    }
+
+    /// The largest share of the words of one of entity `e`'s labels the question holds.
+    fn kind(&mut self, view: &WorkspaceView<'_>, e: EntityId) -> f64 {
+        if self.terms.is_empty() {
+            return 0.0;
+        }
+        let terms = &self.terms;
+        view.entity_labels(e)
+            .into_iter()
+            .map(|t| *self.kinds.entry(t.0).or_insert_with(|| Asked::share_of(terms, view.type_name_ref(t))))
+            .fold(0.0, f64::max)
     }
 }
 
@@ -317,24 +337,25 @@ impl WorkspaceView<'_> {
         // Graph: from the caller's seeds and the entities the other paths found, and from the texts
         // that mention the names the question spells out (a link is not a hop; names with facts of
         // their own, such as a speaker, reach their facts directly).
-        let named: Vec<EntityId> = graph_seeds
-            .iter()
-            .copied()
-            .filter(|e| (q.seeds.contains(e) || self.spelled_out(&q.text, *e)) && !self.has_facts(*e, vis))
-            .collect();
+        // The seeds the question names (or the caller gave) are nearer than those its words or
+        // meaning only resemble ("document-0050054" for "document-0050010").
+        let words = lower_words(&q.text);
+        let mut spelled: Vec<EntityId> =
+            graph_seeds.iter().copied().filter(|e| q.seeds.contains(e) || self.spelled_out(&words, *e)).collect();
+        let named: Vec<EntityId> = spelled.iter().copied().filter(|e| !self.has_facts(*e, vis)).collect();
         let mentioning = self.mentioning(&named, vis, q.graph_visited_max);
-        graph_seeds.sort_unstable();
-        graph_seeds.dedup();
+        for list in [&mut graph_seeds, &mut spelled] {
+            list.sort_unstable();
+            list.dedup();
+        }
         // Among claims as near, those the question's words or meaning also found come first: the
         // graph then says which of them are about the entities it names.
         let found: std::collections::HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
-        // The seeds the question names (or the caller gave) are nearer than those its words or
-        // meaning only resemble ("document-0050054" for "document-0050010").
-        let spelled: Vec<EntityId> = graph_seeds.iter().copied().filter(|e| q.seeds.contains(e) || self.spelled_out(&q.text, *e)).collect();
         let graph =
             self.graph_path((&graph_seeds, &spelled), q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning, &mut asked))?;
-        // Nearer is better: 1 at depth 1, ½ at depth 2, …; a relation the question names doubles
-        // it (`Asked`: "who owns X?" puts X's OWNS facts before its others).
+        // Nearer is better: 1 at depth 1, ½ at depth 2, …; what the question asks doubles it
+        // (`Asked`: "who owns X?" puts X's OWNS facts before its others, "which database does X
+        // use?" its USES facts that reach a database).
         let graph: Scored = graph.into_iter().map(|(c, depth, share)| (c, f64::midpoint(1.0, share) / f64::from(depth.max(1)))).collect();
         paths_run.push("graph");
         lap!("graph");
@@ -639,10 +660,10 @@ impl WorkspaceView<'_> {
         Ok((out, exhausted))
     }
 
-    /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at depth 1),
-    /// by the depth of the entity they reach (one more when some seeds are `spelled` and these do
-    /// not reach it as near), then how much of their predicate the question asks
-    /// (`Asked`, descending), then whether they are in `prefer`, then confidence (descending), then
+    /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at
+    /// depth 1), by the depth of the entity they reach (one more when some seeds are `spelled` and
+    /// these do not reach it as near; `spelled` is sorted), then how much of what the question asks they say (`Asked`:
+    /// their relation, and the kind of their far end; descending), then whether they are in `prefer`, then confidence (descending), then
     /// id; at most `limit`, each with its depth and that share. Links are walked, not returned.
     /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
     /// nearer claims always rank first, so a hub's second hop is never walked when its first
@@ -675,10 +696,24 @@ impl WorkspaceView<'_> {
                         *d = near.get(c).map_or(*d + 1, |n| (*n).min(*d + 1));
                     }
                 }
+                // How much of what the question asks a claim says: its relation's share, and when
+                // the question names the kind of some claim's far end (an end it does not name),
+                // the mean of that and its far end's kind.
+                let said: Vec<(f64, f64)> = found
+                    .iter()
+                    .map(|&(_, c)| {
+                        self.claim_triple(c).map_or((0.0, 0.0), |(s, p, o)| {
+                            let far = [s, o].into_iter().filter(|e| spelled.binary_search(e).is_err());
+                            (asked.share(self, p), far.map(|e| asked.kind(self, e)).fold(0.0, f64::max))
+                        })
+                    })
+                    .collect();
+                let kinds = said.iter().any(|x| x.1 > 0.0);
                 let mut out: Vec<(u32, f64, bool, f32, ClaimId)> = found
                     .into_iter()
-                    .map(|(d, c)| {
-                        let share = self.claim_triple(c).map_or(0.0, |(_, p, _)| asked.share(self, p));
+                    .zip(said)
+                    .map(|((d, c), (relation, kind))| {
+                        let share = if kinds { f64::midpoint(relation, kind) } else { relation };
                         (d, share, !prefer.contains(&c), self.claim_confidence(c).unwrap_or(0.0), c)
                     })
                     .collect();
@@ -696,11 +731,11 @@ impl WorkspaceView<'_> {
         self.expander(Direction::Both, None, vis).edges(e).any(|r| !self.is_link(r.claim))
     }
 
-    /// Whether `text` spells out the name of `e` whole, as words.
-    fn spelled_out(&self, text: &str, e: EntityId) -> bool {
+    /// Whether a text of `words` (`lower_words`) spells out the name of `e` whole, as words.
+    fn spelled_out(&self, words: &[String], e: EntityId) -> bool {
         let Some(x) = self.entity(e) else { return false };
         let name = lower_words(&x.name);
-        !name.is_empty() && lower_words(text).windows(name.len()).any(|w| w == &name[..])
+        !name.is_empty() && words.windows(name.len()).any(|w| w == &name[..])
     }
 
     /// The claims of the texts that mention one of `names` (over `model::is_link` claims: a

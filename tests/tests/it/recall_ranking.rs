@@ -100,6 +100,21 @@ fn triples() -> Vec<String> {
     )]
 }
 
+/// Typed facts of one relation with no text: the question names the kind of thing it asks for,
+/// and only the types of the facts' objects tell them apart.
+fn kinds() -> Vec<String> {
+    vec![doc(
+        "conv-8",
+        "2026-05-02T10:00:00Z",
+        r#""entities": [{"name": "AuthService", "type": "service"}, {"name": "Postgres", "type": "database"},
+            {"name": "Redis", "type": "cache"}, {"name": "Kafka", "type": "queue"}, {"name": "Vault", "type": "secret_store"}],
+        "claims": [{"subject": "AuthService", "predicate": "uses", "object": "Postgres", "confidence": 0.9},
+                   {"subject": "AuthService", "predicate": "uses", "object": "Redis", "confidence": 0.9},
+                   {"subject": "AuthService", "predicate": "uses", "object": "Kafka", "confidence": 0.9},
+                   {"subject": "AuthService", "predicate": "uses", "object": "Vault", "confidence": 0.9}]"#,
+    )]
+}
+
 /// A scenario: its name, its documents, its "now", and each question with the claim that answers
 /// it (`conversation/message/index`).
 type Scenario = (&'static str, Vec<String>, &'static str, Vec<(&'static str, &'static str)>);
@@ -129,6 +144,17 @@ fn cases() -> Vec<Scenario> {
                 ("Who maintains AuthService?", "conv-7/m/3"),
                 ("What does AuthService use for event streaming?", "conv-7/m/4"),
                 ("Who owns AuthService?", "conv-7/m/5"),
+            ],
+        ),
+        (
+            "kinds",
+            kinds(),
+            "2026-05-03T12:00:00Z",
+            vec![
+                ("Which database does AuthService use?", "conv-8/m/0"),
+                ("Which cache does AuthService use?", "conv-8/m/1"),
+                ("What queue does AuthService use?", "conv-8/m/2"),
+                ("Which secret store does AuthService use?", "conv-8/m/3"),
             ],
         ),
         (

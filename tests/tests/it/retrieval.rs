@@ -630,3 +630,51 @@ fn a_question_naming_a_relation_ranks_its_fact_first() {
     let (got, context) = first("Tell me about AuthService");
     assert!(got.starts_with("doc"), "{got}\n{context}");
 }
+
+/// A question that names the kind of thing it asks for ("which database") ranks first the fact
+/// that reaches one, among facts of the relation it names alike: `USES` to a database, a cache,
+/// a queue and a secret store, text-less, beside a hub of 60 documents. The kind of the entity the
+/// question is about counts for nothing ("the `AuthService` service"), and a kind named with no
+/// relation still finds its fact.
+#[test]
+fn a_question_naming_a_kind_ranks_the_fact_reaching_one_first() {
+    let (db, _) = clock_db();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("auth", "service", "AuthService")
+        .upsert_entity("pg", "database", "Postgres")
+        .upsert_entity("redis", "cache", "Redis")
+        .upsert_entity("kafka", "queue", "Kafka")
+        .upsert_entity("vault", "secret_store", "Vault")
+        .upsert_entity("billing", "service", "BillingService");
+    for i in 0..60 {
+        b.upsert_entity(&format!("doc{i}"), "document", &format!("Design note {i}"));
+        b.add_claim(AddClaim::new("auth", "described_in", format!("doc{i}").as_str()).id(&format!("doc{i}")));
+    }
+    for (o, id) in [("pg", "pg"), ("redis", "redis"), ("kafka", "kafka"), ("vault", "vault")] {
+        b.add_claim(AddClaim::new("auth", "USES", o).id(id).confidence(0.9));
+    }
+    // A more trusted fact of another relation that also reaches a database.
+    b.add_claim(AddClaim::new("billing", "CALLS", "auth").id("calls"));
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let first = |question: &str| {
+        let r = ws.recall(&RecallQuery::new(question)).unwrap();
+        (r.packed.facts.first().map(|f| f.claim_id.clone()).unwrap_or_default(), r.packed.context)
+    };
+    for (question, want) in [
+        ("Which database does AuthService use?", "pg"),
+        ("Which cache does AuthService use?", "redis"),
+        ("What queue does AuthService use?", "kafka"),
+        ("Which secret store does AuthService use?", "vault"),
+        ("Which cache does the AuthService service use?", "redis"),
+        ("Which other service calls AuthService?", "calls"),
+        ("Which queue is behind AuthService?", "kafka"),
+    ] {
+        let (got, context) = first(question);
+        assert_eq!(got, want, "{question}\n{context}");
+    }
+    // No kind named: the relation alone, its facts before the more trusted documents.
+    let (got, context) = first("What does AuthService use?");
+    assert!(["pg", "redis", "kafka", "vault"].contains(&got.as_str()), "{got}\n{context}");
+}
