@@ -566,6 +566,28 @@ fn a_large_batch_rebuilding_the_keyword_indexes_answers_like_small_batches() {
     assert_eq!(recent(&a), recent(&b));
 }
 
+/// `n` design notes that describe `about`, written after it: a hub of facts no question names.
+fn design_notes(b: &mut WriteBatch, about: &str, n: usize) {
+    for i in 0..n {
+        b.upsert_entity(&format!("doc{i}"), "document", &format!("Design note {i}"));
+        b.add_claim(AddClaim::new(about, "described_in", format!("doc{i}").as_str()).id(&format!("doc{i}")));
+    }
+}
+
+/// The id of the first fact recall packs for `question`, and the packed context.
+fn first_fact(ws: &engram::WorkspaceView<'_>, question: &str) -> (String, String) {
+    let r = ws.recall(&RecallQuery::new(question)).unwrap();
+    (r.packed.facts.first().map(|f| f.claim_id.clone()).unwrap_or_default(), r.packed.context)
+}
+
+/// Each question's first fact is the claim its pair names.
+fn ranks_first(ws: &engram::WorkspaceView<'_>, cases: &[(&str, &str)]) {
+    for (question, want) in cases {
+        let (got, context) = first_fact(ws, question);
+        assert_eq!(got, *want, "{question}\n{context}");
+    }
+}
+
 /// A fact's relation is part of what it says: among the facts near the question's entities, the
 /// one whose predicate the question names ranks first, though it has no text and is the last
 /// written of a hub's 60 facts (the graph path keeps 50), before a more trusted one of an entity
@@ -585,10 +607,7 @@ fn a_question_naming_a_relation_ranks_its_fact_first() {
         .upsert_entity("legacy", "service", "AuthService Legacy")
         .upsert_entity("ops", "team", "Ops Team");
 
-    for i in 0..60 {
-        b.upsert_entity(&format!("doc{i}"), "document", &format!("Design note {i}"));
-        b.add_claim(AddClaim::new("auth", "described_in", format!("doc{i}").as_str()).id(&format!("doc{i}")));
-    }
+    design_notes(&mut b, "auth", 60);
     let facts = [
         ("auth", "DEPENDS_ON", "up", "depends"),
         ("auth", "STREAMS_EVENTS_WITH", "kinesis", "streams"),
@@ -605,21 +624,18 @@ fn a_question_naming_a_relation_ranks_its_fact_first() {
     db.write(&b).unwrap();
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
-    let first = |question: &str| {
-        let r = ws.recall(&RecallQuery::new(question)).unwrap();
-        (r.packed.facts.first().map(|f| f.claim_id.clone()).unwrap_or_default(), r.packed.context)
-    };
-    for (question, want) in [
-        ("Who owns AuthService?", "owns"),
-        ("What does AuthService depend on?", "depends"),
-        ("Where is AuthService deployed?", "deployed"),
-        ("Which language is AuthService written in?", "written"),
-        ("Who maintains AuthService?", "maintains"),
-        ("What does AuthService use for event streaming?", "streams"),
-    ] {
-        let (got, context) = first(question);
-        assert_eq!(got, want, "{question}\n{context}");
-    }
+    let first = |question: &str| first_fact(&ws, question);
+    ranks_first(
+        &ws,
+        &[
+            ("Who owns AuthService?", "owns"),
+            ("What does AuthService depend on?", "depends"),
+            ("Where is AuthService deployed?", "deployed"),
+            ("Which language is AuthService written in?", "written"),
+            ("Who maintains AuthService?", "maintains"),
+            ("What does AuthService use for event streaming?", "streams"),
+        ],
+    );
     // The fact between two of the question's entities is the nearest of all, though it reaches
     // no entity the others do not.
     let both = [ws.entity_id("auth").unwrap(), ws.entity_id("team").unwrap()];
@@ -646,34 +662,28 @@ fn a_question_naming_a_kind_ranks_the_fact_reaching_one_first() {
         .upsert_entity("kafka", "queue", "Kafka")
         .upsert_entity("vault", "secret_store", "Vault")
         .upsert_entity("billing", "service", "BillingService");
-    for i in 0..60 {
-        b.upsert_entity(&format!("doc{i}"), "document", &format!("Design note {i}"));
-        b.add_claim(AddClaim::new("auth", "described_in", format!("doc{i}").as_str()).id(&format!("doc{i}")));
-    }
+    design_notes(&mut b, "auth", 60);
     for (o, id) in [("pg", "pg"), ("redis", "redis"), ("kafka", "kafka"), ("vault", "vault")] {
         b.add_claim(AddClaim::new("auth", "USES", o).id(id).confidence(0.9));
     }
-    // A more trusted fact of another relation that also reaches a database.
+    // A more trusted fact of another relation, from another service.
     b.add_claim(AddClaim::new("billing", "CALLS", "auth").id("calls"));
     db.write(&b).unwrap();
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
-    let first = |question: &str| {
-        let r = ws.recall(&RecallQuery::new(question)).unwrap();
-        (r.packed.facts.first().map(|f| f.claim_id.clone()).unwrap_or_default(), r.packed.context)
-    };
-    for (question, want) in [
-        ("Which database does AuthService use?", "pg"),
-        ("Which cache does AuthService use?", "redis"),
-        ("What queue does AuthService use?", "kafka"),
-        ("Which secret store does AuthService use?", "vault"),
-        ("Which cache does the AuthService service use?", "redis"),
-        ("Which other service calls AuthService?", "calls"),
-        ("Which queue is behind AuthService?", "kafka"),
-    ] {
-        let (got, context) = first(question);
-        assert_eq!(got, want, "{question}\n{context}");
-    }
+    let first = |question: &str| first_fact(&ws, question);
+    ranks_first(
+        &ws,
+        &[
+            ("Which database does AuthService use?", "pg"),
+            ("Which cache does AuthService use?", "redis"),
+            ("What queue does AuthService use?", "kafka"),
+            ("Which secret store does AuthService use?", "vault"),
+            ("Which cache does the AuthService service use?", "redis"),
+            ("Which other service calls AuthService?", "calls"),
+            ("Which queue is behind AuthService?", "kafka"),
+        ],
+    );
     // No kind named: the relation alone, its facts before the more trusted documents.
     let (got, context) = first("What does AuthService use?");
     assert!(["pg", "redis", "kafka", "vault"].contains(&got.as_str()), "{got}\n{context}");
