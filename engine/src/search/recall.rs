@@ -5,10 +5,10 @@
 //! Fusion: `score = Σ_path w_path × s_path × confidence × 0.5^(age / half_life)`, a convex
 //! combination of each path's own score scaled to `[0, 1]` within its candidates: the cosine
 //! min-max scaled (the best candidate 1, the weakest 0), BM25 over the best BM25, `1 / depth` for
-//! the graph (twice that of the others for a relation and kind the question names, `Asked`), and position
-//! for recency (claims as recent alike). Scores, not ranks: a fact that is the clear answer of one
-//! path (1.0) is not beaten by one that sits in the middle of every list, as reciprocal-rank
-//! fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
+//! the graph (twice that of the others for a relation and kind the question names, `Asked`), and
+//! position for recency (claims as recent alike). Scores, not ranks: a fact that is the clear
+//! answer of one path (1.0) is not beaten by one that sits in the middle of every list, as
+//! reciprocal-rank fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
 //! candidates' mean instead (`scaled_above_mean`): they crowd together. The lexical path weighs 1,
 //! the semantic 0.5 (the embedders engram ships are small: on conversational recall, `engram
 //! replay` on the `LoCoMo` dev set, a full weight lets them outvote BM25 and ranks the evidence
@@ -662,9 +662,9 @@ impl WorkspaceView<'_> {
 
     /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at
     /// depth 1), by the depth of the entity they reach (one more when some seeds are `spelled` and
-    /// these do not reach it as near; `spelled` is sorted), then how much of what the question asks they say (`Asked`:
-    /// their relation, and the kind of their far end; descending), then whether they are in `prefer`, then confidence (descending), then
-    /// id; at most `limit`, each with its depth and that share. Links are walked, not returned.
+    /// these do not reach it as near; `spelled` is sorted), then how much of what the question
+    /// asks they say (`Asked`: their relation, and the kind of their far end; descending), then
+    /// whether they are in `prefer`, then confidence (descending), then id; at most `limit`, each with its depth and that share. Links are walked, not returned.
     /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
     /// nearer claims always rank first, so a hub's second hop is never walked when its first
     /// already fills the list.
