@@ -8,19 +8,19 @@
 //! the graph (twice that of the others for a relation and kind the question names, `Asked`), and
 //! position for recency (claims as recent alike). Scores, not ranks: a fact that is the clear
 //! answer of one path (1.0) is not beaten by one that sits in the middle of every list, as
-//! reciprocal-rank fusion let it be (four weak ranks summed past one strong one). Cosines are scaled above their
-//! candidates' mean instead (`scaled_above_mean`): they crowd together. The lexical path weighs 1,
-//! the semantic 0.5 (the embedders engram ships are small: on conversational recall, `engram
-//! replay` on the `LoCoMo` dev set, a full weight lets them outvote BM25 and ranks the evidence
-//! lower, `bench/README.md`); the graph and recency, which rank facts near the question's entities
-//! or recent ones whatever was asked, weigh 0.25 and 0.1. Among claims as near to the question's
-//! entities, the graph path keeps first those the lexical or semantic path found, so the entities a
-//! question names lift the relevant facts about them rather than an arbitrary few; the names it
-//! spells out that have facts of their own are left to the graph, not the keywords
-//! (`without_names`), and a name only texts mention leads the graph to those texts (a
-//! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never
-//! returns. The texts that follow the best candidates (`FOLLOWS` links: a conversation's next
-//! turn) gain part of their score (`lift_replies`). Age is the time from the claim's `valid_from` to the
+//! reciprocal-rank fusion let it be (four weak ranks summed past one strong one). Cosines are
+//! scaled above their candidates' mean instead (`scaled_above_mean`): they crowd together. The
+//! lexical path weighs 1, the semantic 0.5 (the embedders engram ships are small: on conversational
+//! recall, `engram replay` on the `LoCoMo` dev set, a full weight lets them outvote BM25 and ranks
+//! the evidence lower, `bench/README.md`); the graph and recency, which rank facts near the
+//! question's entities or recent ones whatever was asked, weigh 0.25 and 0.1. Among claims as near
+//! to the question's entities, the graph path keeps first those the lexical or semantic path found,
+//! so the entities a question names lift the relevant facts about them rather than an arbitrary
+//! few; the names it spells out that have facts of their own are left to the graph, not the
+//! keywords (`without_names`), and a name only texts mention leads the graph to those texts (a
+//! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never returns.
+//! The texts that follow the best candidates (`FOLLOWS` links: a conversation's next turn) gain
+//! part of their score (`lift_replies`). Age is the time from the claim's `valid_from` to the
 //! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
 //! reads through the same visibility, so a claim the query may not see is never scored, ranked or
 //! printed.
@@ -660,14 +660,14 @@ impl WorkspaceView<'_> {
         Ok((out, exhausted))
     }
 
-    /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at
-    /// depth 1), by the depth of the entity they reach (one more when some seeds are `spelled` and
-    /// these do not reach it as near; `spelled` is sorted), then how much of what the question
-    /// asks they say (`Asked`: their relation, and the kind of their far end; descending), then
-    /// whether they are in `prefer`, then confidence (descending), then id; at most `limit`, each with its depth and that share. Links are walked, not returned.
-    /// Depths are expanded one more at a time and only while fewer than `limit` claims were found:
-    /// nearer claims always rank first, so a hub's second hop is never walked when its first
-    /// already fills the list.
+    /// Claims reached from `seeds` within `hops` (and the `mentioning` texts' claims, at depth 1),
+    /// by the depth of the entity they reach (one more when some seeds are `spelled` and these do
+    /// not reach it as near; `spelled` is sorted), then how much of what the question asks they say
+    /// (`Asked`: their relation, and the kind of their far end; descending), then whether they are
+    /// in `prefer`, then confidence (descending), then id; at most `limit`, each with its depth and
+    /// that share. Links are walked, not returned. Depths are expanded one more at a time and only
+    /// while fewer than `limit` claims were found: nearer claims always rank first, so a hub's
+    /// second hop is never walked when its first already fills the list.
     fn graph_path(
         &self,
         (seeds, spelled): (&[EntityId], &[EntityId]),
