@@ -53,8 +53,15 @@ pub(super) fn embed_batch(batch: &WriteBatch, embedder: &dyn engram_embed::Embed
         return Ok(None);
     }
     let texts: Vec<&str> = wanted.iter().map(|(_, t)| *t).collect();
-    let vectors = embedder.embed(&texts)?;
-    Ok(Some(Arc::new(wanted.iter().map(|(i, _)| *i).zip(vectors).collect())))
+    let vectors = embed_directed(embedder, &texts)?;
+    Ok(Some(Arc::new(wanted.iter().map(|(i, _)| *i).zip(vectors).filter_map(|(i, v)| Some((i, v?))).collect())))
+}
+
+/// `texts` embedded, `None` for one the embedder gives no direction: the hash embedder's all-zero
+/// vector for a text without words ("…", an emoji). It is stored as no vector, as a client's
+/// all-zero vector would be refused.
+pub(super) fn embed_directed(embedder: &dyn engram_embed::Embedder, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>, Error> {
+    Ok(embedder.embed(texts)?.into_iter().map(|v| v.iter().any(|x| *x != 0.0).then_some(v)).collect())
 }
 
 /// Embedded vectors by operation index.

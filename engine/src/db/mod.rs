@@ -428,8 +428,8 @@ impl Database {
                         })
                     })
                     .collect();
-                let embedded = e.embed(&unique)?;
-                let mut vectors = at.into_iter().map(|i| embedded.get(i).cloned());
+                let embedded = jobs::embed_directed(e.as_ref(), &unique)?;
+                let mut vectors = at.into_iter().map(|i| embedded.get(i).cloned().flatten());
                 for (doc, statements) in docs.iter_mut().zip(&statements) {
                     for x in doc.entities.iter_mut().filter(|x| x.vector.is_none()) {
                         x.vector = vectors.next().flatten();
@@ -537,7 +537,7 @@ impl Database {
     pub fn embed_query(&self, text: &str) -> Result<Option<Vec<f32>>, Error> {
         match self.embedder() {
             None => Ok(None),
-            Some(e) => Ok(e.embed(&[text])?.pop()),
+            Some(e) => Ok(jobs::embed_directed(e.as_ref(), &[text])?.pop().flatten()),
         }
     }
 

@@ -113,6 +113,31 @@ fn another_embedder_or_dimension_is_refused_by_name() {
     db.set_embedder(Arc::new(HashEmbedder::new(48))).unwrap();
 }
 
+/// A text without words (an emoji, "…") has no hashed direction: it is stored without a vector
+/// instead of failing the write, by `write` and by `ingest` alike, and a question without words
+/// recalls without the semantic path.
+#[test]
+fn a_text_without_words_is_stored_without_a_vector() {
+    let db = Database::in_memory();
+    db.set_embedder(Arc::new(HashEmbedder::new(64))).unwrap();
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("me", "person", "Ann").upsert_entity("dots", "thing", "…");
+    b.add_claim(AddClaim::new("me", "said", "dots").id("smile").text("😊"));
+    db.write(&b).unwrap();
+    let doc = r#"{"source": {"conversation_id": "c1", "message_id": "m1"},
+      "claims": [{"subject": "Ann", "predicate": "said", "object": "…", "confidence": 0.9, "text": "🙂 …"}]}"#;
+    db.ingest(doc, &engram::ingest::IngestOptions::default()).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    assert_eq!(db.claim_vector(ws.claim_id("smile").unwrap()), None);
+    assert_eq!(db.entity_vector(ws.entity_id("dots").unwrap()), None);
+    assert!(db.entity_vector(ws.entity_id("me").unwrap()).is_some(), "a name with words has its vector");
+    let said = ws.claims_with(Some("said"), engram::ClaimState::Accepted);
+    assert_eq!(said.len(), 1, "the ingested claim is written");
+    assert_eq!(db.claim_vector(said[0]), None);
+    assert_eq!(db.embed_query("?!").unwrap(), None);
+}
+
 #[test]
 fn ingest_embeds_mentions_and_claim_texts() {
     let db = Database::in_memory();
