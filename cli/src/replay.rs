@@ -1,12 +1,14 @@
 //! `engram replay`: conversations in `LoCoMo`'s format (a JSON array of samples, `.gz` read as is)
 //! ingested as a user's agent would, every question asked through recall, and recall scored by
 //! evidence turn: recall@k, all-evidence@k, MRR and recall inside the packed context at each token
-//! budget, per category and overall (categories 1–4), with ingest and recall timings.
+//! budget, per category, overall (categories 1–4) and for the questions of 1–4 that name a time
+//! (`dated`: "in December 2023", `search::when`), with ingest and recall timings.
 //!
 //! Each turn is one document: the speaker (a `person`) `said` the turn (a `turn` entity named by
 //! its `dia_id`: each conversation gets a database of its own), the claim's text the turn's text (and its image caption), its
 //! id the `dia_id`, its valid time the session's date (plus the turn's position in seconds, so
 //! turns keep their order). Documents commit in groups; texts are embedded in one call per group.
+//! The questions are asked on a clock set to a day after the conversation's last turn.
 
 use crate::fail::{bug, fail, Failure};
 use engram::ingest::{Conversation, IngestDoc, IngestOptions, Turn};
@@ -14,6 +16,7 @@ use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Documents per commit group (as `engram ingest`).
@@ -137,6 +140,34 @@ fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashSet<String
     Ok((docs, conversation.turns.into_iter().map(|t| t.id).collect()))
 }
 
+/// The database of one sample (in memory, or in `keep`/`id`) and its clock's time: the questions
+/// are asked a day after the conversation's last turn, so "in June" is the conversation's June,
+/// not this year's.
+fn sample_db(keep: Option<&Path>, id: &str, docs: &[IngestDoc]) -> Result<(engram::Database, engram::Timestamp), Failure> {
+    let last = docs.iter().filter_map(|d| d.source.extracted_at.as_deref()).filter_map(|t| engram::Timestamp::parse(t).ok()).max();
+    let clock: Arc<dyn engram::Clock> = match last {
+        Some(t) => Arc::new(engram::ManualClock::new(t.plus_seconds(86_400))),
+        None => Arc::new(engram::SystemClock),
+    };
+    let config = engram::Config { clock: clock.clone(), ..engram::Config::default() };
+    let db = match keep {
+        Some(dir) => engram::Database::open_with(dir.join(id), config, Arc::new(engram::OsVfs)).map_err(fail)?,
+        None => engram::Database::with_config(config),
+    };
+    Ok((db, clock.now()))
+}
+
+/// The fusion weights `--weights` gives (the defaults without it).
+fn path_weights(given: Option<&[f64]>) -> Result<engram::PathWeights, Failure> {
+    match given {
+        None => Ok(engram::PathWeights::default()),
+        Some(&[semantic, lexical, graph, recency]) if [semantic, lexical, graph, recency].iter().all(|w| w.is_finite() && *w >= 0.0) => {
+            Ok(engram::PathWeights { semantic, lexical, graph, recency })
+        }
+        Some(_) => Err("--weights: four non-negative numbers, semantic,lexical,graph,recency".into()),
+    }
+}
+
 /// `engram replay`.
 pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     if a.budgets.is_empty() || a.ks.is_empty() {
@@ -144,13 +175,7 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     }
     let samples = read_samples(a.file)?;
     let (ks, budgets) = (a.ks, a.budgets);
-    let weights = match a.weights {
-        None => engram::PathWeights::default(),
-        Some(&[semantic, lexical, graph, recency]) if [semantic, lexical, graph, recency].iter().all(|w| w.is_finite() && *w >= 0.0) => {
-            engram::PathWeights { semantic, lexical, graph, recency }
-        }
-        Some(_) => return Err("--weights: four non-negative numbers, semantic,lexical,graph,recency".into()),
-    };
+    let weights = path_weights(a.weights)?;
     let mut by_category: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut turns_total, mut ingest_s, mut recall_ms) = (0usize, 0.0f64, Vec::new());
     let mut skipped = 0usize;
@@ -164,10 +189,7 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     for (si, sample) in samples.iter().enumerate() {
         let id = sample.get("sample_id").and_then(Value::as_str).map_or_else(|| format!("sample-{si}"), str::to_owned);
         let (docs, turns) = documents(sample, &id)?;
-        let db = match a.keep {
-            Some(dir) => engram::Database::open(dir.join(&id)).map_err(fail)?,
-            None => engram::Database::in_memory(),
-        };
+        let (db, now) = sample_db(a.keep, &id, &docs)?;
         db.set_embedder(embedder.clone()).map_err(fail)?;
         turns_total += docs.len();
         let t = Instant::now();
@@ -213,8 +235,20 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
                     text_tokens += engram::search::context::count_tokens(t);
                 }
             }
+            // The questions of categories 1–4 that name a time ("in December 2023") also get a row.
+            let dated =
+                ["1", "2", "3", "4"].contains(&category.as_str()) && !engram::search::when::times_in(question, now).windows.is_empty();
             let tally = by_category.entry(category).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
             score(tally, &ranked, &packed, &evidence, ks);
+            if dated {
+                score(
+                    by_category.entry("dated".into()).or_insert_with(|| Tally::new(ks.len(), budgets.len())),
+                    &ranked,
+                    &packed,
+                    &evidence,
+                    ks,
+                );
+            }
         }
     }
     let mut overall = Tally::new(ks.len(), budgets.len());

@@ -107,6 +107,11 @@ pub fn with_vocabulary_key<R>(name: &str, f: impl FnOnce(&str) -> R) -> R {
     f(&vocabulary_key_of(name))
 }
 
+/// The words of `s`, lower case (letters and digits; the rest separates them).
+pub fn lower_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

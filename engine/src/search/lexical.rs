@@ -13,21 +13,40 @@ impl WorkspaceView<'_> {
     /// the view's deadline and cancel token every `CHECK_EVERY` documents walked and then fails
     /// with `ReadError::Interrupted`, returning nothing.
     pub fn search_claim_text(&self, query: &str, k: usize, visibility: &Visibility) -> Result<Vec<(ClaimId, f32)>, ReadError> {
+        self.search_claim_text_where(query, k, visibility, &|_| true)
+    }
+
+    /// `search_claim_text` among the claims `keep` accepts.
+    pub fn search_claim_text_where(
+        &self,
+        query: &str,
+        k: usize,
+        visibility: &Visibility,
+        keep: &dyn Fn(ClaimId) -> bool,
+    ) -> Result<Vec<(ClaimId, f32)>, ReadError> {
         let stop = Stop::of(self.cx);
         self.cx.check().map_err(ReadError::Interrupted)?;
-        let hits = self.claim_text_hits(query, k, visibility, &stop);
+        let hits = self.claim_text_hits(query, k, visibility, keep, &stop);
         stop.result()?;
         Ok(hits)
     }
 
-    fn claim_text_hits(&self, query: &str, k: usize, visibility: &Visibility, stop: &Stop<'_>) -> Vec<(ClaimId, f32)> {
+    fn claim_text_hits(
+        &self,
+        query: &str,
+        k: usize,
+        visibility: &Visibility,
+        keep: &dyn Fn(ClaimId) -> bool,
+        stop: &Stop<'_>,
+    ) -> Vec<(ClaimId, f32)> {
         let vis = self.vis(visibility);
         let st = self.st;
         let hidden = self.hidden_claims();
         let replaced = self.masked.map_or(&[][..], |m| m.lexical());
+        let admit = |c: u32| (c as usize) < st.claims.len() && vis.claim(st, c) && keep(ClaimId(c));
         st.text
             .claims
-            .search_replaced(query, self.ws, k, &hidden, replaced, |c| (c as usize) < st.claims.len() && vis.claim(st, c), &|| stop.now())
+            .search_replaced(query, self.ws, k, &hidden, replaced, admit, &|| stop.now())
             .into_iter()
             .map(|h| (ClaimId(h.doc), h.score))
             .collect()

@@ -5,3 +5,4 @@ pub mod context;
 pub mod lexical;
 pub mod recall;
 pub mod semantic;
+pub mod when;

@@ -20,7 +20,9 @@
 //! keywords (`without_names`), and a name only texts mention leads the graph to those texts (a
 //! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never returns.
 //! The texts that follow the best candidates (`FOLLOWS` links: a conversation's next turn) gain
-//! part of their score (`lift_replies`). Age is the time from the claim's `valid_from` to the
+//! part of their score (`lift_replies`). A question that names a time ("on May 3, 2023", "last
+//! week", `search::when`) lifts the facts that began or were heard in it by half their score, and
+//! its lexical path also takes the best matches said then. Age is the time from the claim's `valid_from` to the
 //! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
 //! reads through the same visibility, so a claim the query may not see is never scored, ranked or
 //! printed.
@@ -30,6 +32,7 @@ use crate::ids::{ClaimId, EntityId};
 use crate::index::graph::Direction;
 use crate::index::kernels::cosine_f32;
 use crate::index::vectors::VectorMode;
+use crate::normalize::lower_words;
 use crate::read::filter::EdgeFilter;
 use crate::read::khop::KHopQuery;
 use crate::read::scope::ReadLimits;
@@ -47,6 +50,9 @@ const REPLY_SHARE: f64 = 0.35;
 const REPLY_CAP: f64 = 0.999;
 /// How many of the best candidates lift their replies.
 const REPLIES_FROM: usize = 5;
+
+/// What a fact said in the time a question names gains, as a share of its score (`search::when`).
+const WHEN_LIFT: f64 = 0.5;
 
 /// The reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
@@ -203,11 +209,6 @@ fn scaled_above_mean(list: &Scored) -> Vec<(ClaimId, f64)> {
     list.iter().map(|&(c, s)| (c, if spread > 1e-9 { ((s - mean) / spread).clamp(0.0, 1.0) } else { 1.0 })).collect()
 }
 
-/// The words of `s`, lower case (letters and digits; the rest separates them).
-fn lower_words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
-}
-
 /// What a question asks about a fact: the relation it names, and the kind of thing it asks for.
 /// For a predicate, the share of the words of its name (`model::predicate_words`, stemmed, stop
 /// words out: `STREAMS_EVENTS_WITH` is `stream event`) that the question's keywords hold; for an
@@ -293,6 +294,8 @@ impl WorkspaceView<'_> {
             metric: q.metric,
             entity_types: Vec::new(),
         };
+        let words = lower_words(&q.text);
+        let times = crate::search::when::times_named(&words, vis.as_of.unwrap_or(self.now));
         let mut timings: Vec<(&'static str, u64)> = Vec::new();
         let clock = std::cell::Cell::new(std::time::Instant::now());
         macro_rules! lap {
@@ -312,7 +315,7 @@ impl WorkspaceView<'_> {
             },
             || {
                 let t = std::time::Instant::now();
-                let r = self.lexical_path(q, per, vis);
+                let r = self.lexical_path(q, &times.windows, per, vis);
                 (r, t.elapsed().as_micros() as u64)
             },
         );
@@ -339,7 +342,6 @@ impl WorkspaceView<'_> {
         // their own, such as a speaker, reach their facts directly).
         // The seeds the question names (or the caller gave) are nearer than those its words or
         // meaning only resemble ("document-0050054" for "document-0050010").
-        let words = lower_words(&q.text);
         let mut spelled: Vec<EntityId> =
             graph_seeds.iter().copied().filter(|e| q.seeds.contains(e) || self.spelled_out(&words, *e)).collect();
         let named: Vec<EntityId> = spelled.iter().copied().filter(|e| !self.has_facts(*e, vis)).collect();
@@ -371,6 +373,12 @@ impl WorkspaceView<'_> {
 
         let [semantic, lexical, graph, recency] = [semantic, lexical, graph, recency].map(|list| self.in_sub_scope(q, list));
         let mut scored = self.fuse(q.weights, [&semantic, &lexical, &graph, &recency], until);
+        // A fact said in the time the question names ("in December 2023") gains half its score.
+        if !times.windows.is_empty() {
+            for x in scored.iter_mut().filter(|x| self.said_in(x.2, &times.windows)) {
+                x.0 *= 1.0 + WHEN_LIFT;
+            }
+        }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
         self.lift_replies(&mut scored, q);
         lap!("fuse");
@@ -572,10 +580,24 @@ impl WorkspaceView<'_> {
 
     /// The lexical path: claims by BM25, entities by name (for the graph path), and the
     /// question's keywords without those names (`Asked`, for the graph path).
-    fn lexical_path(&self, q: &RecallQuery, per: usize, vis: &Visibility) -> Result<(Scored, Vec<EntityId>, Asked), ReadError> {
+    fn lexical_path(
+        &self,
+        q: &RecallQuery,
+        windows: &[crate::search::when::Window],
+        per: usize,
+        vis: &Visibility,
+    ) -> Result<(Scored, Vec<EntityId>, Asked), ReadError> {
         let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
         let text = self.without_names(&q.text, &entities, vis);
-        let claims = self.search_claim_text(&text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
+        let mut claims: Scored = self.search_claim_text(&text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
+        if !windows.is_empty() {
+            // And the best matches said in the time the question names, which a busy memory's
+            // best overall can crowd out.
+            let then = self.search_claim_text_where(&text, per, vis, &|c| self.said_in(c, windows))?;
+            let have: std::collections::HashSet<ClaimId> = claims.iter().map(|x| x.0).collect();
+            claims.extend(then.into_iter().filter(|(c, _)| !have.contains(c)).map(|(c, s)| (c, f64::from(s))));
+            claims.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        }
         Ok((claims, entities, Asked::new(&text)))
     }
 
@@ -612,6 +634,16 @@ impl WorkspaceView<'_> {
         ReadLimits::check("facts_max", limits.facts_max, q.max_facts, "the context's facts")?;
         ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the context's token budget")?;
         self.cx.check().map_err(ReadError::Interrupted)
+    }
+
+    /// Whether claim `c` began in one of `windows` (its `valid_from`) or was heard in one (an
+    /// evidence's `observed_at`).
+    fn said_in(&self, c: ClaimId, windows: &[crate::search::when::Window]) -> bool {
+        let began = self.claim_valid(c).map(|(from, _)| from);
+        began
+            .into_iter()
+            .chain(self.claim_evidence(c).filter_map(|v| self.evidence_observed_at(v)))
+            .any(|t| windows.iter().any(|w| w.holds(t)))
     }
 
     /// When claim `c` was last heard of: its newest evidence's `observed_at` (when the source

@@ -688,3 +688,82 @@ fn a_question_naming_a_kind_ranks_the_fact_reaching_one_first() {
     let (got, context) = first("What does AuthService use?");
     assert!(["pg", "redis", "kafka", "vault"].contains(&got.as_str()), "{got}\n{context}");
 }
+
+/// A question that names a time ("on March 2", "in February", "yesterday", "last week", "on
+/// 2026-01-15") ranks first what began or was heard then, among facts its words match alike:
+/// five decisions about one deploy, each about as relevant to "what did we decide about the
+/// deploy". A standing fact heard in the window (its evidence observed
+/// then) counts as said then; a time no fact falls in changes nothing.
+#[test]
+fn a_question_naming_a_time_ranks_what_was_said_then_first() {
+    let at = |t: &str| Timestamp::parse(t).unwrap();
+    let clock = Arc::new(ManualClock::new(at("2026-03-21T12:00:00Z")));
+    let db = Database::with_config(Config { clock: clock.clone(), ..Config::default() });
+    let mut b = WriteBatch::new("default");
+    b.upsert_entity("team", "team", "Platform team").upsert_entity("deploy", "project", "Checkout deploy");
+    b.upsert_entity("vendor", "company", "Acme Cloud");
+    let decisions = [
+        ("jan15", "2026-01-15T10:00:00Z", "We decided the deploy waits for the load tests"),
+        ("feb", "2026-02-11T10:00:00Z", "We decided the deploy goes out behind a flag"),
+        ("mar2", "2026-03-02T10:00:00Z", "We decided the deploy rolls back on any alarm"),
+        ("wk11", "2026-03-12T10:00:00Z", "We decided the deploy ships on Thursdays only"),
+        ("yday", "2026-03-20T10:00:00Z", "We decided the deploy needs two approvals now"),
+    ];
+    for (id, when, text) in decisions {
+        b.add_claim(AddClaim::new("team", "decided", "deploy").id(id).text(text).valid(Some(at(when)), None));
+    }
+    // A standing contract since 2025, heard again on March 10.
+    b.add_claim(
+        AddClaim::new("vendor", "hosts", "deploy")
+            .id("hosting")
+            .text("Acme Cloud hosts the deploy under contract")
+            .valid(Some(at("2025-06-01T00:00:00Z")), None),
+    );
+    b.push(Op::AddEvidence(AddEvidence {
+        claim: Some("hosting".into()),
+        observed_at: Some(at("2026-03-10T09:00:00Z")),
+        ..AddEvidence::default()
+    }));
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    ranks_first(
+        &ws,
+        &[
+            ("What did we decide about the deploy on March 2?", "mar2"),
+            ("What did we decide about the deploy in February?", "feb"),
+            ("What did we decide about the deploy yesterday?", "yday"),
+            ("What did we decide about the deploy last week?", "wk11"),
+            ("What did we decide about the deploy on 2026-01-15?", "jan15"),
+            ("What did we decide about the deploy on 15 January 2026?", "jan15"),
+            ("What did we hear about the deploy on March 10?", "hosting"),
+        ],
+    );
+    // Relative times count from the query's valid time: on February 20, "five weeks ago" is the
+    // week of January 15 (from March 21 it would be February's decision, visible then too).
+    let then =
+        RecallQuery { visibility: Visibility::as_of(at("2026-02-20T12:00:00Z")), ..RecallQuery::new("What did we decide five weeks ago?") };
+    let r = ws.recall(&then).unwrap();
+    assert_eq!(r.packed.facts.first().map(|f| f.claim_id.as_str()), Some("jan15"), "{}", r.packed.context);
+    // A time nothing was said in ranks as no time does.
+    let order =
+        |question: &str| ws.recall(&RecallQuery::new(question)).unwrap().packed.facts.into_iter().map(|f| f.claim_id).collect::<Vec<_>>();
+    assert_eq!(order("What did we decide about the deploy in 2019?"), order("What did we decide about the deploy?"));
+    // A busy memory: sixty older notes match the words better and fill the lexical path's 50; the
+    // one said on the day named is still found, and first.
+    let db = Database::with_config(Config { clock: clock.clone(), ..Config::default() });
+    let mut b = WriteBatch::new("default");
+    for i in 0..60 {
+        b.upsert_entity(&format!("n{i}"), "note", &format!("Note {i}"));
+        let when = at("2025-06-01T00:00:00Z").plus_seconds(i * DAY);
+        let note = AddClaim::new(format!("n{i}").as_str(), "records", format!("n{i}").as_str());
+        b.add_claim(note.id(&format!("old{i}")).text("the rollout was decided, the rollout").valid(Some(when), None));
+    }
+    b.upsert_entity("x", "note", "Note x");
+    let then = AddClaim::new("x", "records", "x").id("then").text("the rollout was decided");
+    b.add_claim(then.valid(Some(at("2026-03-05T09:00:00Z")), None));
+    db.write(&b).unwrap();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    ranks_first(&ws, &[("What was decided about the rollout on March 5?", "then")]);
+}

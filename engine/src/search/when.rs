@@ -1,0 +1,339 @@
+//! The times a question names: "on October 13, 2023", "in July 2023", "in June", "last week",
+//! "two days ago", "yesterday". Recall lifts the facts that began or were heard in them ("What did
+//! Maria donate in December 2023?" asks for what was said then, not for every donation).
+//!
+//! A small scanner over the question's lower-case words, by hand: the date crates parse a string
+//! that is a date, none finds the date phrases inside a sentence. Dates are read in UTC; a date
+//! without a year is its latest occurrence not after the query's time, and relative phrases count
+//! from it too. A month word alone is a month only after a preposition ("in May", not "may
+//! I"), so names and modal verbs stay words.
+
+use crate::time::Timestamp;
+use chrono::{Datelike, Duration, NaiveDate, Weekday};
+
+/// A span of time, `[from, until)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Its first instant.
+    pub from: Timestamp,
+    /// The first instant after it.
+    pub until: Timestamp,
+}
+
+impl Window {
+    /// Whether `t` lies in it.
+    pub fn holds(&self, t: Timestamp) -> bool {
+        self.from <= t && t < self.until
+    }
+
+    /// The days `[first, after)`.
+    fn days(first: NaiveDate, after: NaiveDate) -> Window {
+        Window { from: at_midnight(first), until: at_midnight(after) }
+    }
+}
+
+/// The times `words` name, and which of the words name them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Named {
+    /// The windows, in the order the question names them.
+    pub windows: Vec<Window>,
+    /// Per word, whether it is part of a time phrase (the lexical path leaves those out).
+    pub used: Vec<bool>,
+}
+
+/// The times named in `text` (see `times_named`).
+pub fn times_in(text: &str, now: Timestamp) -> Named {
+    times_named(&crate::normalize::lower_words(text), now)
+}
+
+/// The times named in `words` (lower case, as `normalize::lower_words` splits a question), relative phrases and
+/// dates without a year read from `now`.
+pub fn times_named(words: &[String], now: Timestamp) -> Named {
+    let today = date_of(now);
+    let mut named = Named { windows: Vec::new(), used: vec![false; words.len()] };
+    let mut i = 0;
+    while i < words.len() {
+        match dated_at(words, i, today).or_else(|| relative_at(words, i, today).map(|(w, len)| (Some(w), len))) {
+            Some((window, len)) => {
+                // A date that does not exist ("February 29, 2023") names nothing.
+                if let Some(window) = window {
+                    named.windows.push(window);
+                    named.used[i..i + len].iter_mut().for_each(|u| *u = true);
+                }
+                i += len;
+            }
+            None => i += 1,
+        }
+    }
+    named
+}
+
+/// The date starting at word `i` (a day or a month, with or without its year): its window (none
+/// for a day no calendar has) and its length in words.
+fn dated_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Option<Window>, usize)> {
+    let word = |k: usize| w.get(i + k).map(String::as_str);
+    let first = word(0)?;
+    // 2023-05-08 and 2023-05 (split into words at the dashes).
+    if let Some(year) = year(first) {
+        if let Some(month) = word(1).filter(|m| m.len() == 2).and_then(number).filter(|m| (1..=12).contains(m)) {
+            if let Some(d) = word(2).filter(|d| d.len() == 2).and_then(number).and_then(|d| NaiveDate::from_ymd_opt(year, month, d)) {
+                return Some((Some(day_window(d)), 3));
+            }
+            return Some((month_window(year, month), 2));
+        }
+    }
+    // October 13, 2023 / October 13th / October 2023.
+    if let Some(month) = month(first) {
+        if let Some(day) = word(1).and_then(day) {
+            if let Some(year) = word(2).and_then(year) {
+                return Some((NaiveDate::from_ymd_opt(year, month, day).map(day_window), 3));
+            }
+            return Some((latest_date(today, month, day).map(day_window), 2));
+        }
+        if let Some(year) = word(1).and_then(year) {
+            return Some((month_window(year, month), 2));
+        }
+    }
+    // 13 October 2023 / the 3rd of June / 3 June.
+    if let Some(day) = day(first) {
+        let of = usize::from(word(1) == Some("of"));
+        if let Some(month) = word(1 + of).and_then(month) {
+            if let Some(year) = word(2 + of).and_then(year) {
+                return Some((NaiveDate::from_ymd_opt(year, month, day).map(day_window), 3 + of));
+            }
+            return Some((latest_date(today, month, day).map(day_window), 2 + of));
+        }
+    }
+    None
+}
+
+/// A phrase that needs a leading word ("in June", "in 2023", "last week", "on Monday", "two days
+/// ago"), or `today` / `yesterday`.
+fn relative_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Window, usize)> {
+    let word = |k: usize| w.get(i + k).map(String::as_str);
+    let first = word(0)?;
+    match first {
+        "today" | "tonight" => return Some((day_window(today), 1)),
+        "yesterday" => return Some((day_window(today - Duration::days(1)), 1)),
+        _ => {}
+    }
+    if PREPOSITIONS.contains(&first) {
+        let next = word(1)?;
+        if dated_at(w, i + 1, today).is_some() {
+            // "in December 2023": the date that follows is the phrase.
+            return None;
+        }
+        if let Some(month) = month(next) {
+            let year = if today.month() >= month { today.year() } else { today.year() - 1 };
+            return Some((month_window(year, month)?, 2));
+        }
+        if let Some(year) = year(next) {
+            return Some((year_window(year)?, 2));
+        }
+        if first == "on" {
+            if let Some(day) = weekday(next) {
+                return Some((day_window(latest_weekday(today, day, 0)), 2));
+            }
+        }
+        return None;
+    }
+    if matches!(first, "last" | "past" | "previous" | "this") {
+        let back = i64::from(first != "this");
+        let next = word(1)?;
+        if let Some(day) = weekday(next) {
+            // "last Monday" is the Monday of a week ago when today is one.
+            return Some((day_window(latest_weekday(today, day, back)), 2));
+        }
+        return Some((unit_window(today, next, back)?, 2));
+    }
+    // "two weeks ago", "4 years ago", "a month ago".
+    let n = count(first)?;
+    let unit = word(1)?;
+    (word(2)? == "ago").then_some(())?;
+    Some((unit_window(today, unit, n)?, 3))
+}
+
+/// The calendar unit (`day`, `week`, `weekend`, `month`, `year`, singular or plural) `back` units
+/// before the one holding `today`.
+fn unit_window(today: NaiveDate, unit: &str, back: i64) -> Option<Window> {
+    let unit = unit.strip_suffix('s').unwrap_or(unit);
+    match unit {
+        "day" => Some(day_window(today - Duration::days(back))),
+        "week" => {
+            let monday = today - Duration::days(i64::from(today.weekday().num_days_from_monday())) - Duration::weeks(back);
+            Some(Window::days(monday, monday + Duration::weeks(1)))
+        }
+        "weekend" => {
+            // The weekend of the current week (Monday first), or `back` weeks before it.
+            let monday = today - Duration::days(i64::from(today.weekday().num_days_from_monday()));
+            let saturday = monday + Duration::days(5) - Duration::weeks(back);
+            Some(Window::days(saturday, saturday + Duration::days(2)))
+        }
+        "month" => {
+            let months = i64::from(today.year()) * 12 + i64::from(today.month0()) - back;
+            month_window(i32::try_from(months.div_euclid(12)).ok()?, u32::try_from(months.rem_euclid(12)).ok()? + 1)
+        }
+        "year" => year_window(i32::try_from(i64::from(today.year()) - back).ok()?),
+        _ => None,
+    }
+}
+
+/// Words before a month or a year alone that make it a time ("in June", "during 2023").
+const PREPOSITIONS: [&str; 5] = ["in", "during", "on", "of", "throughout"];
+
+const MONTHS: [&str; 12] =
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+
+/// The month (1–12) a word names: its full name or its first three letters (and `sept`).
+fn month(w: &str) -> Option<u32> {
+    let i = MONTHS.iter().position(|m| *m == w || (w.len() == 3 && m.starts_with(w)) || (w == "sept" && *m == "september"))?;
+    u32::try_from(i + 1).ok()
+}
+
+fn weekday(w: &str) -> Option<Weekday> {
+    let w = w.strip_suffix('s').unwrap_or(w);
+    w.parse::<Weekday>().ok()
+}
+
+/// A day of the month: `13`, `13th`, `1st`.
+fn day(w: &str) -> Option<u32> {
+    let digits = ["st", "nd", "rd", "th"].iter().find_map(|s| w.strip_suffix(s)).unwrap_or(w);
+    (digits.len() <= 2).then_some(())?;
+    number(digits).filter(|d| (1..=31).contains(d))
+}
+
+/// A year of four digits, 1900–2199.
+fn year(w: &str) -> Option<i32> {
+    (w.len() == 4).then_some(())?;
+    number(w).filter(|y| (1900..=2199).contains(y)).and_then(|y| i32::try_from(y).ok())
+}
+
+fn number(w: &str) -> Option<u32> {
+    if w.is_empty() || !w.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    w.parse().ok()
+}
+
+/// A small count: digits, or one to twelve in words (`a`/`an` is one).
+fn count(w: &str) -> Option<i64> {
+    const WORDS: [&str; 12] = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    if let Some(i) = WORDS.iter().position(|x| *x == w) {
+        return i64::try_from(i + 1).ok();
+    }
+    if matches!(w, "a" | "an") {
+        return Some(1);
+    }
+    number(w).filter(|n| *n <= 1000).map(i64::from)
+}
+
+/// The latest `month`/`day` not after `today` (February 29 looks back to a leap year).
+fn latest_date(today: NaiveDate, month: u32, day: u32) -> Option<NaiveDate> {
+    (0..8).filter_map(|back| NaiveDate::from_ymd_opt(today.year() - back, month, day)).find(|d| *d <= today)
+}
+
+/// The latest `day` of the week not after `today`, `weeks_back` weeks before it.
+fn latest_weekday(today: NaiveDate, day: Weekday, weeks_back: i64) -> NaiveDate {
+    let since = (7 + today.weekday().num_days_from_monday() - day.num_days_from_monday()) % 7;
+    let latest = today - Duration::days(i64::from(since));
+    // "last Monday" said on a Monday is a week ago; said on a Wednesday, two days ago.
+    if weeks_back > 0 && since == 0 {
+        latest - Duration::weeks(weeks_back)
+    } else {
+        latest
+    }
+}
+
+fn day_window(d: NaiveDate) -> Window {
+    Window::days(d, d + Duration::days(1))
+}
+
+fn month_window(year: i32, month: u32) -> Option<Window> {
+    let first = NaiveDate::from_ymd_opt(year, month, 1)?;
+    let next = if month == 12 { NaiveDate::from_ymd_opt(year + 1, 1, 1)? } else { NaiveDate::from_ymd_opt(year, month + 1, 1)? };
+    Some(Window::days(first, next))
+}
+
+fn year_window(year: i32) -> Option<Window> {
+    Some(Window::days(NaiveDate::from_ymd_opt(year, 1, 1)?, NaiveDate::from_ymd_opt(year + 1, 1, 1)?))
+}
+
+/// The UTC date of `t` (the epoch's for a time chrono cannot hold).
+fn date_of(t: Timestamp) -> NaiveDate {
+    chrono::DateTime::from_timestamp(t.epoch_seconds(), 0).map_or(NaiveDate::default(), |d| d.date_naive())
+}
+
+fn at_midnight(d: NaiveDate) -> Timestamp {
+    Timestamp::from_epoch_seconds(d.and_hms_opt(0, 0, 0).map_or(0, |t| t.and_utc().timestamp()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::normalize::lower_words as words;
+
+    /// The windows named in `text` on Wednesday 2026-12-09, as RFC 3339 days.
+    fn named(text: &str) -> Vec<(String, String)> {
+        let now = Timestamp::parse("2026-12-09T15:00:00Z").expect("time");
+        let day = |t: Timestamp| t.to_rfc3339().get(..10).unwrap_or_default().to_owned();
+        times_named(&words(text), now).windows.iter().map(|w| (day(w.from), day(w.until))).collect()
+    }
+
+    fn span(a: &str, b: &str) -> Vec<(String, String)> {
+        vec![(a.to_owned(), b.to_owned())]
+    }
+
+    #[test]
+    fn dates_with_a_year() {
+        assert_eq!(named("What painting did Melanie show on October 13, 2023?"), span("2023-10-13", "2023-10-14"));
+        assert_eq!(named("What did Gina find for her store on 1 February, 2023?"), span("2023-02-01", "2023-02-02"));
+        assert_eq!(named("the 3rd of June 2023"), span("2023-06-03", "2023-06-04"));
+        assert_eq!(named("deployed 2023-05-08 at noon"), span("2023-05-08", "2023-05-09"));
+        assert_eq!(named("What happened in December 2023?"), span("2023-12-01", "2024-01-01"));
+        assert_eq!(named("the 2023-02 release"), span("2023-02-01", "2023-03-01"));
+        assert_eq!(named("How many times in 2023?"), span("2023-01-01", "2024-01-01"));
+        assert_eq!(named("on February 29, 2023"), Vec::new(), "no such day");
+    }
+
+    #[test]
+    fn dates_without_a_year_are_the_latest_not_after_now() {
+        assert_eq!(named("When did Melanie go camping in June?"), span("2026-06-01", "2026-07-01"));
+        assert_eq!(named("What did we decide in December?"), span("2026-12-01", "2027-01-01"));
+        assert_eq!(named("the party on December 25"), span("2025-12-25", "2025-12-26"));
+        assert_eq!(named("on 3 May"), span("2026-05-03", "2026-05-04"));
+        assert_eq!(named("on February 29"), span("2024-02-29", "2024-03-01"));
+    }
+
+    #[test]
+    fn relative_phrases_count_from_now() {
+        assert_eq!(named("what did we decide yesterday"), span("2026-12-08", "2026-12-09"));
+        assert_eq!(named("what broke today"), span("2026-12-09", "2026-12-10"));
+        assert_eq!(named("what did we ship last week"), span("2026-11-30", "2026-12-07"));
+        assert_eq!(named("this week"), span("2026-12-07", "2026-12-14"));
+        assert_eq!(named("last month"), span("2026-11-01", "2026-12-01"));
+        assert_eq!(named("last year"), span("2025-01-01", "2026-01-01"));
+        assert_eq!(named("two weeks ago"), span("2026-11-23", "2026-11-30"));
+        assert_eq!(named("4 years ago"), span("2022-01-01", "2023-01-01"));
+        assert_eq!(named("a month ago"), span("2026-11-01", "2026-12-01"));
+        assert_eq!(named("3 days ago"), span("2026-12-06", "2026-12-07"));
+        assert_eq!(named("last weekend"), span("2026-12-05", "2026-12-07"));
+        assert_eq!(named("on Monday"), span("2026-12-07", "2026-12-08"));
+        assert_eq!(named("last Wednesday"), span("2026-12-02", "2026-12-03"));
+        assert_eq!(named("last Tuesday"), span("2026-12-08", "2026-12-09"));
+        assert_eq!(named("this weekend"), span("2026-12-12", "2026-12-14"));
+        assert_eq!(named("January last year"), span("2025-01-01", "2026-01-01"), "a month alone is a word");
+    }
+
+    #[test]
+    fn words_that_only_look_like_times_stay_words() {
+        for text in ["May I ask what June said?", "the march to the sea", "we had 13 bugs", "route 66 in 1999s", "the last one", "I may go"]
+        {
+            assert_eq!(named(text), Vec::new(), "{text}");
+        }
+        let question = words("what did Maria donate in December 2023 to the shelter");
+        let named = times_named(&question, Timestamp(0));
+        let used: Vec<&str> = question.iter().zip(&named.used).filter(|(_, u)| **u).map(|(w, _)| w.as_str()).collect();
+        assert_eq!(used, ["december", "2023"], "the date's words are marked, not the preposition before it");
+    }
+}
