@@ -49,8 +49,8 @@ pub fn times_in(text: &str, now: Timestamp) -> Named {
 /// The times named in `words` (lower case, as `normalize::lower_words` splits a question), relative phrases and
 /// dates without a year read from `now`.
 pub fn times_named(words: &[String], now: Timestamp) -> Named {
-    let today = date_of(now);
     let mut named = Named { windows: Vec::new(), used: vec![false; words.len()] };
+    let Some(today) = date_of(now) else { return named };
     let mut i = 0;
     while i < words.len() {
         match dated_at(words, i, today).or_else(|| relative_at(words, i, today).map(|(w, len)| (Some(w), len))) {
@@ -258,9 +258,10 @@ fn year_window(year: i32) -> Option<Window> {
     Some(Window::days(NaiveDate::from_ymd_opt(year, 1, 1)?, NaiveDate::from_ymd_opt(year + 1, 1, 1)?))
 }
 
-/// The UTC date of `t` (the epoch's for a time chrono cannot hold).
-fn date_of(t: Timestamp) -> NaiveDate {
-    chrono::DateTime::from_timestamp(t.epoch_seconds(), 0).map_or(NaiveDate::default(), |d| d.date_naive())
+/// The UTC date of `t`, when its year is one of 1000–9999: far enough from chrono's limits that
+/// the arithmetic here (at most a thousand units back, a year ahead) stays inside them.
+fn date_of(t: Timestamp) -> Option<NaiveDate> {
+    chrono::DateTime::from_timestamp(t.epoch_seconds(), 0).map(|d| d.date_naive()).filter(|d| (1000..=9999).contains(&d.year()))
 }
 
 fn at_midnight(d: NaiveDate) -> Timestamp {
@@ -280,49 +281,73 @@ mod tests {
         times_named(&words(text), now).windows.iter().map(|w| (day(w.from), day(w.until))).collect()
     }
 
-    fn span(a: &str, b: &str) -> Vec<(String, String)> {
-        vec![(a.to_owned(), b.to_owned())]
+    /// Each text names the one window `[from, until)` beside it.
+    fn spans(cases: &[(&str, &str, &str)]) {
+        for (text, from, until) in cases {
+            assert_eq!(named(text), [((*from).to_owned(), (*until).to_owned())], "{text}");
+        }
     }
 
     #[test]
     fn dates_with_a_year() {
-        assert_eq!(named("What painting did Melanie show on October 13, 2023?"), span("2023-10-13", "2023-10-14"));
-        assert_eq!(named("What did Gina find for her store on 1 February, 2023?"), span("2023-02-01", "2023-02-02"));
-        assert_eq!(named("the 3rd of June 2023"), span("2023-06-03", "2023-06-04"));
-        assert_eq!(named("deployed 2023-05-08 at noon"), span("2023-05-08", "2023-05-09"));
-        assert_eq!(named("What happened in December 2023?"), span("2023-12-01", "2024-01-01"));
-        assert_eq!(named("the 2023-02 release"), span("2023-02-01", "2023-03-01"));
-        assert_eq!(named("How many times in 2023?"), span("2023-01-01", "2024-01-01"));
+        spans(&[
+            ("What painting did Melanie show on October 13, 2023?", "2023-10-13", "2023-10-14"),
+            ("What did Gina find for her store on 1 February, 2023?", "2023-02-01", "2023-02-02"),
+            ("the 3rd of June 2023", "2023-06-03", "2023-06-04"),
+            ("deployed 2023-05-08 at noon", "2023-05-08", "2023-05-09"),
+            ("What happened in December 2023?", "2023-12-01", "2024-01-01"),
+            ("the 2023-02 release", "2023-02-01", "2023-03-01"),
+            ("How many times in 2023?", "2023-01-01", "2024-01-01"),
+        ]);
         assert_eq!(named("on February 29, 2023"), Vec::new(), "no such day");
     }
 
     #[test]
     fn dates_without_a_year_are_the_latest_not_after_now() {
-        assert_eq!(named("When did Melanie go camping in June?"), span("2026-06-01", "2026-07-01"));
-        assert_eq!(named("What did we decide in December?"), span("2026-12-01", "2027-01-01"));
-        assert_eq!(named("the party on December 25"), span("2025-12-25", "2025-12-26"));
-        assert_eq!(named("on 3 May"), span("2026-05-03", "2026-05-04"));
-        assert_eq!(named("on February 29"), span("2024-02-29", "2024-03-01"));
+        spans(&[
+            ("When did Melanie go camping in June?", "2026-06-01", "2026-07-01"),
+            ("What did we decide in December?", "2026-12-01", "2027-01-01"),
+            ("the party on December 25", "2025-12-25", "2025-12-26"),
+            ("on 3 May", "2026-05-03", "2026-05-04"),
+            ("on February 29", "2024-02-29", "2024-03-01"),
+        ]);
     }
 
     #[test]
     fn relative_phrases_count_from_now() {
-        assert_eq!(named("what did we decide yesterday"), span("2026-12-08", "2026-12-09"));
-        assert_eq!(named("what broke today"), span("2026-12-09", "2026-12-10"));
-        assert_eq!(named("what did we ship last week"), span("2026-11-30", "2026-12-07"));
-        assert_eq!(named("this week"), span("2026-12-07", "2026-12-14"));
-        assert_eq!(named("last month"), span("2026-11-01", "2026-12-01"));
-        assert_eq!(named("last year"), span("2025-01-01", "2026-01-01"));
-        assert_eq!(named("two weeks ago"), span("2026-11-23", "2026-11-30"));
-        assert_eq!(named("4 years ago"), span("2022-01-01", "2023-01-01"));
-        assert_eq!(named("a month ago"), span("2026-11-01", "2026-12-01"));
-        assert_eq!(named("3 days ago"), span("2026-12-06", "2026-12-07"));
-        assert_eq!(named("last weekend"), span("2026-12-05", "2026-12-07"));
-        assert_eq!(named("on Monday"), span("2026-12-07", "2026-12-08"));
-        assert_eq!(named("last Wednesday"), span("2026-12-02", "2026-12-03"));
-        assert_eq!(named("last Tuesday"), span("2026-12-08", "2026-12-09"));
-        assert_eq!(named("this weekend"), span("2026-12-12", "2026-12-14"));
-        assert_eq!(named("January last year"), span("2025-01-01", "2026-01-01"), "a month alone is a word");
+        spans(&[
+            ("what did we decide yesterday", "2026-12-08", "2026-12-09"),
+            ("what broke today", "2026-12-09", "2026-12-10"),
+            ("what did we ship last week", "2026-11-30", "2026-12-07"),
+            ("this week", "2026-12-07", "2026-12-14"),
+            ("last month", "2026-11-01", "2026-12-01"),
+            ("last year", "2025-01-01", "2026-01-01"),
+            ("two weeks ago", "2026-11-23", "2026-11-30"),
+            ("4 years ago", "2022-01-01", "2023-01-01"),
+            ("a month ago", "2026-11-01", "2026-12-01"),
+            ("3 days ago", "2026-12-06", "2026-12-07"),
+            ("last weekend", "2026-12-05", "2026-12-07"),
+            ("on Monday", "2026-12-07", "2026-12-08"),
+            ("last Wednesday", "2026-12-02", "2026-12-03"),
+            ("last Tuesday", "2026-12-08", "2026-12-09"),
+            ("this weekend", "2026-12-12", "2026-12-14"),
+            // A month alone is a word: this is last year.
+            ("January last year", "2025-01-01", "2026-01-01"),
+        ]);
+    }
+
+    proptest::proptest! {
+        /// Any words at any time: no panic, every window non-empty, `used` as long as the words.
+        #[test]
+        fn any_words_at_any_time(
+            words in proptest::collection::vec("[a-z0-9]{1,6}|may|june|last|ago|in|on|of|week|year|2023|29|13th|1000", 0..12),
+            // Any time, or one of the years the scanner reads (1000–9999, edges included).
+            now in proptest::prop_oneof![proptest::num::i64::ANY, -30_610_224_000_000_000i64..253_402_300_800_000_000i64],
+        ) {
+            let named = times_named(&words, Timestamp(now));
+            proptest::prop_assert_eq!(named.used.len(), words.len());
+            proptest::prop_assert!(named.windows.iter().all(|w| w.from < w.until));
+        }
     }
 
     #[test]
