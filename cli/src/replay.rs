@@ -236,8 +236,7 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
                 }
             }
             // The questions of categories 1–4 that name a time ("in December 2023") also get a row.
-            let dated =
-                ["1", "2", "3", "4"].contains(&category.as_str()) && !engram::search::when::times_in(question, now).windows.is_empty();
+            let dated = ["1", "2", "3", "4"].contains(&category.as_str()) && !engram::search::when::times_in(question, now).is_empty();
             let tally = by_category.entry(category).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
             score(tally, &ranked, &packed, &evidence, ks);
             if dated {

@@ -22,10 +22,10 @@
 //! The texts that follow the best candidates (`FOLLOWS` links: a conversation's next turn) gain
 //! part of their score (`lift_replies`). A question that names a time ("on May 3, 2023", "last
 //! week", `search::when`) lifts the facts that began or were heard in it by half their score, and
-//! its lexical path also takes the best matches said then. Age is the time from the claim's `valid_from` to the
-//! query's valid time, and the half-life is the predicate's (no decay when it has none). Every path
-//! reads through the same visibility, so a claim the query may not see is never scored, ranked or
-//! printed.
+//! its lexical path also takes the best matches said then. Age is the time from the claim's
+//! `valid_from` to the query's valid time, and the half-life is the predicate's (no decay when it
+//! has none). Every path reads through the same visibility, so a claim the query may not see is
+//! never scored, ranked or printed.
 
 use crate::error::ReadError;
 use crate::ids::{ClaimId, EntityId};
@@ -315,7 +315,7 @@ impl WorkspaceView<'_> {
             },
             || {
                 let t = std::time::Instant::now();
-                let r = self.lexical_path(q, &times.windows, per, vis);
+                let r = self.lexical_path(q, &times, per, vis);
                 (r, t.elapsed().as_micros() as u64)
             },
         );
@@ -374,8 +374,8 @@ impl WorkspaceView<'_> {
         let [semantic, lexical, graph, recency] = [semantic, lexical, graph, recency].map(|list| self.in_sub_scope(q, list));
         let mut scored = self.fuse(q.weights, [&semantic, &lexical, &graph, &recency], until);
         // A fact said in the time the question names ("in December 2023") gains half its score.
-        if !times.windows.is_empty() {
-            for x in scored.iter_mut().filter(|x| self.said_in(x.2, &times.windows)) {
+        if !times.is_empty() {
+            for x in scored.iter_mut().filter(|x| self.said_in(x.2, &times)) {
                 x.0 *= 1.0 + WHEN_LIFT;
             }
         }

@@ -32,40 +32,29 @@ impl Window {
     }
 }
 
-/// The times `words` name, and which of the words name them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Named {
-    /// The windows, in the order the question names them.
-    pub windows: Vec<Window>,
-    /// Per word, whether it is part of a time phrase (the lexical path leaves those out).
-    pub used: Vec<bool>,
-}
-
 /// The times named in `text` (see `times_named`).
-pub fn times_in(text: &str, now: Timestamp) -> Named {
+pub fn times_in(text: &str, now: Timestamp) -> Vec<Window> {
     times_named(&crate::normalize::lower_words(text), now)
 }
 
-/// The times named in `words` (lower case, as `normalize::lower_words` splits a question), relative phrases and
-/// dates without a year read from `now`.
-pub fn times_named(words: &[String], now: Timestamp) -> Named {
-    let mut named = Named { windows: Vec::new(), used: vec![false; words.len()] };
-    let Some(today) = date_of(now) else { return named };
+/// The windows of the times named in `words` (lower case, as `normalize::lower_words` splits a
+/// question), in the order it names them; relative phrases and dates without a year are read from
+/// `now`.
+pub fn times_named(words: &[String], now: Timestamp) -> Vec<Window> {
+    let mut windows = Vec::new();
+    let Some(today) = date_of(now) else { return windows };
     let mut i = 0;
     while i < words.len() {
         match dated_at(words, i, today).or_else(|| relative_at(words, i, today).map(|(w, len)| (Some(w), len))) {
             Some((window, len)) => {
                 // A date that does not exist ("February 29, 2023") names nothing.
-                if let Some(window) = window {
-                    named.windows.push(window);
-                    named.used[i..i + len].iter_mut().for_each(|u| *u = true);
-                }
+                windows.extend(window);
                 i += len;
             }
             None => i += 1,
         }
     }
-    named
+    windows
 }
 
 /// The date starting at word `i` (a day or a month, with or without its year): its window (none
@@ -278,7 +267,7 @@ mod tests {
     fn named(text: &str) -> Vec<(String, String)> {
         let now = Timestamp::parse("2026-12-09T15:00:00Z").expect("time");
         let day = |t: Timestamp| t.to_rfc3339().get(..10).unwrap_or_default().to_owned();
-        times_named(&words(text), now).windows.iter().map(|w| (day(w.from), day(w.until))).collect()
+        times_named(&words(text), now).iter().map(|w| (day(w.from), day(w.until))).collect()
     }
 
     /// Each text names the one window `[from, until)` beside it.
@@ -337,7 +326,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any words at any time: no panic, every window non-empty, `used` as long as the words.
+        /// Any words at any time: no panic, and every window is a span of time.
         #[test]
         fn any_words_at_any_time(
             words in proptest::collection::vec("[a-z0-9]{1,6}|may|june|last|ago|in|on|of|week|year|2023|29|13th|1000", 0..12),
@@ -345,8 +334,7 @@ mod tests {
             now in proptest::prop_oneof![proptest::num::i64::ANY, -30_610_224_000_000_000i64..253_402_300_800_000_000i64],
         ) {
             let named = times_named(&words, Timestamp(now));
-            proptest::prop_assert_eq!(named.used.len(), words.len());
-            proptest::prop_assert!(named.windows.iter().all(|w| w.from < w.until));
+            proptest::prop_assert!(named.iter().all(|w| w.from < w.until));
         }
     }
 
@@ -356,9 +344,5 @@ mod tests {
         {
             assert_eq!(named(text), Vec::new(), "{text}");
         }
-        let question = words("what did Maria donate in December 2023 to the shelter");
-        let named = times_named(&question, Timestamp(0));
-        let used: Vec<&str> = question.iter().zip(&named.used).filter(|(_, u)| **u).map(|(w, _)| w.as_str()).collect();
-        assert_eq!(used, ["december", "2023"], "the date's words are marked, not the preposition before it");
     }
 }
