@@ -692,8 +692,9 @@ fn a_question_naming_a_kind_ranks_the_fact_reaching_one_first() {
 /// A question that names a time ("on March 2", "in February", "yesterday", "last week", "on
 /// 2026-01-15") ranks first what began or was heard then, among facts its words match alike:
 /// five decisions about one deploy, each about as relevant to "what did we decide about the
-/// deploy". A standing fact heard in the window (its evidence observed
-/// then) counts as said then; a time no fact falls in changes nothing.
+/// deploy". A standing fact heard in the window (its evidence observed then) counts as said then;
+/// relative times count from `AS OF`; a time no fact falls in changes nothing; and in a busy
+/// memory the fact said then is found though older, better matches fill the lexical path.
 #[test]
 fn a_question_naming_a_time_ranks_what_was_said_then_first() {
     let at = |t: &str| Timestamp::parse(t).unwrap();
