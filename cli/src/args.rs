@@ -459,6 +459,11 @@ pub enum Command {
         /// each path adds, judged on the same questions.
         #[arg(long, value_delimiter = ',')]
         weights: Option<Vec<f64>>,
+        /// Write the questions of categories 1-4 whose evidence is not all in recall's top 10 to
+        /// FILE, one JSON object a line: the question, its evidence (turn, text, rank) and what
+        /// ranked above it.
+        #[arg(long, value_name = "FILE")]
+        misses: Option<PathBuf>,
         /// Default embedder: minilm when its files are present, else static, else hash.
         #[command(flatten)]
         embedding: EmbedArgs,

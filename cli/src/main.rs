@@ -147,7 +147,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             admin::audit(dir, *jsonl, since.as_deref(), user.clone(), op.clone(), *limit)
         }
         Command::Policy(p) => serve::policy(p),
-        Command::Replay { file, budgets, k, json, keep, weights, embedding: EmbedArgs { embedder, model_dir } } => {
+        Command::Replay { file, budgets, k, json, keep, weights, misses, embedding: EmbedArgs { embedder, model_dir } } => {
             replay::run(&replay::ReplayArgs {
                 file,
                 embedder: embedder.as_deref(),
@@ -157,6 +157,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
                 json: *json,
                 keep: keep.as_deref(),
                 weights: weights.as_deref(),
+                misses: misses.as_deref(),
             })
         }
     }

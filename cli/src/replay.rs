@@ -13,8 +13,8 @@
 use crate::fail::{bug, fail, Failure};
 use engram::ingest::{Conversation, IngestDoc, IngestOptions, Turn};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashSet};
-use std::io::Read;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,6 +32,7 @@ pub struct ReplayArgs<'a> {
     pub json: bool,
     pub keep: Option<&'a Path>,
     pub weights: Option<&'a [f64]>,
+    pub misses: Option<&'a Path>,
 }
 
 /// Sums of one group of questions (a category, or all of 1–4).
@@ -114,8 +115,8 @@ fn session_time(text: &str) -> Option<String> {
     Some(format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:00Z"))
 }
 
-/// One sample's documents (the conversation ingest's, one per turn) and the set of its turn ids.
-fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashSet<String>), Failure> {
+/// One sample's documents (the conversation ingest's, one per turn) and its turns' texts by id.
+fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashMap<String, String>), Failure> {
     let conv = sample.get("conversation").and_then(Value::as_object).ok_or_else(|| format!("sample {id}: no `conversation` object"))?;
     let mut sessions: Vec<(u32, &Vec<Value>)> =
         conv.iter().filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse::<u32>().ok()?, v.as_array()?))).collect();
@@ -137,7 +138,7 @@ fn documents(sample: &Value, id: &str) -> Result<(Vec<IngestDoc>, HashSet<String
         }
     }
     let docs = engram::ingest::conversation_documents(&conversation).map_err(|e| format!("sample {id}: conversation.{e}"))?;
-    Ok((docs, conversation.turns.into_iter().map(|t| t.id).collect()))
+    Ok((docs, conversation.turns.into_iter().map(|t| (t.id, t.text)).collect()))
 }
 
 /// The database of one sample (in memory, or in `keep`/`id`) and its clock's time: the questions
@@ -155,6 +156,12 @@ fn sample_db(keep: Option<&Path>, id: &str, docs: &[IngestDoc]) -> Result<(engra
         None => engram::Database::with_config(config),
     };
     Ok((db, clock.now()))
+}
+
+/// The turns a question cites that its conversation has.
+fn evidence_of(qa: &Value, turns: &HashMap<String, String>) -> Vec<String> {
+    let cited = qa.get("evidence").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    cited.iter().filter_map(Value::as_str).map(|e| e.trim().to_owned()).filter(|e| turns.contains_key(e)).collect()
 }
 
 /// The fusion weights `--weights` gives (the defaults without it).
@@ -186,6 +193,12 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
     // Speakers resolve by name; turns never resolve to one another by name similarity (their
     // names differ only in the turn number).
     let opts = IngestOptions { resolve_similarity: Some(2.0), ..IngestOptions::default() };
+    let mut misses = match a.misses {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| Failure::operator(format!("--misses {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
     for (si, sample) in samples.iter().enumerate() {
         let id = sample.get("sample_id").and_then(Value::as_str).map_or_else(|| format!("sample-{si}"), str::to_owned);
         let (docs, turns) = documents(sample, &id)?;
@@ -204,15 +217,7 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
         for qa in sample.get("qa").and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
             let question = qa.get("question").and_then(Value::as_str).unwrap_or("");
             let category = qa.get("category").map(|c| c.to_string().trim_matches('"').to_owned()).unwrap_or_default();
-            let evidence: Vec<String> = qa
-                .get("evidence")
-                .and_then(Value::as_array)
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .filter_map(Value::as_str)
-                .map(|e| e.trim().to_owned())
-                .filter(|e| turns.contains(e))
-                .collect();
+            let evidence = evidence_of(qa, &turns);
             if question.is_empty() || evidence.is_empty() {
                 skipped += 1;
                 continue;
@@ -237,18 +242,23 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
             }
             // The questions of categories 1–4 that name a time ("in December 2023") also get a row.
             let dated = ["1", "2", "3", "4"].contains(&category.as_str()) && !engram::search::when::times_in(question, now).is_empty();
-            let tally = by_category.entry(category).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
-            score(tally, &ranked, &packed, &evidence, ks);
-            if dated {
-                score(
-                    by_category.entry("dated".into()).or_insert_with(|| Tally::new(ks.len(), budgets.len())),
+            if let Some(w) = misses.as_mut().filter(|_| ["1", "2", "3", "4"].contains(&category.as_str())) {
+                write_miss(
+                    w,
+                    &Question { sample: &id, category: &category, qa, evidence: &evidence, turns: &turns },
                     &ranked,
-                    &packed,
-                    &evidence,
-                    ks,
-                );
+                    &r.packed.facts,
+                )
+                .map_err(|e| Failure::operator(format!("--misses: {e}")))?;
+            }
+            for row in [Some(category), dated.then(|| "dated".to_owned())].into_iter().flatten() {
+                let tally = by_category.entry(row).or_insert_with(|| Tally::new(ks.len(), budgets.len()));
+                score(tally, &ranked, &packed, &evidence, ks);
             }
         }
+    }
+    if let Some(mut w) = misses {
+        w.flush().map_err(|e| Failure::operator(format!("--misses: {e}")))?;
     }
     let mut overall = Tally::new(ks.len(), budgets.len());
     for (c, t) in &by_category {
@@ -273,6 +283,39 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
         "ingest {turns_total} turns in {ingest_s:.2} s ({} turns/s); recall p50 {p50:.2} ms; a context line costs {line_cost} tokens per token of its text; {skipped} question(s) without a matching evidence turn skipped; overall = categories 1-4\n",
         timings["turns_per_s"]
     )))
+}
+
+/// Ranks a miss is judged at: an evidence turn below this rank, or absent, makes its question a miss.
+const MISS_RANK: usize = 10;
+
+/// One question of a sample, as `--misses` writes it.
+struct Question<'a> {
+    sample: &'a str,
+    category: &'a str,
+    qa: &'a Value,
+    evidence: &'a [String],
+    turns: &'a HashMap<String, String>,
+}
+
+/// Writes `q` to `w` as one JSON line when some of its evidence is not in recall's top
+/// `MISS_RANK`: each evidence turn with its text and rank (1-based; null when recall did not
+/// return it), then recall's top `MISS_RANK` facts.
+fn write_miss(w: &mut dyn Write, q: &Question<'_>, ranked: &[&str], facts: &[engram::search::context::Fact]) -> std::io::Result<()> {
+    let rank = |e: &str| ranked.iter().position(|x| *x == e).map(|p| p + 1);
+    if q.evidence.iter().all(|e| rank(e).is_some_and(|r| r <= MISS_RANK)) {
+        return Ok(());
+    }
+    let evidence: Vec<Value> =
+        q.evidence.iter().map(|e| json!({"turn": e, "rank": rank(e), "text": q.turns.get(e).map_or("", String::as_str)})).collect();
+    let top: Vec<Value> = facts
+        .iter()
+        .take(MISS_RANK)
+        .enumerate()
+        .map(|(i, f)| json!({"rank": i + 1, "turn": f.claim_id, "score": f.score, "text": f.text}))
+        .collect();
+    let line = json!({"sample": q.sample, "category": q.category, "question": q.qa.get("question"), "answer": q.qa.get("answer"),
+        "evidence": evidence, "top": top});
+    writeln!(w, "{line}")
 }
 
 /// The human table: a row per category, then overall, then `footer`.

@@ -1104,21 +1104,46 @@ fn replay_scores_recall_by_evidence_turn() {
         v.as_object_mut().unwrap().remove("timings");
         v
     };
-    let run = || run_with(&[]);
-    let first = run();
+    let first = run_with(&[]);
     assert_eq!(first["overall"]["n"], 382, "the dev set's questions of categories 1-4");
     for key in ["recall@5", "recall@10", "recall@20", "all@10", "mrr", "recall@budget256", "recall@budget1024", "recall@budget2048"] {
         assert!(first["overall"][key].as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)), "{key}: {first}");
     }
     // Where the figures of bench/README.md stand: a regression shows here.
-    assert!(first["overall"]["recall@10"].as_f64().unwrap() > 0.70, "{first}");
-    assert!(first["overall"]["recall@budget1024"].as_f64().unwrap() > 0.75, "{first}");
+    assert!(first["overall"]["recall@10"].as_f64().unwrap() > 0.74, "{first}");
+    assert!(first["overall"]["recall@budget1024"].as_f64().unwrap() > 0.78, "{first}");
     assert!(first["by_category"]["1"]["recall@10"].as_f64().unwrap() > 0.45, "multi-hop: {first}");
     assert!(first["context"]["line_tokens_per_text_token"].as_f64().unwrap() < 1.5, "{first}");
     // The questions that name a time ("in December 2023"): 0.79 at R@10 before recall read them.
     assert_eq!(first["by_category"]["dated"]["n"], 40, "{first}");
     assert!(first["by_category"]["dated"]["recall@10"].as_f64().unwrap() > 0.85, "{first}");
-    assert_eq!(run(), first, "the same input gives the same figures");
+    let misses = tmp.path().join("misses.jsonl");
+    assert_eq!(run_with(&["--misses", misses.to_str().unwrap()]), first, "the same input gives the same figures");
+    // --misses: one line per question of 1-4 whose evidence is not all in the top 10.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&misses).unwrap().lines().map(|l| json(l.as_bytes())).collect();
+    let expected: f64 = ["1", "2", "3", "4"]
+        .iter()
+        .map(|c| first["by_category"][c]["n"].as_f64().unwrap() * (1.0 - first["by_category"][c]["all@10"].as_f64().unwrap()))
+        .sum();
+    assert_eq!(lines.len(), expected.round() as usize, "{first}");
+    for m in &lines {
+        let ranks: Vec<Option<u64>> = m["evidence"].as_array().unwrap().iter().map(|e| e["rank"].as_u64()).collect();
+        assert!(ranks.iter().any(|r| r.is_none_or(|r| r > 10)), "{m}");
+        assert!(m["evidence"].as_array().unwrap().iter().all(|e| !e["text"].as_str().unwrap().is_empty()), "{m}");
+        let top: Vec<u64> = m["top"].as_array().unwrap().iter().map(|t| t["rank"].as_u64().unwrap()).collect();
+        assert_eq!(top, (1..=10).collect::<Vec<u64>>(), "{m}");
+        assert!(m["question"].is_string() && ["1", "2", "3", "4"].contains(&m["category"].as_str().unwrap()), "{m}");
+    }
+    let unwritable = engram(&[
+        "replay",
+        file.to_str().unwrap(),
+        "--embedder",
+        "hash",
+        "--misses",
+        tmp.path().join("no/such/dir/m.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(unwritable.status.code(), Some(5), "an operator's error: {}", text(&unwritable.stderr));
+    assert!(text(&unwritable.stderr).contains("--misses"), "{}", text(&unwritable.stderr));
     // The fusion does no worse than its best path alone (the lexical one, on this set).
     let lexical = run_with(&["--weights", "0,1,0,0"]);
     for key in ["recall@5", "recall@10", "recall@20", "mrr", "recall@budget1024"] {

@@ -46,6 +46,8 @@ use std::collections::HashMap;
 
 /// What a reply gains of the score of the text it follows (`lift_replies`).
 const REPLY_SHARE: f64 = 0.35;
+/// What the reply to a text that asks (a `?` ends one of its sentences) gains: the answer.
+const ANSWER_SHARE: f64 = 0.7;
 /// A lifted reply's score stays below this share of the text it follows.
 const REPLY_CAP: f64 = 0.999;
 /// How many of the best candidates lift their replies.
@@ -174,6 +176,18 @@ type Scored = Vec<(ClaimId, f64)>;
 fn scaled(list: &Scored) -> Vec<(ClaimId, f64)> {
     let top = list.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
     list.iter().map(|&(c, s)| (c, if top > 1e-9 { (s / top).clamp(0.0, 1.0) } else { 1.0 })).collect()
+}
+
+/// Whether `text` asks: a `?` (or a full-width `？`) that ends a sentence, followed by a space,
+/// a closing quote or bracket, or the end (not the `?` of a URL's query string).
+fn asks(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if (c == '?' || c == '？') && chars.peek().is_none_or(|n| n.is_whitespace() || "\"'”’)]?!".contains(*n)) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Recency's scores: by position, newest first (`(n - i) / n`), and the same for claims as
@@ -421,36 +435,38 @@ impl WorkspaceView<'_> {
 
     /// The texts that follow the best candidates (a conversation's next turn, over `FOLLOWS`
     /// links) gain `REPLY_SHARE` of their score, up to just below it: a question's best match is
-    /// often the turn that asked, and the answer the turn after it. Only replies in the query's
-    /// sub-scope are lifted. Re-sorts `scored`.
+    /// often the turn that asked, and the answer the turn after it. The reply to a text that asks
+    /// gains `ANSWER_SHARE` (a reply to a statement is as often "Wow, great!"). Only replies in
+    /// the query's sub-scope are lifted. Re-sorts `scored`.
     fn lift_replies(&self, scored: &mut Vec<(f64, f64, ClaimId, PathRanks)>, q: &RecallQuery) {
         let vis = &q.visibility;
         let Some(p) = self.predicate_id(crate::model::FOLLOWS) else { return };
         let (next, any) = (self.expander(Direction::In, Some(&[p]), vis), self.expander(Direction::Both, None, vis));
-        let mut lifts: Vec<(ClaimId, f64)> = Vec::new();
+        // (reply, score of the text it follows, share)
+        let mut lifts: Vec<(ClaimId, f64, f64)> = Vec::new();
         for &(score, _, c, _) in scored.iter().take(REPLIES_FROM) {
             let Some((s, _, o)) = self.claim_triple(c) else { continue };
+            let share = if self.claim_text(c).is_some_and(asks) { ANSWER_SHARE } else { REPLY_SHARE };
             for text in [s, o] {
                 for reply in next.edges(text).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor) {
-                    lifts.extend(any.edges(reply).filter(|r| !self.is_link(r.claim)).map(|r| (r.claim, score)));
+                    lifts.extend(any.edges(reply).filter(|r| !self.is_link(r.claim)).map(|r| (r.claim, score, share)));
                 }
             }
         }
-        lifts.retain(|(c, _)| self.holds_properties(q, *c));
+        lifts.retain(|(c, _, _)| self.holds_properties(q, *c));
         if lifts.is_empty() {
             return;
         }
-        let at: HashMap<ClaimId, usize> = scored.iter().enumerate().map(|(i, x)| (x.2, i)).collect();
-        for (c, followed) in lifts {
+        let mut at: HashMap<ClaimId, usize> = scored.iter().enumerate().map(|(i, x)| (x.2, i)).collect();
+        for (c, followed, share) in lifts {
             // A reply gains a share of the score of the text it follows, and never passes it.
             let cap = followed * REPLY_CAP;
-            match at.get(&c) {
-                Some(&i) => scored[i].0 = scored[i].0.max((scored[i].0 + REPLY_SHARE * followed).min(cap)),
-                None => {
-                    let decay = self.claim_decay(c, vis.as_of.unwrap_or(self.now)).unwrap_or(0.0);
-                    scored.push(((REPLY_SHARE * followed).min(cap), decay, c, PathRanks::default()));
-                }
-            }
+            let i = *at.entry(c).or_insert_with(|| {
+                let decay = self.claim_decay(c, vis.as_of.unwrap_or(self.now)).unwrap_or(0.0);
+                scored.push((0.0, decay, c, PathRanks::default()));
+                scored.len() - 1
+            });
+            scored[i].0 = scored[i].0.max((scored[i].0 + share * followed).min(cap));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
     }
@@ -875,6 +891,19 @@ impl Default for ContextQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text asks when a `?` ends one of its sentences, not when a URL carries one.
+    #[test]
+    fn a_text_asks_when_a_question_mark_ends_a_sentence() {
+        for text in
+            ["What concert was it?", "Nice! What gave you the idea? I love it.", "He said \"why?\"", "(really?)", "Wait?!", "本当？"]
+        {
+            assert!(asks(text), "{text}");
+        }
+        for text in ["See https://example.com/?q=1 for more.", "It was Matt Patterson.", "", "a?b"] {
+            assert!(!asks(text), "{text}");
+        }
+    }
 
     /// Newer ranks higher; claims as recent score alike, whatever their ids.
     #[test]

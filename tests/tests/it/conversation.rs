@@ -132,6 +132,33 @@ fn the_reply_to_a_matching_turn_is_lifted() {
     assert!(!order.contains(&"a4") || order.iter().position(|x| *x == "a4") > Some(1), "{order:?}");
 }
 
+/// The reply to a matching turn that asks is the answer, and gains more than the reply to a
+/// matching statement: it passes turns that share one of the question's words, where the reply
+/// to a statement does not.
+#[test]
+fn the_answer_to_a_matching_question_passes_weaker_matches() {
+    let conv = r#"{"id": "c", "turns": [
+        {"id": "q1", "speaker": "Melanie", "text": "Which band played the birthday concert?", "at": "2023-05-08T13:56:00Z"},
+        {"id": "q2", "speaker": "Caroline", "text": "It was Matt Patterson, so talented!", "at": "2023-05-08T13:57:00Z"},
+        {"id": "s1", "speaker": "Melanie", "text": "The birthday concert band played until midnight.", "at": "2023-05-08T13:58:00Z"},
+        {"id": "s2", "speaker": "Caroline", "text": "Oh no, that is late for the kids.", "at": "2023-05-08T13:59:00Z"},
+        {"id": "f1", "speaker": "Melanie", "text": "We may go to a band concert in the park.", "at": "2023-05-08T14:00:00Z"},
+        {"id": "f2", "speaker": "Caroline", "text": "My birthday concert is in June, remember?", "at": "2023-05-08T14:01:00Z"},
+        {"id": "f3", "speaker": "Melanie", "text": "I would love a band at my birthday.", "at": "2023-05-08T14:02:00Z"}]}"#;
+    let db = conversation(conv);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("Which band played the birthday concert?") }).unwrap();
+    let order = ids(&r);
+    let pos = |id: &str| order.iter().position(|x| *x == id).unwrap_or(usize::MAX);
+    for weaker in ["f1", "f2", "f3"] {
+        assert!(pos("q2") < pos(weaker), "the answer passes {weaker}: {order:?}\n{}", r.packed.context);
+        assert!(pos("s2") > pos(weaker), "the reply to a statement stays below {weaker}: {order:?}\n{}", r.packed.context);
+    }
+    let q2 = r.packed.facts.iter().find(|f| f.claim_id == "q2").unwrap();
+    assert!(q2.ranks.lexical.is_none(), "found only as the answer: {:?}", q2.ranks);
+}
+
 /// A reply outside the query's sub-scope (another user's turn) is not lifted into it.
 #[test]
 fn replies_stay_inside_the_sub_scope() {
