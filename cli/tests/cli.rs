@@ -1110,8 +1110,8 @@ fn replay_scores_recall_by_evidence_turn() {
         assert!(first["overall"][key].as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)), "{key}: {first}");
     }
     // Where the figures of bench/README.md stand: a regression shows here.
-    assert!(first["overall"]["recall@10"].as_f64().unwrap() > 0.74, "{first}");
-    assert!(first["overall"]["recall@budget1024"].as_f64().unwrap() > 0.78, "{first}");
+    assert!(first["overall"]["recall@10"].as_f64().unwrap() > 0.75, "{first}");
+    assert!(first["overall"]["recall@budget1024"].as_f64().unwrap() > 0.79, "{first}");
     assert!(first["by_category"]["1"]["recall@10"].as_f64().unwrap() > 0.45, "multi-hop: {first}");
     assert!(first["context"]["line_tokens_per_text_token"].as_f64().unwrap() < 1.5, "{first}");
     // The questions that name a time ("in December 2023"): 0.79 at R@10 before recall read them.

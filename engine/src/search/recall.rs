@@ -42,7 +42,7 @@ use crate::search::context::{pack, Fact, FactEntity, Packed, PathRanks};
 use crate::search::semantic::VectorOptions;
 use crate::time::Timestamp;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a reply gains of the score of the text it follows (`lift_replies`).
 const REPLY_SHARE: f64 = 0.35;
@@ -52,6 +52,9 @@ const ANSWER_SHARE: f64 = 0.7;
 const REPLY_CAP: f64 = 0.999;
 /// How many of the best candidates lift their replies.
 const REPLIES_FROM: usize = 5;
+/// Rounds of lifting: a lifted reply that rises among the best lifts its own reply in the next
+/// ("We saw a concert" → "Which band was it?" → "Matt Patterson!").
+const REPLY_ROUNDS: usize = 2;
 
 /// What a fact said in the time a question names gains, as a share of its score (`search::when`).
 const WHEN_LIFT: f64 = 0.5;
@@ -234,7 +237,7 @@ fn scaled_above_mean(list: &Scored) -> Vec<(ClaimId, f64)> {
 /// keyword of the lexical path, where in a graph of typed facts every `OWNS` fact would match
 /// alike, near the question's entities or not.
 struct Asked {
-    terms: std::collections::HashSet<String>,
+    terms: HashSet<String>,
     /// Per predicate met, its share.
     shares: HashMap<u16, f64>,
     /// Per label met, its share.
@@ -247,7 +250,7 @@ impl Asked {
     }
 
     /// The share of `name`'s words (split as a predicate's) the question holds (0 when it has none).
-    fn share_of(terms: &std::collections::HashSet<String>, name: Option<&str>) -> f64 {
+    fn share_of(terms: &HashSet<String>, name: Option<&str>) -> f64 {
         let mut words = String::new();
         if let Some(name) = name {
             crate::model::predicate_words(name, &mut words);
@@ -366,7 +369,7 @@ impl WorkspaceView<'_> {
         }
         // Among claims as near, those the question's words or meaning also found come first: the
         // graph then says which of them are about the entities it names.
-        let found: std::collections::HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
+        let found: HashSet<ClaimId> = semantic.iter().chain(&lexical).map(|x| x.0).collect();
         let graph =
             self.graph_path((&graph_seeds, &spelled), q.hops, (q.graph_visited_max, &[]), vis, per, (&found, &mentioning, &mut asked))?;
         // Nearer is better: 1 at depth 1, ½ at depth 2, …; what the question asks doubles it
@@ -436,39 +439,48 @@ impl WorkspaceView<'_> {
     /// The texts that follow the best candidates (a conversation's next turn, over `FOLLOWS`
     /// links) gain `REPLY_SHARE` of their score, up to just below it: a question's best match is
     /// often the turn that asked, and the answer the turn after it. The reply to a text that asks
-    /// gains `ANSWER_SHARE` (a reply to a statement is as often "Wow, great!"). Only replies in
-    /// the query's sub-scope are lifted. Re-sorts `scored`.
+    /// gains `ANSWER_SHARE` (a reply to a statement is as often "Wow, great!"). A reply lifted
+    /// into the best lifts its own in the next of `REPLY_ROUNDS` rounds. Only replies in the
+    /// query's sub-scope are lifted. Re-sorts `scored`.
     fn lift_replies(&self, scored: &mut Vec<(f64, f64, ClaimId, PathRanks)>, q: &RecallQuery) {
         let vis = &q.visibility;
         let Some(p) = self.predicate_id(crate::model::FOLLOWS) else { return };
         let (next, any) = (self.expander(Direction::In, Some(&[p]), vis), self.expander(Direction::Both, None, vis));
-        // (reply, score of the text it follows, share)
-        let mut lifts: Vec<(ClaimId, f64, f64)> = Vec::new();
-        for &(score, _, c, _) in scored.iter().take(REPLIES_FROM) {
-            let Some((s, _, o)) = self.claim_triple(c) else { continue };
-            let share = if self.claim_text(c).is_some_and(asks) { ANSWER_SHARE } else { REPLY_SHARE };
-            for text in [s, o] {
-                for reply in next.edges(text).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor) {
-                    lifts.extend(any.edges(reply).filter(|r| !self.is_link(r.claim)).map(|r| (r.claim, score, share)));
+        // The texts whose replies this round lifts: the best candidates, then the replies just lifted
+        // that rose among them.
+        let mut sources: Vec<ClaimId> = scored.iter().take(REPLIES_FROM).map(|x| x.2).collect();
+        let mut used: HashSet<ClaimId> = HashSet::new();
+        for _ in 0..REPLY_ROUNDS {
+            // (reply, score of the text it follows, share)
+            let mut lifts: Vec<(ClaimId, f64, f64)> = Vec::new();
+            for &(score, _, c, _) in scored.iter().take(REPLIES_FROM).filter(|x| sources.contains(&x.2) && used.insert(x.2)) {
+                let Some((s, _, o)) = self.claim_triple(c) else { continue };
+                let share = if self.claim_text(c).is_some_and(asks) { ANSWER_SHARE } else { REPLY_SHARE };
+                for text in [s, o] {
+                    for reply in next.edges(text).filter(|r| self.is_link(r.claim)).map(|r| r.neighbor) {
+                        lifts.extend(any.edges(reply).filter(|r| !self.is_link(r.claim)).map(|r| (r.claim, score, share)));
+                    }
                 }
             }
+            lifts.retain(|(c, _, _)| self.holds_properties(q, *c));
+            if lifts.is_empty() {
+                return;
+            }
+            let mut at: HashMap<ClaimId, usize> = scored.iter().enumerate().map(|(i, x)| (x.2, i)).collect();
+            sources.clear();
+            for (c, followed, share) in lifts {
+                // A reply gains a share of the score of the text it follows, and never passes it.
+                let cap = followed * REPLY_CAP;
+                let i = *at.entry(c).or_insert_with(|| {
+                    let decay = self.claim_decay(c, vis.as_of.unwrap_or(self.now)).unwrap_or(0.0);
+                    scored.push((0.0, decay, c, PathRanks::default()));
+                    scored.len() - 1
+                });
+                scored[i].0 = scored[i].0.max((scored[i].0 + share * followed).min(cap));
+                sources.push(c);
+            }
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
         }
-        lifts.retain(|(c, _, _)| self.holds_properties(q, *c));
-        if lifts.is_empty() {
-            return;
-        }
-        let mut at: HashMap<ClaimId, usize> = scored.iter().enumerate().map(|(i, x)| (x.2, i)).collect();
-        for (c, followed, share) in lifts {
-            // A reply gains a share of the score of the text it follows, and never passes it.
-            let cap = followed * REPLY_CAP;
-            let i = *at.entry(c).or_insert_with(|| {
-                let decay = self.claim_decay(c, vis.as_of.unwrap_or(self.now)).unwrap_or(0.0);
-                scored.push((0.0, decay, c, PathRanks::default()));
-                scored.len() - 1
-            });
-            scored[i].0 = scored[i].0.max((scored[i].0 + share * followed).min(cap));
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
     }
 
     /// A path's candidates in the query's sub-scope (claims holding its properties), at most
@@ -562,7 +574,7 @@ impl WorkspaceView<'_> {
             if vector.is_some() {
                 skipped.push(Skipped { path: "semantic", reason: "query vector dimension differs from the stored vectors".into() });
             }
-            let inside: std::collections::HashSet<ClaimId> = found.iter().copied().collect();
+            let inside: HashSet<ClaimId> = found.iter().copied().collect();
             let hits = self.search_claim_text(text, usize::MAX >> 1, &q.visibility)?;
             similar.extend(hits.into_iter().filter(|(c, _)| inside.contains(c)).map(|(c, s)| (c, f64::from(s))));
             "lexical"
@@ -610,7 +622,7 @@ impl WorkspaceView<'_> {
             // And the best matches said in the time the question names, which a busy memory's
             // best overall can crowd out.
             let then = self.search_claim_text_where(&text, per, vis, &|c| self.said_in(c, windows))?;
-            let have: std::collections::HashSet<ClaimId> = claims.iter().map(|x| x.0).collect();
+            let have: HashSet<ClaimId> = claims.iter().map(|x| x.0).collect();
             claims.extend(then.into_iter().filter(|(c, _)| !have.contains(c)).map(|(c, s)| (c, f64::from(s))));
             claims.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         }
@@ -697,7 +709,7 @@ impl WorkspaceView<'_> {
         // when the question's words found both), though they reach no new entity.
         let hop = filters.first().cloned().unwrap_or_default();
         let mut out: Vec<(u32, ClaimId)> = self.claims_between(seeds, &hop, vis)?.into_iter().map(|c| (1, c)).collect();
-        let mut seen: std::collections::HashSet<ClaimId> = out.iter().map(|x| x.1).collect();
+        let mut seen: HashSet<ClaimId> = out.iter().map(|x| x.1).collect();
         for (reached, via) in r.entities.iter().zip(&r.via) {
             for c in via {
                 if seen.insert(*c) {
@@ -723,7 +735,7 @@ impl WorkspaceView<'_> {
         (visited_max, filters): (usize, &[EdgeFilter]),
         vis: &Visibility,
         limit: usize,
-        (prefer, mentioning, asked): (&std::collections::HashSet<ClaimId>, &[ClaimId], &mut Asked),
+        (prefer, mentioning, asked): (&HashSet<ClaimId>, &[ClaimId], &mut Asked),
     ) -> Result<Vec<(ClaimId, u32, f64)>, ReadError> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -733,7 +745,7 @@ impl WorkspaceView<'_> {
             let (mut found, exhausted) = self.graph_claims(seeds, depth, visited_max, filters, vis)?;
             found.retain(|(_, c)| !self.is_link(*c));
             let traversed = found.len();
-            let mut seen: std::collections::HashSet<ClaimId> = found.iter().map(|x| x.1).collect();
+            let mut seen: HashSet<ClaimId> = found.iter().map(|x| x.1).collect();
             found.extend(mentioning.iter().filter(|c| seen.insert(**c)).map(|c| (1, *c)));
             if found.len() >= limit || depth >= hops || exhausted {
                 if !spelled.is_empty() && spelled.len() < seeds.len() {

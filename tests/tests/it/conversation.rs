@@ -159,6 +159,30 @@ fn the_answer_to_a_matching_question_passes_weaker_matches() {
     assert!(q2.ranks.lexical.is_none(), "found only as the answer: {:?}", q2.ranks);
 }
 
+/// A thread is followed to its answer: the best match's reply asks, and the reply to that is
+/// lifted too, though it shares no word with the question.
+#[test]
+fn a_thread_is_followed_to_the_answer() {
+    let conv = r#"{"id": "c", "turns": [
+        {"id": "m1", "speaker": "Melanie", "text": "We celebrated my daughter's birthday with a concert last night.", "at": "2023-05-08T13:56:00Z"},
+        {"id": "m2", "speaker": "Caroline", "text": "Wow, lovely! Who was playing?", "at": "2023-05-08T13:57:00Z"},
+        {"id": "m3", "speaker": "Melanie", "text": "It was Matt Patterson, so talented!", "at": "2023-05-08T13:58:00Z"},
+        {"id": "m4", "speaker": "Caroline", "text": "I have heard great things.", "at": "2023-05-08T13:59:00Z"},
+        {"id": "f1", "speaker": "Melanie", "text": "The park concert is next week.", "at": "2023-05-09T10:00:00Z"},
+        {"id": "f2", "speaker": "Caroline", "text": "My birthday is in June.", "at": "2023-05-09T10:01:00Z"}]}"#;
+    let db = conversation(conv);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("Who performed at the birthday concert?") }).unwrap();
+    let order = ids(&r);
+    let pos = |id: &str| order.iter().position(|x| *x == id);
+    assert_eq!(order[0], "m1", "{}", r.packed.context);
+    assert_eq!(pos("m3"), pos("m2").map(|p| p + 1), "the answer right after the question that asked it: {order:?}");
+    let m3 = r.packed.facts.iter().find(|f| f.claim_id == "m3").unwrap();
+    assert!(m3.ranks.lexical.is_none(), "found only by following the thread: {:?}", m3.ranks);
+    assert!(!order.contains(&"m4"), "m3 says, so its reply is not followed: {order:?}");
+}
+
 /// A reply outside the query's sub-scope (another user's turn) is not lifted into it.
 #[test]
 fn replies_stay_inside_the_sub_scope() {
