@@ -1,5 +1,6 @@
 //! The times a question names: "on October 13, 2023", "in July 2023", "in June", "last week",
-//! "two days ago", "yesterday". Recall lifts the facts that began or were heard in them ("What did
+//! "two days ago", "yesterday", and spans: "since June", "before 2023", "between March and May",
+//! "the last 3 days", "the week before August 3". Recall lifts the facts that began or were heard in them ("What did
 //! Maria donate in December 2023?" asks for what was said then, not for every donation).
 //!
 //! A small scanner over the question's lower-case words, by hand: the date crates parse a string
@@ -45,7 +46,10 @@ pub fn times_named(words: &[String], now: Timestamp) -> Vec<Window> {
     let Some(today) = date_of(now) else { return windows };
     let mut i = 0;
     while i < words.len() {
-        match dated_at(words, i, today).or_else(|| relative_at(words, i, today).map(|(w, len)| (Some(w), len))) {
+        let found = range_at(words, i, today)
+            .or_else(|| dated_at(words, i, today))
+            .or_else(|| relative_at(words, i, today).map(|(w, len)| (Some(w), len)));
+        match found {
             Some((window, len)) => {
                 // A date that does not exist ("February 29, 2023") names nothing.
                 windows.extend(window);
@@ -107,28 +111,20 @@ fn relative_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Window, usiz
         _ => {}
     }
     if PREPOSITIONS.contains(&first) {
-        let next = word(1)?;
         if dated_at(w, i + 1, today).is_some() {
             // "in December 2023": the date that follows is the phrase.
             return None;
         }
-        if let Some(month) = month(next) {
-            let year = if today.month() >= month { today.year() } else { today.year() - 1 };
-            return Some((month_window(year, month)?, 2));
-        }
-        if let Some(year) = year(next) {
-            return Some((year_window(year)?, 2));
-        }
-        if first == "on" {
-            if let Some(day) = weekday(next) {
-                return Some((day_window(latest_weekday(today, day, 0)), 2));
-            }
-        }
-        return None;
+        return bare_at(w, i + 1, today, first == "on").map(|x| (x, 2));
     }
     if matches!(first, "last" | "past" | "previous" | "this") {
         let back = i64::from(first != "this");
         let next = word(1)?;
+        // "the last 3 days", "the past two weeks": up to today, not calendar units.
+        if let Some(n) = count(next).filter(|_| back == 1 && !matches!(next, "a" | "an")) {
+            let first_day = rolling_start(today, word(2)?, n)?;
+            return Some((Window::days(first_day, today + Duration::days(1)), 3));
+        }
         if let Some(day) = weekday(next) {
             // "last Monday" is the Monday of a week ago when today is one.
             return Some((day_window(latest_weekday(today, day, back)), 2));
@@ -140,6 +136,116 @@ fn relative_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Window, usiz
     let unit = word(1)?;
     (word(2)? == "ago").then_some(())?;
     Some((unit_window(today, unit, n)?, 3))
+}
+
+/// A month or a year alone, which a preposition before it made a time ("in June", "in 2023",
+/// "since May"), or a weekday (`weekday`: after `on`, `since`, …): its window.
+fn bare_at(w: &[String], i: usize, today: NaiveDate, weekday: bool) -> Option<Window> {
+    let next = w.get(i).map(String::as_str)?;
+    if let Some(month) = month(next) {
+        let year = if today.month() >= month { today.year() } else { today.year() - 1 };
+        return month_window(year, month);
+    }
+    if let Some(year) = year(next) {
+        return year_window(year);
+    }
+    let day = self::weekday(next).filter(|_| weekday)?;
+    Some(day_window(latest_weekday(today, day, 0)))
+}
+
+/// The first day of the last `n` units up to today ("the last 3 days" are today and the two
+/// before it; "the past two weeks" the fourteen days up to today).
+fn rolling_start(today: NaiveDate, unit: &str, n: i64) -> Option<NaiveDate> {
+    match unit.strip_suffix('s').unwrap_or(unit) {
+        "day" => Some(today - Duration::days(n - 1)),
+        "week" => Some(today - Duration::days(7 * n - 1)),
+        "month" => today.checked_sub_months(chrono::Months::new(u32::try_from(n).ok()?)).map(|d| d + Duration::days(1)),
+        "year" => today.checked_sub_months(chrono::Months::new(u32::try_from(n).ok()?.checked_mul(12)?)).map(|d| d + Duration::days(1)),
+        _ => None,
+    }
+}
+
+/// A time and its length in words: a date, a relative phrase, or (after a word that opens a
+/// span, as a preposition does) a month, a year or a weekday alone.
+fn time_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Window, usize)> {
+    if let Some((window, len)) = dated_at(w, i, today) {
+        return window.map(|x| (x, len));
+    }
+    relative_at(w, i, today).or_else(|| bare_at(w, i, today, true).map(|x| (x, 1)))
+}
+
+/// A span between two times or reaching from one: "since June" (up to today), "after May 3",
+/// "before 2023" (from any time), "until last week", "between March and May", "from June 2023 to
+/// August 2023", or units counted from a time (`anchored_at`). Its window (none when it is
+/// empty) and its length in words.
+fn range_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Option<Window>, usize)> {
+    if let Some(anchored) = anchored_at(w, i, today) {
+        return Some(anchored);
+    }
+    let first = w.get(i).map(String::as_str)?;
+    let tomorrow = at_midnight(today + Duration::days(1));
+    let span = |from: Timestamp, until: Timestamp| (from < until).then_some(Window { from, until });
+    match first {
+        "since" | "after" => {
+            let (t, len) = time_at(w, i + 1, today)?;
+            Some((span(if first == "since" { t.from } else { t.until }, tomorrow), len + 1))
+        }
+        "before" | "until" | "till" => {
+            let (t, len) = time_at(w, i + 1, today)?;
+            Some((span(Timestamp::MIN, if first == "before" { t.from } else { t.until }), len + 1))
+        }
+        "between" | "from" => {
+            let (a, len_a) = time_at(w, i + 1, today)?;
+            let link = w.get(i + 1 + len_a).map(String::as_str)?;
+            let linked = if first == "between" { link == "and" } else { matches!(link, "to" | "until" | "till" | "through") };
+            linked.then_some(())?;
+            let (b, len_b) = time_at(w, i + 2 + len_a, today)?;
+            Some((span(a.from, b.until), len_a + len_b + 2))
+        }
+        _ => None,
+    }
+}
+
+/// Units counted from a time: "the week before August 3, 2023" (the seven days before it, and
+/// the day itself), "two weeks before August 11" (from the day two weeks before), "the day after
+/// May 3", "last weekend before April 10, 2023" (from the Saturday before it). Its window and
+/// length.
+fn anchored_at(w: &[String], i: usize, today: NaiveDate) -> Option<(Option<Window>, usize)> {
+    let first = w.get(i).map(String::as_str)?;
+    let (n, skip) = match (first, count(first)) {
+        ("the" | "last", _) => (1, 1),
+        (_, Some(n)) => (n, 1),
+        _ => (1, 0),
+    };
+    let unit = w.get(i + skip).map(String::as_str)?;
+    let unit = unit.strip_suffix('s').unwrap_or(unit);
+    let before = match w.get(i + skip + 1).map(String::as_str)? {
+        "before" => true,
+        "after" => false,
+        _ => return None,
+    };
+    let days = match unit {
+        "day" => 1,
+        "week" => 7,
+        "weekend" => 0,
+        _ => return None,
+    };
+    let (t, len) = time_at(w, i + skip + 2, today)?;
+    let (from, until) = (date_of(t.from), date_of(t.until).map(|d| d - Duration::days(1)));
+    // Before a time reaches to its end: what happened the week before a day is often told on it.
+    let window = if unit == "weekend" && before {
+        let saturday = latest_weekday(from? - Duration::days(2), Weekday::Sat, 0) - Duration::weeks(n - 1);
+        Window { from: at_midnight(saturday), until: t.until }
+    } else if unit == "weekend" {
+        let saturday = latest_weekday(until? + Duration::days(7), Weekday::Sat, 0) + Duration::weeks(n - 1);
+        Window::days(saturday, saturday + Duration::days(2))
+    } else if before {
+        Window { from: at_midnight(from? - Duration::days(days * n)), until: t.until }
+    } else {
+        let start = until? + Duration::days(1 + days * (n - 1));
+        Window::days(start, start + Duration::days(days))
+    };
+    Some((Some(window), skip + 2 + len))
 }
 
 /// The calendar unit (`day`, `week`, `weekend`, `month`, `year`, singular or plural) `back` units
@@ -266,7 +372,8 @@ mod tests {
     /// The windows named in `text` on Wednesday 2026-12-09, as RFC 3339 days.
     fn named(text: &str) -> Vec<(String, String)> {
         let now = Timestamp::parse("2026-12-09T15:00:00Z").expect("time");
-        let day = |t: Timestamp| t.to_rfc3339().get(..10).unwrap_or_default().to_owned();
+        // Any time (a span open to the past starts at `Timestamp::MIN`) is "".
+        let day = |t: Timestamp| if t == Timestamp::MIN { String::new() } else { t.to_rfc3339().get(..10).unwrap_or_default().to_owned() };
         times_named(&words(text), now).iter().map(|w| (day(w.from), day(w.until))).collect()
     }
 
@@ -325,11 +432,44 @@ mod tests {
         ]);
     }
 
+    #[test]
+    fn spans_between_times_and_up_to_now() {
+        spans(&[
+            ("what changed since June", "2026-06-01", "2026-12-10"),
+            ("anything since last week?", "2026-11-30", "2026-12-10"),
+            ("since Monday", "2026-12-07", "2026-12-10"),
+            ("what did we decide after May 3", "2026-05-04", "2026-12-10"),
+            ("until last week", "", "2026-12-07"),
+            ("what did we use before 2023", "", "2023-01-01"),
+            ("between March and May", "2026-03-01", "2026-06-01"),
+            ("between 2021 and 2023", "2021-01-01", "2024-01-01"),
+            ("from June 2023 to August 2023", "2023-06-01", "2023-09-01"),
+            ("between May 3, 2023 and May 10, 2023", "2023-05-03", "2023-05-11"),
+            ("what broke in the last 3 days", "2026-12-07", "2026-12-10"),
+            ("over the past two weeks", "2026-11-26", "2026-12-10"),
+            ("the past 2 months", "2026-10-10", "2026-12-10"),
+            // Units counted from a time.
+            ("What did John do the week before August 3, 2023?", "2023-07-27", "2023-08-04"),
+            ("the puppy she got two weeks before August 11, 2023", "2023-07-28", "2023-08-12"),
+            ("the day after May 3", "2026-05-04", "2026-05-05"),
+            ("3 days after June 2023", "2023-07-03", "2023-07-04"),
+            ("What did Maria do last weekend before April 10, 2023?", "2023-04-08", "2023-04-11"),
+            ("the weekend after April 10, 2023", "2023-04-15", "2023-04-17"),
+        ]);
+        // A span with nothing in it names nothing.
+        for text in ["since 2030", "after today", "between May 2023 and March 2023"] {
+            assert_eq!(named(text), Vec::new(), "{text}");
+        }
+    }
+
     proptest::proptest! {
         /// Any words at any time: no panic, and every window is a span of time.
         #[test]
         fn any_words_at_any_time(
-            words in proptest::collection::vec("[a-z0-9]{1,6}|may|june|last|ago|in|on|of|week|year|2023|29|13th|1000", 0..12),
+            words in proptest::collection::vec(
+                "[a-z0-9]{1,6}|may|june|last|past|ago|in|on|of|since|after|before|until|between|and|from|to|the|week|weekend|year|days|2023|29|13th|1000",
+                0..12,
+            ),
             // Any time, or one of the years the scanner reads (1000–9999, edges included).
             now in proptest::prop_oneof![proptest::num::i64::ANY, -30_610_224_000_000_000i64..253_402_300_800_000_000i64],
         ) {
@@ -340,8 +480,19 @@ mod tests {
 
     #[test]
     fn words_that_only_look_like_times_stay_words() {
-        for text in ["May I ask what June said?", "the march to the sea", "we had 13 bugs", "route 66 in 1999s", "the last one", "I may go"]
-        {
+        for text in [
+            "May I ask what June said?",
+            "the march to the sea",
+            "we had 13 bugs",
+            "route 66 in 1999s",
+            "the last one",
+            "I may go",
+            "after all",
+            "before you go",
+            "since I said so",
+            "the last 5 bugs",
+            "from June",
+        ] {
             assert_eq!(named(text), Vec::new(), "{text}");
         }
     }

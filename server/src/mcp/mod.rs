@@ -430,7 +430,7 @@ impl EngramMcp {
     }
 
     #[tool(
-        description = "Find what is remembered about something: hybrid search (meaning, words, the graph around named entities, recency) fused into a context block of at most `budget` tokens, plus the facts behind it with their ids, scores, the paths that found them and their evidence. Use `seeds` (entity names) to search around known entities; name a time in `query` (\"last week\", \"in March 2026\", \"on 2026-03-02\") to put first what was said then; `as_of` to ask what was true at a past time; `user_id` / `agent_id` / `run_id` to search only the memories of that user, agent or run. Put the `context` text in your prompt; cite facts by id."
+        description = "Find what is remembered about something: hybrid search (meaning, words, the graph around named entities, recency) fused into a context block of at most `budget` tokens, plus the facts behind it with their ids, scores, the paths that found them and their evidence. Use `seeds` (entity names) to search around known entities; name a time in `query` (\"last week\", \"in March 2026\", \"on 2026-03-02\", \"since June\") to put first what was said then; `as_of` to ask what was true at a past time; `user_id` / `agent_id` / `run_id` to search only the memories of that user, agent or run. Put the `context` text in your prompt; cite facts by id."
     )]
     async fn search_memory(&self, Parameters(a): Parameters<SearchMemory>, ctx: RequestContext<RoleServer>) -> ToolResult {
         let mut args = vec!["ENGRAM.RECALL".to_owned(), WS.to_owned(), a.query];

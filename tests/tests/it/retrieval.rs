@@ -738,6 +738,12 @@ fn a_question_naming_a_time_ranks_what_was_said_then_first() {
             ("What did we decide about the deploy on 2026-01-15?", "jan15"),
             ("What did we decide about the deploy on 15 January 2026?", "jan15"),
             ("What did we hear about the deploy on March 10?", "hosting"),
+            // Spans: before, since, between, the last days, a unit counted from a day.
+            ("What did we decide about the deploy before February?", "jan15"),
+            ("What did we decide about the deploy since March 15?", "yday"),
+            ("What did we decide about the deploy between February 1 and February 20?", "feb"),
+            ("What did we decide about the deploy in the last 3 days?", "yday"),
+            ("What did we decide about the deploy the week before March 3?", "mar2"),
         ],
     );
     // Relative times count from the query's valid time: on February 20, "five weeks ago" is the
