@@ -31,6 +31,14 @@ fn trip() -> Database {
     conversation(TRIP)
 }
 
+/// What recall returns for `question` over the conversation `json`, every fact kept.
+fn recall_in(json: &str, question: &str) -> engram::Recall {
+    let db = conversation(json);
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new(question) }).unwrap()
+}
+
 fn ids(r: &engram::Recall) -> Vec<&str> {
     r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect()
 }
@@ -121,10 +129,7 @@ fn the_reply_to_a_matching_turn_is_lifted() {
         {"id": "a2", "speaker": "Caroline", "text": "Adoption agencies! It has been a dream to give kids a loving home.", "at": "2023-05-08T13:57:00Z"},
         {"id": "a3", "speaker": "Melanie", "text": "We went camping by the lake with the dog.", "at": "2023-05-08T13:58:00Z"},
         {"id": "a4", "speaker": "Caroline", "text": "Camping sounds fun, I love a loving dog.", "at": "2023-05-08T13:59:00Z"}]}"#;
-    let db = conversation(conv);
-    let snap = db.snapshot();
-    let ws = snap.workspace("default").unwrap();
-    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("research lately") }).unwrap();
+    let r = recall_in(conv, "research lately");
     let order = ids(&r);
     assert_eq!(order[..2], ["a1", "a2"], "{}", r.packed.context);
     let a2 = &r.packed.facts[1];
@@ -145,10 +150,7 @@ fn the_answer_to_a_matching_question_passes_weaker_matches() {
         {"id": "f1", "speaker": "Melanie", "text": "We may go to a band concert in the park.", "at": "2023-05-08T14:00:00Z"},
         {"id": "f2", "speaker": "Caroline", "text": "My birthday concert is in June, remember?", "at": "2023-05-08T14:01:00Z"},
         {"id": "f3", "speaker": "Melanie", "text": "I would love a band at my birthday.", "at": "2023-05-08T14:02:00Z"}]}"#;
-    let db = conversation(conv);
-    let snap = db.snapshot();
-    let ws = snap.workspace("default").unwrap();
-    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("Which band played the birthday concert?") }).unwrap();
+    let r = recall_in(conv, "Which band played the birthday concert?");
     let order = ids(&r);
     let pos = |id: &str| order.iter().position(|x| *x == id).unwrap_or(usize::MAX);
     for weaker in ["f1", "f2", "f3"] {
@@ -170,10 +172,7 @@ fn a_thread_is_followed_to_the_answer() {
         {"id": "m4", "speaker": "Caroline", "text": "I have heard great things.", "at": "2023-05-08T13:59:00Z"},
         {"id": "f1", "speaker": "Melanie", "text": "The park concert is next week.", "at": "2023-05-09T10:00:00Z"},
         {"id": "f2", "speaker": "Caroline", "text": "My birthday is in June.", "at": "2023-05-09T10:01:00Z"}]}"#;
-    let db = conversation(conv);
-    let snap = db.snapshot();
-    let ws = snap.workspace("default").unwrap();
-    let r = ws.recall(&RecallQuery { budget: 10_000, ..RecallQuery::new("Who performed at the birthday concert?") }).unwrap();
+    let r = recall_in(conv, "Who performed at the birthday concert?");
     let order = ids(&r);
     let pos = |id: &str| order.iter().position(|x| *x == id);
     assert_eq!(order[0], "m1", "{}", r.packed.context);
