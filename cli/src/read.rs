@@ -89,6 +89,8 @@ pub struct RecallArgs<'a> {
     pub seeds: &'a [String],
     pub time: &'a crate::args::TimeArgs,
     pub vector: Option<&'a str>,
+    /// Without `vector`, the database whose embedder embeds what the question asks.
+    pub embedder: Option<&'a engram::Database>,
     pub hops: u32,
     pub history: bool,
     pub mode: &'a str,
@@ -108,6 +110,8 @@ pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Fail
     if let Some(v) = a.vector {
         let parsed: Vec<f32> = serde_json::from_str(v).map_err(|e| format!("--vector: {e} (expected a JSON array of numbers)"))?;
         q.vector = Some(parsed);
+    } else if let Some(db) = a.embedder {
+        q.vector = db.embed_question(a.text, &ws.question_to_embed(&q).map_err(fail)?).map_err(fail)?;
     }
     let r = ws.recall(&q).map_err(fail)?;
     for s in &r.skipped {
@@ -190,7 +194,7 @@ pub fn recall_command(command: &Command) -> Result<(), Failure> {
     let db = open_for_reading(dir)?;
     // Without a client vector, the question is embedded by the database's embedder. A client
     // vector the stored vectors cannot be compared with is the caller's error, not a skipped path.
-    let embedded = match vector {
+    match vector {
         Some(v) => {
             let got = serde_json::from_str::<Vec<f32>>(v).map_err(|e| format!("--vector: {e} (expected a JSON array of numbers)"))?.len();
             let stored = db.settings().vector_dim.map(|d| d as usize);
@@ -198,19 +202,16 @@ pub fn recall_command(command: &Command) -> Result<(), Failure> {
                 let have = stored.map_or_else(|| "none (no vectors stored)".to_owned(), |d| d.to_string());
                 return Err(format!("--vector has {got} components; the stored vectors have {have}").into());
             }
-            None
         }
-        None => {
-            embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
-            db.embed_query(text).map_err(fail)?.map(|v| serde_json::to_string(&v).unwrap_or_default())
-        }
-    };
+        None => embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?,
+    }
     let args = RecallArgs {
         text,
         budget: *budget,
         seeds: seed,
         time,
-        vector: vector.as_deref().or(embedded.as_deref()),
+        vector: vector.as_deref(),
+        embedder: Some(&db),
         hops: *hops,
         history: *history,
         mode,

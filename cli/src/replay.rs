@@ -223,10 +223,9 @@ pub fn run(a: &ReplayArgs<'_>) -> Result<(), Failure> {
                 continue;
             }
             let t = Instant::now();
-            let vector = db.embed_query(question).map_err(fail)?;
-            let r = ws
-                .recall(&engram::RecallQuery { budget: usize::MAX / 4, vector, weights, ..engram::RecallQuery::new(question) })
-                .map_err(fail)?;
+            let mut q = engram::RecallQuery { budget: usize::MAX / 4, weights, ..engram::RecallQuery::new(question) };
+            q.vector = db.embed_question(question, &ws.question_to_embed(&q).map_err(fail)?).map_err(fail)?;
+            let r = ws.recall(&q).map_err(fail)?;
             recall_ms.push(t.elapsed().as_secs_f64() * 1e3);
             let ranked: Vec<&str> = r.packed.facts.iter().map(|f| f.claim_id.as_str()).collect();
             // What the context block of each budget holds: the packing recall does at that budget.

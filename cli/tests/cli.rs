@@ -551,7 +551,11 @@ fn ingest_and_recall_embed_with_the_recorded_embedder() {
         r#"{"source": {"conversation_id": "c1", "message_id": "m1"},
         "entities": [{"name": "AuthService", "type": "service"}, {"name": "Kinesis", "type": "technology"}],
         "claims": [{"subject": "AuthService", "predicate": "streams_events_with", "object": "Kinesis", "confidence": 0.95,
-                    "text": "AuthService streams events with Kinesis"}]}"#,
+                    "text": "AuthService streams events with Kinesis"},
+                   {"subject": "Kinesis", "predicate": "owned_by", "object": "AuthService", "confidence": 0.9,
+                    "text": "the platform team owns the billing ledger"},
+                   {"subject": "AuthService", "predicate": "keeps", "object": "Kinesis", "confidence": 0.9,
+                    "text": "login streams are kept for a year"}]}"#,
     )
     .unwrap();
     let out = engram(&["ingest", &db, &doc.display().to_string(), "--embedder", "hash"]);
@@ -563,6 +567,21 @@ fn ingest_and_recall_embed_with_the_recorded_embedder() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let r = json(&out.stdout);
     assert!(r["paths_run"].as_array().unwrap().iter().any(|p| p == "semantic"), "{r}");
+    // What is embedded is the question and what it asks, without the name of AuthService, whose
+    // facts the graph path reaches, averaged: the same facts and scores as given that vector, not
+    // the whole question's.
+    let scores = |args: &[&str]| {
+        let out = engram(&[&["recall", &db, "which stream does AuthService use", "--json"], args].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        json(&out.stdout)["facts"].as_array().unwrap().iter().map(|f| (f["claim_id"].clone(), f["score"].clone())).collect::<Vec<_>>()
+    };
+    let vector = |t: &str| serde_json::from_slice::<Vec<f32>>(&engram(&["embed", "--embedder", "hash", t]).stdout).unwrap();
+    let whole = vector("which stream does AuthService use");
+    let mean = engram::search::semantic::question_vector(Some(whole.clone()), Some(vector("which stream does use"))).unwrap();
+    let got = scores(&[]);
+    assert_eq!(got.len(), 3);
+    assert_eq!(got, scores(&["--vector", &serde_json::to_string(&mean).unwrap()]));
+    assert_ne!(got, scores(&["--vector", &serde_json::to_string(&whole).unwrap()]));
     // Naming the same embedder works too; hashing needs no model folder.
     let out = engram(&["recall", &db, "x", "--embedder", "hash", "--model-dir", "/nonexistent"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

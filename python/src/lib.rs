@@ -487,14 +487,9 @@ impl PyDatabase {
         let db = self.db()?;
         let as_of = as_of.map(|t| engram::Timestamp::parse(&t).map_err(|e| caller(format!("as_of: {e}")))).transpose()?;
         let r = engine(py, &db, |db| {
-            let vector = match vector {
-                Some(v) => Some(v),
-                None => db.embed_query(text)?,
-            };
             let snap = db.snapshot();
             let view = snap.workspace(workspace)?;
             let mut q = engram::RecallQuery::new(text);
-            q.vector = vector;
             if let Some(b) = budget {
                 q.budget = b;
             }
@@ -508,6 +503,11 @@ impl PyDatabase {
             for (k, v) in properties {
                 q.properties.push((k, engram::Value::Str(v.into())));
             }
+            // The caller's vector, else the database's embedder's of the question and what it asks.
+            q.vector = match vector {
+                Some(v) => Some(v),
+                None => db.embed_question(text, &view.question_to_embed(&q)?)?,
+            };
             Ok(view.recall(&q)?)
         })?;
         json(&r)

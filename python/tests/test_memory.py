@@ -1,6 +1,7 @@
 """The Python API, on both back ends (embedded and client): queries and their values, errors,
 transactions, ingest, recall, neighbours, lifecycle, and identical results across the two."""
 
+import math
 import re
 import threading
 import time
@@ -292,6 +293,29 @@ SCENARIO = [
     ("UNWIND $xs AS x RETURN x, x * 2 AS y, toString(x) AS s", {"xs": [1, 2, 3]}),
     ("MATCH (n) RETURN labels(n), keys(n), properties(n) ORDER BY n.name", None),
 ]
+
+
+def test_recall_embeds_what_the_question_asks(tmp_path):
+    """Without a vector, the database's embedder embeds the question and what it asks (without the
+    names of entities with facts of their own: the graph path answers for them), averaged: the
+    facts and scores given that vector, not the whole question's."""
+    m = engram.open(tmp_path / "db", embedder="hash")
+    more = [
+        {"subject": "Kinesis", "predicate": "owned_by", "object": "AuthService", "confidence": 0.9, "text": "the platform team owns the billing ledger"},
+        {"subject": "AuthService", "predicate": "keeps", "object": "Kinesis", "confidence": 0.9, "text": "login streams are kept for a year"},
+    ]
+    m.ingest({**DOC, "claims": DOC["claims"] + more})
+    question = "which stream does AuthService use?"
+    scores = lambda ctx: [(f["claim_id"], f["score"]) for f in ctx.facts]
+    whole, asked = m.embed([question, "which stream does use"])
+    both = [x + y for x, y in zip(whole, asked)]
+    norm = math.sqrt(sum(x * x for x in both))
+    same = lambda a, b: [c for c, _ in a] == [c for c, _ in b] and all(math.isclose(x, y, rel_tol=1e-5) for (_, x), (_, y) in zip(a, b))
+    got = scores(m.recall(question))
+    assert len(got) == 3
+    assert same(got, scores(m.recall(question, vector=[x / norm for x in both])))
+    assert not same(got, scores(m.recall(question, vector=whole)))
+    m.close()
 
 
 def test_embedded_and_client_give_identical_results(tmp_path, request):

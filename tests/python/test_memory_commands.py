@@ -2,6 +2,7 @@
 NEIGHBORS, STATS, DELETE/RESTORE (soft), FORGET (erasure) and BACKUP, each one embedded call."""
 
 import json
+import math
 
 import pytest
 import redis
@@ -79,6 +80,50 @@ def test_recall_embeds_the_question_with_the_servers_embedder(tmp_path):
         r.execute_command("ENGRAM.INGEST", "emb", json.dumps(DOC))
         got = r.execute_command("ENGRAM.RECALL", "emb", "which stream does AuthService use?")
         assert "semantic" not in got["paths_run"] and got["skipped"][0]["path"] == "semantic"
+    finally:
+        s.stop()
+
+
+def test_recall_embeds_what_the_question_asks(tmp_path):
+    """Without VECTOR the server's embedder embeds the question and what it asks (without the
+    names of entities with facts of their own: the graph path answers for them), averaged: the
+    reply is the one for that vector, not for the whole question's."""
+    import subprocess
+
+    from conftest import ENGRAM, Server
+
+    doc = {
+        **DOC,
+        "claims": DOC["claims"]
+        + [
+            {"subject": "Kinesis", "predicate": "owned_by", "object": "AuthService", "confidence": 0.9, "text": "the platform team owns the billing ledger"},
+            {"subject": "AuthService", "predicate": "keeps", "object": "Kinesis", "confidence": 0.9, "text": "login streams are kept for a year"},
+        ],
+    }
+
+    def vector(text):
+        out = subprocess.run([ENGRAM, "embed", "--embedder", "hash", text], capture_output=True, text=True, timeout=60, check=True)
+        return json.loads(out.stdout)
+
+    def mean(a, b):
+        s = [x + y for x, y in zip(a, b)]
+        norm = math.sqrt(sum(x * x for x in s))
+        return [x / norm for x in s]
+
+    def same(a, b):
+        return [c for c, _ in a] == [c for c, _ in b] and all(math.isclose(x, y, rel_tol=1e-5) for (_, x), (_, y) in zip(a, b))
+
+    s = Server(tmp_path / "db", "--embedder", "hash")
+    try:
+        r = redis.Redis(host=s.host, port=s.port, socket_timeout=10, decode_responses=True)
+        assert len(r.execute_command("ENGRAM.INGEST", "emb", json.dumps(doc))[0]["claims"]) == 3
+        question = "which stream does AuthService use?"
+        scores = lambda *extra: [(f["claim_id"], f["score"]) for f in r.execute_command("ENGRAM.RECALL", "emb", question, *extra)["facts"]]
+        whole = vector(question)
+        both = json.dumps(mean(whole, vector("which stream does use")))
+        got, asked, alone = scores(), scores("VECTOR", both), scores("VECTOR", json.dumps(whole))
+        assert len(got) == 3 and same(got, asked), (got, asked)
+        assert not same(got, alone), (got, alone)
     finally:
         s.stop()
 

@@ -541,6 +541,20 @@ impl Database {
         }
     }
 
+    /// The vector recall's semantic path searches with for `question`, given what it asks
+    /// (`WorkspaceView::question_to_embed`): both embedded in one batch and averaged
+    /// (`search::semantic::question_vector`); the question's alone when they are the same text.
+    /// `None` without an embedder.
+    pub fn embed_question(&self, question: &str, asked: &str) -> Result<Option<Vec<f32>>, Error> {
+        let Some(e) = self.embedder() else { return Ok(None) };
+        if asked == question {
+            return Ok(jobs::embed_directed(e.as_ref(), &[question])?.pop().flatten());
+        }
+        let mut both = jobs::embed_directed(e.as_ref(), &[question, asked])?.into_iter();
+        let (whole, asked) = (both.next().flatten(), both.next().flatten());
+        Ok(crate::search::semantic::question_vector(whole, asked))
+    }
+
     fn commit<E: Into<Error>>(
         &self,
         record: impl FnOnce() -> Vec<u8>,

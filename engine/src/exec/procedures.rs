@@ -271,10 +271,6 @@ fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]
     let Val::Str(text) = &args[0] else { return Err(type_error(format!("{name} takes the question as a string"))) };
     let options = args.get(1);
     let mut q = RecallQuery::new(text);
-    // With the database's embedder, the semantic path runs too; without it, the other three.
-    if let Some(Ok(Some(v))) = embed.map(|e| e(text)) {
-        q.vector = Some(v);
-    }
     q.visibility = g.vis.clone();
     if let Some(b) = option(options, "budget") {
         q.budget = usize::try_from(int_arg(name, Some(b), 0)?).unwrap_or(usize::MAX);
@@ -296,6 +292,12 @@ fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]
                 q.seeds.push(e);
             }
         }
+    }
+    // With the database's embedder, the semantic path runs too; without it, the other three.
+    if let Some(embed) = embed {
+        let asked = g.view.question_to_embed(&q).map_err(|e| read_error(&e))?;
+        let vector = |t: &str| embed(t).ok().flatten();
+        q.vector = if asked == q.text { vector(text) } else { crate::search::semantic::question_vector(vector(text), vector(&asked)) };
     }
     let result = g.view.recall(&q).map_err(|e| read_error(&e))?;
     let context = Val::Str(Arc::from(result.packed.context.as_str()));

@@ -17,7 +17,8 @@
 //! to the question's entities, the graph path keeps first those the lexical or semantic path found,
 //! so the entities a question names lift the relevant facts about them rather than an arbitrary
 //! few; the names it spells out that have facts of their own are left to the graph, not the
-//! keywords (`without_names`), and a name only texts mention leads the graph to those texts (a
+//! keywords (`without_names`) and count half in the question's vector (engram's interfaces embed
+//! `question_to_embed` beside the question, `Database::embed_question`), and a name only texts mention leads the graph to those texts (a
 //! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never returns.
 //! The texts that follow the best candidates (`FOLLOWS` links: a conversation's next turn) gain
 //! part of their score (`lift_replies`). A question that names a time ("on May 3, 2023", "last
@@ -615,8 +616,7 @@ impl WorkspaceView<'_> {
         per: usize,
         vis: &Visibility,
     ) -> Result<(Scored, Vec<EntityId>, Asked), ReadError> {
-        let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
-        let text = self.without_names(&q.text, &entities, vis);
+        let (entities, text) = self.names_and_keywords(q)?;
         let mut claims: Scored = self.search_claim_text(&text, per, vis)?.into_iter().map(|(c, s)| (c, f64::from(s))).collect();
         if !windows.is_empty() {
             // And the best matches said in the time the question names, which a busy memory's
@@ -649,11 +649,31 @@ impl WorkspaceView<'_> {
                 }
             }
         }
-        if keep.iter().all(|k| !k) {
-            // Nothing but names: they are the keywords.
+        if keep.iter().all(|k| *k) || keep.iter().all(|k| !k) {
+            // No name, or nothing but names: they are the keywords.
             return text.to_owned();
         }
         words.into_iter().zip(keep).filter_map(|(w, k)| k.then_some(w)).collect::<Vec<_>>().join(" ")
+    }
+
+    /// What question `q` asks, for the semantic path: its text without the names it spells out of
+    /// entities with facts of their own, as the lexical path reads it (`without_names`; the
+    /// question itself when it names none, or nothing else). The graph path answers for those
+    /// names; in an embedding they outweigh what is asked, and "What does Melanie do to destress?"
+    /// finds the turns addressed to Melanie before those about destressing. Engram's interfaces
+    /// embed this beside the whole question (`Database::embed_question`). Only what `q.visibility`
+    /// sees decides what is left out.
+    pub fn question_to_embed(&self, q: &RecallQuery) -> Result<String, ReadError> {
+        self.names_and_keywords(q).map(|x| x.1)
+    }
+
+    /// The entities whose names question `q` matches (for the graph path), and its text without
+    /// the names it spells out of those with facts of their own (`without_names`).
+    fn names_and_keywords(&self, q: &RecallQuery) -> Result<(Vec<EntityId>, String), ReadError> {
+        let vis = &q.visibility;
+        let entities: Vec<EntityId> = self.search_entity_text(&q.text, q.entity_seeds, vis)?.into_iter().map(|(e, _)| e).collect();
+        let text = self.without_names(&q.text, &entities, vis);
+        Ok((entities, text))
     }
 
     /// The scope's limits on a context query's size, and its deadline.

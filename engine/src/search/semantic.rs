@@ -7,6 +7,23 @@ use crate::index::vectors::{Scan, Scored, VectorColumn, VectorMode};
 use crate::read::view::WorkspaceView;
 use crate::read::visibility::Visibility;
 
+/// The vector recall searches with, from the whole question's and that of what it asks (the
+/// question without the names the graph answers for, `WorkspaceView::question_to_embed`): their
+/// mean, at unit length, so a name counts half. Measured on conversations (`engram replay`,
+/// `bench/README.md`): the names alone outweigh what is asked, and what is asked alone loses what a
+/// name says to a small static embedder. Either vector alone when the other is missing.
+pub fn question_vector(whole: Option<Vec<f32>>, asked: Option<Vec<f32>>) -> Option<Vec<f32>> {
+    match (whole, asked) {
+        (Some(w), Some(a)) if w.len() == a.len() => {
+            let sum: Vec<f32> = w.iter().zip(&a).map(|(x, y)| x + y).collect();
+            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+            // Opposite vectors say nothing together: the whole question's then.
+            Some(if norm > 0.0 { sum.into_iter().map(|x| x / norm).collect() } else { w })
+        }
+        (w, a) => w.or(a),
+    }
+}
+
 /// How rows are compared with the query.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Metric {
@@ -177,5 +194,24 @@ fn scan(
         col.search_among(&scan, &ids())
     } else {
         col.search(&scan, accept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::question_vector;
+
+    /// The mean at unit length; either alone when the other is missing or of another length;
+    /// the whole question's when the two cancel out.
+    #[test]
+    fn the_question_vector_is_the_mean_of_the_two() {
+        let half = std::f32::consts::FRAC_1_SQRT_2;
+        assert_eq!(question_vector(Some(vec![1.0, 0.0]), Some(vec![0.0, 1.0])), Some(vec![half, half]));
+        assert_eq!(question_vector(Some(vec![0.6, 0.8]), Some(vec![0.6, 0.8])), Some(vec![0.6, 0.8]));
+        assert_eq!(question_vector(Some(vec![1.0, 0.0]), None), Some(vec![1.0, 0.0]));
+        assert_eq!(question_vector(None, Some(vec![0.0, 1.0])), Some(vec![0.0, 1.0]));
+        assert_eq!(question_vector(Some(vec![1.0, 0.0]), Some(vec![1.0])), Some(vec![1.0, 0.0]));
+        assert_eq!(question_vector(Some(vec![1.0, 0.0]), Some(vec![-1.0, 0.0])), Some(vec![1.0, 0.0]));
+        assert_eq!(question_vector(None, None), None);
     }
 }

@@ -429,27 +429,19 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         Ok(o) => o,
         Err(r) => return r,
     };
-    let text = text.to_owned();
+    let (text, question) = (text.to_owned(), text.to_owned());
     let s = shared.clone();
-    // The question's vector: the client's (`VECTOR`), else the database's embedder's (outside
-    // the read, so the snapshot is not held while a model runs), else none (the other paths run).
-    let vector = match opts.iter().find(|(k, _)| k == "VECTOR") {
+    let client_vector = match opts.iter().find(|(k, _)| k == "VECTOR") {
         Some((_, v)) => match serde_json::from_str::<Vec<f32>>(v) {
             Ok(v) => Some(v),
             Err(e) => return Reply::err(format!("VECTOR: {e} (expected a JSON array of numbers)")),
         },
-        None => {
-            let q = text.clone();
-            let s2 = shared.clone();
-            match engine(shared, move |db| db.embed_query(&q).map_err(|e| error_reply(&s2, &e))).await {
-                Ok(Ok(v)) => v,
-                Ok(Err(r)) | Err(r) => return r,
-            }
-        }
+        None => None,
     };
-    read_with(shared, who, ws.to_owned(), move |view| {
+    let embedding = client_vector.is_none();
+    let q = read_with(shared, who.clone(), ws.to_owned(), move |view| {
         let mut q = engram::RecallQuery::new(&text);
-        q.vector = vector;
+        q.vector = client_vector;
         for (k, v) in &opts {
             match k.as_str() {
                 "BUDGET" => q.budget = number("BUDGET", v)?,
@@ -463,6 +455,26 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
                 _ => q.visibility.as_of = Some(engram::Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?),
             }
         }
+        let asked = if embedding { Some(view.question_to_embed(&q).map_err(|e| error_reply(&s, &e.into()))?) } else { None };
+        Ok((q, asked))
+    })
+    .await;
+    let (mut q, asked) = match q {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    // Without the client's vector, the database's embedder embeds the question and what it asks
+    // (`Database::embed_question`), outside
+    // the reads, so no snapshot is held while a model runs; with no embedder, the other paths run.
+    if let Some(asked) = asked {
+        let s2 = shared.clone();
+        match engine(shared, move |db| db.embed_question(&question, &asked).map_err(|e| error_reply(&s2, &e))).await {
+            Ok(Ok(v)) => q.vector = v,
+            Ok(Err(r)) | Err(r) => return r,
+        }
+    }
+    let s = shared.clone();
+    read_with(shared, who, ws.to_owned(), move |view| {
         let r = view.recall(&q).map_err(|e| error_reply(&s, &e.into()))?;
         serde_json::to_value(&r).map(|v| super::values::json(&v)).map_err(|e| Reply::err(format!("internal error: {e}")))
     })

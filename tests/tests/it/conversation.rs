@@ -120,6 +120,52 @@ fn a_named_speaker_lifts_her_own_turns() {
     assert_eq!(order[0], "t1", "{}", r.packed.context);
 }
 
+/// What an embedder embeds of a question leaves out the speakers it names, whose turns the graph
+/// path reaches; a name only turns mention (Sweden) stays, a question of nothing but names stays
+/// whole, and a speaker whose turns the query cannot see is no speaker to it.
+#[test]
+fn the_question_is_embedded_without_the_speakers_it_names() {
+    let db = trip();
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let asked = |q: RecallQuery| ws.question_to_embed(&q).unwrap();
+    assert_eq!(asked(RecallQuery::new("What does Melanie miss about Sweden?")), "what does miss about sweden");
+    assert_eq!(asked(RecallQuery::new("What did Caroline's kids paint with Melanie?")), "what did s kids paint with");
+    assert_eq!(asked(RecallQuery::new("Melanie?")), "Melanie?");
+    let before =
+        engram::Visibility { as_of: Some(engram::Timestamp::parse("2023-01-01T00:00:00Z").unwrap()), ..engram::Visibility::current() };
+    let q = RecallQuery { visibility: before, ..RecallQuery::new("What does Melanie miss?") };
+    assert_eq!(asked(q), "What does Melanie miss?");
+}
+
+/// Embedded beside what it asks without the speaker it names (`Database::embed_question`), the
+/// question's vector finds the turn about what it asks, not the turns that address her by name (a
+/// hashing embedder: names weigh as much as any word).
+#[test]
+fn the_semantic_path_finds_what_is_asked_not_who_is_named() {
+    let conv = r#"{"id": "c", "turns": [
+        {"id": "c1", "speaker": "Caroline", "text": "Thanks, Melanie!", "at": "2023-05-08T13:56:00Z"},
+        {"id": "m1", "speaker": "Melanie", "text": "Running helps me destress.", "at": "2023-05-08T13:57:00Z"},
+        {"id": "c2", "speaker": "Caroline", "text": "Oh Melanie, a good week.", "at": "2023-05-08T13:58:00Z"},
+        {"id": "m2", "speaker": "Melanie", "text": "The kids painted a sunset.", "at": "2023-05-08T13:59:00Z"}]}"#;
+    let db = Database::in_memory();
+    db.set_embedder(std::sync::Arc::new(engram::embed::HashEmbedder::new(256))).unwrap();
+    for r in db.ingest_docs(conversation_documents(&parse_conversation(conv).unwrap()).unwrap(), &IngestOptions::default()).unwrap() {
+        r.unwrap();
+    }
+    let snap = db.snapshot();
+    let ws = snap.workspace("default").unwrap();
+    let mut q = RecallQuery { budget: 10_000, ..RecallQuery::new("What does Melanie do to destress?") };
+    let semantic_first = |q: &RecallQuery| {
+        let r = ws.recall(q).unwrap();
+        r.packed.facts.iter().find(|f| f.ranks.semantic == Some(1)).map(|f| f.claim_id.clone()).unwrap()
+    };
+    q.vector = db.embed_query(&q.text).unwrap();
+    assert_ne!(semantic_first(&q), "m1", "the whole question's vector is drawn to the name");
+    q.vector = db.embed_question(&q.text, &ws.question_to_embed(&q).unwrap()).unwrap();
+    assert_eq!(semantic_first(&q), "m1", "the name counts half");
+}
+
 /// The turn after a matching one is lifted: a question's best keyword match is often the turn that
 /// asked, and the answer the turn after it, which shares none of its words.
 #[test]

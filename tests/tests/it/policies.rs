@@ -148,8 +148,13 @@ fn a_tenant_never_meets_another_tenants_rows_on_any_read_path() {
     let recalled = ws.recall(&RecallQuery::new("router modem budget zebracanary")).unwrap();
     let context = recalled.packed.context.to_lowercase();
     assert!(!recalled.packed.facts.is_empty() && !context.contains(CANARY) && !context.contains("bob"), "{context}");
+    // What a question asks, as embedded: a name is left out only for an entity whose facts the
+    // principal sees, so the vector says nothing of bob's.
+    let asked = |ws: &engram::WorkspaceView<'_>| ws.question_to_embed(&RecallQuery::new("What does Bob fund?")).unwrap();
+    assert_eq!(asked(&ws), "What does Bob fund?");
     // A principal without the role sees everything: the checks above are not vacuous.
     let owner = db.scope(Arc::new(Principal::named("owner").grant(WS, Access::Admin, true)));
+    assert_eq!(asked(&owner.workspace(WS).unwrap()), "what does fund");
     assert_eq!(rows(&owner, "MATCH ()-[c]->() RETURN count(c)"), ["Int(5)"]);
     assert_eq!(rows(&owner, "MATCH (n {tenant: 'bob'}) RETURN count(n)"), ["Int(2)"]);
     assert!(rows(&owner, "MATCH ()-[c]->() RETURN c.text").join(" ").contains(CANARY));

@@ -717,6 +717,7 @@ fn vector_search_and_recall_reach_the_databases_embedder() {
     b.upsert_entity("auth", "service", "AuthService").upsert_entity("kinesis", "technology", "Kinesis");
     b.add_claim(AddClaim::new("auth", "streams_events_with", "kinesis").text("AuthService streams events with Kinesis"));
     b.add_claim(AddClaim::new("kinesis", "owned_by", "auth").text("the platform team owns the billing ledger"));
+    b.add_claim(AddClaim::new("auth", "keeps", "kinesis").text("login events are kept for a year"));
     db.write(&b).expect("writes");
     let q =
         "CALL engram.search.vector('AuthService streams events with Kinesis', 1) YIELD relationship, score RETURN relationship.text, score";
@@ -733,18 +734,26 @@ fn vector_search_and_recall_reach_the_databases_embedder() {
         .query("default", "CALL engram.recall('Kinesis events', {budget: 200}) YIELD rank, text RETURN rank, text", &Params::new())
         .expect("runs");
     assert!(!got.rows.is_empty());
-    // The procedure returns what the direct call packs, in its order.
-    let vector = db.embed_query("Kinesis events").expect("embeds");
-    let direct = db
-        .snapshot()
-        .workspace("default")
-        .expect("ws")
-        .recall(&engram::RecallQuery { vector, ..engram::RecallQuery::new("Kinesis events") })
-        .expect("recalls");
-    assert!(!direct.packed.facts.is_empty());
-    let via = db.query("default", "CALL engram.recall('Kinesis events') YIELD claim RETURN id(claim)", &Params::new()).expect("runs");
-    let ids: Vec<QueryValue> = direct.packed.facts.iter().map(|f| i(i64::from(f.id))).collect();
-    assert_eq!(via.rows.into_iter().map(|mut r| r.remove(0)).collect::<Vec<_>>(), ids);
+    // The procedure returns what the direct call packs, in its order, the database's embedder
+    // embedding the question and what it asks (`question_to_embed`: without the names of entities
+    // with facts, here Kinesis), averaged (`embed_question`).
+    let snap = db.snapshot();
+    let view = snap.workspace("default").expect("ws");
+    let mut asked = engram::RecallQuery::new("Kinesis events");
+    assert_eq!(view.question_to_embed(&asked).expect("reads"), "events");
+    asked.vector = db.embed_question("Kinesis events", "events").expect("embeds");
+    let (whole, events) = (db.embed_query("Kinesis events").expect("embeds"), db.embed_query("events").expect("embeds"));
+    assert_eq!(asked.vector, engram::search::semantic::question_vector(whole, events), "the mean of the two");
+    let direct = view.recall(&asked).expect("recalls");
+    let scores = |r: engram::Recall| r.packed.facts.iter().map(|f| (i(i64::from(f.id)), QueryValue::Float(f.score))).collect::<Vec<_>>();
+    let whole = engram::RecallQuery { vector: db.embed_query("Kinesis events").expect("embeds"), ..asked.clone() };
+    let direct = scores(direct);
+    assert_eq!(direct.len(), 3);
+    assert_ne!(scores(view.recall(&whole).expect("recalls")), direct, "the test tells the two apart");
+    let via = db
+        .query("default", "CALL engram.recall('Kinesis events') YIELD claim, score RETURN id(claim), score", &Params::new())
+        .expect("runs");
+    assert_eq!(via.rows.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect::<Vec<_>>(), direct);
     // A database without an embedder refuses vector search with a reason.
     let plain = self::db();
     let err = plain.query("default", q, &Params::new()).expect_err("no embedder");
