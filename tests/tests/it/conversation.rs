@@ -16,7 +16,10 @@ const TRIP: &str = r#"{"id": "trip", "turns": [
 
 /// A fresh database holding the documents of a conversation.
 fn ingested(docs: Vec<engram::ingest::IngestDoc>) -> Database {
-    let db = Database::in_memory();
+    ingested_into(Database::in_memory(), docs)
+}
+
+fn ingested_into(db: Database, docs: Vec<engram::ingest::IngestDoc>) -> Database {
     for r in db.ingest_docs(docs, &IngestOptions::default()).unwrap() {
         r.unwrap();
     }
@@ -150,9 +153,7 @@ fn the_semantic_path_finds_what_is_asked_not_who_is_named() {
         {"id": "m2", "speaker": "Melanie", "text": "The kids painted a sunset.", "at": "2023-05-08T13:59:00Z"}]}"#;
     let db = Database::in_memory();
     db.set_embedder(std::sync::Arc::new(engram::embed::HashEmbedder::new(256))).unwrap();
-    for r in db.ingest_docs(conversation_documents(&parse_conversation(conv).unwrap()).unwrap(), &IngestOptions::default()).unwrap() {
-        r.unwrap();
-    }
+    let db = ingested_into(db, conversation_documents(&parse_conversation(conv).unwrap()).unwrap());
     let snap = db.snapshot();
     let ws = snap.workspace("default").unwrap();
     let mut q = RecallQuery { budget: 10_000, ..RecallQuery::new("What does Melanie do to destress?") };
