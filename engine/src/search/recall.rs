@@ -17,9 +17,10 @@
 //! to the question's entities, the graph path keeps first those the lexical or semantic path found,
 //! so the entities a question names lift the relevant facts about them rather than an arbitrary
 //! few; the names it spells out that have facts of their own are left to the graph, not the
-//! keywords (`without_names`) and count half in the question's vector (engram's interfaces embed
-//! `question_to_embed` beside the question, `Database::embed_question`), and a name only texts mention leads the graph to those texts (a
-//! conversation's `MENTIONS` links, `ingest::conversation`), which recall walks but never returns.
+//! keywords (`without_names`), and count half in the question's vector (engram's interfaces embed
+//! `question_to_embed` beside the question, `Database::embed_question`); a name only texts mention
+//! leads the graph to those texts (a conversation's `MENTIONS` links, `ingest::conversation`),
+//! which recall walks but never returns.
 //! The texts that follow the best candidates (`FOLLOWS` links: a conversation's next turn) gain
 //! part of their score (`lift_replies`). A question that names a time ("on May 3, 2023", "last
 //! week", `search::when`) lifts the facts that began or were heard in it by half their score, and

@@ -429,7 +429,7 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         Ok(o) => o,
         Err(r) => return r,
     };
-    let (text, question) = (text.to_owned(), text.to_owned());
+    let text = text.to_owned();
     let s = shared.clone();
     let client_vector = match opts.iter().find(|(k, _)| k == "VECTOR") {
         Some((_, v)) => match serde_json::from_str::<Vec<f32>>(v) {
@@ -464,10 +464,10 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
         Err(r) => return r,
     };
     // Without the client's vector, the database's embedder embeds the question and what it asks
-    // (`Database::embed_question`), outside
-    // the reads, so no snapshot is held while a model runs; with no embedder, the other paths run.
+    // (`Database::embed_question`), outside the reads, so no snapshot is held while a model runs;
+    // with no embedder, the other paths run.
     if let Some(asked) = asked {
-        let s2 = shared.clone();
+        let (s2, question) = (shared.clone(), q.text.clone());
         match engine(shared, move |db| db.embed_question(&question, &asked).map_err(|e| error_reply(&s2, &e))).await {
             Ok(Ok(v)) => q.vector = v,
             Ok(Err(r)) | Err(r) => return r,
