@@ -553,8 +553,9 @@ impl WorkspaceView<'_> {
 
     /// Neighbourhood RAG: traverse from `root`, then rank the claims found by similarity ×
     /// confidence × decay, where similarity is the cosine of their text vector with `vector`
-    /// (claims without a vector are left out) or, without a usable vector, the BM25 score of
-    /// `text` among them.
+    /// (claims without a vector are left out, and so are those whose text is masked here: their
+    /// vector is of the clear text) or, without a usable vector, the BM25 score of `text` among
+    /// them.
     pub fn neighborhood(&self, root: EntityId, text: &str, vector: Option<&[f32]>, q: &ContextQuery) -> Result<Recall, ReadError> {
         self.check_entity(root)?;
         self.check_context_limits(q)?;
@@ -566,7 +567,8 @@ impl WorkspaceView<'_> {
         let mut skipped = Vec::new();
         let by_vector = vector.filter(|v| self.st.settings.vector_dim == Some(v.len() as u32));
         let path = if let Some(v) = by_vector {
-            for c in &found {
+            let masked = self.masked.map(|m| &m.claim_text);
+            for c in found.iter().filter(|c| masked.is_none_or(|m| !m.contains_key(&c.0))) {
                 if let Some(row) = self.st.vectors.claim.get(c.0) {
                     similar.push((*c, f64::from(cosine_f32(v, &row))));
                 }

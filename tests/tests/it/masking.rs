@@ -184,6 +184,15 @@ fn a_masked_role_never_meets_a_clear_value_on_any_read_path() {
     let mine = ws.search_claim_vectors(&q, &opts).unwrap();
     assert!(!mine.is_empty() && mine.iter().all(|(c, _)| *c != contact), "{mine:?}");
     assert_eq!(clear.search_claim_vectors(&q, &opts).unwrap()[0].0, contact);
+    // Nor in the neighbourhood of its subject, ranked by the same vector.
+    let ann = clear.find_by_name("Ann")[0];
+    let near = |v: &engram::WorkspaceView<'_>| {
+        let r = v.neighborhood(ann, "", Some(&q), &engram::ContextQuery::default()).unwrap();
+        r.packed.facts.iter().map(|f| f.id).collect::<Vec<_>>()
+    };
+    let mine = near(&ws);
+    assert!(!mine.is_empty() && !mine.contains(&contact.0), "{mine:?}");
+    assert_eq!(near(&clear)[0], contact.0);
     // Claims, evidence and entities as values.
     let claim = ws.claim(contact).unwrap();
     assert_clean("claim", claim.text.as_deref().unwrap_or_default());
@@ -191,7 +200,6 @@ fn a_masked_role_never_meets_a_clear_value_on_any_read_path() {
     assert_eq!(ev[0].snippet.as_deref(), Some("she wrote [REDACTED:email]"));
     let merger = ws.evidence_of(merger).unwrap();
     assert_eq!(merger[0].snippet.as_deref(), Some("[REDACTED:confidential]"));
-    let ann = clear.find_by_name("Ann")[0];
     assert_clean("entity", &format!("{:?}", ws.entity(ann).unwrap().properties));
     let n = ws.neighbors(ann, &NeighborQuery::default()).unwrap();
     assert_eq!(n.items.len(), 4);
