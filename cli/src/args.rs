@@ -292,6 +292,44 @@ pub enum Command {
         #[command(flatten)]
         embedding: EmbedArgs,
     },
+    /// An entity's context: the claims within --depth hops, nearest first, then by confidence,
+    /// decay and recent activity, packed into a token budget; with --text, its neighbourhood ranked
+    /// by similarity to the text (embedded by the database's embedder, else by keywords).
+    Context {
+        /// Database folder.
+        dir: PathBuf,
+        /// The entity: external id, name or alias.
+        entity: String,
+        /// Workspace.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Rank the neighbourhood by similarity to this text.
+        #[arg(long)]
+        text: Option<String>,
+        /// Hops from the entity.
+        #[arg(long, default_value_t = 2)]
+        depth: u32,
+        /// Token budget of the context block.
+        #[arg(long, default_value_t = 800)]
+        budget: usize,
+        /// Most facts.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// A relationship type to follow (repeatable; none: every type).
+        #[arg(long)]
+        predicate: Vec<String>,
+        /// An entity type to reach (repeatable; none: every type).
+        #[arg(long = "type")]
+        types: Vec<String>,
+        #[command(flatten)]
+        time: TimeArgs,
+        /// One JSON object: `facts`, `context`, `tokens_used`, `budget`, `cut`, `paths_run`, `skipped`.
+        #[arg(long)]
+        json: bool,
+        /// With --text, the text is embedded (default embedder: the one the database records, if any).
+        #[command(flatten)]
+        embedding: EmbedArgs,
+    },
     /// Ingest extraction output: FILE.json is one document or an array of them, FILE.jsonl one per
     /// line; each document is its own transaction, committed in groups (one fsync per group). The
     /// whole file is checked first: a bad document is named (line or byte offset, JSON path) and

@@ -133,6 +133,7 @@ fn run(cli: &Cli) -> Result<(), Failure> {
             read::with_workspace(dir, workspace, |ws| read::neighbors(ws, entity, *hops, direction, visibility, *json))
         }
         Command::Recall { .. } => read::recall_command(&cli.command),
+        Command::Context { .. } => read::context_command(&cli.command),
         Command::Query { dir, query, workspace, params, json } => query::run(dir, workspace, query, params, *json),
         Command::Shell { dir, workspace } => query::shell(dir, workspace),
         Command::Serve(args) => serve::run(args),

@@ -113,11 +113,16 @@ pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Fail
     } else if let Some(db) = a.embedder {
         q.vector = db.embed_question(a.text, &ws.question_to_embed(&q).map_err(fail)?).map_err(fail)?;
     }
-    let r = ws.recall(&q).map_err(fail)?;
+    rendered(ws.recall(&q).map_err(fail)?, a.json)
+}
+
+/// What `engram recall` and `engram context` print: the context block, with a summary on stderr
+/// (or, with `json`, the whole result as one object).
+fn rendered(r: engram::Recall, json: bool) -> Result<String, Failure> {
     for s in &r.skipped {
         eprintln!("engram: {} path not run: {}", s.path, s.reason);
     }
-    if a.json {
+    if json {
         let mut out = serde_json::to_string(&r).map_err(bug)?;
         out.push('\n');
         return Ok(out);
@@ -135,6 +140,53 @@ pub fn recall(ws: &WorkspaceView<'_>, a: &RecallArgs<'_>) -> Result<String, Fail
         out.push('\n');
     }
     Ok(out)
+}
+
+/// `engram context`: the entity's context, or with `--text` its neighbourhood ranked by the text
+/// (embedded by the database's embedder when it has one, else by keywords).
+pub fn context_command(command: &Command) -> Result<(), Failure> {
+    let Command::Context {
+        dir,
+        entity,
+        workspace,
+        text,
+        depth,
+        budget,
+        limit,
+        predicate,
+        types,
+        time,
+        json,
+        embedding: EmbedArgs { embedder, model_dir },
+    } = command
+    else {
+        return Err("not a context command".into());
+    };
+    let db = open_for_reading(dir)?;
+    let vector = match text {
+        Some(t) => {
+            embed::attach(&db, embedder.as_deref(), model_dir.as_deref())?;
+            db.embed_query(t).map_err(fail)?
+        }
+        None => None,
+    };
+    let q = engram::ContextQuery {
+        depth: *depth,
+        budget: *budget,
+        max_facts: *limit,
+        predicates: predicate.clone(),
+        types: types.clone(),
+        visibility: time.visibility(false)?,
+        ..engram::ContextQuery::default()
+    };
+    let snap = db.snapshot();
+    let ws = snap.workspace(workspace).map_err(fail)?;
+    let root = resolve(&ws, entity)?;
+    let r = match text {
+        Some(t) => ws.neighborhood(root, t, vector.as_deref(), &q),
+        None => ws.entity_context(root, &q),
+    };
+    crate::out::print(&rendered(r.map_err(fail)?, *json)?)
 }
 
 /// `engram report`: the workspace report, or one claim's attribution trace.

@@ -381,6 +381,29 @@ fn recall_prints_only_visible_facts_within_the_budget() {
     let out = engram(&["recall", &db, "x", "--as-of", "yesterday"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--as-of `yesterday`"));
+
+    // `engram context`: an entity's current facts, nearest first (the superseded one left out);
+    // with --text, its neighbourhood ranked by the text (by keywords: no embedder here).
+    let claims = |args: &[&str]| {
+        let out = engram(&[&["context", &db], args, &["--json"]].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v = json(&out.stdout);
+        let ids: Vec<String> = v["facts"].as_array().unwrap().iter().map(|f| f["claim_id"].as_str().unwrap().to_owned()).collect();
+        (ids, v["paths_run"].clone())
+    };
+    assert_eq!(claims(&["Platform team"]), (vec!["new".to_owned()], serde_json::json!(["graph"])));
+    assert_eq!(claims(&["kinesis", "--text", "event streaming"]), (vec!["new".to_owned()], serde_json::json!(["graph", "lexical"])));
+    assert_eq!(claims(&["kinesis", "--type", "team", "--predicate", "streams_events_with", "--depth", "1"]).0, ["new"]);
+    assert!(claims(&["kinesis", "--type", "tool"]).0.is_empty());
+    assert!(claims(&["kinesis", "--as-of", "2000-01-01T00:00:00Z"]).0.is_empty());
+    let out = engram(&["context", &db, "kinesis"]);
+    assert!(text(&out.stdout).starts_with("[new] Platform team STREAMS_EVENTS_WITH Kinesis"), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("1 facts"), "{}", text(&out.stderr));
+    let out = engram(&["context", &db, "nobody"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no entity `nobody`"), "{}", text(&out.stderr));
+    let out = engram(&["context", &db, "kinesis", "--depth", "99"]);
+    assert!(out.status.success(), "the command line is the database's owner: no scope limits, {}", text(&out.stderr));
 }
 
 #[test]

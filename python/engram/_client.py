@@ -108,6 +108,17 @@ class Client:
             args += ["PROPERTY", f"{k}={v}"]
         return self._call(*args)
 
+    def context(self, ws, entity, text, depth, budget, max_facts, predicates, types, as_of):
+        args = ["ENGRAM.CONTEXT", ws, entity]
+        for name, value in (("TEXT", text), ("DEPTH", depth), ("BUDGET", budget), ("LIMIT", max_facts), ("AS_OF", as_of)):
+            if value is not None:
+                args += [name, str(value)]
+        for p in predicates:
+            args += ["PREDICATE", p]
+        for t in types:
+            args += ["TYPE", t]
+        return self._call(*args)
+
     def neighbors(self, ws, entity, limit, direction):
         args = ["ENGRAM.NEIGHBORS", ws, entity, "DIRECTION", direction]
         if limit is not None:

@@ -34,6 +34,9 @@ class Embedded:
     def recall(self, ws, text, budget, seeds, hops, as_of, vector, properties):
         return json.loads(self.db.recall(ws, text, budget, seeds, hops, as_of, vector, properties))
 
+    def context(self, ws, entity, text, depth, budget, max_facts, predicates, types, as_of):
+        return json.loads(self.db.context(ws, entity, text, depth, budget, max_facts, predicates, types, as_of))
+
     def neighbors(self, ws, entity, limit, direction):
         return json.loads(self.db.neighbors(ws, entity, limit, direction))
 

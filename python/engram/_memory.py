@@ -98,6 +98,26 @@ class Memory:
         )
         return Context(text=raw["context"], facts=raw["facts"], tokens_used=raw["tokens_used"], budget=raw["budget"], raw=raw)
 
+    def context(
+        self,
+        entity: str,
+        *,
+        text: str | None = None,
+        depth: int | None = None,
+        budget: int | None = None,
+        max_facts: int | None = None,
+        predicates: Iterable[str] = (),
+        types: Iterable[str] = (),
+        as_of: str | None = None,
+        workspace: str | None = None,
+    ) -> Context:
+        """What the memory holds around `entity` (external id or name): its current facts within
+        `depth` hops, nearest first, then by confidence and recent activity, packed into `budget`
+        tokens; with `text`, those facts ranked by similarity to it. `predicates` and `types`
+        narrow the relationships followed and the entities reached."""
+        raw = self._b.context(workspace or self.workspace, entity, text, depth, budget, max_facts, list(predicates), list(types), as_of)
+        return Context(text=raw["context"], facts=raw["facts"], tokens_used=raw["tokens_used"], budget=raw["budget"], raw=raw)
+
     def neighbors(self, entity: str, *, limit: int | None = None, direction: str = "both", workspace: str | None = None) -> list[dict]:
         """The claims at `entity` (external id or name): `{claim, direction, predicate,
         neighbor, neighbor_id}` each."""

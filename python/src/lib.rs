@@ -513,6 +513,42 @@ impl PyDatabase {
         json(&r)
     }
 
+    /// An entity's context, or with `text` its neighbourhood ranked by it, as the server's
+    /// `ENGRAM.CONTEXT` gives it, as JSON.
+    #[pyo3(signature = (workspace, entity, text=None, depth=None, budget=None, max_facts=None, predicates=Vec::new(), types=Vec::new(), as_of=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn context(
+        &self,
+        py: Python<'_>,
+        workspace: &str,
+        entity: &str,
+        text: Option<String>,
+        depth: Option<u32>,
+        budget: Option<usize>,
+        max_facts: Option<usize>,
+        predicates: Vec<String>,
+        types: Vec<String>,
+        as_of: Option<String>,
+    ) -> PyResult<String> {
+        let db = self.db()?;
+        let mut q = engram::ContextQuery { predicates, types, ..engram::ContextQuery::default() };
+        q.visibility.as_of = as_of.map(|t| engram::Timestamp::parse(&t).map_err(|e| caller(format!("as_of: {e}")))).transpose()?;
+        q.depth = depth.unwrap_or(q.depth);
+        q.budget = budget.unwrap_or(q.budget);
+        q.max_facts = max_facts.unwrap_or(q.max_facts);
+        let r = engine(py, &db, |db| {
+            let vector = text.as_deref().map(|t| db.embed_query(t)).transpose()?.flatten();
+            let snap = db.snapshot();
+            let view = snap.workspace(workspace)?;
+            let root = view.entity_by_id_or_name(entity)?;
+            Ok(match &text {
+                Some(t) => view.neighborhood(root, t, vector.as_deref(), &q)?,
+                None => view.entity_context(root, &q)?,
+            })
+        })?;
+        json(&r)
+    }
+
     /// The edges of an entity, as the server's `ENGRAM.NEIGHBORS` gives them, as JSON.
     #[pyo3(signature = (workspace, entity, limit=None, direction="both"))]
     fn neighbors(&self, py: Python<'_>, workspace: &str, entity: &str, limit: Option<usize>, direction: &str) -> PyResult<String> {

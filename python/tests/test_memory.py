@@ -295,6 +295,21 @@ SCENARIO = [
 ]
 
 
+def test_context_of_an_entity(mem):
+    """An entity's context, or with `text` its neighbourhood ranked by it, on both back ends."""
+    mem.ingest(DOC)
+    ctx = mem.context("AuthService")
+    assert [f["claim_id"] for f in ctx.facts] == ["conv-1/m-1/0"] and "Kinesis" in ctx.text and ctx.raw["paths_run"] == ["graph"]
+    assert ctx.tokens_used <= ctx.budget == 800
+    near = mem.context("Kinesis", text="stream events", budget=200)
+    assert near.facts[0]["claim_id"] == "conv-1/m-1/0" and near.budget == 200 and near.raw["paths_run"][0] == "graph"
+    assert mem.context("auth-svc", depth=1, predicates=["streams_events_with"], max_facts=1).facts[0]["claim_id"] == "conv-1/m-1/0"
+    assert mem.context("AuthService", types=["person"]).facts == []
+    assert mem.context("AuthService", as_of="2000-01-01T00:00:00Z").facts == []
+    with pytest.raises(engram.CallerError, match="no entity `Nobody`"):
+        mem.context("Nobody")
+
+
 def test_recall_embeds_what_the_question_asks(tmp_path):
     """Without a vector, the database's embedder embeds the question and what it asks (without the
     names of entities with facts of their own: the graph path answers for them), averaged: the

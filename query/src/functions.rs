@@ -476,6 +476,14 @@ pub const PROCEDURES: &[Procedure] = &[
         writes: false,
     },
     Procedure {
+        name: "engram.context",
+        args: &["node", "options"],
+        required: 1,
+        yields: &["rank", "claim", "subject", "object", "text", "score", "evidence", "context"],
+        doc: "an entity's context under a token budget, or with options.text its neighbourhood ranked by similarity; options {text, depth, budget, max_facts, predicates, types, as_of}",
+        writes: false,
+    },
+    Procedure {
         name: "engram.neighbors",
         args: &["node", "options"],
         required: 1,

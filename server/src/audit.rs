@@ -81,9 +81,9 @@ fn workspace(name: &str, args: &[Vec<u8>]) -> Option<String> {
             "EXPLAIN" => 3,
             _ => return None,
         },
-        "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" | "ENGRAM.RECALL" | "ENGRAM.TRANSACTION"
-        | "ENGRAM.NEIGHBORS" | "ENGRAM.STATS" | "ENGRAM.ENTITY" | "ENGRAM.SEARCH" | "ENGRAM.CLAIM" | "ENGRAM.CLAIMS" | "ENGRAM.INGEST"
-        | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" | "ENGRAM.TAG" => 1,
+        "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" | "ENGRAM.RECALL" | "ENGRAM.CONTEXT"
+        | "ENGRAM.TRANSACTION" | "ENGRAM.NEIGHBORS" | "ENGRAM.STATS" | "ENGRAM.ENTITY" | "ENGRAM.SEARCH" | "ENGRAM.CLAIM"
+        | "ENGRAM.CLAIMS" | "ENGRAM.INGEST" | "ENGRAM.DELETE" | "ENGRAM.RESTORE" | "ENGRAM.FORGET" | "ENGRAM.TAG" => 1,
         _ => return None,
     };
     args.get(at).map(|a| String::from_utf8_lossy(a).into_owned())

@@ -113,6 +113,8 @@ READS = [
     ("ENGRAM.RECALL", "{ws}", "what does bob fund, what is in the vault, what does the router store", "BUDGET", "2048"),
     ("ENGRAM.NEIGHBORS", "{ws}", "Router"),
     ("ENGRAM.NEIGHBORS", "{ws}", "Modem"),
+    ("ENGRAM.CONTEXT", "{ws}", "Router", "DEPTH", "3", "BUDGET", "4096"),
+    ("ENGRAM.CONTEXT", "{ws}", "Modem", "TEXT", "zebra secret router modem vault", "DEPTH", "3"),
     ("ENGRAM.SEARCH", "{ws}", "o"),
     ("ENGRAM.CLAIMS", "{ws}", "STATE", "all"),
     ("ENGRAM.ENTITY", "{ws}", "Router"),

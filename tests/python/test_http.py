@@ -113,6 +113,16 @@ def test_memory_routes(api):
     assert kafka["superseded_by"] is not None and kafka["evidence"][0]["conversation_id"] == "c1"
     status, n, _ = call(b, "GET", "/v1/workspaces/story/entities/AuthService/neighbors?direction=out&limit=10")
     assert status == 200 and {i["neighbor"] for i in n["items"]} >= {"technology:kinesis", "database:userdb"}
+    # The entity's context, and its neighbourhood ranked by a text, as ENGRAM.CONTEXT.
+    status, ctx, _ = call(b, "POST", "/v1/workspaces/story/entities/AuthService/context", {"depth": 1, "budget": 512})
+    assert status == 200 and ctx["paths_run"] == ["graph"] and "Kinesis" in ctx["context"], ctx
+    objects = lambda reply: [f["object"]["name"] for f in reply["facts"]]
+    status, near, _ = call(b, "POST", "/v1/workspaces/story/entities/AuthService/context", {"text": "which database does it use?", "max_facts": 1})
+    assert status == 200 and near["paths_run"] == ["graph", "lexical"] and len(near["facts"]) <= 1, near
+    status, only, _ = call(b, "POST", "/v1/workspaces/story/entities/AuthService/context", {"types": ["database"]})
+    assert status == 200 and set(objects(only)) == {"UserDB"}, only
+    status, err, _ = call(b, "POST", "/v1/workspaces/story/entities/AuthService/context", {"depth": "two"})
+    assert status == 400 and "depth" in json.dumps(err), err
     status, st, _ = call(b, "GET", "/v1/workspaces/story/stats")
     assert status == 200 and st["entities"] == 4
     status, ws, _ = call(b, "GET", "/v1/workspaces")

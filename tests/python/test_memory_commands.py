@@ -40,6 +40,37 @@ def test_ingest_recall_neighbors_stats(r):
         r.execute_command("ENGRAM.RECALL", "mem", "x", "BOGUS", "1")
 
 
+def test_context_of_an_entity(r):
+    """ENGRAM.CONTEXT: an entity's context, or with TEXT its neighbourhood ranked by the text, as
+    ENGRAM.RECALL's map; options by name, bad ones named."""
+    more = [
+        {"subject": "AuthService", "predicate": "owned_by", "object": "Platform", "confidence": 0.8, "text": "the platform team owns AuthService"},
+        {"subject": "Kinesis", "predicate": "hosted_in", "object": "eu-west-1", "confidence": 0.9, "text": "Kinesis runs in eu-west-1"},
+    ]
+    places = [{"name": "Platform", "type": "team"}, {"name": "eu-west-1", "type": "region"}]
+    doc = {**DOC, "entities": DOC["entities"] + places, "claims": DOC["claims"] + more}
+    assert len(r.execute_command("ENGRAM.INGEST", "ctx", json.dumps(doc))[0]["claims"]) == 3
+    texts = lambda reply: [f["text"] for f in reply["facts"]]
+    got = r.execute_command("ENGRAM.CONTEXT", "ctx", "AuthService")
+    assert texts(got) == ["AuthService streams its events with Kinesis", "the platform team owns AuthService", "Kinesis runs in eu-west-1"]
+    assert got["paths_run"] == ["graph"] and "Kinesis" in got["context"]
+    assert texts(r.execute_command("ENGRAM.CONTEXT", "ctx", "auth-svc", "DEPTH", "1")) == texts(got)[:2]
+    assert texts(r.execute_command("ENGRAM.CONTEXT", "ctx", "AuthService", "PREDICATE", "owned_by")) == ["the platform team owns AuthService"]
+    assert texts(r.execute_command("ENGRAM.CONTEXT", "ctx", "AuthService", "LIMIT", "1")) == texts(got)[:1]
+    near = r.execute_command("ENGRAM.CONTEXT", "ctx", "AuthService", "TEXT", "which region does it run in")
+    assert texts(near)[0] == "Kinesis runs in eu-west-1" and near["paths_run"] == ["graph", "lexical"]
+    assert r.execute_command("ENGRAM.CONTEXT", "ctx", "AuthService", "AS_OF", "2000-01-01T00:00:00Z")["facts"] == []
+    for args, what in [
+        (("Nobody",), "no entity"),
+        (("AuthService", "DEPTH", "two"), "DEPTH"),
+        (("AuthService", "DEPTH", "9"), "recall_hops_max"),
+        (("AuthService", "BOGUS", "1"), "syntax error at argument 3"),
+        (("AuthService", "VECTOR", "[1, oops]"), "VECTOR"),
+    ]:
+        with pytest.raises(redis.ResponseError, match=what):
+            r.execute_command("ENGRAM.CONTEXT", "ctx", *args)
+
+
 def test_delete_restore_forget(r, tmp_path):
     r.execute_command("ENGRAM.INGEST", "life", json.dumps(DOC))
     count = lambda: r.execute_command("ENGRAM.QUERY", "life", "MATCH ()-[c]->() RETURN count(c)")["rows"][0][0]

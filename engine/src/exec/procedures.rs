@@ -1,5 +1,5 @@
 //! The procedures `CALL` reaches: the catalog (`db.labels`, `db.relationshipTypes`,
-//! `db.propertyKeys`) and engram's reads (`engram.recall`, `engram.neighbors`,
+//! `db.propertyKeys`) and engram's reads (`engram.recall`, `engram.context`, `engram.neighbors`,
 //! `engram.ancestors`, `engram.descendants`, `engram.search.text`, `engram.search.vector`).
 //! Each yields rows in the column order of `engram_query::functions::PROCEDURES`.
 
@@ -234,6 +234,7 @@ pub(crate) fn call(
             Ok(hits.into_iter().map(|(c, s)| vec![Val::Rel(c), Val::Float(f64::from(s))]).collect())
         }
         "engram.recall" => recall(g, embed, name, args),
+        "engram.context" => context(g, embed, name, args),
         _ => Err(QueryError::runtime(ErrorType::ProcedureError, Detail::ProcedureNotFound, format!("there is no procedure `{name}`"))),
     }
 }
@@ -278,12 +279,7 @@ fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]
     if let Some(h) = option(options, "hops") {
         q.hops = u32::try_from(int_arg(name, Some(h), 0)?).unwrap_or(u32::MAX);
     }
-    if let Some(t) = option(options, "as_of") {
-        let at = match t {
-            Val::Str(s) => Timestamp::parse(s).map_err(|e| proc_error(format!("{name}: as_of: {e}")))?,
-            Val::Int(secs) => Timestamp::from_epoch_seconds(*secs),
-            other => return Err(type_error(format!("{name}: as_of is a time, got {}", other.kind()))),
-        };
+    if let Some(at) = as_of_option(name, options)? {
         q.visibility.as_of = Some(at);
     }
     if let Some(Val::List(seeds)) = option(options, "entities") {
@@ -300,6 +296,71 @@ fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]
         q.vector = if asked == q.text { vector(text) } else { crate::search::semantic::question_vector(vector(text), vector(&asked)) };
     }
     let result = g.view.recall(&q).map_err(|e| read_error(&e))?;
+    Ok(recall_rows(&result))
+}
+
+/// `engram.context(node, {text, depth, budget, max_facts, predicates, types, as_of})`: the graph-
+/// first forms of recall. Without `text`, the entity's context (the claims within `depth` hops,
+/// nearest first, then by confidence, decay and recent activity); with it, neighbourhood RAG (those
+/// claims ranked by similarity to `text`: the cosine with its embedding when the database has an
+/// embedder, else BM25). The rows of `engram.recall`.
+fn context(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]) -> Result<Vec<Vec<Val>>, QueryError> {
+    let Some(node) = node_arg(g, name, &args[0])? else { return Ok(Vec::new()) };
+    let options = args.get(1);
+    let mut q = crate::search::recall::ContextQuery { visibility: g.vis.clone(), ..Default::default() };
+    if let Some(d) = option(options, "depth") {
+        q.depth = u32::try_from(int_arg(name, Some(d), 0)?).unwrap_or(u32::MAX);
+    }
+    if let Some(b) = option(options, "budget") {
+        q.budget = usize::try_from(int_arg(name, Some(b), 0)?).unwrap_or(usize::MAX);
+    }
+    if let Some(m) = option(options, "max_facts") {
+        q.max_facts = usize::try_from(int_arg(name, Some(m), 0)?).unwrap_or(usize::MAX);
+    }
+    q.predicates = strings_option(name, options, "predicates")?;
+    q.types = strings_option(name, options, "types")?;
+    if let Some(at) = as_of_option(name, options)? {
+        q.visibility.as_of = Some(at);
+    }
+    let result = match option(options, "text") {
+        None => g.view.entity_context(node, &q),
+        Some(Val::Str(text)) => {
+            let vector = embed.and_then(|e| e(text).ok().flatten());
+            g.view.neighborhood(node, text, vector.as_deref(), &q)
+        }
+        Some(other) => return Err(type_error(format!("{name}: text must be a string, got {}", other.kind()))),
+    }
+    .map_err(|e| read_error(&e))?;
+    Ok(recall_rows(&result))
+}
+
+/// Option `key`, a list of strings (absent: none).
+fn strings_option(name: &str, options: Option<&Val>, key: &str) -> Result<Vec<String>, QueryError> {
+    match option(options, key) {
+        None => Ok(Vec::new()),
+        Some(Val::List(items)) => items
+            .iter()
+            .map(|v| match v {
+                Val::Str(s) => Ok(s.to_string()),
+                other => Err(type_error(format!("{name}: {key} must be a list of strings, got {} in it", other.kind()))),
+            })
+            .collect(),
+        Some(other) => Err(type_error(format!("{name}: {key} must be a list of strings, got {}", other.kind()))),
+    }
+}
+
+/// Option `as_of`: an RFC 3339 string or epoch seconds.
+fn as_of_option(name: &str, options: Option<&Val>) -> Result<Option<Timestamp>, QueryError> {
+    match option(options, "as_of") {
+        None => Ok(None),
+        Some(Val::Str(s)) => Timestamp::parse(s).map(Some).map_err(|e| proc_error(format!("{name}: as_of: {e}"))),
+        Some(Val::Int(secs)) => Ok(Some(Timestamp::from_epoch_seconds(*secs))),
+        Some(other) => Err(type_error(format!("{name}: as_of is a time, got {}", other.kind()))),
+    }
+}
+
+/// The rows of `engram.recall` and `engram.context`: one per packed fact, in rank order.
+fn recall_rows(result: &crate::search::recall::Recall) -> Vec<Vec<Val>> {
     let context = Val::Str(Arc::from(result.packed.context.as_str()));
     let mut rows = Vec::with_capacity(result.packed.facts.len());
     for (rank, f) in result.packed.facts.iter().enumerate() {
@@ -315,5 +376,5 @@ fn recall(g: &Graph<'_, '_>, embed: Option<&Embed<'_>>, name: &str, args: &[Val]
             context.clone(),
         ]);
     }
-    Ok(rows)
+    rows
 }

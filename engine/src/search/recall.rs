@@ -684,6 +684,7 @@ impl WorkspaceView<'_> {
         let limits = &self.cx.limits;
         ReadLimits::check("facts_max", limits.facts_max, q.max_facts, "the context's facts")?;
         ReadLimits::check("recall_budget_max", limits.recall_budget_max, q.budget, "the context's token budget")?;
+        ReadLimits::check("recall_hops_max", limits.recall_hops_max as usize, q.depth as usize, "the context's hops")?;
         self.cx.check().map_err(ReadError::Interrupted)
     }
 

@@ -14,6 +14,7 @@ pub(super) async fn run(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[V
     match name {
         "ENGRAM.QUERY" | "ENGRAM.RO_QUERY" | "ENGRAM.EXPLAIN" | "ENGRAM.PROFILE" => query(shared, who, name, args).await,
         "ENGRAM.RECALL" => recall(shared, who, args).await,
+        "ENGRAM.CONTEXT" => context(shared, who, args).await,
         "ENGRAM.TRANSACTION" => transaction(shared, who, args).await,
         "ENGRAM.EMBED" => embed(shared, args).await,
         "ENGRAM.NEIGHBORS" => neighbors(shared, who, args).await,
@@ -476,6 +477,61 @@ pub(super) async fn recall(shared: &Arc<Shared>, who: Arc<engram::Principal>, ar
     let s = shared.clone();
     read_with(shared, who, ws.to_owned(), move |view| {
         let r = view.recall(&q).map_err(|e| error_reply(&s, &e.into()))?;
+        serde_json::to_value(&r).map(|v| super::values::json(&v)).map_err(|e| Reply::err(format!("internal error: {e}")))
+    })
+    .await
+    .unwrap_or_else(|r| r)
+}
+
+/// `ENGRAM.CONTEXT ws entity [TEXT q] [DEPTH n] [BUDGET n] [LIMIT n] [PREDICATE p]… [TYPE t]…
+/// [AS_OF t] [VECTOR json]`: recall's graph-first forms, as `ENGRAM.RECALL`'s map. Without `TEXT`,
+/// the entity's context (the claims within `DEPTH` hops, nearest first, then by confidence, decay
+/// and recent activity); with it, its neighbourhood ranked by similarity to the text (the cosine
+/// with `VECTOR` or the database embedder's vector of it, else BM25). `LIMIT`: most facts.
+pub(super) async fn context(shared: &Arc<Shared>, who: Arc<engram::Principal>, args: &[Vec<u8>]) -> Reply {
+    let (Some(ws), Some(entity)) = (arg(args, 1), arg(args, 2)) else { return arity("engram.context") };
+    let known = ["TEXT", "DEPTH", "BUDGET", "LIMIT", "PREDICATE", "TYPE", "AS_OF", "VECTOR"];
+    let opts = match options(args, 3, &known) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let (ws, entity) = (ws.to_owned(), entity.to_owned());
+    let text = opts.iter().find(|(k, _)| k == "TEXT").map(|(_, v)| v.clone());
+    let vector = match (opts.iter().find(|(k, _)| k == "VECTOR"), &text) {
+        (Some((_, v)), _) => match serde_json::from_str::<Vec<f32>>(v) {
+            Ok(v) => Some(v),
+            Err(e) => return Reply::err(format!("VECTOR: {e} (expected a JSON array of numbers)")),
+        },
+        // The text's vector by the database's embedder, outside the read (as `ENGRAM.RECALL`).
+        (None, Some(t)) => {
+            let (t, s2) = (t.clone(), shared.clone());
+            match engine(shared, move |db| db.embed_query(&t).map_err(|e| error_reply(&s2, &e))).await {
+                Ok(Ok(v)) => v,
+                Ok(Err(r)) | Err(r) => return r,
+            }
+        }
+        (None, None) => None,
+    };
+    let s = shared.clone();
+    read_with(shared, who, ws, move |view| {
+        let mut q = engram::ContextQuery::default();
+        for (k, v) in &opts {
+            match k.as_str() {
+                "DEPTH" => q.depth = number("DEPTH", v)?,
+                "BUDGET" => q.budget = number("BUDGET", v)?,
+                "LIMIT" => q.max_facts = number("LIMIT", v)?,
+                "PREDICATE" => q.predicates.push(v.clone()),
+                "TYPE" => q.types.push(v.clone()),
+                "AS_OF" => q.visibility.as_of = Some(engram::Timestamp::parse(v).map_err(|e| Reply::err(format!("AS_OF: {e}")))?),
+                _ => {}
+            }
+        }
+        let root = resolve(view, &entity)?;
+        let r = match &text {
+            None => view.entity_context(root, &q),
+            Some(t) => view.neighborhood(root, t, vector.as_deref(), &q),
+        }
+        .map_err(|e| error_reply(&s, &e.into()))?;
         serde_json::to_value(&r).map(|v| super::values::json(&v)).map_err(|e| Reply::err(format!("internal error: {e}")))
     })
     .await

@@ -117,6 +117,7 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
     ("ENGRAM.CHECKPOINT", 1, "Writes a snapshot and truncates the WAL."),
     ("ENGRAM.INGEST", 3, "ws json: ingests one document or an array of them (idempotent by message ids); a report per document."),
     ("ENGRAM.RECALL", -3, "ws text [BUDGET n] [SEED e]... [HOPS n] [AS_OF t] [PROPERTY k=v]... [VECTOR json]: hybrid recall under a token budget."),
+    ("ENGRAM.CONTEXT", -3, "ws entity [TEXT q] [DEPTH n] [BUDGET n] [LIMIT n] [PREDICATE p]... [TYPE t]... [AS_OF t] [VECTOR json]: an entity's context, or with TEXT its neighbourhood ranked by similarity, under a token budget."),
     ("ENGRAM.NEIGHBORS", -3, "ws entity [LIMIT n] [DIRECTION out|in|both]: the entity's edges."),
     ("ENGRAM.DELETE", 4, "ws ENTITY id | CLAIM id: soft delete (restorable)."),
     ("ENGRAM.RESTORE", 4, "ws ENTITY id | CLAIM id: undoes a soft delete."),

@@ -264,6 +264,56 @@ pub async fn neighbors(
     run(&state, who, args).await
 }
 
+/// A context request: what `ENGRAM.CONTEXT` takes after the entity.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextBody {
+    /// Rank the entity's neighbourhood by similarity to this text (absent: its context, nearest first).
+    #[serde(default)]
+    text: Option<String>,
+    /// Hops from the entity.
+    #[serde(default)]
+    depth: Option<u64>,
+    /// The token budget of the context block.
+    #[serde(default)]
+    budget: Option<u64>,
+    /// Most facts.
+    #[serde(default)]
+    max_facts: Option<u64>,
+    /// Relationship types to follow (absent: all).
+    #[serde(default)]
+    predicates: Vec<String>,
+    /// Entity types to reach (absent: all).
+    #[serde(default)]
+    types: Vec<String>,
+    /// Valid time (RFC 3339).
+    #[serde(default)]
+    as_of: Option<String>,
+}
+
+/// The entity's context, or with `text` its neighbourhood ranked by similarity, under a token
+/// budget, as `ENGRAM.CONTEXT`.
+#[utoipa::path(post, path = "/v1/workspaces/{ws}/entities/{id}/context", request_body = ContextBody,
+    params(("ws" = String, Path, description = "The workspace."), ("id" = String, Path, description = "External id or name.")),
+    responses((status = 200, description = "The context block, the facts with ids, scores and evidence, as a recall's.", body = Value), (status = "4XX", description = "An error.", body = Value)))]
+pub async fn context(State(state): State<AppState>, Who(who): Who, Path((ws, id)): Path<(String, String)>, b: Body) -> Response {
+    let c: ContextBody = match body(&state, b).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let mut args = vec!["ENGRAM.CONTEXT".to_owned(), ws, id];
+    let numbers = [("DEPTH", c.depth), ("BUDGET", c.budget), ("LIMIT", c.max_facts)];
+    for (name, n) in numbers.into_iter().filter_map(|(name, n)| n.map(|n| (name, n))) {
+        args.extend([name.to_owned(), n.to_string()]);
+    }
+    let words = c.text.map(|t| ("TEXT", t)).into_iter().chain(c.as_of.map(|t| ("AS_OF", t)));
+    let lists = c.predicates.into_iter().map(|p| ("PREDICATE", p)).chain(c.types.into_iter().map(|t| ("TYPE", t)));
+    for (name, v) in words.chain(lists) {
+        args.extend([name.to_owned(), v]);
+    }
+    run(&state, who, args).await
+}
+
 /// Soft-deletes an entity (its claims are hidden with it; restorable), as `ENGRAM.DELETE`.
 #[utoipa::path(delete, path = "/v1/workspaces/{ws}/entities/{id}", params(("ws" = String, Path, description = "The workspace."), ("id" = String, Path, description = "External id.")),
     responses((status = 200, description = "`\"OK\"`.", body = Value), (status = "4XX", description = "An error.", body = Value)))]

@@ -38,11 +38,11 @@ pub struct AppState {
     info(title = "engram HTTP API", description = "engram's operations over HTTP/JSON: the same commands, users, grants and limits as its RESP server."),
     paths(
         api::workspaces, api::whoami, api::query, api::ro_query, api::explain, api::profile, api::recall, api::ingest,
-        api::search, api::entity, api::neighbors, api::delete_entity, api::restore_entity, api::forget_entity,
+        api::search, api::entity, api::neighbors, api::context, api::delete_entity, api::restore_entity, api::forget_entity,
         api::forget_conversation, api::delete_claim, api::restore_claim, api::stats, api::delete_workspace,
         api::checkpoint, api::backup, healthz, readyz, metrics, openapi, explorer
     ),
-    components(schemas(api::QueryBody, api::RecallBody, api::BackupBody)),
+    components(schemas(api::QueryBody, api::RecallBody, api::ContextBody, api::BackupBody)),
     modifiers(&Security)
 )]
 pub struct ApiDoc;
@@ -72,6 +72,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/workspaces/{ws}/entities/{id}"),
     ("delete", "/v1/workspaces/{ws}/entities/{id}"),
     ("get", "/v1/workspaces/{ws}/entities/{id}/neighbors"),
+    ("post", "/v1/workspaces/{ws}/entities/{id}/context"),
     ("post", "/v1/workspaces/{ws}/entities/{id}/restore"),
     ("post", "/v1/workspaces/{ws}/entities/{id}/forget"),
     ("post", "/v1/workspaces/{ws}/conversations/{id}/forget"),
@@ -104,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{ws}/entities", get(api::search))
         .route("/v1/workspaces/{ws}/entities/{id}", get(api::entity).delete(api::delete_entity))
         .route("/v1/workspaces/{ws}/entities/{id}/neighbors", get(api::neighbors))
+        .route("/v1/workspaces/{ws}/entities/{id}/context", post(api::context))
         .route("/v1/workspaces/{ws}/entities/{id}/restore", post(api::restore_entity))
         .route("/v1/workspaces/{ws}/entities/{id}/forget", post(api::forget_entity))
         .route("/v1/workspaces/{ws}/conversations/{id}/forget", post(api::forget_conversation))

@@ -754,6 +754,16 @@ fn vector_search_and_recall_reach_the_databases_embedder() {
         .query("default", "CALL engram.recall('Kinesis events') YIELD claim, score RETURN id(claim), score", &Params::new())
         .expect("runs");
     assert_eq!(via.rows.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect::<Vec<_>>(), direct);
+    // `engram.context` with a text ranks the entity's neighbourhood by its embedding.
+    let auth = view.entity_id("auth").expect("auth");
+    let vector = db.embed_query("Kinesis events").expect("embeds");
+    let near = view.neighborhood(auth, "Kinesis events", vector.as_deref(), &engram::ContextQuery::default()).expect("reads");
+    assert_eq!(near.paths_run, ["graph", "semantic"]);
+    let near = scores(near);
+    assert_eq!(near.len(), 3);
+    let ctx = "CALL engram.context('auth', {text: 'Kinesis events'}) YIELD claim, score RETURN id(claim), score";
+    let via = db.query("default", ctx, &Params::new()).expect("runs");
+    assert_eq!(via.rows.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect::<Vec<_>>(), near);
     // A database without an embedder refuses vector search with a reason.
     let plain = self::db();
     let err = plain.query("default", q, &Params::new()).expect_err("no embedder");

@@ -492,6 +492,36 @@ fn entity_context_and_neighbourhood_rag() {
     let r = ws.neighborhood(cust, "refund", Some(&[1.0, 0.0, 0.0]), &q).unwrap();
     assert_eq!(r.skipped[0].path, "semantic");
     assert_eq!(ids(&r), vec!["open1"]);
+
+    // The same through the query language: `engram.context` yields `engram.recall`'s rows.
+    let texts = |q: &str| -> Vec<String> {
+        let rows = ws.query(q, &engram::Params::new()).unwrap().rows;
+        rows.into_iter().map(|r| if let engram::QueryValue::String(s) = &r[0] { s.clone() } else { panic!("{r:?}") }).collect()
+    };
+    let text_of = |ids: &[&str]| -> Vec<String> {
+        ids.iter().map(|i| ws.claim(ws.claim_id(i).unwrap()).unwrap().text.unwrap().to_string()).collect()
+    };
+    assert_eq!(texts("CALL engram.context('cust') YIELD text RETURN text"), text_of(&["owns", "open1", "open2", "plan", "assign"]));
+    let tickets = "MATCH (c {id: 'cust'}) CALL engram.context(c, {depth: 1, types: ['ticket']}) YIELD rank, text RETURN text ORDER BY rank";
+    assert_eq!(texts(tickets), text_of(&["open1", "open2"]));
+    let opened = "CALL engram.context('cust', {predicates: ['OPENED', 'assigned_to'], max_facts: 2}) YIELD text RETURN text";
+    assert_eq!(texts(opened), text_of(&["open1", "open2"]));
+    // With `text`, the neighbourhood ranked by it (here by keywords: a bare view has no embedder).
+    assert_eq!(texts("CALL engram.context('cust', {text: 'refund double charge'}) YIELD text RETURN text")[0], text_of(&["open1"])[0]);
+    assert_eq!(texts("CALL engram.context('cust', {as_of: 0}) YIELD text RETURN text"), Vec::<String>::new());
+    assert_eq!(texts("CALL engram.context('nobody') YIELD text RETURN text"), Vec::<String>::new());
+    let block =
+        ws.query("CALL engram.context('cust', {budget: 30}) YIELD context RETURN DISTINCT context", &engram::Params::new()).unwrap();
+    assert_eq!(block.rows.len(), 1);
+    for (bad, what) in [
+        ("CALL engram.context('cust', {types: 'ticket'}) YIELD text RETURN text", "types must be a list of strings"),
+        ("CALL engram.context('cust', {text: 3}) YIELD text RETURN text", "text must be a string"),
+        ("CALL engram.context('cust', {depth: -1}) YIELD text RETURN text", "non-negative integer"),
+        ("CALL engram.context('cust', {as_of: 'noon'}) YIELD text RETURN text", "as_of"),
+    ] {
+        let err = ws.query(bad, &engram::Params::new()).unwrap_err();
+        assert!(err.message.contains(what), "{bad}: {}", err.message);
+    }
     assert!(ws.entity_context(EntityId(999), &q).is_err());
     // Caller-sized parameters never panic, however large.
     assert_eq!(ws.search_claim_text("refund", usize::MAX, &Visibility::current()).unwrap().len(), 1);

@@ -295,6 +295,11 @@ fn context_queries_name_the_facts_limit() {
     assert!(matches!(err, ReadError::Limit { name: "facts_max", limit: 5, .. }), "{err}");
     let q = engram::ContextQuery { max_facts: 5, ..engram::ContextQuery::default() };
     assert!(ws.entity_context(EntityId(0), &q).is_ok());
+    // And its hops, by the recall's limit.
+    let q = engram::ContextQuery { depth: 5, max_facts: 5, ..engram::ContextQuery::default() };
+    let err = ws.neighborhood(EntityId(0), "x", None, &q).unwrap_err();
+    assert!(matches!(err, ReadError::Limit { name: "recall_hops_max", limit: 4, .. }), "{err}");
+    assert!(ws.entity_context(EntityId(0), &engram::ContextQuery { depth: 4, ..q }).is_ok());
 }
 
 /// Database-wide totals count other workspaces and hidden claims: only a principal that sees
