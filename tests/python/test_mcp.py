@@ -21,7 +21,7 @@ from conftest import ENGRAM, Server
 TOOLS = {
     "add_memory", "search_memory", "get_memory", "update_memory", "delete_memory", "restore_memory", "forget_memory",
     "list_memories", "create_entities", "create_relations", "add_observations", "open_nodes", "search_nodes", "read_graph",
-    "neighbors", "delete_entities", "query", "get_status",
+    "neighbors", "entity_context", "delete_entities", "query", "get_status",
 }
 CANARY = "CANARY-4471-QX"
 
@@ -205,6 +205,10 @@ def test_graph_tools_speak_the_reference_servers_shapes(tmp_path):
             assert len(graph["entities"]) == 1 and graph["total_entities"] == 2
             n = await ok(s, "neighbors", {"name": "AuthService", "direction": "out"})
             assert any(i["predicate"] == "depends_on" for i in n["items"])
+            about = await ok(s, "entity_context", {"name": "AuthService", "depth": 1, "budget": 300})
+            assert about["paths_run"] == ["graph"] and "UserDB" in about["context"] and about["tokens_used"] <= 300, about
+            port = await ok(s, "entity_context", {"name": "AuthService", "query": "which port"})
+            assert port["facts"][0]["text"] == "runs on port 8443", port
             q = await ok(s, "query", {"query": "MATCH (a:service)-[:depends_on]->(b) RETURN b.name", "params": {}})
             assert q["rows"] == [["UserDB"]]
             assert (await ok(s, "query", {"query": "CREATE (:Note {t: $t})", "params": {"t": "x"}}))["stats"]["nodes_created"] == 1
@@ -261,6 +265,8 @@ async def everything_visible(s):
     out.append(await tool(s, "open_nodes", {"names": ["Ann", "Clinic"]}))
     out.append(await tool(s, "search_nodes", {"query": "a"}))
     out.append(await tool(s, "neighbors", {"name": "Ann"}))
+    out.append(await tool(s, "entity_context", {"name": "Ann", "depth": 3}))
+    out.append(await tool(s, "entity_context", {"name": "Clinic", "query": f"visit {CANARY}"}))
     out.append(await tool(s, "list_memories", {}))
     out.append(await tool(s, "get_memory", {"id": "hr/1/0"}))
     out.append(await tool(s, "get_status", {}))

@@ -329,6 +329,23 @@ pub struct NeighborsArg {
     pub direction: Option<String>,
 }
 
+/// Arguments of `entity_context`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct EntityContextArg {
+    /// The entity's name or id.
+    pub name: String,
+    /// Rank its facts by similarity to this text instead (what you want to know about it).
+    pub query: Option<String>,
+    /// Hops from the entity (default 2).
+    pub depth: Option<u64>,
+    /// Token budget of the returned context block (default 800).
+    pub budget: Option<u64>,
+    /// At most this many facts (default 50).
+    pub limit: Option<u64>,
+    /// What was true at this time (RFC 3339).
+    pub as_of: Option<String>,
+}
+
 /// Arguments of `query`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct QueryArg {
@@ -698,6 +715,24 @@ impl EngramMcp {
         }
         if let Some(d) = a.direction {
             args.extend(["DIRECTION".to_owned(), d]);
+        }
+        self.tool(&ctx, args).await
+    }
+
+    #[tool(
+        description = "What the memory holds about one entity (by name or id): its current facts within `depth` hops, nearest first, then by confidence and recent activity, packed into a context block of at most `budget` tokens, with the facts behind it and their evidence. Give `query` to put first the facts most like it (\"what is failing\"). Put the `context` text in your prompt; cite facts by id."
+    )]
+    async fn entity_context(&self, Parameters(a): Parameters<EntityContextArg>, ctx: RequestContext<RoleServer>) -> ToolResult {
+        let mut args = vec!["ENGRAM.CONTEXT".to_owned(), WS.to_owned(), a.name];
+        for (name, n) in [("DEPTH", a.depth), ("BUDGET", a.budget), ("LIMIT", a.limit)] {
+            if let Some(n) = n {
+                args.extend([name.to_owned(), n.to_string()]);
+            }
+        }
+        for (name, t) in [("TEXT", a.query), ("AS_OF", a.as_of)] {
+            if let Some(t) = t {
+                args.extend([name.to_owned(), t]);
+            }
         }
         self.tool(&ctx, args).await
     }
