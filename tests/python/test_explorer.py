@@ -1,6 +1,7 @@
 """The Explorer page in a real browser: Debian's headless Chromium driven by Selenium, against
 `engram serve --http-port` holding the example story. It searches AuthService, expands a
-neighbour in the graph, moves the time slider, runs a query and a recall, and checks the DOM; a
+neighbour in the graph, reads the context an agent is handed about an entity (and its
+neighbourhood ranked by a question), moves the time slider, runs a query and a recall, and checks the DOM; a
 screenshot of each step is written under target/explorer/. A signed-in user sees only what its
 grants allow."""
 
@@ -82,7 +83,20 @@ def test_explorer_walks_the_story(tmp_path, browser):
         assert len(d.find_elements(By.CSS_SELECTOR, "#graph line.edge.deprecated")) == 1
         labels = {e.text for e in d.find_elements(By.CSS_SELECTOR, "#graph text.label")}
         assert {"streams_events_with", "depends_on"} <= labels
+        # What an agent is handed about it: the deprecated Kafka claim is not in its context.
+        wait(d, EC.text_to_be_present_in_element((By.ID, "entity-context"), "Kinesis"))
+        assert "Kafka" not in d.find_element(By.ID, "entity-context").text
+        assert d.find_element(By.ID, "context-tokens").text.endswith("· graph")
         shot(d, "2-authservice")
+
+        # Its neighbourhood ranked by a question (no embedder here: the lexical path), which
+        # keeps the facts the question matches.
+        d.find_element(By.ID, "context-text").send_keys("where do its events go?")
+        d.find_element(By.ID, "context-btn").click()
+        wait(d, EC.text_to_be_present_in_element((By.ID, "context-tokens"), "graph + lexical"))
+        asked = d.find_element(By.ID, "entity-context").text
+        assert "Kinesis" in asked and "UserDB" not in asked, asked
+        d.find_element(By.ID, "context-text").clear()
 
         # Expand a neighbour by clicking it in the graph.
         d.find_element(By.CSS_SELECTOR, '#graph g.node[data-id="database:userdb"] circle').click()
@@ -96,8 +110,11 @@ def test_explorer_walks_the_story(tmp_path, browser):
         d.execute_script("arguments[0].value = 0; arguments[0].dispatchEvent(new Event('input'));", slider)
         wait(d, lambda d: d.find_element(By.ID, "asof-label").text != "now")
         wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#graph line.edge")) == 0)
+        wait(d, EC.text_to_be_present_in_element((By.ID, "context-tokens"), "· 0 facts"))
+        assert d.find_element(By.ID, "entity-context").text == ""
         d.execute_script("arguments[0].value = 1000; arguments[0].dispatchEvent(new Event('input'));", slider)
         wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#graph line.edge")) == 3)
+        wait(d, EC.text_to_be_present_in_element((By.ID, "entity-context"), "AuthService"))
         shot(d, "4-time")
 
         q = d.find_element(By.ID, "query")
