@@ -55,15 +55,15 @@ pub const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 /// Each recorder's id: a thread's cached handles say which recorder they belong to.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
-/// A request's counter and latency histogram.
-type RequestHandles = (Counter, Histogram);
+type Fast = foldhash::fast::FixedState;
 
 thread_local! {
-    /// This thread's handles by recorder, interface and command: recording a request builds no
-    /// label strings and looks nothing up in the recorder's registry. Bounded: the commands are
-    /// the server's own names (`unknown` for the rest).
-    static HANDLES: RefCell<HashMap<(u64, &'static str, &'static str), RequestHandles, foldhash::fast::FixedState>> =
-        RefCell::new(HashMap::with_hasher(foldhash::fast::FixedState::default()));
+    /// This thread's request counters by recorder, interface and command, and latency
+    /// histograms by recorder and interface: recording a request builds no label strings and
+    /// looks nothing up in the recorder's registry. Bounded: the commands are the server's own
+    /// names (`unknown` for the rest).
+    static COUNTERS: RefCell<HashMap<(u64, &'static str, &'static str), Counter, Fast>> = RefCell::new(HashMap::with_hasher(Fast::default()));
+    static HISTOGRAMS: RefCell<HashMap<(u64, &'static str), Histogram, Fast>> = RefCell::new(HashMap::with_hasher(Fast::default()));
 }
 
 /// A server's metrics.
@@ -132,25 +132,35 @@ impl Metrics {
         m
     }
 
-    /// Records one finished request: `command` is one of the server's own names, or `unknown`.
-    pub fn request(&self, interface: &'static str, command: &'static str, seconds: f64, error_class: Option<&str>) {
-        HANDLES.with(|h| {
+    /// Records one finished request's duration, and its error class when it failed (counted as
+    /// it ends; the requests themselves are counted by `requests`, per batch).
+    pub fn request(&self, interface: &'static str, seconds: f64, error_class: Option<&str>) {
+        HISTOGRAMS.with(|h| {
             let mut h = h.borrow_mut();
-            let (requests, duration) = h.entry((self.id, interface, command)).or_insert_with(|| {
-                let labels = [("interface", interface), ("command", &command.to_ascii_lowercase())];
-                (
-                    self.recorder.register_counter(&key("engram_requests_total", &labels), &META),
-                    self.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META),
-                )
-            });
-            requests.increment(1);
-            duration.record(seconds);
+            h.entry((self.id, interface))
+                .or_insert_with(|| {
+                    self.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META)
+                })
+                .record(seconds);
         });
         if let Some(class) = error_class {
             self.recorder
                 .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", class)]), &META)
                 .increment(1);
         }
+    }
+
+    /// Counts `n` finished requests of `command` (one of the server's own names, or `unknown`).
+    pub fn requests(&self, interface: &'static str, command: &'static str, n: u64) {
+        COUNTERS.with(|c| {
+            let mut c = c.borrow_mut();
+            c.entry((self.id, interface, command))
+                .or_insert_with(|| {
+                    let labels = [("interface", interface), ("command", &command.to_ascii_lowercase())];
+                    self.recorder.register_counter(&key("engram_requests_total", &labels), &META)
+                })
+                .increment(n);
+        });
     }
 
     /// Folds the histograms' samples into their buckets (every `UPKEEP_EVERY`; a scrape does too).

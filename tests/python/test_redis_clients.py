@@ -133,6 +133,33 @@ def test_pipeline_replies_in_order_with_errors_in_place(server):
             assert reply[b"rows"] == [[i]]
 
 
+def test_counts_of_a_pipeline_are_seen_within_it_and_after_it(server):
+    """A connection's counts are folded into the shared ones per batch: INFO and CLIENT LIST in
+    the same pipeline still see the commands before them, and another client sees them all."""
+    r, other = connect(server, protocol=3, decode_responses=True), connect(server, protocol=3, decode_responses=True)
+    stats = lambda c: c.info("commandstats")
+    rid = r.client_id()
+    before = stats(other)
+    calls = lambda s, name: s.get(f"cmdstat_{name}", {}).get("calls", 0)
+    p = r.pipeline(transaction=False)
+    for _ in range(50):
+        p.execute_command("PING")
+    p.execute_command("NO.SUCH.COMMAND")
+    p.execute_command("INFO", "commandstats")
+    p.execute_command("CLIENT", "LIST")
+    p.execute_command("ECHO", "x")
+    out = p.execute(raise_on_error=False)
+    seen_inside = out[51]
+    assert calls(seen_inside, "ping") == calls(before, "ping") + 50, seen_inside
+    mine = [line for line in out[52].splitlines() if f"id={rid} " in line]
+    assert len(mine) == 1 and "cmd=client" in mine[0], out[52]
+    after = stats(other)
+    assert calls(after, "ping") == calls(before, "ping") + 50
+    assert calls(after, "echo") == calls(before, "echo") + 1
+    assert calls(after, "info") >= calls(before, "info") + 2
+    assert "cmd=echo" in [line for line in other.execute_command("CLIENT", "LIST").splitlines() if f"id={rid} " in line][0]
+
+
 def test_a_timed_out_read_is_a_typed_error_and_a_generous_one_passes(server):
     r = connect(server, protocol=3)
     slow = "UNWIND range(1, 900) AS a UNWIND range(1, 1000) AS b RETURN count(*)"

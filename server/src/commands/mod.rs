@@ -9,6 +9,7 @@ mod graph;
 mod info;
 mod lane;
 mod pipeline;
+mod tally;
 mod values;
 
 pub use lane::Lane;
@@ -43,12 +44,32 @@ pub struct Conn {
     pub interface: &'static str,
     /// The write lane its write queries go to (RESP connections); without one they run on the pool.
     pub lane: Option<Arc<Lane>>,
+    /// Its request counts not yet in the shared ones (folded in after each batch).
+    tally: std::sync::Mutex<tally::Tally>,
 }
 
 impl Conn {
     /// A new connection as `principal` (see `users::initial_principal`): RESP2 until `HELLO 3`.
     pub fn new(id: u64, principal: Option<Arc<engram::Principal>>) -> Conn {
-        Conn { id, proto: 2, principal, name: None, multi: None, multi_aborted: None, interface: "resp", lane: None }
+        Conn {
+            id,
+            proto: 2,
+            principal,
+            name: None,
+            multi: None,
+            multi_aborted: None,
+            interface: "resp",
+            lane: None,
+            tally: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Adds the request counts of the commands run since the last call to the shared ones
+    /// (`INFO`, `CLIENT LIST`, the metrics).
+    pub(crate) fn fold_counts(&self, shared: &Shared) {
+        if let Ok(mut t) = self.tally.lock() {
+            t.fold(shared, self.id, self.interface);
+        }
     }
 
     /// Whether the client has authenticated (or needed not to).
@@ -149,6 +170,13 @@ pub(crate) const COMMANDS: &[(&str, i64, &str)] = &[
 
 /// Runs one command, or queues it inside `MULTI`.
 pub async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>) -> (Reply, Flow) {
+    let out = dispatch_counted(shared, conn, args).await;
+    conn.fold_counts(shared);
+    out
+}
+
+/// `dispatch`, its request counts left on the connection (`Conn::fold_counts` adds them).
+async fn dispatch_counted(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>) -> (Reply, Flow) {
     let Some(first) = args.first() else { return (Reply::err("empty command"), Flow::Continue) };
     let name = String::from_utf8_lossy(first).to_ascii_uppercase();
     if !conn.authenticated() {
@@ -308,10 +336,12 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
 
 async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: &[Vec<u8>]) -> (Reply, Flow) {
     let started = Instant::now();
-    if let Ok(mut clients) = shared.clients.lock() {
-        if let Some(c) = clients.get_mut(&conn.id) {
-            c.last_command.clone_from(&name);
-        }
+    if let Ok(mut t) = conn.tally.lock() {
+        t.began(&name);
+    }
+    if matches!(name.as_str(), "INFO" | "CLIENT" | "SLOWLOG") {
+        // What they show includes the commands before them in the same pipeline, and this one.
+        conn.fold_counts(shared);
     }
     let (reply, flow) = match name.as_str() {
         "AUTH" => (connection::auth(shared, conn, args).await, Flow::Continue),
@@ -331,22 +361,15 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
 /// Counts a command that ran since `started` with `reply`: the counters, the slow log, the
 /// metrics and `INFO commandstats`.
 fn account(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[Vec<u8>], started: Instant, reply: &Reply) {
-    shared.stats.commands.fetch_add(1, Ordering::Relaxed);
-    if reply.is_error() {
-        shared.stats.errors.fetch_add(1, Ordering::Relaxed);
-    }
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     if micros >= shared.limits().slowlog_slower_than_micros {
         let (addr, client_name) =
             shared.clients.lock().ok().and_then(|c| c.get(&conn.id).map(|i| (i.addr.to_string(), i.name.clone()))).unwrap_or_default();
         shared.note_slow(micros, args, addr, client_name);
     }
-    let name = known_command(name).unwrap_or("unknown");
-    shared.metrics.request(conn.interface, name, micros as f64 / 1e6, reply.error_class());
-    if let Ok(mut per) = shared.stats.per_command.lock() {
-        let e = per.entry(name).or_insert((0, 0));
-        e.0 += 1;
-        e.1 += micros;
+    shared.metrics.request(conn.interface, micros as f64 / 1e6, reply.error_class());
+    if let Ok(mut t) = conn.tally.lock() {
+        t.add(known_command(name).unwrap_or("unknown"), micros, reply.is_error());
     }
 }
 

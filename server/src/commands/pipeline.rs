@@ -11,7 +11,7 @@ use std::time::Instant;
 use engram::ErrorClass;
 
 use super::lane::{LaneQuery, Unit};
-use super::{account, arg, dispatch, Conn, Flow};
+use super::{account, arg, dispatch_counted, Conn, Flow};
 use crate::resp::Reply;
 use crate::state::Shared;
 
@@ -67,13 +67,14 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: V
         }
         if group.is_empty() {
             let args = std::mem::take(&mut commands[i]);
-            out.push(dispatch(shared, conn, args).await);
+            out.push(dispatch_counted(shared, conn, args).await);
             i += 1;
             continue;
         }
         i += group.len();
         out.extend(run_group(shared, conn, group).await.into_iter().map(|r| (r, Flow::Continue)));
     }
+    conn.fold_counts(shared);
     out
 }
 
@@ -88,10 +89,8 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
         let refused = Reply::failed(ErrorClass::Limit, format!("ERR too many pending queries (max-pending-queries is {max}); retry later"));
         return vec![refused; n];
     };
-    if let Ok(mut clients) = shared.clients.lock() {
-        if let Some(c) = clients.get_mut(&conn.id) {
-            c.last_command = String::from_utf8_lossy(&group[n - 1].args[0]).to_ascii_uppercase();
-        }
+    if let Ok(mut t) = conn.tally.lock() {
+        t.began(&String::from_utf8_lossy(&group[n - 1].args[0]).to_ascii_uppercase());
     }
     let sent: Vec<Vec<Vec<u8>>> = group.iter().map(|g| g.args.clone()).collect();
     let (done, answer) = tokio::sync::oneshot::channel();

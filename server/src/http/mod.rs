@@ -207,7 +207,8 @@ async fn errors_as_json(State(state): State<AppState>, req: Request, next: Next)
         // The service routes by name; any other path is `unknown` (a label per path a client
         // makes up would grow the metrics without bound).
         let route = ["healthz", "readyz", "metrics", "openapi.json", ""].into_iter().find(|r| path.trim_start_matches('/') == *r);
-        state.shared.metrics.request("http", route.unwrap_or("unknown"), started.elapsed().as_secs_f64(), class);
+        state.shared.metrics.request("http", started.elapsed().as_secs_f64(), class);
+        state.shared.metrics.requests("http", route.unwrap_or("unknown"), 1);
     }
     response
 }
