@@ -11,6 +11,7 @@ mod audit;
 pub mod commands;
 pub mod governance;
 pub mod http;
+pub mod latency;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;

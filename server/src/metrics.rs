@@ -9,14 +9,11 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use metrics::{Counter, Histogram, Key, Label, Level, Metadata, Recorder as _};
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
-
-/// Latency buckets in seconds: 50 µs to 10 s.
-const BUCKETS: [f64; 14] = [0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 10.0];
+use metrics::{Counter, Key, Label, Level, Metadata, Recorder as _};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
 /// The interfaces requests arrive on.
-pub const INTERFACES: [&str; 3] = ["resp", "http", "mcp"];
+pub use crate::latency::INTERFACES;
 
 /// The named limits whose refusals are counted.
 pub const REFUSALS: [&str; 7] =
@@ -58,12 +55,10 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 type Fast = foldhash::fast::FixedState;
 
 thread_local! {
-    /// This thread's request counters by recorder, interface and command, and latency
-    /// histograms by recorder and interface: recording a request builds no label strings and
-    /// looks nothing up in the recorder's registry. Bounded: the commands are the server's own
-    /// names (`unknown` for the rest).
+    /// This thread's request counters by recorder, interface and command: counting requests
+    /// builds no label strings and looks nothing up in the recorder's registry. Bounded: the
+    /// commands are the server's own names (`unknown` for the rest).
     static COUNTERS: RefCell<HashMap<(u64, &'static str, &'static str), Counter, Fast>> = RefCell::new(HashMap::with_hasher(Fast::default()));
-    static HISTOGRAMS: RefCell<HashMap<(u64, &'static str), Histogram, Fast>> = RefCell::new(HashMap::with_hasher(Fast::default()));
 }
 
 /// A server's metrics.
@@ -71,6 +66,8 @@ pub struct Metrics {
     recorder: PrometheusRecorder,
     handle: PrometheusHandle,
     id: u64,
+    /// `engram_request_duration_seconds`, kept as counts beside the recorder (`latency`).
+    latencies: crate::latency::Latencies,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -88,15 +85,11 @@ impl Default for Metrics {
 impl Metrics {
     /// A recorder with every family registered.
     pub fn new() -> Metrics {
-        let builder = PrometheusBuilder::new();
-        let builder = match builder.set_buckets_for_metric(Matcher::Full("engram_request_duration_seconds".to_owned()), &BUCKETS) {
-            Ok(b) => b,
-            Err(_) => PrometheusBuilder::new(),
-        };
-        let recorder = builder.build_recorder();
+        let recorder = PrometheusBuilder::new().build_recorder();
         let handle = recorder.handle();
-        let m = Metrics { recorder, handle, id: NEXT_ID.fetch_add(1, Ordering::Relaxed) };
-        for (name, help) in FAMILIES {
+        let m = Metrics { recorder, handle, id: NEXT_ID.fetch_add(1, Ordering::Relaxed), latencies: crate::latency::Latencies::default() };
+        // The latency histogram is rendered by `latency`, not the recorder.
+        for (name, help) in FAMILIES.into_iter().filter(|(name, _)| *name != "engram_request_duration_seconds") {
             let kind = if name.ends_with("_total") {
                 "counter"
             } else if name.ends_with("_seconds") && name.contains("duration") {
@@ -115,7 +108,6 @@ impl Metrics {
             m.recorder
                 .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", "none")]), &META)
                 .absolute(0);
-            let _ = m.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META);
         }
         for limit in REFUSALS {
             m.recorder.register_counter(&key("engram_refusals_total", &[("limit", limit)]), &META).absolute(0);
@@ -132,21 +124,26 @@ impl Metrics {
         m
     }
 
-    /// Records one finished request's duration, and its error class when it failed (counted as
-    /// it ends; the requests themselves are counted by `requests`, per batch).
-    pub fn request(&self, interface: &'static str, seconds: f64, error_class: Option<&str>) {
-        HISTOGRAMS.with(|h| {
-            let mut h = h.borrow_mut();
-            h.entry((self.id, interface))
-                .or_insert_with(|| {
-                    self.recorder.register_histogram(&key("engram_request_duration_seconds", &[("interface", interface)]), &META)
-                })
-                .record(seconds);
-        });
+    /// Counts a request answered with an error of `class`.
+    pub fn error(&self, interface: &'static str, class: &str) {
+        self.recorder
+            .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", class)]), &META)
+            .increment(1);
+    }
+
+    /// Adds requests' latencies counted elsewhere (a connection's, per batch).
+    pub fn latencies(&self, interface: &str, counts: &crate::latency::Counts) {
+        self.latencies.add(interface, counts);
+    }
+
+    /// Records one finished request alone: its latency, its count under `command`, its error class.
+    pub fn request(&self, interface: &'static str, command: &'static str, micros: u64, error_class: Option<&str>) {
+        let mut one = crate::latency::Counts::default();
+        one.add(micros);
+        self.latencies.add(interface, &one);
+        self.requests(interface, command, 1);
         if let Some(class) = error_class {
-            self.recorder
-                .register_counter(&key("engram_request_errors_total", &[("interface", interface), ("class", class)]), &META)
-                .increment(1);
+            self.error(interface, class);
         }
     }
 
@@ -185,6 +182,8 @@ impl Metrics {
 
     /// The text exposition of everything recorded.
     pub fn text(&self) -> String {
-        self.handle.render()
+        let mut text = self.handle.render();
+        text.push_str(&self.latencies.text());
+        text
     }
 }

@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import redis
 from openapi_spec_validator import validate
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -227,6 +228,39 @@ def test_metrics_are_prometheus_text_with_every_family(api):
     assert "unknown" in commands and not any(c and c.startswith("no-such-page") for c in commands), commands
     assert "healthz" in commands, commands
     assert any(s.labels.get("workspace") == "story" for s in families["engram_workspace_memory_bytes"].samples)
+
+
+def test_the_latency_histogram_counts_every_request(tmp_path):
+    """Each RESP command of a pipeline and each HTTP request is one sample: the buckets are
+    cumulative, `+Inf` equals the count, and the count grows by exactly what was sent."""
+    s = Server(tmp_path / "lat", "--http-port", "0")
+    try:
+        def histogram(interface):
+            fams = {f.name: f for f in text_string_to_metric_families(call(s.http, "GET", "/metrics")[1])}
+            samples = [x for x in fams["engram_request_duration_seconds"].samples if x.labels.get("interface") == interface]
+            buckets = [x.value for x in samples if x.name.endswith("_bucket")]
+            count = next(x.value for x in samples if x.name.endswith("_count"))
+            assert buckets == sorted(buckets) and buckets[-1] == count, samples
+            return count, next(x.value for x in samples if x.name.endswith("_sum"))
+
+        r = redis.Redis(port=s.port, protocol=3)
+        r.ping()
+        before, _ = histogram("resp")
+        p = r.pipeline(transaction=False)
+        for _ in range(100):
+            p.execute_command("PING")
+        p.execute_command("ENGRAM.QUERY", "lat", "RETURN 1 +")
+        p.execute(raise_on_error=False)
+        r.close()
+        after, total = histogram("resp")
+        assert after == before + 101 and total >= 0, (before, after)
+        http_before, _ = histogram("http")
+        for _ in range(5):
+            assert call(s.http, "GET", "/healthz")[0] == 200
+        # The scrape itself is counted once it has answered: the one before, and the five.
+        assert histogram("http")[0] == http_before + 6
+    finally:
+        s.stop()
 
 
 def test_every_family_is_there_before_any_traffic(tmp_path):

@@ -45,7 +45,7 @@ pub struct Conn {
     /// The write lane its write queries go to (RESP connections); without one they run on the pool.
     pub lane: Option<Arc<Lane>>,
     /// Its request counts not yet in the shared ones (folded in after each batch).
-    tally: std::sync::Mutex<tally::Tally>,
+    tally: tally::Tally,
 }
 
 impl Conn {
@@ -60,16 +60,14 @@ impl Conn {
             multi_aborted: None,
             interface: "resp",
             lane: None,
-            tally: std::sync::Mutex::default(),
+            tally: tally::Tally::default(),
         }
     }
 
     /// Adds the request counts of the commands run since the last call to the shared ones
     /// (`INFO`, `CLIENT LIST`, the metrics).
-    pub(crate) fn fold_counts(&self, shared: &Shared) {
-        if let Ok(mut t) = self.tally.lock() {
-            t.fold(shared, self.id, self.interface);
-        }
+    pub(crate) fn fold_counts(&mut self, shared: &Shared) {
+        self.tally.fold(shared, self.id, self.interface);
     }
 
     /// Whether the client has authenticated (or needed not to).
@@ -335,12 +333,10 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
 }
 
 async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: &[Vec<u8>]) -> (Reply, Flow) {
-    let started = Instant::now();
-    if let Ok(mut t) = conn.tally.lock() {
-        t.began(&name);
-    }
-    if matches!(name.as_str(), "INFO" | "CLIENT" | "SLOWLOG") {
-        // What they show includes the commands before them in the same pipeline, and this one.
+    let started = conn.tally.began(&name);
+    if matches!(name.as_str(), "INFO" | "CLIENT" | "SLOWLOG" | "CONFIG") {
+        // What they show includes the commands before them in the same pipeline, and this one
+        // (and a `CONFIG SET` of the slow log's threshold holds from the next command on).
         conn.fold_counts(shared);
     }
     let (reply, flow) = match name.as_str() {
@@ -360,17 +356,18 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
 
 /// Counts a command that ran since `started` with `reply`: the counters, the slow log, the
 /// metrics and `INFO commandstats`.
-fn account(shared: &Arc<Shared>, conn: &Conn, name: &str, args: &[Vec<u8>], started: Instant, reply: &Reply) {
-    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    if micros >= shared.limits().slowlog_slower_than_micros {
+fn account(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec<u8>], started: Instant, reply: &Reply) {
+    let ended = Instant::now();
+    let micros = u64::try_from(ended.saturating_duration_since(started).as_micros()).unwrap_or(u64::MAX);
+    if micros >= conn.tally.slow_micros(shared) {
         let (addr, client_name) =
             shared.clients.lock().ok().and_then(|c| c.get(&conn.id).map(|i| (i.addr.to_string(), i.name.clone()))).unwrap_or_default();
         shared.note_slow(micros, args, addr, client_name);
     }
-    shared.metrics.request(conn.interface, micros as f64 / 1e6, reply.error_class());
-    if let Ok(mut t) = conn.tally.lock() {
-        t.add(known_command(name).unwrap_or("unknown"), micros, reply.is_error());
+    if let Some(class) = reply.error_class() {
+        shared.metrics.error(conn.interface, class);
     }
+    conn.tally.add(known_command(name).unwrap_or("unknown"), micros, reply.is_error(), ended);
 }
 
 /// The system clock, shared: a deadline per request then costs no allocation.

@@ -27,7 +27,12 @@ struct Grouped {
 }
 
 fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> {
-    let name = String::from_utf8_lossy(args.first()?).to_ascii_uppercase();
+    let first = args.first()?;
+    // Most commands are told apart by their name alone, before anything is allocated.
+    if !first.eq_ignore_ascii_case(b"ENGRAM.QUERY") && !first.eq_ignore_ascii_case(b"GRAPH.QUERY") {
+        return None;
+    }
+    let name = String::from_utf8_lossy(first).to_ascii_uppercase();
     let (workspace, text) = (arg(args, 1)?, arg(args, 2)?);
     let mut params = engram::Params::new();
     let graph = match (name.as_str(), args.len()) {
@@ -80,7 +85,7 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: V
 
 /// Queues a connection's writes that arrived together on the write lane and waits for their
 /// replies (each sent once its group is durable).
-async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Vec<Reply> {
+async fn run_group(shared: &Arc<Shared>, conn: &mut Conn, group: Vec<Grouped>) -> Vec<Reply> {
     let n = group.len();
     let started = Instant::now();
     let Ok(permit) = shared.pending.clone().try_acquire_owned() else {
@@ -89,9 +94,8 @@ async fn run_group(shared: &Arc<Shared>, conn: &Conn, group: Vec<Grouped>) -> Ve
         let refused = Reply::failed(ErrorClass::Limit, format!("ERR too many pending queries (max-pending-queries is {max}); retry later"));
         return vec![refused; n];
     };
-    if let Ok(mut t) = conn.tally.lock() {
-        t.began(&String::from_utf8_lossy(&group[n - 1].args[0]).to_ascii_uppercase());
-    }
+    // The group's own start is `started`.
+    let _ = conn.tally.began(&String::from_utf8_lossy(&group[n - 1].args[0]).to_ascii_uppercase());
     let sent: Vec<Vec<Vec<u8>>> = group.iter().map(|g| g.args.clone()).collect();
     let (done, answer) = tokio::sync::oneshot::channel();
     let unit = Unit {

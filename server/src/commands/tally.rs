@@ -1,10 +1,10 @@
 //! A connection's request counts, kept on the connection and folded into the shared counters
 //! once per batch of commands (a read's pipeline, an HTTP or MCP request): a pipeline of N
 //! commands then takes the shared locks and counters once instead of N times, where two worker
-//! threads would fight over their cache lines. The latency histogram and the slow log still see
-//! every command as it ends.
+//! threads would fight over their cache lines. The slow log still sees each command as it ends.
 
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use crate::state::Shared;
 
@@ -15,15 +15,23 @@ pub(crate) struct Tally {
     errors: u64,
     /// Per command name (as `COMMANDS` writes it): calls and microseconds.
     per_command: Vec<(&'static str, u64, u64)>,
+    /// Their latencies, for `engram_request_duration_seconds`.
+    latency: crate::latency::Counts,
     /// The newest command's name, for `CLIENT LIST`'s `cmd=`.
     last: Option<String>,
+    /// When the batch's previous command ended: the next one's start (one clock read a command).
+    mark: Option<Instant>,
+    /// The slow log's threshold, read once a batch (the limits sit behind a lock all share).
+    slow: Option<u64>,
 }
 
 impl Tally {
-    /// Counts one finished command.
-    pub(crate) fn add(&mut self, name: &'static str, micros: u64, error: bool) {
+    /// Counts one command that ended at `ended`.
+    pub(crate) fn add(&mut self, name: &'static str, micros: u64, error: bool, ended: Instant) {
+        self.mark = Some(ended);
         self.commands += 1;
         self.errors += u64::from(error);
+        self.latency.add(micros);
         match self.per_command.iter_mut().find(|(n, _, _)| *n == name) {
             Some((_, calls, total)) => {
                 *calls += 1;
@@ -33,8 +41,13 @@ impl Tally {
         }
     }
 
-    /// Notes the command the connection runs now (`name` as sent, upper case).
-    pub(crate) fn began(&mut self, name: &str) {
+    /// `slowlog-log-slower-than`, in microseconds.
+    pub(crate) fn slow_micros(&mut self, shared: &Shared) -> u64 {
+        *self.slow.get_or_insert_with(|| shared.limits().slowlog_slower_than_micros)
+    }
+
+    /// Notes the command the connection runs now (`name` as sent, upper case); when it began.
+    pub(crate) fn began(&mut self, name: &str) -> Instant {
         match &mut self.last {
             Some(last) => {
                 last.clear();
@@ -42,11 +55,13 @@ impl Tally {
             }
             None => self.last = Some(name.to_owned()),
         }
+        self.mark.take().unwrap_or_else(Instant::now)
     }
 
     /// Adds what was counted to the shared counters (`INFO`, `CLIENT LIST`, the metrics) and
     /// starts again from nothing.
     pub(crate) fn fold(&mut self, shared: &Shared, conn_id: u64, interface: &'static str) {
+        (self.mark, self.slow) = (None, None);
         if self.commands > 0 {
             shared.stats.commands.fetch_add(self.commands, Ordering::Relaxed);
             if self.errors > 0 {
@@ -62,8 +77,10 @@ impl Tally {
             for &(name, calls, _) in &self.per_command {
                 shared.metrics.requests(interface, name, calls);
             }
+            shared.metrics.latencies(interface, &self.latency);
             (self.commands, self.errors) = (0, 0);
             self.per_command.clear();
+            self.latency = crate::latency::Counts::default();
         }
         if let Some(last) = self.last.take() {
             if let Ok(mut clients) = shared.clients.lock() {

@@ -207,8 +207,8 @@ async fn errors_as_json(State(state): State<AppState>, req: Request, next: Next)
         // The service routes by name; any other path is `unknown` (a label per path a client
         // makes up would grow the metrics without bound).
         let route = ["healthz", "readyz", "metrics", "openapi.json", ""].into_iter().find(|r| path.trim_start_matches('/') == *r);
-        state.shared.metrics.request("http", started.elapsed().as_secs_f64(), class);
-        state.shared.metrics.requests("http", route.unwrap_or("unknown"), 1);
+        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        state.shared.metrics.request("http", route.unwrap_or("unknown"), micros, class);
     }
     response
 }
