@@ -838,6 +838,11 @@ pub struct ServeArgs {
     /// MCP at /mcp and the Explorer at / (0: a free one).
     #[arg(long)]
     pub http_port: Option<u16>,
+    /// Threads that read, answer and run quick reads for the connections (default: one per
+    /// core). Slow queries and writes run on their own pool either way; where the clients share
+    /// the machine's few cores, fewer threads wake each other less.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub io_threads: Option<u16>,
     /// Read a password for the built-in user `default` from stdin (one line) and store it
     /// (argon2id): every connection must then AUTH, and the server may listen beyond loopback.
     #[arg(long)]

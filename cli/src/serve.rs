@@ -36,8 +36,14 @@ pub fn run(args: &crate::args::ServeArgs) -> Result<(), Failure> {
     if let Some(pw) = password {
         users::require_pass(&db, &pw).map_err(Failure::operator)?;
     }
-    let config =
-        engram_server::Config { bind: args.bind, port: args.port, http_port: args.http_port, tls, ..engram_server::Config::default() };
+    let config = engram_server::Config {
+        bind: args.bind,
+        port: args.port,
+        http_port: args.http_port,
+        tls,
+        io_threads: args.io_threads.map(usize::from),
+        ..engram_server::Config::default()
+    };
     let scheme = if config.tls.is_some() { "https" } else { "http" };
     let mut printed = Ok(());
     engram_server::run(db, &config, |addr, http| {

@@ -29,11 +29,13 @@ pub struct Config {
     pub limits: Limits,
     /// TLS on the RESP port and the HTTP port (`tls::load`); `None`: plain TCP and HTTP.
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    /// The runtime's worker threads (connections, replies, quick reads); `None`: one per core.
+    pub io_threads: Option<usize>,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, http_port: None, limits: Limits::default(), tls: None }
+        Config { bind: IpAddr::from([127, 0, 0, 1]), port: 6379, http_port: None, limits: Limits::default(), tls: None, io_threads: None }
     }
 }
 
@@ -50,7 +52,11 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
             ),
         ));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = config.io_threads {
+        builder.worker_threads(n.max(1));
+    }
+    let runtime = builder.enable_all().build()?;
     runtime.block_on(async move {
         let listener = TcpListener::bind((config.bind, config.port)).await?;
         let addr = listener.local_addr()?;

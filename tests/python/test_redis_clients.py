@@ -10,6 +10,8 @@ import time
 import pytest
 import redis
 
+from conftest import ENGRAM, Server
+
 
 def connect(server, **kw):
     return redis.Redis(host=server.host, port=server.port, **{"socket_timeout": 10, **kw})
@@ -158,6 +160,23 @@ def test_counts_of_a_pipeline_are_seen_within_it_and_after_it(server):
     assert calls(after, "echo") == calls(before, "echo") + 1
     assert calls(after, "info") >= calls(before, "info") + 2
     assert "cmd=echo" in [line for line in other.execute_command("CLIENT", "LIST").splitlines() if f"id={rid} " in line][0]
+
+
+def test_io_threads_sets_the_runtime_and_zero_is_refused(tmp_path):
+    s = Server(tmp_path / "one", "--io-threads", "1")
+    try:
+        r = redis.Redis(port=s.port, protocol=3)
+        assert r.info("server")["io_threads"] == 1
+        p = r.pipeline(transaction=False)
+        for i in range(200):
+            p.execute_command("ENGRAM.QUERY", "io", "CREATE (:T {i: $i})", "PARAMS", json.dumps({"i": i}))
+        p.execute_command("ENGRAM.QUERY", "io", "MATCH (t:T) RETURN count(t) AS n")
+        assert p.execute()[-1][b"rows"] == [[200]]
+    finally:
+        s.stop()
+    out = subprocess.run([ENGRAM, "serve", str(tmp_path / "zero"), "--port", "0", "--io-threads", "0"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--io-threads" in out.stderr, out
+    assert not (tmp_path / "zero").exists()
 
 
 def test_a_timed_out_read_is_a_typed_error_and_a_generous_one_passes(server):

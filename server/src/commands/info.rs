@@ -19,12 +19,13 @@ pub(super) fn info(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
     if want("server") {
         let _ = write!(
             out,
-            "# Server\r\nredis_version:7.4.0\r\nengram_version:{}\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\n\r\n",
+            "# Server\r\nredis_version:7.4.0\r\nengram_version:{}\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nio_threads:{}\r\n\r\n",
             env!("CARGO_PKG_VERSION"),
             std::env::consts::OS,
             std::process::id(),
             shared.addr.port(),
-            shared.started.elapsed().as_secs()
+            shared.started.elapsed().as_secs(),
+            tokio::runtime::Handle::try_current().map_or(0, |h| h.metrics().num_workers())
         );
     }
     if want("clients") {
