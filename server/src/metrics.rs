@@ -1,9 +1,11 @@
 //! Prometheus metrics (`GET /metrics`), through the `metrics` facade and its Prometheus exporter.
 //! Each server owns its recorder (no process-global state, so several servers in one process
-//! keep apart). Requests are recorded as they finish; the counters the server and the engine
-//! keep anyway (refusals, WAL fsyncs, commit groups, memory) are copied in when scraped (by the
-//! HTTP side, which knows the server's state). Every family is registered at start-up, so a
-//! scrape before any traffic lists them all.
+//! keep apart). Requests are counted per batch of a connection (`commands::tally`), their
+//! latency in bucket counts beside the recorder (`latency`; the recorder holds no histogram, so
+//! nothing queues between scrapes); the counters the server and the engine keep anyway
+//! (refusals, WAL fsyncs, commit groups, memory) are copied in when scraped (by the HTTP side,
+//! which knows the server's state). Every family is registered at start-up, so a scrape before
+//! any traffic lists them all.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -44,10 +46,6 @@ static META: Metadata<'static> = Metadata::new(module_path!(), Level::INFO, Some
 fn key(name: &'static str, labels: &[(&'static str, &str)]) -> Key {
     Key::from_parts(name, labels.iter().map(|(k, v)| Label::new(*k, (*v).to_owned())).collect::<Vec<_>>())
 }
-
-/// How often the histograms' samples are folded into their buckets when nothing scrapes: the
-/// recorder keeps every sample until then, so without it memory grows with each request.
-pub const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Each recorder's id: a thread's cached handles say which recorder they belong to.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
@@ -158,11 +156,6 @@ impl Metrics {
                 })
                 .increment(n);
         });
-    }
-
-    /// Folds the histograms' samples into their buckets (every `UPKEEP_EVERY`; a scrape does too).
-    pub fn upkeep(&self) {
-        self.handle.run_upkeep();
     }
 
     /// Counts a refusal by `limit` (one of `REFUSALS`) that the server's `INFO` counters do not.

@@ -93,16 +93,6 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
                 shared.shutdown();
             })
         };
-        let upkeep = {
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                let mut every = tokio::time::interval(crate::metrics::UPKEEP_EVERY);
-                loop {
-                    every.tick().await;
-                    shared.metrics.upkeep();
-                }
-            })
-        };
         loop {
             tokio::select! {
                 () = shared.stop.notified() => break,
@@ -127,7 +117,6 @@ pub fn run(db: Database, config: &Config, ready: impl FnOnce(SocketAddr, Option<
             }
         }
         signals.abort();
-        upkeep.abort();
         drop(listener);
         shared.shutdown();
         if let Some((_, task)) = http {
