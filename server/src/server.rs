@@ -206,11 +206,20 @@ async fn connection_loop<S: AsyncRead + AsyncWrite + Unpin>(
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut decoder = Decoder::default();
+    // The connection's own copy of the limits, taken again only when `CONFIG SET` changed them.
+    let mut seen = shared.limits_version();
+    let mut limits = shared.limits();
+    let (mut commands, mut replies, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    // `CLIENT KILL` wakes this; it stays registered across reads rather than set up for each.
+    let kicked = kick.notified();
+    tokio::pin!(kicked);
     loop {
-        let limits = shared.limits();
+        if shared.limits_version() != seen {
+            seen = shared.limits_version();
+            limits = shared.limits();
+        }
         // Every complete command buffered, run together (pipelined writes share a commit group),
         // replies in order. Before authentication one command at a time: AUTH changes the limits.
-        let mut commands = Vec::new();
         let mut failed = None;
         loop {
             match decoder.next(&mut buf, &limits, conn.authenticated()) {
@@ -228,17 +237,16 @@ async fn connection_loop<S: AsyncRead + AsyncWrite + Unpin>(
             }
         }
         if commands.is_empty() && failed.is_none() {
-            let idle = if limits.idle_timeout_secs > 0 { Duration::from_secs(limits.idle_timeout_secs) } else { Duration::MAX };
             let read = tokio::select! {
-                r = tokio::time::timeout(idle, stream.read(&mut chunk)) => match r {
-                    Ok(r) => r?,
-                    Err(_) => {
+                r = read_idle(stream, &mut chunk, limits.idle_timeout_secs) => match r? {
+                    Some(read) => read,
+                    None => {
                         shared.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
                         return Ok(());
                     }
                 },
                 // `CLIENT KILL`: closed at once, not at its next command.
-                () = kick.notified() => return Ok(()),
+                () = &mut kicked => return Ok(()),
             };
             if read == 0 || killed.load(Ordering::SeqCst) {
                 return Ok(());
@@ -251,8 +259,9 @@ async fn connection_loop<S: AsyncRead + AsyncWrite + Unpin>(
             buf.extend_from_slice(&chunk[..read]);
             continue;
         }
-        let mut out = Vec::new();
-        for (reply, flow) in commands::dispatch_all(shared, conn, commands).await {
+        out.clear();
+        commands::dispatch_all(shared, conn, &mut commands, &mut replies).await;
+        for (reply, flow) in replies.drain(..) {
             reply.encode(conn.proto, &mut out);
             if out.len() > limits.output_buffer_max {
                 shared.stats.buffer_overflows.fetch_add(1, Ordering::Relaxed);
@@ -284,10 +293,36 @@ async fn connection_loop<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
+/// Reads what the client sent; `None` when it stayed idle `timeout` seconds (0: no limit, and
+/// then no timer is set up for the read at all).
+async fn read_idle<S: AsyncRead + Unpin>(stream: &mut S, chunk: &mut [u8], timeout: u64) -> std::io::Result<Option<usize>> {
+    if timeout == 0 {
+        return stream.read(chunk).await.map(Some);
+    }
+    match tokio::time::timeout(Duration::from_secs(timeout), stream.read(chunk)).await {
+        Ok(r) => r.map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
 /// Writes replies; a client that does not read them within `client-stall-timeout` seconds is
 /// dropped rather than buffered for.
 async fn write_out<S: AsyncWrite + Unpin>(stream: &mut S, out: &[u8], limits: &Limits) -> std::io::Result<()> {
-    match tokio::time::timeout(Duration::from_secs(limits.stall_timeout_secs), stream.write_all(out)).await {
+    // Most replies fit the socket's buffer and go in one write, with no timer set up.
+    let first = std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut *stream).poll_write(cx, out) {
+            std::task::Poll::Ready(r) => Some(r),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await;
+    let rest = match first {
+        Some(Ok(n)) if n == out.len() => return Ok(()),
+        Some(Ok(n)) => &out[n..],
+        Some(Err(e)) => return Err(e),
+        None => out,
+    };
+    match tokio::time::timeout(Duration::from_secs(limits.stall_timeout_secs), stream.write_all(rest)).await {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "client does not read its replies")),
     }

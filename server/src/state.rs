@@ -160,8 +160,11 @@ pub struct ClientInfo {
 pub struct Shared {
     /// The database.
     pub db: Database,
-    /// The limits (`CONFIG SET` changes them).
-    pub limits: RwLock<Limits>,
+    /// The limits (`CONFIG SET` changes them through `set_limits`).
+    limits: RwLock<Limits>,
+    /// Bumped by every change of `limits`: a connection keeps its own copy and reads this one
+    /// atomic per batch, not the lock all connections share.
+    limits_version: AtomicU64,
     /// The counters.
     pub stats: Stats,
     /// The clients connected now, by id.
@@ -237,6 +240,7 @@ impl Shared {
             db,
             pending: Arc::new(Semaphore::new(limits.max_pending_queries)),
             limits: RwLock::new(limits),
+            limits_version: AtomicU64::new(0),
             stats: Stats::default(),
             clients: Mutex::new(BTreeMap::new()),
             stopping: AtomicBool::new(false),
@@ -340,6 +344,21 @@ impl Shared {
     /// The current limits.
     pub fn limits(&self) -> Limits {
         self.limits.read().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Which change of the limits is the current one (see `limits_version`).
+    pub fn limits_version(&self) -> u64 {
+        self.limits_version.load(Ordering::Acquire)
+    }
+
+    /// Changes the limits with `f`, all or nothing: on an error they stay as they were.
+    pub fn set_limits(&self, f: impl FnOnce(&mut Limits) -> Result<(), String>) -> Result<(), String> {
+        let mut limits = self.limits.write().map_err(|_| "limits unavailable".to_owned())?;
+        let mut next = limits.clone();
+        f(&mut next)?;
+        *limits = next;
+        self.limits_version.fetch_add(1, Ordering::Release);
+        Ok(())
     }
 
     /// Asks the server to stop accepting and close.

@@ -96,17 +96,23 @@ def test_maxclients_refuses_the_extra_connections(server):
 
 def test_idle_timeout_closes_idle_clients(server):
     admin = redis.Redis(host=server.host, port=server.port, socket_timeout=5)
+    # A connection made before the change takes it from its next command on.
+    early = socket.create_connection((server.host, server.port), timeout=5)
+    before = admin.info("stats")["idle_timeouts"]
     admin.config_set("timeout", "1")
     try:
+        early.sendall(b"PING\r\n")
+        assert early.recv(100) == b"+PONG\r\n"
         sk = socket.create_connection((server.host, server.port), timeout=5)
         time.sleep(1.5)
         # A read on a closed connection returns b"" (or the send fails).
-        try:
-            sk.sendall(b"PING\r\n")
-            assert sk.recv(100) == b""
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        assert admin.info("stats")["idle_timeouts"] >= 1
+        for closed in (sk, early):
+            try:
+                closed.sendall(b"PING\r\n")
+                assert closed.recv(100) == b""
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        assert admin.info("stats")["idle_timeouts"] >= before + 2
     finally:
         admin.config_set("timeout", "0")
 

@@ -14,7 +14,7 @@ use crate::users::{self, AuthError};
 pub(super) fn run(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec<u8>]) -> (Reply, Flow) {
     let reply = match name {
         "PING" => match args.len() {
-            1 => Reply::Simple("PONG".to_owned()),
+            1 => Reply::Simple("PONG"),
             2 => Reply::Bulk(args[1].clone()),
             _ => arity(name),
         },
@@ -24,7 +24,7 @@ pub(super) fn run(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec
             conn.proto = 2;
             conn.name = None;
             set_name(shared, conn.id, "");
-            Reply::Simple("RESET".to_owned())
+            Reply::Simple("RESET")
         }
         "SELECT" if args.len() == 2 => match arg(args, 1) {
             Some("0") => Reply::ok(),

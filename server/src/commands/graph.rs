@@ -170,7 +170,7 @@ fn info(shared: &Shared, who: &engram::Principal, args: &[Vec<u8>]) -> Reply {
         waiting |= a.eq_ignore_ascii_case("WaitingQueries");
     }
     if !running && !waiting {
-        return Reply::Simple("no section found".to_owned());
+        return Reply::Simple("no section found");
     }
     let all: Vec<Arc<crate::state::InFlight>> = match shared.in_flight.lock() {
         Ok(all) => all.values().filter(|q| who.may(&q.workspace, engram::Access::Admin)).cloned().collect(),
@@ -279,11 +279,7 @@ fn config(shared: &Shared, args: &[Vec<u8>]) -> Reply {
                 "TIMEOUT_MAX" => "query-timeout-max",
                 _ => return Reply::err("Unknown configuration field"),
             };
-            let Ok(mut limits) = shared.limits.write() else { return Reply::err("limits unavailable") };
-            match limits.set(key, value) {
-                Ok(()) => Reply::ok(),
-                Err(e) => Reply::err(e),
-            }
+            shared.set_limits(|limits| limits.set(key, value)).map_or_else(Reply::err, |()| Reply::ok())
         }
         _ => arity("graph.config"),
     }

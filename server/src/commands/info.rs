@@ -193,19 +193,17 @@ pub(super) fn config(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Reply {
             Reply::Map(out)
         }
         Some("SET") if args.len() >= 4 && args.len().is_multiple_of(2) => {
-            let Ok(mut limits) = shared.limits.write() else { return Reply::err("limits unavailable") };
-            let mut next = limits.clone();
-            for pair in args[2..].chunks(2) {
-                let (name, value) = (String::from_utf8_lossy(&pair[0]), String::from_utf8_lossy(&pair[1]));
-                if name.eq_ignore_ascii_case("max-pending-queries") {
-                    return Reply::err("CONFIG SET max-pending-queries: fixed when the server starts");
+            let set = shared.set_limits(|next| {
+                for pair in args[2..].chunks(2) {
+                    let (name, value) = (String::from_utf8_lossy(&pair[0]), String::from_utf8_lossy(&pair[1]));
+                    if name.eq_ignore_ascii_case("max-pending-queries") {
+                        return Err("CONFIG SET max-pending-queries: fixed when the server starts".to_owned());
+                    }
+                    next.set(&name, &value)?;
                 }
-                if let Err(e) = next.set(&name, &value) {
-                    return Reply::err(e);
-                }
-            }
-            *limits = next;
-            Reply::ok()
+                Ok(())
+            });
+            set.map_or_else(Reply::err, |()| Reply::ok())
         }
         Some("RESETSTAT") => {
             if let Ok(mut per) = shared.stats.per_command.lock() {

@@ -15,6 +15,7 @@ mod values;
 pub use lane::Lane;
 pub use pipeline::dispatch_all;
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -176,9 +177,9 @@ pub async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>)
 /// `dispatch`, its request counts left on the connection (`Conn::fold_counts` adds them).
 async fn dispatch_counted(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u8>>) -> (Reply, Flow) {
     let Some(first) = args.first() else { return (Reply::err("empty command"), Flow::Continue) };
-    let name = String::from_utf8_lossy(first).to_ascii_uppercase();
+    let name = command_name(first);
     if !conn.authenticated() {
-        match name.as_str() {
+        match &*name {
             "AUTH" => return (connection::auth(shared, conn, &args).await, Flow::Continue),
             "HELLO" if !args.iter().any(|a| a.eq_ignore_ascii_case(b"AUTH")) => {
                 return (Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".to_owned()), Flow::Continue);
@@ -195,7 +196,7 @@ async fn dispatch_counted(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u
             return (reply, Flow::Continue);
         }
     }
-    match (name.as_str(), conn.multi.is_some()) {
+    match (&*name, conn.multi.is_some()) {
         ("MULTI", false) => {
             conn.multi = Some(Vec::new());
             return (Reply::ok(), Flow::Continue);
@@ -227,7 +228,7 @@ async fn dispatch_counted(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u
                     queue.push(args);
                 }
             }
-            return (Reply::Simple("QUEUED".to_owned()), Flow::Continue);
+            return (Reply::Simple("QUEUED"), Flow::Continue);
         }
         _ => {}
     }
@@ -264,7 +265,7 @@ async fn exec(shared: &Arc<Shared>, conn: &mut Conn) -> Reply {
     }
     let mut replies = Vec::with_capacity(queue.len());
     for args in queue {
-        let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        let name = command_name(&args[0]);
         replies.push(execute(shared, conn, name, args).await.0);
     }
     Reply::Array(replies)
@@ -315,7 +316,7 @@ fn durable(name: &str, args: &[Vec<u8>]) -> bool {
 }
 
 /// Runs one command now, and records it in the access history.
-async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<Vec<u8>>) -> (Reply, Flow) {
+async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: Cow<'static, str>, args: Vec<Vec<u8>>) -> (Reply, Flow) {
     if !audit::recorded(&name) {
         return execute_unrecorded(shared, conn, name, &args).await;
     }
@@ -323,7 +324,7 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
     let claims = Arc::new(std::sync::Mutex::new(Vec::new()));
     let (reply, flow) = audit::CLAIMS.scope(claims.clone(), execute_unrecorded(shared, conn, name.clone(), &args)).await;
     let command = audit::Command { name: &name, args: &args, at, started, interface: conn.interface };
-    let who = match name.as_str() {
+    let who = match &*name {
         "AUTH" | "HELLO" if reply.is_error() => None,
         _ => conn.principal.clone(),
     };
@@ -332,14 +333,14 @@ async fn execute(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: Vec<
     (reply, flow)
 }
 
-async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String, args: &[Vec<u8>]) -> (Reply, Flow) {
+async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: Cow<'static, str>, args: &[Vec<u8>]) -> (Reply, Flow) {
     let started = conn.tally.began(&name);
-    if matches!(name.as_str(), "INFO" | "CLIENT" | "SLOWLOG" | "CONFIG") {
+    if matches!(&*name, "INFO" | "CLIENT" | "SLOWLOG" | "CONFIG") {
         // What they show includes the commands before them in the same pipeline, and this one
         // (and a `CONFIG SET` of the slow log's threshold holds from the next command on).
         conn.fold_counts(shared);
     }
-    let (reply, flow) = match name.as_str() {
+    let (reply, flow) = match &*name {
         "AUTH" => (connection::auth(shared, conn, args).await, Flow::Continue),
         "HELLO" => (connection::hello(shared, conn, args).await, Flow::Continue),
         n if n.starts_with("GRAPH.") => (graph::run(shared, conn, &name, args).await, Flow::Continue),
@@ -356,8 +357,9 @@ async fn execute_unrecorded(shared: &Arc<Shared>, conn: &mut Conn, name: String,
 
 /// Counts a command that ran since `started` with `reply`: the counters, the slow log, the
 /// metrics and `INFO commandstats`.
-fn account(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec<u8>], started: Instant, reply: &Reply) {
-    let ended = Instant::now();
+#[allow(clippy::ptr_arg, reason = "the `Cow`'s variant says whether the name is a known command's")]
+fn account(shared: &Arc<Shared>, conn: &mut Conn, name: &Cow<'static, str>, args: &[Vec<u8>], started: quanta::Instant, reply: &Reply) {
+    let ended = quanta::Instant::now();
     let micros = u64::try_from(ended.saturating_duration_since(started).as_micros()).unwrap_or(u64::MAX);
     if micros >= conn.tally.slow_micros(shared) {
         let (addr, client_name) =
@@ -367,13 +369,33 @@ fn account(shared: &Arc<Shared>, conn: &mut Conn, name: &str, args: &[Vec<u8>], 
     if let Some(class) = reply.error_class() {
         shared.metrics.error(conn.interface, class);
     }
-    conn.tally.add(known_command(name).unwrap_or("unknown"), micros, reply.is_error(), ended);
+    // `command_name` borrows only the names `COMMANDS` knows.
+    let known = match name {
+        Cow::Borrowed(known) => known,
+        Cow::Owned(_) => "unknown",
+    };
+    conn.tally.add(known, micros, reply.is_error(), ended);
 }
 
 /// The system clock, shared: a deadline per request then costs no allocation.
 pub(crate) fn system_clock() -> Arc<dyn engram::Clock> {
     static CLOCK: std::sync::OnceLock<Arc<dyn engram::Clock>> = std::sync::OnceLock::new();
     CLOCK.get_or_init(|| Arc::new(engram::SystemClock)).clone()
+}
+
+/// A command's name in upper case: a known command's as `COMMANDS` writes it (nothing
+/// allocated for the commands that come by the million), any other's as sent.
+fn command_name(first: &[u8]) -> Cow<'static, str> {
+    let mut upper = [0u8; 32];
+    if let Some(buf) = upper.get_mut(..first.len()) {
+        for (u, b) in buf.iter_mut().zip(first) {
+            *u = b.to_ascii_uppercase();
+        }
+        if let Some(known) = std::str::from_utf8(buf).ok().and_then(known_command) {
+            return Cow::Borrowed(known);
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(first).to_ascii_uppercase())
 }
 
 /// `name`'s entry in `COMMANDS` (the name as it is written there), if it is one.
@@ -590,9 +612,9 @@ impl QueryCall {
             Some(mode) => {
                 let body = engram::query::header::body(&self.text).map_err(|e| Ok(engram::Error::Query(e)))?;
                 let at = self.text.len() - body.len();
-                (std::borrow::Cow::Owned(format!("{}{mode} {body}", &self.text[..at])), Some((at, mode.len() + 1)))
+                (Cow::Owned(format!("{}{mode} {body}", &self.text[..at])), Some((at, mode.len() + 1)))
             }
-            None => (std::borrow::Cow::Borrowed(self.text.as_str()), None),
+            None => (Cow::Borrowed(self.text.as_str()), None),
         };
         let clock = system_clock();
         let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);

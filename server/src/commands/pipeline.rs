@@ -11,7 +11,7 @@ use std::time::Instant;
 use engram::ErrorClass;
 
 use super::lane::{LaneQuery, Unit};
-use super::{account, arg, dispatch_counted, Conn, Flow};
+use super::{account, arg, command_name, dispatch_counted, Conn, Flow};
 use crate::resp::Reply;
 use crate::state::Shared;
 
@@ -59,9 +59,9 @@ fn groupable(shared: &Shared, conn: &Conn, args: &[Vec<u8>]) -> Option<Grouped> 
     Some(Grouped { args: args.to_vec(), graph, workspace: workspace.to_owned(), text: text.to_owned(), params })
 }
 
-/// Runs the commands that arrived together, in order, with their replies in order.
-pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: Vec<Vec<Vec<u8>>>) -> Vec<(Reply, Flow)> {
-    let mut out = Vec::with_capacity(commands.len());
+/// Runs the commands that arrived together (taking them out of `commands`), in order, with
+/// their replies in order in `replies`.
+pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, commands: &mut Vec<Vec<Vec<u8>>>, replies: &mut Vec<(Reply, Flow)>) {
     let mut i = 0;
     while i < commands.len() {
         let mut group = Vec::new();
@@ -72,15 +72,15 @@ pub async fn dispatch_all(shared: &Arc<Shared>, conn: &mut Conn, mut commands: V
         }
         if group.is_empty() {
             let args = std::mem::take(&mut commands[i]);
-            out.push(dispatch_counted(shared, conn, args).await);
+            replies.push(dispatch_counted(shared, conn, args).await);
             i += 1;
             continue;
         }
         i += group.len();
-        out.extend(run_group(shared, conn, group).await.into_iter().map(|r| (r, Flow::Continue)));
+        replies.extend(run_group(shared, conn, group).await.into_iter().map(|r| (r, Flow::Continue)));
     }
+    commands.clear();
     conn.fold_counts(shared);
-    out
 }
 
 /// Queues a connection's writes that arrived together on the write lane and waits for their
@@ -94,8 +94,8 @@ async fn run_group(shared: &Arc<Shared>, conn: &mut Conn, group: Vec<Grouped>) -
         let refused = Reply::failed(ErrorClass::Limit, format!("ERR too many pending queries (max-pending-queries is {max}); retry later"));
         return vec![refused; n];
     };
-    // The group's own start is `started`.
-    let _ = conn.tally.began(&String::from_utf8_lossy(&group[n - 1].args[0]).to_ascii_uppercase());
+    // The group began when the batch's command before it ended (or now).
+    let begun = conn.tally.began(&command_name(&group[n - 1].args[0]));
     let sent: Vec<Vec<Vec<u8>>> = group.iter().map(|g| g.args.clone()).collect();
     let (done, answer) = tokio::sync::oneshot::channel();
     let unit = Unit {
@@ -117,8 +117,7 @@ async fn run_group(shared: &Arc<Shared>, conn: &mut Conn, group: Vec<Grouped>) -
     let replies =
         replies.unwrap_or_else(|| vec![Reply::err("internal error: the write lane failed on this write (see the server log)"); n]);
     for (args, reply) in sent.iter().zip(&replies) {
-        let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
-        account(shared, conn, &name, args, started, reply);
+        account(shared, conn, &command_name(&args[0]), args, begun, reply);
     }
     if n > 1 {
         shared.stats.group_commits.fetch_add(1, Ordering::Relaxed);

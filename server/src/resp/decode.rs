@@ -29,34 +29,61 @@ struct Partial {
 #[derive(Debug, Default)]
 pub struct Decoder {
     partial: Option<Partial>,
+    /// Bytes at the front of the buffer already decoded: removed once, when the buffer holds no
+    /// further complete command, not after each of a pipeline's commands.
+    consumed: usize,
 }
 
 /// Bytes of the line starting at `buf[0]`, without its `\r\n` (or bare `\n`), and the bytes the
 /// line takes with its end; `None` when the line has not ended yet.
 fn line(buf: &[u8]) -> Option<(&[u8], usize)> {
-    let end = buf.iter().position(|&b| b == b'\n')?;
+    let end = memchr::memchr(b'\n', buf)?;
     let content = if end > 0 && buf[end - 1] == b'\r' { &buf[..end - 1] } else { &buf[..end] };
     Some((content, end + 1))
 }
 
 /// A decimal integer as Redis reads it in a header (optional sign, digits only).
 fn integer(bytes: &[u8]) -> Option<i64> {
-    std::str::from_utf8(bytes).ok()?.parse::<i64>().ok()
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(d - b'0');
+        // Accumulated on the side of the sign, so `i64::MIN` reads too.
+        n = n.checked_mul(10)?;
+        n = if negative { n.checked_sub(d)? } else { n.checked_add(d)? };
+    }
+    Some(n)
 }
 
 impl Decoder {
-    /// The next complete command at the front of `buf`, removing the bytes it consumed. `Ok(None)`
-    /// when more bytes are needed (what was consumed so far is kept in the decoder). Empty
-    /// frames (`*0`, `*-1`, a blank line) are skipped, as Redis does.
+    /// The next complete command in `buf` (the same buffer every call, bytes appended at its
+    /// end). `Ok(None)` when more bytes are needed: the bytes decoded so far are then removed
+    /// from `buf` (what was read of an unfinished command is kept in the decoder). Empty frames
+    /// (`*0`, `*-1`, a blank line) are skipped, as Redis does.
     pub fn next(&mut self, buf: &mut Vec<u8>, limits: &Limits, authenticated: bool) -> Result<Option<Vec<Vec<u8>>>, ProtocolError> {
-        let mut at = 0;
+        let mut at = self.consumed.min(buf.len());
         let result = loop {
             match self.decode(buf, &mut at, limits, authenticated) {
                 Ok(Some(words)) if words.is_empty() => {}
                 other => break other,
             }
         };
-        buf.drain(..at);
+        if matches!(result, Ok(Some(_))) {
+            self.consumed = at;
+        } else {
+            buf.drain(..at);
+            self.consumed = 0;
+        }
         result
     }
 
@@ -229,10 +256,11 @@ fn split_inline(text: &[u8]) -> Result<Vec<Vec<u8>>, ProtocolError> {
                 }
             }
             _ => {
+                let start = i;
                 while i < text.len() && !text[i].is_ascii_whitespace() {
-                    word.push(text[i]);
                     i += 1;
                 }
+                word.extend_from_slice(&text[start..i]);
             }
         }
         words.push(word);
@@ -286,6 +314,12 @@ mod tests {
     }
 
     proptest! {
+        /// Header integers read as Rust's own parser reads them, overflow and all.
+        #[test]
+        fn integers_read_as_std(text in "[+-]?[0-9]{0,21}|[+-]?9223372036854775[0-9]{3}|.{0,6}") {
+            prop_assert_eq!(integer(text.as_bytes()), text.parse::<i64>().ok());
+        }
+
         /// Any split of a stream of frames into reads decodes to the same commands.
         #[test]
         fn any_split_decodes_the_same(cmds in prop::collection::vec(prop::collection::vec(prop::collection::vec(any::<u8>(), 0..20), 1..5), 1..6), cuts in prop::collection::vec(1usize..7, 1..40)) {

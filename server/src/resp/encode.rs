@@ -8,8 +8,8 @@ use std::io::Write as _;
 /// A reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// `+OK`.
-    Simple(String),
+    /// `+OK`: engram's own words only, never a client's (no CR or LF to strip).
+    Simple(&'static str),
     /// `-ERR …`: the text includes its prefix (`ERR`, `NOAUTH`, …).
     Error(String),
     /// An error from the engine, with its class (so the HTTP API can pick a status): encoded
@@ -34,7 +34,7 @@ pub enum Reply {
 impl Reply {
     /// `+OK`.
     pub fn ok() -> Reply {
-        Reply::Simple("OK".to_owned())
+        Reply::Simple("OK")
     }
 
     /// A bulk string from text.
@@ -78,7 +78,7 @@ impl Reply {
         match self {
             Reply::Simple(s) => {
                 out.push(b'+');
-                out.extend(s.bytes().filter(|b| *b != b'\r' && *b != b'\n'));
+                out.extend_from_slice(s.as_bytes());
                 out.extend(b"\r\n");
             }
             Reply::Error(s) | Reply::Failed(_, s) => {

@@ -10,7 +10,7 @@ use super::Reply;
 /// `{"error": {…}}` in place).
 pub fn to_json(reply: &Reply) -> Value {
     match reply {
-        Reply::Simple(s) => Value::String(s.clone()),
+        Reply::Simple(s) => Value::String((*s).to_owned()),
         Reply::Error(text) | Reply::Failed(_, text) => json!({"error": {
             "class": reply.error_class().unwrap_or("caller"),
             "message": text.split_once(' ').map_or(text.as_str(), |(_, rest)| rest),
