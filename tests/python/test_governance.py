@@ -250,6 +250,9 @@ def test_the_access_history_records_each_request_once_with_its_user_and_outcome(
         as_user(governed, "eddie").execute_command("GRAPH.QUERY", "acme", "CREATE (:Refused {name: 'audit-marker-42'})")
     with pytest.raises(redis.exceptions.AuthenticationError):
         redis.Redis(host=governed.host, port=governed.port, username="ann", password="wrong", socket_timeout=10).ping()
+    # RESP2 clients log in with AUTH, not HELLO: recorded too.
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis(host=governed.host, port=governed.port, username="olga", password="wrong", protocol=2, socket_timeout=10).ping()
     ann.execute_command("GRAPH.QUERY", "acme", "CYPHER secret='hunter2' MATCH (n) WHERE n.name = $secret RETURN n")
 
     def records():
@@ -264,6 +267,7 @@ def test_the_access_history_records_each_request_once_with_its_user_and_outcome(
     assert len(refused) == 1 and refused[0]["user"] == "eddie" and refused[0]["outcome"].startswith("error: NOPERM"), refused
     logins = [r for r in all_records if r["op"] in ("AUTH", "HELLO") and r["outcome"] != "ok"]
     assert any(r["user"] == "ann" for r in logins), logins
+    assert any(r["user"] == "olga" and r["op"] == "AUTH" for r in logins), logins
     assert not any("hunter2" in json.dumps(r) for r in all_records)
     hashed = [r for r in all_records if "n.name = $secret" in r["text"]]
     assert len(hashed) == 1 and len(hashed[0]["params_sha256"]) == 64

@@ -180,11 +180,10 @@ async fn dispatch_counted(shared: &Arc<Shared>, conn: &mut Conn, args: Vec<Vec<u
     let name = command_name(first);
     if !conn.authenticated() {
         match &*name {
-            "AUTH" => return (connection::auth(shared, conn, &args).await, Flow::Continue),
             "HELLO" if !args.iter().any(|a| a.eq_ignore_ascii_case(b"AUTH")) => {
                 return (Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".to_owned()), Flow::Continue);
             }
-            "HELLO" | "QUIT" | "RESET" => {}
+            "AUTH" | "HELLO" | "QUIT" | "RESET" => {}
             _ => return (Reply::Error("NOAUTH Authentication required.".to_owned()), Flow::Continue),
         }
         if name == "AUTH" {
