@@ -20,7 +20,8 @@ pub(crate) struct Tally {
     /// The newest command's name, for `CLIENT LIST`'s `cmd=`.
     last: Option<String>,
     /// When the batch's previous command ended: the next one's start (one clock read a command,
-    /// of the TSC: `quanta` reads it in a few nanoseconds, a third of `clock_gettime`).
+    /// of the TSC through `quanta`: 2.1 % of the server's samples under pipelined `PING`s, where
+    /// `clock_gettime` took 3.4 %).
     mark: Option<Instant>,
     /// The slow log's threshold and the version of the limits it was read from (the limits sit
     /// behind a lock all connections share; their version is one atomic).
