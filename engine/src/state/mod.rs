@@ -350,6 +350,8 @@ impl Entities {
     /// The entity of `ws` with external id `ext`.
     pub fn find_ext(&self, ws: WorkspaceId, ext: &str) -> Option<u32> {
         self.by_ext.find(key_hash(ws, ext), |e| {
+            // The text's two dependent loads start beside the workspace's and the flags'.
+            self.ext_id.prefetch(e as usize);
             *self.ws.get(e as usize) == ws && self.ext_id.get(e as usize) == ext && *self.flags.get(e as usize) & ERASED == 0
         })
     }
