@@ -34,9 +34,9 @@ pub(crate) enum Val {
 const _: () = assert!(size_of::<Val>() <= 24);
 
 /// A query's parameters bound to values: a handful, so a list searched by name (no tree nodes
-/// to allocate and free per query).
+/// to allocate and free per query), the first two held inline (no allocation for most queries).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Bound(Vec<(Arc<str>, Val)>);
+pub(crate) struct Bound(smallvec::SmallVec<[(Arc<str>, Val); 2]>);
 
 impl Bound {
     pub fn get(&self, name: &str) -> Option<&Val> {

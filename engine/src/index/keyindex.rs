@@ -93,21 +93,22 @@ impl Default for Base {
 }
 
 impl Base {
-    /// The table of ascending `keys`.
+    /// The table of ascending `keys`. A key equal to `EMPTY` (row `u32::MAX`, which no table
+    /// has; only a damaged file could hold it) is left out.
     fn new(keys: &[u64]) -> Base {
-        let homes = (keys.len() as u64 * 8 / 7).max(1);
-        let mut slots = vec![EMPTY; usize::try_from(homes).unwrap_or(usize::MAX) + 1];
-        let mut next = 0;
-        for &k in keys {
-            debug_assert_ne!(k, EMPTY, "ids are below u32::MAX");
-            let at = Base::home(homes, (k >> 32) as u32).max(next);
+        let homes = (keys.len() / 7 * 8 + keys.len() % 7 * 8 / 7).max(1);
+        let mut slots = vec![EMPTY; homes + 1];
+        let (mut next, mut len) = (0, 0);
+        for &k in keys.iter().filter(|k| **k != EMPTY) {
+            let at = Base::home(homes as u64, (k >> 32) as u32).max(next);
             if at + 1 >= slots.len() {
                 slots.resize(at + 2, EMPTY);
             }
             slots[at] = k;
             next = at + 1;
+            len += 1;
         }
-        Base { slots, homes, len: keys.len() }
+        Base { slots, homes: homes as u64, len }
     }
 
     fn home(homes: u64, hash: u32) -> usize {
@@ -335,6 +336,20 @@ mod tests {
                 prop_assert_eq!(keys.len(), naive.len());
             }
         }
+    }
+
+    /// The one key the table cannot hold (`EMPTY`, row `u32::MAX`: no table has it, a damaged
+    /// snapshot might) is left out; the others are found and the table stays well formed.
+    #[test]
+    fn a_key_equal_to_the_free_slot_is_left_out() {
+        let idx = KeyIndex::from_sorted_keys(vec![key(7, 1), key(u32::MAX, 3), key(u32::MAX, u32::MAX)]);
+        assert_eq!(idx.len(), 2);
+        let found = |h| {
+            let mut v = Vec::new();
+            idx.candidates(h, |id| v.push(id));
+            v
+        };
+        assert_eq!((found(7), found(u32::MAX), found(0)), (vec![1], vec![3], vec![]));
     }
 
     #[test]

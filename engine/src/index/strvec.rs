@@ -133,7 +133,7 @@ impl StrVec {
             let leaf = &self.groups[i >> (LEAF_BITS + GROUP_BITS)][(i >> LEAF_BITS) & (GROUP_LEN - 1)];
             let row = i & (LEAF_LEN - 1);
             let guess = leaf.bytes.len() / leaf.len().max(1) * row;
-            // SAFETY: SSE, which `_mm_prefetch` needs, is part of every x86_64 CPU; a prefetch
+            // Safety: SSE, which `_mm_prefetch` needs, is part of every x86_64 CPU; a prefetch
             // reads nothing into the program and never faults, whatever the address (the guess
             // may point past the buffer: `wrapping_add` computes it without a dereference).
             unsafe {
