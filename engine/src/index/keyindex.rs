@@ -96,7 +96,7 @@ impl Base {
     /// The table of ascending `keys`. A key equal to `EMPTY` (row `u32::MAX`, which no table
     /// has; only a damaged file could hold it) is left out.
     fn new(keys: &[u64]) -> Base {
-        let homes = (keys.len() / 7 * 8 + keys.len() % 7 * 8 / 7).max(1);
+        let homes = (keys.len() * 8 / 7).max(1);
         let mut slots = vec![EMPTY; homes + 1];
         let (mut next, mut len) = (0, 0);
         for &k in keys.iter().filter(|k| **k != EMPTY) {

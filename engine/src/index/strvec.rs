@@ -117,7 +117,13 @@ impl StrVec {
         if i >= self.len {
             return self.tail.get(i - self.len);
         }
-        self.groups[i >> (LEAF_BITS + GROUP_BITS)][(i >> LEAF_BITS) & (GROUP_LEN - 1)].get(i & (LEAF_LEN - 1))
+        self.leaf_of(i).get(i & (LEAF_LEN - 1))
+    }
+
+    /// The leaf holding row `i` (one in the leaves).
+    #[inline]
+    fn leaf_of(&self, i: usize) -> &Leaf {
+        &self.groups[i >> (LEAF_BITS + GROUP_BITS)][(i >> LEAF_BITS) & (GROUP_LEN - 1)]
     }
 
     /// Asks the CPU to start loading row `i`'s end offsets and its text, the text's place
@@ -130,7 +136,7 @@ impl StrVec {
         #[cfg(target_arch = "x86_64")]
         if i < self.len {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let leaf = &self.groups[i >> (LEAF_BITS + GROUP_BITS)][(i >> LEAF_BITS) & (GROUP_LEN - 1)];
+            let leaf = self.leaf_of(i);
             let row = i & (LEAF_LEN - 1);
             let guess = leaf.bytes.len() / leaf.len().max(1) * row;
             // Safety: SSE, which `_mm_prefetch` needs, is part of every x86_64 CPU; a prefetch
