@@ -79,7 +79,34 @@ const TAIL_MAX: usize = 64;
 const GROUP_BITS: u32 = 8;
 const GROUP_LEN: usize = 1 << GROUP_BITS;
 
-type Group = Arc<Vec<Arc<Leaf>>>;
+type Group = Arc<Vec<Placed>>;
+
+/// A leaf as its group holds it, with where its offsets and its text were when it was placed
+/// and its bytes per row: `prefetch` hands the CPU those addresses at once, beside the leaf's
+/// own header, instead of after reading it (a cold lookup waits for one miss fewer). They are
+/// hints, never read through: one left stale would cost a useless prefetch, nothing else.
+#[derive(Clone, Debug)]
+struct Placed {
+    leaf: Arc<Leaf>,
+    ends_at: usize,
+    text_at: usize,
+    row_bytes: usize,
+}
+
+impl Placed {
+    fn new(leaf: Arc<Leaf>) -> Placed {
+        let mut placed = Placed { leaf, ends_at: 0, text_at: 0, row_bytes: 0 };
+        placed.note();
+        placed
+    }
+
+    /// Notes where the leaf's buffers are now, and its bytes per row.
+    fn note(&mut self) {
+        let leaf = &self.leaf;
+        (self.ends_at, self.text_at) = (leaf.ends.as_ptr().addr(), leaf.bytes.as_ptr().addr());
+        self.row_bytes = leaf.bytes.len() / leaf.len().max(1);
+    }
+}
 
 /// A column of strings.
 #[derive(Clone, Debug, Default)]
@@ -123,35 +150,43 @@ impl StrVec {
     /// The leaf holding row `i` (one in the leaves).
     #[inline]
     fn leaf_of(&self, i: usize) -> &Leaf {
+        &self.placed(i).leaf
+    }
+
+    /// The group entry of the leaf holding row `i` (one in the leaves).
+    #[inline]
+    fn placed(&self, i: usize) -> &Placed {
         &self.groups[i >> (LEAF_BITS + GROUP_BITS)][(i >> LEAF_BITS) & (GROUP_LEN - 1)]
     }
 
-    /// Asks the CPU to start loading row `i`'s end offsets and its text, the text's place
-    /// guessed as if every row of its leaf were equally long. `get` reads the two one after the
-    /// other (the text's place is in the offsets); a lookup about to compare a row overlaps the
-    /// two misses when the guess lands, as it does for rows of one shape (numbered ids, UUIDs).
-    /// A hint: nothing is read through it.
+    /// Asks the CPU to start loading row `i`'s leaf header, end offsets and text, the text's
+    /// place guessed as if every row of its leaf were equally long. `get` reads the three one
+    /// after the other (the offsets' place is in the header, the text's in the offsets); a
+    /// lookup about to compare a row overlaps the three misses when the guess lands, as it does
+    /// for rows of one shape (numbered ids, UUIDs). A hint: nothing is read through it.
     #[inline]
     pub fn prefetch(&self, i: usize) {
         #[cfg(target_arch = "x86_64")]
         if i < self.len {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let leaf = self.leaf_of(i);
+            let placed = self.placed(i);
             let row = i & (LEAF_LEN - 1);
-            let guess = leaf.bytes.len() / leaf.len().max(1) * row;
+            let text = std::ptr::without_provenance::<i8>(placed.text_at.wrapping_add(placed.row_bytes.wrapping_mul(row)));
+            let ends = std::ptr::without_provenance::<i8>(placed.ends_at.wrapping_add(4 * row));
             // Safety: SSE, which `_mm_prefetch` needs, is part of every x86_64 CPU; a prefetch
             // reads nothing into the program and never faults, whatever the address (the guess
-            // may point past the buffer: `wrapping_add` computes it without a dereference).
+            // may point past the buffer, and a placed address may be stale: none is read).
             unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(leaf.bytes.as_ptr().wrapping_add(guess).cast());
-                _mm_prefetch::<_MM_HINT_T0>(leaf.ends.as_ptr().wrapping_add(row).cast());
+                _mm_prefetch::<_MM_HINT_T0>(Arc::as_ptr(&placed.leaf).cast());
+                _mm_prefetch::<_MM_HINT_T0>(ends);
+                _mm_prefetch::<_MM_HINT_T0>(text);
             }
         }
     }
 
     /// The leaves, in row order.
     fn leaves(&self) -> impl Iterator<Item = &Arc<Leaf>> {
-        self.groups.iter().flat_map(|g| g.iter())
+        self.groups.iter().flat_map(|g| g.iter().map(|p| &p.leaf))
     }
 
     /// Appends a full or last leaf after the others.
@@ -163,7 +198,7 @@ impl StrVec {
             self.groups = groups.into();
         }
         self.len += leaf.len();
-        Arc::make_mut(Arc::make_mut(&mut self.groups).last_mut().expect("pushed above")).push(leaf);
+        Arc::make_mut(Arc::make_mut(&mut self.groups).last_mut().expect("pushed above")).push(Placed::new(leaf));
     }
 
     /// Appends a row.
@@ -199,9 +234,10 @@ impl StrVec {
             let take = (LEAF_LEN - (self.len & (LEAF_LEN - 1))).min(tail.ends.len() - k);
             let start = if k == 0 { 0 } else { tail.ends[k - 1] as usize };
             let added = tail.ends[k + take - 1] as usize - start;
-            // The group is copied (256 pointers) when a snapshot shares it, once per clone.
+            // The group is copied (256 entries) when a snapshot shares it, once per clone.
             let group = Arc::make_mut(Arc::make_mut(&mut self.groups).last_mut().expect("a leaf was pushed"));
-            let leaf = group.last_mut().expect("a leaf was pushed");
+            let placed = group.last_mut().expect("a leaf was pushed");
+            let leaf = &mut placed.leaf;
             if Arc::get_mut(leaf).is_none() {
                 // Shared with a snapshot: copy it once, with room for a full leaf at its current
                 // bytes per row (`make_mut` would copy it at its length, then regrow it).
@@ -213,6 +249,8 @@ impl StrVec {
                 *leaf = Arc::new(own);
             }
             Arc::get_mut(leaf).expect("the leaf was made unique above").extend_rows(&tail, k, k + take);
+            // Its buffers may have moved as they grew.
+            placed.note();
             self.len += take;
             k += take;
         }
@@ -221,17 +259,20 @@ impl StrVec {
     /// Replaces row `i`, rebuilding its leaf (or the tail).
     pub fn set(&mut self, i: usize, s: &str) {
         assert!(i < self.len());
-        let (leaf, j) = if i >= self.len {
-            (&mut self.tail, i - self.len)
+        let rebuilt = |leaf: &Leaf, j: usize| {
+            let mut rebuilt = Leaf { bytes: String::with_capacity(leaf.bytes.len() + s.len()), ends: Vec::with_capacity(leaf.ends.len()) };
+            for k in 0..leaf.ends.len() {
+                rebuilt.push(if k == j { s } else { leaf.get(k) });
+            }
+            Arc::new(rebuilt)
+        };
+        if i >= self.len {
+            self.tail = rebuilt(&self.tail, i - self.len);
         } else {
             let group = Arc::make_mut(&mut Arc::make_mut(&mut self.groups)[i >> (LEAF_BITS + GROUP_BITS)]);
-            (&mut group[(i >> LEAF_BITS) & (GROUP_LEN - 1)], i & (LEAF_LEN - 1))
-        };
-        let mut rebuilt = Leaf { bytes: String::with_capacity(leaf.bytes.len() + s.len()), ends: Vec::with_capacity(leaf.ends.len()) };
-        for k in 0..leaf.ends.len() {
-            rebuilt.push(if k == j { s } else { leaf.get(k) });
+            let placed = &mut group[(i >> LEAF_BITS) & (GROUP_LEN - 1)];
+            *placed = Placed::new(rebuilt(&placed.leaf, i & (LEAF_LEN - 1)));
         }
-        *leaf = Arc::new(rebuilt);
     }
 
     /// Builds a column from rows, filling leaves in parallel-friendly chunks.
@@ -277,7 +318,7 @@ impl StrVec {
         leaves.retain(|l| l.len() > 0);
         debug_assert!(leaves.iter().rev().skip(1).all(|l| l.len() == LEAF_LEN));
         let len = leaves.iter().map(|l| l.len()).sum();
-        let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.to_vec())).collect();
+        let groups = leaves.chunks(GROUP_LEN).map(|g| Arc::new(g.iter().cloned().map(Placed::new).collect())).collect();
         StrVec { groups, len, tail: Arc::default() }
     }
 
@@ -304,7 +345,7 @@ impl StrVec {
         let distinct = self.leaves().filter(|l| seen.insert(Arc::as_ptr(l)));
         let (rows, text) = distinct.fold((self.tail.ends.len(), self.tail.bytes.len()), |(r, t), l| (r + l.ends.len(), t + l.bytes.len()));
         let leaves = self.len.div_ceil(LEAF_LEN);
-        (rows * 4 + leaves * 64 + self.groups.len() * GROUP_LEN * 8, text)
+        (rows * 4 + leaves * 64 + self.groups.len() * GROUP_LEN * size_of::<Placed>(), text)
     }
 
     /// `n` empty rows whose full leaves are one shared leaf (a bulk load without claim text).
@@ -337,6 +378,37 @@ mod tests {
         for (i, r) in rows.iter().enumerate() {
             assert_eq!(column.get(i), r);
         }
+    }
+
+    /// Every way a leaf is placed or changed (a build, appends into a leaf a snapshot shares,
+    /// a write, another column's leaves) leaves its group entry noting where its buffers are
+    /// now: a stale note would not be wrong, but each prefetch through it would be wasted.
+    #[test]
+    fn placed_addresses_follow_their_leaves() {
+        let noted_right = |c: &StrVec| {
+            c.groups.iter().flat_map(|g| g.iter()).all(|p| {
+                (p.ends_at, p.text_at, p.row_bytes)
+                    == (p.leaf.ends.as_ptr().addr(), p.leaf.bytes.as_ptr().addr(), p.leaf.bytes.len() / p.leaf.len().max(1))
+            })
+        };
+        let mut column = StrVec::build_par(3 * LEAF_LEN + 100, |i, b| b.push_str(&"row".repeat(i % 7 + 1)));
+        assert!(noted_right(&column));
+        let mut snapshots = Vec::new();
+        for k in 0..2 * LEAF_LEN {
+            if k % 200 == 0 {
+                snapshots.push(column.clone());
+            }
+            column.push(&format!("pushed row {k}"));
+            assert!(noted_right(&column), "after push {k}");
+        }
+        for i in [0, 5, LEAF_LEN + 1, column.len() - 1] {
+            column.set(i, "a longer text than any row had");
+            assert!(noted_right(&column), "after setting row {i}");
+        }
+        let mut joined = StrVec::new();
+        joined.extend_from(&column);
+        assert!(noted_right(&joined));
+        assert!(snapshots.iter().all(noted_right));
     }
 
     /// Past one group of leaves (262,144 rows): pushes, writes and appends of another column
