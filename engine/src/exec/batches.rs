@@ -199,7 +199,7 @@ fn step(
         Stage::Before(size) => batch_rows(size.as_ref(), &tx, part.width)?,
         _ => 0,
     };
-    let input = input.unwrap_or_else(|| vec![vec![Val::Null; part.width]]);
+    let input = input.unwrap_or_else(|| vec![super::value::nulls(part.width)]);
     let rows = tx.run_ops(part, ops, input)?;
     tx.check_deletes()?;
     tx.check_constraints()?;

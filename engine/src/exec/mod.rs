@@ -729,7 +729,7 @@ impl WorkspaceView<'_> {
                 profile: profile.then(|| Mutex::new(ops::Profile::default())),
             };
             let ops = physical::choose(&part.ops, self);
-            let rows = runner.run_ops(&ops, vec![vec![value::Val::Null; part.width]], true).map_err(|e| *e)?;
+            let rows = runner.run_ops(&ops, vec![value::nulls(part.width)], true).map_err(|e| *e)?;
             for r in rows {
                 if compiled.plan.distinct {
                     all_rows.push(part.columns.iter().map(|(_, s)| r.get(*s).cloned().unwrap_or(value::Val::Null)).collect());

@@ -337,8 +337,8 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
     fn count_row(&self, mut rows: Vec<Row>, slot: usize, n: u64) -> Vec<Row> {
         rows.truncate(1);
         match rows.first_mut() {
-            Some(row) => row.fill(Val::Null),
-            None => rows.push(vec![Val::Null; self.width]),
+            Some(row) => row.iter_mut().for_each(|v| *v = Val::Null),
+            None => rows.push(super::value::nulls(self.width)),
         }
         rows[0][slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
         rows

@@ -71,6 +71,11 @@ pub(crate) struct PathVal {
     pub steps: Vec<(ClaimId, EntityId)>,
 }
 
+/// A row of `width` nulls (each written as it is, not cloned from a first one).
+pub(crate) fn nulls(width: usize) -> Vec<Val> {
+    std::iter::repeat_with(|| Val::Null).take(width).collect()
+}
+
 impl Val {
     pub fn str(s: &str) -> Val {
         Val::Str(Arc::from(s))

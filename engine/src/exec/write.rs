@@ -202,7 +202,7 @@ impl<'s> Tx<'s> {
     /// Runs one part's operators (`ops`: the part's, as the physical step chose them); with
     /// `profile`, records rows out and µs per operator.
     pub fn run_part(&mut self, part: &Part, ops: &[Op], mut profile: Option<&mut Vec<OpStats>>) -> Result<Vec<Row>, QueryError> {
-        let mut rows = vec![vec![Val::Null; part.width]];
+        let mut rows = vec![super::value::nulls(part.width)];
         if profile.is_none() {
             return self.run_ops(part, ops, rows);
         }
