@@ -123,7 +123,7 @@ impl crate::db::Database {
         let Op::InTransactions { sub, rows: size, on_error, status } = &part.ops[at] else { return Err(write::misplaced().into()) };
         let run = |ops: Vec<Op>, input: Option<Vec<Row>>, stage: Stage| -> Result<Step, crate::error::Error> {
             let (db, workspace, cx, rules, compiled, vals) =
-                (self.clone(), workspace.to_owned(), cx.fork(), rules.clone(), Arc::clone(compiled), vals.clone());
+                (self.clone(), workspace.to_owned(), cx.fork(), rules.clone(), Arc::clone(compiled), vals.owned());
             let job = move |st: &mut State, jcx: &JobContext<'_>| {
                 let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
                 let files = files_reader(&db, may_load);

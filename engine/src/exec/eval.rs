@@ -40,7 +40,7 @@ fn sized_pattern(e: &CExpr) -> Option<&[Op]> {
 /// What evaluation reads besides the row.
 pub(crate) struct Env<'e, 'v, 'a> {
     pub graph: &'e Graph<'v, 'a>,
-    pub params: &'e super::value::Bound,
+    pub params: &'e super::value::Bound<'e>,
     pub matcher: &'e dyn Matcher,
 }
 

@@ -481,6 +481,11 @@ impl<'a> Graph<'_, 'a> {
     /// an `id` property (the common case, which `nodes_with_id` adds to otherwise).
     pub fn node_with_ext_id(&self, id: &Val) -> Option<EntityId> {
         let Val::Str(s) = id else { return None };
+        self.node_with_ext_text(s)
+    }
+
+    /// `node_with_ext_id` given the text itself (a string parameter, never copied).
+    pub fn node_with_ext_text(&self, s: &str) -> Option<EntityId> {
         let e = self.view.entity_id(s)?;
         // An `id` written in Cypher shadows the external id (checked only when one exists).
         let shadowed = self.view.has_id_properties() && self.view.entity_property(e, "id").is_some();

@@ -332,7 +332,7 @@ impl Args<'_> {
 /// language's values builds directly (the Python extension), instead of a `Params` map that
 /// each query converts again. A string costs one allocation; nothing is sorted or copied twice.
 #[derive(Clone, Debug, Default)]
-pub struct Bindings(Bound);
+pub struct Bindings(Bound<'static>);
 
 impl Bindings {
     /// No parameters.
@@ -342,13 +342,13 @@ impl Bindings {
 
     /// Binds `$name` to the string `value`, replacing an earlier value.
     pub fn set_str(&mut self, name: &str, value: &str) {
-        self.0.insert(Arc::from(name), value::Val::str(value));
+        self.0.insert(name.to_owned(), value::Val::str(value));
     }
 
     /// Binds `$name` to `value`, replacing an earlier value. Nodes, relationships and paths
     /// cannot be parameters (the error says so).
     pub fn set(&mut self, name: &str, value: &QueryValue) -> Result<(), String> {
-        self.0.insert(Arc::from(name), output::parameter(value).map_err(|e| format!("parameter ${name}: {e}"))?);
+        self.0.insert(name.to_owned(), output::parameter(value).map_err(|e| format!("parameter ${name}: {e}"))?);
         Ok(())
     }
 
@@ -370,12 +370,12 @@ impl Bindings {
 
 /// A text compiled and bound, or an index statement (which is not compiled).
 enum Ready<'a> {
-    Query(Arc<Compiled>, std::borrow::Cow<'a, Bound>),
+    Query(Arc<Compiled>, std::borrow::Cow<'a, Bound<'a>>),
     Index(Result<engram_query::ddl::Ddl, QueryError>),
 }
 
 /// Splits off the parameter header, compiles (through the plan cache) and binds the parameters.
-fn bind(text: &str, params: &Params) -> Result<(Arc<Compiled>, Bound), QueryError> {
+fn bind<'p>(text: &str, params: &'p Params) -> Result<(Arc<Compiled>, Bound<'p>), QueryError> {
     match ready(text, Args::Params(params))? {
         Ready::Query(compiled, vals) => Ok((compiled, vals.into_owned())),
         Ready::Index(_) => Err(index_alone()),
@@ -427,23 +427,25 @@ fn ready<'a>(text: &str, args: Args<'a>) -> Result<Ready<'a>, QueryError> {
         |k: &str, e: String| QueryError::runtime(ErrorType::TypeError, Detail::InvalidArgumentType, format!("parameter ${k}: {e}"));
     let mut vals = Bound::default();
     for (k, v) in header {
-        vals.insert(Arc::from(k.as_str()), output::parameter(&output::from_header(v)).map_err(|e| runtime(&k, e))?);
+        let v = output::parameter(&output::from_header(v)).map_err(|e| runtime(&k, e))?;
+        vals.insert(k, v);
     }
     let vals = match args {
         // Given bindings and no header: the caller's, as they are.
         Args::Bound(b) if vals.len() == 0 => std::borrow::Cow::Borrowed(&b.0),
         Args::Bound(b) => {
             for (k, v) in b.0.iter() {
-                vals.insert(k.clone(), v.clone());
+                vals.insert(k.to_owned(), v.clone());
             }
             std::borrow::Cow::Owned(vals)
         }
         Args::Params(params) => {
             for (k, v) in params {
-                let v = output::parameter(v).map_err(|e| runtime(k, e))?;
-                // The plan's own name when it uses the parameter (no allocation for the key).
-                let key = compiled.plan.params.iter().find(|p| ***p == **k).cloned().unwrap_or_else(|| Arc::from(k.as_str()));
-                vals.insert(key, v);
+                match v {
+                    // Borrowed, key and text: a seek by external id reads it as it is.
+                    QueryValue::String(s) => vals.insert_text(k, s),
+                    _ => vals.insert(k.as_str(), output::parameter(v).map_err(|e| runtime(k, e))?),
+                }
             }
             std::borrow::Cow::Owned(vals)
         }
@@ -491,7 +493,7 @@ impl crate::db::Database {
         cx: crate::read::scope::ReadContext,
         (see_sensitive, rules, may_load): (bool, crate::read::policy::Rules, bool),
         compiled: Arc<Compiled>,
-        vals: Bound,
+        vals: Bound<'static>,
         record: Option<MakeRecorder<'_>>,
     ) -> Result<(QueryResult, bool), crate::error::Error> {
         if !matches!(compiled.when, When::Now) {
@@ -541,7 +543,7 @@ fn write_job<'a>(
     workspace: &'a str,
     who: &'a Writer<'a>,
     compiled: &'a Compiled,
-    vals: &'a Bound,
+    vals: &'a Bound<'a>,
     host: Host<'a>,
 ) -> impl FnMut(&mut crate::state::State, &crate::db::commit::JobContext<'_>) -> Result<crate::db::commit::Applied, crate::error::Error> + 'a
 {
@@ -803,7 +805,7 @@ impl crate::db::Database {
                 crate::read::scope::ROOT_CONTEXT.fork(),
                 (true, crate::read::policy::Rules::NONE, true),
                 compiled,
-                vals.into_owned(),
+                vals.owned(),
                 record,
             );
         }
@@ -876,7 +878,7 @@ impl crate::db::scope::Scope {
             self.require(workspace, crate::model::Access::Write)?;
             let see_sensitive = self.principal().grant_on(workspace).is_some_and(|g| g.see_sensitive);
             let rules = self.policy_rules(workspace).clone();
-            return db.run_write(workspace, self.context().fork(), (see_sensitive, rules, may_load), compiled, vals.into_owned(), record);
+            return db.run_write(workspace, self.context().fork(), (see_sensitive, rules, may_load), compiled, vals.owned(), record);
         }
         let embed = |t: &str| db.embed_query(t).map_err(|e| e.to_string());
         let files = files_reader(db, may_load);
@@ -1200,7 +1202,7 @@ fn run_transaction(
                 },
             ));
         }
-        bound.push((compiled, vals));
+        bound.push((compiled, vals.owned()));
     }
     let workspace = workspace.to_owned();
     let handle = db.clone();

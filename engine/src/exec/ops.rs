@@ -98,7 +98,7 @@ const PARALLEL_AGGREGATE_ROWS: usize = 4096;
 /// What the operators read: the graph, the parameters, the read context and its limits.
 pub(crate) struct Runner<'e, 'v, 'a> {
     pub graph: &'e Graph<'v, 'a>,
-    pub params: &'e super::value::Bound,
+    pub params: &'e super::value::Bound<'e>,
     pub cx: &'e ReadContext,
     /// The width of the part's rows (every slot it uses).
     pub width: usize,
@@ -460,7 +460,12 @@ impl<'v, 'a> Runner<'_, 'v, 'a> {
                 // The common case: the external id alone answers, one node at most per row, so
                 // the rows are kept or dropped in place.
                 retain_rows(rows, |row| {
-                    let found = self.graph.node_with_ext_id(&*self.eval_ref(id, row)?);
+                    // A string parameter is looked up as the caller gave it (no value built).
+                    let text = if let CExpr::Param(p) = id { self.params.text(p) } else { None };
+                    let found = match text {
+                        Some(text) => self.graph.node_with_ext_text(text),
+                        None => self.graph.node_with_ext_id(&*self.eval_ref(id, row)?),
+                    };
                     match found {
                         Some(n) if self.node_passes(n, test, row)? => {
                             row[*slot] = Val::Node(n);

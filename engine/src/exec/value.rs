@@ -35,32 +35,97 @@ const _: () = assert!(size_of::<Val>() <= 24);
 
 /// A query's parameters bound to values: a handful, so a list searched by name (no tree nodes
 /// to allocate and free per query), the first two held inline (no allocation for most queries).
+///
+/// A string given in the caller's `Params` is borrowed, not copied: an operator that looks it
+/// up as it is (a seek by external id) reads the caller's text, and the value is built only if
+/// an expression asks for it (once; `OnceLock` because parallel operators share the bindings).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Bound(smallvec::SmallVec<[(Arc<str>, Val); 2]>);
+pub(crate) struct Bound<'p> {
+    // Not a `SmallVec`: its array parameter would make `Bound` invariant in `'p`.
+    first: [Option<Param<'p>>; 2],
+    more: Vec<Param<'p>>,
+}
 
-impl Bound {
+/// One bound parameter: its value, or the caller's text it is made of on first use.
+#[derive(Clone, Debug)]
+pub(crate) struct Param<'p> {
+    /// The caller's own key where it lives long enough (no copy, no reference count).
+    name: std::borrow::Cow<'p, str>,
+    value: std::sync::OnceLock<Val>,
+    text: Option<&'p str>,
+}
+
+impl Param<'_> {
+    fn value(&self) -> &Val {
+        self.value.get_or_init(|| Val::str(self.text.unwrap_or_default()))
+    }
+}
+
+impl<'p> Bound<'p> {
     pub fn get(&self, name: &str) -> Option<&Val> {
-        self.0.iter().find(|(k, _)| **k == *name).map(|(_, v)| v)
+        self.find(name).map(Param::value)
+    }
+
+    /// The string `name` is bound to, borrowed (never building the value): what a lookup by
+    /// text takes. `None` when it is not bound to a string.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        let p = self.find(name)?;
+        match (p.text, p.value.get()) {
+            (Some(t), _) => Some(t),
+            (None, Some(Val::Str(s))) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn params(&self) -> impl Iterator<Item = &Param<'p>> {
+        self.first.iter().flatten().chain(&self.more)
+    }
+
+    fn find(&self, name: &str) -> Option<&Param<'p>> {
+        self.params().find(|p| *p.name == *name)
     }
 
     pub fn contains_key(&self, name: &str) -> bool {
-        self.get(name).is_some()
+        self.find(name).is_some()
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.params().count()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &(Arc<str>, Val)> {
-        self.0.iter()
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Val)> {
+        self.params().map(|p| (&*p.name, p.value()))
     }
 
     /// Binds `name`, replacing an earlier value.
-    pub fn insert(&mut self, name: Arc<str>, v: Val) {
-        match self.0.iter_mut().find(|(k, _)| *k == name) {
-            Some(slot) => slot.1 = v,
-            None => self.0.push((name, v)),
+    pub fn insert(&mut self, name: impl Into<std::borrow::Cow<'p, str>>, v: Val) {
+        let value = std::sync::OnceLock::from(v);
+        self.put(Param { name: name.into(), value, text: None });
+    }
+
+    /// Binds `name` to the string `text`, borrowed until a value is asked for.
+    pub fn insert_text(&mut self, name: &'p str, text: &'p str) {
+        self.put(Param { name: name.into(), value: std::sync::OnceLock::new(), text: Some(text) });
+    }
+
+    fn put(&mut self, p: Param<'p>) {
+        if let Some(slot) = self.first.iter_mut().flatten().chain(&mut self.more).find(|q| q.name == p.name) {
+            *slot = p;
+        } else if let Some(free) = self.first.iter_mut().find(|q| q.is_none()) {
+            *free = Some(p);
+        } else {
+            self.more.push(p);
         }
+    }
+
+    /// The same bindings owning every value (what outlives the caller's parameters: a write's
+    /// commit job).
+    pub fn owned(&self) -> Bound<'static> {
+        let mut owned = Bound::default();
+        for (k, v) in self.iter() {
+            owned.insert(k.to_owned(), v.clone());
+        }
+        owned
     }
 }
 

@@ -42,7 +42,7 @@ pub(crate) struct Tx<'s> {
     policy: Option<Hidden>,
     /// The masking policies that apply (their values are masked again after each change).
     masker: Option<crate::read::mask::Masker>,
-    params: &'s super::value::Bound,
+    params: &'s super::value::Bound<'s>,
     embed: Option<&'s Embed<'s>>,
     files: Option<&'s FilesFn<'s>>,
     /// Every operation applied, in order: the transaction's record.
@@ -103,7 +103,7 @@ impl<'s> Tx<'s> {
         limits: &'s Limits,
         cx: &'s ReadContext,
         (see_sensitive, rules): (bool, &Rules),
-        params: &'s super::value::Bound,
+        params: &'s super::value::Bound<'s>,
         host: Host<'s>,
     ) -> Result<Tx<'s>, crate::error::Error> {
         let ws = st.workspace_id(workspace).ok_or_else(|| crate::error::ReadError::UnknownWorkspace(workspace.to_owned()))?;

@@ -152,6 +152,33 @@ fn parameters_procedures_and_errors() {
     assert!(profile.plan.expect("a plan").contains("rows 3"));
 }
 
+/// A string parameter is borrowed from the caller's `Params` (a seek by external id reads it as
+/// it is) and made a value where an expression needs one: both uses in one query agree, on a
+/// read, on rows many operators share, and on a write (whose commit outlives the caller's map).
+#[test]
+fn a_string_parameter_is_read_where_it_is_given() {
+    let db = db();
+    let params: Params = [("s".to_owned(), s("auth")), ("n".to_owned(), i(3))].into();
+    let got = run_with(&db, "MATCH (a {id: $s}) RETURN a.name, $s + '!', $s = a.id", &params).expect("reads");
+    assert_eq!(got.rows, vec![vec![s("AuthService"), s("auth!"), QueryValue::Bool(true)]]);
+    // Not a string: no external id matches it, as with the literal.
+    let by_int = run_with(&db, "MATCH (a {id: $n}) RETURN a", &params).expect("reads");
+    assert_eq!(by_int.rows, rows(&db, "MATCH (a {id: 3}) RETURN a"));
+    assert!(by_int.rows.is_empty());
+    // The caller's value wins over the header's.
+    let got = run_with(&db, "CYPHER s=\"db\" MATCH (a {id: $s}) RETURN a.name", &params).expect("reads");
+    assert_eq!(got.rows, vec![vec![s("AuthService")]]);
+    // Many rows read it at once (the value is made once, whoever asks first).
+    let got = run_with(&db, "UNWIND range(1, 50000) AS x WITH x WHERE $s + toString(x) STARTS WITH 'auth1' RETURN count(x)", &params)
+        .expect("reads");
+    assert_eq!(got.rows, vec![vec![i(11_111)]]);
+    // A write: the seek and the property read the same text.
+    let wrote =
+        db.query("default", "MATCH (a {id: $s}) CREATE (a)-[:NAMED]->(:label {text: $s}) RETURN count(*)", &params).expect("writes");
+    assert_eq!((wrote.rows, wrote.stats.nodes_created), (vec![vec![i(1)]], 1));
+    assert_eq!(rows(&db, "MATCH ({id: 'auth'})-[:NAMED]->(l) RETURN l.text"), vec![vec![s("auth")]]);
+}
+
 /// Parameters bound ahead (`Bindings`, what the Python extension builds) give the results,
 /// errors and access records `Params` give, on reads, writes, headers and index statements.
 #[test]
