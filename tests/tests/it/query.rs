@@ -179,6 +179,34 @@ fn a_string_parameter_is_read_where_it_is_given() {
     assert_eq!(rows(&db, "MATCH ({id: 'auth'})-[:NAMED]->(l) RETURN l.text"), vec![vec![s("auth")]]);
 }
 
+/// A text run again on the same thread takes its plan from the thread's latest, borrowed: each
+/// run still binds its own parameters, reports a missing one, and refuses a write on a view.
+#[test]
+fn a_repeated_text_binds_each_run_afresh() {
+    let db = db();
+    let snap = db.snapshot();
+    let view = snap.workspace("default").expect("default");
+    let text = "MATCH (a {id: $s})-[:DEPENDS_ON*]->(b) RETURN count(DISTINCT b) AS n";
+    for (id, n) in [("auth", 2), ("db", 1), ("cache", 0), ("auth", 2), ("nobody", 0)] {
+        let params: Params = [("s".to_owned(), s(id))].into();
+        assert_eq!(view.query(text, &params).expect("reads").rows, vec![vec![i(n)]], "{id}");
+        let mut bound = engram::Bindings::new();
+        bound.set_str("s", id);
+        assert_eq!(view.query_bound(text, &bound).expect("reads").rows, vec![vec![i(n)]], "{id}");
+    }
+    for _ in 0..2 {
+        let err = view.query(text, &Params::new()).expect_err("no $s");
+        assert_eq!(err.detail, Detail::MissingParameter, "{err}");
+        let err = view.query("CREATE (:x)", &Params::new()).expect_err("a view reads");
+        assert!(err.to_string().contains("writes"), "{err}");
+        // A header's value, and the caller's over it.
+        let got = view.query("CYPHER s='db' RETURN $s", &Params::new()).expect("reads");
+        assert_eq!(got.rows, vec![vec![s("db")]]);
+        let got = view.query("CYPHER s='db' RETURN $s", &[("s".to_owned(), s("auth"))].into()).expect("reads");
+        assert_eq!(got.rows, vec![vec![s("auth")]]);
+    }
+}
+
 /// Parameters bound ahead (`Bindings`, what the Python extension builds) give the results,
 /// errors and access records `Params` give, on reads, writes, headers and index statements.
 #[test]
