@@ -1080,8 +1080,13 @@ mod tests {
         // The WHERE's `b.tier = 1` is the pattern's `(b {tier: 1})`: a test on each node reached.
         assert_eq!(
             explain("MATCH (a:Service {id: $s})-[:DEPENDS_ON*1..3]->(b) WHERE b.tier = 1 RETURN count(DISTINCT b) AS n"),
-            "Produce [n]\n  Project n\n  BreadthFirstReachCount (a)-[:DEPENDS_ON*1..3]->(b {tier})\n  NodeByIdSeek (a:Service)\n"
+            "Produce [n]\n  BreadthFirstReachCount (a)-[:DEPENDS_ON*1..3]->(b {tier})\n  NodeByIdSeek (a:Service)\n"
         );
+        // A last projection that only copies slots is left out (the columns read them); one
+        // that computes, or that an ORDER BY follows, stays.
+        assert_eq!(explain("MATCH (a) RETURN a"), "Produce [a]\n  AllNodesScan (a)\n");
+        assert_eq!(explain("MATCH (a) RETURN a, a.x AS x"), "Produce [a, x]\n  Project a, x\n  AllNodesScan (a)\n");
+        assert!(explain("MATCH (a) RETURN a ORDER BY a.x").contains("Project"));
         assert_eq!(
             explain("MATCH (a) RETURN a.name AS x UNION MATCH (b:B) RETURN b.name AS x"),
             "Union\n  Produce [x]\n    Project x\n    AllNodesScan (a)\n  Produce [x]\n    Project x\n    NodeByLabelScan (b:B)\n"

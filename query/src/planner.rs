@@ -101,7 +101,7 @@ pub fn compile(text: &str) -> Result<Compiled, QueryError> {
     let queries = std::iter::once(&statement.query.first).chain(statement.query.unions.iter().map(|(_, q)| q));
     for q in queries {
         let mut c = Compiler::new(text, &mut params);
-        let part = c.single(q)?;
+        let part = read_in_place(c.single(q)?);
         slot_names.push(c.slots.clone());
         parts.push(part);
     }
@@ -1465,6 +1465,24 @@ impl<'t, 'p> Compiler<'t, 'p> {
         self.scope = saved;
         result
     }
+}
+
+/// A query's last operator dropped when it only copies slots (`RETURN n`, `RETURN count(*) AS c`
+/// after an aggregation): its columns read the slots it copied from, so no value is copied per
+/// row. Its items read the row before any of them is written, so each copy reads what the
+/// column would have held. Only for a whole query's parts, whose columns alone are read.
+fn read_in_place(mut part: Part) -> Part {
+    let Some(Op::Project(items)) = part.ops.last() else { return part };
+    let copies: Option<Vec<(usize, usize)>> =
+        items.iter().map(|(out, e)| if let CExpr::Slot(from) = e { Some((*out, *from)) } else { None }).collect();
+    let Some(copies) = copies else { return part };
+    for (_, slot) in &mut part.columns {
+        if let Some((_, from)) = copies.iter().find(|(out, _)| out == slot) {
+            *slot = *from;
+        }
+    }
+    part.ops.pop();
+    part
 }
 
 /// Rewrites an Expand followed directly by a keyless Aggregate that only counts its matches

@@ -179,6 +179,27 @@ fn a_string_parameter_is_read_where_it_is_given() {
     assert_eq!(rows(&db, "MATCH ({id: 'auth'})-[:NAMED]->(l) RETURN l.text"), vec![vec![s("auth")]]);
 }
 
+/// A last projection that only copies slots is left out of the plan (the columns read the slots
+/// it copied from): the answers stay those of the copies, swapped names, repeats, UNION, writes
+/// and PROFILE included.
+#[test]
+fn a_projection_of_slots_alone_answers_from_them() {
+    let db = db();
+    assert_eq!(rows(&db, "WITH 1 AS a, 2 AS b RETURN b AS a, a AS b, a AS c"), vec![vec![i(2), i(1), i(1)]]);
+    assert_eq!(
+        rows(&db, "MATCH (a {id: 'auth'})-[:DEPENDS_ON*]->(b) RETURN count(DISTINCT b) AS n, count(DISTINCT b) AS m"),
+        vec![vec![i(2), i(2)]]
+    );
+    let got = rows(&db, "MATCH (a:service) RETURN a.name AS x UNION MATCH (p:person) WITH p.name AS y RETURN y AS x");
+    let names: BTreeSet<String> = got.iter().map(|r| format!("{:?}", r[0])).collect();
+    assert_eq!(names.len(), 4, "{got:?}");
+    let wrote = db.query("default", "CREATE (n:tmp {v: 7}) WITH n, n.v AS v RETURN v, n.v AS w", &Params::new()).expect("writes");
+    assert_eq!(wrote.rows, vec![vec![i(7), i(7)]]);
+    let profiled = run_with(&db, "PROFILE MATCH (a:service) RETURN a", &Params::new()).expect("profiles");
+    assert_eq!(profiled.rows.len(), 3);
+    assert!(!profiled.plan.expect("a plan").contains("Project"));
+}
+
 /// A text run again on the same thread takes its plan from the thread's latest, borrowed: each
 /// run still binds its own parameters, reports a missing one, and refuses a write on a view.
 #[test]
